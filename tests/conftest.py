@@ -1,0 +1,72 @@
+"""Shared fixtures: the real captures in ../shared/captures (read-only)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED = Path(os.environ.get("CLTUI_SHARED", REPO.parent / "shared")).resolve()
+CAPTURES = SHARED / "captures"
+SMALL_CAPTURES = [
+    "images_svm_pocl",
+    "opencv_tapi_pocl",
+    "pyopencl_lib_pocl",
+    "pyopencl_lib_oclgrind",
+]
+
+
+def capture_path(name: str) -> Path:
+    p = CAPTURES / name
+    if not p.is_dir():
+        pytest.skip(f"shared capture {name} not found under {CAPTURES}")
+    return p
+
+
+@pytest.fixture(scope="session")
+def images_svm() -> Path:
+    return capture_path("images_svm_pocl")
+
+
+@pytest.fixture(scope="session")
+def opencv() -> Path:
+    return capture_path("opencv_tapi_pocl")
+
+
+@pytest.fixture(scope="session")
+def pyocl_pocl() -> Path:
+    return capture_path("pyopencl_lib_pocl")
+
+
+@pytest.fixture(scope="session")
+def pyocl_oclgrind() -> Path:
+    return capture_path("pyopencl_lib_oclgrind")
+
+
+@pytest.fixture(scope="session")
+def heat2d(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The 204,011-enqueue capture, unpacked once per session into a temp dir."""
+    archive = CAPTURES / "heat2d_large" / "heat2d_large.tar.zst"
+    if not archive.is_file():
+        pytest.skip("heat2d_large archive not found")
+    cached = os.environ.get("CLTUI_HEAT2D_DIR")
+    if cached and (Path(cached) / "clintercept_log.txt").is_file():
+        return Path(cached)
+    dest = tmp_path_factory.mktemp("heat2d")
+    if shutil.which("zstd") is None:
+        pytest.skip("zstd is not installed")
+    subprocess.run(["tar", "--zstd", "-xf", str(archive), "-C", str(dest)], check=True)
+    return dest / "heat2d_large"
+
+
+def copy_capture(src: Path, dest: Path) -> Path:
+    """A writable copy of a capture (for tests that break it on purpose)."""
+    out = dest / src.name
+    shutil.copytree(src, out)
+    for p in [out, *out.rglob("*")]:
+        p.chmod(p.stat().st_mode | 0o200)
+    return out

@@ -1,0 +1,5 @@
+"""``python -m cltui``."""
+
+from cltui.cli import main
+
+main(prog_name="cltui")

@@ -1,0 +1,82 @@
+"""The ``cltui`` command line: a thin click group.
+
+``cltui DUMPDIR [DUMPDIR_B]`` opens the TUI; every other action is a subcommand
+living in its own module under :mod:`cltui.commands`, imported only when that
+command runs (``cltui --help`` imports none of textual, pyopencl or numpy).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+from typing import Any
+
+import click
+
+# name -> (module, attribute, one-line help).  Help text lives here so that
+# ``cltui --help`` needs no command module at all.
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "open": ("cltui.commands.open", "open_cmd", "Open the TUI on a capture (the default action)."),
+    "info": ("cltui.commands.info", "info_cmd", "Summarise a capture: programs, devices, counts."),
+    "ls": ("cltui.commands.ls", "ls_cmd", "List enqueues, one row each."),
+    "show": ("cltui.commands.show", "show_cmd", "Everything known about one enqueue."),
+    "devices": ("cltui.commands.devices", "devices_cmd", "List the OpenCL devices replay can use."),
+    "replay": ("cltui.commands.replay", "replay_cmd", "Replay a range of enqueues on devices."),
+    "export": ("cltui.commands.export", "export_cmd", "Export a range as a standalone bundle."),
+}
+
+
+class CltuiGroup(click.Group):
+    """Lazily imported subcommands, and ``cltui PATH`` as a shortcut for ``cltui open PATH``."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return [name for name, (mod, _a, _h) in COMMANDS.items() if _available(mod)]
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        spec = COMMANDS.get(cmd_name)
+        if spec is None or not _available(spec[0]):
+            return None
+        module = importlib.import_module(spec[0])
+        cmd = getattr(module, spec[1])
+        assert isinstance(cmd, click.Command)
+        return cmd
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, COMMANDS[name][2]) for name in self.list_commands(ctx)]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in COMMANDS and not args[0].startswith("-"):
+            args = ["open", *args]
+        return super().parse_args(ctx, args)
+
+
+def _available(module: str) -> bool:
+    return importlib.util.find_spec(module) is not None
+
+
+@click.group(
+    cls=CltuiGroup,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    invoke_without_command=False,
+)
+@click.version_option(package_name="cltui")
+def main() -> None:
+    """cltui: browse, replay and export OpenCL Intercept Layer captures.
+
+    \b
+    cltui DUMPDIR            open the app on a capture
+    cltui DUMP_A DUMP_B      open two captures side by side
+    cltui COMMAND --help     help for one command
+    """
+
+
+def run() -> Any:  # pragma: no cover - console entry
+    return main(prog_name="cltui")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(run())

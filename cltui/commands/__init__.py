@@ -1,0 +1,1 @@
+"""One module per CLI subcommand; each imports heavy libraries inside its function."""

@@ -1,0 +1,55 @@
+"""Helpers shared by the CLI commands: opening a capture, errors, JSON output."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
+
+import click
+
+if TYPE_CHECKING:
+    from cltui.capture.capture import Capture
+
+EXIT_OK = 0
+EXIT_MISMATCH = 1
+EXIT_BAD_INPUT = 2
+
+
+def fail(message: str, code: int = EXIT_BAD_INPUT) -> NoReturn:
+    """Print one line to stderr and exit (no traceback)."""
+    click.echo(f"cltui: {message}", err=True)
+    sys.exit(code)
+
+
+def load_capture(path: str | Path, *, quiet: bool = False) -> Capture:
+    """Open a capture for a CLI command; bad input exits 2 with a specific message."""
+    from cltui.capture import CaptureError, open_capture
+
+    try:
+        cap = open_capture(path)
+    except CaptureError as exc:
+        fail(str(exc))
+    if not quiet:
+        for problem in cap.problems:
+            click.echo(f"cltui: warning: {problem}", err=True)
+    return cap
+
+
+def emit_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, sort_keys=False, default=_json_default))
+
+
+def _json_default(obj: Any) -> Any:
+    import numpy as np
+
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    if isinstance(obj, Path):
+        return str(obj)
+    if isinstance(obj, bytes):
+        return obj.hex()
+    raise TypeError(f"not JSON serialisable: {type(obj).__name__}")

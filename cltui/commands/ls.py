@@ -1,0 +1,113 @@
+"""``cltui ls DUMPDIR``: one row per enqueue."""
+
+from __future__ import annotations
+
+import re
+import sys
+
+import click
+
+from cltui.commands._common import fail, load_capture
+
+RANGE_RE = re.compile(r"^\s*(\d+)?\s*(-)?\s*(\d+)?\s*$")
+
+
+def parse_number_range(text: str) -> tuple[int | None, int | None]:
+    """``12`` -> (12, 12); ``12-40`` -> (12, 40); ``12-`` -> (12, None); ``-40`` -> (None, 40)."""
+    m = RANGE_RE.match(text)
+    if not m or not (m.group(1) or m.group(3)):
+        raise ValueError(f"bad range {text!r}: expected N, A-B, A- or -B")
+    first = int(m.group(1)) if m.group(1) else None
+    last = int(m.group(3)) if m.group(3) else None
+    if not m.group(2):
+        last = first
+    if first is not None and last is not None and last < first:
+        raise ValueError(f"bad range {text!r}: {last} is before {first}")
+    return first, last
+
+
+def fmt_size(size: tuple[int, ...] | None) -> str:
+    return "NULL" if size is None else "x".join(str(s) for s in size)
+
+
+def fmt_ns(ns: int) -> str:
+    if ns < 0:
+        return "-"
+    if ns < 10_000:
+        return f"{ns} ns"
+    if ns < 10_000_000:
+        return f"{ns / 1e3:.1f} us"
+    return f"{ns / 1e6:.2f} ms"
+
+
+@click.command("ls")
+@click.argument("dumpdir", type=click.Path(file_okay=False))
+@click.option("--kernel", "-k", "pattern", help="Only kernels whose name contains PATTERN.")
+@click.option("--regex", is_flag=True, help="Treat PATTERN as a regular expression.")
+@click.option("--range", "-r", "rng", help="Enqueue numbers: N, A-B, A- or -B.")
+@click.option("--json", "as_json", is_flag=True, help="JSON array of row objects (see docs/cli-json.md).")
+def ls_cmd(dumpdir: str, pattern: str | None, regex: bool, rng: str | None, as_json: bool) -> None:
+    """List enqueues of DUMPDIR: number, kind, kernel, sizes, device time, data."""
+    first = last = None
+    if rng:
+        try:
+            first, last = parse_number_range(rng)
+        except ValueError as exc:
+            fail(str(exc))
+    if regex and pattern:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            fail(f"bad regular expression {pattern!r}: {exc}")
+    cap = load_capture(dumpdir)
+    positions = cap.find(pattern, regex=regex, first=first, last=last)
+    out = sys.stdout
+    if as_json:
+        import json
+
+        out.write("[")
+        for i, pos in enumerate(positions.tolist()):
+            row = cap.row(pos)
+            dt = row.device_time
+            obj = {
+                "number": row.number,
+                "kind": row.kind.label,
+                "function": row.function,
+                "kernel": row.kernel,
+                "global_size": list(row.global_size) if row.global_size else None,
+                "local_size": list(row.local_size) if row.local_size else None,
+                "device_time_ns": None
+                if dt is None
+                else {
+                    "queued_to_submit": dt.queued_to_submit,
+                    "submit_to_start": dt.submit_to_start,
+                    "start_to_end": dt.start_to_end,
+                },
+                "data": {
+                    "pre": row.has_pre,
+                    "post": row.has_post,
+                    "replay": row.has_replay,
+                    "hashes_only": row.hashes_only,
+                },
+            }
+            out.write(("\n  " if i == 0 else ",\n  ") + json.dumps(obj))
+        out.write("\n]\n" if len(positions) else "]\n")
+        return
+    out.write(f"{'#':>7}  {'kind':<7} {'kernel / call':<32} {'global':<13} {'local':<9} "
+              f"{'device':>10}  data\n")
+    for pos in positions.tolist():
+        row = cap.row(pos)
+        name = row.kernel if row.kernel is not None else row.function
+        badges = "".join(
+            [
+                "P" if row.has_pre else ".",
+                "O" if row.has_post else ".",
+                "R" if row.has_replay else ".",
+                "#" if row.hashes_only else "",
+            ]
+        )
+        dev = fmt_ns(row.device_time.start_to_end) if row.device_time else "-"
+        gsz = fmt_size(row.global_size) if row.global_size is not None else ""
+        lsz = fmt_size(row.local_size) if row.kind.label == "kernel" else ""
+        out.write(f"{row.number:>7}  {row.kind.label:<7} {name[:32]:<32} {gsz:<13} {lsz:<9} "
+                  f"{dev:>10}  {badges}\n")

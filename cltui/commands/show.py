@@ -1,0 +1,240 @@
+"""``cltui show DUMPDIR N``: everything known about one enqueue."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from cltui.commands._common import emit_json, fail, load_capture
+
+
+def _dump_obj(dump: Any, dtype: Any) -> dict[str, Any] | None:
+    if dump is None:
+        return None
+    import numpy as np
+
+    obj: dict[str, Any] = {
+        "file": str(dump.path),
+        "bytes": dump.size,
+        "memory_object": dump.mem_id,
+        "hash_only": dump.hashed,
+    }
+    if dump.is_image and dump.image_region:
+        obj["image_region"] = list(dump.image_region)
+        obj["bits_per_texel"] = dump.image_bpp
+    if dump.hashed:
+        h = dump.hash_value()
+        obj["hash"] = None if h is None else f"{h:x}"
+        return obj
+    try:
+        arr = dump.array(np.uint8 if dtype is None else dtype)
+    except (OSError, ValueError) as exc:
+        obj["error"] = f"cannot read: {exc}"
+        return obj
+    obj["dtype"] = str(arr.dtype)
+    obj["elements"] = int(arr.shape[0]) if arr.ndim else 0
+    obj["stats"] = _stats(arr)
+    return obj
+
+
+def _stats(arr: Any) -> dict[str, Any] | None:
+    import numpy as np
+
+    if arr.size == 0 or arr.dtype.names is not None:
+        return None
+    flat = np.asarray(arr).reshape(-1)
+    if flat.dtype.kind not in "biuf":
+        return None
+    out: dict[str, Any] = {}
+    if flat.dtype.kind == "f":
+        finite = np.isfinite(flat)
+        out["nan"] = int(np.isnan(flat).sum())
+        out["inf"] = int(np.isinf(flat).sum())
+        flat = flat[finite]
+        if flat.size == 0:
+            return out
+    out["min"] = flat.min().item()
+    out["max"] = flat.max().item()
+    out["mean"] = float(flat.astype(np.float64).mean())
+    return out
+
+
+def _value(value: Any) -> Any:
+    if isinstance(value, bytes):
+        return value.hex()
+    if isinstance(value, tuple):
+        return [_value(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _value(v) for k, v in value.items()}
+    if hasattr(value, "item"):
+        return value.item()
+    return value
+
+
+def enqueue_to_json(cap: Any, number: int) -> dict[str, Any]:
+    enq = cap.enqueue(number)
+    row = enq.row
+    dt = row.device_time
+    data: dict[str, Any] = {
+        "number": row.number,
+        "kind": row.kind.label,
+        "function": row.function,
+        "kernel": row.kernel,
+        "device": enq.device,
+        "queue": None if enq.queue is None else hex(enq.queue),
+        "global_offset": list(enq.global_offset) if enq.global_offset else None,
+        "global_size": list(row.global_size) if row.global_size else None,
+        "local_size": list(row.local_size) if row.local_size else None,
+        "device_time_ns": None
+        if dt is None
+        else {
+            "queued_to_submit": dt.queued_to_submit,
+            "submit_to_start": dt.submit_to_start,
+            "start_to_end": dt.start_to_end,
+        },
+        "log_line": enq.line,
+    }
+    if enq.program is not None:
+        prog = enq.program
+        data["program"] = {
+            "number": prog.number,
+            "hash": prog.hash,
+            "source": None if prog.source_path is None else str(prog.source_path),
+            "build_options": prog.options,
+        }
+        line = getattr(enq, "source_line", None)
+        if line is not None:
+            data["program"]["kernel_line"] = line
+    if enq.replay_dir is not None:
+        data["replay_folder"] = str(enq.replay_dir)
+    if row.kind.label != "kernel":
+        data["transfer"] = {
+            "memory_object": None if enq.mem is None else hex(enq.mem.handle),
+            "destination": None if enq.dst_mem is None else hex(enq.dst_mem.handle),
+            "offset": enq.offset,
+            "bytes": enq.nbytes,
+            "blocking": enq.blocking,
+        }
+    args = []
+    for arg in enq.args:
+        a: dict[str, Any] = {
+            "index": arg.index,
+            "name": arg.name,
+            "kind": arg.kind.value,
+            "type": arg.type_name,
+            "address_space": arg.address_space,
+            "access": arg.access,
+            "dtype": None if arg.dtype is None else str(arg.dtype),
+            "size": arg.size,
+        }
+        if arg.value is not None:
+            a["value"] = _value(arg.value)
+        if arg.raw is not None:
+            a["raw"] = arg.raw.hex()
+            a["raw_source"] = arg.raw_source
+        if arg.mem is not None:
+            a["memory_object"] = {
+                "handle": hex(arg.mem.handle),
+                "kind": arg.mem.kind,
+                "bytes": arg.mem.size,
+                "flags": arg.mem.flags,
+            }
+            if arg.mem.image is not None:
+                im = arg.mem.image
+                a["memory_object"]["image"] = {
+                    "type": im.image_type,
+                    "channel_order": im.channel_order,
+                    "channel_data_type": im.channel_data_type,
+                    "width": im.width,
+                    "height": im.height,
+                    "depth": im.depth,
+                }
+        if arg.sampler is not None:
+            a["sampler"] = arg.sampler.text
+        if arg.kind.value == "svm":
+            a["svm_offset"] = arg.svm_offset
+        if arg.local_size is not None:
+            a["local_bytes"] = arg.local_size
+        a["pre"] = _dump_obj(arg.pre, arg.dtype if not (arg.pre and arg.pre.is_image) else None)
+        a["post"] = _dump_obj(arg.post, arg.dtype if not (arg.post and arg.post.is_image) else None)
+        args.append(a)
+    data["args"] = args
+    data["problems"] = [str(p) for p in enq.problems]
+    return data
+
+
+@click.command("show")
+@click.argument("dumpdir", type=click.Path(file_okay=False))
+@click.argument("number", type=int)
+@click.option("--json", "as_json", is_flag=True, help="JSON object (see docs/cli-json.md).")
+def show_cmd(dumpdir: str, number: int, as_json: bool) -> None:
+    """Everything known about enqueue NUMBER of DUMPDIR."""
+    cap = load_capture(dumpdir, quiet=as_json)
+    if cap.position_of(number) is None:
+        fail(f"enqueue {number} is not in this capture (it has {len(cap)} enqueues)")
+    data = enqueue_to_json(cap, number)
+    if as_json:
+        emit_json(data)
+        return
+    _print_human(data)
+
+
+def _print_human(d: dict[str, Any]) -> None:
+    echo = click.echo
+    title = d["kernel"] or d["function"]
+    echo(f"enqueue {d['number']}  {d['kind']}  {title}")
+    if d.get("device"):
+        echo(f"  device:   {d['device']}")
+    if d.get("global_size"):
+        off = f"  offset {d['global_offset']}" if d.get("global_offset") else ""
+        echo(f"  global:   {d['global_size']}  local: {d['local_size'] or 'NULL'}{off}")
+    dt = d.get("device_time_ns")
+    if dt:
+        echo(
+            f"  time:     queued->submit {dt['queued_to_submit']} ns, submit->start "
+            f"{dt['submit_to_start']} ns, start->end {dt['start_to_end']} ns"
+        )
+    prog = d.get("program")
+    if prog:
+        where = prog["source"] or "(no source file)"
+        line = f":{prog['kernel_line']}" if prog.get("kernel_line") else ""
+        echo(f"  program:  {prog['number']:04d} {prog['hash']}  {where}{line}")
+        if prog["build_options"]:
+            echo(f"  options:  {prog['build_options']}")
+    if d.get("replay_folder"):
+        echo(f"  replay:   {d['replay_folder']}")
+    if "transfer" in d:
+        t = d["transfer"]
+        echo(f"  memory:   {t['memory_object']}  offset {t['offset']}  bytes {t['bytes']}")
+    for a in d["args"]:
+        name = a["name"] or f"arg{a['index']}"
+        typ = " ".join(x for x in (a["address_space"], a["access"], a["type"]) if x)
+        line = f"  [{a['index']}] {name}: {typ or a['kind']}"
+        if "value" in a:
+            line += f" = {a['value']}"
+        elif "local_bytes" in a:
+            line += f"  ({a['local_bytes']} bytes local)"
+        elif "sampler" in a:
+            line += f" = {a['sampler']}"
+        elif "memory_object" in a:
+            mo = a["memory_object"]
+            line += f"  {mo['kind']} {mo['handle']} {mo['bytes']} bytes"
+        echo(line)
+        for which in ("pre", "post"):
+            dump = a.get(which)
+            if not dump:
+                continue
+            desc = f"      {which:<4} {dump['bytes']} bytes"
+            if dump.get("hash_only"):
+                desc += f"  hash {dump.get('hash')}"
+            elif dump.get("stats"):
+                s = dump["stats"]
+                desc += f"  {dump['dtype']} x{dump['elements']}"
+                if "min" in s:
+                    desc += f"  min {s['min']:.6g} max {s['max']:.6g} mean {s['mean']:.6g}"
+                if s.get("nan") or s.get("inf"):
+                    desc += f"  nan {s['nan']} inf {s['inf']}"
+            echo(desc)
+    for p in d["problems"]:
+        echo(f"  problem:  {p}")

@@ -1,0 +1,910 @@
+"""Everything the capture model reads from files other than the call log.
+
+* the layer's 64-bit hash (capture-format.md §5.2) and read-only memory maps of dumps;
+* one-pass scans of the dump folders (§3, §4, §6.1) and of the ``CLI_`` program files (§5);
+* the files of one ``Replay/Enqueue_<E>_<k>/`` folder (§6.2);
+* lenient text reading and sampler descriptions.
+
+The file-name grammar lives in :mod:`cltui.capture.names`, the report parser in
+:mod:`cltui.capture.report`; both are re-exported here.  Nothing in this module raises on bad
+input: unreadable or unexpected files become :class:`~cltui.capture.model.Problem` entries.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from cltui.capture.model import Dump, Problem, Program, SamplerDesc
+from cltui.capture.names import (
+    ParsedDumpName,
+    ParsedProgramFileName,
+    parse_dump_name,
+    parse_mapunmap_name,
+    parse_program_file_name,
+    parse_replay_dir_name,
+    parse_replay_file_name,
+    parse_setkernelarg_name,
+    sanitize_component,
+)
+from cltui.capture.report import Report, TimingRow, TimingTable, parse_report
+
+__all__ = [
+    "DumpIndex",
+    "ImageMeta",
+    "MapUnmapDump",
+    "ProgramFiles",
+    "ReplayFolder",
+    "Report",
+    "TimingRow",
+    "TimingTable",
+    "cli_hash64",
+    "hash_file",
+    "looks_like_hash_dump",
+    "map_bytes",
+    "parse_report",
+    "parse_sampler_text",
+    "read_replay_folder",
+    "read_text_lenient",
+    "sanitize_component",
+    "scan_dumps",
+    "scan_program_files",
+    "scan_programs",
+    "source_is_utf8",
+]
+
+# ---------------------------------------------------------------------------------------------
+# The layer's hash (§5.2): Bob Jenkins' 96-bit mix over little-endian 32-bit words.
+
+_M = 0xFFFFFFFF
+_HASH_CHUNK_WORDS = 1 << 18  # words converted to Python ints at a time (1 MiB of input)
+
+
+def _hash_words(words: npt.NDArray[np.uint32], a: int, b: int, c: int) -> tuple[int, int, int]:
+    # The mix is a strict chain (each state depends on the previous one), so it cannot be
+    # vectorised across words; this is the tightest pure-Python form (all locals, no calls).
+    for w in words.tolist():
+        a ^= w
+        a = (a - b - c) & _M
+        a ^= c >> 13
+        b = (b - c - a) & _M
+        b ^= (a << 8) & _M
+        c = (c - a - b) & _M
+        c ^= b >> 13
+        a = (a - b - c) & _M
+        a ^= c >> 12
+        b = (b - c - a) & _M
+        b ^= (a << 16) & _M
+        c = (c - a - b) & _M
+        c ^= b >> 5
+        a = (a - b - c) & _M
+        a ^= c >> 3
+        b = (b - c - a) & _M
+        b ^= (a << 10) & _M
+        c = (c - a - b) & _M
+        c ^= b >> 15
+    return a, b, c
+
+
+def cli_hash64(data: bytes | bytearray | memoryview | npt.NDArray[Any]) -> int:
+    """The layer's 64-bit hash of ``data`` (§5.2).
+
+    File names use ``f"{h & 0xFFFFFFFF:08X}"``; hash-only dumps hold ``f"{h:x}"``.  Accepts any
+    buffer (bytes, memoryview, a numpy array or memmap of any dtype: its raw bytes are hashed).
+    Speed: about 1 µs per 4-byte word in CPython 3.11 (measured ~4 MB/s); the chain is sequential.
+    """
+    buf = np.frombuffer(data, dtype=np.uint8) if not isinstance(data, np.ndarray) else data
+    flat = np.ascontiguousarray(buf).reshape(-1).view(np.uint8)
+    n = flat.size // 4
+    a, b, c = 0x428A2F98, 0x71374491, 0xB5C0FBCF
+    words = flat[: n * 4].view("<u4")
+    for start in range(0, n, _HASH_CHUNK_WORDS):
+        a, b, c = _hash_words(words[start : start + _HASH_CHUNK_WORDS], a, b, c)
+    rest = flat[n * 4 :]
+    if rest.size:
+        tail = int.from_bytes(rest.tobytes(), "little")
+        a, b, c = _hash_words(np.array([tail], dtype=np.uint32), a, b, c)
+    return (b << 32) | c
+
+
+def hash_file(path: Path | str) -> int:
+    """:func:`cli_hash64` of a file's bytes (memory-mapped, never read whole)."""
+    return cli_hash64(map_bytes(Path(path)))
+
+
+# ---------------------------------------------------------------------------------------------
+# Memory maps
+
+
+def map_bytes(path: Path | str, dtype: npt.DTypeLike = np.uint8) -> npt.NDArray[Any]:
+    """A read-only ``np.memmap`` of ``path`` viewed as ``dtype``.
+
+    Trailing bytes that do not fill a whole element are dropped; a 0-byte file (or one smaller
+    than one element) gives an empty array.  Raises ``OSError`` if the file cannot be opened.
+    """
+    dt = np.dtype(dtype)
+    size = os.path.getsize(path)
+    count = size // dt.itemsize if dt.itemsize else 0
+    if count == 0:
+        return np.empty(0, dtype=dt)
+    return np.memmap(path, dtype=dt, mode="r", shape=(count,))
+
+
+# ---------------------------------------------------------------------------------------------
+# Text helpers
+
+
+def read_text_lenient(path: Path | str) -> str:
+    """A text file as str: UTF-8 with replacement characters, NUL bytes removed.
+
+    For program sources, build logs and option files (byte-exact copies of what the application
+    or driver produced, §5.1, §8.4).  Line ends are kept as they are (CRLF stays CRLF).
+    """
+    return Path(path).read_bytes().replace(b"\0", b"").decode("utf-8", "replace")
+
+
+def source_is_utf8(path: Path | str) -> bool:
+    """True if the file (NULs removed) decodes as strict UTF-8."""
+    try:
+        Path(path).read_bytes().replace(b"\0", b"").decode("utf-8")
+    except (UnicodeDecodeError, OSError):
+        return False
+    return True
+
+
+def _text(data: bytes) -> str:
+    return data.replace(b"\0", b"").decode("utf-8", "replace")
+
+
+_SAMPLER_RE = re.compile(
+    r"\s*CL_SAMPLER_NORMALIZED_COORDS\s*=\s*(CL_TRUE|CL_FALSE|1|0)\s*,"
+    r"\s*CL_SAMPLER_ADDRESSING_MODE\s*=\s*([A-Z0-9_]+)\s*,"
+    r"\s*CL_SAMPLER_FILTER_MODE\s*=\s*([A-Z0-9_]+)\s*"
+)
+
+
+def parse_sampler_text(text: str) -> SamplerDesc | None:
+    """Parse a sampler description (``Sampler<i>.txt`` or the log's ``clSetKernelArg`` text)."""
+    m = _SAMPLER_RE.fullmatch(text.replace("\0", ""))
+    if m is None:
+        return None
+    return SamplerDesc(m[1] in ("CL_TRUE", "1"), m[2], m[3])
+
+
+# ---------------------------------------------------------------------------------------------
+# Dump folders (§3, §4, §6.1)
+
+_HEX = frozenset(b"0123456789abcdefABCDEF")
+_HASH_PROBE = 16  # files sampled per kind by the hash-only heuristic
+
+
+def looks_like_hash_dump(path: Path | str) -> bool:
+    """The §3.4 heuristic: ≤ 17 bytes, 1-16 hex digits followed by ``\\n`` (or ``\\r\\n``)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(18)
+    except OSError:
+        return False
+    if len(head) > 17 or not head.endswith(b"\n"):
+        return False
+    body = head.rstrip(b"\r\n")
+    return 1 <= len(body) <= 16 and all(ch in _HEX for ch in body)
+
+
+@dataclass(frozen=True, slots=True)
+class MapUnmapDump:
+    """One ``memDumpCreateMapUnmap/`` file (§3.5)."""
+
+    path: Path
+    kind: str  # "create" | "map" | "unmap"
+    mem_id: int
+    offset: int
+    enqueue: int
+    hashed: bool = False
+
+
+@dataclass
+class DumpIndex:
+    """What the dump folders hold, by enqueue number (from one ``os.scandir`` pass per folder)."""
+
+    root: Path
+    pre: dict[int, list[Dump]] = field(default_factory=dict)
+    post: dict[int, list[Dump]] = field(default_factory=dict)
+    # enqueue number at set time (E4) -> (short kernel name, arg index) -> file
+    setkernelarg: dict[int, dict[tuple[str, int], Path]] = field(default_factory=dict)
+    replay: dict[int, Path] = field(default_factory=dict)  # enqueue -> Replay/Enqueue_<E>_<k>
+    replay_kernels: dict[int, str] = field(default_factory=dict)  # enqueue -> <k> of the folder
+    mapunmap: list[MapUnmapDump] = field(default_factory=list)  # sorted by (enqueue, kind, mem)
+    buffer_hashes: bool = False  # the hashed flag given to buffer dumps
+    image_hashes: bool = False  # the hashed flag given to image dumps
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def hashes_only(self) -> bool:
+        return self.buffer_hashes or self.image_hashes
+
+    def dumps(self, enqueue: int, when: str = "pre") -> list[Dump]:
+        table = self.pre if when == "pre" else self.post
+        return table.get(enqueue, [])
+
+
+def _scandir(path: Path, problems: list[Problem], root: Path) -> list[os.DirEntry[str]]:
+    try:
+        with os.scandir(path) as it:
+            return list(it)
+    except FileNotFoundError:
+        return []
+    except OSError as e:
+        problems.append(Problem(f"cannot list folder: {e.strerror or e}", _rel(path, root)))
+        return []
+
+
+def _rel(path: Path, root: Path) -> str:
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def _is_file(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_file()  # d_type from readdir: no stat on Linux
+    except OSError:
+        return False
+
+
+def _is_dir(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
+
+
+def _probe_hashed(paths: list[str]) -> bool:
+    if not paths:
+        return False
+    sample = sorted(paths)[:_HASH_PROBE]
+    return all(looks_like_hash_dump(p) for p in sample)
+
+
+def _make_dump(path: str, p: ParsedDumpName, buffer_hashed: bool, image_hashed: bool) -> Dump:
+    return Dump(
+        path=Path(path),
+        enqueue=p.enqueue,
+        kernel=p.kernel,
+        arg=p.arg,
+        mem_id=p.mem_id,
+        is_image=p.is_image,
+        image_region=p.image_region,
+        image_bpp=p.image_bpp,
+        hashed=image_hashed if p.is_image else buffer_hashed,
+    )
+
+
+def _scan_dump_folder(
+    folder: Path, root: Path, problems: list[Problem]
+) -> list[tuple[str, ParsedDumpName]]:
+    out: list[tuple[str, ParsedDumpName]] = []
+    for entry in _scandir(folder, problems, root):
+        if not _is_file(entry):
+            problems.append(Problem("unexpected entry (not a file)", _rel(Path(entry.path), root)))
+            continue
+        parsed = parse_dump_name(entry.name)
+        if parsed is None:
+            problems.append(Problem("unrecognised dump file name", _rel(Path(entry.path), root)))
+            continue
+        out.append((entry.path, parsed))
+    return out
+
+
+def _group_dumps(
+    items: list[tuple[str, ParsedDumpName]], buffer_hashed: bool, image_hashed: bool
+) -> dict[int, list[Dump]]:
+    table: dict[int, list[Dump]] = {}
+    for path, p in items:
+        table.setdefault(p.enqueue, []).append(_make_dump(path, p, buffer_hashed, image_hashed))
+    for dumps in table.values():
+        dumps.sort(key=lambda d: (d.arg, d.mem_id, d.path.name))
+    return dict(sorted(table.items()))
+
+
+def scan_dumps(
+    root: Path | str,
+    hashes_only: bool | None = None,
+    *,
+    image_hashes_only: bool | None = None,
+) -> DumpIndex:
+    """Index every dump file of a capture directory, without a ``stat`` per file.
+
+    ``hashes_only``: whether buffer dumps hold hashes (the log's ``DumpBufferHashes`` control);
+    ``image_hashes_only`` the same for image dumps (``DumpImageHashes``; defaults to
+    ``hashes_only``).  ``None`` means "unknown": decided by the §3.4 heuristic on a sample of up
+    to 16 files per kind (buffers / images) of the pre and post folders.
+    """
+    root = Path(root)
+    idx = DumpIndex(root=root)
+    probs = idx.problems
+    pre = _scan_dump_folder(root / "memDumpPreEnqueue", root, probs)
+    post = _scan_dump_folder(root / "memDumpPostEnqueue", root, probs)
+
+    mapunmap_raw: list[tuple[str, Any]] = []
+    for entry in _scandir(root / "memDumpCreateMapUnmap", probs, root):
+        pm = parse_mapunmap_name(entry.name) if _is_file(entry) else None
+        if pm is None:
+            probs.append(Problem("unrecognised map/unmap dump name", _rel(Path(entry.path), root)))
+            continue
+        mapunmap_raw.append((entry.path, pm))
+
+    if image_hashes_only is None:
+        image_hashes_only = hashes_only
+    if hashes_only is None:
+        hashes_only = _probe_hashed(
+            [p for p, d in pre + post if not d.is_image] + [p for p, _ in mapunmap_raw]
+        )
+    if image_hashes_only is None:
+        image_hashes_only = _probe_hashed([p for p, d in pre + post if d.is_image])
+    idx.buffer_hashes = hashes_only
+    idx.image_hashes = image_hashes_only
+    idx.pre = _group_dumps(pre, hashes_only, image_hashes_only)
+    idx.post = _group_dumps(post, hashes_only, image_hashes_only)
+    idx.mapunmap = sorted(
+        (
+            MapUnmapDump(Path(p), pm.kind, pm.mem_id, pm.offset, pm.enqueue, hashes_only)
+            for p, pm in mapunmap_raw
+        ),
+        key=lambda m: (m.enqueue, m.kind, m.mem_id, m.offset),
+    )
+
+    ska: dict[int, dict[tuple[str, int], Path]] = {}
+    for entry in _scandir(root / "SetKernelArg", probs, root):
+        ps = parse_setkernelarg_name(entry.name) if _is_file(entry) else None
+        if ps is None:
+            msg = "unrecognised SetKernelArg file name"
+            probs.append(Problem(msg, _rel(Path(entry.path), root)))
+            continue
+        ska.setdefault(ps.enqueue, {})[(ps.kernel, ps.arg)] = Path(entry.path)
+    idx.setkernelarg = dict(sorted(ska.items()))
+
+    replay_entries = sorted(_scandir(root / "Replay", probs, root), key=lambda e: e.name)
+    for entry in replay_entries:
+        pr = parse_replay_dir_name(entry.name) if _is_dir(entry) else None
+        if pr is None:
+            probs.append(Problem("unrecognised Replay entry", _rel(Path(entry.path), root)))
+            continue
+        if pr.enqueue in idx.replay:
+            probs.append(
+                Problem(
+                    f"two Replay folders for one enqueue (kept {idx.replay[pr.enqueue].name!r};"
+                    " one is probably from an earlier run)",
+                    _rel(Path(entry.path), root),
+                    pr.enqueue,
+                )
+            )
+            continue
+        idx.replay[pr.enqueue] = Path(entry.path)
+        idx.replay_kernels[pr.enqueue] = pr.kernel
+    idx.replay = dict(sorted(idx.replay.items()))
+    return idx
+
+
+# ---------------------------------------------------------------------------------------------
+# Replay folders (§6.2)
+
+_CL_CHANNEL_ORDERS: dict[int, tuple[str, int]] = {
+    0x10B0: ("CL_R", 1),
+    0x10B1: ("CL_A", 1),
+    0x10B2: ("CL_RG", 2),
+    0x10B3: ("CL_RA", 2),
+    0x10B4: ("CL_RGB", 3),
+    0x10B5: ("CL_RGBA", 4),
+    0x10B6: ("CL_BGRA", 4),
+    0x10B7: ("CL_ARGB", 4),
+    0x10B8: ("CL_INTENSITY", 1),
+    0x10B9: ("CL_LUMINANCE", 1),
+    0x10BA: ("CL_Rx", 1),
+    0x10BB: ("CL_RGx", 2),
+    0x10BC: ("CL_RGBx", 3),
+    0x10BD: ("CL_DEPTH", 1),
+    0x10BE: ("CL_DEPTH_STENCIL", 1),
+    0x10BF: ("CL_sRGB", 3),
+    0x10C0: ("CL_sRGBx", 3),
+    0x10C1: ("CL_sRGBA", 4),
+    0x10C2: ("CL_sBGRA", 4),
+    0x10C3: ("CL_ABGR", 4),
+}
+
+# name, numpy dtype, packed (one element holds every channel)
+_CL_CHANNEL_TYPES: dict[int, tuple[str, str, bool]] = {
+    0x10D0: ("CL_SNORM_INT8", "i1", False),
+    0x10D1: ("CL_SNORM_INT16", "<i2", False),
+    0x10D2: ("CL_UNORM_INT8", "u1", False),
+    0x10D3: ("CL_UNORM_INT16", "<u2", False),
+    0x10D4: ("CL_UNORM_SHORT_565", "<u2", True),
+    0x10D5: ("CL_UNORM_SHORT_555", "<u2", True),
+    0x10D6: ("CL_UNORM_INT_101010", "<u4", True),
+    0x10D7: ("CL_SIGNED_INT8", "i1", False),
+    0x10D8: ("CL_SIGNED_INT16", "<i2", False),
+    0x10D9: ("CL_SIGNED_INT32", "<i4", False),
+    0x10DA: ("CL_UNSIGNED_INT8", "u1", False),
+    0x10DB: ("CL_UNSIGNED_INT16", "<u2", False),
+    0x10DC: ("CL_UNSIGNED_INT32", "<u4", False),
+    0x10DD: ("CL_HALF_FLOAT", "<f2", False),
+    0x10DE: ("CL_FLOAT", "<f4", False),
+    0x10DF: ("CL_UNORM_INT24", "<u4", True),
+    0x10E0: ("CL_UNORM_INT_101010_2", "<u4", True),
+}
+
+_CL_MEM_OBJECT_TYPES: dict[int, str] = {
+    0x10F0: "CL_MEM_OBJECT_BUFFER",
+    0x10F1: "CL_MEM_OBJECT_IMAGE2D",
+    0x10F2: "CL_MEM_OBJECT_IMAGE3D",
+    0x10F3: "CL_MEM_OBJECT_IMAGE2D_ARRAY",
+    0x10F4: "CL_MEM_OBJECT_IMAGE1D",
+    0x10F5: "CL_MEM_OBJECT_IMAGE1D_ARRAY",
+    0x10F6: "CL_MEM_OBJECT_IMAGE1D_BUFFER",
+    0x10F7: "CL_MEM_OBJECT_PIPE",
+}
+
+
+def channel_order_name(value: int) -> str:
+    entry = _CL_CHANNEL_ORDERS.get(value)
+    return entry[0] if entry else f"0x{value:X}"
+
+
+def channel_type_name(value: int) -> str:
+    entry = _CL_CHANNEL_TYPES.get(value)
+    return entry[0] if entry else f"0x{value:X}"
+
+
+def image_type_name(value: int) -> str:
+    return _CL_MEM_OBJECT_TYPES.get(value, f"0x{value:X}")
+
+
+@dataclass(frozen=True, slots=True)
+class ImageMeta:
+    """``Image_MetaData_<i>.txt`` (§6.2).  ``width/height/depth`` are the dump region (§3.3);
+    the type line is computed by the layer and misreports 1D images (§6.2)."""
+
+    width: int
+    height: int
+    depth: int
+    element_size: int  # bytes per texel
+    row_pitch: int  # device pitch, not the packed .raw pitch
+    slice_pitch: int
+    channel_data_type: int
+    channel_order: int
+    image_type: int
+
+    @property
+    def channel_data_type_name(self) -> str:
+        return channel_type_name(self.channel_data_type)
+
+    @property
+    def channel_order_name(self) -> str:
+        return channel_order_name(self.channel_order)
+
+    @property
+    def image_type_name(self) -> str:
+        return image_type_name(self.image_type)
+
+    @property
+    def region(self) -> tuple[int, int, int]:
+        return (self.width, self.height, self.depth)
+
+    @property
+    def packed_size(self) -> int:
+        """Bytes of the tightly packed ``.raw`` dump of this region."""
+        return self.width * self.height * self.depth * self.element_size
+
+    def numpy_dtype_and_channels(self) -> tuple[np.dtype[Any], int] | None:
+        """The texel component dtype and channels per texel, or None for unknown enums.
+
+        Packed formats (565, 555, 101010, 101010_2, UNORM_INT24) give one channel of the
+        packing word's dtype.  A file holding ``W·H·D`` texels reshapes to
+        ``(D, H, W, channels)`` with this dtype.
+        """
+        order = _CL_CHANNEL_ORDERS.get(self.channel_order)
+        ctype = _CL_CHANNEL_TYPES.get(self.channel_data_type)
+        if order is None or ctype is None:
+            return None
+        _, dt, packed = ctype
+        channels = 1 if packed else order[1]
+        return np.dtype(dt), channels
+
+
+def _parse_image_meta(text: str) -> ImageMeta | None:
+    fields = text.split()
+    if len(fields) != 9:
+        return None
+    try:
+        v = [int(x) for x in fields]
+    except ValueError:
+        return None
+    if any(x < 0 for x in v):
+        return None
+    return ImageMeta(*v)
+
+
+@dataclass
+class ReplayFolder:
+    """Everything in one ``Replay/Enqueue_<E>_<k>/`` folder (§6.2), decoded."""
+
+    path: Path
+    enqueue: int | None  # enqueueNumber.txt, else the folder name
+    kernel_name: str  # kernelName.txt, else the folder name
+    global_size: tuple[int, ...] = ()  # () when worksizes.txt is missing/garbled
+    local_size: tuple[int, ...] | None = None  # None = NULL local size (all zeros)
+    offset: tuple[int, ...] = ()
+    build_options: str | None = None  # buildOptions.txt without its line end
+    arg_types: list[str] = field(default_factory=list)  # not aligned with arg indexes (§6.2)
+    kernel_source: bytes | None = None  # kernel.cl without NULs; None if empty/absent
+    kernel_source_path: Path | None = None
+    spirv: Path | None = None
+    device_binaries: list[Path] = field(default_factory=list)  # by device index
+    arguments: dict[int, bytes] = field(default_factory=dict)
+    argument_paths: dict[int, Path] = field(default_factory=dict)
+    locals: dict[int, int] = field(default_factory=dict)
+    samplers: dict[int, SamplerDesc] = field(default_factory=dict)
+    svm_offsets: dict[int, int] = field(default_factory=dict)
+    image_meta: dict[int, ImageMeta] = field(default_factory=dict)
+    pre: dict[int, Dump] = field(default_factory=dict)  # arg index -> dump (always raw)
+    post: dict[int, Dump] = field(default_factory=dict)
+    has_run_py: bool = False
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def arg_indices(self) -> list[int]:
+        """Every argument index that any file of the folder mentions."""
+        keys: set[int] = set()
+        for d in (self.arguments, self.locals, self.samplers, self.svm_offsets, self.image_meta):
+            keys.update(d)
+        keys.update(self.pre)
+        keys.update(self.post)
+        return sorted(keys)
+
+
+_MAX_SMALL = 1 << 20  # text files of a replay folder larger than this are garbage
+
+
+def _read_small(path: Path, rf: ReplayFolder, limit: int = _MAX_SMALL) -> bytes | None:
+    try:
+        with open(path, "rb") as f:
+            data = f.read(limit + 1)
+    except OSError as e:
+        rf.problems.append(Problem(f"cannot read: {e.strerror or e}", path.name, rf.enqueue))
+        return None
+    if len(data) > limit:
+        rf.problems.append(Problem("file is unexpectedly large; ignored", path.name, rf.enqueue))
+        return None
+    return data
+
+
+def _strip_eol(s: str) -> str:
+    if s.endswith("\n"):
+        s = s[:-1]
+    if s.endswith("\r"):
+        s = s[:-1]
+    return s
+
+
+def _parse_int_file(data: bytes) -> int | None:
+    s = _text(data).strip()
+    if not s or not (s.isdigit() or (s[0] == "-" and s[1:].isdigit())):
+        return None
+    return int(s)
+
+
+def _parse_worksizes(
+    text: str,
+) -> tuple[tuple[int, ...], tuple[int, ...] | None, tuple[int, ...]] | None:
+    lines = [ln for ln in text.replace("\r", "").split("\n")]
+    if lines and lines[-1] == "":
+        lines.pop()
+    if len(lines) != 3:
+        return None
+    try:
+        g, lo, off = (tuple(int(x) for x in ln.split()) for ln in lines)
+    except ValueError:
+        return None
+    if not g or len(lo) != len(g) or len(off) != len(g) or min(g + lo + off) < 0:
+        return None
+    return g, (None if all(x == 0 for x in lo) else lo), off
+
+
+def _scan_sub_dumps(folder: Path, rf: ReplayFolder, sub: str) -> dict[int, Dump]:
+    out: dict[int, Dump] = {}
+    for entry in _scandir(folder, rf.problems, rf.path):
+        p = parse_dump_name(entry.name) if _is_file(entry) else None
+        if p is None:
+            rf.problems.append(Problem("unrecognised dump file name", f"{sub}/{entry.name}"))
+            continue
+        if rf.enqueue is not None and p.enqueue != rf.enqueue & 0xFFFFFFFF:
+            rf.problems.append(
+                Problem(
+                    f"dump names enqueue {p.enqueue}, folder is for {rf.enqueue}",
+                    f"{sub}/{entry.name}",
+                    rf.enqueue,
+                )
+            )
+        if p.arg in out:
+            rf.problems.append(
+                Problem(f"two dumps for argument {p.arg}", f"{sub}/{entry.name}", rf.enqueue)
+            )
+            continue
+        out[p.arg] = _make_dump(entry.path, p, False, False)
+    return dict(sorted(out.items()))
+
+
+def read_replay_folder(path: Path | str) -> ReplayFolder:
+    """Decode one Replay folder.  Never raises: every odd file is a :class:`Problem`."""
+    path = Path(path)
+    parsed_dir = parse_replay_dir_name(path.name)
+    rf = ReplayFolder(
+        path=path,
+        enqueue=parsed_dir.enqueue if parsed_dir else None,
+        kernel_name=parsed_dir.kernel if parsed_dir else path.name,
+    )
+    if parsed_dir is None:
+        rf.problems.append(Problem("folder name is not Enqueue_<number>_<kernel>", path.name))
+    entries = _scandir(path, rf.problems, path)
+    if not entries:
+        if not path.is_dir():
+            rf.problems.append(Problem("Replay folder not found", str(path), rf.enqueue, "error"))
+        else:
+            rf.problems.append(Problem("Replay folder is empty", path.name, rf.enqueue))
+        return rf
+
+    def bad(name: str, msg: str) -> None:
+        rf.problems.append(Problem(msg, name, rf.enqueue))
+
+    seen: set[str] = set()
+    device_bins: dict[int, Path] = {}
+    for entry in sorted(entries, key=lambda e: e.name):
+        name = entry.name
+        fpath = Path(entry.path)
+        if _is_dir(entry):
+            if name in ("Pre", "Post"):
+                table = _scan_sub_dumps(fpath, rf, name)
+                if name == "Pre":
+                    rf.pre = table
+                else:
+                    rf.post = table
+            elif name != "Test":  # Test/ is written by run.py when a user replays
+                bad(name, "unexpected folder")
+            continue
+        pf = parse_replay_file_name(name)
+        if pf is None:
+            bad(name, "unexpected file")
+            continue
+        seen.add(pf.kind)
+        kind, i = pf.kind, pf.index
+        if kind == "run_py":
+            rf.has_run_py = True
+        elif kind == "spirv":
+            rf.spirv = fpath
+        elif kind == "device_binary":
+            assert i is not None
+            device_bins[i] = fpath
+        elif kind == "kernel_source":
+            data = _read_small(fpath, rf, 1 << 30)
+            rf.kernel_source_path = fpath
+            if data is not None:
+                src = data.replace(b"\0", b"")
+                rf.kernel_source = src if src.strip() else None
+        elif kind == "argument":
+            assert i is not None
+            data = _read_small(fpath, rf)
+            if data is not None:
+                rf.arguments[i] = data
+                rf.argument_paths[i] = fpath
+        else:
+            data = _read_small(fpath, rf)
+            if data is None:
+                continue
+            _decode_replay_text(rf, kind, i, data, name, bad)
+    rf.device_binaries = [device_bins[k] for k in sorted(device_bins)]
+    for kind, fname in (
+        ("enqueue_number", "enqueueNumber.txt"),
+        ("kernel_name", "kernelName.txt"),
+        ("worksizes", "worksizes.txt"),
+    ):
+        if kind not in seen:
+            bad(fname, "missing")
+    if "kernel_source" not in seen and rf.spirv is None and not rf.device_binaries:
+        bad("kernel.cl", "no kernel.cl, kernel.spv or DeviceBinary*.bin: cannot be rebuilt")
+    for attr in ("arguments", "locals", "samplers", "svm_offsets", "image_meta"):
+        table = getattr(rf, attr)
+        setattr(rf, attr, dict(sorted(table.items())))
+    return rf
+
+
+def _decode_replay_text(
+    rf: ReplayFolder,
+    kind: str,
+    i: int | None,
+    data: bytes,
+    name: str,
+    bad: Any,
+) -> None:
+    text = _text(data)
+    if kind == "enqueue_number":
+        n = _parse_int_file(data)
+        if n is None or n < 0:
+            bad(name, f"not an enqueue number: {text.strip()[:40]!r}")
+        else:
+            if rf.enqueue is not None and n != rf.enqueue:
+                bad(name, f"says enqueue {n} but the folder name says {rf.enqueue}")
+            rf.enqueue = n
+    elif kind == "kernel_name":
+        kname = _strip_eol(text)
+        if not kname:
+            bad(name, "empty kernel name")
+        else:
+            rf.kernel_name = kname
+    elif kind == "worksizes":
+        ws = _parse_worksizes(text)
+        if ws is None:
+            bad(name, "expected 3 lines of global / local / offset sizes")
+        else:
+            rf.global_size, rf.local_size, rf.offset = ws
+    elif kind == "build_options":
+        rf.build_options = _strip_eol(text)
+    elif kind == "arg_types":
+        rf.arg_types = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    elif kind in ("local", "svm_offset"):
+        assert i is not None
+        n = _parse_int_file(data)
+        if n is None or n < 0:
+            bad(name, f"not a byte count: {text.strip()[:40]!r}")
+        elif kind == "local":
+            rf.locals[i] = n
+        else:
+            rf.svm_offsets[i] = n
+    elif kind == "sampler":
+        assert i is not None
+        s = parse_sampler_text(_strip_eol(text))
+        if s is None:
+            bad(name, "not a sampler description")
+        else:
+            rf.samplers[i] = s
+    elif kind == "image_meta":
+        assert i is not None
+        meta = _parse_image_meta(text)
+        if meta is None:
+            bad(name, "expected 9 non-negative integers")
+        else:
+            rf.image_meta[i] = meta
+
+
+# ---------------------------------------------------------------------------------------------
+# Program files (§5)
+
+
+@dataclass
+class ProgramFiles:
+    """Every ``CLI_`` file of one program (number, hash), for the capture engineer."""
+
+    number: int | None  # None with OmitProgramNumber
+    hash: str
+    source: Path | None = None
+    # compile count -> (options hash, kind, file); kind: options / compile_options / link_options
+    options: dict[int, list[tuple[str, str, Path]]] = field(default_factory=dict)
+    build_logs: dict[tuple[int, str], Path] = field(default_factory=dict)  # (count, dev) -> file
+    input_binaries: dict[str, Path] = field(default_factory=dict)  # dev -> file
+    output_binaries: dict[tuple[int, str], Path] = field(default_factory=dict)
+    spirv: Path | None = None
+    spvasm: Path | None = None
+    isa: list[tuple[ParsedProgramFileName, Path]] = field(default_factory=list)
+
+    def last_options(self) -> tuple[int, str, Path] | None:
+        """(compile count, options hash, file) of the highest compile count."""
+        if not self.options:
+            return None
+        count = max(self.options)
+        entries = sorted(self.options[count], key=lambda t: (t[1] != "options", t[0]))
+        ohash, _kind, p = entries[0]
+        return count, ohash, p
+
+
+def scan_program_files(
+    root: Path | str,
+) -> tuple[dict[tuple[int | None, str], ProgramFiles], list[Problem]]:
+    """Group the top-level ``CLI_`` files by (program number, hash), one ``os.scandir``."""
+    root = Path(root)
+    problems: list[Problem] = []
+    progs: dict[tuple[int | None, str], ProgramFiles] = {}
+    for entry in _scandir(root, problems, root):
+        if not entry.name.startswith("CLI_") or not _is_file(entry):
+            continue
+        p = parse_program_file_name(entry.name)
+        if p is None:
+            problems.append(Problem("unrecognised program file name", entry.name))
+            continue
+        pf = progs.get(p.program_key)
+        if pf is None:
+            pf = progs[p.program_key] = ProgramFiles(p.number, p.hash)
+        fpath = Path(entry.path)
+        cc = p.compile_count if p.compile_count is not None else 0
+        if p.kind == "source":
+            pf.source = fpath
+        elif p.kind in ("options", "compile_options", "link_options"):
+            pf.options.setdefault(cc, []).append((p.options_hash or "", p.kind, fpath))
+        elif p.kind == "build_log":
+            pf.build_logs[(cc, p.device or "")] = fpath
+        elif p.kind == "input_binary":
+            pf.input_binaries[p.device or ""] = fpath
+        elif p.kind == "output_binary":
+            pf.output_binaries[(cc, p.device or "")] = fpath
+        elif p.kind == "spirv":
+            pf.spirv = fpath
+        elif p.kind == "spvasm":
+            pf.spvasm = fpath
+        elif p.kind == "isabin":
+            pf.isa.append((p, fpath))
+    for pf in progs.values():
+        for lst in pf.options.values():
+            lst.sort()
+    ordered = sorted(progs.items(), key=lambda kv: (kv[0][0] is None, kv[0][0] or 0, kv[0][1]))
+    return dict(ordered), problems
+
+
+def _read_options(path: Path, problems: list[Problem], root: Path) -> str:
+    try:
+        return read_text_lenient(path)
+    except OSError as e:
+        problems.append(Problem(f"cannot read options: {e.strerror or e}", _rel(path, root)))
+        return ""
+
+
+def scan_programs(root: Path | str) -> tuple[list[Program], list[Problem]]:
+    """One :class:`~cltui.capture.model.Program` per (number, hash) found in ``CLI_`` names.
+
+    ``options`` is the text of the last build's options file (highest compile count);
+    ``build_logs`` / ``binaries`` map the device tag to the file of the last compile count that
+    has one (``binaries`` also holds input binaries under ``"input:<dev>"``).  Programs named
+    ``0000_00000000`` with only a build log are the §5.3 link quirk and are kept as they are.
+    """
+    root = Path(root)
+    groups, problems = scan_program_files(root)
+    out: list[Program] = []
+    for pf in groups.values():
+        last = pf.last_options()
+        options, options_path = "", None
+        if last is not None:
+            options_path = last[2]
+            options = _read_options(options_path, problems, root)
+        logs: dict[str, Path] = {}
+        for (_cc, dev), p in sorted(pf.build_logs.items()):
+            logs[dev] = p  # later compile counts overwrite earlier ones
+        bins: dict[str, Path] = {f"input:{d}": p for d, p in sorted(pf.input_binaries.items())}
+        for (_cc, dev), p in sorted(pf.output_binaries.items()):
+            bins[dev] = p
+        out.append(
+            Program(
+                number=pf.number if pf.number is not None else -1,
+                hash=pf.hash,
+                source_path=pf.source or pf.spirv,
+                options=options,
+                options_path=options_path,
+                build_logs=logs,
+                binaries=bins,
+            )
+        )
+    return out, problems
+
+
+def iter_source_files(root: Path | str) -> Iterator[tuple[ParsedProgramFileName, Path]]:
+    """Every ``CLI_*_source.cl`` with its parsed name (for hash checks and kernel lookup)."""
+    root = Path(root)
+    with os.scandir(root) as it:
+        for entry in it:
+            p = parse_program_file_name(entry.name)
+            if p is not None and p.kind == "source":
+                yield p, Path(entry.path)

@@ -1,0 +1,827 @@
+"""Kernel signatures from OpenCL C source: names, params, address spaces, typed elements.
+
+Real kernels name their types through macros chosen by build options (``-D T=float``) and through
+typedefs under ``#if``, so the source goes through a real C preprocessor (pcpp) with the captured
+options before the declarations are read. To keep this fast on megabyte sources, function bodies are
+blanked first (their lines kept, directives inside them kept), which leaves pcpp only the
+directives, typedefs, structs and signatures; if brace counting through ``#if`` branches goes wrong
+the full text is preprocessed instead.
+
+Never imports pyopencl: pyopencl's ``-I <venv>/site-packages/pyopencl/cl`` paths from another
+machine are replaced by the local pyopencl's ``cl/`` folder, found with `importlib.util.find_spec`.
+Unknown types give a `CType` of kind ``"unknown"``; nothing here raises on odd sources.
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+import importlib.util
+import io
+import os
+import re
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, TextIO
+
+import numpy as np
+from pcpp import Action, OutputDirective, Preprocessor
+
+from cltui.capture.cltypes import (
+    BUILTINS,
+    CType,
+    TypeParseError,
+    _TypeParser,
+    lookup,
+    unknown,
+)
+
+__all__ = [
+    "BuildOptions",
+    "KernelSignature",
+    "Param",
+    "ProgramSignatures",
+    "kernel_span",
+    "param_spans",
+    "parse_build_options",
+    "parse_kernels",
+    "parse_program",
+]
+
+ADDRESS_SPACES = {
+    "__global": "global", "global": "global", "__local": "local", "local": "local",
+    "__constant": "constant", "constant": "constant", "__private": "private",
+    "private": "private", "__generic": "generic", "generic": "generic",
+}
+ACCESS = {
+    "__read_only": "read_only", "read_only": "read_only", "__write_only": "write_only",
+    "write_only": "write_only", "__read_write": "read_write", "read_write": "read_write",
+}
+KERNEL_WORDS = frozenset({"__kernel", "kernel"})
+_QUALIFIER_WORDS = frozenset({"const", "__const", "restrict", "__restrict", "__restrict__",
+                              "volatile"})
+_CANONICAL_SPELLING = {"unsigned int": "uint", "unsigned char": "uchar", "unsigned short": "ushort",
+                       "unsigned long": "ulong", "unsigned": "uint", "signed char": "char"}
+
+
+@dataclass
+class Param:
+    index: int
+    name: str
+    address_space: str
+    access: str | None
+    is_pointer: bool
+    is_const: bool
+    is_restrict: bool
+    is_volatile: bool
+    type_text: str
+    ctype: CType
+
+    @property
+    def dtype(self) -> np.dtype[Any] | None:
+        """Element dtype for pointers, value dtype for by-value params (None for images etc.)."""
+        return self.ctype.dtype
+
+    @property
+    def type_name(self) -> str:
+        """The type as spelled (typedef names kept), like CL_KERNEL_ARG_TYPE_NAME: ``real4*``."""
+        words = [w for w in self.type_text.replace("*", " ").split()
+                 if w not in ADDRESS_SPACES and w not in ACCESS and w not in _QUALIFIER_WORDS]
+        base = " ".join(words) or self.ctype.name
+        base = _CANONICAL_SPELLING.get(base, base)
+        return base + ("*" if self.is_pointer else "")
+
+    @property
+    def is_image(self) -> bool:
+        return self.ctype.kind == "image" and not self.is_pointer
+
+    @property
+    def is_local(self) -> bool:
+        return self.address_space == "local"
+
+
+@dataclass
+class KernelSignature:
+    name: str
+    params: list[Param]
+    line: int
+    attributes: dict[str, str] = field(default_factory=dict)
+    name_line: int = 0  # line of the kernel's name (``line`` is where the declaration starts)
+
+    @property
+    def unknown_params(self) -> list[Param]:
+        return [p for p in self.params if p.ctype.kind == "unknown"]
+
+
+@dataclass
+class BuildOptions:
+    """What a build-option string means to the preprocessor."""
+
+    macros: list[tuple[str, str, str | None]]  # ("D", name, value) or ("U", name, None), in order
+    include_dirs: list[str]
+    cl_std: int | None = None
+    fast_math: bool = False
+
+
+@dataclass
+class ProgramSignatures:
+    kernels: dict[str, KernelSignature]
+    typedefs: dict[str, CType]
+    missing_includes: list[str]
+    warnings: list[str]
+    preprocessed_fully: bool = False
+
+
+# --------------------------------------------------------------------------- options
+
+def _split_options(options: str) -> list[str]:
+    try:
+        return shlex.split(options)
+    except ValueError:
+        return options.split()
+
+
+def parse_build_options(options: str) -> BuildOptions:
+    """``-D name=value``/``-Dname``/``-U``/``-I dir``/``-Idir``/``-cl-std=CLx.y`` (rest ignored)."""
+    out = BuildOptions([], [])
+    toks = _split_options(options or "")
+    i = 0
+    while i < len(toks):
+        t = toks[i]
+        i += 1
+        flag = t[:2]
+        if flag in ("-D", "-U", "-I") and not t.startswith("-I-"):
+            arg = t[2:]
+            if not arg:
+                if i >= len(toks):
+                    break
+                arg = toks[i]
+                i += 1
+            if flag == "-I":
+                out.include_dirs.append(arg)
+            elif flag == "-U":
+                out.macros.append(("U", arg.strip(), None))
+            else:
+                name, eq, value = arg.partition("=")
+                out.macros.append(("D", name.strip(), value if eq else "1"))
+        elif t.startswith("-cl-std="):
+            m = re.match(r"-cl-std=CL(\d)\.(\d)", t)
+            if m:
+                out.cl_std = int(m.group(1)) * 100 + int(m.group(2)) * 10
+        elif t in ("-cl-fast-relaxed-math",):
+            out.fast_math = True
+    return out
+
+
+@functools.cache
+def local_pyopencl_cl_dir() -> str | None:
+    """The installed pyopencl's ``cl/`` folder, located without importing pyopencl."""
+    try:
+        spec = importlib.util.find_spec("pyopencl")
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    for loc in spec.submodule_search_locations:
+        cand = os.path.join(loc, "cl")
+        if os.path.isdir(cand):
+            return cand
+    return None
+
+
+def _resolve_include_dirs(dirs: Sequence[str], warnings: list[str]) -> list[str]:
+    out: list[str] = []
+    for d in dirs:
+        if os.path.isdir(d):
+            out.append(d)
+            continue
+        norm = d.replace("\\", "/").rstrip("/")
+        if norm.endswith("pyopencl/cl"):
+            local = local_pyopencl_cl_dir()
+            if local:
+                out.append(local)
+                continue
+        warnings.append(f"include directory not found: {d}")
+    return out
+
+
+# --------------------------------------------------------------------------- skeleton
+
+_SCAN_RE = re.compile(
+    r"//[^\n]*|/\*.*?\*/|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'|[{};]"
+    r"|^[ \t]*#(?:[^\n]*\\\n)*[^\n]*",
+    re.MULTILINE | re.DOTALL,
+)
+_ATTR_RE = re.compile(r"__attribute__\s*\(\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)\)")
+_DIRECTIVE_LINE_RE = re.compile(r"^[ \t]*#.*$", re.MULTILINE)
+
+
+def skeletonize(text: str) -> str | None:
+    """Blank function bodies and initializers (keeping newlines and directives).
+
+    Returns None when braces do not balance (e.g. ``#if`` branches each opening a brace).
+    """
+    out: list[str] = []
+    pos = 0  # text[pos:] not yet emitted
+    depth = 0
+    stmt_start = 0
+    blank_from: int | None = None  # start of the body being blanked (after its '{')
+    for m in _SCAN_RE.finditer(text):
+        tok = m.group()
+        c = tok[0]
+        if blank_from is not None:
+            if c == "#" or tok.lstrip().startswith("#"):
+                out.append("\n" * text.count("\n", pos, m.start()))
+                out.append(tok)
+                pos = m.end()
+            elif c == "{":
+                depth += 1
+            elif c == "}":
+                depth -= 1
+                if depth == 0:
+                    out.append("\n" * text.count("\n", pos, m.start()))
+                    out.append("}")
+                    pos = m.end()
+                    blank_from = None
+                    stmt_start = m.end()
+            continue
+        if c == "{":
+            if depth == 0:
+                prefix = _DIRECTIVE_LINE_RE.sub("", _strip_comments(text[stmt_start:m.start()]))
+                prefix = _ATTR_RE.sub("", prefix).rstrip()
+                if prefix.endswith(")") or prefix.endswith("="):
+                    out.append(text[pos:m.end()])
+                    pos = m.end()
+                    blank_from = pos
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth < 0:
+                return None
+        elif c == ";" and depth == 0:
+            stmt_start = m.end()
+    if depth != 0 or blank_from is not None:
+        return None
+    out.append(text[pos:])
+    return "".join(out)
+
+
+_COMMENT_RE = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
+
+
+def _strip_comments(text: str) -> str:
+    return _COMMENT_RE.sub(" ", text) if "/" in text else text
+
+
+# --------------------------------------------------------------------------- preprocessing
+
+class _Pre(Preprocessor):  # type: ignore[misc]
+    def __init__(self, skeleton: bool) -> None:
+        super().__init__()
+        self.skeleton = skeleton
+        self.missing: list[str] = []
+        self.errors: list[str] = []
+
+    def on_error(self, file: str, line: int, msg: str) -> None:
+        self.errors.append(f"{file}:{line}: {msg}")
+
+    def on_include_not_found(self, is_malformed: bool, is_system_include: bool, curdir: str,
+                             includepath: str) -> str:
+        self.missing.append(includepath)
+        raise OutputDirective(Action.IgnoreAndRemove)
+
+    def on_directive_unknown(self, directive: Any, toks: Any, ifpassthru: bool,
+                             precedingtoks: Any) -> bool | None:
+        if directive.value in ("error", "warning"):
+            self.errors.append("#" + directive.value + " " + "".join(t.value for t in toks))
+            return True
+        return None
+
+    def on_file_open(self, is_system_include: bool, includepath: str) -> TextIO:
+        return io.StringIO(_read_include(includepath, self.skeleton))
+
+
+@functools.lru_cache(maxsize=64)
+def _read_include(path: str, skeleton: bool) -> str:
+    with open(path, encoding="utf-8", errors="replace") as f:
+        text = f.read()
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    if skeleton:
+        sk = skeletonize(text)
+        if sk is not None:
+            return sk
+    return text
+
+
+MAIN_SOURCE = "<kernel source>"
+
+
+def _predefine(p: _Pre, opts: BuildOptions) -> None:
+    std = opts.cl_std or 120
+    for name, value in (
+        ("__OPENCL_VERSION__", str(max(std, 120))), ("__OPENCL_C_VERSION__", str(std)),
+        ("CL_VERSION_1_0", "100"), ("CL_VERSION_1_1", "110"), ("CL_VERSION_1_2", "120"),
+        ("CL_VERSION_2_0", "200"), ("CL_VERSION_3_0", "300"), ("__ENDIAN_LITTLE__", "1"),
+        ("__IMAGE_SUPPORT__", "1"), ("cl_khr_fp64", "1"), ("cl_khr_global_int32_base_atomics", "1"),
+        ("cl_khr_local_int32_base_atomics", "1"), ("cl_khr_int64_base_atomics", "1"),
+        ("__SIZEOF_POINTER__", "8"),
+    ):
+        p.define(f"{name} {value}")
+    if opts.fast_math:
+        p.define("__FAST_RELAXED_MATH__ 1")
+    for op, mname, mvalue in opts.macros:
+        if not mname:
+            continue
+        if op == "U":
+            p.macros.pop(mname, None)
+        else:
+            try:
+                p.define(f"{mname} {mvalue}")
+            except Exception:  # a malformed -D must not stop the parse
+                p.errors.append(f"bad macro definition -D {mname}={mvalue}")
+
+
+def preprocess(source: str, options: str, include_dirs: Sequence[str] = (),
+               skeleton: bool = True) -> tuple[str, list[str], list[str], bool]:
+    """Returns (text, missing includes, warnings, skeleton_used)."""
+    warnings: list[str] = []
+    opts = parse_build_options(options)
+    text = source[1:] if source.startswith("\ufeff") else source
+    text = text.replace("\r\n", "\n").replace("\x00", " ")
+    used = False
+    if skeleton:
+        sk = skeletonize(text)
+        if sk is not None:
+            text, used = sk, True
+    p = _Pre(used)
+    p.line_directive = "#line"
+    for d in _resolve_include_dirs([*opts.include_dirs, *include_dirs], warnings):
+        p.add_path(d)
+    _predefine(p, opts)
+    out = io.StringIO()
+    try:
+        p.parse(text, source=MAIN_SOURCE)
+        p.write(out)
+    except Exception as exc:  # pcpp on odd input: report it
+        warnings.append(f"preprocessor failed: {exc}")
+    warnings.extend(p.errors)
+    return out.getvalue(), p.missing, warnings, used
+
+
+# --------------------------------------------------------------------------- C tokens
+
+_C_TOKEN_RE = re.compile(
+    r"(?P<nl>\n)|(?P<line>^[ \t]*#[ \t]*(?:line[ \t]+)?(?P<ln>\d+)(?:[ \t]+\"(?P<file>[^\"]*)\")?"
+    r"[^\n]*)|(?P<dir>^[ \t]*#[^\n]*)|(?P<ws>[ \t\r\f\v]+|//[^\n]*|/\*.*?\*/)"
+    r"|(?P<str>\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*')"
+    r"|(?P<tok>[A-Za-z_]\w*|\.?\d(?:[\w.]|[eEpP][+-])*|->|\+\+|--|<<|>>|&&|\|\||##|[^\s])",
+    re.MULTILINE | re.DOTALL,
+)
+
+
+def _tokens(text: str) -> tuple[list[str], list[int], list[str]]:
+    """Tokens of preprocessed text with their (original) line numbers and file names."""
+    toks: list[str] = []
+    lines: list[int] = []
+    files: list[str] = []
+    line = 1
+    fname = MAIN_SOURCE
+    for m in _C_TOKEN_RE.finditer(text):
+        kind = m.lastgroup
+        if kind == "nl":
+            line += 1
+        elif kind == "tok" or kind == "str":
+            toks.append(m.group())
+            lines.append(line)
+            files.append(fname)
+        elif kind == "line" or kind == "ln" or kind == "file":
+            line = int(m.group("ln")) - 1
+            if m.group("file") is not None:
+                fname = m.group("file")
+        elif kind == "ws":
+            line += m.group().count("\n")
+    return toks, lines, files
+
+
+def _match_brackets(toks: list[str]) -> dict[int, int]:
+    pairs = {"(": ")", "[": "]", "{": "}"}
+    match: dict[int, int] = {}
+    stack: list[int] = []
+    for i, t in enumerate(toks):
+        if t in pairs:
+            stack.append(i)
+        elif t in (")", "]", "}"):
+            while stack and pairs[toks[stack[-1]]] != t:
+                stack.pop()
+            if stack:
+                match[stack.pop()] = i
+    return match
+
+
+def _strip_attributes(toks: list[str], match: dict[int, int], start: int, end: int,
+                      attrs: dict[str, str] | None) -> list[int]:
+    """Indices in [start, end) that are not inside ``__attribute__((...))``."""
+    keep: list[int] = []
+    i = start
+    while i < end:
+        t = toks[i]
+        if t in ("__attribute__", "__attribute") and i + 1 < end and toks[i + 1] == "(":
+            close = match.get(i + 1, end - 1)
+            if attrs is not None:
+                _collect_attributes(toks[i + 2:close], attrs)
+            i = close + 1
+            continue
+        keep.append(i)
+        i += 1
+    return keep
+
+
+def _collect_attributes(toks: list[str], attrs: dict[str, str]) -> None:
+    # toks: inside the outer parens: ( name(args), name2 )
+    depth = 0
+    cur: list[str] = []
+    items: list[list[str]] = []
+    for t in toks[1:-1] if toks and toks[0] == "(" else toks:
+        if t == "(":
+            depth += 1
+        elif t == ")":
+            depth -= 1
+        if t == "," and depth == 0:
+            items.append(cur)
+            cur = []
+        else:
+            cur.append(t)
+    items.append(cur)
+    for item in items:
+        if not item:
+            continue
+        name = item[0].strip("_") if item[0].startswith("__") else item[0]
+        args = "".join(item[2:-1]) if len(item) > 2 else ""
+        args = args.replace(",", ", ")
+        attrs[name] = args
+
+
+def _split_commas(toks: list[str]) -> list[list[str]]:
+    out: list[list[str]] = []
+    cur: list[str] = []
+    depth = 0
+    for t in toks:
+        if t in "([{" and t:
+            depth += 1
+        elif t in ")]}" and t:
+            depth -= 1
+        if t == "," and depth == 0:
+            out.append(cur)
+            cur = []
+        else:
+            cur.append(t)
+    if cur or out:
+        out.append(cur)
+    return out
+
+
+# --------------------------------------------------------------------------- program parse
+
+class _ProgramParser:
+    def __init__(self, text: str) -> None:
+        self.toks, self.lines, self.files = _tokens(text)
+        self.match = _match_brackets(self.toks)
+        self.rmatch = {c: o for o, c in self.match.items()}
+        self.typedefs: dict[str, CType] = {}
+        self.tags: dict[str, CType] = {}
+        self.kernels: dict[str, KernelSignature] = {}
+        self.warnings: list[str] = []
+
+    def run(self) -> None:
+        toks = self.toks
+        n = len(toks)
+        i = 0
+        start = 0
+        while i < n:
+            t = toks[i]
+            if t == "{":
+                close = self.match.get(i)
+                if close is None:
+                    break
+                keep = _strip_attributes(toks, self.match, start, i, None)
+                if keep and toks[keep[-1]] == ")":
+                    self._function(start, i)
+                    i = close + 1
+                    start = i
+                    continue
+                i = close + 1
+                continue
+            if t == ";":
+                self._declaration(start, i)
+                start = i + 1
+            elif t in ("(", "["):
+                i = self.match.get(i, i) + 1
+                continue
+            i += 1
+
+    def _declaration(self, start: int, end: int) -> None:
+        toks = self.toks[start:end]
+        if not toks:
+            return
+        try:
+            if toks[0] == "typedef":
+                p = _TypeParser(toks[1:], self.typedefs, self.tags)
+                base = p.specifier()
+                p.attributes()
+                while p.peek() is not None:
+                    name, ct, _ = p.declarator(base)
+                    if name:
+                        if ct.name in ("struct", "union"):
+                            ct = replace(ct, name=name)
+                        self.typedefs[name] = ct
+                    if p.peek() == ",":
+                        p.i += 1
+                        continue
+                    break
+            elif "{" in toks and toks[0] in ("struct", "union", "__attribute__"):
+                p = _TypeParser([t for t in toks if t != "typedef"], self.typedefs, self.tags)
+                p.specifier()
+            elif toks[0] in KERNEL_WORDS or "__kernel" in toks:
+                self._kernel_decl(start, end, definition=False)
+        except (TypeParseError, IndexError, ValueError) as exc:
+            self.warnings.append(f"line {self.lines[start]}: cannot read declaration: {exc}")
+
+    def _function(self, start: int, brace: int) -> None:
+        head = self.toks[start:brace]
+        if not (KERNEL_WORDS & set(head)):
+            return
+        self._kernel_decl(start, brace, definition=True)
+
+    def _kernel_decl(self, start: int, end: int, definition: bool) -> None:
+        toks = self.toks
+        attrs: dict[str, str] = {}
+        keep = _strip_attributes(toks, self.match, start, end, attrs)
+        if not keep or toks[keep[-1]] != ")":
+            return
+        close = keep[-1]
+        opening = self.rmatch.get(close)
+        if opening is None or toks[opening] != "(" or opening - 1 < start:
+            return
+        name_i = opening - 1
+        name = toks[name_i]
+        if not re.match(r"[A-Za-z_]\w*$", name):
+            return
+        if not definition and name in self.kernels:
+            return
+        params: list[Param] = []
+        inner = [toks[k] for k in _strip_attributes(toks, self.match, opening + 1, close, attrs)]
+        groups = _split_commas(inner)
+        if groups == [["void"]] or groups == [[]]:
+            groups = []
+        for idx, g in enumerate(groups):
+            params.append(self._param(idx, g))
+        self.kernels[name] = KernelSignature(name, params, self.lines[start], attrs,
+                                             name_line=self.lines[name_i])
+
+    def _param(self, index: int, g: list[str]) -> Param:
+        space: str | None = None
+        access: str | None = None
+        is_const = is_restrict = is_volatile = False
+        text_toks: list[str] = []
+        core: list[str] = []
+        seen_star = False
+        for t in g:
+            if t in ADDRESS_SPACES:
+                space = ADDRESS_SPACES[t]
+            elif t in ACCESS:
+                access = ACCESS[t]
+            elif t in ("const", "__const"):
+                if not seen_star:
+                    is_const = True
+            elif t in ("restrict", "__restrict", "__restrict__"):
+                is_restrict = True
+            elif t == "volatile":
+                if not seen_star:
+                    is_volatile = True
+            elif t == "*":
+                seen_star = True
+            core.append(t) if t not in ADDRESS_SPACES and t not in ACCESS else None
+        name = ""
+        ctype: CType
+        is_pointer = False
+        try:
+            p = _TypeParser(core, self.typedefs, self.tags)
+            base = p.specifier()
+            p.attributes()
+            pname, ct, _ = p.declarator(base)
+            while p.peek() == "[":  # unsized array param: a pointer
+                p.i += 1
+                while p.peek() not in (None, "]"):
+                    p.i += 1
+                p.i += 1
+                ct = CType(f"{ct.name}*", "pointer", 8, 8, np.dtype("u8"), element=ct)
+            name = pname
+            if ct.kind == "pointer" and ct.element is not None:
+                is_pointer = True
+                ctype = ct.element
+                while ctype.kind == "pointer" and ctype.element is not None:
+                    ctype = ctype.element  # pointer to pointer: report the innermost type
+            else:
+                ctype = ct
+        except (TypeParseError, IndexError, ValueError):
+            words = [t for t in core if re.match(r"[A-Za-z_]\w*$", t)]
+            name = words[-1] if len(words) > 1 else ""
+            ctype = unknown(" ".join(words[:-1]) if len(words) > 1 else " ".join(core))
+            is_pointer = "*" in core
+        if ctype.kind == "image":
+            access = access or "read_only"
+            space = space or "global"
+        for t in g:
+            if t != name:
+                text_toks.append(t)
+        if space is None:
+            space = "private"
+        return Param(index, name, space, access, is_pointer, is_const, is_restrict, is_volatile,
+                     _join(text_toks), ctype)
+
+
+def _join(toks: list[str]) -> str:
+    out = ""
+    for t in toks:
+        if not out:
+            out = t
+        elif t in ("[", "]", ")", ",") or out.endswith(("(", "[")):
+            out += t
+        else:
+            out += " " + t
+    return out
+
+
+@functools.lru_cache(maxsize=16)
+def _parse_program_cached(source: str, options: str,
+                          include_dirs: tuple[str, ...]) -> ProgramSignatures:
+    text, missing, warnings, used = preprocess(source, options, include_dirs)
+    pp = _ProgramParser(text)
+    pp.run()
+    if used and not pp.kernels and re.search(r"\bk(?:ernel|ERNEL)\b|__kernel", source):
+        # the skeleton hid something: preprocess the whole text
+        text, missing, warnings, used = preprocess(source, options, include_dirs, skeleton=False)
+        pp = _ProgramParser(text)
+        pp.run()
+    for k in pp.kernels.values():
+        for prm in k.unknown_params:
+            warnings.append(f"kernel {k.name}: parameter {prm.index} ({prm.name}) has unknown "
+                            f"type {prm.ctype.name!r}")
+    return ProgramSignatures(pp.kernels, pp.typedefs, missing, warnings + pp.warnings,
+                             preprocessed_fully=not used)
+
+
+def parse_program(source: str, options: str = "",
+                  include_dirs: Sequence[str] = ()) -> ProgramSignatures:
+    """Kernels, typedefs and what went wrong (missing includes, unknown types)."""
+    res = _parse_program_cached(source, options or "", tuple(include_dirs))
+    return replace(res, kernels=dict(res.kernels), typedefs=dict(res.typedefs),
+                   missing_includes=list(res.missing_includes), warnings=list(res.warnings))
+
+
+def parse_kernels(source: str, options: str = "",
+                  include_dirs: Sequence[str] = ()) -> dict[str, KernelSignature]:
+    """Every ``__kernel`` function of a program, by name."""
+    return parse_program(source, options, include_dirs).kernels
+
+
+# --------------------------------------------------------------------------- spans
+
+_MASK_RE = re.compile(r"//[^\n]*|/\*.*?\*/|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'"
+                      r"|^[ \t]*#(?:[^\n]*\\\n)*[^\n]*", re.MULTILINE | re.DOTALL)
+
+
+def _blank(m: re.Match[str]) -> str:
+    s = m.group()
+    return re.sub(r"[^\n]", " ", s)
+
+
+@functools.lru_cache(maxsize=16)
+def _masked(source: str) -> tuple[str, list[int], list[int]]:
+    """Source with comments, strings and directives blanked; brace offsets; line starts."""
+    masked = _MASK_RE.sub(_blank, source)
+    braces = [m.start() for m in re.finditer(r"[{}]", masked)]
+    line_starts = [0] + [m.end() for m in re.finditer(r"\n", source)]
+    return masked, braces, line_starts
+
+
+def _line_col(line_starts: list[int], off: int) -> tuple[int, int]:
+    ln = bisect.bisect_right(line_starts, off)
+    return ln, off - line_starts[ln - 1] + 1
+
+
+def _find_definition(source: str, name: str) -> tuple[int, int, int, int] | None:
+    """(decl start, '(' offset, ')' offset, closing '}' offset) of a kernel at top level."""
+    masked, braces, _ = _masked(source)
+    depth_at: dict[int, int] = {}
+    depth = 0
+    for off in braces:
+        if masked[off] == "{":
+            depth_at[off] = depth
+            depth += 1
+        else:
+            depth -= 1
+            depth_at[off] = depth
+    for m in re.finditer(r"\b" + re.escape(name) + r"\s*\(", masked):
+        k = bisect.bisect_left(braces, m.start())
+        level = 0
+        for off in braces[:k]:
+            level += 1 if masked[off] == "{" else -1
+        if level != 0:
+            continue
+        open_paren = m.end() - 1
+        close_paren = _match_paren(masked, open_paren)
+        if close_paren is None:
+            continue
+        after = _ATTR_RE.sub(lambda a: " " * len(a.group()), masked[close_paren + 1:
+                                                                     close_paren + 2000])
+        stripped = after.lstrip()
+        if not stripped.startswith("{"):
+            continue
+        body = close_paren + 1 + (len(after) - len(stripped))
+        end = _match_brace(masked, body, braces, depth_at)
+        if end is None:
+            continue
+        start = _decl_start(masked, m.start())
+        return start, open_paren, close_paren, end
+    return None
+
+
+def _match_paren(text: str, i: int) -> int | None:
+    depth = 0
+    for j in range(i, min(len(text), i + 200_000)):
+        c = text[j]
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                return j
+    return None
+
+
+def _match_brace(masked: str, i: int, braces: list[int], depth_at: dict[int, int]) -> int | None:
+    k = bisect.bisect_left(braces, i)
+    if k >= len(braces) or braces[k] != i:
+        return None
+    d = depth_at[i]
+    for off in braces[k + 1:]:
+        if masked[off] == "}" and depth_at[off] == d:
+            return off
+    return None
+
+
+def _decl_start(masked: str, name_off: int) -> int:
+    j = max(masked.rfind(";", 0, name_off), masked.rfind("}", 0, name_off))
+    j += 1
+    while j < name_off and masked[j].isspace():
+        j += 1
+    return j
+
+
+def kernel_span(source: str, name: str) -> tuple[int, int] | None:
+    """1-based first and last line of a kernel's definition in the original source."""
+    found = _find_definition(source, name)
+    if found is None:
+        return None
+    _, line_starts = _masked(source)[0], _masked(source)[2]
+    return _line_col(line_starts, found[0])[0], _line_col(line_starts, found[3])[0]
+
+
+def param_spans(source: str, name: str) -> list[tuple[int, int, int, int]] | None:
+    """(line, col, end_line, end_col) of each parameter as written (1-based, end inclusive).
+
+    Counts what is written between the parentheses: a parameter list produced by a macro gives
+    fewer spans than the signature has params.
+    """
+    found = _find_definition(source, name)
+    if found is None:
+        return None
+    masked, _, line_starts = _masked(source)
+    _, open_p, close_p, _ = found
+    spans: list[tuple[int, int, int, int]] = []
+    depth = 0
+    seg = open_p + 1
+    for j in range(open_p + 1, close_p + 1):
+        c = masked[j]
+        if c in "([{":
+            depth += 1
+        elif c in ")]}" and j != close_p:
+            depth -= 1
+        if (c == "," and depth == 0) or j == close_p:
+            a, b = seg, j
+            while a < b and masked[a].isspace():
+                a += 1
+            while b > a and masked[b - 1].isspace():
+                b -= 1
+            if b > a and masked[a:b].strip() != "void":
+                spans.append((*_line_col(line_starts, a), *_line_col(line_starts, b - 1)))
+            seg = j + 1
+    return spans
+
+
+# keep the names the capture layer may want in one place
+TYPE_BUILTINS = BUILTINS
+type_by_name = lookup

@@ -1,14 +1,23 @@
-"""``open_capture`` and the :class:`Capture` facade (API contract; being implemented).
+"""``open_capture`` and the :class:`Capture` facade.
 
 Positions vs numbers: the index stores enqueues in log order; ``pos`` is the
 0-based position in the index, ``number`` is the layer's EnqueueCounter.  In a
 normal single-session log ``number == pos`` but never rely on it: use
 ``position_of``/``numbers``.
+
+Opening reads the call log once (:mod:`cltui.capture.logindex`), lists the dump
+files (:func:`cltui.capture.files.scan_dumps`), the program files and the
+report.  Everything per enqueue (argument values, types, dumps, program) is
+decoded lazily by :meth:`Capture.enqueue` and kept in a small LRU.
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+import re
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -16,9 +25,50 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from cltui.capture.model import Enqueue, EnqueueKind, EnqueueRow, Problem, Program
+from cltui.capture import files
+from cltui.capture import logindex as li
+from cltui.capture.cltypes import decode_value
+from cltui.capture.model import (
+    ArgKind,
+    CaptureError,
+    DeviceTime,
+    Enqueue,
+    EnqueueKind,
+    EnqueueRow,
+    KernelArg,
+    MemObject,
+    Problem,
+    Program,
+)
+from cltui.capture.signature import parse_kernels
 
 ProgressFn = Callable[[float], None]  # fraction 0..1, called from the indexing thread
+
+_LRU_SIZE = 256
+_SIZES_RE = re.compile(
+    r"(?:global_work_offset = < ([^>]*) >, )?global_work_size = < ([^>]*) >"
+    r"(?:, local_work_size = < ([^>]*) >)?"
+)
+_EWL_RE = re.compile(r", event_wait_list = \( size = \d+ \)\[[^\]]*\]")
+_EVENT_RE = re.compile(r" created event = (0x[0-9a-fA-F]+|\(nil\)|[0-9A-F]{8,16})")
+_ERR_RE = re.compile(r" -> (\S+)\s*$")
+_KERNEL_DEF_RE = r"(?:__kernel|kernel)\s+(?:__attribute__\s*\(\(.*?\)\)\s*)?void\s+{}\s*\("
+
+
+def _dims(text: str | None, sep: str) -> tuple[int, ...] | None:
+    if text is None:
+        return None
+    t = text.strip()
+    if not t or t == "NULL":
+        return None
+    try:
+        return tuple(int(x) for x in t.split(sep))
+    except ValueError:
+        return None
+
+
+def _read_text(path: Path) -> str:
+    return files.read_text_lenient(path)
 
 
 class Capture:
@@ -36,22 +86,175 @@ class Capture:
     kernel_names: list[str]  # distinct short kernel names
     device_times: npt.NDArray[np.int64]  # shape (n, 3): q->s, s->st, st->e ns; -1 missing
 
+    def __init__(
+        self,
+        path: Path,
+        log: li.LogIndex | None,
+        dumps: Any,
+        programs: list[Program],
+        report: Any,
+        problems: list[Problem],
+    ) -> None:
+        self.path = path
+        self.log = log
+        self.log_path = log.path if log is not None else None
+        self.dumps = dumps
+        self.report = report
+        self.problems = problems
+        self.controls = dict(log.controls) if log is not None else {}
+        self._programs_by_number: dict[int, Program] = {}
+        self._lock = threading.RLock()
+        self._cache: OrderedDict[int, Enqueue] = OrderedDict()
+        self._sig_cache: dict[str, dict[str, Any]] = {}
+        self._replay_cache: dict[int, Any] = {}
+        self._source_cache: dict[str, str] = {}
+        if log is not None:
+            self.numbers = log.numbers
+            self.offsets = log.offsets
+            self.kinds = log.kinds
+            self.kernel_ids = log.kernel_ids
+            self.kernel_names = log.kernel_names
+            self.device_times = log.device_times
+            self.function_ids = log.function_ids
+            self.functions = log.functions
+        else:
+            self._index_from_dumps()
+        self._programs = self._link_programs(programs)
+        n = len(self.numbers)
+        self.has_pre = np.zeros(n, dtype=bool)
+        self.has_post = np.zeros(n, dtype=bool)
+        self.has_replay = np.zeros(n, dtype=bool)
+        self.hashes_only = np.zeros(n, dtype=bool)
+        self._sorted = bool(n < 2 or np.all(np.diff(self.numbers) > 0))
+        self._order: npt.NDArray[np.int64] | None = None
+        if not self._sorted:
+            self._order = np.argsort(self.numbers, kind="stable")
+        self._fill_flags()
+        self._ska_keys = sorted(getattr(dumps, "setkernelarg", {}) or {})
+
+    # ------------------------------------------------------------------ index
+    def _index_from_dumps(self) -> None:
+        d = self.dumps
+        names: dict[int, str] = {}
+        for table in (getattr(d, "pre", {}), getattr(d, "post", {})):
+            for e, lst in (table or {}).items():
+                if lst:
+                    names.setdefault(int(e), lst[0].kernel)
+        for e, folder in (getattr(d, "replay", {}) or {}).items():
+            m = re.match(r"Enqueue_\d+_(.*)$", Path(folder).name, re.DOTALL)
+            names.setdefault(int(e), m.group(1) if m else "")
+        nums = sorted(names)
+        knames: list[str] = []
+        kmap: dict[str, int] = {}
+        kids = []
+        for e in nums:
+            k = names[e]
+            if k not in kmap:
+                kmap[k] = len(knames)
+                knames.append(k)
+            kids.append(kmap[k])
+        n = len(nums)
+        self.numbers = np.array(nums, dtype=np.int64)
+        self.offsets = np.full(n, -1, dtype=np.int64)
+        self.kinds = np.full(n, int(EnqueueKind.KERNEL), dtype=np.uint8)
+        self.kernel_ids = np.array(kids, dtype=np.int32)
+        self.kernel_names = knames
+        self.device_times = np.full((n, 3), -1, dtype=np.int64)
+        self.functions = ["clEnqueueNDRangeKernel"]
+        self.function_ids = np.zeros(n, dtype=np.uint16)
+
+    def _fill_flags(self) -> None:
+        d = self.dumps
+        if d is None:
+            return
+        for table, arr in (
+            (getattr(d, "pre", {}), self.has_pre),
+            (getattr(d, "post", {}), self.has_post),
+        ):
+            for e, lst in (table or {}).items():
+                p = self.position_of(int(e))
+                if p is None or not lst:
+                    continue
+                arr[p] = True
+                if all(x.hashed for x in lst):
+                    self.hashes_only[p] = True
+        for e in getattr(d, "replay", {}) or {}:
+            p = self.position_of(int(e))
+            if p is not None:
+                self.has_replay[p] = True
+
+    def _link_programs(self, programs: list[Program]) -> list[Program]:
+        out: list[Program] = []
+        handles: dict[int, int] = {}
+        if self.log is not None:
+            for h, recs in self.log.programs.items():
+                for r in recs:
+                    if r.number is not None:
+                        handles[r.number] = h
+        for p in programs:
+            if p.handle is None and p.number in handles:
+                p = dataclasses.replace(p, handle=handles[p.number])
+            out.append(p)
+            self._programs_by_number[p.number] = p
+        return out
+
     def __len__(self) -> int:
-        raise NotImplementedError
+        return len(self.numbers)
 
     def position_of(self, number: int) -> int | None:
-        raise NotImplementedError
+        nums = self.numbers
+        if len(nums) == 0:
+            return None
+        if self._sorted:
+            i = int(np.searchsorted(nums, number))
+            return i if i < len(nums) and int(nums[i]) == number else None
+        assert self._order is not None
+        s = nums[self._order]
+        i = int(np.searchsorted(s, number, side="right")) - 1
+        if i >= 0 and int(s[i]) == number:
+            return int(self._order[i])
+        return None
+
+    def _line(self, pos: int) -> str:
+        if self.log is None:
+            return ""
+        off = int(self.offsets[pos])
+        return self.log.read_line(off) if off >= 0 else ""
+
+    def _sizes(self, line: str) -> tuple[tuple[int, ...] | None, ...]:
+        m = _SIZES_RE.search(line)
+        if m is None:
+            return None, None, None
+        return _dims(m.group(1), ","), _dims(m.group(2), "x"), _dims(m.group(3), "x")
 
     def row(self, pos: int) -> EnqueueRow:
-        raise NotImplementedError
+        kind = EnqueueKind(int(self.kinds[pos]))
+        kid = int(self.kernel_ids[pos])
+        gsz = lsz = None
+        if kind in (EnqueueKind.KERNEL, EnqueueKind.TASK):
+            _, gsz, lsz = self._sizes(self._line(pos))
+        dtm = self.device_times[pos]
+        dtime = DeviceTime(int(dtm[0]), int(dtm[1]), int(dtm[2])) if dtm[0] >= 0 else None
+        return EnqueueRow(
+            number=int(self.numbers[pos]),
+            kind=kind,
+            function=self.functions[int(self.function_ids[pos])],
+            kernel=self.kernel_names[kid] if kid >= 0 else None,
+            global_size=gsz,
+            local_size=lsz,
+            device_time=dtime,
+            has_pre=bool(self.has_pre[pos]),
+            has_post=bool(self.has_post[pos]),
+            has_replay=bool(self.has_replay[pos]),
+            hashes_only=bool(self.hashes_only[pos]),
+        )
 
     def rows(self, start: int, stop: int) -> list[EnqueueRow]:
-        raise NotImplementedError
+        start = max(0, start)
+        stop = min(len(self), stop)
+        return [self.row(p) for p in range(start, stop)]
 
-    def enqueue(self, number: int) -> Enqueue:
-        """Full decode of one enqueue (args typed by signature, dumps attached)."""
-        raise NotImplementedError
-
+    # ------------------------------------------------------------------ find
     def find(
         self,
         kernel: str | None = None,
@@ -62,21 +265,583 @@ class Capture:
         last: int | None = None,
     ) -> npt.NDArray[np.int64]:
         """Positions of enqueues matching a kernel-name substring/regex, kinds, number range."""
-        raise NotImplementedError
+        mask = np.ones(len(self), dtype=bool)
+        if kernel:
+            if regex:
+                try:
+                    rx = re.compile(kernel)
+                except re.error as e:
+                    raise CaptureError(f"bad regular expression {kernel!r}: {e}") from None
+                ids = [i for i, k in enumerate(self.kernel_names) if rx.search(k)]
+            else:
+                ids = [i for i, k in enumerate(self.kernel_names) if kernel in k]
+            mask &= np.isin(self.kernel_ids, np.array(ids, dtype=np.int32))
+        if kinds is not None:
+            mask &= np.isin(self.kinds, np.array([int(k) for k in kinds], dtype=np.uint8))
+        if first is not None:
+            mask &= self.numbers >= first
+        if last is not None:
+            mask &= self.numbers <= last
+        return np.flatnonzero(mask).astype(np.int64)
 
+    # ------------------------------------------------------------------ programs
     @property
     def programs(self) -> list[Program]:
-        raise NotImplementedError
+        return list(self._programs)
 
     def program_source(self, program: Program) -> str:
-        raise NotImplementedError
+        if program.source_path is None:
+            return ""
+        key = str(program.source_path)
+        if key not in self._source_cache:
+            try:
+                self._source_cache[key] = _read_text(program.source_path).replace("\x00", "")
+            except OSError:
+                self._source_cache[key] = ""
+        return self._source_cache[key]
 
     def build_log(self, program: Program) -> str:
-        raise NotImplementedError
+        parts = []
+        for tag, p in sorted(program.build_logs.items()):
+            try:
+                parts.append(f"--- {tag} ---\n{_read_text(p)}")
+            except OSError as e:
+                parts.append(f"--- {tag} --- (unreadable: {e.strerror})")
+        return "\n".join(parts)
 
+    # ------------------------------------------------------------------ enqueue
+    def enqueue(self, number: int) -> Enqueue:
+        """Full decode of one enqueue (args typed by signature, dumps attached)."""
+        with self._lock:
+            hit = self._cache.get(number)
+            if hit is not None:
+                self._cache.move_to_end(number)
+                return hit
+        pos = self.position_of(number)
+        if pos is None:
+            raise KeyError(f"no enqueue {number} in this capture")
+        try:
+            enq = self._decode(pos)
+        except Exception as e:
+            enq = Enqueue(
+                row=self._safe_row(pos), line="", queue=None, event=None, global_offset=None
+            )
+            enq.problems.append(
+                Problem(
+                    f"could not decode this enqueue: {type(e).__name__}: "
+                    f"{str(e).splitlines()[0] if str(e) else ''}",
+                    enqueue=number,
+                    severity="error",
+                )
+            )
+        with self._lock:
+            self._cache[number] = enq
+            if len(self._cache) > _LRU_SIZE:
+                self._cache.popitem(last=False)
+        return enq
+
+    def _safe_row(self, pos: int) -> EnqueueRow:
+        try:
+            return self.row(pos)
+        except Exception:
+            return EnqueueRow(
+                int(self.numbers[pos]),
+                EnqueueKind(int(self.kinds[pos])),
+                "",
+                None,
+                None,
+                None,
+                None,
+                False,
+                False,
+                False,
+                False,
+            )
+
+    def _replay(self, number: int) -> Any:
+        if number in self._replay_cache:
+            return self._replay_cache[number]
+        folder = (getattr(self.dumps, "replay", {}) or {}).get(number)
+        rf = None
+        if folder is not None:
+            rf = files.read_replay_folder(Path(folder))
+        self._replay_cache[number] = rf
+        return rf
+
+    def _decode(self, pos: int) -> Enqueue:
+        row = self.row(pos)
+        number = row.number
+        line = self._line(pos)
+        problems: list[Problem] = []
+        fn = row.function
+        args_text = ""
+        if line:
+            i = line.find(fn)
+            rest = line[i + len(fn) :] if i >= 0 else ""
+            _, args_text = li.split_kernel_name(rest)
+            args_text, _ = li.strip_counter(args_text)
+        kv = li._kv(_EWL_RE.sub("", args_text))
+        off = int(self.offsets[pos])
+        log = self.log
+        enq = Enqueue(
+            row=row,
+            line=line.strip(),
+            queue=li.parse_ptr(kv.get("queue", "")),
+            event=None,
+            global_offset=None,
+            problems=problems,
+        )
+        if log is not None and off >= 0:
+            ex = log.exit_line(off, fn)
+            if ex is None:
+                problems.append(
+                    Problem("no exit line for this call (log truncated?)", enqueue=number)
+                )
+            else:
+                m = _EVENT_RE.search(" " + ex if ex.startswith("created") else ex)
+                if m:
+                    enq.event = li.parse_ptr(m.group(1))
+                em = _ERR_RE.search(ex)
+                if em and em.group(1) != "CL_SUCCESS":
+                    problems.append(
+                        Problem(f"the call failed: {em.group(1)}", enqueue=number, severity="error")
+                    )
+            if enq.queue:
+                q = log.queue_at(enq.queue, off)
+                enq.device = q.device if q else None
+        if row.kind in (EnqueueKind.KERNEL, EnqueueKind.TASK):
+            go, _, _ = self._sizes(line)
+            enq.global_offset = go
+            self._decode_kernel(enq, pos, kv, off)
+        else:
+            self._decode_transfer(enq, kv, off)
+        problems.extend(p for p in self._dump_problems(enq))
+        return enq
+
+    def _mem(self, handle: int | None, off: int) -> MemObject | None:
+        if not handle or self.log is None:
+            return None
+        return self.log.mem_at(handle, off if off >= 0 else self.log.size)
+
+    def _decode_transfer(self, enq: Enqueue, kv: dict[str, str], off: int) -> None:
+        src = (
+            kv.get("buffer")
+            or kv.get("image")
+            or kv.get("memobj")
+            or kv.get("src_buffer")
+            or kv.get("src_image")
+        )
+        dst = kv.get("dst_buffer") or kv.get("dst_image")
+        enq.mem = self._mem(li.parse_ptr(src) if src else None, off)
+        enq.dst_mem = self._mem(li.parse_ptr(dst) if dst else None, off)
+        if self.log is not None and off >= 0:
+            # SVM/USM transfers name raw pointers: find the allocation that holds them
+            svm_src = kv.get("svm_ptr") or kv.get("src_ptr")
+            svm_dst = kv.get("dst_ptr")
+            if enq.mem is None and svm_src:
+                p = li.parse_ptr(svm_src)
+                enq.mem = self.log.svm_containing(p, off) if p else None
+            if enq.dst_mem is None and svm_dst:
+                p = li.parse_ptr(svm_dst)
+                enq.dst_mem = self.log.svm_containing(p, off) if p else None
+        for key in ("offset", "src_offset"):
+            if key in kv:
+                with contextlib.suppress(ValueError):
+                    enq.offset = int(kv[key])
+                break
+        for key in ("cb", "size"):
+            if key in kv:
+                with contextlib.suppress(ValueError):
+                    enq.nbytes = int(kv[key])
+                break
+        if " non-blocking" in enq.line or ", non-blocking" in enq.line:
+            enq.blocking = False
+        elif ", blocking" in enq.line:
+            enq.blocking = True
+
+    # ---- kernels
+    def _program_for(
+        self, enq: Enqueue, kernel_name: str, krec: li.KernelRecord | None, replay: Any
+    ) -> tuple[Program | None, str, str]:
+        """(program, source text, build options) for a kernel enqueue (§5.4)."""
+        log = self.log
+        if krec is not None and krec.program is not None and log is not None:
+            prec = log.program_at(krec.program, krec.entry_offset)
+            if prec is not None and prec.number is not None:
+                prog = self._programs_by_number.get(prec.number)
+                if prog is not None and prog.source_path is not None:
+                    return prog, self.program_source(prog), prog.options
+        if replay is not None and getattr(replay, "kernel_source", None):
+            src = bytes(replay.kernel_source).replace(b"\x00", b"").decode("utf-8", "replace")
+            opts = getattr(replay, "build_options", "") or ""
+            for prog in self._programs:
+                if self.program_source(prog) == src:
+                    return prog, src, opts
+            return None, src, opts
+        # grep the sources for the kernel definition
+        if kernel_name:
+            rx = re.compile(_KERNEL_DEF_RE.format(re.escape(kernel_name)), re.DOTALL)
+            hits = [p for p in self._programs if rx.search(self.program_source(p))]
+            if hits:
+                if len(hits) > 1:
+                    enq.problems.append(
+                        Problem(
+                            f"{len(hits)} programs define a kernel {kernel_name!r}; "
+                            f"using program {hits[-1].number}",
+                            enqueue=enq.number,
+                        )
+                    )
+                p = hits[-1]
+                return p, self.program_source(p), p.options
+        return None, "", ""
+
+    def _signature(self, key: str, source: str, options: str, enq: Enqueue) -> dict[str, Any]:
+        if key in self._sig_cache:
+            return self._sig_cache[key]
+        sigs: dict[str, Any] = {}
+        if source:
+            try:
+                sigs = dict(parse_kernels(source, options))
+            except Exception as e:
+                enq.problems.append(
+                    Problem(f"could not parse the kernel source: {e}", enqueue=enq.number)
+                )
+        self._sig_cache[key] = sigs
+        return sigs
+
+    def _decode_kernel(self, enq: Enqueue, pos: int, kv: dict[str, str], off: int) -> None:
+        number = enq.number
+        log = self.log
+        kname = enq.row.kernel or ""
+        khandle = li.parse_ptr(kv.get("kernel", "")) if kv.get("kernel") else None
+        enq.kernel_handle = khandle
+        krec = log.kernel_at(khandle, off) if (log is not None and khandle) else None
+        replay = None
+        try:
+            replay = self._replay(number)
+        except Exception as e:
+            enq.problems.append(Problem(f"unreadable replay folder: {e}", enqueue=number))
+        if replay is not None:
+            enq.replay_dir = Path((getattr(self.dumps, "replay", {}) or {})[number])
+            enq.problems.extend(getattr(replay, "problems", []) or [])
+            if not kname:
+                kname = replay.kernel_name
+        prog, source, options = self._program_for(enq, kname, krec, replay)
+        enq.program = prog
+        if not source:
+            enq.problems.append(
+                Problem(f"no program source found for kernel {kname!r}", enqueue=number)
+            )
+        key = str(prog.source_path) if prog is not None else f"replay:{number}"
+        sigs = self._signature(key + "\x00" + options, source, options, enq)
+        raw_name = krec.name if krec is not None and krec.name else kname
+        sig = sigs.get(raw_name) or sigs.get(kname)
+        if source and sig is None and sigs:
+            enq.problems.append(
+                Problem(f"kernel {kname!r} not found in its program source", enqueue=number)
+            )
+        params = list(sig.params) if sig is not None else []
+        nargs: int | None = len(params) if sig is not None else None
+        if nargs is None and krec is not None and log is not None:
+            nargs = log.num_args_after(krec.exit_offset)
+        setargs: dict[int, li.SetArg] = {}
+        if log is not None and khandle and off >= 0:
+            stop = krec.entry_offset if krec is not None else 0
+            setargs = log.kernel_args_at(khandle, off, stop, nargs)
+        indexes = set(range(nargs or 0)) | set(setargs)
+        if replay is not None:
+            indexes |= set(replay.arguments) | set(replay.locals)
+        dumps_pre = {d.arg: d for d in (getattr(self.dumps, "pre", {}) or {}).get(number, [])}
+        dumps_post = {d.arg: d for d in (getattr(self.dumps, "post", {}) or {}).get(number, [])}
+        if replay is not None:
+            for i, d in (replay.pre or {}).items():
+                dumps_pre.setdefault(i, d)
+            for i, d in (replay.post or {}).items():
+                dumps_post.setdefault(i, d)
+        indexes |= set(dumps_pre) | set(dumps_post)
+        for i in sorted(indexes):
+            param = params[i] if i < len(params) else None
+            arg = self._make_arg(enq, i, param, setargs.get(i), replay, kname, off)
+            arg.pre = dumps_pre.get(i)
+            arg.post = dumps_post.get(i)
+            enq.args.append(arg)
+
+    def _ska_raw(self, number: int, kname: str, i: int, setarg: li.SetArg | None) -> bytes | None:
+        table = getattr(self.dumps, "setkernelarg", {}) or {}
+        path = None
+        if setarg is not None and setarg.counter is not None:
+            path = table.get(setarg.counter, {}).get((kname, i))
+        elif setarg is None and self._ska_keys:
+            import bisect
+
+            j = bisect.bisect_right(self._ska_keys, number) - 1
+            while j >= 0 and path is None:
+                path = table[self._ska_keys[j]].get((kname, i))
+                j -= 1
+        if path is None:
+            return None
+        try:
+            return Path(path).read_bytes()
+        except OSError:
+            return None
+
+    def _make_arg(
+        self,
+        enq: Enqueue,
+        i: int,
+        param: Any,
+        setarg: li.SetArg | None,
+        replay: Any,
+        kname: str,
+        off: int,
+    ) -> KernelArg:
+        number = enq.number
+        arg = KernelArg(index=i, kind=ArgKind.UNKNOWN, size=setarg.size if setarg else 0)
+        ctype = None
+        if param is not None:
+            ctype = param.ctype
+            arg.name = param.name
+            arg.type_name = param.type_text
+            arg.address_space = param.address_space
+            arg.access = param.access
+        # raw bytes: SetKernelArg dump > Replay Argument file > log text
+        raw = None
+        if setarg is None or not setarg.is_svm:
+            raw = self._ska_raw(number, kname, i, setarg)
+            if raw is not None:
+                arg.raw_source = "setkernelarg"
+        if raw is None and replay is not None and i in replay.arguments:
+            raw = replay.arguments[i]
+            arg.raw_source = "replay"
+        if raw is None and setarg is not None and setarg.raw is not None:
+            raw = setarg.raw
+            arg.raw_source = "log"
+        arg.raw = raw
+        if not arg.size and raw is not None:
+            arg.size = len(raw)
+        ckind: str | None = None
+        if param is not None:
+            ckind = "pointer" if param.is_pointer else param.ctype.kind
+        is_local_ptr = ckind == "pointer" and (param.address_space or "") == "local"
+        local = replay.locals.get(i) if replay is not None else None
+        if setarg is not None and setarg.is_svm:
+            arg.kind = ArgKind.SVM
+            arg.handle = setarg.pointer
+        elif is_local_ptr or (local is not None and raw is None):
+            arg.kind = ArgKind.LOCAL
+            arg.local_size = local if local is not None else (setarg.size if setarg else None)
+        elif (setarg is not None and setarg.sampler is not None) or ckind == "sampler":
+            arg.kind = ArgKind.SAMPLER
+            arg.sampler = setarg.sampler if setarg is not None else None
+            if replay is not None and i in getattr(replay, "samplers", {}):
+                arg.sampler = arg.sampler or replay.samplers[i]
+            if arg.sampler is None and raw is not None and len(raw) == 8 and self.log:
+                arg.handle = int.from_bytes(raw, "little")
+                arg.sampler = self.log.sampler_at(arg.handle, off)
+        elif ckind in ("pointer", "image") or (ckind is None and self._is_mem(raw, off)):
+            h = int.from_bytes(raw[:8], "little") if raw is not None and len(raw) >= 8 else None
+            arg.handle = h
+            if h == 0:
+                arg.kind = ArgKind.NULL
+            else:
+                arg.mem = self._mem(h, off)
+                svm = replay.svm_offsets.get(i) if replay is not None else None
+                if arg.mem is None and h is not None and self.log is not None and svm is None:
+                    alloc = self.log.svm_containing(h, off)
+                    if alloc is not None:
+                        arg.kind = ArgKind.SVM
+                        arg.mem = alloc
+                        arg.svm_offset = h - alloc.handle
+                if arg.kind is ArgKind.UNKNOWN:
+                    if ckind == "image" or (arg.mem is not None and arg.mem.kind == "image"):
+                        arg.kind = ArgKind.IMAGE
+                    else:
+                        arg.kind = ArgKind.BUFFER
+        elif raw is not None or ckind is not None:
+            arg.kind = ArgKind.SCALAR
+        elif setarg is not None:
+            # a size without a value and no type: a __local argument or an unprinted scalar
+            arg.kind = ArgKind.LOCAL if setarg.size not in (1, 2, 4, 8, 16) else ArgKind.UNKNOWN
+            if arg.kind is ArgKind.LOCAL:
+                arg.local_size = setarg.size
+        if arg.kind is ArgKind.SVM:
+            if arg.mem is None and arg.handle and self.log is not None:
+                alloc = self.log.svm_containing(arg.handle, off)
+                if alloc is not None:
+                    arg.mem = alloc
+                    arg.svm_offset = arg.handle - alloc.handle
+            svm = replay.svm_offsets.get(i) if replay is not None else None
+            if svm is not None:
+                arg.svm_offset = svm
+        # dtype and value
+        if ctype is not None and ckind not in ("image", "sampler"):
+            arg.dtype = ctype.dtype
+        if arg.kind is ArgKind.SCALAR and raw is not None and ctype is not None:
+            arg.value = decode_value(raw, ctype)
+            size = ctype.size
+            if size and len(raw) != size:
+                enq.problems.append(
+                    Problem(
+                        f"argument {i}: {len(raw)} value bytes for type {arg.type_name} "
+                        f"({size} bytes)",
+                        enqueue=number,
+                    )
+                )
+        elif arg.kind is ArgKind.SCALAR and raw is None and setarg is not None:
+            enq.problems.append(
+                Problem(
+                    f"argument {i}: the log prints no value for {setarg.size}-byte values and "
+                    "no SetKernelArg/Replay dump holds it",
+                    enqueue=number,
+                )
+            )
+        return arg
+
+    def _is_mem(self, raw: bytes | None, off: int) -> bool:
+        if raw is None or len(raw) != 8 or self.log is None:
+            return False
+        h = int.from_bytes(raw, "little")
+        return h == 0 or self._mem(h, off) is not None
+
+    def _dump_problems(self, enq: Enqueue) -> list[Problem]:
+        out: list[Problem] = []
+        for a in enq.args:
+            for which, d in (("pre", a.pre), ("post", a.post)):
+                if d is None or d.hashed:
+                    continue
+                size = d.size
+                where = _rel(self.path, d.path)
+                if d.is_image and d.image_region is not None and d.image_bpp:
+                    w, h, dd = d.image_region
+                    want = w * h * dd * d.image_bpp // 8
+                    if size != want:
+                        out.append(
+                            Problem(
+                                f"argument {a.index}: {which} image dump holds {size}"
+                                f" bytes, its name says {want}",
+                                where,
+                                enq.number,
+                            )
+                        )
+                    if a.mem is not None and a.mem.image is not None:
+                        reg = li.image_region(a.mem.image)
+                        if reg != d.image_region:
+                            out.append(
+                                Problem(
+                                    f"argument {a.index}: {which} image dump region "
+                                    f"{d.image_region} differs from the image {reg}",
+                                    where,
+                                    enq.number,
+                                )
+                            )
+                elif (
+                    a.mem is not None
+                    and a.mem.size
+                    and a.kind is ArgKind.BUFFER
+                    and size != a.mem.size
+                ):
+                    out.append(
+                        Problem(
+                            f"argument {a.index}: {which} dump holds {size} bytes, the buffer "
+                            f"has {a.mem.size}",
+                            where,
+                            enq.number,
+                        )
+                    )
+                if a.dtype is not None and a.dtype.itemsize and size % a.dtype.itemsize:
+                    out.append(
+                        Problem(
+                            f"argument {a.index}: {which} dump size {size} is not a multiple of "
+                            f"{a.type_name} ({a.dtype.itemsize} bytes)",
+                            where,
+                            enq.number,
+                        )
+                    )
+        return out
+
+    # ------------------------------------------------------------------ info
     def info(self) -> dict[str, Any]:
         """JSON-able summary used by ``cltui info``."""
-        raise NotImplementedError
+        n = len(self)
+        kinds = {
+            EnqueueKind(int(k)).label: int(c)
+            for k, c in zip(*np.unique(self.kinds, return_counts=True), strict=True)
+        }
+        per_kernel: dict[str, dict[str, Any]] = {}
+        if n:
+            kid = self.kernel_ids
+            valid = kid >= 0
+            counts = np.bincount(kid[valid], minlength=len(self.kernel_names))
+            dt = self.device_times[:, 2]
+            have = valid & (dt >= 0)
+            tot = np.bincount(
+                kid[have], weights=dt[have].astype(np.float64), minlength=len(self.kernel_names)
+            )
+            timed = np.bincount(kid[have], minlength=len(self.kernel_names))
+            for i, name in enumerate(self.kernel_names):
+                entry = per_kernel.setdefault(name, {"count": 0, "timed": 0, "device_ns": 0})
+                entry["count"] += int(counts[i])
+                entry["timed"] += int(timed[i])
+                entry["device_ns"] += int(tot[i])
+        d = self.dumps
+        pre = getattr(d, "pre", {}) or {}
+        post = getattr(d, "post", {}) or {}
+        ska = getattr(d, "setkernelarg", {}) or {}
+        devices = sorted(
+            {
+                q.device
+                for lst in (self.log.queues.values() if self.log else [])
+                for q in lst
+                if q.device
+            }
+        )
+        report: dict[str, Any] | None = None
+        if self.report is not None:
+            report = {"total_enqueues": getattr(self.report, "total_enqueues", None)}
+        return {
+            "path": str(self.path),
+            "log": str(self.log_path) if self.log_path else None,
+            "enqueues": n,
+            "first": int(self.numbers[0]) if n else None,
+            "last": int(self.numbers[-1]) if n else None,
+            "kinds": kinds,
+            "kernels": per_kernel,
+            "device_times": int((self.device_times[:, 0] >= 0).sum()) if n else 0,
+            "programs": [
+                {
+                    "number": p.number,
+                    "hash": p.hash,
+                    "options": p.options,
+                    "source": str(p.source_path) if p.source_path else None,
+                }
+                for p in self._programs
+            ],
+            "devices": devices,
+            "controls": dict(self.controls),
+            "data": {
+                "pre_dumps": sum(len(v) for v in pre.values()),
+                "post_dumps": sum(len(v) for v in post.values()),
+                "pre_enqueues": len(pre),
+                "post_enqueues": len(post),
+                "replay_folders": len(getattr(d, "replay", {}) or {}),
+                "setkernelarg_dumps": sum(len(v) for v in ska.values()),
+                "hashes_only": bool(self.hashes_only.any()),
+            },
+            "report": report,
+            "sessions": len(self.log.sessions) if self.log else 0,
+            "problems": len(self.problems),
+        }
+
+    def close(self) -> None:
+        if self.log is not None:
+            self.log.close()
+
+
+def _rel(root: Path, p: Path) -> str:
+    try:
+        return str(Path(p).relative_to(root))
+    except ValueError:
+        return str(p)
 
 
 def open_capture(
@@ -84,4 +849,60 @@ def open_capture(
     progress: ProgressFn | None = None,
     cancel: threading.Event | None = None,
 ) -> Capture:
-    raise NotImplementedError
+    """Open a dump directory; raises only :class:`CaptureError`."""
+    try:
+        return _open(Path(path), progress, cancel)
+    except CaptureError:
+        raise
+    except Exception as e:
+        raise CaptureError(f"{path}: cannot open capture: {type(e).__name__}: {e}") from None
+
+
+def _open(root: Path, progress: ProgressFn | None, cancel: threading.Event | None) -> Capture:
+    if not root.exists():
+        raise CaptureError(f"{root} does not exist")
+    if not root.is_dir():
+        raise CaptureError(f"{root} is not a directory")
+    problems: list[Problem] = []
+    logs = li.find_logs(root)
+    dumps = files.scan_dumps(root, None)
+    problems.extend(getattr(dumps, "problems", []) or [])
+    have_dumps = bool(dumps.pre or dumps.post or dumps.replay or dumps.setkernelarg)
+    if not logs and not have_dumps:
+        raise CaptureError(f"{root} contains no clintercept_log.txt and no dump folders")
+    log: li.LogIndex | None = None
+    if logs:
+        if len(logs) > 1:
+            problems.append(Problem(f"{len(logs)} call logs found; using {logs[0].name}"))
+        log = li.build_index(logs[0], progress, cancel)
+        problems.extend(log.problems)
+        if len(log.numbers) == 0 and have_dumps:
+            problems.append(
+                Problem("the call log holds no enqueues; using the dump files", logs[0].name)
+            )
+            log.close()
+            log = None
+    else:
+        problems.append(Problem("no clintercept_log.txt: enqueues come from the dump files only"))
+    programs, pprobs = files.scan_programs(root)
+    problems.extend(pprobs)
+    report = None
+    rp = root / "clintercept_report.txt"
+    if rp.is_file():
+        report = files.parse_report(rp)
+        if report is None:
+            problems.append(Problem("the report could not be read", rp.name))
+    cap = Capture(root, log, dumps, programs, report, problems)
+    if report is not None and log is not None:
+        total = getattr(report, "total_enqueues", None)
+        if total is not None and len(cap) and total != int(cap.numbers.max()) + 1:
+            problems.append(
+                Problem(
+                    f"the report says {total} enqueues, the log ends at "
+                    f"{int(cap.numbers.max()) + 1}",
+                    rp.name,
+                )
+            )
+    if progress is not None:
+        progress(1.0)
+    return cap

@@ -1,0 +1,1030 @@
+"""One-pass enqueue index over ``clintercept_log.txt`` (capture-format.md §2, §8).
+
+The log is memory-mapped and scanned once, in chunks, with a few compiled
+byte regexes whose literal prefixes (``>>>> ``, ``<<<< ``, ``Device Time for``)
+let the regex engine skip non-matching lines in C.  Python work happens per
+*match* (per enqueue, per device-time line and per rare creation line), never
+per log line.  ``clSetKernelArg`` lines are not touched at index time: the
+argument state of a kernel enqueue is found lazily by scanning backwards from
+the enqueue (:meth:`LogIndex.kernel_args_at`).
+"""
+
+from __future__ import annotations
+
+import bisect
+import contextlib
+import mmap
+import re
+import threading
+from array import array
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from cltui.capture.model import (
+    CaptureError,
+    EnqueueKind,
+    ImageFormat,
+    MemObject,
+    Problem,
+    SamplerDesc,
+)
+
+CHUNK = 16 * 1024 * 1024
+_PREFIX = rb"(?:Time: \d+ )?(?:TID = \d+ )?(?:TNum = \d+ )?"
+# Entry lines we care about at index time: every clEnqueue* plus the rare creators/releases.
+_ENTRY_RE = re.compile(
+    rb">>>> " + _PREFIX + rb"(cl(?:Enqueue|Create|SVMAlloc|SVMFree|HostMemAlloc|DeviceMemAlloc"
+    rb"|SharedMemAlloc|MemFree|Release(?:MemObject|Kernel|Program|Sampler)|BuildProgram"
+    rb"|CompileProgram|LinkProgram)\w*)([^\n]*)"
+)
+_EXIT_RE = re.compile(
+    rb"<<<< " + _PREFIX + rb"(cl(?:Create|SVMAlloc|HostMemAlloc|DeviceMemAlloc|SharedMemAlloc"
+    rb"|LinkProgram)\w*)([^\n]*)"
+)
+_DEVTIME_RE = re.compile(
+    rb"Device Time for ([^\n]*?) \(enqueue (\d+)\) = (\d+) ns \(queued -> submit\), "
+    rb"(\d+) ns \(submit -> start\), (\d+) ns \(start -> end\)"
+)
+_SIDE_RE = re.compile(
+    rb"\n\x00*(Dumping program to file|Dumping input program binary to file"
+    rb"|Dumping program options to file|Build Info for program |Added kernel name mapping: "
+    rb"|Control |-=-=-=-=-=-=-=-=|CLIntercept is shutting down|-------> Start of Build Log"
+    rb"|Dumping kernel capture replay to directory: )([^\n]*)"
+)
+_END_BUILD_LOG = b"<------- End of Build Log"
+
+_PTR = rb"(0x[0-9a-fA-F]+|\(nil\)|[0-9A-F]{8,16})"
+_COUNTER_TAG = b"; EnqueueCounter: "
+
+KIND_OF_FUNCTION: dict[str, EnqueueKind] = {
+    "clEnqueueNDRangeKernel": EnqueueKind.KERNEL,
+    "clEnqueueTask": EnqueueKind.TASK,
+    "clEnqueueNativeKernel": EnqueueKind.OTHER,
+    "clEnqueueReadBuffer": EnqueueKind.READ,
+    "clEnqueueReadBufferRect": EnqueueKind.READ,
+    "clEnqueueReadImage": EnqueueKind.READ,
+    "clEnqueueWriteBuffer": EnqueueKind.WRITE,
+    "clEnqueueWriteBufferRect": EnqueueKind.WRITE,
+    "clEnqueueWriteImage": EnqueueKind.WRITE,
+    "clEnqueueCopyBuffer": EnqueueKind.COPY,
+    "clEnqueueCopyBufferRect": EnqueueKind.COPY,
+    "clEnqueueCopyImage": EnqueueKind.COPY,
+    "clEnqueueCopyImageToBuffer": EnqueueKind.COPY,
+    "clEnqueueCopyBufferToImage": EnqueueKind.COPY,
+    "clEnqueueFillBuffer": EnqueueKind.FILL,
+    "clEnqueueFillImage": EnqueueKind.FILL,
+    "clEnqueueMapBuffer": EnqueueKind.MAP,
+    "clEnqueueMapImage": EnqueueKind.MAP,
+    "clEnqueueUnmapMemObject": EnqueueKind.UNMAP,
+    "clEnqueueMarker": EnqueueKind.MARKER,
+    "clEnqueueMarkerWithWaitList": EnqueueKind.MARKER,
+    "clEnqueueWaitForEvents": EnqueueKind.MARKER,
+    "clEnqueueBarrier": EnqueueKind.BARRIER,
+    "clEnqueueBarrierWithWaitList": EnqueueKind.BARRIER,
+    "clEnqueueMigrateMemObjects": EnqueueKind.MIGRATE,
+}
+
+
+def kind_of(function: str) -> EnqueueKind:
+    k = KIND_OF_FUNCTION.get(function)
+    if k is not None:
+        return k
+    if function.startswith("clEnqueueSVM"):
+        return EnqueueKind.SVM
+    if function.endswith("INTEL") and ("Mem" in function or "Migrate" in function):
+        return EnqueueKind.USM
+    return EnqueueKind.OTHER
+
+
+class IndexCancelled(CaptureError):
+    """Raised when the ``cancel`` event is set while indexing."""
+
+    def __init__(self) -> None:
+        super().__init__("cancelled")
+
+
+def parse_ptr(text: str) -> int | None:
+    """A ``%p`` value: ``0x1a2b``, ``(nil)`` -> 0, or bare upper-case hex (Windows)."""
+    t = text.strip()
+    if t == "(nil)":
+        return 0
+    try:
+        if t.startswith(("0x", "0X")):
+            return int(t, 16)
+        if 8 <= len(t) <= 16:
+            return int(t, 16)
+    except ValueError:
+        return None
+    return None
+
+
+def _dec(b: bytes) -> str:
+    if b"\x00" in b:
+        b = b.replace(b"\x00", b"")
+    return b.decode("utf-8", "replace")
+
+
+def split_kernel_name(rest: str) -> tuple[str | None, str]:
+    """``( name ): args`` -> (name, args); the name may contain ``(``, ``)``, spaces."""
+    if not rest.startswith("( "):
+        return None, rest[2:] if rest.startswith(": ") else rest
+    for sep in (" ): ", " ); "):
+        j = rest.find(sep)
+        if j >= 0:
+            tail = rest[j + 3 :]
+            return rest[2:j], tail[1:] if sep == " ): " and tail.startswith(" ") else tail
+    if rest.endswith(" )"):
+        return rest[2:-2], ""
+    return None, rest
+
+
+def strip_counter(args: str) -> tuple[str, int | None]:
+    j = args.rfind("; EnqueueCounter: ")
+    if j < 0:
+        return args, None
+    try:
+        return args[:j], int(args[j + 18 :].strip())
+    except ValueError:
+        return args[:j], None
+
+
+_SHORT_HASH_RE = re.compile(r"\$(\d{4,}_)?[0-9A-F]{8}_\d{4,}_[0-9A-F]{8}$")
+
+
+def short_kernel_name(name: str) -> str:
+    """Drop a ``KernelNameHashTracking`` suffix (§5.4)."""
+    return _SHORT_HASH_RE.sub("", name)
+
+
+@dataclass(slots=True)
+class KernelRecord:
+    handle: int
+    program: int | None  # program handle
+    name: str
+    entry_offset: int  # offset of the creation entry line
+    exit_offset: int
+
+
+@dataclass(slots=True)
+class ProgramRecord:
+    handle: int
+    number: int | None
+    entry_offset: int
+    source_path: str | None = None
+    options_path: str | None = None
+    build_tag: str | None = None  # P4_H8_C4_O8
+
+
+@dataclass(slots=True)
+class QueueRecord:
+    handle: int
+    device: str | None
+    offset: int
+
+
+@dataclass(slots=True)
+class SetArg:
+    """One ``clSetKernelArg*`` line, decoded."""
+
+    index: int
+    size: int
+    text: str  # the value text after ``value = `` (or the four words), "" if none
+    raw: bytes | None  # value bytes rebuilt from the text (4/8/16-byte values)
+    is_svm: bool
+    sampler: SamplerDesc | None
+    offset: int  # byte offset of the line
+    pointer: int | None  # 8-byte values and SVM pointers as integers
+    counter: int | None = None  # EnqueueCounter at set time (= SetKernelArg_<E4> number)
+
+
+@dataclass
+class LogIndex:
+    """The result of one scan; arrays are in log order (one entry per enqueue)."""
+
+    path: Path
+    size: int
+    numbers: npt.NDArray[np.int64]
+    offsets: npt.NDArray[np.int64]
+    kinds: npt.NDArray[np.uint8]
+    function_ids: npt.NDArray[np.uint16]
+    functions: list[str]
+    kernel_ids: npt.NDArray[np.int32]
+    kernel_names: list[str]
+    device_times: npt.NDArray[np.int64]
+    controls: dict[str, str] = field(default_factory=dict)
+    sessions: list[int] = field(default_factory=list)  # banner offsets
+    shutdowns: int = 0
+    leading_fragment: bool = False
+    problems: list[Problem] = field(default_factory=list)
+    mem: dict[int, list[tuple[int, int | None, MemObject]]] = field(default_factory=dict)
+    kernels: dict[int, list[KernelRecord]] = field(default_factory=dict)
+    programs: dict[int, list[ProgramRecord]] = field(default_factory=dict)
+    queues: dict[int, list[QueueRecord]] = field(default_factory=dict)
+    samplers: dict[int, list[tuple[int, SamplerDesc]]] = field(default_factory=dict)
+    name_mapping: dict[str, str] = field(default_factory=dict)  # k_<n> -> long name
+    replay_lines: int = 0
+    _mm: mmap.mmap | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    # ---- raw access ----
+    def read_line(self, offset: int, limit: int = 1 << 20) -> str:
+        """The line starting at ``offset`` (sampler continuation joined), NULs removed."""
+        mm = self._mm
+        if mm is None or offset < 0 or offset >= self.size:
+            return ""
+        end = mm.find(b"\n", offset, min(self.size, offset + limit))
+        if end < 0:
+            end = min(self.size, offset + limit)
+        line = mm[offset:end]
+        nxt = end + 1
+        if mm[nxt : nxt + len(_COUNTER_TAG)] == _COUNTER_TAG:
+            e2 = mm.find(b"\n", nxt)
+            line += mm[nxt : e2 if e2 >= 0 else self.size]
+        return _dec(line)
+
+    def exit_line(self, entry_offset: int, function: str, limit: int = 1 << 16) -> str | None:
+        """The first ``<<<< ... <function>`` line after an entry (same-function pairing)."""
+        mm = self._mm
+        if mm is None:
+            return None
+        pat = re.compile(rb"<<<< " + _PREFIX + re.escape(function.encode()) + rb"\b([^\n]*)")
+        m = pat.search(mm, entry_offset, min(self.size, entry_offset + limit))
+        return _dec(m.group(1)) if m else None
+
+    # ---- lookups that respect handle recycling ----
+    @staticmethod
+    def _latest(table: dict[int, list[Any]], handle: int, before: int) -> Any:
+        lst = table.get(handle)
+        if not lst:
+            return None
+        keys = [r[0] if isinstance(r, tuple) else r.entry_offset for r in lst]
+        i = bisect.bisect_right(keys, before) - 1
+        return lst[i] if i >= 0 else None
+
+    def mem_at(self, handle: int, before: int) -> MemObject | None:
+        """The memory object with this handle created latest before ``before`` (still alive)."""
+        rec = self._latest(self.mem, handle, before)
+        if rec is None:
+            return None
+        _, released, obj = rec
+        if released is not None and released < before:
+            return None
+        return obj  # type: ignore[no-any-return]
+
+    def svm_containing(self, ptr: int, before: int) -> MemObject | None:
+        """An SVM/USM allocation (alive at ``before``) whose range contains ``ptr``."""
+        best: MemObject | None = None
+        for lst in self.mem.values():
+            for off, released, obj in lst:
+                if obj.kind not in ("svm", "usm") or off > before:
+                    continue
+                if released is not None and released < before:
+                    continue
+                inside = obj.handle <= ptr < obj.handle + max(obj.size, 1)
+                if inside and (best is None or obj.line_offset > best.line_offset):
+                    best = obj
+        return best
+
+    def kernel_at(self, handle: int, before: int) -> KernelRecord | None:
+        r = self._latest(self.kernels, handle, before)
+        return r if isinstance(r, KernelRecord) else None
+
+    def program_at(self, handle: int, before: int) -> ProgramRecord | None:
+        r = self._latest(self.programs, handle, before)
+        return r if isinstance(r, ProgramRecord) else None
+
+    def queue_at(self, handle: int, before: int) -> QueueRecord | None:
+        lst = self.queues.get(handle)
+        if not lst:
+            return None
+        keys = [q.offset for q in lst]
+        i = bisect.bisect_right(keys, before) - 1
+        return lst[i] if i >= 0 else None
+
+    def sampler_at(self, handle: int, before: int) -> SamplerDesc | None:
+        r = self._latest(self.samplers, handle, before)
+        return r[1] if r else None
+
+    def num_args_after(self, offset: int) -> int | None:
+        """``Num Args: N`` of the Kernel Info block that follows a clCreateKernel exit."""
+        mm = self._mm
+        if mm is None:
+            return None
+        m = re.compile(rb"\n\s*Num Args: (\d+)").search(mm, offset, min(self.size, offset + 4096))
+        if m is None:
+            return None
+        between = mm[offset : m.start()]
+        if b">>>> " in between:
+            return None
+        return int(m.group(1))
+
+    def kernel_args_at(
+        self, kernel: int, enqueue_offset: int, stop_offset: int, nargs: int | None
+    ) -> dict[int, SetArg]:
+        """The latest ``clSetKernelArg*`` per index on ``kernel`` before ``enqueue_offset``.
+
+        Scans backwards in 1 MiB windows, stopping at ``stop_offset`` (the kernel's
+        creation) or when ``nargs`` indexes have been found.
+        """
+        mm = self._mm
+        out: dict[int, SetArg] = {}
+        if mm is None:
+            return out
+        hx = f"0x{kernel:x}".encode()
+        pat = re.compile(
+            rb">>>> " + _PREFIX + rb"clSetKernelArg(SVMPointer|MemPointerINTEL|DevicePointerEXT)?"
+            rb"\( [^\n]*?: kernel = (?:" + hx + rb"|" + f"{kernel:016X}".encode() + rb"), "
+            rb"index = (\d+), ([^\n]*)"
+        )
+        hi = enqueue_offset
+        window = 1 << 20
+        stop = max(0, stop_offset)
+        while hi > stop:
+            lo = max(stop, hi - window)
+            # extend lo to a line start so no line is cut
+            if lo > stop:
+                nl = mm.rfind(b"\n", stop, lo)
+                lo = nl + 1 if nl >= 0 else stop
+            found = list(pat.finditer(mm, lo, hi))
+            for m in reversed(found):
+                idx = int(m.group(2))
+                if idx in out:
+                    continue
+                out[idx] = _decode_setarg(m, mm, self.size)
+            if nargs is not None and len(out) >= nargs:
+                break
+            if lo <= stop:
+                break
+            hi = lo
+            window = min(window * 2, 64 << 20)
+        return out
+
+    def close(self) -> None:
+        with self._lock:
+            if self._mm is not None:
+                with contextlib.suppress(BufferError, ValueError):
+                    self._mm.close()
+                self._mm = None
+
+
+def _decode_setarg(m: re.Match[bytes], mm: mmap.mmap, size: int) -> SetArg:
+    is_svm = m.group(1) is not None
+    idx = int(m.group(2))
+    rest = _dec(m.group(3))
+    off = m.start()
+    if "; EnqueueCounter: " not in rest:
+        # the sampler quirk: the counter sits on the next line
+        e = m.end()
+        if mm[e + 1 : e + 1 + len(_COUNTER_TAG)] == _COUNTER_TAG:
+            e2 = mm.find(b"\n", e + 1, min(size, e + 64))
+            rest += _dec(mm[e + 1 : e2 if e2 >= 0 else min(size, e + 64)])
+    rest, counter = strip_counter(rest)
+    if is_svm:
+        text = rest.split("value = ", 1)[1].strip() if "value = " in rest else ""
+        p = parse_ptr(text)
+        return SetArg(idx, 8, text, None, True, None, off, p, counter)
+    sz = 0
+    ms = re.match(r"size = (\d+)", rest)
+    if ms:
+        sz = int(ms.group(1))
+    text = ""
+    raw: bytes | None = None
+    sampler: SamplerDesc | None = None
+    pointer: int | None = None
+    if "valueX = " in rest:
+        words = re.findall(r"value[XYZW] = (0x[0-9a-fA-F]+)", rest)
+        text = ", ".join(words)
+        try:
+            raw = b"".join(int(w, 16).to_bytes(4, "little") for w in words)
+        except (ValueError, OverflowError):
+            raw = None
+    elif "value = " in rest:
+        text = rest.split("value = ", 1)[1].rstrip()
+        if text.startswith("CL_SAMPLER_"):
+            sampler = parse_sampler_props(text)
+        else:
+            v = parse_ptr(text)
+            if v is not None:
+                try:
+                    if sz == 8:
+                        raw = v.to_bytes(8, "little")
+                        pointer = v
+                    elif sz in (1, 2, 4):
+                        raw = v.to_bytes(sz, "little")
+                except OverflowError:
+                    raw = None
+    return SetArg(idx, sz, text, raw, False, sampler, off, pointer, counter)
+
+
+_SAMPLER_RE = re.compile(
+    r"CL_SAMPLER_NORMALIZED_COORDS = (CL_TRUE|CL_FALSE)"
+    r"(?:, CL_SAMPLER_ADDRESSING_MODE = (\w+))?(?:, CL_SAMPLER_FILTER_MODE = (\w+))?"
+)
+
+
+def parse_sampler_props(text: str) -> SamplerDesc | None:
+    m = _SAMPLER_RE.search(text)
+    if m is None:
+        return None
+    return SamplerDesc(
+        normalized_coords=m.group(1) == "CL_TRUE",
+        addressing_mode=m.group(2) or "CL_ADDRESS_CLAMP",
+        filter_mode=m.group(3) or "CL_FILTER_NEAREST",
+    )
+
+
+_KV_INT = re.compile(r"([\w>\-]+) = (\d+)")
+_CREATED_RE = re.compile(r"returned " + _PTR.decode())
+
+
+def _kv(args: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for part in re.finditer(r"([\w>\-]+) = ([^,\]]*)", args):
+        out.setdefault(part.group(1), part.group(2).strip())
+    return out
+
+
+def _flags(text: str) -> str:
+    m = re.match(r"(.*?)\s*\([0-9A-Fa-f]+\)$", text.strip())
+    return (m.group(1) if m else text).strip()
+
+
+class _Builder:
+    """Pairs rare entry/exit lines (sorted by offset) into the handle tables."""
+
+    def __init__(self, idx: LogIndex) -> None:
+        self.idx = idx
+        self.pending: dict[str, list[tuple[int, str, int]]] = {}
+        self.options_path: str | None = None
+        self.last_program: ProgramRecord | None = None
+
+    def entry(self, off: int, fn: str, rest: str, counter: int) -> None:
+        if fn.startswith("clRelease"):
+            self._release(off, fn, rest)
+            return
+        if fn in ("clBuildProgram", "clCompileProgram"):
+            _, args = split_kernel_name(rest)
+            m = re.search(r"program = " + _PTR.decode(), args)
+            if m and self.options_path is not None:
+                p = parse_ptr(m.group(1))
+                if p is not None:
+                    rec = self.idx.program_at(p, off)
+                    if rec is not None:
+                        rec.options_path = self.options_path
+            self.options_path = None
+            return
+        if fn in ("clSVMFree", "clMemFreeINTEL"):
+            m = re.search(r"(?:svm_pointer|ptr) = " + _PTR.decode(), rest)
+            if m:
+                p = parse_ptr(m.group(1))
+                if p is not None:
+                    self._close_mem(p, off)
+            return
+        self.pending.setdefault(fn, []).append((off, rest, counter))
+
+    def _close_mem(self, handle: int, off: int) -> None:
+        lst = self.idx.mem.get(handle)
+        if lst:
+            o, rel, obj = lst[-1]
+            if rel is None and o < off:
+                lst[-1] = (o, off, obj)
+
+    def _release(self, off: int, fn: str, rest: str) -> None:
+        m = re.search(r"\[ ref count = (\d+) \] \w+ = " + _PTR.decode(), rest)
+        if not m or m.group(1) != "1":
+            return
+        h = parse_ptr(m.group(2))
+        if h is None:
+            return
+        if fn == "clReleaseMemObject":
+            self._close_mem(h, off)
+
+    def exit(self, off: int, fn: str, rest: str) -> None:
+        stack = self.pending.get(fn)
+        if not stack:
+            return
+        eoff, args, counter = stack.pop()
+        try:
+            self._created(fn, eoff, off, args, rest, counter)
+        except (ValueError, IndexError, KeyError, OverflowError):
+            self.idx.problems.append(
+                Problem(f"could not decode {fn} at byte {eoff}", "clintercept_log.txt")
+            )
+
+    def _created(self, fn: str, eoff: int, xoff: int, args: str, ret: str, counter: int) -> None:
+        idx = self.idx
+        args, _ = strip_counter(args)
+        args = args[2:] if args.startswith(": ") else args
+        m = _CREATED_RE.search(ret)
+        handle = parse_ptr(m.group(1)) if m else None
+        if fn == "clCreateKernelsInProgram":
+            pm = re.search(r"program = " + _PTR.decode(), args)
+            prog = parse_ptr(pm.group(1)) if pm else None
+            for k in re.findall(_PTR.decode(), ret.split("kernels = ", 1)[-1]):
+                h = parse_ptr(k)
+                if h:
+                    idx.kernels.setdefault(h, []).append(KernelRecord(h, prog, "", eoff, xoff))
+            return
+        if not handle:
+            return
+        kv = _kv(args)
+        if fn.startswith("clCreateBuffer"):
+            obj = MemObject(
+                handle,
+                "buffer",
+                int(kv.get("size", "0") or 0),
+                _flags(kv.get("flags", "")),
+                counter,
+                eoff,
+            )
+            idx.mem.setdefault(handle, []).append((eoff, None, obj))
+        elif fn == "clCreateSubBuffer":
+            parent = parse_ptr(kv.get("buffer", ""))
+            obj = MemObject(
+                handle,
+                "subbuffer",
+                int(kv.get("size", "0") or 0),
+                _flags(kv.get("flags", "")),
+                counter,
+                eoff,
+                parent=parent,
+                origin=int(kv.get("origin", "0") or 0),
+            )
+            idx.mem.setdefault(handle, []).append((eoff, None, obj))
+        elif fn.startswith("clCreateImage") or fn.startswith("clCreateFromGL"):
+            img = _image_format(kv, fn)
+            obj = MemObject(
+                handle,
+                "image",
+                _image_bytes(img),
+                _flags(kv.get("flags", "")),
+                counter,
+                eoff,
+                image=img,
+            )
+            idx.mem.setdefault(handle, []).append((eoff, None, obj))
+        elif fn in ("clSVMAlloc", "clSVMAllocWithPropertiesKHR") or fn.endswith("MemAllocINTEL"):
+            kind = "svm" if fn.startswith("clSVM") else "usm"
+            obj = MemObject(
+                handle,
+                kind,
+                int(kv.get("size", "0") or 0),
+                _flags(kv.get("flags", "")),
+                counter,
+                eoff,
+            )
+            idx.mem.setdefault(handle, []).append((eoff, None, obj))
+        elif fn == "clCreateKernel":
+            pm = re.search(r"program = " + _PTR.decode(), args)
+            prog = parse_ptr(pm.group(1)) if pm else None
+            name = args.split("kernel_name = ", 1)[1].strip() if "kernel_name = " in args else ""
+            idx.kernels.setdefault(handle, []).append(KernelRecord(handle, prog, name, eoff, xoff))
+        elif fn.startswith("clCreateProgramWith") or fn == "clLinkProgram":
+            nm = re.search(r"program number = (\d+)", ret)
+            rec = ProgramRecord(handle, int(nm.group(1)) if nm else None, eoff)
+            idx.programs.setdefault(handle, []).append(rec)
+            self.last_program = rec
+        elif fn.startswith("clCreateCommandQueue"):
+            dm = re.search(r"device = (.*?) \((?:CL_DEVICE_TYPE[^)]*)\) \(", args)
+            idx.queues.setdefault(handle, []).append(
+                QueueRecord(handle, dm.group(1) if dm else None, eoff)
+            )
+        elif fn.startswith("clCreateSampler"):
+            s = parse_sampler_props(args)
+            if s is not None:
+                idx.samplers.setdefault(handle, []).append((eoff, s))
+
+    def side(self, off: int, tag: str, rest: str) -> None:
+        idx = self.idx
+        if tag.startswith("Dumping program to file") or tag.startswith("Dumping input program"):
+            path = rest.split(": ", 1)[-1].strip()
+            if self.last_program is not None and self.last_program.source_path is None:
+                self.last_program.source_path = path
+                if self.last_program.number is None:
+                    pm = re.search(r"CLI_(\d{4,})_", Path(path).name)
+                    if pm:
+                        self.last_program.number = int(pm.group(1))
+        elif tag.startswith("Dumping program options to file"):
+            self.options_path = rest.split(": ", 1)[-1].strip()
+        elif tag.startswith("Build Info for program "):
+            m = re.match(_PTR.decode() + r" \((\w+)\)", rest)
+            if m:
+                h = parse_ptr(m.group(1))
+                rec = idx.program_at(h, off) if h is not None else None
+                if rec is not None:
+                    rec.build_tag = m.group(2)
+                    if rec.number is None:
+                        with contextlib.suppress(ValueError):
+                            rec.number = int(m.group(2).split("_")[0])
+        elif tag.startswith("Added kernel name mapping"):
+            m = re.match(r"(.*) to (k_\d+)$", rest.strip())
+            if m:
+                idx.name_mapping[m.group(2)] = m.group(1)
+        elif tag.startswith("Control "):
+            m = re.match(r"(\w+) is set to non-default value: (.*)$", rest)
+            if m:
+                idx.controls[m.group(1)] = m.group(2).rstrip("\r")
+        elif tag.startswith("-=-=-="):
+            idx.sessions.append(off)
+        elif tag.startswith("CLIntercept is shutting down"):
+            idx.shutdowns += 1
+        elif tag.startswith("Dumping kernel capture replay"):
+            idx.replay_lines += 1
+
+
+def _image_format(kv: dict[str, str], fn: str) -> ImageFormat:
+    def gi(*keys: str) -> int:
+        for k in keys:
+            v = kv.get(k)
+            if v is not None:
+                try:
+                    return int(v)
+                except ValueError:
+                    return 0
+        return 0
+
+    itype = kv.get("desc->type")
+    if itype is None:
+        itype = "CL_MEM_OBJECT_IMAGE3D" if fn == "clCreateImage3D" else "CL_MEM_OBJECT_IMAGE2D"
+    return ImageFormat(
+        channel_order=kv.get("format->channel_order", ""),
+        channel_data_type=kv.get("format->channel_data_type", ""),
+        image_type=itype,
+        width=gi("desc->width", "image_width"),
+        height=gi("desc->height", "image_height"),
+        depth=gi("desc->depth", "image_depth"),
+        array_size=gi("desc->array_size"),
+        row_pitch=gi("desc->row_pitch", "image_row_pitch"),
+        slice_pitch=gi("desc->slice_pitch", "image_slice_pitch"),
+    )
+
+
+_CHANNELS = {
+    "CL_R": 1,
+    "CL_A": 1,
+    "CL_INTENSITY": 1,
+    "CL_LUMINANCE": 1,
+    "CL_DEPTH": 1,
+    "CL_Rx": 1,
+    "CL_RG": 2,
+    "CL_RA": 2,
+    "CL_RGx": 2,
+    "CL_RGB": 3,
+    "CL_RGBx": 3,
+    "CL_sRGB": 3,
+    "CL_RGBA": 4,
+    "CL_BGRA": 4,
+    "CL_ARGB": 4,
+    "CL_ABGR": 4,
+    "CL_sRGBA": 4,
+    "CL_sBGRA": 4,
+}
+_CHANNEL_BYTES = {
+    "CL_SNORM_INT8": 1,
+    "CL_UNORM_INT8": 1,
+    "CL_SIGNED_INT8": 1,
+    "CL_UNSIGNED_INT8": 1,
+    "CL_SNORM_INT16": 2,
+    "CL_UNORM_INT16": 2,
+    "CL_SIGNED_INT16": 2,
+    "CL_UNSIGNED_INT16": 2,
+    "CL_HALF_FLOAT": 2,
+    "CL_SIGNED_INT32": 4,
+    "CL_UNSIGNED_INT32": 4,
+    "CL_FLOAT": 4,
+}
+_PACKED = {
+    "CL_UNORM_SHORT_565": 2,
+    "CL_UNORM_SHORT_555": 2,
+    "CL_UNORM_INT_101010": 4,
+    "CL_UNORM_INT_101010_2": 4,
+    "CL_UNORM_INT24": 4,
+}
+
+
+def image_texel_bytes(fmt: ImageFormat) -> int:
+    if fmt.channel_data_type in _PACKED:
+        return _PACKED[fmt.channel_data_type]
+    return _CHANNELS.get(fmt.channel_order, 0) * _CHANNEL_BYTES.get(fmt.channel_data_type, 0)
+
+
+def image_region(fmt: ImageFormat) -> tuple[int, int, int]:
+    """The full region (W, H, D) the layer dumps for an image (arrays fold into H or D)."""
+    t = fmt.image_type
+    w = max(fmt.width, 1)
+    if t.endswith("IMAGE1D_ARRAY"):
+        return (w, max(fmt.array_size, 1), 1)
+    if t.endswith("IMAGE2D_ARRAY"):
+        return (w, max(fmt.height, 1), max(fmt.array_size, 1))
+    if t.endswith("IMAGE3D"):
+        return (w, max(fmt.height, 1), max(fmt.depth, 1))
+    if t.endswith("IMAGE2D"):
+        return (w, max(fmt.height, 1), 1)
+    return (w, 1, 1)
+
+
+def _image_bytes(fmt: ImageFormat) -> int:
+    w, h, d = image_region(fmt)
+    return w * h * d * image_texel_bytes(fmt)
+
+
+def find_logs(root: Path) -> list[Path]:
+    """``clintercept_log.txt`` first, then ``clintercept_log-N.txt`` variants in N order."""
+    out: list[Path] = []
+    main = root / "clintercept_log.txt"
+    if main.is_file():
+        out.append(main)
+    variants: list[tuple[int, Path]] = []
+    for p in root.glob("clintercept_log-*.txt"):
+        m = re.match(r"clintercept_log-(\d+)\.txt$", p.name)
+        if m and p.is_file():
+            variants.append((int(m.group(1)), p))
+    out.extend(p for _, p in sorted(variants))
+    return out
+
+
+def build_index(
+    path: Path,
+    progress: Callable[[float], None] | None = None,
+    cancel: threading.Event | None = None,
+) -> LogIndex:
+    """Scan one log file and build its :class:`LogIndex` (raises only CaptureError)."""
+    try:
+        f = open(path, "rb")  # noqa: SIM115 - kept open only while mapping
+    except OSError as e:
+        raise CaptureError(f"cannot read {path}: {e.strerror or e}") from None
+    with f:
+        try:
+            size = f.seek(0, 2)
+            mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else None
+        except (OSError, ValueError) as e:
+            raise CaptureError(f"cannot map {path}: {e}") from None
+    try:
+        return _scan(path, mm, size, progress, cancel)
+    except BaseException:
+        if mm is not None:
+            mm.close()
+        raise
+
+
+def _scan(
+    path: Path,
+    mm: mmap.mmap | None,
+    size: int,
+    progress: Callable[[float], None] | None,
+    cancel: threading.Event | None,
+) -> LogIndex:
+    numbers = array("q")
+    offsets = array("q")
+    kinds = array("B")
+    fids = array("H")
+    kids = array("i")
+    dt = array("q")  # (number, q, s, d) quadruples
+    functions: list[str] = []
+    fmap: dict[bytes, int] = {}
+    fkind: list[int] = []
+    kmap: dict[bytes, int] = {}
+    knames: list[str] = []
+    rare: list[tuple[int, int, str, str, str, int]] = []  # (off, type, fn/tag, rest, _, counter)
+    skip_spans: list[tuple[int, int]] = []
+    last_counter = -1
+    missing_counter = 0
+    first_nul = -1
+
+    pos = 0
+    enq_finditer = _ENTRY_RE.finditer
+    exit_finditer = _EXIT_RE.finditer
+    dev_finditer = _DEVTIME_RE.finditer
+    side_finditer = _SIDE_RE.finditer
+    while mm is not None and pos < size:
+        if cancel is not None and cancel.is_set():
+            raise IndexCancelled()
+        end = min(size, pos + CHUNK)
+        if end < size:
+            nl = mm.rfind(b"\n", pos, end)
+            if nl > pos:
+                end = nl + 1
+            else:
+                nl = mm.find(b"\n", end)
+                end = size if nl < 0 else nl + 1
+        # side lines first (they need the preceding "\n": start one byte early)
+        sstart = pos - 1 if pos > 0 else 0
+        if pos == 0:
+            # a first line without preceding newline
+            head = mm[: min(size, 64)].lstrip(b"\x00")
+            if head.startswith(b"-=-=-=-="):
+                rare.append((0, 2, "-=-=-=-=", "", "", 0))
+        for m in side_finditer(mm, sstart, end):
+            tag = m.group(1).decode()
+            off = m.start(1)
+            if tag.startswith("-------> Start of Build Log"):
+                e = mm.find(_END_BUILD_LOG, off, size)
+                skip_spans.append((off, size if e < 0 else e))
+                continue
+            rare.append((off, 2, tag, _dec(m.group(2)), "", 0))
+        for m in enq_finditer(mm, pos, end):
+            s = m.start()
+            if s > 0:
+                c = mm[s - 1]
+                if c not in (10, 32, 0):
+                    continue
+            fnb = m.group(1)
+            rest = m.group(2)
+            if fnb.startswith(b"clEnqueue"):
+                j = rest.rfind(_COUNTER_TAG)
+                if j >= 0:
+                    try:
+                        num = int(rest[j + 18 :])
+                    except ValueError:
+                        num = last_counter + 1
+                else:
+                    num = last_counter + 1
+                    missing_counter += 1
+                last_counter = num
+                fid = fmap.get(fnb)
+                if fid is None:
+                    fid = len(functions)
+                    fmap[fnb] = fid
+                    fn_s = _dec(fnb)
+                    functions.append(fn_s)
+                    fkind.append(int(kind_of(fn_s)))
+                kid = -1
+                if rest.startswith(b"( "):
+                    kn = rest[2:]
+                    k = kn.find(b" ): ")
+                    if k < 0:
+                        k = kn.find(b" );")
+                    if k < 0:
+                        k = kn.rfind(b" )")
+                    if k >= 0:
+                        kb = kn[:k]
+                        got = kmap.get(kb)
+                        if got is None:
+                            got = len(knames)
+                            kmap[kb] = got
+                            knames.append(short_kernel_name(_dec(kb)))
+                        kid = got
+                numbers.append(num)
+                offsets.append(s)
+                kinds.append(fkind[fid])
+                fids.append(fid)
+                kids.append(kid)
+            else:
+                j = rest.rfind(_COUNTER_TAG)
+                counter = last_counter + 1
+                if j >= 0:
+                    with contextlib.suppress(ValueError):
+                        counter = int(rest[j + 18 :])
+                rare.append((s, 0, _dec(fnb), _dec(rest), "", counter))
+        for m in exit_finditer(mm, pos, end):
+            s = m.start()
+            if s > 0 and mm[s - 1] not in (10, 32, 0):
+                continue
+            rare.append((s, 1, _dec(m.group(1)), _dec(m.group(2)), "", 0))
+        for m in dev_finditer(mm, pos, end):
+            q, st, d = m.group(3, 4, 5)
+            dt.append(int(m.group(2)))
+            dt.append(int(q))
+            dt.append(int(st))
+            dt.append(int(d))
+        if first_nul < 0:
+            first_nul = mm.find(b"\x00", pos, end)
+        if hasattr(mm, "madvise") and hasattr(mmap, "MADV_DONTNEED"):
+            # drop the scanned pages from our RSS (they stay in the page cache)
+            a0 = (pos // mmap.PAGESIZE) * mmap.PAGESIZE
+            a1 = (end // mmap.PAGESIZE) * mmap.PAGESIZE
+            if a1 > a0:
+                with contextlib.suppress(OSError, ValueError):
+                    mm.madvise(mmap.MADV_DONTNEED, a0, a1 - a0)
+        pos = end
+        if progress is not None:
+            progress(pos / size)
+
+    idx = LogIndex(
+        path=path,
+        size=size,
+        numbers=np.frombuffer(numbers, dtype=np.int64).copy() if numbers else _empty(np.int64),
+        offsets=np.frombuffer(offsets, dtype=np.int64).copy() if offsets else _empty(np.int64),
+        kinds=np.frombuffer(kinds, dtype=np.uint8).copy() if kinds else _empty(np.uint8),
+        function_ids=np.frombuffer(fids, dtype=np.uint16).copy() if fids else _empty(np.uint16),
+        functions=functions,
+        kernel_ids=np.frombuffer(kids, dtype=np.int32).copy() if kids else _empty(np.int32),
+        kernel_names=knames,
+        device_times=np.full((len(numbers), 3), -1, dtype=np.int64),
+    )
+    del numbers, offsets, kinds, fids, kids
+    idx._mm = mm
+    n = len(idx.numbers)
+    if skip_spans and n:
+        keep = np.ones(n, dtype=bool)
+        starts = np.array([a for a, _ in skip_spans], dtype=np.int64)
+        ends = np.array([b for _, b in skip_spans], dtype=np.int64)
+        j = np.searchsorted(starts, idx.offsets, side="right") - 1
+        inside = (j >= 0) & (idx.offsets < ends[np.maximum(j, 0)])
+        keep &= ~inside
+        if not keep.all():
+            idx.numbers = idx.numbers[keep]
+            idx.offsets = idx.offsets[keep]
+            idx.kinds = idx.kinds[keep]
+            idx.function_ids = idx.function_ids[keep]
+            idx.kernel_ids = idx.kernel_ids[keep]
+            idx.device_times = idx.device_times[keep]
+            n = len(idx.numbers)
+    if dt and n:
+        q4 = np.frombuffer(dt, dtype=np.int64).reshape(-1, 4)
+        _attach_device_times(idx, q4)
+    if missing_counter and n:
+        idx.problems.append(
+            Problem(
+                f"{missing_counter} enqueue lines have no EnqueueCounter (numbered by order)",
+                path.name,
+            )
+        )
+    # rare lines, in file order
+    rare.sort(key=lambda r: r[0])
+    b = _Builder(idx)
+    for off, typ, fn, rest, _, counter in rare:
+        if skip_spans and _inside(skip_spans, off):
+            continue
+        if typ == 0:
+            b.entry(off, fn, rest, counter)
+        elif typ == 1:
+            b.exit(off, fn, rest)
+        else:
+            b.side(off, fn, rest)
+    _check_structure(idx, mm, size, first_nul)
+    return idx
+
+
+def _inside(spans: list[tuple[int, int]], off: int) -> bool:
+    i = bisect.bisect_right(spans, (off, 1 << 62)) - 1
+    return i >= 0 and spans[i][0] <= off < spans[i][1]
+
+
+def _empty(dt: Any) -> npt.NDArray[Any]:
+    return np.zeros(0, dtype=dt)
+
+
+def _attach_device_times(idx: LogIndex, q4: npt.NDArray[np.int64]) -> None:
+    nums = idx.numbers
+    order = np.argsort(nums, kind="stable")
+    sorted_nums = nums[order]
+    # with several sessions numbers repeat: a device-time line belongs to the latest
+    # enqueue with that number (searchsorted side=right - 1 picks the last duplicate)
+    j = np.searchsorted(sorted_nums, q4[:, 0], side="right") - 1
+    ok = (j >= 0) & (sorted_nums[np.maximum(j, 0)] == q4[:, 0])
+    pos = order[j[ok]]
+    idx.device_times[pos] = q4[ok, 1:]
+    lost = int((~ok).sum())
+    if lost:
+        idx.problems.append(
+            Problem(
+                f"{lost} Device Time lines name enqueues that have no entry line", idx.path.name
+            )
+        )
+
+
+def _check_structure(idx: LogIndex, mm: mmap.mmap | None, size: int, nul: int) -> None:
+    name = idx.path.name
+    if mm is None or size == 0:
+        idx.problems.append(Problem("the call log is empty", name))
+        return
+    head = mm[: min(size, 4096)]
+    stripped = head.lstrip(b"\x00 \n")
+    if not stripped.startswith(b"-=-=-=-="):
+        idx.leading_fragment = True
+        idx.problems.append(
+            Problem(
+                "the log does not start with a CLIntercept banner (start of the log lost)", name
+            )
+        )
+    if nul >= 0:
+        idx.problems.append(
+            Problem(
+                f"the log contains NUL bytes (first at byte {nul}): a child process "
+                "probably truncated it; NULs are ignored",
+                name,
+            )
+        )
+    if len(idx.sessions) > 1:
+        idx.problems.append(
+            Problem(
+                f"the log holds {len(idx.sessions)} sessions (banners); enqueue numbers may repeat",
+                name,
+            )
+        )
+    if idx.shutdowns < max(1, len(idx.sessions)):
+        idx.problems.append(
+            Problem(
+                "the log has no 'shutting down' footer: the application did not exit "
+                "normally or the log is truncated",
+                name,
+            )
+        )
+    if not idx.controls and not idx.leading_fragment:
+        idx.problems.append(Problem("the log header lists no controls", name))

@@ -1,0 +1,833 @@
+"""Run a replay plan on one OpenCL device (stdlib + numpy + pyopencl only).
+
+This module is SELF-CONTAINED on purpose: ``cltui export`` copies it verbatim
+(with ``compare.py``) into a bundle next to ``manifest.json`` and ``data/``; the
+bundle's ``replay.py`` is this engine plus a manifest.  Do not import cltui here.
+
+A *plan* (see ``cltui.replay.plan`` and ``PLAN_FORMAT``) is a JSON-able dict:
+
+``programs``  id -> {source: data key | None, options, binaries: [{data, device}], label}
+``memory``    id -> {kind: buffer | subbuffer | image | svm, size, label,
+                     image: {order, type, image_type, shape: [w, h, d], element_size},
+                     parent, origin (sub-buffers)}
+``steps``     [{enqueue, kernel, program, global, local, offset,
+                args: [{index, kind, ...}], loads: [{mem, data, why, note}],
+                prechecks: [check], checks: [check]}]
+              check = {mem, args: [i...], label, data | hash64, dtype, shape, tol}
+``data``      key -> {path (relative to the data root), size}
+``tolerance`` {atol, rtol, ulp}; ``notes`` [str]
+
+The engine builds each program once, creates every memory object once (aliasing
+kept: one memory id, one cl object), creates one kernel object per step with its
+arguments set before anything runs, then runs the steps.  The first repetition is
+the validation run: loads, the launch, non-blocking read-backs of what is checked,
+and a wait per step (so a crash is attributed to the right enqueue).  Further
+repetitions (``repeat > 1``) restore the inputs and launch back to back.  Every
+launch records queued/submit/start/end (profiling queue) and the host time of the
+enqueue call.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+if __package__:
+    from . import compare as _compare
+else:  # pragma: no cover - the exported bundle runs this file as a script
+    import compare as _compare  # type: ignore[no-redef]
+
+PLAN_FORMAT = "cltui-replay-plan"
+PLAN_VERSION = 1
+
+Loader = Callable[[str], npt.NDArray[np.uint8]]
+Progress = Callable[[dict[str, Any]], None]
+Hasher = Callable[[bytes], int]
+
+STAGES = ("queued_to_submit", "submit_to_start", "start_to_end", "host_enqueue")
+
+
+class EngineError(Exception):
+    """A specific, one-line problem (bad device, missing data, build failure...)."""
+
+    def __init__(self, message: str, enqueue: int | None = None) -> None:
+        super().__init__(message)
+        self.enqueue = enqueue
+
+
+# --------------------------------------------------------------------------- devices
+
+
+def list_devices() -> list[dict[str, Any]]:
+    """Every OpenCL device the ICD loader shows, with what replay cares about."""
+    import pyopencl as cl
+
+    out: list[dict[str, Any]] = []
+    try:
+        platforms = cl.get_platforms()
+    except cl.Error:
+        return out
+    for pi, plat in enumerate(platforms):
+        try:
+            devices = plat.get_devices()
+        except cl.Error:
+            continue
+        for di, dev in enumerate(devices):
+            out.append(_device_info(pi, di, plat, dev))
+    return out
+
+
+def _device_info(pi: int, di: int, plat: Any, dev: Any) -> dict[str, Any]:
+    import pyopencl as cl
+
+    svm = 0
+    try:
+        svm = int(dev.svm_capabilities)
+    except (cl.Error, AttributeError, cl.LogicError):
+        svm = 0
+    return {
+        "id": f"{pi}:{di}",
+        "platform": plat.name.strip(),
+        "name": dev.name.strip(),
+        "version": dev.version.strip(),
+        "platform_version": plat.version.strip(),
+        "driver": dev.driver_version.strip(),
+        "type": cl.device_type.to_string(dev.type),
+        "svm": bool(svm),
+        "images": bool(dev.image_support),
+        "max_work_group_size": int(dev.max_work_group_size),
+        "global_mem": int(dev.global_mem_size),
+    }
+
+
+def resolve_devices(specs: Sequence[str]) -> list[dict[str, Any]]:
+    """``P:D`` indices or case-insensitive name substrings -> device infos (in order).
+
+    An empty list selects the first device.  Raises :class:`EngineError` with a
+    specific message for a spec that matches nothing.
+    """
+    devices = list_devices()
+    if not devices:
+        raise EngineError("no OpenCL device found (is an ICD installed?)")
+    if not specs:
+        return [devices[0]]
+    chosen: list[dict[str, Any]] = []
+    for spec in specs:
+        s = spec.strip()
+        matches: list[dict[str, Any]]
+        if ":" in s and all(part.isdigit() for part in s.split(":", 1)):
+            matches = [d for d in devices if d["id"] == s]
+        else:
+            low = s.lower()
+            matches = [d for d in devices if low in _haystack(d)]
+        if not matches:
+            known = ", ".join(f"{d['id']} {d['name']}" for d in devices)
+            raise EngineError(f"no device matches {spec!r} (devices: {known})")
+        for m in matches:
+            if m not in chosen:
+                chosen.append(m)
+    return chosen
+
+
+def _haystack(d: dict[str, Any]) -> str:
+    """What a name substring is matched against (the platform version says "PoCL")."""
+    return " ".join(
+        str(d.get(k, "")) for k in ("name", "platform", "version", "platform_version")
+    ).lower()
+
+
+def _open_device(info: dict[str, Any]) -> tuple[Any, Any]:
+    import pyopencl as cl
+
+    pi, di = (int(x) for x in info["id"].split(":"))
+    plat = cl.get_platforms()[pi]
+    dev = plat.get_devices()[di]
+    return plat, dev
+
+
+# --------------------------------------------------------------------------- data
+
+
+def dir_loader(plan: dict[str, Any], root: str | Path) -> Loader:
+    """Resolve data keys through ``plan['data'][key]['path']`` under ``root`` (memory-mapped)."""
+    base = Path(root)
+    table: dict[str, Any] = plan.get("data", {})
+
+    def load(key: str) -> npt.NDArray[np.uint8]:
+        entry = table.get(key)
+        if entry is None:
+            raise EngineError(f"data {key!r} is not in the plan")
+        path = base / entry["path"]
+        try:
+            if path.stat().st_size == 0:
+                return np.zeros(0, dtype=np.uint8)
+            return np.memmap(path, dtype=np.uint8, mode="r")
+        except OSError as exc:
+            raise EngineError(f"cannot read {path}: {exc.strerror or exc}") from None
+
+    return load
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _build_options(options: str) -> tuple[str, list[str]]:
+    """Captured options with include paths that do not exist here mapped or dropped."""
+    import shlex
+
+    try:
+        parts = shlex.split(options)
+    except ValueError:
+        parts = options.split()
+    out: list[str] = []
+    notes: list[str] = []
+    i = 0
+    while i < len(parts):
+        p = parts[i]
+        path = None
+        if p == "-I" and i + 1 < len(parts):
+            path = parts[i + 1]
+            i += 2
+        elif p.startswith("-I") and len(p) > 2:
+            path = p[2:]
+            i += 1
+        else:
+            out.append(p)
+            i += 1
+            continue
+        if os.path.isdir(path):
+            out += ["-I", path]
+            continue
+        local = _local_include(path)
+        if local is not None:
+            out += ["-I", local]
+            notes.append(f"include path {path} mapped to {local}")
+        else:
+            notes.append(f"include path {path} does not exist here: dropped")
+    return " ".join(shlex.quote(x) for x in out), notes
+
+
+def _local_include(path: str) -> str | None:
+    norm = path.rstrip("/")
+    if norm.endswith("pyopencl/cl"):
+        try:
+            import pyopencl
+
+            cand = os.path.join(os.path.dirname(pyopencl.__file__), "cl")
+            if os.path.isdir(cand):
+                return cand
+        except ImportError:  # pragma: no cover
+            return None
+    return None
+
+
+def _cl_enum(group: Any, name: Any) -> int:
+    if isinstance(name, int):
+        return name
+    key = str(name)
+    for prefix in ("CL_MEM_OBJECT_", "CL_ADDRESS_", "CL_FILTER_", "CL_"):
+        if key.startswith(prefix):
+            key = key[len(prefix) :]
+            break
+    try:
+        return int(getattr(group, key))
+    except AttributeError:
+        raise EngineError(f"unknown OpenCL enum {name!r}") from None
+
+
+def _stats(values: list[int]) -> dict[str, float] | None:
+    if not values:
+        return None
+    return {
+        "min": float(min(values)),
+        "median": float(statistics.median(values)),
+        "max": float(max(values)),
+    }
+
+
+# --------------------------------------------------------------------------- engine
+
+
+class _Mem:
+    __slots__ = ("arr", "buf", "image_region", "info", "kind", "size", "subs", "svm")
+
+    def __init__(self, info: dict[str, Any]) -> None:
+        self.info = info
+        self.kind: str = info["kind"]
+        self.size: int = int(info.get("size") or 0)
+        self.buf: Any = None  # cl.Buffer / cl.Image
+        self.arr: Any = None  # SVM numpy array (device has SVM)
+        self.svm: Any = None  # cl.SVM over arr
+        self.image_region: tuple[int, int, int] | None = None
+        self.subs: dict[int, Any] = {}
+
+
+class Engine:
+    """One plan on one device.  ``prepare()`` then ``run()``; see the module doc."""
+
+    def __init__(
+        self,
+        plan: dict[str, Any],
+        device: dict[str, Any],
+        loader: Loader,
+        *,
+        progress: Progress | None = None,
+        hasher: Hasher | None = None,
+        tolerance: dict[str, Any] | None = None,
+        arg_tolerance: dict[int, dict[str, Any]] | None = None,
+        save_dir: str | Path | None = None,
+    ) -> None:
+        if plan.get("format") != PLAN_FORMAT or int(plan.get("version", 0)) > PLAN_VERSION:
+            raise EngineError(
+                f"not a replay plan this engine reads (format {plan.get('format')!r}, "
+                f"version {plan.get('version')!r})"
+            )
+        self.plan = plan
+        self.device = device
+        self.loader = loader
+        self.progress = progress or (lambda _e: None)
+        self.hasher = hasher
+        base_tol = _compare.Tolerance.from_dict(plan.get("tolerance"))
+        self.tol = base_tol.merged(tolerance)
+        self.arg_tol = arg_tolerance or {}
+        self.save_dir = Path(save_dir) if save_dir else None
+        self.notes: list[str] = []
+        self.builds: dict[str, dict[str, Any]] = {}
+        self.mems: dict[str, _Mem] = {}
+        self.kernels: list[Any] = []
+        self.ctx: Any = None
+        self.queue: Any = None
+        self.dev: Any = None
+        self.has_svm = False
+
+    # ---- setup -------------------------------------------------------------
+
+    def prepare(self) -> None:
+        import pyopencl as cl
+
+        _plat, self.dev = _open_device(self.device)
+        self.ctx = cl.Context([self.dev])
+        self.queue = cl.CommandQueue(
+            self.ctx, self.dev, properties=cl.command_queue_properties.PROFILING_ENABLE
+        )
+        self.has_svm = bool(self.device.get("svm"))
+        programs = self._build_programs()
+        for mid, info in self.plan["memory"].items():
+            self.mems[mid] = self._create_mem(mid, info)
+        self._zero_fill()
+        for step in self.plan["steps"]:
+            prg = programs.get(step["program"])
+            if prg is None:
+                raise EngineError(
+                    f"enqueue {step['enqueue']}: program {step['program']} was not built",
+                    step["enqueue"],
+                )
+            try:
+                kern = cl.Kernel(prg, step["kernel"])
+            except cl.Error as exc:
+                raise EngineError(
+                    f"enqueue {step['enqueue']}: kernel {step['kernel']!r} not found in program "
+                    f"{step['program']}: {exc.what() if hasattr(exc, 'what') else exc}",
+                    step["enqueue"],
+                ) from None
+            for arg in step["args"]:
+                try:
+                    kern.set_arg(int(arg["index"]), self._arg_value(arg))
+                except cl.Error as exc:
+                    raise EngineError(
+                        f"enqueue {step['enqueue']}: cannot set argument {arg['index']} "
+                        f"({arg['kind']}): {_cl_msg(exc)}",
+                        step["enqueue"],
+                    ) from None
+            self.kernels.append(kern)
+
+    def _build_programs(self) -> dict[str, Any]:
+        import pyopencl as cl
+
+        built: dict[str, Any] = {}
+        used = {s["program"] for s in self.plan["steps"]}
+        for pid, info in self.plan["programs"].items():
+            if pid not in used:
+                continue
+            self.progress({"type": "build", "program": pid, "label": info.get("label", pid)})
+            options, notes = _build_options(info.get("options") or "")
+            self.notes.extend(f"{info.get('label', pid)}: {n}" for n in notes)
+            t0 = time.perf_counter()
+            how = ""
+            try:
+                if info.get("source"):
+                    src = bytes(self.loader(info["source"])).rstrip(b"\0").decode(
+                        "utf-8", "replace"
+                    )
+                    prg = cl.Program(self.ctx, src)
+                    how = "source"
+                elif info.get("il"):
+                    prg = cl.Program(self.ctx, bytes(self.loader(info["il"])))
+                    how = "il"
+                else:
+                    binary = None
+                    for b in info.get("binaries", []):
+                        if b.get("device", "").strip() == self.device["name"]:
+                            binary = bytes(self.loader(b["data"]))
+                    if binary is None:
+                        devs = ", ".join(b.get("device", "?") for b in info.get("binaries", []))
+                        raise EngineError(
+                            f"program {info.get('label', pid)} has no source and no binary for "
+                            f"{self.device['name']} (binaries for: {devs or 'none'})"
+                        )
+                    prg = cl.Program(self.ctx, [self.dev], [binary])
+                    how = "binary"
+                prg.build(options=options)
+            except cl.Error as exc:
+                log = ""
+                try:
+                    log = prg.get_build_info(self.dev, cl.program_build_info.LOG)
+                except Exception:
+                    log = ""
+                raise EngineError(
+                    f"program {info.get('label', pid)}: build failed on {self.device['name']}: "
+                    f"{_cl_msg(exc)}" + (f"\n{log.strip()}" if log.strip() else "")
+                ) from None
+            self.builds[pid] = {"how": how, "seconds": time.perf_counter() - t0}
+            built[pid] = prg
+        return built
+
+    def _create_mem(self, mid: str, info: dict[str, Any]) -> _Mem:
+        import pyopencl as cl
+
+        m = _Mem(info)
+        rw = cl.mem_flags.READ_WRITE
+        try:
+            if m.kind == "image":
+                im = info["image"]
+                fmt = cl.ImageFormat(
+                    _cl_enum(cl.channel_order, im["order"]), _cl_enum(cl.channel_type, im["type"])
+                )
+                w, h, d = (int(x) for x in im["shape"])
+                itype = str(im.get("image_type", "CL_MEM_OBJECT_IMAGE2D"))
+                if itype.endswith("IMAGE3D"):
+                    m.buf = cl.create_image(self.ctx, rw, fmt, shape=(w, h, d))
+                elif itype.endswith("IMAGE2D_ARRAY"):
+                    m.buf = cl.create_image(self.ctx, rw, fmt, shape=(w, h, d), is_array=True)
+                elif itype.endswith("IMAGE1D_ARRAY"):
+                    m.buf = cl.create_image(self.ctx, rw, fmt, shape=(w, h), is_array=True)
+                elif itype.endswith("IMAGE1D"):
+                    m.buf = cl.create_image(self.ctx, rw, fmt, shape=(w,))
+                else:
+                    m.buf = cl.create_image(self.ctx, rw, fmt, shape=(w, h))
+                m.image_region = (w, h, d)
+                m.size = w * h * d * int(im["element_size"])
+            elif m.kind == "svm" and self.has_svm:
+                m.arr = cl.svm_empty(self.ctx, cl.svm_mem_flags.READ_WRITE, max(m.size, 1), np.uint8)
+                m.svm = cl.SVM(m.arr)
+            elif m.kind == "subbuffer":
+                parent = self.mems[info["parent"]]
+                m.buf = parent.buf.get_sub_region(int(info.get("origin", 0)), m.size)
+            else:  # buffer, or SVM emulated by a buffer
+                if m.kind == "svm":
+                    self.notes.append(
+                        f"{info.get('label', mid)}: {self.device['name']} has no SVM: "
+                        "emulated with a buffer"
+                    )
+                m.buf = cl.Buffer(self.ctx, rw, max(m.size, 1))
+        except cl.Error as exc:
+            raise EngineError(
+                f"cannot create {info.get('label', mid)} on {self.device['name']}: {_cl_msg(exc)}"
+            ) from None
+        return m
+
+    def _zero_fill(self) -> None:
+        """Objects start zeroed (outputs that no load covers get defined contents)."""
+        for m in self.mems.values():
+            if m.kind == "subbuffer":
+                continue
+            self._write(m, np.zeros(m.size, dtype=np.uint8), blocking=False)
+        self.queue.finish()
+
+    def _arg_value(self, arg: dict[str, Any]) -> Any:
+        import pyopencl as cl
+
+        kind = arg["kind"]
+        if kind in ("buffer", "image"):
+            m = self.mems[arg["mem"]]
+            return m.buf
+        if kind == "svm":
+            m = self.mems[arg["mem"]]
+            off = int(arg.get("offset", 0))
+            if m.svm is not None:
+                return cl.SVM(m.arr[off:]) if off else m.svm
+            if not off:
+                return m.buf
+            if off not in m.subs:
+                align = int(self.dev.mem_base_addr_align) // 8
+                if align and off % align:
+                    raise EngineError(
+                        f"device has no SVM and the SVM offset {off} is not a multiple of its "
+                        f"{align}-byte sub-buffer alignment"
+                    )
+                m.subs[off] = m.buf.get_sub_region(off, m.size - off)
+            return m.subs[off]
+        if kind == "scalar":
+            raw = bytes.fromhex(arg["hex"])
+            return np.frombuffer(raw, dtype=np.uint8).copy()
+        if kind == "local":
+            return cl.LocalMemory(max(int(arg["size"]), 1))
+        if kind == "sampler":
+            return cl.Sampler(
+                self.ctx,
+                bool(arg["normalized"]),
+                _cl_enum(cl.addressing_mode, arg["addressing"]),
+                _cl_enum(cl.filter_mode, arg["filter"]),
+            )
+        if kind == "null":
+            return None
+        raise EngineError(f"argument {arg.get('index')}: cannot replay a {kind!r} argument")
+
+    # ---- transfers ---------------------------------------------------------
+
+    def _write(self, m: _Mem, host: npt.NDArray[np.uint8], blocking: bool = False) -> Any:
+        import pyopencl as cl
+
+        if m.image_region is not None:
+            return cl.enqueue_copy(
+                self.queue, m.buf, host, origin=(0, 0, 0), region=m.image_region,
+                is_blocking=blocking,
+            )
+        if m.svm is not None:
+            return cl.enqueue_copy(self.queue, m.svm, host, is_blocking=blocking)
+        return cl.enqueue_copy(self.queue, m.buf, host, is_blocking=blocking)
+
+    def _read(self, m: _Mem, host: npt.NDArray[np.uint8]) -> Any:
+        import pyopencl as cl
+
+        if m.image_region is not None:
+            return cl.enqueue_copy(
+                self.queue, host, m.buf, origin=(0, 0, 0), region=m.image_region,
+                is_blocking=False,
+            )
+        if m.svm is not None:
+            return cl.enqueue_copy(self.queue, host, m.svm, is_blocking=False)
+        return cl.enqueue_copy(self.queue, host, m.buf, is_blocking=False)
+
+    def _host_input(self, load: dict[str, Any], m: _Mem) -> npt.NDArray[np.uint8]:
+        data = self.loader(load["data"])
+        if data.size == m.size:
+            # pyopencl wraps an SVM copy's host side in SVM(), which needs a writable array
+            return data if (m.svm is None or data.flags.writeable) else np.array(data)
+        fixed = np.zeros(m.size, dtype=np.uint8)
+        n = min(m.size, data.size)
+        fixed[:n] = data[:n]
+        return fixed
+
+    # ---- run ---------------------------------------------------------------
+
+    def run(self, repeat: int = 1) -> dict[str, Any]:
+        import pyopencl as cl
+
+        steps: list[dict[str, Any]] = self.plan["steps"]
+        n = len(steps)
+        # everything precomputed before the timed loops
+        loads: list[list[tuple[_Mem, npt.NDArray[np.uint8]]]] = []
+        for st in steps:
+            row = []
+            for ld in st.get("loads", []):
+                m = self.mems[ld["mem"]]
+                row.append((m, self._host_input(ld, m)))
+            loads.append(row)
+        reads: list[list[tuple[_Mem, npt.NDArray[np.uint8]]]] = []
+        prereads: list[list[tuple[_Mem, npt.NDArray[np.uint8]]]] = []
+        for st in steps:
+            reads.append(
+                [(self.mems[c["mem"]], np.empty(self.mems[c["mem"]].size, np.uint8))
+                 for c in st.get("checks", [])]
+            )
+            prereads.append(
+                [(self.mems[c["mem"]], np.empty(self.mems[c["mem"]].size, np.uint8))
+                 for c in st.get("prechecks", [])]
+            )
+        geoms = [
+            (
+                tuple(int(x) for x in st["global"]),
+                tuple(int(x) for x in st["local"]) if st.get("local") else None,
+                tuple(int(x) for x in st["offset"]) if st.get("offset") else None,
+            )
+            for st in steps
+        ]
+        events: list[list[Any]] = [[] for _ in steps]
+        host_ns: list[list[int]] = [[] for _ in steps]
+        q = self.queue
+        launch = cl.enqueue_nd_range_kernel
+        clock = time.perf_counter_ns
+        kernels = self.kernels
+        write = self._write
+        read = self._read
+
+        for rep in range(max(repeat, 1)):
+            validate = rep == 0
+            for i in range(n):
+                if validate:
+                    self.progress({"type": "step", "i": i, "n": n, "enqueue": steps[i]["enqueue"]})
+                    for m, host in prereads[i]:
+                        read(m, host)
+                for m, host in loads[i]:
+                    write(m, host)
+                g, lws, off = geoms[i]
+                t0 = clock()
+                try:
+                    ev = launch(q, kernels[i], g, lws, off)
+                except cl.Error as exc:
+                    raise EngineError(
+                        f"enqueue {steps[i]['enqueue']} ({steps[i]['kernel']}): launch failed: "
+                        f"{_cl_msg(exc)}",
+                        steps[i]["enqueue"],
+                    ) from None
+                t1 = clock()
+                events[i].append(ev)
+                host_ns[i].append(t1 - t0)
+                if validate:
+                    for m, host in reads[i]:
+                        read(m, host)
+                    try:
+                        ev.wait()
+                    except cl.Error as exc:
+                        raise EngineError(
+                            f"enqueue {steps[i]['enqueue']} ({steps[i]['kernel']}) failed on the "
+                            f"device: {_cl_msg(exc)}",
+                            steps[i]["enqueue"],
+                        ) from None
+                    self.progress({"type": "step_done", "i": i, "enqueue": steps[i]["enqueue"]})
+            q.finish()
+            if validate and repeat > 1:
+                self.progress({"type": "timing", "repeat": repeat})
+
+        results = []
+        all_ok = True
+        for i, st in enumerate(steps):
+            prof = [
+                (e.profile.queued, e.profile.submit, e.profile.start, e.profile.end)
+                for e in events[i]
+            ]
+            timing = {
+                "queued_to_submit": _stats([p[1] - p[0] for p in prof]),
+                "submit_to_start": _stats([p[2] - p[1] for p in prof]),
+                "start_to_end": _stats([p[3] - p[2] for p in prof]),
+                "host_enqueue": _stats(host_ns[i]),
+                "samples": len(prof),
+            }
+            pre = [
+                self._check(st, c, host, "pre")
+                for c, (_m, host) in zip(st.get("prechecks", []), prereads[i], strict=True)
+            ]
+            chk = [
+                self._check(st, c, host, "post")
+                for c, (_m, host) in zip(st.get("checks", []), reads[i], strict=True)
+            ]
+            ok = all(c["status"] in ("equal", "within", "unchecked") for c in chk)
+            all_ok = all_ok and ok
+            results.append(
+                {
+                    "enqueue": st["enqueue"],
+                    "kernel": st["kernel"],
+                    "status": "pass" if ok else "fail",
+                    "checks": chk,
+                    "prechecks": pre,
+                    "loads": [
+                        {"mem": ld["mem"], "why": ld.get("why", "input"), "note": ld.get("note", "")}
+                        for ld in st.get("loads", [])
+                    ],
+                    "timing": timing,
+                }
+            )
+        return {
+            "device": self.device,
+            "ok": all_ok,
+            "error": None,
+            "failed_enqueue": None,
+            "repeat": max(repeat, 1),
+            "steps": results,
+            "builds": self.builds,
+            "notes": self.notes,
+        }
+
+    def _check(
+        self, step: dict[str, Any], c: dict[str, Any], host: npt.NDArray[np.uint8], when: str
+    ) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "mem": c["mem"],
+            "args": c.get("args", []),
+            "label": c.get("label", c["mem"]),
+            "dtype": c.get("dtype"),
+            "output": None,
+        }
+        if self.save_dir is not None and when == "post":
+            self.save_dir.mkdir(parents=True, exist_ok=True)
+            path = self.save_dir / f"{step['enqueue']}_{_safe(c['mem'])}.bin"
+            host.tofile(path)
+            out["output"] = str(path)
+        tol = self.tol.merged(c.get("tol"))
+        for a in c.get("args", []):
+            tol = tol.merged(self.arg_tol.get(int(a)))
+        out["tolerance"] = tol.to_dict()
+        if c.get("data"):
+            res = _compare.compare_bytes(
+                self.loader(c["data"]), host, c.get("dtype"), tol, c.get("shape")
+            )
+            out["status"] = res.status
+            out["result"] = res.to_dict()
+            out["summary"] = res.summary()
+        elif c.get("hash64"):
+            if self.hasher is None:
+                out["status"] = "unchecked"
+                out["summary"] = "the capture holds only a hash of this object"
+            else:
+                got = self.hasher(host.tobytes())
+                want = int(str(c["hash64"]), 16)
+                out["status"] = "equal" if got == want else "different"
+                out["summary"] = (
+                    "hash matches" if got == want else f"hash {got:x} != captured {want:x}"
+                )
+        else:
+            out["status"] = "unchecked"
+            out["summary"] = c.get("note", "no captured data to compare with")
+        return out
+
+
+def _safe(s: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in s)
+
+
+def _cl_msg(exc: Exception) -> str:
+    what = getattr(exc, "what", None)
+    code = getattr(exc, "code", None)
+    text = what() if callable(what) else str(exc)
+    return f"{text}" if code is None else f"{text} ({code})"
+
+
+def run_plan(
+    plan: dict[str, Any],
+    device: dict[str, Any],
+    loader: Loader,
+    *,
+    repeat: int = 1,
+    progress: Progress | None = None,
+    hasher: Hasher | None = None,
+    tolerance: dict[str, Any] | None = None,
+    arg_tolerance: dict[int, dict[str, Any]] | None = None,
+    save_dir: str | Path | None = None,
+) -> dict[str, Any]:
+    """Prepare and run ``plan`` on ``device``; errors become ``result['error']``."""
+    eng = Engine(
+        plan,
+        device,
+        loader,
+        progress=progress,
+        hasher=hasher,
+        tolerance=tolerance,
+        arg_tolerance=arg_tolerance,
+        save_dir=save_dir,
+    )
+    import pyopencl as cl
+
+    try:
+        eng.prepare()
+        return eng.run(repeat)
+    except (cl.Error, ValueError, TypeError, RuntimeError) as exc:
+        msg = _cl_msg(exc) if isinstance(exc, cl.Error) else f"{type(exc).__name__}: {exc}"
+        exc = EngineError(f"replay failed on {device['name']}: {msg}")
+        return {
+            "device": device,
+            "ok": False,
+            "error": str(exc),
+            "failed_enqueue": None,
+            "repeat": repeat,
+            "steps": [],
+            "builds": eng.builds,
+            "notes": eng.notes,
+        }
+    except EngineError as exc:
+        return {
+            "device": device,
+            "ok": False,
+            "error": str(exc),
+            "failed_enqueue": exc.enqueue,
+            "repeat": repeat,
+            "steps": [],
+            "builds": eng.builds,
+            "notes": eng.notes,
+        }
+
+
+# --------------------------------------------------------------------------- bundle entry
+
+
+def _print_result(res: dict[str, Any]) -> None:
+    dev = res["device"]
+    print(f"== {dev['id']} {dev['name']} ({dev['platform']})")
+    for note in res.get("notes", []):
+        print(f"   note: {note}")
+    if res.get("error"):
+        print(f"   ERROR: {res['error']}")
+        return
+    for st in res["steps"]:
+        t = st["timing"].get("start_to_end") or {}
+        ms = f"{t.get('median', 0) / 1e3:.1f} us" if t else "-"
+        print(f"   enqueue {st['enqueue']} {st['kernel']}: {st['status'].upper()}  (kernel {ms})")
+        for ld in st["loads"]:
+            if ld["why"] == "reload":
+                print(f"      reload {ld['mem']}: {ld['note']}")
+        for c in st["prechecks"]:
+            print(f"      before: {c['label']}: {c['status']} {c.get('summary', '')}")
+        for c in st["checks"]:
+            print(f"      {c['label']}: {c['status']} {c.get('summary', '')}")
+
+
+def main(argv: Sequence[str] | None = None, manifest: str | Path | None = None) -> int:
+    """``python replay.py [--device D]... [--repeat N] [--json]`` inside an exported bundle."""
+    here = Path(manifest).parent if manifest else Path(sys.argv[0]).resolve().parent
+    mpath = Path(manifest) if manifest else here / "manifest.json"
+    ap = argparse.ArgumentParser(description="Replay the captured enqueues of this bundle.")
+    ap.add_argument("--device", action="append", default=[], help="P:D or a name substring")
+    ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--atol", type=float)
+    ap.add_argument("--rtol", type=float)
+    ap.add_argument("--ulp", type=int)
+    ap.add_argument("--list-devices", action="store_true")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args(argv)
+    try:
+        if args.list_devices:
+            for d in list_devices():
+                print(f"{d['id']}  {d['name']}  ({d['platform']}, {d['version']})")
+            return 0
+        plan = json.loads(mpath.read_text())
+        devices = resolve_devices(args.device)
+    except (OSError, ValueError, EngineError) as exc:
+        print(f"replay: {exc}", file=sys.stderr)
+        return 2
+    tol = {
+        k: v for k, v in (("atol", args.atol), ("rtol", args.rtol), ("ulp", args.ulp)) if v is not None
+    }
+    loader = dir_loader(plan, here)
+    results = [
+        run_plan(plan, d, loader, repeat=args.repeat, tolerance=tol) for d in devices
+    ]
+    if args.json:
+        print(json.dumps(results, indent=2))
+    else:
+        for r in results:
+            _print_result(r)
+    return 0 if all(r["ok"] for r in results) else 1
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

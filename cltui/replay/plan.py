@@ -1,0 +1,544 @@
+"""A range of enqueues -> a JSON-able replay plan (the engine's and the bundle's manifest).
+
+:func:`build_plan` reads a :class:`~cltui.capture.capture.Capture` and works out, for the
+kernel enqueues of a range, in order:
+
+* the programs to build (source + captured options, or a device binary on its own device);
+* one memory object per captured object (aliasing kept: two arguments naming one object
+  share it), images with their own format and size, SVM allocations with the offset of
+  each argument;
+* per step the arguments, the inputs to load before it, and the checks after it;
+* host-side changes: where the capture's Pre dump of an object differs from what the
+  range left in it (its last Post dump), something that is not a replayed kernel changed
+  it (a host write, copy, fill, map, or a kernel outside the range/filter).
+
+Modes (see the issue): ``chain`` carries state through the range and reloads at each
+host-side change (reported, with a pre-check of the replayed state against the capture);
+``isolated`` loads every kernel's own Pre dumps; ``strict`` never reloads and pre-checks
+where the capture changed, so the report shows where the chain departs.
+
+Missing data never raises: each gap becomes a specific note ("enqueue 41: no Pre dump of
+argument 2 (buffer 0007)") and the step still runs when it can.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from cltui.capture.files import ReplayFolder, read_replay_folder
+from cltui.capture.model import ArgKind, Dump, Enqueue, EnqueueKind, KernelArg, MemObject
+from cltui.replay.compare import Tolerance, bytes_equal, dtype_spec
+from cltui.replay.engine import PLAN_FORMAT, PLAN_VERSION
+from cltui.replay.ranges import EnqueueRange
+
+MODES = ("chain", "isolated", "strict")
+
+# channel data type -> numpy component dtype; channel order -> channels per texel
+_CHANNEL_DTYPES = {
+    "CL_SNORM_INT8": "|i1",
+    "CL_SNORM_INT16": "<i2",
+    "CL_UNORM_INT8": "|u1",
+    "CL_UNORM_INT16": "<u2",
+    "CL_SIGNED_INT8": "|i1",
+    "CL_SIGNED_INT16": "<i2",
+    "CL_SIGNED_INT32": "<i4",
+    "CL_UNSIGNED_INT8": "|u1",
+    "CL_UNSIGNED_INT16": "<u2",
+    "CL_UNSIGNED_INT32": "<u4",
+    "CL_HALF_FLOAT": "<f2",
+    "CL_FLOAT": "<f4",
+}
+_PACKED = {
+    "CL_UNORM_SHORT_565": "<u2",
+    "CL_UNORM_SHORT_555": "<u2",
+    "CL_UNORM_INT_101010": "<u4",
+    "CL_UNORM_INT_101010_2": "<u4",
+    "CL_UNORM_INT24": "<u4",
+}
+_CHANNELS = {
+    "CL_R": 1, "CL_A": 1, "CL_INTENSITY": 1, "CL_LUMINANCE": 1, "CL_DEPTH": 1, "CL_Rx": 1,
+    "CL_RG": 2, "CL_RA": 2, "CL_RGx": 2,
+    "CL_RGB": 3, "CL_RGBx": 3, "CL_sRGB": 3, "CL_sRGBx": 3,
+    "CL_RGBA": 4, "CL_BGRA": 4, "CL_ARGB": 4, "CL_ABGR": 4, "CL_sRGBA": 4, "CL_sBGRA": 4,
+}  # fmt: skip
+
+
+class PlanError(ValueError):
+    """Nothing in the range can be replayed (one-line message)."""
+
+
+@dataclass
+class Plan:
+    """The plan: a thin wrapper over the manifest dict the engine reads."""
+
+    manifest: dict[str, Any]
+    capture_path: Path
+    notes: list[str] = field(default_factory=list)
+    changes: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def steps(self) -> list[dict[str, Any]]:
+        steps: list[dict[str, Any]] = self.manifest["steps"]
+        return steps
+
+    @property
+    def enqueues(self) -> list[int]:
+        return [int(s["enqueue"]) for s in self.steps]
+
+    def to_manifest(self) -> dict[str, Any]:
+        """The JSON-able manifest (data paths relative to the capture directory)."""
+        return self.manifest
+
+    def data_path(self, key: str) -> Path:
+        return self.capture_path / self.manifest["data"][key]["path"]
+
+
+def image_dtype_spec(order: str, ctype: str) -> str | None:
+    if ctype in _PACKED:
+        return _PACKED[ctype]
+    base = _CHANNEL_DTYPES.get(ctype)
+    ch = _CHANNELS.get(order)
+    if base is None or ch is None:
+        return None
+    return base if ch == 1 else f"({ch},){base}"
+
+
+class _Builder:
+    def __init__(
+        self, cap: Any, mode: str, tolerance: Tolerance, arg_tol: dict[int, dict[str, Any]]
+    ) -> None:
+        self.cap = cap
+        self.root = Path(cap.path)
+        self.mode = mode
+        self.tol = tolerance
+        self.arg_tol = arg_tol
+        self.data: dict[str, dict[str, Any]] = {}
+        self.programs: dict[str, dict[str, Any]] = {}
+        self.memory: dict[str, dict[str, Any]] = {}
+        self.steps: list[dict[str, Any]] = []
+        self.notes: list[str] = []
+        self.changes: list[dict[str, Any]] = []
+        # mem id -> (enqueue of the last step touching it, its captured Post dump or None)
+        self.state: dict[str, tuple[int, Dump | None]] = {}
+        self._replays: dict[int, ReplayFolder] = {}
+
+    def replay(self, enq: Enqueue) -> ReplayFolder | None:
+        if enq.replay_dir is None:
+            return None
+        if enq.number not in self._replays:
+            self._replays[enq.number] = read_replay_folder(enq.replay_dir)
+        return self._replays[enq.number]
+
+    # ---- data keys
+    def key(self, path: Path) -> str:
+        try:
+            rel = str(path.resolve().relative_to(self.root.resolve()))
+        except ValueError:
+            rel = str(path)
+        if rel not in self.data:
+            try:
+                size = path.stat().st_size
+            except OSError:
+                size = 0
+            self.data[rel] = {"path": rel, "size": size}
+        return rel
+
+    # ---- programs
+    def program(self, enq: Enqueue) -> str | None:
+        prog = enq.program
+        rf = self.replay(enq)
+        if prog is not None:
+            pid = f"p{prog.number}"
+            if pid not in self.programs:
+                binaries = []
+                for tag, path in sorted(prog.binaries.items()):
+                    binaries.append({"data": self.key(path), "device": enq.device or tag})
+                src = self.key(prog.source_path) if prog.source_path is not None else None
+                if src is None and rf is not None and rf.kernel_source_path is not None:
+                    if rf.kernel_source:
+                        src = self.key(rf.kernel_source_path)
+                if src is None and rf is not None:
+                    for p in rf.device_binaries[:1]:
+                        binaries.append({"data": self.key(p), "device": enq.device or ""})
+                self.programs[pid] = {
+                    "label": f"program {prog.number:04d}",
+                    "source": src,
+                    "options": prog.options or "",
+                    "binaries": binaries,
+                }
+            return pid
+        if rf is not None:
+            pid = f"r{enq.number}"
+            src = self.key(rf.kernel_source_path) if rf.kernel_source else None
+            bins = [
+                {"data": self.key(p), "device": enq.device or ""} for p in rf.device_binaries[:1]
+            ]
+            if src is None and not bins:
+                return None
+            self.programs[pid] = {
+                "label": f"Replay/{rf.path.name}",
+                "source": src,
+                "options": rf.build_options or "",
+                "binaries": bins,
+            }
+            return pid
+        return None
+
+    # ---- memory objects
+    def mem_id(self, enq: Enqueue, a: KernelArg) -> str:
+        d = a.pre or a.post
+        if a.mem is not None:
+            return f"h{a.mem.handle:x}@{a.mem.line_offset}"
+        if d is not None:
+            return f"m{d.mem_id:04d}"
+        return f"e{enq.number}a{a.index}"
+
+    def mem(self, enq: Enqueue, a: KernelArg) -> tuple[str, str | None]:
+        """(memory id, problem) for a buffer/image/SVM argument."""
+        mid = self.mem_id(enq, a)
+        d = a.pre or a.post
+        kind = {ArgKind.IMAGE: "image", ArgKind.SVM: "svm"}.get(a.kind, "buffer")
+        label_kind = "image" if kind == "image" else ("svm" if kind == "svm" else "buffer")
+        num = f"{d.mem_id:04d}" if d is not None else (f"{a.handle:#x}" if a.handle else "?")
+        label = f"{label_kind} {num}"
+        if mid in self.memory:
+            return mid, None
+        m: MemObject | None = a.mem
+        info: dict[str, Any] = {"kind": kind, "label": label, "size": 0}
+        if kind == "image":
+            fmt = m.image if m is not None else None
+            rf = self.replay(enq)
+            meta = rf.image_meta.get(a.index) if rf is not None else None
+            if fmt is not None:
+                order, ctype, itype = fmt.channel_order, fmt.channel_data_type, fmt.image_type
+                w, h, dd = _region(fmt.image_type, fmt.width, fmt.height, fmt.depth,
+                                   fmt.array_size)
+            elif meta is not None:
+                order, ctype = meta.channel_order_name, meta.channel_data_type_name
+                itype = meta.image_type_name
+                w, h, dd = meta.region
+            else:
+                return mid, f"no format known for the image of argument {a.index} ({label})"
+            esize = 0
+            if d is not None and d.image_bpp:
+                esize = d.image_bpp // 8
+            elif meta is not None:
+                esize = meta.element_size
+            else:
+                comp = _CHANNEL_DTYPES.get(ctype) or _PACKED.get(ctype)
+                if comp is not None:
+                    esize = np.dtype(comp).itemsize * (
+                        1 if ctype in _PACKED else _CHANNELS.get(order, 1)
+                    )
+            if not esize:
+                return mid, f"unknown texel size for the image of argument {a.index} ({label})"
+            info["image"] = {
+                "order": order,
+                "type": ctype,
+                "image_type": itype,
+                "shape": [w, h, dd],
+                "element_size": esize,
+            }
+            info["size"] = w * h * dd * esize
+        else:
+            size = m.size if m is not None else 0
+            if not size and d is not None and not d.hashed:
+                size = d.size
+            if not size:
+                return mid, f"unknown size of argument {a.index} ({label})"
+            info["size"] = size
+            if m is not None and m.kind == "subbuffer":
+                self.notes.append(
+                    f"enqueue {enq.number}: argument {a.index} is a sub-buffer; replayed as a "
+                    "separate buffer (aliasing with its parent is not kept)"
+                )
+        self.memory[mid] = info
+        return mid, None
+
+    # ---- steps
+    def add(self, enq: Enqueue) -> None:
+        n = enq.number
+        if enq.row.kind is not EnqueueKind.KERNEL:
+            self.notes.append(f"enqueue {n}: {enq.row.function} is not replayed (only "
+                              "clEnqueueNDRangeKernel is)")
+            return
+        kname = enq.row.kernel or ""
+        pid = self.program(enq)
+        if pid is None:
+            self.notes.append(f"enqueue {n} skipped: no program source or binary for {kname!r}")
+            return
+        gsz = enq.row.global_size
+        if not gsz:
+            self.notes.append(f"enqueue {n} skipped: no global work size")
+            return
+        args: list[dict[str, Any]] = []
+        mem_args: dict[str, list[KernelArg]] = {}
+        for a in enq.args:
+            spec, problem = self.arg(enq, a, mem_args)
+            if problem is not None:
+                self.notes.append(f"enqueue {n} skipped: {problem}")
+                return
+            args.append(spec)
+        loads: list[dict[str, Any]] = []
+        checks: list[dict[str, Any]] = []
+        prechecks: list[dict[str, Any]] = []
+        for mid, margs in mem_args.items():
+            a0 = margs[0]
+            label = self.check_label(mid, margs)
+            pre = next((a.pre for a in margs if a.pre is not None), None)
+            post = next((a.post for a in margs if a.post is not None), None)
+            dspec, shape = self.dtype_for(mid, a0)
+            first_use = mid not in self.state
+            if first_use or self.mode == "isolated":
+                if pre is not None and not pre.hashed:
+                    loads.append({"mem": mid, "data": self.key(pre.path), "why": "input",
+                                  "note": ""})
+                else:
+                    what = "only a hash Pre dump" if pre is not None else "no Pre dump"
+                    self.notes.append(
+                        f"enqueue {n}: {what} of argument {a0.index} "
+                        f"({self.memory[mid]['label']}); it starts zero-filled"
+                    )
+            else:
+                prev_n, prev_post = self.state[mid]
+                change = self.host_change(prev_post, pre)
+                if change:
+                    by = self.changed_by(mid, prev_n, n)
+                    rec = {
+                        "enqueue": n,
+                        "mem": mid,
+                        "label": self.memory[mid]["label"],
+                        "args": [a.index for a in margs],
+                        "after": prev_n,
+                        "by": by,
+                        "action": "reload" if self.mode == "chain" else "none",
+                    }
+                    self.changes.append(rec)
+                    why = (f"changed between enqueue {prev_n} and {n}"
+                           + (f" by {', '.join(by)}" if by else " outside the replayed kernels"))
+                    assert pre is not None
+                    prechecks.append(
+                        self.check(mid, margs, label, pre, dspec, shape,
+                                   note=f"replayed state before enqueue {n} vs captured Pre")
+                    )
+                    if self.mode == "chain":
+                        loads.append({"mem": mid, "data": self.key(pre.path), "why": "reload",
+                                      "note": why})
+            if post is not None:
+                checks.append(self.check(mid, margs, label, post, dspec, shape))
+            else:
+                self.notes.append(
+                    f"enqueue {n}: no Post dump of argument {a0.index} "
+                    f"({self.memory[mid]['label']}): not checked"
+                )
+            self.state[mid] = (n, post)
+        step = {
+            "enqueue": n,
+            "kernel": kname,
+            "program": pid,
+            "global": list(gsz),
+            "local": list(enq.row.local_size) if enq.row.local_size else None,
+            "offset": list(enq.global_offset) if enq.global_offset else None,
+            "device": enq.device,
+            "args": args,
+            "loads": loads,
+            "prechecks": prechecks,
+            "checks": checks,
+        }
+        if enq.row.device_time is not None:
+            dt = enq.row.device_time
+            step["captured_time"] = {
+                "queued_to_submit": dt.queued_to_submit,
+                "submit_to_start": dt.submit_to_start,
+                "start_to_end": dt.start_to_end,
+            }
+        self.steps.append(step)
+
+    def arg(
+        self, enq: Enqueue, a: KernelArg, mem_args: dict[str, list[KernelArg]]
+    ) -> tuple[dict[str, Any], str | None]:
+        i = a.index
+        base: dict[str, Any] = {"index": i, "name": a.name, "type": a.type_name}
+        if a.kind in (ArgKind.BUFFER, ArgKind.IMAGE, ArgKind.SVM):
+            mid, problem = self.mem(enq, a)
+            if problem is not None:
+                return base, problem
+            mem_args.setdefault(mid, []).append(a)
+            base.update(kind=a.kind.value, mem=mid)
+            if a.kind is ArgKind.SVM:
+                base["offset"] = a.svm_offset
+            return base, None
+        if a.kind is ArgKind.SCALAR:
+            if a.raw is None:
+                return base, f"no value for argument {i} ({a.size}-byte scalar)"
+            base.update(kind="scalar", hex=a.raw.hex(), value=_jsonable(a.value))
+            return base, None
+        if a.kind is ArgKind.LOCAL:
+            size = a.local_size or a.size
+            if not size:
+                return base, f"unknown __local size of argument {i}"
+            base.update(kind="local", size=int(size))
+            return base, None
+        if a.kind is ArgKind.SAMPLER:
+            s = a.sampler
+            if s is None:
+                return base, f"unknown sampler of argument {i}"
+            base.update(kind="sampler", normalized=s.normalized_coords,
+                        addressing=s.addressing_mode, filter=s.filter_mode)
+            return base, None
+        if a.kind is ArgKind.NULL:
+            base.update(kind="null")
+            return base, None
+        return base, f"argument {i} is of unknown kind (no value, type or dump)"
+
+    def dtype_for(self, mid: str, a: KernelArg) -> tuple[Any, list[int] | None]:
+        info = self.memory[mid]
+        if info["kind"] == "image":
+            im = info["image"]
+            return image_dtype_spec(im["order"], im["type"]), list(im["shape"])
+        if a.dtype is not None:
+            try:
+                return dtype_spec(np.dtype(a.dtype)), None
+            except TypeError:
+                return None, None
+        return None, None
+
+    def check_label(self, mid: str, margs: list[KernelArg]) -> str:
+        idx = ",".join(str(a.index) for a in margs)
+        word = "arg" if len(margs) == 1 else "args"
+        return f"{word} {idx} ({self.memory[mid]['label']})"
+
+    def check(
+        self,
+        mid: str,
+        margs: list[KernelArg],
+        label: str,
+        dump: Dump,
+        dspec: Any,
+        shape: list[int] | None,
+        note: str = "",
+    ) -> dict[str, Any]:
+        c: dict[str, Any] = {
+            "mem": mid,
+            "args": [a.index for a in margs],
+            "label": label,
+            "dtype": dspec,
+            "shape": shape,
+        }
+        tol: dict[str, Any] = {}
+        for a in margs:
+            tol.update(self.arg_tol.get(a.index, {}))
+        if tol:
+            c["tol"] = tol
+        if dump.hashed:
+            hv = dump.hash_value()
+            c["hash64"] = f"{hv:x}" if hv is not None else None
+        else:
+            c["data"] = self.key(dump.path)
+        if note:
+            c["note"] = note
+        return c
+
+    def host_change(self, prev_post: Dump | None, pre: Dump | None) -> bool:
+        """True when the capture shows the object changed between two replayed kernels."""
+        if prev_post is None or pre is None:
+            return False
+        if prev_post.hashed or pre.hashed:
+            return prev_post.hash_value() != pre.hash_value() or prev_post.hashed != pre.hashed
+        if prev_post.path == pre.path:
+            return False
+        try:
+            return not bytes_equal(prev_post.array(), pre.array())
+        except (OSError, ValueError):
+            return False
+
+    def changed_by(self, mid: str, after: int, before: int) -> list[str]:
+        """Enqueues between two steps that touch the object (bounded scan of the log)."""
+        cap = self.cap
+        if cap.log is None:
+            return []
+        positions = cap.find(first=after + 1, last=before - 1)
+        if len(positions) > 200:
+            return [f"enqueues {after + 1}-{before - 1}"]
+        out: list[str] = []
+        for pos in positions:
+            number = int(cap.numbers[pos])
+            e = cap.enqueue(number)
+            touched = False
+            for m in (e.mem, e.dst_mem):
+                if m is not None and f"h{m.handle:x}@{m.line_offset}" == mid:
+                    touched = True
+            for a in e.args:
+                if a.mem is not None and f"h{a.mem.handle:x}@{a.mem.line_offset}" == mid:
+                    touched = True
+            if touched:
+                name = e.row.kernel or e.row.function.replace("clEnqueue", "")
+                out.append(f"{number} {name}")
+        return out
+
+
+def _region(itype: str, w: int, h: int, d: int, array_size: int) -> tuple[int, int, int]:
+    """The region the layer dumps (capture-format §3.3)."""
+    hh = h if h else (array_size if array_size else 1)
+    dd = d if d else (array_size if array_size else 1)
+    if itype.endswith("IMAGE2D") or itype.endswith("IMAGE1D") or itype.endswith("BUFFER"):
+        dd = 1
+    if itype.endswith("IMAGE1D") or itype.endswith("IMAGE1D_BUFFER"):
+        hh = 1
+    return max(w, 1), max(hh, 1), max(dd, 1)
+
+
+def _jsonable(v: Any) -> Any:
+    if isinstance(v, dict):
+        return {str(k): _jsonable(x) for k, x in v.items()}
+    if isinstance(v, list | tuple):
+        return [_jsonable(x) for x in v]
+    if isinstance(v, np.generic):
+        return v.item()
+    if isinstance(v, bytes):
+        return v.hex()
+    if v is None or isinstance(v, int | float | str | bool):
+        return v
+    return str(v)
+
+
+def build_plan(
+    cap: Any,
+    rng: EnqueueRange,
+    mode: str = "chain",
+    tolerance: Tolerance | None = None,
+    arg_tolerance: dict[int, dict[str, Any]] | None = None,
+) -> Plan:
+    """The plan for the kernel enqueues of ``rng`` in ``cap`` (see the module doc)."""
+    if mode not in MODES:
+        raise PlanError(f"unknown mode {mode!r} (chain, isolated or strict)")
+    positions = cap.find(
+        kernel=rng.kernel, kinds=[EnqueueKind.KERNEL], first=rng.first, last=rng.last
+    )
+    if len(positions) == 0:
+        what = f" of kernel {rng.kernel!r}" if rng.kernel else ""
+        raise PlanError(f"no kernel enqueue{what} in range {rng}")
+    b = _Builder(cap, mode, tolerance or Tolerance(), arg_tolerance or {})
+    for pos in positions:
+        b.add(cap.enqueue(int(cap.numbers[pos])))
+    if not b.steps:
+        raise PlanError(
+            f"nothing in range {rng} can be replayed: " + "; ".join(b.notes[:3])
+        )
+    manifest = {
+        "format": PLAN_FORMAT,
+        "version": PLAN_VERSION,
+        "source": {"capture": str(cap.path), "range": str(rng), "mode": mode},
+        "tolerance": (tolerance or Tolerance()).to_dict(),
+        "data": b.data,
+        "programs": b.programs,
+        "memory": b.memory,
+        "steps": b.steps,
+        "changes": b.changes,
+        "notes": b.notes,
+    }
+    return Plan(manifest, Path(cap.path), b.notes, b.changes)

@@ -256,7 +256,8 @@ def parse_program_file_name(name: str) -> ParsedProgramFileName | None:
         return ParsedProgramFileName("input_binary", _num(m[1]), m[2], device=m[3])
     m = PROGRAM_SPIRV_RE.fullmatch(name)
     if m:
-        return ParsedProgramFileName(m[4], _num(m[1]), m[2], int(m[3]))
+        kind = "spirv" if m[4] == "spv" else "spvasm"
+        return ParsedProgramFileName(kind, _num(m[1]), m[2], int(m[3]))
     m = PROGRAM_ISA_RE.fullmatch(name)
     if m:
         return ParsedProgramFileName("isabin", _num(m[1]), m[2], int(m[3]), m[4], m[5], kernel=m[6])
@@ -302,34 +303,39 @@ def sanitize_component(name: str, max_len: int = 100, *, fold_case: bool = False
 
     The result never contains ``/``, ``\\``, NUL, control characters, Windows-forbidden
     characters (``< > : " | ? *``) or ``..``; it never starts with ``.``, ``-`` or a space, never
-    ends with ``.`` or a space, is never a Windows reserved device name and is at most
-    ``max_len`` UTF-8 bytes (``max_len`` is raised to 32 if smaller).  A name that is already
-    safe is returned unchanged; any other name is cleaned and gets ``-h<12 hex>`` (a SHA-256
-    prefix of the original) appended, so two different inputs never give the same output.
-    With ``fold_case=True`` names containing upper-case letters are also suffixed, so that
-    outputs stay distinct on case-insensitive file systems (macOS, Windows).
+    ends with ``.`` or a space, is never a Windows reserved device name, is NFC-normalised and is
+    at most ``max_len`` UTF-8 bytes (``max_len`` is raised to 32 if smaller).  A name that is
+    already safe is returned unchanged; any other name is cleaned and gets ``-h<12 hex>`` (a
+    SHA-256 prefix of the original) appended, so two different inputs never give the same
+    output (an unchanged name never ends in that pattern: such a name is suffixed too).
+    With ``fold_case=True`` outputs are case-folded and names that change under case folding are
+    suffixed, so that outputs stay distinct on case-insensitive file systems (macOS, Windows).
     """
     max_len = max(32, max_len)
-    chars = [ch if _safe_char(ch) else "_" for ch in name]
-    cleaned = "".join(chars)
+    cleaned = "".join(ch if _safe_char(ch) else "_" for ch in name)
+    cleaned = unicodedata.normalize("NFC", cleaned)
     while ".." in cleaned:
         cleaned = cleaned.replace("..", "._")
     cleaned = cleaned.lstrip(". -").rstrip(". ")
+    if fold_case:
+        folded = cleaned.casefold()
+        changed_by_case = folded != cleaned
+        cleaned = folded
+    else:
+        changed_by_case = False
+    reserved = cleaned.split(".", 1)[0].upper().rstrip(" ") in _WINDOWS_RESERVED
     altered = (
-        cleaned != name
+        changed_by_case
+        or reserved
+        or cleaned != name
         or not cleaned
         or _utf8_len(cleaned) > max_len
         or _SUFFIX_RE.search(cleaned) is not None
-        or cleaned.split(".", 1)[0].upper().rstrip(" ") in _WINDOWS_RESERVED
-        or (fold_case and cleaned != cleaned.lower())
     )
     if not altered:
         return cleaned
     digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:12]
-    base = cleaned.split(".", 1)[0].upper()
-    if base in _WINDOWS_RESERVED:
+    if reserved:
         cleaned = "_" + cleaned
-    if fold_case:
-        cleaned = cleaned.lower()
     head = _cut_utf8(cleaned, max_len - _SUFFIX_LEN).rstrip(". ")
     return f"{head or '_'}-h{digest}"

@@ -199,7 +199,8 @@ def make_record(
     out: list[Field] = []
     for i, (fname, ct) in enumerate(members):
         if ct.size is None or ct.kind == "unknown":
-            return CType(name, "unknown", None, 1, fields=tuple(out))
+            # the last field is the first one without a known layout (for error messages)
+            return CType(name, "unknown", None, 1, fields=(*out, Field(fname, ct, -1)))
         a = 1 if packed else ct.align
         extra = member_aligns[i] if member_aligns else None
         if extra:
@@ -491,19 +492,30 @@ def lookup(name: str, typedefs: dict[str, CType] | None = None) -> CType:
     return unknown(name)
 
 
+def _unknown_message(ct: CType) -> str:
+    path: list[str] = []
+    while ct.fields and ct.fields[-1].offset == -1:
+        path.append(ct.fields[-1].name)
+        ct = ct.fields[-1].ctype
+    while ct.kind == "array" and ct.element is not None:
+        ct = ct.element
+    where = f" (field {'.'.join(path)!r})" if path else ""
+    return f"unknown type {ct.name!r}{where}"
+
+
 def parse_type(text: str, typedefs: dict[str, CType] | None = None) -> CType:
     """Parse a user-typed element format (``float4``, ``struct { float x; int k; }``, ...)."""
     if not text or not text.strip():
         raise TypeParseError("empty type")
     toks = tokenize_type(text)
-    while toks and toks[-1] == ";":
+    while toks and toks[-1] == ";" and toks.count("{") == toks.count("}"):
         toks.pop()
     p = _TypeParser(toks, dict(typedefs or {}), {})
     ct = p.type_name()
     if p.peek() is not None:
         raise TypeParseError(f"unexpected {p.peek()!r} after type {ct.name!r}")
     if ct.kind == "unknown":
-        raise TypeParseError(f"unknown type {ct.name!r}")
+        raise TypeParseError(_unknown_message(ct))
     if ct.kind == "void":
         raise TypeParseError("void has no size")
     return ct

@@ -108,6 +108,7 @@ class KernelSignature:
     line: int
     attributes: dict[str, str] = field(default_factory=dict)
     name_line: int = 0  # line of the kernel's name (``line`` is where the declaration starts)
+    span: tuple[int, int] | None = None  # `kernel_span` of this definition, when found
 
     @property
     def unknown_params(self) -> list[Param]:
@@ -666,6 +667,7 @@ def _parse_program_cached(source: str, options: str,
         pp = _ProgramParser(text)
         pp.run()
     for k in pp.kernels.values():
+        k.span = kernel_span(source, k.name, near=k.name_line)
         for prm in k.unknown_params:
             warnings.append(f"kernel {k.name}: parameter {prm.index} ({prm.name}) has unknown "
                             f"type {prm.ctype.name!r}")
@@ -698,13 +700,26 @@ def _blank(m: re.Match[str]) -> str:
     return re.sub(r"[^\n]", " ", s)
 
 
+@dataclass(frozen=True)
+class _Masked:
+    text: str  # comments, strings and directives blanked (same offsets as the source)
+    braces: list[int]  # offsets of every '{' and '}'
+    depth_after: list[int]  # brace depth right after each of them
+    line_starts: list[int]
+
+
 @functools.lru_cache(maxsize=16)
-def _masked(source: str) -> tuple[str, list[int], list[int]]:
-    """Source with comments, strings and directives blanked; brace offsets; line starts."""
+def _masked(source: str) -> _Masked:
     masked = _MASK_RE.sub(_blank, source)
-    braces = [m.start() for m in re.finditer(r"[{}]", masked)]
+    braces: list[int] = []
+    depth_after: list[int] = []
+    depth = 0
+    for m in re.finditer(r"[{}]", masked):
+        depth += 1 if m.group() == "{" else -1
+        braces.append(m.start())
+        depth_after.append(depth)
     line_starts = [0] + [m.end() for m in re.finditer(r"\n", source)]
-    return masked, braces, line_starts
+    return _Masked(masked, braces, depth_after, line_starts)
 
 
 def _line_col(line_starts: list[int], off: int) -> tuple[int, int]:
@@ -712,41 +727,47 @@ def _line_col(line_starts: list[int], off: int) -> tuple[int, int]:
     return ln, off - line_starts[ln - 1] + 1
 
 
-def _find_definition(source: str, name: str) -> tuple[int, int, int, int] | None:
-    """(decl start, '(' offset, ')' offset, closing '}' offset) of a kernel at top level."""
-    masked, braces, _ = _masked(source)
-    depth_at: dict[int, int] = {}
-    depth = 0
-    for off in braces:
-        if masked[off] == "{":
-            depth_at[off] = depth
-            depth += 1
-        else:
-            depth -= 1
-            depth_at[off] = depth
+def _definitions(source: str, name: str) -> list[tuple[int, int, int, int]]:
+    """(decl start, '(' offset, ')' offset, closing '}' offset) of each top-level definition."""
+    mk = _masked(source)
+    masked, braces, depth_after = mk.text, mk.braces, mk.depth_after
+    found: list[tuple[int, int, int, int]] = []
     for m in re.finditer(r"\b" + re.escape(name) + r"\s*\(", masked):
         k = bisect.bisect_left(braces, m.start())
-        level = 0
-        for off in braces[:k]:
-            level += 1 if masked[off] == "{" else -1
-        if level != 0:
+        if k > 0 and depth_after[k - 1] != 0:
             continue
         open_paren = m.end() - 1
         close_paren = _match_paren(masked, open_paren)
         if close_paren is None:
             continue
-        after = _ATTR_RE.sub(lambda a: " " * len(a.group()), masked[close_paren + 1:
-                                                                     close_paren + 2000])
+        window = masked[close_paren + 1:close_paren + 4000]
+        after = _ATTR_RE.sub(lambda a: " " * len(a.group()), window)
         stripped = after.lstrip()
         if not stripped.startswith("{"):
             continue
         body = close_paren + 1 + (len(after) - len(stripped))
-        end = _match_brace(masked, body, braces, depth_at)
+        j = bisect.bisect_left(braces, body)
+        if j >= len(braces) or braces[j] != body:
+            continue
+        end = next((braces[q] for q in range(j + 1, len(braces)) if depth_after[q] == 0), None)
         if end is None:
             continue
-        start = _decl_start(masked, m.start())
-        return start, open_paren, close_paren, end
-    return None
+        found.append((_decl_start(masked, m.start()), open_paren, close_paren, end))
+    return found
+
+
+def _pick(source: str, name: str, near: int | None) -> tuple[int, int, int, int] | None:
+    defs = _definitions(source, name)
+    if not defs:
+        return None
+    if near is not None:
+        starts = _masked(source).line_starts
+        for d in defs:
+            first = _line_col(starts, d[0])[0]
+            last = _line_col(starts, d[3])[0]
+            if first <= near <= last:
+                return d
+    return defs[0]
 
 
 def _match_paren(text: str, i: int) -> int | None:
@@ -762,17 +783,6 @@ def _match_paren(text: str, i: int) -> int | None:
     return None
 
 
-def _match_brace(masked: str, i: int, braces: list[int], depth_at: dict[int, int]) -> int | None:
-    k = bisect.bisect_left(braces, i)
-    if k >= len(braces) or braces[k] != i:
-        return None
-    d = depth_at[i]
-    for off in braces[k + 1:]:
-        if masked[off] == "}" and depth_at[off] == d:
-            return off
-    return None
-
-
 def _decl_start(masked: str, name_off: int) -> int:
     j = max(masked.rfind(";", 0, name_off), masked.rfind("}", 0, name_off))
     j += 1
@@ -781,25 +791,31 @@ def _decl_start(masked: str, name_off: int) -> int:
     return j
 
 
-def kernel_span(source: str, name: str) -> tuple[int, int] | None:
-    """1-based first and last line of a kernel's definition in the original source."""
-    found = _find_definition(source, name)
+def kernel_span(source: str, name: str, near: int | None = None) -> tuple[int, int] | None:
+    """1-based first and last line of a kernel's definition in the original source.
+
+    A name defined in several ``#if`` branches has several definitions: ``near`` (a line inside
+    the wanted one, e.g. `KernelSignature.name_line`) picks it; otherwise the first is returned.
+    """
+    found = _pick(source, name, near)
     if found is None:
         return None
-    _, line_starts = _masked(source)[0], _masked(source)[2]
-    return _line_col(line_starts, found[0])[0], _line_col(line_starts, found[3])[0]
+    starts = _masked(source).line_starts
+    return _line_col(starts, found[0])[0], _line_col(starts, found[3])[0]
 
 
-def param_spans(source: str, name: str) -> list[tuple[int, int, int, int]] | None:
+def param_spans(source: str, name: str,
+                near: int | None = None) -> list[tuple[int, int, int, int]] | None:
     """(line, col, end_line, end_col) of each parameter as written (1-based, end inclusive).
 
     Counts what is written between the parentheses: a parameter list produced by a macro gives
     fewer spans than the signature has params.
     """
-    found = _find_definition(source, name)
+    found = _pick(source, name, near)
     if found is None:
         return None
-    masked, _, line_starts = _masked(source)
+    mk = _masked(source)
+    masked, line_starts = mk.text, mk.line_starts
     _, open_p, close_p, _ = found
     spans: list[tuple[int, int, int, int]] = []
     depth = 0

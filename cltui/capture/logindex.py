@@ -36,26 +36,25 @@ from cltui.capture.model import (
 
 CHUNK = 16 * 1024 * 1024
 _PREFIX = rb"(?:Time: \d+ )?(?:TID = \d+ )?(?:TNum = \d+ )?"
-# Entry lines we care about at index time: every clEnqueue* plus the rare creators/releases.
-_ENTRY_RE = re.compile(
-    rb">>>> " + _PREFIX + rb"(cl(?:Enqueue|Create|SVMAlloc|SVMFree|HostMemAlloc|DeviceMemAlloc"
-    rb"|SharedMemAlloc|MemFree|Release(?:MemObject|Kernel|Program|Sampler)|BuildProgram"
-    rb"|CompileProgram|LinkProgram)\w*)([^\n]*)"
-)
-_EXIT_RE = re.compile(
-    rb"<<<< " + _PREFIX + rb"(cl(?:Create|SVMAlloc|HostMemAlloc|DeviceMemAlloc|SharedMemAlloc"
-    rb"|LinkProgram)\w*)([^\n]*)"
-)
+# Enqueue entry lines (the line start is checked per match, in Python).
+_ENQ_RE = re.compile(rb"(clEnqueue\w+)([(:;][^\n]*)")
+# Exit lines of creators: their entry is found by a short backward search.
+_RET_RE = re.compile(rb" returned [^\n]*")
+_EXIT_LINE_RE = re.compile(rb" *<<<< " + _PREFIX + rb"(cl\w+)([^\n]*)")
+_RELEASE_RE = re.compile(rb"clReleaseMemObject: \[ ref count = 1 \] mem = (\S+)")
 _DEVTIME_RE = re.compile(
-    rb"Device Time for ([^\n]*?) \(enqueue (\d+)\) = (\d+) ns \(queued -> submit\), "
+    rb"Device Time for [^\n]*? \(enqueue (\d+)\) = (\d+) ns \(queued -> submit\), "
     rb"(\d+) ns \(submit -> start\), (\d+) ns \(start -> end\)"
 )
-_SIDE_RE = re.compile(
-    rb"\n\x00*(Dumping program to file|Dumping input program binary to file"
+_SIDE_TAGS = (
+    rb"(Dumping program to file|Dumping input program binary to file"
     rb"|Dumping program options to file|Build Info for program |Added kernel name mapping: "
     rb"|Control |-=-=-=-=-=-=-=-=|CLIntercept is shutting down|-------> Start of Build Log"
     rb"|Dumping kernel capture replay to directory: )([^\n]*)"
 )
+_SIDE_RE = re.compile(rb"\n" + _SIDE_TAGS)
+_SIDE_AFTER_NUL_RE = re.compile(rb"\x00+" + _SIDE_TAGS)
+_CREATORS = (b"clCreate", b"clSVMAlloc", b"clLinkProgram")
 _END_BUILD_LOG = b"<------- End of Build Log"
 
 _PTR = rb"(0x[0-9a-fA-F]+|\(nil\)|[0-9A-F]{8,16})"
@@ -292,7 +291,38 @@ class LogIndex:
 
     def kernel_at(self, handle: int, before: int) -> KernelRecord | None:
         r = self._latest(self.kernels, handle, before)
+        if r is None:
+            r = self._kernels_in_program(handle, before)
         return r if isinstance(r, KernelRecord) else None
+
+    def _kernels_in_program(self, handle: int, before: int) -> KernelRecord | None:
+        """Lazy: a kernel created by ``clCreateKernelsInProgram`` (not indexed up front)."""
+        mm = self._mm
+        if mm is None:
+            return None
+        hx = re.compile(rb"[\[ ,]" + f"0x{handle:x}".encode() + rb"[ ,\]]")
+        tag = b"clCreateKernelsInProgram"
+        at = min(before, self.size)
+        for _ in range(10000):
+            at = mm.rfind(tag, 0, at)
+            if at < 0:
+                return None
+            ls = mm.rfind(b"\n", 0, at) + 1
+            le = mm.find(b"\n", at)
+            line = mm[ls : le if le >= 0 else self.size]
+            if line.lstrip(b" \x00").startswith(b"<<<< ") and hx.search(line):
+                e = mm.rfind(b" clCreateKernelsInProgram: program = ", 0, ls)
+                prog = None
+                if e >= 0:
+                    pe = mm.find(b"\n", e)
+                    m = re.search(_PTR, mm[e : pe if pe >= 0 else self.size])
+                    prog = parse_ptr(_dec(m.group(1))) if m else None
+                rec = KernelRecord(handle, prog, "", e if e >= 0 else ls, ls)
+                lst = self.kernels.setdefault(handle, [])
+                lst.append(rec)
+                lst.sort(key=lambda r: r.entry_offset)
+                return rec
+        return None
 
     def program_at(self, handle: int, before: int) -> ProgramRecord | None:
         r = self._latest(self.programs, handle, before)
@@ -618,6 +648,8 @@ class _Builder:
                 rec = idx.program_at(h, off) if h is not None else None
                 if rec is not None:
                     rec.build_tag = m.group(2)
+                    if self.options_path is not None and m.group(2) in self.options_path:
+                        rec.options_path = self.options_path
                     if rec.number is None:
                         with contextlib.suppress(ValueError):
                             rec.number = int(m.group(2).split("_")[0])
@@ -790,110 +822,107 @@ def _scan(
     fkind: list[int] = []
     kmap: dict[bytes, int] = {}
     knames: list[str] = []
-    rare: list[tuple[int, int, str, str, str, int]] = []  # (off, type, fn/tag, rest, _, counter)
+    rare: list[tuple[int, int, str, str, int]] = []  # (offset, type, fn/tag, rest, counter)
     skip_spans: list[tuple[int, int]] = []
     last_counter = -1
     missing_counter = 0
     first_nul = -1
 
     pos = 0
-    enq_finditer = _ENTRY_RE.finditer
-    exit_finditer = _EXIT_RE.finditer
+    enq_finditer = _ENQ_RE.finditer
     dev_finditer = _DEVTIME_RE.finditer
     side_finditer = _SIDE_RE.finditer
+    rfind = None if mm is None else mm.rfind
     while mm is not None and pos < size:
+        assert rfind is not None
         if cancel is not None and cancel.is_set():
             raise IndexCancelled()
         end = min(size, pos + CHUNK)
         if end < size:
-            nl = mm.rfind(b"\n", pos, end)
+            nl = rfind(b"\n", pos, end)
             if nl > pos:
                 end = nl + 1
             else:
                 nl = mm.find(b"\n", end)
                 end = size if nl < 0 else nl + 1
-        # side lines first (they need the preceding "\n": start one byte early)
+        nul = mm.find(b"\x00", pos, end)
+        if first_nul < 0:
+            first_nul = nul
+        # side lines (they need the preceding "\n": start one byte early)
         sstart = pos - 1 if pos > 0 else 0
         if pos == 0:
-            # a first line without preceding newline
             head = mm[: min(size, 64)].lstrip(b"\x00")
             if head.startswith(b"-=-=-=-="):
-                rare.append((0, 2, "-=-=-=-=", "", "", 0))
-        for m in side_finditer(mm, sstart, end):
+                rare.append((0, 2, "-=-=-=-=", "", 0))
+        side = list(side_finditer(mm, sstart, end))
+        if nul >= 0:
+            side.extend(_SIDE_AFTER_NUL_RE.finditer(mm, pos, end))
+        for m in side:
             tag = m.group(1).decode()
             off = m.start(1)
             if tag.startswith("-------> Start of Build Log"):
                 e = mm.find(_END_BUILD_LOG, off, size)
                 skip_spans.append((off, size if e < 0 else e))
                 continue
-            rare.append((off, 2, tag, _dec(m.group(2)), "", 0))
+            rare.append((off, 2, tag, _dec(m.group(2)), 0))
         for m in enq_finditer(mm, pos, end):
             s = m.start()
-            if s > 0:
-                c = mm[s - 1]
-                if c not in (10, 32, 0):
+            ls = rfind(b"\n", s - 512 if s > 512 else 0, s) + 1
+            head = mm[ls:s]
+            if not head.startswith(b">>>> "):
+                head = head.lstrip(b" \x00")
+                if not head.startswith(b">>>> "):
                     continue
             fnb = m.group(1)
             rest = m.group(2)
-            if fnb.startswith(b"clEnqueue"):
-                j = rest.rfind(_COUNTER_TAG)
-                if j >= 0:
-                    try:
-                        num = int(rest[j + 18 :])
-                    except ValueError:
-                        num = last_counter + 1
-                else:
+            j = rest.rfind(_COUNTER_TAG)
+            if j >= 0:
+                try:
+                    num = int(rest[j + 18 :])
+                except ValueError:
                     num = last_counter + 1
-                    missing_counter += 1
-                last_counter = num
-                fid = fmap.get(fnb)
-                if fid is None:
-                    fid = len(functions)
-                    fmap[fnb] = fid
-                    fn_s = _dec(fnb)
-                    functions.append(fn_s)
-                    fkind.append(int(kind_of(fn_s)))
-                kid = -1
-                if rest.startswith(b"( "):
-                    kn = rest[2:]
-                    k = kn.find(b" ): ")
-                    if k < 0:
-                        k = kn.find(b" );")
-                    if k < 0:
-                        k = kn.rfind(b" )")
-                    if k >= 0:
-                        kb = kn[:k]
-                        got = kmap.get(kb)
-                        if got is None:
-                            got = len(knames)
-                            kmap[kb] = got
-                            knames.append(short_kernel_name(_dec(kb)))
-                        kid = got
-                numbers.append(num)
-                offsets.append(s)
-                kinds.append(fkind[fid])
-                fids.append(fid)
-                kids.append(kid)
             else:
-                j = rest.rfind(_COUNTER_TAG)
-                counter = last_counter + 1
-                if j >= 0:
-                    with contextlib.suppress(ValueError):
-                        counter = int(rest[j + 18 :])
-                rare.append((s, 0, _dec(fnb), _dec(rest), "", counter))
-        for m in exit_finditer(mm, pos, end):
-            s = m.start()
-            if s > 0 and mm[s - 1] not in (10, 32, 0):
-                continue
-            rare.append((s, 1, _dec(m.group(1)), _dec(m.group(2)), "", 0))
+                num = last_counter + 1
+                missing_counter += 1
+            last_counter = num
+            fid = fmap.get(fnb)
+            if fid is None:
+                fid = len(functions)
+                fmap[fnb] = fid
+                fn_s = _dec(fnb)
+                functions.append(fn_s)
+                fkind.append(int(kind_of(fn_s)))
+            kid = -1
+            if rest[0] == 40:  # "("
+                kn = rest[2:]
+                k = kn.find(b" ): ")
+                if k < 0:
+                    k = kn.find(b" );")
+                if k < 0:
+                    k = kn.rfind(b" )")
+                if k >= 0:
+                    kb = kn[:k]
+                    got = kmap.get(kb)
+                    if got is None:
+                        got = len(knames)
+                        kmap[kb] = got
+                        knames.append(short_kernel_name(_dec(kb)))
+                    kid = got
+            numbers.append(num)
+            offsets.append(ls)
+            kinds.append(fkind[fid])
+            fids.append(fid)
+            kids.append(kid)
+        for m in _RET_RE.finditer(mm, pos, end):
+            _creation(mm, m.start(), rare, last_counter)
+        for m in _RELEASE_RE.finditer(mm, pos, end):
+            rare.append((m.start(), 3, "clReleaseMemObject", _dec(m.group(1)), 0))
         for m in dev_finditer(mm, pos, end):
-            q, st, d = m.group(3, 4, 5)
-            dt.append(int(m.group(2)))
+            n_, q, st, d = m.groups()
+            dt.append(int(n_))
             dt.append(int(q))
             dt.append(int(st))
             dt.append(int(d))
-        if first_nul < 0:
-            first_nul = mm.find(b"\x00", pos, end)
         if hasattr(mm, "madvise") and hasattr(mmap, "MADV_DONTNEED"):
             # drop the scanned pages from our RSS (they stay in the page cache)
             a0 = (pos // mmap.PAGESIZE) * mmap.PAGESIZE
@@ -948,17 +977,52 @@ def _scan(
     # rare lines, in file order
     rare.sort(key=lambda r: r[0])
     b = _Builder(idx)
-    for off, typ, fn, rest, _, counter in rare:
+    for off, typ, fn, rest, counter in rare:
         if skip_spans and _inside(skip_spans, off):
             continue
         if typ == 0:
             b.entry(off, fn, rest, counter)
         elif typ == 1:
             b.exit(off, fn, rest)
-        else:
+        elif typ == 2:
             b.side(off, fn, rest)
+        else:
+            h = parse_ptr(rest)
+            if h is not None:
+                b._close_mem(h, off)
     _check_structure(idx, mm, size, first_nul)
     return idx
+
+
+def _creation(
+    mm: mmap.mmap, at: int, rare: list[tuple[int, int, str, str, int]], last_counter: int
+) -> None:
+    """A ``returned`` exit line of a creator: record it and its entry line."""
+    ls = mm.rfind(b"\n", at - 4096 if at > 4096 else 0, at) + 1
+    le = mm.find(b"\n", at)
+    line = mm[ls : le if le >= 0 else len(mm)]
+    m = _EXIT_LINE_RE.match(line.lstrip(b"\x00"))
+    if m is None or not m.group(1).startswith(_CREATORS):
+        return
+    fnb = m.group(1)
+    # the entry: the closest preceding ">>>> ... <fn>: " line (single-thread pairing)
+    lo = ls - (1 << 20) if ls > (1 << 20) else 0
+    e = mm.rfind(b" " + fnb + b": ", lo, ls)
+    if e < 0:
+        return
+    es = mm.rfind(b"\n", e - 512 if e > 512 else 0, e) + 1
+    ee = mm.find(b"\n", e)
+    entry = mm[es : ee if ee >= 0 else len(mm)]
+    if not entry.lstrip(b" \x00").startswith(b">>>> "):
+        return
+    rest = _dec(entry[e - es + len(fnb) + 1 :])
+    counter = last_counter + 1
+    _, c = strip_counter(rest)
+    if c is not None:
+        counter = c
+    fn = _dec(fnb)
+    rare.append((es, 0, fn, rest, counter))
+    rare.append((ls, 1, fn, _dec(m.group(2)), 0))
 
 
 def _inside(spans: list[tuple[int, int]], off: int) -> bool:

@@ -1,0 +1,279 @@
+"""The one-pass log index, checked against facts computed here from the raw log files."""
+
+from __future__ import annotations
+
+import mmap
+import re
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cltui.capture.logindex import (
+    IndexCancelled,
+    LogIndex,
+    build_index,
+    find_logs,
+    parse_ptr,
+    split_kernel_name,
+)
+from cltui.capture.model import CaptureError, EnqueueKind
+
+from .conftest import SMALL_CAPTURES, capture_path
+
+ENTRY_RE = re.compile(
+    rb"^>>>> (?:Time: \d+ )?(clEnqueue\w+)(?:\( (.*?) \))?(?:: .*?)?; EnqueueCounter: (\d+)$",
+    re.MULTILINE,
+)
+DEVTIME_RE = re.compile(rb"^Device Time for .* \(enqueue (\d+)\) = (\d+) ns", re.MULTILINE)
+
+
+def raw_facts(log: Path) -> tuple[list[int], list[str], list[str | None], dict[int, int]]:
+    data = log.read_bytes()
+    nums, fns, names = [], [], []
+    for m in ENTRY_RE.finditer(data):
+        fns.append(m.group(1).decode())
+        names.append(m.group(2).decode() if m.group(2) is not None else None)
+        nums.append(int(m.group(3)))
+    dts = {int(m.group(1)): int(m.group(2)) for m in DEVTIME_RE.finditer(data)}
+    return nums, fns, names, dts
+
+
+@pytest.mark.parametrize("name", SMALL_CAPTURES)
+def test_small_capture_index_matches_raw_log(name: str) -> None:
+    log = capture_path(name) / "clintercept_log.txt"
+    nums, fns, names, dts = raw_facts(log)
+    idx = build_index(log)
+    try:
+        assert idx.numbers.tolist() == nums
+        assert [idx.functions[i] for i in idx.function_ids] == fns
+        got = [idx.kernel_names[k] if k >= 0 else None for k in idx.kernel_ids]
+        assert got == names
+        kernel_pos = [i for i, f in enumerate(fns) if f == "clEnqueueNDRangeKernel"]
+        assert all(idx.kinds[i] == EnqueueKind.KERNEL for i in kernel_pos)
+        assert int((idx.device_times[:, 0] >= 0).sum()) == len(dts)
+        for pos, num in enumerate(nums):
+            if num in dts:
+                assert idx.device_times[pos, 0] == dts[num]
+        assert idx.controls["CallLoggingEnqueueCounter"] == "true"
+        assert idx.sessions == [0]
+        assert idx.problems == []
+        # every offset points at the entry line of that enqueue
+        for pos in (0, len(nums) // 2, len(nums) - 1):
+            line = idx.read_line(int(idx.offsets[pos]))
+            assert line.startswith(">>>> ") and line.endswith(f"EnqueueCounter: {nums[pos]}")
+    finally:
+        idx.close()
+
+
+def test_images_svm_objects_and_sampler_quirk(images_svm: Path) -> None:
+    log = images_svm / "clintercept_log.txt"
+    text = log.read_text()
+    idx = build_index(log)
+    try:
+        buffers = [
+            (m.start(), int(m.group(1), 16))
+            for m in re.finditer(r"clCreateBuffer: returned (0x[0-9a-f]+)", text)
+        ]
+        images = re.findall(r"clCreateImage: returned (0x[0-9a-f]+)", text)
+        kinds = {o.kind for lst in idx.mem.values() for _, _, o in lst}
+        assert kinds == {"buffer", "image", "svm"}
+        assert buffers
+        for off, h in buffers:
+            obj = idx.mem_at(h, len(text[:off].encode()) + 40)
+            assert obj is not None and obj.kind == "buffer" and obj.handle == h
+        first_img = idx.mem_at(int(images[0], 16), int(idx.offsets[0]))
+        assert first_img is not None and first_img.image is not None
+        assert (first_img.image.width, first_img.image.height) == (64, 48)
+        assert first_img.size == 64 * 48 * 16  # RGBA float
+        # sample_linear (enqueue 2): the sampler argument's counter is on its own line
+        pos = int(np.flatnonzero(idx.numbers == 2)[0])
+        line = idx.read_line(int(idx.offsets[pos]))
+        khandle = int(re.search(r"kernel = (0x[0-9a-f]+)", line).group(1), 16)  # type: ignore[union-attr]
+        krec = idx.kernel_at(khandle, int(idx.offsets[pos]))
+        assert krec is not None and krec.name == "sample_linear"
+        args = idx.kernel_args_at(khandle, int(idx.offsets[pos]), krec.entry_offset, 4)
+        assert sorted(args) == [0, 1, 2, 3]
+        assert args[1].sampler is not None and args[1].sampler.filter_mode == "CL_FILTER_LINEAR"
+        assert args[1].sampler.normalized_coords and args[1].counter == 2
+        assert args[3].raw == bytes.fromhex("cdcccc3c") and args[3].counter == 2
+        # svm_scale (enqueue 7): an SVM pointer with an offset into a 4096-byte allocation
+        pos = int(np.flatnonzero(idx.numbers == 7)[0])
+        line = idx.read_line(int(idx.offsets[pos]))
+        khandle = int(re.search(r"kernel = (0x[0-9a-f]+)", line).group(1), 16)  # type: ignore[union-attr]
+        args = idx.kernel_args_at(khandle, int(idx.offsets[pos]), 0, 3)
+        assert args[0].is_svm and args[0].pointer is not None
+        alloc = idx.svm_containing(args[0].pointer, int(idx.offsets[pos]))
+        assert alloc is not None and alloc.size == 4096
+        assert args[0].pointer - alloc.handle == 1024
+        # a __local argument: size only
+        assert args[2].raw is None and args[2].size == 256
+        # queue -> device
+        q = re.search(r"queue = (0x[0-9a-f]+)", line).group(1)  # type: ignore[union-attr]
+        rec = idx.queue_at(int(q, 16), int(idx.offsets[pos]))
+        assert rec is not None and rec.device == "pthread-skylake-avx512-AMD EPYC"
+    finally:
+        idx.close()
+
+
+def test_programs_and_build_options(pyocl_pocl: Path) -> None:
+    idx = build_index(pyocl_pocl / "clintercept_log.txt")
+    try:
+        recs = [r for lst in idx.programs.values() for r in lst]
+        numbers = sorted(r.number for r in recs if r.number is not None)
+        files = sorted(int(p.name[4:8]) for p in pyocl_pocl.glob("CLI_*_source.cl"))
+        assert numbers == files
+        assert all(r.options_path and r.options_path.endswith("_options.txt") for r in recs)
+        assert all(r.build_tag and r.build_tag.startswith(f"{r.number:04d}_") for r in recs)
+        kernels = [k for lst in idx.kernels.values() for k in lst]
+        text = idx.path.read_text()
+        assert len(kernels) == len(re.findall(r"clCreateKernel: returned 0x", text))
+        assert {k.name for k in kernels} >= {"clip_by_rank", "axpb", "run"}
+    finally:
+        idx.close()
+
+
+def test_pyopencl_nil_and_struct_values(pyocl_pocl: Path) -> None:
+    idx = build_index(pyocl_pocl / "clintercept_log.txt")
+    try:
+        pos = int(np.flatnonzero(idx.numbers == 14)[0])
+        off = int(idx.offsets[pos])
+        line = idx.read_line(off)
+        kh = int(re.search(r"kernel = (0x[0-9a-f]+)", line).group(1), 16)  # type: ignore[union-attr]
+        args = idx.kernel_args_at(kh, off, 0, 8)
+        assert args[1].text == "(nil)" and args[1].raw == bytes(8)  # a zero 64-bit offset
+        assert args[6].size == 16 and args[6].raw is not None and len(args[6].raw) == 16
+    finally:
+        idx.close()
+
+
+def test_heat2d_index_speed_and_counts(heat2d: Path) -> None:
+    log = heat2d / "clintercept_log.txt"
+    t0 = time.perf_counter()
+    with open(log, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+        n = 0
+        i = mm.find(b"EnqueueCounter")
+        while i >= 0:
+            n += 1
+            i = mm.find(b"EnqueueCounter", i + 1)
+    t_find = time.perf_counter() - t0
+    seen: list[float] = []
+    t0 = time.perf_counter()
+    idx = build_index(log, progress=seen.append)
+    t_idx = time.perf_counter() - t0
+    try:
+        assert len(idx.numbers) == 204011
+        assert idx.numbers.tolist() == list(range(204011))
+        assert int((idx.device_times[:, 0] >= 0).sum()) == 204011
+        counts = np.bincount(idx.kinds, minlength=14)
+        assert counts[EnqueueKind.KERNEL] == 202000
+        names = [idx.kernel_names[k] for k in idx.kernel_ids[idx.kernel_ids >= 0]]
+        assert names.count("heat_stencil") == 100000
+        assert seen == sorted(seen) and seen[-1] == 1.0
+        # the goal is >= 40% of a plain find scan; allow for a loaded 2-core test machine
+        assert t_find / t_idx > 0.25, (t_find, t_idx)
+    finally:
+        idx.close()
+
+
+def _write(p: Path, data: bytes) -> Path:
+    p.write_bytes(data)
+    return p
+
+
+SYNTH = (
+    b"-=-=-=-=-=-=-=-=-=-=-=-=-=-=-=-=-=-=-=-=-=-=-=-=-=-=-=-=-=-=-=-=\n"
+    b"CLIntercept (64-bit) is loading...\n"
+    b"Control CallLogging is set to non-default value: true\n"
+    b"... loading complete.\n"
+    b">>>> Time: 1 clCreateBuffer: context = 0x1, flags = CL_MEM_READ_WRITE (1), size = 64, "
+    b"host_ptr = (nil); EnqueueCounter: 0\n"
+    b"<<<< Time: 2 clCreateBuffer: returned 0xb0 -> CL_SUCCESS\n"
+    b">>>> Time: 3 clEnqueueWriteBuffer: queue = 0x9, buffer = 0xb0, blocking, offset = 0, "
+    b"cb = 64, ptr = 0x5; EnqueueCounter: 0\n"
+    b"<<<< Time: 4 clEnqueueWriteBuffer -> CL_SUCCESS\n"
+    b">>>> Time: 5 clReleaseMemObject: [ ref count = 1 ] mem = 0xb0; EnqueueCounter: 1\n"
+    b"<<<< Time: 6 clReleaseMemObject: [ ref count = 0 ] -> CL_SUCCESS\n"
+    b">>>> Time: 7 clCreateBuffer: context = 0x1, flags = CL_MEM_READ_ONLY (4), size = 128, "
+    b"host_ptr = (nil); EnqueueCounter: 1\n"
+    b"<<<< Time: 8 clCreateBuffer: returned 0xb0 -> CL_SUCCESS\n"
+    b">>>> Time: 9 clEnqueueReadBuffer: queue = 0x9, buffer = 0xb0, non-blocking, offset = 0, "
+    b"cb = 128, ptr = 0x5; EnqueueCounter: 1\n"
+    b"<<<< Time: 10 clEnqueueReadBuffer -> CL_SUCCESS\n"
+    b"Device Time for clEnqueueReadBuffer (enqueue 1) = 1 ns (queued -> submit), 2 ns "
+    b"(submit -> start), 3 ns (start -> end)\n"
+    b"CLIntercept is shutting down...\n"
+)
+
+
+def test_handle_recycling(tmp_path: Path) -> None:
+    idx = build_index(_write(tmp_path / "clintercept_log.txt", SYNTH))
+    try:
+        assert idx.numbers.tolist() == [0, 1]
+        assert idx.kinds.tolist() == [EnqueueKind.WRITE, EnqueueKind.READ]
+        first = idx.mem_at(0xB0, int(idx.offsets[0]))
+        second = idx.mem_at(0xB0, int(idx.offsets[1]))
+        assert first is not None and first.size == 64
+        assert second is not None and second.size == 128 and second.flags == "CL_MEM_READ_ONLY"
+        assert idx.device_times.tolist() == [[-1, -1, -1], [1, 2, 3]]
+        assert idx.problems == []
+    finally:
+        idx.close()
+
+
+def test_nul_run_leading_fragment_and_two_sessions(tmp_path: Path) -> None:
+    fragment = b"<<<< Time: 9 clGetPlatformInfo -> CL_SUCCESS\n"
+    data = SYNTH + b"\x00" * 5000 + fragment + SYNTH
+    idx = build_index(_write(tmp_path / "clintercept_log.txt", b"xx\n" + data))
+    try:
+        assert idx.numbers.tolist() == [0, 1, 0, 1]
+        assert len(idx.sessions) == 2
+        msgs = " ".join(p.message for p in idx.problems)
+        assert "NUL bytes" in msgs and "banner" in msgs and "2 sessions" in msgs
+    finally:
+        idx.close()
+
+
+def test_truncated_and_empty_logs(tmp_path: Path) -> None:
+    cut = SYNTH[: SYNTH.index(b"<<<< Time: 10")]
+    idx = build_index(_write(tmp_path / "clintercept_log.txt", cut))
+    try:
+        assert idx.numbers.tolist() == [0, 1]
+        assert any("shutting down" in p.message for p in idx.problems)
+    finally:
+        idx.close()
+    idx = build_index(_write(tmp_path / "clintercept_log-1.txt", b""))
+    assert len(idx.numbers) == 0 and idx.problems[0].message == "the call log is empty"
+    assert [p.name for p in find_logs(tmp_path)] == ["clintercept_log.txt", "clintercept_log-1.txt"]
+    with pytest.raises(CaptureError, match="cannot read"):
+        build_index(tmp_path / "missing.txt")
+
+
+def test_cancel(tmp_path: Path) -> None:
+    ev = threading.Event()
+    ev.set()
+    with pytest.raises(IndexCancelled):
+        build_index(_write(tmp_path / "clintercept_log.txt", SYNTH), cancel=ev)
+
+
+def test_small_helpers() -> None:
+    assert parse_ptr("(nil)") == 0
+    assert parse_ptr("0x10") == 16
+    assert parse_ptr("00000123ABCD0000") == 0x123ABCD0000
+    assert parse_ptr("garbage") is None
+    assert split_kernel_name("( void foo<int>(int*) ): queue = 0x1") == (
+        "void foo<int>(int*)",
+        "queue = 0x1",
+    )
+    assert split_kernel_name(": queue = 0x1") == (None, "queue = 0x1")
+
+
+def test_logindex_is_a_dataclass_with_arrays(images_svm: Path) -> None:
+    idx = build_index(images_svm / "clintercept_log.txt")
+    assert isinstance(idx, LogIndex)
+    assert idx.numbers.dtype == np.int64 and idx.kinds.dtype == np.uint8
+    assert idx.kernel_ids.dtype == np.int32 and idx.device_times.shape == (len(idx.numbers), 3)
+    idx.close()
+    assert idx.read_line(0) == ""

@@ -289,7 +289,7 @@ def test_kernel_defined_through_macros() -> None:
            "#define REQD(X) __attribute__((reqd_work_group_size(X, 1, 1)))\n"
            "typedef uint key_t;\n\n"
            "KERNEL\nREQD(16)\nvoid scan(GLOBAL_MEM key_t *keys, int n)\n{\n  keys[0] = n;\n}\n"
-           "void helper(int a) { }\n"
+           "void helper(__global float *kernel) { }\n"
            "kernel void plain(image2d_t img, read_write image2d_t rw, sampler_t s,\n"
            "                  __constant float *c) { }\n")
     ks = parse_kernels(src, "")

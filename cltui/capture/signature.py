@@ -569,6 +569,8 @@ class _ProgramParser:
         name = toks[name_i]
         if not re.match(r"[A-Za-z_]\w*$", name):
             return
+        if not any(toks[k] in KERNEL_WORDS for k in keep if k < name_i):
+            return  # e.g. a helper with a parameter named "kernel"
         if not definition and name in self.kernels:
             return
         params: list[Param] = []

@@ -7,6 +7,7 @@ import os
 import re
 import struct
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +27,7 @@ from cltui.capture.files import (
     scan_programs,
     source_is_utf8,
 )
+from cltui.capture.model import Dump
 from cltui.capture.names import (
     parse_dump_name,
     parse_mapunmap_name,
@@ -114,8 +116,9 @@ def test_program_source_hashes_match_file_names(heat2d: Path) -> None:
             m = re.fullmatch(r"CLI_(\d{4})_([0-9A-F]{8})_source\.cl", name)
             if not m:
                 continue
-            data = (root / name).read_bytes()
-            assert f"{cli_hash64(data) & 0xFFFFFFFF:08X}" == m[2], name
+            if count % 10 == 0:  # both entry points, on a share of the files
+                data = (root / name).read_bytes()
+                assert f"{cli_hash64(data) & 0xFFFFFFFF:08X}" == m[2], name
             assert f"{hash_file(root / name) & 0xFFFFFFFF:08X}" == m[2], name
             count += 1
     assert count >= 34 + 67 + 67 + 1 + 4
@@ -250,7 +253,7 @@ def _listing(root: Path, sub: str) -> list[str]:
     return sorted(os.listdir(d)) if d.is_dir() else []
 
 
-def _count(table: dict[int, list]) -> int:  # type: ignore[type-arg]
+def _count(table: Mapping[int, list[Dump]]) -> int:
     return sum(len(v) for v in table.values())
 
 
@@ -286,6 +289,9 @@ def test_scan_images_svm(images_svm: Path) -> None:
                     w, h, dd = d.image_region
                     assert d.size == w * h * dd * d.image_bpp // 8
     assert idx.mapunmap == []
+    assert idx.pre.file_count() == 13 and 4 not in idx.pre and idx.pre.get(4) is None
+    assert idx.pre[3] is idx.pre[3]  # built once
+    assert idx.dumps(8, "post") == idx.post[8] and idx.dumps(5) == []
 
 
 def test_scan_opencv(opencv: Path) -> None:
@@ -387,14 +393,14 @@ def test_hash_only_dumps(tmp_path: Path) -> None:
 def test_scan_dumps_many_files_is_fast(tmp_path: Path) -> None:
     pre = tmp_path / "memDumpPreEnqueue"
     pre.mkdir()
-    n = 20000
+    n = 10000
     for i in range(n):
         (pre / f"Enqueue_{i:04d}_Kernel_k(int*)_Arg_{i % 7}_Buffer_{i:04d}.bin").touch()
     t = time.perf_counter()
     idx = scan_dumps(tmp_path, False)
     dt = time.perf_counter() - t
     assert _count(idx.pre) == n and len(idx.pre) == n
-    assert dt < 2.0, f"{n} files took {dt:.2f}s"
+    assert dt < 1.0, f"{n} files took {dt:.2f}s"
 
 
 # ---------------------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,8 @@ import numpy.typing as npt
 
 from cltui.capture.model import Dump, Problem, Program, SamplerDesc
 from cltui.capture.names import (
+    BUFFER_DUMP_RE,
+    IMAGE_DUMP_RE,
     ParsedDumpName,
     ParsedProgramFileName,
     parse_dump_name,
@@ -38,6 +40,7 @@ from cltui.capture.report import Report, TimingRow, TimingTable, parse_report
 
 __all__ = [
     "DumpIndex",
+    "DumpTable",
     "ImageMeta",
     "MapUnmapDump",
     "ProgramFiles",
@@ -215,8 +218,9 @@ class DumpIndex:
     """What the dump folders hold, by enqueue number (from one ``os.scandir`` pass per folder)."""
 
     root: Path
-    pre: dict[int, list[Dump]] = field(default_factory=dict)
-    post: dict[int, list[Dump]] = field(default_factory=dict)
+    # enqueue -> dumps (read-only mappings; Dump objects built per enqueue on first access)
+    pre: DumpTable = field(default_factory=lambda: DumpTable(Path(), {}))
+    post: DumpTable = field(default_factory=lambda: DumpTable(Path(), {}))
     # enqueue number at set time (E4) -> (short kernel name, arg index) -> file
     setkernelarg: dict[int, dict[tuple[str, int], Path]] = field(default_factory=dict)
     replay: dict[int, Path] = field(default_factory=dict)  # enqueue -> Replay/Enqueue_<E>_<k>
@@ -274,9 +278,9 @@ def _probe_hashed(paths: list[str]) -> bool:
     return all(looks_like_hash_dump(p) for p in sample)
 
 
-def _make_dump(path: str, p: ParsedDumpName, buffer_hashed: bool, image_hashed: bool) -> Dump:
+def _make_dump(path: Path, p: ParsedDumpName, buffer_hashed: bool, image_hashed: bool) -> Dump:
     return Dump(
-        path=Path(path),
+        path=path,
         enqueue=p.enqueue,
         kernel=p.kernel,
         arg=p.arg,
@@ -288,31 +292,71 @@ def _make_dump(path: str, p: ParsedDumpName, buffer_hashed: bool, image_hashed: 
     )
 
 
-def _scan_dump_folder(
-    folder: Path, root: Path, problems: list[Problem]
-) -> list[tuple[str, ParsedDumpName]]:
-    out: list[tuple[str, ParsedDumpName]] = []
-    for entry in _scandir(folder, problems, root):
-        if not _is_file(entry):
-            problems.append(Problem("unexpected entry (not a file)", _rel(Path(entry.path), root)))
-            continue
-        parsed = parse_dump_name(entry.name)
-        if parsed is None:
-            problems.append(Problem("unrecognised dump file name", _rel(Path(entry.path), root)))
-            continue
-        out.append((entry.path, parsed))
-    return out
+class DumpTable(Mapping[int, list[Dump]]):
+    """enqueue number -> the dumps of one folder, sorted by (arg, mem_id).
 
+    A read-only mapping: the scan keeps only file names grouped by enqueue; the
+    :class:`~cltui.capture.model.Dump` objects of one enqueue are built on first access.
+    """
 
-def _group_dumps(
-    items: list[tuple[str, ParsedDumpName]], buffer_hashed: bool, image_hashed: bool
-) -> dict[int, list[Dump]]:
-    table: dict[int, list[Dump]] = {}
-    for path, p in items:
-        table.setdefault(p.enqueue, []).append(_make_dump(path, p, buffer_hashed, image_hashed))
-    for dumps in table.values():
+    def __init__(
+        self,
+        folder: Path,
+        names: dict[int, list[str]],
+        buffer_hashed: bool = False,
+        image_hashed: bool = False,
+    ) -> None:
+        self.folder = folder
+        self._names = names
+        self._buffer_hashed = buffer_hashed
+        self._image_hashed = image_hashed
+        self._cache: dict[int, list[Dump]] = {}
+
+    def __getitem__(self, enqueue: int) -> list[Dump]:
+        cached = self._cache.get(enqueue)
+        if cached is not None:
+            return cached
+        dumps: list[Dump] = []
+        for name in self._names[enqueue]:
+            p = parse_dump_name(name)
+            if p is not None:  # always: names were validated by the scan
+                path = self.folder / name
+                dumps.append(_make_dump(path, p, self._buffer_hashed, self._image_hashed))
         dumps.sort(key=lambda d: (d.arg, d.mem_id, d.path.name))
-    return dict(sorted(table.items()))
+        self._cache[enqueue] = dumps
+        return dumps
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def __contains__(self, enqueue: object) -> bool:
+        return enqueue in self._names
+
+    def file_count(self) -> int:
+        """Number of dump files, without building any Dump."""
+        return sum(len(v) for v in self._names.values())
+
+    def file_names(self, enqueue: int) -> list[str]:
+        return list(self._names.get(enqueue, []))
+
+    def __repr__(self) -> str:
+        return f"DumpTable({str(self.folder)!r}, {len(self)} enqueues, {self.file_count()} files)"
+
+
+def _scan_dump_folder(folder: Path, root: Path, problems: list[Problem]) -> dict[int, list[str]]:
+    out: dict[int, list[str]] = {}
+    for entry in _scandir(folder, problems, root):
+        name = entry.name
+        m = BUFFER_DUMP_RE.fullmatch(name) or IMAGE_DUMP_RE.fullmatch(name)
+        if m is None or not _is_file(entry):
+            msg = "unrecognised dump file name" if m is None else "unexpected entry (not a file)"
+            problems.append(Problem(msg, _rel(Path(entry.path), root)))
+            continue
+        out.setdefault(int(m[1]), []).append(name)
+    return dict(sorted(out.items()))
 
 
 def scan_dumps(
@@ -331,8 +375,9 @@ def scan_dumps(
     root = Path(root)
     idx = DumpIndex(root=root)
     probs = idx.problems
-    pre = _scan_dump_folder(root / "memDumpPreEnqueue", root, probs)
-    post = _scan_dump_folder(root / "memDumpPostEnqueue", root, probs)
+    pre_dir, post_dir = root / "memDumpPreEnqueue", root / "memDumpPostEnqueue"
+    pre = _scan_dump_folder(pre_dir, root, probs)
+    post = _scan_dump_folder(post_dir, root, probs)
 
     mapunmap_raw: list[tuple[str, Any]] = []
     for entry in _scandir(root / "memDumpCreateMapUnmap", probs, root):
@@ -344,16 +389,23 @@ def scan_dumps(
 
     if image_hashes_only is None:
         image_hashes_only = hashes_only
-    if hashes_only is None:
-        hashes_only = _probe_hashed(
-            [p for p, d in pre + post if not d.is_image] + [p for p, _ in mapunmap_raw]
-        )
-    if image_hashes_only is None:
-        image_hashes_only = _probe_hashed([p for p, d in pre + post if d.is_image])
+    if hashes_only is None or image_hashes_only is None:
+        buffers: list[str] = []
+        images: list[str] = []
+        for folder, table in ((pre_dir, pre), (post_dir, post)):
+            for names in table.values():
+                for n in names:
+                    (images if n.endswith(".raw") else buffers).append(str(folder / n))
+                if len(buffers) >= _HASH_PROBE and len(images) >= _HASH_PROBE:
+                    break
+        if hashes_only is None:
+            hashes_only = _probe_hashed(buffers + [p for p, _ in mapunmap_raw])
+        if image_hashes_only is None:
+            image_hashes_only = _probe_hashed(images)
     idx.buffer_hashes = hashes_only
     idx.image_hashes = image_hashes_only
-    idx.pre = _group_dumps(pre, hashes_only, image_hashes_only)
-    idx.post = _group_dumps(post, hashes_only, image_hashes_only)
+    idx.pre = DumpTable(pre_dir, pre, hashes_only, image_hashes_only)
+    idx.post = DumpTable(post_dir, post, hashes_only, image_hashes_only)
     idx.mapunmap = sorted(
         (
             MapUnmapDump(Path(p), pm.kind, pm.mem_id, pm.offset, pm.enqueue, hashes_only)
@@ -638,7 +690,7 @@ def _scan_sub_dumps(folder: Path, rf: ReplayFolder, sub: str) -> dict[int, Dump]
                 Problem(f"two dumps for argument {p.arg}", f"{sub}/{entry.name}", rf.enqueue)
             )
             continue
-        out[p.arg] = _make_dump(entry.path, p, False, False)
+        out[p.arg] = _make_dump(Path(entry.path), p, False, False)
     return dict(sorted(out.items()))
 
 

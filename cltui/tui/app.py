@@ -1,0 +1,113 @@
+"""The cltui app and its one factory, :func:`make_app` (used by the CLI, tests and scripts)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Sequence
+from pathlib import Path, PurePath
+from typing import TYPE_CHECKING, ClassVar
+
+from textual.app import App, SystemCommand
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+
+from cltui.tui.screens.main import MainScreen, Opener, RangeAction
+from cltui.tui.styles import stylesheet_paths
+
+if TYPE_CHECKING:
+    from cltui.capture.capture import Capture, ProgressFn
+
+__all__ = ["CltuiApp", "make_app"]
+
+
+def _open(path: Path, progress: ProgressFn, cancel: threading.Event) -> Capture:
+    from cltui.capture.capture import open_capture
+
+    return open_capture(path, progress, cancel)
+
+
+class CltuiApp(App[None]):
+    """Browses one capture, or two (``tab``-free: ``c`` switches between them)."""
+
+    TITLE = "cltui"
+    CSS_PATH = list[str | PurePath](stylesheet_paths())  # noqa: RUF012 - read by Textual
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("q", "quit", "Quit"),
+        Binding("c", "switch_capture", "Other capture", tooltip="Switch between captures A and B"),
+    ]
+
+    def __init__(self, screens: Sequence[MainScreen]) -> None:
+        super().__init__()
+        self.captures = list(screens)
+        self.current = 0
+
+    def on_mount(self) -> None:
+        for i, screen in enumerate(self.captures):
+            self.install_screen(screen, name=f"capture-{i}")
+        self.push_screen("capture-0")
+
+    @property
+    def main(self) -> MainScreen:
+        return self.captures[self.current]
+
+    def action_switch_capture(self) -> None:
+        if len(self.captures) < 2:
+            return
+        self.current = (self.current + 1) % len(self.captures)
+        self.switch_screen(f"capture-{self.current}")
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "switch_capture":
+            return len(self.captures) > 1
+        return True
+
+    def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        if not isinstance(screen, MainScreen):
+            return
+        # every described binding of the browser, so the palette lists the actions
+        seen: set[str] = set()
+        for active in screen.active_bindings.values():
+            binding = active.binding
+            if not binding.description or binding.action in seen or not active.enabled:
+                continue
+            if binding.action in ("quit", "command_palette"):
+                continue
+            seen.add(binding.action)
+            node = active.node
+            action = binding.action
+            help_text = binding.tooltip or f"key: {binding.key_display or binding.key}"
+
+            async def run(node: object = node, action: str = action) -> None:
+                await self.run_action(action, node)  # type: ignore[arg-type]
+
+            yield SystemCommand(binding.description, help_text, run)
+
+
+def make_app(
+    path: str | Path,
+    path_b: str | Path | None = None,
+    *,
+    opener: Opener | None = None,
+    replay: RangeAction | None = None,
+    export: RangeAction | None = None,
+) -> CltuiApp:
+    """The app on one capture, or on two (``c`` switches).  Opening happens in a worker.
+
+    ``opener(path, progress, cancel)`` replaces :func:`open_capture` (tests, benchmarks);
+    ``replay``/``export`` receive ``(capture, first_number, last_number)`` for the selected
+    range; while they are ``None`` their keys are shown greyed out.
+    """
+    open_fn = opener or _open
+    paths = [Path(path)] + ([Path(path_b)] if path_b is not None else [])
+    screens = [
+        MainScreen(
+            p,
+            open_fn,
+            label="" if len(paths) == 1 else f"{'AB'[i]}: ",
+            replay=replay,
+            export=export,
+        )
+        for i, p in enumerate(paths)
+    ]
+    return CltuiApp(screens)

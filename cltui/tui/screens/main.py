@@ -1,0 +1,404 @@
+"""The browser screen: the enqueue list, the detail panes and the status line."""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.widgets import Footer, Label, ProgressBar
+from textual.worker import get_current_worker
+
+from cltui.capture.model import CaptureError, EnqueueKind
+from cltui.tui.format import fmt_bytes
+from cltui.tui.messages import (
+    CaptureFailed,
+    CaptureLoaded,
+    CursorMoved,
+    IndexProgress,
+    RangeChanged,
+)
+from cltui.tui.screens.help import HelpScreen
+from cltui.tui.screens.kinds import KindScreen
+from cltui.tui.screens.problems import ProblemsScreen
+from cltui.tui.screens.prompt import PromptScreen
+from cltui.tui.widgets.detail_panes import DetailPanes
+from cltui.tui.widgets.enqueue_list import BADGE_LEGEND, EnqueueList
+from cltui.tui.widgets.status_line import StatusLine
+
+if TYPE_CHECKING:
+    from cltui.capture.capture import Capture, ProgressFn
+
+__all__ = ["MainScreen", "Opener", "RangeAction"]
+
+Opener = Callable[[Path, "ProgressFn", threading.Event], "Capture"]
+RangeAction = Callable[["Capture", int, int], None]  # capture, first number, last number
+
+MAX_NOTICES = 5  # problems shown as notifications on open; the rest are on the problems screen
+
+
+class MainScreen(Screen[None]):
+    """Browses one capture.  The capture is indexed in a thread while the screen is already up."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("slash", "filter", "Filter", tooltip="Filter by kernel name (substring or re:)"),
+        Binding("t", "kinds", "Kinds", tooltip="Filter by enqueue kind"),
+        Binding("colon,g", "jump", "Jump", tooltip="Jump to an enqueue number"),
+        Binding("1", "tab('source')", "Source", show=False),
+        Binding("2", "tab('args')", "Args", show=False),
+        Binding("3", "tab('buffer')", "Buffer", show=False),
+        Binding("4", "tab('image')", "Image", show=False),
+        Binding("5", "tab('timing')", "Timing", show=False),
+        Binding("z", "zoom", "Zoom", show=False, tooltip="Maximise the focused pane"),
+        Binding("p", "problems", "Problems", show=False),
+        Binding("r", "replay", "Replay", tooltip="Replay the selected range"),
+        Binding("e", "export", "Export", tooltip="Export the selected range as a bundle"),
+        Binding("question_mark,f1", "help", "Help", key_display="?"),
+    ]
+
+    def __init__(
+        self,
+        path: Path,
+        opener: Opener,
+        *,
+        label: str = "",
+        replay: RangeAction | None = None,
+        export: RangeAction | None = None,
+    ) -> None:
+        super().__init__()
+        self.path = path
+        self.opener = opener
+        self.label = label
+        self.replay = replay
+        self.export = export
+        self.capture: Capture | None = None
+        self.error: str | None = None
+        self.name_filter = ""
+        self.kind_filter: set[EnqueueKind] | None = None
+        self._cancel = threading.Event()
+        self._last_progress = -1.0
+        self._details_pending = False
+
+    # ----------------------------------------------------------------- layout
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="loading"):
+            yield Label(f"Indexing {self.path.name}", id="loading-label")
+            yield ProgressBar(total=1.0, show_eta=False, id="loading-bar")
+        yield EnqueueList(id="enqueues")
+        yield DetailPanes(id="details")
+        yield StatusLine(id="status")
+        yield Footer()
+
+    @property
+    def enqueue_list(self) -> EnqueueList:
+        return self.query_one(EnqueueList)
+
+    @property
+    def details(self) -> DetailPanes:
+        return self.query_one(DetailPanes)
+
+    @property
+    def status(self) -> StatusLine:
+        return self.query_one(StatusLine)
+
+    def on_mount(self) -> None:
+        self.sub_title = str(self.path)
+        self.status.set_parts(range_text=f"{self.label}indexing…")
+        self.enqueue_list.focus()
+        self._index()
+
+    def on_unmount(self) -> None:
+        self._cancel.set()
+
+    # --------------------------------------------------------------- indexing
+    @work(thread=True, exclusive=True, group="index", exit_on_error=False)
+    def _index(self) -> None:
+        def progress(fraction: float) -> None:
+            if fraction - self._last_progress >= 0.01 or fraction >= 1.0:
+                self._last_progress = fraction
+                self.post_message(IndexProgress(fraction))
+
+        try:
+            capture = self.opener(self.path, progress, self._cancel)
+        except CaptureError as exc:
+            self.post_message(CaptureFailed(str(exc)))
+            return
+        except Exception as exc:  # a bug in a parser must not reach the user as a traceback
+            reason = f"cannot read {self.path}: {type(exc).__name__}: {exc}"
+            self.post_message(CaptureFailed(reason))
+            return
+        if not get_current_worker().is_cancelled:
+            self.post_message(CaptureLoaded(capture))
+
+    def on_index_progress(self, message: IndexProgress) -> None:
+        self.query_one("#loading-bar", ProgressBar).update(progress=message.fraction)
+
+    def on_capture_failed(self, message: CaptureFailed) -> None:
+        self.error = message.message
+        self.query_one("#loading").display = False
+        self.enqueue_list.placeholder = f"Cannot open: {message.message}"
+        self.enqueue_list.refresh()
+        self.status.set_parts(range_text=f"{self.label}nothing to show")
+        self.notify(message.message, title="Cannot open capture", severity="error", timeout=30)
+
+    def on_capture_loaded(self, message: CaptureLoaded) -> None:
+        cap = message.capture
+        self.capture = cap
+        self.query_one("#loading").display = False
+        self.enqueue_list.set_capture(cap)
+        self.details.set_capture(cap)
+        problems = list(cap.problems)
+        self.status.set_parts(problems=len(problems))
+        for problem in problems[:MAX_NOTICES]:
+            if problem.severity == "error":
+                self.notify(str(problem), title="Capture problem", severity="error", timeout=12)
+            else:
+                self.notify(str(problem), title="Capture problem", severity="warning", timeout=12)
+        if len(problems) > MAX_NOTICES:
+            more = len(problems) - MAX_NOTICES
+            self.notify(f"{more} more problems: press p to list them all", timeout=12)
+        self._update_range()
+        self.refresh_bindings()
+
+    # ------------------------------------------------------- cursor and range
+    @on(CursorMoved)
+    def _cursor_moved(self, message: CursorMoved) -> None:
+        if not self.enqueue_list.range:
+            self._update_range()
+        if not self._details_pending:
+            self._details_pending = True
+            self.call_later(self._show_details)
+
+    def _show_details(self) -> None:
+        self._details_pending = False
+        self.details.show_position(self.enqueue_list.cursor_pos)
+
+    @on(RangeChanged)
+    def _range_changed(self, message: RangeChanged) -> None:
+        self._update_range()
+
+    def _update_range(self) -> None:
+        cap = self.capture
+        lst = self.enqueue_list
+        if cap is None:
+            return
+        sel = lst.selection
+        mode = "VISUAL" if lst.visual else ""
+        if sel is None:
+            self.status.set_parts(
+                range_text=f"{self.label}no enqueue", bytes_text="", mode_text=mode
+            )
+            return
+        first, last = sel
+        kinds = cap.kinds[first : last + 1]
+        kernel_ids = cap.kernel_ids[first : last + 1]
+        n_kernels = int(np.count_nonzero(kinds == EnqueueKind.KERNEL))
+        names = [cap.kernel_names[int(k)] for k in np.unique(kernel_ids[kernel_ids >= 0])]
+        a, b = int(cap.numbers[first]), int(cap.numbers[last])
+        text = f"{self.label}{a}" if a == b else f"{self.label}{a}-{b}"
+        text += f" · {last - first + 1:,} enq · {n_kernels:,} kernel"
+        if names:
+            shown = ", ".join(names[:3]) + (f" +{len(names) - 3}" if len(names) > 3 else "")
+            text += f" ({shown})"
+        self.status.set_parts(range_text=text, bytes_text="…", mode_text=mode)
+        self._range_bytes(first, last)
+
+    @work(thread=True, exclusive=True, group="range-bytes", exit_on_error=False)
+    def _range_bytes(self, first: int, last: int) -> None:
+        """Bytes of dumped data the range needs: each memory object's first Pre dump, once."""
+        cap = self.capture
+        if cap is None:
+            return
+        worker = get_current_worker()
+        kernel_pos = np.flatnonzero(cap.kinds[first : last + 1] == EnqueueKind.KERNEL) + first
+        seen: set[int] = set()
+        total = 0
+        dumped = 0
+        try:
+            for pos in kernel_pos:
+                if worker.is_cancelled:
+                    return
+                row = cap.row(int(pos))
+                if not (row.has_pre or row.has_post):
+                    continue
+                dumped += 1
+                for arg in cap.enqueue(row.number).args:
+                    dump = arg.pre or arg.post
+                    if dump is None or dump.mem_id in seen:
+                        continue
+                    seen.add(dump.mem_id)
+                    total += dump.size
+        except Exception as exc:  # a decoding bug must not stop the browser
+            self.app.call_from_thread(
+                self.status.set_parts, bytes_text=f"data size unknown ({type(exc).__name__})"
+            )
+            return
+        text = f"{fmt_bytes(total)} data ({len(seen)} objects)" if dumped else "no dumped data"
+        self.app.call_from_thread(self.status.set_parts, bytes_text=text)
+
+    # ----------------------------------------------------------------- filters
+    def action_filter(self) -> None:
+        if self.capture is None:
+            return
+        hint = "substring; re:REGEX or /REGEX/ for a regular expression; empty clears"
+        self.app.push_screen(
+            PromptScreen("Filter by kernel name", hint, self.name_filter, "kernel name"),
+            self._apply_name_filter,
+        )
+
+    def _apply_name_filter(self, text: str | None) -> None:
+        if text is None:
+            return
+        self.set_filter(text.strip(), self.kind_filter)
+
+    def action_kinds(self) -> None:
+        cap = self.capture
+        if cap is None:
+            return
+        values, counts = np.unique(cap.kinds, return_counts=True)
+        present = {EnqueueKind(int(v)): int(c) for v, c in zip(values, counts, strict=True)}
+        chosen = self.kind_filter if self.kind_filter is not None else set(present)
+        self.app.push_screen(KindScreen(present, chosen), self._apply_kind_filter)
+
+    def _apply_kind_filter(self, kinds: set[EnqueueKind] | None) -> None:
+        if kinds is None or self.capture is None:
+            return
+        present = {EnqueueKind(int(v)) for v in np.unique(self.capture.kinds)}
+        self.set_filter(self.name_filter, None if kinds >= present else kinds)
+
+    def set_filter(self, name: str, kinds: set[EnqueueKind] | None) -> bool:
+        """Filter the list by kernel name (substring, ``re:X`` or ``/X/``) and kinds."""
+        cap = self.capture
+        if cap is None:
+            return False
+        pattern, regex = name, False
+        if name.startswith("re:"):
+            pattern, regex = name[3:], True
+        elif len(name) >= 2 and name.startswith("/") and name.endswith("/"):
+            pattern, regex = name[1:-1], True
+        if regex:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                self.notify(f"Bad regular expression {pattern!r}: {exc}", severity="error")
+                return False
+        kind_list = sorted(kinds) if kinds is not None else None
+        if not pattern and kind_list is None:
+            positions = np.arange(len(cap), dtype=np.int64)
+        else:
+            positions = cap.find(pattern or None, regex=regex, kinds=kind_list)
+        self.name_filter = name
+        self.kind_filter = kinds
+        self.enqueue_list.set_view(np.asarray(positions, dtype=np.int64))
+        parts = []
+        if name:
+            parts.append(f"kernel {name!r}")
+        if kinds is not None:
+            parts.append("kinds " + ",".join(k.label for k in sorted(kinds)))
+        filter_text = f"{' '.join(parts)}: {len(positions):,}/{len(cap):,}" if parts else ""
+        self.status.set_parts(filter_text=filter_text)
+        if not len(positions):
+            self.notify("No enqueue matches the filter", severity="warning", timeout=4)
+        return True
+
+    # -------------------------------------------------------------------- jump
+    def action_jump(self) -> None:
+        if self.capture is None:
+            return
+        cap = self.capture
+        lo, hi = (int(cap.numbers.min()), int(cap.numbers.max())) if len(cap) else (0, 0)
+        self.app.push_screen(
+            PromptScreen("Jump to enqueue number", f"{lo} to {hi}", "", "number"),
+            self._jump,
+        )
+
+    def _jump(self, text: str | None) -> None:
+        if text is None or not text.strip():
+            return
+        try:
+            number = int(text.strip().replace(",", "").replace("_", ""))
+        except ValueError:
+            self.notify(f"Not an enqueue number: {text.strip()!r}", severity="error")
+            return
+        self.jump_to(number)
+
+    def jump_to(self, number: int) -> bool:
+        cap = self.capture
+        if cap is None:
+            return False
+        pos = cap.position_of(number)
+        if pos is None:
+            self.notify(f"There is no enqueue {number} in this capture", severity="error")
+            return False
+        if not self.enqueue_list.move_to(pos):
+            self.set_filter("", None)
+            self.notify(f"Filter cleared to show enqueue {number}", timeout=4)
+            self.enqueue_list.move_to(pos)
+        return True
+
+    # -------------------------------------------------------------- the rest
+    def action_tab(self, pane: str) -> None:
+        self.details.activate(pane)
+
+    def action_zoom(self) -> None:
+        if self.maximized is not None:
+            self.minimize()
+            return
+        focused = self.focused
+        if focused is not None:
+            self.maximize(focused, container=False)
+
+    def action_problems(self) -> None:
+        problems = list(self.capture.problems) if self.capture else []
+        self.app.push_screen(ProblemsScreen(problems))
+
+    def action_help(self) -> None:
+        self.app.push_screen(HelpScreen(self.active_bindings, BADGE_LEGEND))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "replay":
+            return True if (self.replay is not None and self.capture is not None) else None
+        if action == "export":
+            return True if (self.export is not None and self.capture is not None) else None
+        if action in ("filter", "kinds", "jump", "problems"):
+            return True if self.capture is not None else None
+        return True
+
+    def action_replay(self) -> None:
+        self._run_range_action(self.replay)
+
+    def action_export(self) -> None:
+        self._run_range_action(self.export)
+
+    def _run_range_action(self, handler: RangeAction | None) -> None:
+        sel = self.enqueue_list.selection
+        if handler is None or self.capture is None or sel is None:
+            return
+        cap = self.capture
+        handler(cap, int(cap.numbers[sel[0]]), int(cap.numbers[sel[1]]))
+
+    def state(self) -> dict[str, Any]:
+        """A summary of what the screen shows (tests and the screenshot script read it)."""
+        lst = self.enqueue_list
+        cap = self.capture
+        sel = lst.selection
+        return {
+            "loaded": cap is not None,
+            "error": self.error,
+            "rows": len(lst.view),
+            "cursor": None if cap is None or lst.cursor_pos is None
+            else int(cap.numbers[lst.cursor_pos]),
+            "range": None if cap is None or sel is None
+            else (int(cap.numbers[sel[0]]), int(cap.numbers[sel[1]])),
+            "visual": lst.visual,
+            "bookmarks": sorted(int(cap.numbers[p]) for p in lst.bookmarks) if cap else [],
+            "status": self.status.as_text().plain,
+        }

@@ -1,0 +1,232 @@
+"""The Buffer tab: which argument, the element format input, stats and the Pre/Post view."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Input, Label, Static
+from textual.worker import get_current_worker
+
+from cltui.capture.cltypes import CType, TypeParseError, parse_type
+from cltui.capture.model import ArgKind, Enqueue, KernelArg
+from cltui.capture.signature import parse_program
+from cltui.tui.format import fmt_bytes
+from cltui.tui.widgets.buffer_view import BufferStats, BufferView, buffer_stats
+
+if TYPE_CHECKING:
+    from cltui.capture.capture import Capture
+
+__all__ = ["BufferPane", "element_ctype"]
+
+_BYTES = parse_type("uchar")
+
+
+class BufferPane(Vertical):
+    """Typed Pre/Post view of the selected buffer argument (``f`` edits the element format)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("f", "format", "Format", tooltip="Type another element format, e.g. float4"),
+    ]
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._shown: tuple[Any, ...] | None = None
+        self.arg: KernelArg | None = None
+        self.default_ctype: CType | None = None
+        self.typedefs: dict[str, CType] = {}
+        self.stats: tuple[BufferStats | None, BufferStats | None] = (None, None)
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="buffer-head"):
+            yield Label("", id="buffer-title", markup=False)
+            yield Input(placeholder="element type", id="buffer-format")
+        yield Static("", id="buffer-stats", markup=False)
+        yield BufferView(id="buffer-view")
+
+    @property
+    def view(self) -> BufferView:
+        return self.query_one(BufferView)
+
+    def action_format(self) -> None:
+        self.query_one("#buffer-format", Input).focus()
+
+    def show(self, cap: Capture, enq: Enqueue | None, arg: int | None) -> None:
+        key = (id(cap), enq.number if enq else None, arg)
+        if key == self._shown:
+            return
+        self._shown = key
+        title = self.query_one("#buffer-title", Label)
+        fmt_input = self.query_one("#buffer-format", Input)
+        self.arg = None
+        target = None
+        if enq is not None and arg is not None and 0 <= arg < len(enq.args):
+            target = enq.args[arg]
+        if target is None or not (target.pre or target.post):
+            reason = _no_buffer_reason(enq, target)
+            title.update(reason)
+            self.view.empty_text = reason
+            self.view.set_buffers(None, None, None, None)
+            self.query_one("#buffer-stats", Static).update("")
+            fmt_input.value = ""
+            return
+        self.arg = target
+        ctype, self.typedefs = element_ctype(cap, enq, target) if enq else (None, {})
+        self.default_ctype = ctype or _BYTES
+        dump = target.pre or target.post
+        assert dump is not None
+        if dump.hashed:
+            self._show_hashes(target)
+            return
+        try:
+            pre = target.pre.array() if target.pre is not None else None
+            post = target.post.array() if target.post is not None else None
+        except OSError as exc:
+            title.update(f"arg {target.index}: cannot read the dump: {exc.strerror or exc}")
+            self.view.set_buffers(None, None, None, None)
+            return
+        fmt_input.value = self.default_ctype.name
+        self.view.set_buffers(key, pre, post, self.default_ctype)
+        self._update_title()
+        self._compute_stats()
+
+    def _show_hashes(self, arg: KernelArg) -> None:
+        lines = [f"arg {arg.index} {arg.name or ''}: hashes only (DumpBufferHashes), no data"]
+        for side, dump in (("pre", arg.pre), ("post", arg.post)):
+            if dump is not None:
+                value = dump.hash_value()
+                lines.append(f"{side}: {value:016x}" if value is not None else f"{side}: ?")
+        if arg.pre is not None and arg.post is not None:
+            same = arg.pre.hash_value() == arg.post.hash_value()
+            lines.append("unchanged by the kernel" if same else "changed by the kernel")
+        self.query_one("#buffer-title", Label).update(lines[0])
+        self.query_one("#buffer-stats", Static).update("\n".join(lines[1:]))
+        self.view.empty_text = "Hash-only dumps hold no data to show"
+        self.view.set_buffers(None, None, None, None)
+
+    def _update_title(self) -> None:
+        arg = self.arg
+        if arg is None:
+            return
+        view = self.view
+        ctype = view.ctype or _BYTES
+        sides = "+".join(s for s, d in (("pre", arg.pre), ("post", arg.post)) if d is not None)
+        elems = view.nbytes // (ctype.size or 1)
+        name = f" {arg.name}" if arg.name else ""
+        dump = arg.pre or arg.post
+        mem = f" #{dump.mem_id:04d}" if dump is not None else ""
+        text = (
+            f"arg {arg.index}{name}{mem} · {sides} · {elems:,} × {ctype.name} "
+            f"({fmt_bytes(view.nbytes)}) · format:"
+        )
+        self.query_one("#buffer-title", Label).update(text)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id != "buffer-format":
+            return
+        event.stop()
+        self.apply_format(event.value)
+        self.view.focus()
+
+    def apply_format(self, text: str) -> bool:
+        """Show the buffer as elements of ``text`` (``""`` goes back to the signature's type)."""
+        if self.arg is None:
+            return False
+        if not text.strip():
+            ctype = self.default_ctype or _BYTES
+        else:
+            try:
+                ctype = parse_type(text, self.typedefs)
+            except TypeParseError as exc:
+                self.notify(f"Element format {text.strip()!r}: {exc}", severity="error")
+                return False
+            if not ctype.size or ctype.dtype is None:
+                self.notify(f"Element format {text.strip()!r} has no size", severity="error")
+                return False
+        self.query_one("#buffer-format", Input).value = ctype.name
+        self.view.set_ctype(ctype)
+        self._update_title()
+        self._compute_stats()
+        return True
+
+    @work(thread=True, exclusive=True, group="buffer-stats", exit_on_error=False)
+    def _compute_stats(self) -> None:
+        view = self.view
+        ctype = view.ctype or _BYTES
+        pre, post = view.pre, view.post
+        self.app.call_from_thread(self.query_one("#buffer-stats", Static).update, "computing…")
+        worker = get_current_worker()
+        cancelled = lambda: worker.is_cancelled  # noqa: E731
+        pre_stats = buffer_stats(pre, ctype, cancelled=cancelled) if pre is not None else None
+        post_stats = (
+            buffer_stats(post, ctype, pre, cancelled=cancelled) if post is not None else None
+        )
+        if worker.is_cancelled:
+            return
+        self.stats = (pre_stats, post_stats)
+        self.app.call_from_thread(
+            self.query_one("#buffer-stats", Static).update, stats_text(pre_stats, post_stats)
+        )
+
+
+def stats_text(pre: BufferStats | None, post: BufferStats | None) -> Text:
+    text = Text(no_wrap=True, overflow="ellipsis")
+    for i, (side, st) in enumerate((("pre ", pre), ("post", post))):
+        if st is None:
+            continue
+        if i and pre is not None:
+            text.append("\n")
+        text.append(side, "bold")
+        if st.minimum is not None:
+            text.append(f" min {st.minimum:.6g} max {st.maximum:.6g}")
+            if st.mean is not None:
+                text.append(f" mean {st.mean:.6g}")
+        if st.nan or st.inf:
+            text.append(f" NaN {st.nan} Inf {st.inf}", "bold red")
+        else:
+            text.append(" NaN 0 Inf 0" if st.minimum is not None else " (no numeric lanes)")
+        if st.changed is not None:
+            pct = 100.0 * st.changed / st.count if st.count else 0.0
+            text.append(f" │ changed {st.changed:,}/{st.count:,} ({pct:.1f}%)", "bold")
+    return text
+
+
+def element_ctype(
+    cap: Capture, enq: Enqueue, arg: KernelArg
+) -> tuple[CType | None, dict[str, CType]]:
+    """The element type of a pointer argument from the kernel signature, and the typedefs."""
+    program, kernel = enq.program, enq.row.kernel
+    if program is None or kernel is None:
+        return None, {}
+    source = cap.program_source(program)
+    if not source:
+        return None, {}
+    try:
+        parsed = parse_program(source, program.options)
+    except Exception:  # an odd source must not break the view; fall back to bytes
+        return None, {}
+    sig = parsed.kernels.get(kernel)
+    if sig is None or arg.index >= len(sig.params):
+        return None, parsed.typedefs
+    ctype = sig.params[arg.index].ctype
+    if ctype.kind == "pointer" and ctype.element is not None:
+        ctype = ctype.element
+    if not ctype.size or ctype.dtype is None:
+        return None, parsed.typedefs
+    return ctype, parsed.typedefs
+
+
+def _no_buffer_reason(enq: Enqueue | None, arg: KernelArg | None) -> str:
+    if enq is None:
+        return "No enqueue"
+    if not enq.args:
+        return "Not a kernel enqueue: no buffer arguments"
+    if arg is None:
+        return "No argument selected"
+    if arg.kind in (ArgKind.BUFFER, ArgKind.SVM):
+        return f"arg {arg.index} {arg.name or ''}: no Pre/Post dump (outside the dump window?)"
+    return f"arg {arg.index} {arg.name or ''} is a {arg.kind.value} argument, not a buffer"

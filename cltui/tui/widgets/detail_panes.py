@@ -1,0 +1,172 @@
+"""The detail tabs for the enqueue under the list cursor (only the visible tab is filled)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.widgets import Static, TabbedContent, TabPane
+
+from cltui.capture.model import ArgKind, Enqueue, Problem
+from cltui.tui.format import fmt_size
+from cltui.tui.messages import ArgumentSelected
+from cltui.tui.widgets.args_table import ArgsTable
+from cltui.tui.widgets.buffer_pane import BufferPane
+from cltui.tui.widgets.image_view import ImageView
+from cltui.tui.widgets.source_pane import SourcePane
+from cltui.tui.widgets.timing_view import TimingView
+
+if TYPE_CHECKING:
+    from cltui.capture.capture import Capture
+
+__all__ = ["PANES", "DetailPanes"]
+
+PANES = ("source", "args", "buffer", "image", "timing")
+
+
+class DetailPanes(Vertical):
+    """Source, Arguments, Buffer, Image and Timing of one enqueue and one selected argument."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("comma", "arg(-1)", "Prev arg", show=False, key_display=","),
+        Binding("full_stop", "arg(1)", "Next arg", show=False, key_display="."),
+    ]
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.capture: Capture | None = None
+        self.enqueue: Enqueue | None = None
+        self.arg: int | None = None
+        self.error: str | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static("", id="enqueue-summary", markup=False)
+        yield Static("", id="enqueue-problems", markup=False)
+        with TabbedContent(id="detail-tabs", initial="args"):
+            with TabPane("1 Source", id="source"):
+                yield SourcePane(id="source-pane")
+            with TabPane("2 Args", id="args"):
+                yield ArgsTable(id="args-table")
+            with TabPane("3 Buffer", id="buffer"):
+                yield BufferPane(id="buffer-pane")
+            with TabPane("4 Image", id="image"):
+                yield ImageView(id="image-view")
+            with TabPane("5 Timing", id="timing"):
+                yield TimingView(id="timing-view")
+
+    def on_mount(self) -> None:
+        self.query_one("#enqueue-problems").display = False
+
+    def set_capture(self, capture: Capture) -> None:
+        self.capture = capture
+
+    @property
+    def active(self) -> str:
+        return self.query_one(TabbedContent).active
+
+    def activate(self, pane: str) -> None:
+        self.query_one(TabbedContent).active = pane
+        self._refresh_active()
+
+    def show_position(self, pos: int | None) -> None:
+        cap = self.capture
+        if cap is None:
+            return
+        summary = self.query_one("#enqueue-summary", Static)
+        if pos is None:
+            self.enqueue = None
+            summary.update("")
+            self._show_problems([])
+            self._refresh_active()
+            return
+        number = int(cap.numbers[pos])
+        try:
+            enq = cap.enqueue(number)
+        except Exception as exc:  # the capture reports its own problems; this is a last guard
+            self.enqueue = None
+            summary.update(f"enqueue {number}: cannot decode ({type(exc).__name__}: {exc})")
+            self._show_problems([])
+            self._refresh_active()
+            return
+        if enq is not self.enqueue:
+            self.enqueue = enq
+            self.arg = default_arg(enq)
+        summary.update(enqueue_summary(enq))
+        self._show_problems(enq.problems)
+        self._refresh_active()
+
+    def _show_problems(self, problems: list[Problem]) -> None:
+        box = self.query_one("#enqueue-problems", Static)
+        box.display = bool(problems)
+        box.update("\n".join(f"⚠ {p.message}" for p in problems))
+
+    @on(TabbedContent.TabActivated)
+    def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        self._refresh_active()
+
+    @on(ArgumentSelected)
+    def _argument_selected(self, message: ArgumentSelected) -> None:
+        message.stop()
+        self.arg = message.index
+        self._refresh_active()
+
+    def action_arg(self, delta: int) -> None:
+        if self.enqueue is None or not self.enqueue.args:
+            return
+        current = self.arg if self.arg is not None else -1
+        self.arg = max(0, min(len(self.enqueue.args) - 1, current + delta))
+        self._refresh_active()
+
+    def _refresh_active(self) -> None:
+        cap = self.capture
+        if cap is None:
+            return
+        active = self.active
+        enq, arg = self.enqueue, self.arg
+        if active == "source":
+            self.query_one(SourcePane).show(cap, enq, arg)
+        elif active == "args":
+            self.query_one(ArgsTable).show(cap, enq, arg)
+        elif active == "buffer":
+            self.query_one(BufferPane).show(cap, enq, arg)
+        elif active == "image":
+            self.query_one(ImageView).show(cap, enq, arg)
+        elif active == "timing":
+            self.query_one(TimingView).show(cap, enq, arg)
+
+
+def default_arg(enq: Enqueue) -> int | None:
+    """The first argument with dumped data (else the first buffer/image, else the first)."""
+    if not enq.args:
+        return None
+    for a in enq.args:
+        if a.pre is not None or a.post is not None:
+            return a.index
+    for a in enq.args:
+        if a.kind in (ArgKind.BUFFER, ArgKind.IMAGE, ArgKind.SVM):
+            return a.index
+    return enq.args[0].index
+
+
+def enqueue_summary(enq: Enqueue) -> str:
+    row = enq.row
+    parts = [f"enqueue {row.number}", row.function]
+    if row.kernel:
+        parts[1] = f"{row.kernel} ({row.function})"
+    if row.global_size is not None:
+        geometry = f"global {fmt_size(row.global_size)} local {fmt_size(row.local_size)}"
+        if enq.global_offset:
+            geometry += f" offset {fmt_size(enq.global_offset)}"
+        parts.append(geometry)
+    if enq.program is not None:
+        parts.append(f"program {enq.program.number}")
+    if enq.mem is not None:
+        parts.append(f"mem 0x{enq.mem.handle:x}")
+    if enq.nbytes is not None:
+        parts.append(f"{enq.nbytes:,} B")
+    if enq.device:
+        parts.append(enq.device)
+    return " · ".join(parts)

@@ -1,0 +1,361 @@
+"""The enqueue list: a Line API view that renders only the visible rows of any capture."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar
+
+import numpy as np
+import numpy.typing as npt
+from rich.segment import Segment
+from rich.style import Style
+from textual import events
+from textual.binding import Binding, BindingType
+from textual.cache import LRUCache
+from textual.geometry import Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from cltui.capture.model import EnqueueKind, EnqueueRow
+from cltui.tui.format import ellipsize, fmt_ns, fmt_size
+from cltui.tui.messages import CursorMoved, RangeChanged
+
+if TYPE_CHECKING:
+    from cltui.capture.capture import Capture
+
+__all__ = ["EnqueueList"]
+
+_CURSOR = 1
+_IN_RANGE = 2
+_BOOKMARK = 4
+_FOCUSED = 8
+
+BADGE_LEGEND = "data: < pre-enqueue dump, > post-enqueue dump, R Replay folder, # hashes only"
+
+
+class EnqueueList(ScrollView, can_focus=True):
+    """Every enqueue of a capture, one row each, rendered line by line from the index arrays.
+
+    The cursor and the range are capture positions (log order); the view is the sorted array of
+    positions the current filter keeps.  Rows are built from :meth:`Capture.row` only when they
+    become visible and kept in an LRU of strips.
+    """
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "enqueue-list--header",
+        "enqueue-list--cursor",
+        "enqueue-list--range",
+        "enqueue-list--bookmark",
+        "enqueue-list--kernel",
+        "enqueue-list--transfer",
+        "enqueue-list--other",
+        "enqueue-list--dim",
+        "enqueue-list--badge",
+    }
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("up", "cursor(-1)", "Up", show=False),
+        Binding("down", "cursor(1)", "Down", show=False),
+        Binding("pageup", "page(-1)", "Page up", show=False),
+        Binding("pagedown", "page(1)", "Page down", show=False),
+        Binding("home", "edge(0)", "First", show=False),
+        Binding("end", "edge(1)", "Last", show=False),
+        Binding("shift+up", "extend(-1)", "Extend range up", show=False),
+        Binding("shift+down", "extend(1)", "Extend range down", show=False),
+        Binding("shift+pageup", "extend_page(-1)", "Extend range a page up", show=False),
+        Binding("shift+pagedown", "extend_page(1)", "Extend range a page down", show=False),
+        Binding("v", "visual", "Visual", tooltip="Toggle visual mode: moves extend the range"),
+        Binding("escape", "clear_range", "Clear range", show=False),
+        Binding("m", "toggle_bookmark", "Mark", tooltip="Toggle a bookmark on this enqueue"),
+        Binding("apostrophe,b", "bookmark(1)", "Next mark", key_display="'"),
+        Binding("B", "bookmark(-1)", "Previous mark", show=False),
+        Binding("n", "same_kernel(1)", "Next same", tooltip="Next enqueue of the same kernel"),
+        Binding("N", "same_kernel(-1)", "Previous same", show=False),
+    ]
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self.capture: Capture | None = None
+        self.view: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
+        self.cursor = 0  # index into view
+        self.range_anchor: int | None = None  # capture position
+        self.range: tuple[int, int] | None = None  # capture positions, inclusive
+        self.visual = False
+        self.bookmarks: set[int] = set()
+        self.placeholder = "Indexing…"
+        self._cache: LRUCache[tuple[int, int, int], Strip] = LRUCache(4096)
+        self._num_width = 6
+        self._last_pos: int | None = None
+
+    # ------------------------------------------------------------------ data
+    def set_capture(self, capture: Capture) -> None:
+        self.capture = capture
+        self._cache.clear()
+        n = len(capture)
+        self._num_width = max(4, len(str(int(capture.numbers.max()))) if n else 4)
+        self.set_view(np.arange(n, dtype=np.int64))
+
+    def set_view(self, positions: npt.NDArray[np.int64]) -> None:
+        """Show only ``positions`` (sorted); the cursor stays on its enqueue or the next one."""
+        current = self.cursor_pos
+        self.view = np.asarray(positions, dtype=np.int64)
+        self.cursor = 0
+        if current is not None and len(self.view):
+            self.cursor = min(int(np.searchsorted(self.view, current)), len(self.view) - 1)
+        self._cache.clear()
+        self.virtual_size = Size(self.size.width, len(self.view) + 1)
+        self._scroll_cursor_visible()
+        self.refresh()
+        self._cursor_changed()
+
+    @property
+    def cursor_pos(self) -> int | None:
+        if 0 <= self.cursor < len(self.view):
+            return int(self.view[self.cursor])
+        return None
+
+    @property
+    def selection(self) -> tuple[int, int] | None:
+        """The range actions apply to: the explicit range, else the cursor's enqueue."""
+        if self.range is not None:
+            return self.range
+        pos = self.cursor_pos
+        return None if pos is None else (pos, pos)
+
+    def move_to(self, pos: int) -> bool:
+        """Put the cursor on capture position ``pos``; False if the view hides it."""
+        i = int(np.searchsorted(self.view, pos))
+        if i >= len(self.view) or int(self.view[i]) != pos:
+            return False
+        self._set_cursor(i)
+        return True
+
+    # --------------------------------------------------------------- actions
+    def action_cursor(self, delta: int) -> None:
+        self._set_cursor(self.cursor + delta)
+        if self.visual:
+            self._extend_to_cursor()
+
+    def action_page(self, direction: int) -> None:
+        self.action_cursor(direction * max(1, self._rows_visible() - 1))
+
+    def action_edge(self, end: int) -> None:
+        self._set_cursor(len(self.view) - 1 if end else 0)
+        if self.visual:
+            self._extend_to_cursor()
+
+    def action_extend(self, delta: int) -> None:
+        if self.range_anchor is None:
+            self.range_anchor = self.cursor_pos
+        self._set_cursor(self.cursor + delta)
+        self._extend_to_cursor()
+
+    def action_extend_page(self, direction: int) -> None:
+        self.action_extend(direction * max(1, self._rows_visible() - 1))
+
+    def action_visual(self) -> None:
+        self.visual = not self.visual
+        if self.visual:
+            self.range_anchor = self.cursor_pos
+            self._extend_to_cursor()
+        self.refresh()
+        self.post_message(RangeChanged(*(self.range or (None, None))))
+
+    def action_clear_range(self) -> None:
+        self.visual = False
+        self.range_anchor = None
+        if self.range is not None:
+            self.range = None
+            self.refresh()
+        self.post_message(RangeChanged(None, None))
+
+    def action_toggle_bookmark(self) -> None:
+        pos = self.cursor_pos
+        if pos is None:
+            return
+        self.bookmarks.symmetric_difference_update({pos})
+        self.refresh()
+
+    def action_bookmark(self, direction: int) -> None:
+        pos = self.cursor_pos
+        marks = sorted(p for p in self.bookmarks if self._in_view(p))
+        if pos is None or not marks:
+            self.app.bell()
+            self.notify("No bookmarks (press m to set one)", severity="warning", timeout=3)
+            return
+        if direction > 0:
+            target = next((p for p in marks if p > pos), marks[0])
+        else:
+            target = next((p for p in reversed(marks) if p < pos), marks[-1])
+        self.move_to(target)
+
+    def action_same_kernel(self, direction: int) -> None:
+        cap, pos = self.capture, self.cursor_pos
+        if cap is None or pos is None:
+            return
+        kid = int(cap.kernel_ids[pos])
+        if kid < 0:
+            self.notify("Not a kernel enqueue", severity="warning", timeout=3)
+            return
+        ids = cap.kernel_ids[self.view]
+        if direction > 0:
+            hits = np.flatnonzero(ids[self.cursor + 1 :] == kid)
+            target = self.cursor + 1 + int(hits[0]) if len(hits) else None
+        else:
+            hits = np.flatnonzero(ids[: self.cursor] == kid)
+            target = int(hits[-1]) if len(hits) else None
+        if target is None:
+            name = cap.kernel_names[kid]
+            where = "after" if direction > 0 else "before"
+            self.notify(f"No {name} enqueue {where} this one", severity="warning", timeout=3)
+            return
+        self._set_cursor(target)
+        if self.visual:
+            self._extend_to_cursor()
+
+    # --------------------------------------------------------------- helpers
+    def _in_view(self, pos: int) -> bool:
+        i = int(np.searchsorted(self.view, pos))
+        return i < len(self.view) and int(self.view[i]) == pos
+
+    def _rows_visible(self) -> int:
+        return max(1, self.scrollable_content_region.height - 1)
+
+    def _set_cursor(self, index: int) -> None:
+        if not len(self.view):
+            return
+        index = max(0, min(index, len(self.view) - 1))
+        if index != self.cursor:
+            self.cursor = index
+            self.refresh()
+        self._scroll_cursor_visible()
+        self._cursor_changed()
+
+    def _cursor_changed(self) -> None:
+        pos = self.cursor_pos
+        if pos != self._last_pos:
+            self._last_pos = pos
+            self.post_message(CursorMoved(pos))
+
+    def _extend_to_cursor(self) -> None:
+        pos = self.cursor_pos
+        if self.range_anchor is None or pos is None:
+            return
+        self.range = (min(self.range_anchor, pos), max(self.range_anchor, pos))
+        self.refresh()
+        self.post_message(RangeChanged(*self.range))
+
+    def _scroll_cursor_visible(self) -> None:
+        rows = self._rows_visible()
+        top = round(self.scroll_y)
+        if self.cursor < top:
+            self.scroll_to(y=self.cursor, animate=False, immediate=True)
+        elif self.cursor >= top + rows:
+            self.scroll_to(y=self.cursor - rows + 1, animate=False, immediate=True)
+
+    # ------------------------------------------------------------- rendering
+    def on_resize(self, event: events.Resize) -> None:
+        self.virtual_size = Size(event.size.width, len(self.view) + 1)
+        self._scroll_cursor_visible()
+
+    def on_focus(self) -> None:
+        self.refresh()
+
+    def on_blur(self) -> None:
+        self.refresh()
+
+    def on_click(self, event: events.Click) -> None:
+        row = event.y - 1
+        if row >= 0:
+            self._set_cursor(round(self.scroll_y) + row)
+
+    def _columns(self, width: int) -> tuple[int, int, int, int]:
+        """Widths of (number, kind, kernel, geometry); time is 9 and data 4."""
+        geometry = 17 if width >= 100 else 13
+        kind = 7
+        fixed = 1 + self._num_width + 1 + kind + 1 + 1 + geometry + 1 + 9 + 1 + 4
+        kernel = max(8, width - fixed)
+        return self._num_width, kind, kernel, geometry
+
+    def render_line(self, y: int) -> Strip:
+        width = self.scrollable_content_region.width
+        if y == 0:
+            return self._header(width)
+        index = round(self.scroll_y) + y - 1
+        if self.capture is None or not len(self.view):
+            if y == 1:
+                text = self.placeholder if self.capture is None else "No enqueue matches the filter"
+                style = self.get_component_rich_style("enqueue-list--dim")
+                return Strip([Segment(ellipsize(" " + text, width), style)], width)
+            return Strip.blank(width, self.rich_style)
+        if index >= len(self.view):
+            return Strip.blank(width, self.rich_style)
+        pos = int(self.view[index])
+        flags = 0
+        if index == self.cursor:
+            flags |= _CURSOR | (_FOCUSED if self.has_focus else 0)
+        if self.range is not None and self.range[0] <= pos <= self.range[1]:
+            flags |= _IN_RANGE
+        if pos in self.bookmarks:
+            flags |= _BOOKMARK
+        key = (pos, width, flags)
+        strip = self._cache.get(key)
+        if strip is None:
+            strip = self._render_row(pos, width, flags)
+            self._cache[key] = strip
+        return strip
+
+    def _header(self, width: int) -> Strip:
+        nw, kw, knw, gw = self._columns(width)
+        text = (
+            " " + "#".rjust(nw) + " " + "kind".ljust(kw) + " " + ellipsize("kernel", knw) + " "
+            + "global/local".ljust(gw) + " " + "dev time".rjust(9) + " " + "data"
+        )
+        style = self.get_component_rich_style("enqueue-list--header")
+        return Strip([Segment(ellipsize(text, width), style)], width)
+
+    def _render_row(self, pos: int, width: int, flags: int) -> Strip:
+        assert self.capture is not None
+        row: EnqueueRow = self.capture.row(pos)
+        nw, kw, knw, gw = self._columns(width)
+        base = self.rich_style
+        if flags & _IN_RANGE:
+            base = base + self.get_component_rich_style("enqueue-list--range")
+        if flags & _CURSOR:
+            cursor = self.get_component_rich_style("enqueue-list--cursor")
+            base = base + (cursor if flags & _FOCUSED else Style(reverse=True))
+        if row.kind in (EnqueueKind.KERNEL, EnqueueKind.TASK):
+            kind_style = self.get_component_rich_style("enqueue-list--kernel")
+            name = row.kernel or "?"
+        elif row.kind in (EnqueueKind.READ, EnqueueKind.WRITE, EnqueueKind.COPY,
+                          EnqueueKind.FILL, EnqueueKind.MAP, EnqueueKind.UNMAP):
+            kind_style = self.get_component_rich_style("enqueue-list--transfer")
+            name = row.function.removeprefix("clEnqueue")
+        else:
+            kind_style = self.get_component_rich_style("enqueue-list--other")
+            name = row.function.removeprefix("clEnqueue")
+        dim = self.get_component_rich_style("enqueue-list--dim")
+        mark = Segment(
+            "*" if flags & _BOOKMARK else " ",
+            base + self.get_component_rich_style("enqueue-list--bookmark"),
+        )
+        if row.global_size is not None:
+            geometry = f"{fmt_size(row.global_size)}/{fmt_size(row.local_size)}"
+        else:
+            geometry = ""
+        time = fmt_ns(row.device_time.start_to_end) if row.device_time else ""
+        badges = (
+            ("<" if row.has_pre else " ")
+            + (">" if row.has_post else " ")
+            + ("R" if row.has_replay else " ")
+            + ("#" if row.hashes_only else " ")
+        )
+        segments = [
+            mark,
+            Segment(str(row.number).rjust(nw) + " ", base),
+            Segment(ellipsize(row.kind.label, kw) + " ", base + kind_style),
+            Segment(ellipsize(name, knw) + " ", base + (Style() if row.kernel else dim)),
+            Segment(ellipsize(geometry, gw) + " ", base),
+            Segment(time.rjust(9) + " ", base),
+            Segment(badges, base + self.get_component_rich_style("enqueue-list--badge")),
+        ]
+        return Strip(segments).adjust_cell_length(width, base)

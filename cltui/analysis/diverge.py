@@ -1,0 +1,571 @@
+"""Where two captures of one program part: first enqueue, argument, element.
+
+The enqueues of the two captures are aligned by enqueue number and label (function
+and kernel name); where the sequences themselves differ (an enqueue only one side
+has, or a different kernel at one place) the report says so. Aligned kernel enqueues
+are compared argument by argument on their **Post** dumps (Pre dumps of output
+buffers hold whatever memory the platform handed out, so they differ by design):
+full contents through :func:`cltui.replay.compare.compare_bytes`, typed by the kernel
+signature, or 64-bit hashes when a side holds only hashes.
+
+Per enqueue the report also says whether the arguments the kernel left unchanged
+(its inputs, as far as the dumps show) were identical on both sides: an enqueue whose
+inputs are identical but whose outputs differ is where a divergence *starts*; one
+whose inputs already differ inherits it.
+
+``diverge(cap_a, cap_b, tol)`` is the API the CLI and the TUI share; the TUI marks
+enqueues with :meth:`DivergeReport.status_of`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from cltui.capture.capture import Capture
+from cltui.capture.files import cli_hash64
+from cltui.capture.model import Dump, Enqueue, EnqueueKind, KernelArg
+from cltui.replay.compare import (
+    DIFFERENT,
+    EQUAL,
+    WITHIN,
+    CompareResult,
+    Tolerance,
+    bytes_equal,
+    compare_bytes,
+)
+
+# enqueue statuses
+IDENTICAL = "identical"  # every compared Post dump is bit-identical
+WITHIN_TOL = "within"  # differences, all within tolerance
+DIVERGENT = "different"  # at least one argument differs beyond tolerance
+UNCHECKED = "unchecked"  # aligned kernel enqueue, but no Post dump to compare on both sides
+SEQUENCE = "sequence"  # the two sequences differ here (missing on one side / other kernel)
+NODATA = "nodata"  # aligned, nothing to compare (not a kernel, or no dumps at all)
+
+# argument statuses (besides compare's equal / within / different)
+MISSING = "missing"  # only one side has a Post dump
+
+# input statuses
+INPUTS_IDENTICAL = "identical"
+INPUTS_DIFFERENT = "different"
+INPUTS_UNKNOWN = "unknown"
+
+ProgressFn = Callable[[float], None]
+
+# Above this many enqueues, a sequence that does not match one to one is aligned by
+# enqueue number only (difflib's matcher is quadratic in the worst case).
+_MAX_DIFFLIB = 100_000
+
+
+class DivergeError(Exception):
+    """A specific one-line problem (the comparison could not be made at all)."""
+
+
+@dataclass
+class ArgDiff:
+    index: int
+    name: str | None
+    type_name: str | None
+    status: str  # EQUAL | WITHIN | DIFFERENT | MISSING
+    result: CompareResult | None = None  # None for hash comparisons and missing dumps
+    hashed: bool = False
+    note: str = ""
+
+    def summary(self) -> str:
+        if self.status == MISSING:
+            return self.note
+        if self.hashed:
+            return "hashes equal" if self.status == EQUAL else "hashes differ"
+        assert self.result is not None
+        return self.result.summary()
+
+    def label(self) -> str:
+        text = f"arg {self.index}"
+        if self.name:
+            text += f" {self.name}"
+        if self.type_name:
+            text += f" ({self.type_name})"
+        return text
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "name": self.name,
+            "type": self.type_name,
+            "status": self.status,
+            "hashed": self.hashed,
+            "summary": self.summary(),
+            "note": self.note,
+            "compare": self.result.to_dict() if self.result is not None else None,
+        }
+
+
+@dataclass
+class EnqueueDiff:
+    number: int  # enqueue number in capture A (B's number when only B has it)
+    number_b: int | None  # the aligned enqueue number in capture B
+    kernel: str | None
+    function: str
+    status: str
+    args: list[ArgDiff] = field(default_factory=list)
+    inputs: str = INPUTS_UNKNOWN
+    notes: list[str] = field(default_factory=list)
+    kernel_b: str | None = None
+    function_b: str | None = None
+    only_b: bool = False  # capture A has no counterpart; ``number`` is B's number
+
+    @property
+    def divergent(self) -> bool:
+        return self.status in (DIVERGENT, SEQUENCE)
+
+    @property
+    def first_arg(self) -> ArgDiff | None:
+        """The first argument that differs beyond tolerance (or is missing on one side)."""
+        for a in self.args:
+            if a.status == DIFFERENT:
+                return a
+        for a in self.args:
+            if a.status == MISSING:
+                return a
+        return None
+
+    @property
+    def starts_here(self) -> bool:
+        """Outputs differ although every input the dumps show was identical."""
+        return self.status == DIVERGENT and self.inputs == INPUTS_IDENTICAL
+
+    def label(self) -> str:
+        name = self.kernel if self.kernel is not None else self.function
+        if self.status == SEQUENCE and (self.kernel_b, self.function_b) != (None, None):
+            other = self.kernel_b if self.kernel_b is not None else self.function_b
+            if self.number_b is None or other != name:
+                return f"{name} / {other}"
+        return name
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "enqueue": self.number,
+            "enqueue_b": self.number_b,
+            "kernel": self.kernel,
+            "function": self.function,
+            "kernel_b": self.kernel_b,
+            "function_b": self.function_b,
+            "status": self.status,
+            "only_b": self.only_b,
+            "inputs": self.inputs,
+            "starts_here": self.starts_here,
+            "notes": list(self.notes),
+            "args": [a.to_dict() for a in self.args],
+        }
+
+
+@dataclass
+class DivergeReport:
+    path_a: str
+    path_b: str
+    tolerance: Tolerance
+    count_a: int
+    count_b: int
+    enqueues: list[EnqueueDiff]  # every enqueue compared or misaligned, in A's order
+    aligned: int  # enqueues paired between the two captures
+    sequence_identical: bool
+    _by_number: dict[int, EnqueueDiff] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        self._by_number = {}
+        for e in self.enqueues:
+            if not e.only_b:
+                self._by_number.setdefault(e.number, e)
+
+    def status_of(self, number: int) -> str:
+        """Status of enqueue ``number`` of capture A (``NODATA`` for enqueues not compared)."""
+        hit = self._by_number.get(number)
+        return hit.status if hit is not None else NODATA
+
+    def get(self, number: int) -> EnqueueDiff | None:
+        return self._by_number.get(number)
+
+    @property
+    def divergent(self) -> list[EnqueueDiff]:
+        return [e for e in self.enqueues if e.divergent]
+
+    @property
+    def first_divergent(self) -> EnqueueDiff | None:
+        for e in self.enqueues:
+            if e.divergent:
+                return e
+        return None
+
+    @property
+    def first_data_divergent(self) -> EnqueueDiff | None:
+        """The first aligned enqueue whose dumps differ beyond tolerance."""
+        for e in self.enqueues:
+            if e.status == DIVERGENT:
+                return e
+        return None
+
+    @property
+    def sequence_diffs(self) -> list[EnqueueDiff]:
+        return [e for e in self.enqueues if e.status == SEQUENCE]
+
+    def counts(self) -> dict[str, int]:
+        out = {k: 0 for k in (IDENTICAL, WITHIN_TOL, DIVERGENT, UNCHECKED, SEQUENCE)}
+        for e in self.enqueues:
+            out[e.status] = out.get(e.status, 0) + 1
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        first = self.first_divergent
+        first_data = self.first_data_divergent
+        fa = first_data.first_arg if first_data is not None else None
+        element = None
+        if fa is not None and fa.result is not None and fa.result.first is not None:
+            f = fa.result.first
+            element = {
+                "index": f.index,
+                "where": f.where(),
+                "a": f.expected,
+                "b": f.actual,
+                "max_ulp": fa.result.max_ulp,
+            }
+        return {
+            "a": self.path_a,
+            "b": self.path_b,
+            "enqueues_a": self.count_a,
+            "enqueues_b": self.count_b,
+            "aligned": self.aligned,
+            "sequence_identical": self.sequence_identical,
+            "tolerance": self.tolerance.to_dict(),
+            "counts": self.counts(),
+            "first_divergent": first.number if first is not None else None,
+            "first": (
+                {
+                    "enqueue": first_data.number,
+                    "kernel": first_data.kernel,
+                    "arg": fa.index if fa is not None else None,
+                    "element": element,
+                    "starts_here": first_data.starts_here,
+                }
+                if first_data is not None
+                else None
+            ),
+            "divergent": [e.number for e in self.divergent],
+            "enqueues": [e.to_dict() for e in self.enqueues],
+        }
+
+
+# --------------------------------------------------------------------------- alignment
+
+
+def _labels(cap: Capture) -> list[str]:
+    """One label per enqueue: ``function/kernel``."""
+    names = cap.kernel_names
+    kid = cap.kernel_ids.astype(np.int64)
+    fid = cap.function_ids.astype(np.int64)
+    width = len(names) + 1
+    codes = fid * width + (kid + 1)
+    texts: dict[int, str] = {}
+    for c in np.unique(codes):
+        f, k = divmod(int(c), width)
+        texts[int(c)] = cap.functions[f] + ("/" + names[k - 1] if k else "")
+    return [texts[int(c)] for c in codes]
+
+
+def align(cap_a: Capture, cap_b: Capture) -> tuple[list[tuple[int | None, int | None]], bool]:
+    """Pairs of positions ``(pos_a, pos_b)`` (None where one side has no counterpart).
+
+    Fast path: the same numbers and the same labels at every position. Otherwise the
+    label sequences are matched with difflib (or by enqueue number when very long).
+    The boolean says whether the sequences were identical.
+    """
+    na, nb = len(cap_a), len(cap_b)
+    la = _labels(cap_a)
+    lb = _labels(cap_b)
+    if na == nb and np.array_equal(cap_a.numbers, cap_b.numbers) and la == lb:
+        return [(i, i) for i in range(na)], True
+    pairs: list[tuple[int | None, int | None]] = []
+    if max(na, nb) > _MAX_DIFFLIB:
+        ia = {int(n): i for i, n in enumerate(cap_a.numbers)}
+        ib = {int(n): i for i, n in enumerate(cap_b.numbers)}
+        for n in sorted(set(ia) | set(ib)):
+            pairs.append((ia.get(n), ib.get(n)))
+        return pairs, False
+    sm = difflib.SequenceMatcher(None, la, lb, autojunk=False)
+    for tag, i1, i2, j1, j2 in sm.get_opcodes():
+        if tag == "equal" or (tag == "replace" and i2 - i1 == j2 - j1):
+            pairs.extend(zip(range(i1, i2), range(j1, j2), strict=True))
+        else:
+            common = min(i2 - i1, j2 - j1) if tag == "replace" else 0
+            pairs.extend(zip(range(i1, i1 + common), range(j1, j1 + common), strict=True))
+            pairs.extend((i, None) for i in range(i1 + common, i2))
+            pairs.extend((None, j) for j in range(j1 + common, j2))
+    return pairs, False
+
+
+# --------------------------------------------------------------------------- compare
+
+_CHANNELS = {
+    "CL_R": 1, "CL_A": 1, "CL_INTENSITY": 1, "CL_LUMINANCE": 1, "CL_DEPTH": 1, "CL_Rx": 1,
+    "CL_RG": 2, "CL_RA": 2, "CL_RGx": 2, "CL_RGB": 3, "CL_RGBx": 3,
+    "CL_RGBA": 4, "CL_BGRA": 4, "CL_ARGB": 4, "CL_ABGR": 4, "CL_sRGBA": 4, "CL_sBGRA": 4,
+}
+_CHANNEL_TYPES = {
+    "CL_FLOAT": "<f4", "CL_HALF_FLOAT": "<f2", "CL_UNORM_INT8": "u1", "CL_UNSIGNED_INT8": "u1",
+    "CL_SNORM_INT8": "i1", "CL_SIGNED_INT8": "i1", "CL_UNORM_INT16": "<u2",
+    "CL_UNSIGNED_INT16": "<u2", "CL_SNORM_INT16": "<i2", "CL_SIGNED_INT16": "<i2",
+    "CL_SIGNED_INT32": "<i4", "CL_UNSIGNED_INT32": "<u4",
+}
+
+
+def arg_dtype(arg: KernelArg, dump: Dump) -> tuple[np.dtype[Any], tuple[int, ...] | None]:
+    """The element dtype to compare a dump with, and an image's (w, h, d) grid."""
+    if dump.is_image:
+        shape = dump.image_region
+        fmt = arg.mem.image if arg.mem is not None else None
+        if fmt is not None:
+            ch = _CHANNELS.get(fmt.channel_order)
+            base = _CHANNEL_TYPES.get(fmt.channel_data_type)
+            if ch is not None and base is not None:
+                dt = np.dtype(base) if ch == 1 else np.dtype(f"({ch},){base}")
+                if dump.image_bpp is None or dt.itemsize * 8 == dump.image_bpp:
+                    return dt, shape
+        if dump.image_bpp and dump.image_bpp % 8 == 0 and dump.image_bpp > 8:
+            return np.dtype(f"({dump.image_bpp // 8},)u1"), shape
+        return np.dtype(np.uint8), shape
+    if arg.dtype is not None and arg.dtype.itemsize > 0:
+        return arg.dtype, None
+    return np.dtype(np.uint8), None
+
+
+def _dump_hash(d: Dump) -> int | None:
+    if d.hashed:
+        return d.hash_value()
+    try:
+        return cli_hash64(d.array(np.uint8))
+    except (OSError, ValueError):
+        return None
+
+
+def _read(d: Dump) -> npt.NDArray[Any] | None:
+    try:
+        return d.array(np.uint8)
+    except (OSError, ValueError):
+        return None
+
+
+def compare_dumps(
+    arg_a: KernelArg, da: Dump, arg_b: KernelArg, db: Dump, tol: Tolerance
+) -> ArgDiff:
+    """Compare one argument's dumps (A as the reference, B as the value under test)."""
+    name = arg_a.name or arg_b.name
+    tname = arg_a.type_name or arg_b.type_name
+    if da.hashed or db.hashed:
+        ha, hb = _dump_hash(da), _dump_hash(db)
+        if ha is None or hb is None:
+            which = "A" if ha is None else "B"
+            return ArgDiff(arg_a.index, name, tname, MISSING, hashed=True,
+                           note=f"the dump of capture {which} could not be read")
+        same = ha == hb
+        return ArgDiff(arg_a.index, name, tname, EQUAL if same else DIFFERENT, hashed=True,
+                       note="" if same else f"hash {ha:x} vs {hb:x}")
+    ea, eb = _read(da), _read(db)
+    if ea is None or eb is None:
+        which = "A" if ea is None else "B"
+        return ArgDiff(arg_a.index, name, tname, MISSING,
+                       note=f"the dump of capture {which} could not be read")
+    dt, shape = arg_dtype(arg_a if arg_a.dtype is not None or da.is_image else arg_b, da)
+    res = compare_bytes(ea, eb, dt, tol, shape)
+    return ArgDiff(arg_a.index, name, tname, res.status, res)
+
+
+def _unchanged(arg: KernelArg) -> bool | None:
+    """True when the kernel left this argument's memory as it was (pre == post)."""
+    if arg.pre is None or arg.post is None:
+        return None
+    if arg.pre.hashed or arg.post.hashed:
+        hp, hq = _dump_hash(arg.pre), _dump_hash(arg.post)
+        return None if hp is None or hq is None else hp == hq
+    p, q = _read(arg.pre), _read(arg.post)
+    if p is None or q is None:
+        return None
+    return bytes_equal(p, q)
+
+
+def _same_content(da: Dump, db: Dump) -> bool | None:
+    if da.hashed or db.hashed:
+        ha, hb = _dump_hash(da), _dump_hash(db)
+        return None if ha is None or hb is None else ha == hb
+    p, q = _read(da), _read(db)
+    if p is None or q is None:
+        return None
+    return bytes_equal(p, q)
+
+
+def _inputs_status(ea: Enqueue, eb: Enqueue) -> str:
+    """Identical / different over the arguments both kernels left unchanged."""
+    bmap = {a.index: a for a in eb.args}
+    seen = False
+    for a in ea.args:
+        b = bmap.get(a.index)
+        if b is None or a.pre is None or b.pre is None:
+            continue
+        if not (_unchanged(a) and _unchanged(b)):
+            continue
+        same = _same_content(a.pre, b.pre)
+        if same is None:
+            continue
+        seen = True
+        if not same:
+            return INPUTS_DIFFERENT
+    return INPUTS_IDENTICAL if seen else INPUTS_UNKNOWN
+
+
+def compare_enqueues(ea: Enqueue, eb: Enqueue, tol: Tolerance) -> EnqueueDiff:
+    """Compare two aligned kernel enqueues on their Post dumps."""
+    diff = EnqueueDiff(ea.number, eb.number, ea.row.kernel, ea.row.function, UNCHECKED,
+                       kernel_b=eb.row.kernel, function_b=eb.row.function)
+    ga, gb = ea.row.global_size, eb.row.global_size
+    la, lb = ea.row.local_size, eb.row.local_size
+    if (ga, la) != (gb, lb):
+        diff.notes.append(f"launch geometry differs: global {_dims(ga)} local {_dims(la)} "
+                          f"vs global {_dims(gb)} local {_dims(lb)}")
+    bmap = {a.index: a for a in eb.args}
+    for a in ea.args:
+        b = bmap.get(a.index)
+        pa = a.post
+        pb = b.post if b is not None else None
+        if pa is None and pb is None:
+            continue
+        if pa is None or pb is None or b is None:
+            which = "A" if pa is None else "B"
+            diff.args.append(ArgDiff(a.index, a.name, a.type_name, MISSING,
+                                     note=f"no Post dump in capture {which}"))
+            continue
+        diff.args.append(compare_dumps(a, pa, b, pb, tol))
+    amap = {a.index for a in ea.args}
+    for b in eb.args:
+        if b.index not in amap and b.post is not None:
+            diff.args.append(ArgDiff(b.index, b.name, b.type_name, MISSING,
+                                     note="no Post dump in capture A"))
+    statuses = {a.status for a in diff.args}
+    compared = statuses - {MISSING}
+    if DIFFERENT in statuses:
+        diff.status = DIVERGENT
+    elif not compared:
+        diff.status = UNCHECKED
+    elif WITHIN in compared:
+        diff.status = WITHIN_TOL
+    else:
+        diff.status = IDENTICAL
+    if MISSING in statuses and compared:
+        diff.notes.append("some Post dumps exist on one side only")
+    if diff.status in (DIVERGENT, WITHIN_TOL):
+        diff.inputs = _inputs_status(ea, eb)
+    return diff
+
+
+def _dims(d: tuple[int, ...] | None) -> str:
+    return "NULL" if d is None else "x".join(str(v) for v in d)
+
+
+# --------------------------------------------------------------------------- diverge
+
+
+def diverge(
+    cap_a: Capture,
+    cap_b: Capture,
+    tol: Tolerance | None = None,
+    *,
+    first: int | None = None,
+    last: int | None = None,
+    progress: ProgressFn | None = None,
+    cancel: threading.Event | None = None,
+) -> DivergeReport:
+    """Compare two captures of the same program; see the module doc.
+
+    ``first``/``last`` restrict the comparison to enqueue numbers of capture A.
+    ``progress`` gets a fraction 0..1; ``cancel`` stops early (the report then covers
+    what was compared so far).
+    """
+    tol = tol or Tolerance()
+    pairs, same_seq = align(cap_a, cap_b)
+    out: list[EnqueueDiff] = []
+    kernel_kinds = (int(EnqueueKind.KERNEL), int(EnqueueKind.TASK))
+    data_a = cap_a.has_post | cap_a.hashes_only
+    data_b = cap_b.has_post | cap_b.hashes_only
+    work = [
+        k for k, (pa, pb) in enumerate(pairs)
+        if pa is None or pb is None
+        or _label_at(cap_a, pa) != _label_at(cap_b, pb)
+        or (int(cap_a.kinds[pa]) in kernel_kinds and (data_a[pa] or data_b[pb]))
+    ]
+    aligned = sum(1 for pa, pb in pairs if pa is not None and pb is not None)
+    total = max(1, len(work))
+    for done, k in enumerate(work):
+        if cancel is not None and cancel.is_set():
+            break
+        if progress is not None and done % 16 == 0:
+            progress(done / total)
+        pa, pb = pairs[k]
+        num_a = int(cap_a.numbers[pa]) if pa is not None else None
+        num_b = int(cap_b.numbers[pb]) if pb is not None else None
+        ref = num_a if num_a is not None else num_b
+        assert ref is not None
+        if (first is not None and ref < first) or (last is not None and ref > last):
+            continue
+        if pa is None or pb is None:
+            cap, pos, side = (cap_b, pb, "B") if pa is None else (cap_a, pa, "A")
+            assert pos is not None
+            row = cap.row(pos)
+            d = EnqueueDiff(ref, num_b, row.kernel if side == "A" else None,
+                            row.function if side == "A" else "",
+                            SEQUENCE, notes=[f"only capture {side} has this enqueue"])
+            if side == "B":
+                d.kernel_b, d.function_b = row.kernel, row.function
+                d.number_b = num_b
+                d.function = "(missing)"
+                d.only_b = True
+            out.append(d)
+            continue
+        ra, rb = cap_a.row(pa), cap_b.row(pb)
+        if (ra.function, ra.kernel) != (rb.function, rb.kernel):
+            out.append(EnqueueDiff(
+                ref, num_b, ra.kernel, ra.function, SEQUENCE,
+                notes=[f"capture A has {_row_label(ra.function, ra.kernel)}, capture B has "
+                       f"{_row_label(rb.function, rb.kernel)}"],
+                kernel_b=rb.kernel, function_b=rb.function))
+            continue
+        ea = cap_a.enqueue(num_a) if num_a is not None else None
+        eb = cap_b.enqueue(num_b) if num_b is not None else None
+        assert ea is not None and eb is not None
+        d = compare_enqueues(ea, eb, tol)
+        if num_a != num_b:
+            d.notes.append(f"enqueue {num_a} in A is enqueue {num_b} in B")
+        if d.status == UNCHECKED and not d.args:
+            which = "A" if not data_a[pa] else "B"
+            d.notes.append(f"no Post dumps in capture {which}")
+        out.append(d)
+    if progress is not None:
+        progress(1.0)
+    out.sort(key=lambda e: (e.number, e.only_b))
+    return DivergeReport(
+        path_a=str(cap_a.path), path_b=str(cap_b.path), tolerance=tol,
+        count_a=len(cap_a), count_b=len(cap_b), enqueues=out, aligned=aligned,
+        sequence_identical=same_seq,
+    )
+
+
+def _label_at(cap: Capture, pos: int) -> tuple[str, str]:
+    kid = int(cap.kernel_ids[pos])
+    return cap.functions[int(cap.function_ids[pos])], cap.kernel_names[kid] if kid >= 0 else ""
+
+
+def _row_label(function: str, kernel: str | None) -> str:
+    return f"{function} {kernel}" if kernel else function

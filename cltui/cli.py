@@ -24,6 +24,9 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "devices": ("cltui.commands.devices", "devices_cmd", "List the OpenCL devices replay can use."),
     "replay": ("cltui.commands.replay", "replay_cmd", "Replay a range of enqueues on devices."),
     "export": ("cltui.commands.export", "export_cmd", "Export a range as a standalone bundle."),
+    "diverge": ("cltui.commands.diverge", "diverge_cmd", "Find where two captures diverge."),
+    "check": ("cltui.commands.check", "check_cmd", "Replay a range on Oclgrind with its checks."),
+    "shrink": ("cltui.commands.shrink", "shrink_cmd", "Shrink a failing range to its smallest part."),
 }
 
 

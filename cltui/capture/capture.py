@@ -707,7 +707,20 @@ class Capture:
         out: list[Problem] = []
         for a in enq.args:
             for which, d in (("pre", a.pre), ("post", a.post)):
-                if d is None or d.hashed:
+                if d is None:
+                    continue
+                if a.kind not in (ArgKind.BUFFER, ArgKind.IMAGE, ArgKind.SVM, ArgKind.UNKNOWN):
+                    out.append(
+                        Problem(
+                            f"argument {a.index} ({a.type_name or a.kind.value}) is not a memory "
+                            f"object, yet the layer dumped a {which} buffer for it (stale "
+                            "argument state of an earlier kernel with the same handle)",
+                            _rel(self.path, d.path),
+                            enq.number,
+                        )
+                    )
+                    continue
+                if d.hashed:
                     continue
                 size = d.size
                 where = _rel(self.path, d.path)

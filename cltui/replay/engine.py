@@ -361,7 +361,9 @@ class Engine:
                 continue
             self.progress({"type": "build", "program": pid, "label": info.get("label", pid)})
             options, notes = _build_options(info.get("options") or "")
-            self.notes.extend(f"{info.get('label', pid)}: {n}" for n in notes)
+            for note in notes:  # the same include mapping for every program: say it once
+                if note not in self.notes:
+                    self.notes.append(note)
             t0 = time.perf_counter()
             how = ""
             try:
@@ -667,6 +669,7 @@ class Engine:
             "args": c.get("args", []),
             "label": c.get("label", c["mem"]),
             "dtype": c.get("dtype"),
+            "shape": c.get("shape"),
             "output": None,
         }
         if self.save_dir is not None and when == "post":

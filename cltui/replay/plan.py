@@ -469,7 +469,14 @@ class _Builder:
             number = int(cap.numbers[pos])
             e = cap.enqueue(number)
             touched = False
-            for m in (e.mem, e.dst_mem):
+            kind = e.row.kind
+            if kind is EnqueueKind.COPY:
+                targets = [e.dst_mem]
+            elif kind in (EnqueueKind.READ, EnqueueKind.MARKER, EnqueueKind.BARRIER):
+                targets = []  # these do not change the object
+            else:
+                targets = [e.mem, e.dst_mem]
+            for m in targets:
                 if m is not None and f"h{m.handle:x}@{m.line_offset}" == mid:
                     touched = True
             for a in e.args:

@@ -1,0 +1,268 @@
+"""``cltui replay DUMPDIR RANGE``: replay a range of enqueues on devices and compare."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from typing import Any
+
+import click
+
+from cltui.commands._common import EXIT_BAD_INPUT, EXIT_MISMATCH, EXIT_OK, emit_json, fail
+
+
+def parse_arg_tol(specs: tuple[str, ...]) -> dict[int, dict[str, Any]]:
+    """``2:ulp=4,atol=1e-6`` -> {2: {"ulp": 4, "atol": 1e-6}}."""
+    out: dict[int, dict[str, Any]] = {}
+    for spec in specs:
+        head, sep, body = spec.partition(":")
+        if not sep or not head.strip().isdigit() or not body:
+            raise ValueError(f"bad --arg-tol {spec!r}: expected INDEX:KEY=VALUE[,KEY=VALUE]")
+        entry = out.setdefault(int(head), {})
+        for item in body.split(","):
+            key, eq, value = item.partition("=")
+            key = key.strip()
+            if not eq or key not in ("atol", "rtol", "ulp"):
+                raise ValueError(f"bad --arg-tol {spec!r}: keys are atol, rtol and ulp")
+            try:
+                entry[key] = int(value) if key == "ulp" else float(value)
+            except ValueError:
+                raise ValueError(f"bad --arg-tol {spec!r}: {value!r} is not a number") from None
+    return out
+
+
+@click.command("replay")
+@click.argument("dumpdir", type=click.Path(file_okay=False))
+@click.argument("range_text", metavar="RANGE")
+@click.option(
+    "--device", "-d", "devices", multiple=True,
+    help="P:D index or name substring (pocl, oclgrind); repeat for several devices.",
+)
+@click.option(
+    "--mode", type=click.Choice(["chain", "isolated", "strict"]), default="chain",
+    show_default=True,
+    help="chain: carry state, reload at host-side changes; isolated: each kernel from its "
+    "own Pre dumps; strict: never reload.",
+)
+@click.option("--repeat", type=click.IntRange(1, 100000), default=1, show_default=True,
+              help="Launch the range N times (inputs restored) for timing statistics.")
+@click.option("--atol", type=float, default=None, help="Absolute tolerance (floats).")
+@click.option("--rtol", type=float, default=None, help="Relative tolerance (floats).")
+@click.option("--ulp", type=click.IntRange(0), default=None, help="ULP tolerance (floats).")
+@click.option("--arg-tol", "arg_tol", multiple=True, metavar="I:KEY=V[,KEY=V]",
+              help="Tolerance for argument I only, e.g. 0:ulp=2.")
+@click.option("--timeout", type=float, default=60.0, show_default=True,
+              help="Seconds without progress before a device is declared hung.")
+@click.option("--outputs", type=click.Path(file_okay=False), default=None,
+              help="Keep the replayed outputs in this folder.")
+@click.option("--json", "as_json", is_flag=True, help="The full report as JSON.")
+def replay_cmd(
+    dumpdir: str,
+    range_text: str,
+    devices: tuple[str, ...],
+    mode: str,
+    repeat: int,
+    atol: float | None,
+    rtol: float | None,
+    ulp: int | None,
+    arg_tol: tuple[str, ...],
+    timeout: float,
+    outputs: str | None,
+    as_json: bool,
+) -> None:
+    """Replay the kernel enqueues of RANGE (12, 12-40, 12-, 12-40/saxpy) on devices.
+
+    Each enqueue's results are compared, argument by argument, with the capture's Post
+    dumps (and devices with each other).  Exit 0 when all checks pass, 1 on a mismatch,
+    a crash or a hang, 2 on bad input.
+    """
+    from cltui.commands._common import load_capture
+    from cltui.replay import runner
+    from cltui.replay.compare import Tolerance
+    from cltui.replay.devices import DeviceError, select_devices
+    from cltui.replay.plan import PlanError, build_plan
+    from cltui.replay.ranges import RangeError, parse_range
+
+    try:
+        rng = parse_range(range_text)
+        per_arg = parse_arg_tol(arg_tol)
+    except (RangeError, ValueError) as exc:
+        fail(str(exc))
+    if timeout <= 0:
+        fail("--timeout must be positive")
+    cap = load_capture(dumpdir, quiet=as_json)
+    tol = Tolerance(atol or 0.0, rtol or 0.0, ulp or 0)
+    try:
+        plan = build_plan(cap, rng, mode, tol, per_arg)
+    except PlanError as exc:
+        fail(str(exc))
+    try:
+        chosen = select_devices(list(devices) or default_devices(plan.steps))
+    except DeviceError as exc:
+        fail(str(exc))
+    manifest = plan.to_manifest()
+    job = runner.start(
+        manifest,
+        chosen,
+        data_root=cap.path,
+        repeat=repeat,
+        arg_tolerance=per_arg,
+        timeout=timeout,
+        save_dir=outputs,
+    )
+    show_progress = not as_json and sys.stderr.isatty()
+    try:
+        for ev in job.events():
+            if ev["type"] == "device" and not as_json:
+                click.echo(f"replaying {len(plan.steps)} enqueues on {ev['device']} "
+                           f"{ev['name']} ...", err=True)
+            elif ev["type"] == "step" and show_progress:
+                click.echo(f"\r  {ev['i'] + 1}/{ev['n']} enqueue {ev['enqueue']}   ", err=True,
+                           nl=False)
+            elif ev["type"] == "device_done" and show_progress:
+                click.echo("", err=True)
+    except KeyboardInterrupt:
+        job.cancel()
+        fail("interrupted", EXIT_MISMATCH)
+    report = job.report
+    assert report is not None
+    if outputs is None:
+        shutil.rmtree(job.save_dir, ignore_errors=True)
+        report["outputs"] = None
+        for res in report["devices"]:
+            for st in res.get("steps", []):
+                for c in st["checks"]:
+                    c["output"] = None
+    if as_json:
+        emit_json(report)
+    else:
+        print_report(report, manifest)
+    sys.exit(EXIT_OK if report["ok"] else EXIT_MISMATCH)
+
+
+def default_devices(steps: list[dict[str, Any]]) -> list[str]:
+    """Without ``--device``: the device the capture ran on, when it is here."""
+    from cltui.replay.devices import list_devices
+
+    names = {str(s.get("device") or "") for s in steps} - {""}
+    ids = [d["id"] for d in list_devices() if d["name"] in names]
+    return ids[:1]
+
+
+_STYLE = {"equal": "green", "within": "yellow", "different": "bold red", "unchecked": "dim"}
+
+
+def _ns(v: float | None) -> str:
+    if v is None:
+        return "-"
+    if v >= 1e6:
+        return f"{v / 1e6:.2f} ms"
+    if v >= 1e3:
+        return f"{v / 1e3:.1f} us"
+    return f"{v:.0f} ns"
+
+
+def print_report(report: dict[str, Any], manifest: dict[str, Any]) -> None:
+    """Rich tables: checks per enqueue x argument x device, host changes, timing."""
+    from rich.console import Console
+    from rich.table import Table
+
+    con = Console()
+    devs = report["devices"]
+    plan = report["plan"]
+    con.print(f"[bold]range {plan['range']}[/] mode {plan['mode']}, {plan['steps']} enqueues, "
+              f"{len(devs)} device(s)")
+    for note in plan["notes"]:
+        con.print(f"[dim]note: {note}[/]")
+    for ch in plan["changes"]:
+        by = ", ".join(ch["by"]) if ch["by"] else "something outside the replayed kernels"
+        act = "reloaded from the capture" if ch["action"] == "reload" else "not reloaded (strict)"
+        con.print(f"[cyan]host-side change[/] before enqueue {ch['enqueue']}: {ch['label']} "
+                  f"changed after enqueue {ch['after']} (by {by}); {act}")
+    for r in devs:
+        d = r["device"]
+        if r.get("error"):
+            con.print(f"[bold red]{d['id']} {d['name']}: {r['status']}: {r['error']}[/]")
+            if r.get("stderr"):
+                con.print(f"[dim]{r['stderr'][-600:]}[/]")
+        for note in r.get("notes", []):
+            con.print(f"[dim]{d['id']} note: {note}[/]")
+
+    table = Table(title="results against the capture", show_lines=False)
+    table.add_column("enqueue", justify="right")
+    table.add_column("kernel")
+    table.add_column("argument")
+    for r in devs:
+        table.add_column(f"{r['device']['id']} {r['device']['name'][:24]}")
+    rows: dict[tuple[int, str], list[str]] = {}
+    order: list[tuple[int, str, str, str]] = []
+    for col, r in enumerate(devs):
+        for st in r.get("steps", []):
+            for c in [*st.get("prechecks", []), *st["checks"]]:
+                pre = c in st.get("prechecks", [])
+                label = ("before: " if pre else "") + c["label"]
+                key = (st["enqueue"], label)
+                if key not in rows:
+                    rows[key] = [""] * len(devs)
+                    order.append((st["enqueue"], st["kernel"], label, c["mem"]))
+                style = "cyan" if pre else _STYLE.get(c["status"], "")
+                text = c["status"] if c["status"] == "equal" else f"{c['status']}: {c.get('summary', '')}"
+                rows[key][col] = f"[{style}]{text}[/]" if style else text
+    for enq, kernel, label, _mem in order:
+        table.add_row(str(enq), kernel, label, *rows[(enq, label)])
+    if order:
+        con.print(table)
+
+    timing = Table(title=f"timing (median of {report['repeat']} run(s); captured = the capture's "
+                   "own device time)")
+    timing.add_column("enqueue", justify="right")
+    timing.add_column("kernel")
+    timing.add_column("captured", justify="right")
+    for r in devs:
+        timing.add_column(f"{r['device']['id']} kernel", justify="right")
+        timing.add_column("host enqueue", justify="right")
+    captured = {s["enqueue"]: s.get("captured_time") for s in manifest["steps"]}
+    steps_by_dev = [{st["enqueue"]: st for st in r.get("steps", [])} for r in devs]
+    for s in manifest["steps"]:
+        n = s["enqueue"]
+        cells = [str(n), s["kernel"], _ns((captured.get(n) or {}).get("start_to_end"))]
+        for sd in steps_by_dev:
+            st = sd.get(n)
+            if st is None:
+                cells += ["-", "-"]
+                continue
+            t = st["timing"]
+            cells.append(_ns((t.get("start_to_end") or {}).get("median")))
+            cells.append(_ns((t.get("host_enqueue") or {}).get("median")))
+        timing.add_row(*cells)
+    if any(r.get("steps") for r in devs):
+        con.print(timing)
+        if report["repeat"] > 1:
+            for r in devs:
+                for st in r.get("steps", []):
+                    t = st["timing"]
+                    parts = []
+                    for stage in ("queued_to_submit", "submit_to_start", "start_to_end",
+                                  "host_enqueue"):
+                        v = t.get(stage)
+                        if v:
+                            parts.append(f"{stage} {_ns(v['min'])}/{_ns(v['median'])}/"
+                                         f"{_ns(v['max'])}")
+                    con.print(f"[dim]{r['device']['id']} enqueue {st['enqueue']} min/median/max: "
+                              + "; ".join(parts) + "[/]")
+
+    if report["cross"]:
+        cross = Table(title="devices against each other")
+        for col in ("enqueue", "kernel", "argument", "devices", "result"):
+            cross.add_column(col)
+        for c in report["cross"]:
+            style = _STYLE.get(c["status"], "")
+            text = c["status"] if c["status"] == "equal" else f"{c['status']}: {c['summary']}"
+            cross.add_row(str(c["enqueue"]), c["kernel"], c["label"], f"{c['a']} vs {c['b']}",
+                          f"[{style}]{text}[/]")
+        con.print(cross)
+    verdict = "[bold green]PASS[/]" if report["ok"] else "[bold red]FAIL[/]"
+    con.print(verdict)
+
+
+__all__ = ["EXIT_BAD_INPUT", "replay_cmd"]

@@ -1,0 +1,422 @@
+"""Run a replay plan in a child process per device, with progress and a timeout.
+
+A kernel that crashes the driver (segfault) or never terminates must not take cltui
+down: each device runs in its own ``python -m cltui.replay.runner`` child.  The child
+streams JSON events on a private pipe; the parent tracks which enqueue is running, so
+a crash or a hang is reported as "enqueue N crashed the driver" / "did not finish".
+
+API for the CLI and the TUI (plain dicts, no widgets)::
+
+    job = runner.start(plan, devices, repeat=1, timeout=60.0)   # starts at once
+    for event in job.events():      # blocking iterator; or start(..., callback=fn)
+        ...                         # {"type": "step", "device": "1:0", "i": 3, "n": 16, ...}
+    report = job.report             # also returned by job.wait()
+    job.cancel()                    # from any thread: kills the running child
+
+Event types: ``device`` (a device starts), ``build`` (a program builds), ``step`` (an
+enqueue starts in the validation run), ``step_done``, ``timing`` (repetitions start),
+``device_done`` (with that device's result), ``done`` (with the report).  A device that
+crashes, hangs or is cancelled gets a result with ``status`` ``crash`` / ``hang`` /
+``cancelled`` and ``failed_enqueue``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TextIO
+
+from cltui.replay import compare as cmp
+
+Event = dict[str, Any]
+Callback = Callable[[Event], None]
+
+DEFAULT_TIMEOUT = 60.0  # seconds without any progress from the child
+
+
+class ReplayJob:
+    """One replay of a plan on one or more devices (each in its own child process)."""
+
+    def __init__(
+        self,
+        plan: dict[str, Any],
+        data_root: str | Path,
+        devices: list[dict[str, Any]],
+        *,
+        repeat: int = 1,
+        tolerance: dict[str, Any] | None = None,
+        arg_tolerance: dict[int, dict[str, Any]] | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        save_dir: str | Path | None = None,
+    ) -> None:
+        self.plan = plan
+        self.data_root = str(data_root)
+        self.devices = devices
+        self.repeat = max(int(repeat), 1)
+        self.tolerance = tolerance or {}
+        self.arg_tolerance = arg_tolerance or {}
+        self.timeout = float(timeout)
+        self.save_dir = Path(save_dir) if save_dir else Path(tempfile.mkdtemp(prefix="cltui-replay-"))
+        self.report: dict[str, Any] | None = None
+        self._cancel = threading.Event()
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._lock = threading.Lock()
+        self._events: Iterator[Event] | None = None
+
+    # ---- public
+    def cancel(self) -> None:
+        """Stop now: the running child is killed, remaining devices are skipped."""
+        self._cancel.set()
+        with self._lock:
+            proc = self._proc
+        if proc is not None and proc.poll() is None:
+            with contextlib.suppress(OSError):
+                proc.kill()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancel.is_set()
+
+    def events(self) -> Iterator[Event]:
+        """Events as they come; the last one is ``{"type": "done", "report": ...}``."""
+        if self._events is None:
+            self._events = self._run()
+        return self._events
+
+    def wait(self) -> dict[str, Any]:
+        for _ in self.events():
+            pass
+        assert self.report is not None
+        return self.report
+
+    # ---- internals
+    def _run(self) -> Iterator[Event]:
+        results: list[dict[str, Any]] = []
+        for dev in self.devices:
+            if self._cancel.is_set():
+                results.append(_failed(dev, "cancelled", "cancelled before it started", None))
+                continue
+            yield {"type": "device", "device": dev["id"], "name": dev["name"]}
+            res: dict[str, Any] | None = None
+            for ev in self._run_device(dev):
+                if ev["type"] == "device_done":
+                    res = ev["result"]
+                yield ev
+            assert res is not None
+            results.append(res)
+        self.report = self._make_report(results)
+        yield {"type": "done", "report": self.report}
+
+    def _run_device(self, dev: dict[str, Any]) -> Iterator[Event]:
+        tag = dev["id"].replace(":", "_")
+        job = {
+            "plan": self.plan,
+            "data_root": self.data_root,
+            "device": dev,
+            "repeat": self.repeat,
+            "tolerance": self.tolerance,
+            "arg_tolerance": {str(k): v for k, v in self.arg_tolerance.items()},
+            "save_dir": str(self.save_dir / tag),
+        }
+        self.save_dir.mkdir(parents=True, exist_ok=True)
+        job_path = self.save_dir / f"job_{tag}.json"
+        job_path.write_text(json.dumps(job))
+        err_path = self.save_dir / f"stderr_{tag}.txt"
+        read_fd, write_fd = os.pipe()
+        env = dict(os.environ)
+        env["PYTHONUNBUFFERED"] = "1"
+        src_root = str(Path(__file__).resolve().parents[2])
+        env["PYTHONPATH"] = src_root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        with open(err_path, "wb") as err:
+            try:
+                proc = subprocess.Popen(
+                    [sys.executable, "-m", "cltui.replay.runner", str(job_path), str(write_fd)],
+                    stdin=subprocess.DEVNULL,
+                    stdout=err,
+                    stderr=err,
+                    pass_fds=(write_fd,),
+                    env=env,
+                    start_new_session=True,
+                )
+            except OSError as exc:
+                os.close(read_fd)
+                os.close(write_fd)
+                res = _failed(dev, "error", f"cannot start the replay process: {exc}", None)
+                yield {"type": "device_done", "device": dev["id"], "result": res}
+                return
+        os.close(write_fd)
+        with self._lock:
+            self._proc = proc
+        lines: queue.Queue[str | None] = queue.Queue()
+        reader = threading.Thread(target=_pump, args=(read_fd, lines), daemon=True)
+        reader.start()
+        running: int | None = None
+        building: str | None = None
+        result: dict[str, Any] | None = None
+        last = time.monotonic()
+        status = ""
+        while True:
+            try:
+                line = lines.get(timeout=0.1)
+            except queue.Empty:
+                if self._cancel.is_set():
+                    status = "cancelled"
+                    break
+                if time.monotonic() - last > self.timeout:
+                    status = "hang"
+                    break
+                continue
+            if line is None:  # the child closed its pipe (exit or crash)
+                break
+            last = time.monotonic()
+            try:
+                ev = json.loads(line)
+            except ValueError:
+                continue
+            ev["device"] = dev["id"]
+            et = ev.get("type")
+            if et == "step":
+                running, building = ev.get("enqueue"), None
+            elif et == "step_done":
+                running = None
+            elif et == "build":
+                building = ev.get("label")
+            elif et == "timing":
+                running = None
+            if et == "result":
+                result = ev["result"]
+                continue
+            yield ev
+        if status:
+            _kill(proc)
+        try:
+            rc = proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            _kill(proc)
+            rc = proc.wait()
+        with self._lock:
+            self._proc = None
+        reader.join(timeout=1)
+        stderr_tail = _tail(err_path)
+        if status == "hang":
+            where = _where(running, building)
+            msg = f"{where} did not finish within {self.timeout:g} s: the replay process was killed"
+            result = _failed(dev, "hang", msg, running)
+        elif status == "cancelled" or (self._cancel.is_set() and result is None):
+            result = _failed(dev, "cancelled", f"cancelled ({_where(running, building)})", running)
+        elif result is None:
+            if rc is not None and rc < 0:
+                try:
+                    sig = signal.Signals(-rc).name
+                except ValueError:
+                    sig = f"signal {-rc}"
+                msg = f"{_where(running, building)} crashed the driver ({sig})"
+            else:
+                msg = f"the replay process stopped with exit code {rc} ({_where(running, building)})"
+            result = _failed(dev, "crash", msg, running)
+        else:
+            result["status"] = (
+                "error" if result.get("error") else ("ok" if result.get("ok") else "mismatch")
+            )
+        if result.get("status") in ("crash", "hang", "error") and stderr_tail:
+            result["stderr"] = stderr_tail
+        yield {"type": "device_done", "device": dev["id"], "result": result}
+
+    def _make_report(self, results: list[dict[str, Any]]) -> dict[str, Any]:
+        cross = cross_compare(self.plan, results, self.tolerance, self.arg_tolerance)
+        # devices against each other is information: floating point differs by design
+        ok = all(r.get("status") == "ok" for r in results)
+        return {
+            "plan": {
+                "range": self.plan.get("source", {}).get("range"),
+                "mode": self.plan.get("source", {}).get("mode"),
+                "steps": len(self.plan.get("steps", [])),
+                "changes": self.plan.get("changes", []),
+                "notes": self.plan.get("notes", []),
+            },
+            "repeat": self.repeat,
+            "devices": results,
+            "cross": cross,
+            "ok": ok and bool(results),
+            "outputs": str(self.save_dir),
+        }
+
+
+def _where(running: int | None, building: str | None) -> str:
+    if running is not None:
+        return f"enqueue {running}"
+    if building is not None:
+        return f"the build of {building}"
+    return "the replay"
+
+
+def _failed(dev: dict[str, Any], status: str, msg: str, enqueue: int | None) -> dict[str, Any]:
+    return {
+        "device": dev,
+        "ok": False,
+        "status": status,
+        "error": msg,
+        "failed_enqueue": enqueue,
+        "steps": [],
+        "builds": {},
+        "notes": [],
+    }
+
+
+def _pump(fd: int, out: queue.Queue[str | None]) -> None:
+    with os.fdopen(fd, "r", encoding="utf-8", errors="replace") as f:
+        for line in f:
+            out.put(line)
+    out.put(None)
+
+
+def _kill(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        with contextlib.suppress(OSError):
+            proc.kill()
+
+
+def _tail(path: Path, limit: int = 2000) -> str:
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return ""
+    return data[-limit:].decode("utf-8", "replace").strip()
+
+
+def cross_compare(
+    plan: dict[str, Any],
+    results: list[dict[str, Any]],
+    tolerance: dict[str, Any] | None = None,
+    arg_tolerance: dict[int, dict[str, Any]] | None = None,
+) -> list[dict[str, Any]]:
+    """Each further device's replayed outputs against the first device's."""
+    import numpy as np
+
+    usable = [r for r in results if r.get("steps")]
+    if len(usable) < 2:
+        return []
+    base = usable[0]
+    tol = cmp.Tolerance.from_dict(plan.get("tolerance")).merged(tolerance)
+    out: list[dict[str, Any]] = []
+    base_checks = {
+        (st["enqueue"], c["mem"]): c for st in base["steps"] for c in st["checks"] if c.get("output")
+    }
+    for other in usable[1:]:
+        for st in other["steps"]:
+            for c in st["checks"]:
+                ref = base_checks.get((st["enqueue"], c["mem"]))
+                if ref is None or not c.get("output"):
+                    continue
+                t = tol.merged(c.get("tolerance"))
+                for a in c.get("args", []):
+                    t = t.merged((arg_tolerance or {}).get(int(a)))
+                try:
+                    a_data = np.fromfile(ref["output"], dtype=np.uint8)
+                    b_data = np.fromfile(c["output"], dtype=np.uint8)
+                except OSError:
+                    continue
+                res = cmp.compare_bytes(a_data, b_data, c.get("dtype"), t, c.get("shape"))
+                out.append(
+                    {
+                        "enqueue": st["enqueue"],
+                        "kernel": st["kernel"],
+                        "mem": c["mem"],
+                        "label": c.get("label", c["mem"]),
+                        "a": base["device"]["id"],
+                        "b": other["device"]["id"],
+                        "status": res.status,
+                        "summary": res.summary(),
+                        "result": res.to_dict(),
+                    }
+                )
+    return out
+
+
+def start(
+    plan: dict[str, Any],
+    devices: list[dict[str, Any]],
+    *,
+    data_root: str | Path | None = None,
+    repeat: int = 1,
+    tolerance: dict[str, Any] | None = None,
+    arg_tolerance: dict[int, dict[str, Any]] | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    save_dir: str | Path | None = None,
+    callback: Callback | None = None,
+) -> ReplayJob:
+    """Start a replay; with ``callback`` the events are delivered from a background thread.
+
+    ``plan`` is a manifest (``Plan.to_manifest()``); ``data_root`` the directory its data
+    paths are relative to (default: the capture directory named in the plan).
+    """
+    root = data_root if data_root is not None else plan.get("source", {}).get("capture", ".")
+    job = ReplayJob(
+        plan,
+        root,
+        devices,
+        repeat=repeat,
+        tolerance=tolerance,
+        arg_tolerance=arg_tolerance,
+        timeout=timeout,
+        save_dir=save_dir,
+    )
+    if callback is not None:
+
+        def pump() -> None:
+            for ev in job.events():
+                callback(ev)
+
+        threading.Thread(target=pump, name="cltui-replay", daemon=True).start()
+    return job
+
+
+def run(plan: dict[str, Any], devices: list[dict[str, Any]], **kw: Any) -> dict[str, Any]:
+    """Start and wait: the report."""
+    return start(plan, devices, **kw).wait()
+
+
+# --------------------------------------------------------------------------- child side
+
+
+def _child(job_path: str, fd: int) -> int:
+    from cltui.capture.files import cli_hash64
+    from cltui.replay import engine
+
+    out: TextIO = os.fdopen(fd, "w", encoding="utf-8", buffering=1)
+
+    def send(ev: Event) -> None:
+        out.write(json.dumps(ev) + "\n")
+        out.flush()
+
+    job = json.loads(Path(job_path).read_text())
+    plan = job["plan"]
+    loader = engine.dir_loader(plan, job["data_root"])
+    result = engine.run_plan(
+        plan,
+        job["device"],
+        loader,
+        repeat=int(job.get("repeat", 1)),
+        progress=send,
+        hasher=lambda b: cli_hash64(b),
+        tolerance=job.get("tolerance") or None,
+        arg_tolerance={int(k): v for k, v in (job.get("arg_tolerance") or {}).items()},
+        save_dir=job.get("save_dir"),
+    )
+    send({"type": "result", "result": result})
+    out.close()
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover - the child process
+    sys.exit(_child(sys.argv[1], int(sys.argv[2])))

@@ -579,7 +579,9 @@ def test_replay_folder_garbled(tmp_path: Path) -> None:
     assert rf.kernel_name == "k" and rf.global_size == () and rf.local_size is None
     assert rf.kernel_source is None and rf.locals == {} and rf.svm_offsets == {}
     assert rf.image_meta == {} and rf.samplers == {}
-    where = sorted(p.where for p in rf.problems)
+    assert all(p.where.startswith("Enqueue_7_k/") for p in rf.problems)
+    assert all(p.enqueue == 8 for p in rf.problems)
+    where = sorted(p.where.removeprefix("Enqueue_7_k/") for p in rf.problems)
     assert where == sorted(
         [
             "enqueueNumber.txt",
@@ -597,6 +599,14 @@ def test_replay_folder_garbled(tmp_path: Path) -> None:
         ]
     )
     assert all(str(p) and "\n" not in str(p) for p in rf.problems)
+
+
+def test_replay_problem_paths_are_capture_relative(tmp_path: Path) -> None:
+    folder = tmp_path / "Replay" / "Enqueue_3_x"
+    _write_folder(folder, {"enqueueNumber.txt": b"3\n", "bad.txt": b""})
+    rf = read_replay_folder(folder)
+    assert "Replay/Enqueue_3_x/bad.txt" in [p.where for p in rf.problems]
+    assert "Replay/Enqueue_3_x/worksizes.txt: enqueue 3: missing" in [str(p) for p in rf.problems]
 
 
 def test_replay_folder_missing_and_empty(tmp_path: Path) -> None:

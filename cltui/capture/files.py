@@ -12,6 +12,7 @@ input: unreadable or unexpected files become :class:`~cltui.capture.model.Proble
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from collections.abc import Iterator, Mapping
@@ -39,10 +40,14 @@ from cltui.capture.names import (
 from cltui.capture.report import Report, TimingRow, TimingTable, parse_report
 
 __all__ = [
+    "BUFFER_DUMP_RE",
+    "IMAGE_DUMP_RE",
     "DumpIndex",
     "DumpTable",
     "ImageMeta",
     "MapUnmapDump",
+    "ParsedDumpName",
+    "ParsedProgramFileName",
     "ProgramFiles",
     "ReplayFolder",
     "Report",
@@ -52,8 +57,14 @@ __all__ = [
     "hash_file",
     "looks_like_hash_dump",
     "map_bytes",
+    "parse_dump_name",
+    "parse_mapunmap_name",
+    "parse_program_file_name",
+    "parse_replay_dir_name",
+    "parse_replay_file_name",
     "parse_report",
     "parse_sampler_text",
+    "parse_setkernelarg_name",
     "read_replay_folder",
     "read_text_lenient",
     "sanitize_component",
@@ -711,7 +722,7 @@ def read_replay_folder(path: Path | str) -> ReplayFolder:
             rf.problems.append(Problem("Replay folder not found", str(path), rf.enqueue, "error"))
         else:
             rf.problems.append(Problem("Replay folder is empty", path.name, rf.enqueue))
-        return rf
+        return _finish_replay(rf)
 
     def bad(name: str, msg: str) -> None:
         rf.problems.append(Problem(msg, name, rf.enqueue))
@@ -774,6 +785,19 @@ def read_replay_folder(path: Path | str) -> ReplayFolder:
     for attr in ("arguments", "locals", "samplers", "svm_offsets", "image_meta"):
         table = getattr(rf, attr)
         setattr(rf, attr, dict(sorted(table.items())))
+    return _finish_replay(rf)
+
+
+def _finish_replay(rf: ReplayFolder) -> ReplayFolder:
+    """Make every problem's ``where`` relative to the capture (``Replay/<folder>/<file>``)
+    and attach the folder's (final) enqueue number to it."""
+    path = rf.path
+    base = f"Replay/{path.name}" if path.parent.name == "Replay" else path.name
+    fixed = []
+    for p in rf.problems:
+        where = base if p.where in (path.name, str(path)) else f"{base}/{p.where}"
+        fixed.append(dataclasses.replace(p, where=where, enqueue=rf.enqueue))
+    rf.problems = fixed
     return rf
 
 

@@ -291,6 +291,8 @@ def test_scan_images_svm(images_svm: Path) -> None:
     assert idx.mapunmap == []
     assert idx.pre.file_count() == 13 and 4 not in idx.pre and idx.pre.get(4) is None
     assert idx.pre[3] is idx.pre[3]  # built once
+    assert idx.pre.kernel(2) == "sample_linear" and idx.pre.kernel(4) is None
+    assert not idx.pre.all_hashed(2) and not idx.pre.all_hashed(4)
     assert idx.dumps(8, "post") == idx.post[8] and idx.dumps(5) == []
 
 
@@ -381,6 +383,8 @@ def test_hash_only_dumps(tmp_path: Path) -> None:
     assert [(m.kind, m.mem_id, m.offset, m.enqueue, m.hashed) for m in idx.mapunmap] == [
         ("map", 1, 16, 3, True)
     ]
+    assert not idx.pre.all_hashed(0)  # the image dump is raw
+    assert scan_dumps(tmp_path, True).pre.all_hashed(0)
     forced = scan_dumps(tmp_path, False)
     assert not any(d.hashed for ds in forced.pre.values() for d in ds)
     both = scan_dumps(tmp_path, True)

@@ -353,6 +353,19 @@ class DumpTable(Mapping[int, list[Dump]]):
     def file_names(self, enqueue: int) -> list[str]:
         return list(self._names.get(enqueue, []))
 
+    def all_hashed(self, enqueue: int) -> bool:
+        """True if every dump of ``enqueue`` is a hash-only file (cheap: no Dump built)."""
+        names = self._names.get(enqueue)
+        if not names:
+            return False
+        return all(self._image_hashed if n.endswith(".raw") else self._buffer_hashed for n in names)
+
+    def kernel(self, enqueue: int) -> str | None:
+        """The short kernel name of the enqueue's dumps (cheap: one name parsed)."""
+        names = self._names.get(enqueue)
+        p = parse_dump_name(names[0]) if names else None
+        return p.kernel if p is not None else None
+
     def __repr__(self) -> str:
         return f"DumpTable({str(self.folder)!r}, {len(self)} enqueues, {self.file_count()} files)"
 

@@ -937,12 +937,12 @@ def _scan(
     idx = LogIndex(
         path=path,
         size=size,
-        numbers=np.frombuffer(numbers, dtype=np.int64).copy() if numbers else _empty(np.int64),
-        offsets=np.frombuffer(offsets, dtype=np.int64).copy() if offsets else _empty(np.int64),
-        kinds=np.frombuffer(kinds, dtype=np.uint8).copy() if kinds else _empty(np.uint8),
-        function_ids=np.frombuffer(fids, dtype=np.uint16).copy() if fids else _empty(np.uint16),
+        numbers=_arr(numbers, np.int64) if numbers else _empty(np.int64),
+        offsets=_arr(offsets, np.int64) if offsets else _empty(np.int64),
+        kinds=_arr(kinds, np.uint8) if kinds else _empty(np.uint8),
+        function_ids=_arr(fids, np.uint16) if fids else _empty(np.uint16),
         functions=functions,
-        kernel_ids=np.frombuffer(kids, dtype=np.int32).copy() if kids else _empty(np.int32),
+        kernel_ids=_arr(kids, np.int32) if kids else _empty(np.int32),
         kernel_names=knames,
         device_times=np.full((len(numbers), 3), -1, dtype=np.int64),
     )
@@ -967,6 +967,8 @@ def _scan(
     if dt and n:
         q4 = np.frombuffer(dt, dtype=np.int64).reshape(-1, 4)
         _attach_device_times(idx, q4)
+        del q4
+    del dt
     if missing_counter and n:
         idx.problems.append(
             Problem(
@@ -1034,17 +1036,28 @@ def _empty(dt: Any) -> npt.NDArray[Any]:
     return np.zeros(0, dtype=dt)
 
 
+def _arr(a: array[Any], dt: Any) -> npt.NDArray[Any]:
+    """A numpy view of an ``array.array`` (no copy: the array stays alive under the view)."""
+    return np.frombuffer(a, dtype=dt)
+
+
 def _attach_device_times(idx: LogIndex, q4: npt.NDArray[np.int64]) -> None:
     nums = idx.numbers
-    order = np.argsort(nums, kind="stable")
-    sorted_nums = nums[order]
-    # with several sessions numbers repeat: a device-time line belongs to the latest
-    # enqueue with that number (searchsorted side=right - 1 picks the last duplicate)
-    j = np.searchsorted(sorted_nums, q4[:, 0], side="right") - 1
-    ok = (j >= 0) & (sorted_nums[np.maximum(j, 0)] == q4[:, 0])
-    pos = order[j[ok]]
-    idx.device_times[pos] = q4[ok, 1:]
-    lost = int((~ok).sum())
+    n = len(nums)
+    lost = 0
+    sorted_ok = bool(np.all(nums[1:] > nums[:-1])) if n > 1 else True
+    order = None if sorted_ok else np.argsort(nums, kind="stable")
+    sorted_nums = nums if order is None else nums[order]
+    block = 1 << 17  # bounded temporaries at 10^6+ lines
+    for b0 in range(0, len(q4), block):
+        q = q4[b0 : b0 + block]
+        # with several sessions numbers repeat: a device-time line belongs to the latest
+        # enqueue with that number (searchsorted side=right - 1 picks the last duplicate)
+        j = np.searchsorted(sorted_nums, q[:, 0], side="right") - 1
+        ok = (j >= 0) & (sorted_nums[np.maximum(j, 0)] == q[:, 0])
+        pos = j[ok] if order is None else order[j[ok]]
+        idx.device_times[pos] = q[ok, 1:]
+        lost += int((~ok).sum())
     if lost:
         idx.problems.append(
             Problem(

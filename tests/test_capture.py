@@ -337,3 +337,9 @@ def test_truncated_log_capture(images_svm: Path, tmp_path: Path) -> None:
     e6 = cap.enqueue(6)
     assert any("no exit line" in p.message for p in e6.problems)
     assert cap.enqueue(3).args
+    # the dumps of 7 and 8 (past the end of the log) are still enqueues
+    assert cap.numbers.tolist()[-2:] == [7, 8]
+    assert any("past the end of the log" in p.message for p in cap.problems)
+    e8 = cap.enqueue(8)
+    assert e8.row.kernel == "gather_rgba" and e8.row.has_pre
+    assert {a.index for a in e8.args} == {0, 1, 2} and all(a.name for a in e8.args)

@@ -117,6 +117,7 @@ class Capture:
             self.device_times = log.device_times
             self.function_ids = log.function_ids
             self.functions = log.functions
+            self._append_dump_only_enqueues()
         else:
             self._index_from_dumps()
         self._programs = self._link_programs(programs)
@@ -133,7 +134,7 @@ class Capture:
         self._ska_keys = sorted(getattr(dumps, "setkernelarg", {}) or {})
 
     # ------------------------------------------------------------------ index
-    def _index_from_dumps(self) -> None:
+    def _dump_enqueue_names(self) -> dict[int, str]:
         d = self.dumps
         names: dict[int, str] = {}
         for table in (getattr(d, "pre", {}), getattr(d, "post", {})):
@@ -143,6 +144,10 @@ class Capture:
         for e, folder in (getattr(d, "replay", {}) or {}).items():
             m = re.match(r"Enqueue_\d+_(.*)$", Path(folder).name, re.DOTALL)
             names.setdefault(int(e), m.group(1) if m else "")
+        return names
+
+    def _index_from_dumps(self) -> None:
+        names = self._dump_enqueue_names()
         nums = sorted(names)
         knames: list[str] = []
         kmap: dict[str, int] = {}
@@ -162,6 +167,46 @@ class Capture:
         self.device_times = np.full((n, 3), -1, dtype=np.int64)
         self.functions = ["clEnqueueNDRangeKernel"]
         self.function_ids = np.zeros(n, dtype=np.uint16)
+
+    def _append_dump_only_enqueues(self) -> None:
+        """Kernel enqueues that have dumps but lie past the end of the log (truncated log)."""
+        names = self._dump_enqueue_names()
+        top = int(self.numbers.max()) if len(self.numbers) else -1
+        extra = sorted(e for e in names if e > top)
+        if not extra:
+            return
+        self.problems.append(
+            Problem(
+                f"{len(extra)} enqueues with dump files lie past the end of the log "
+                f"({extra[0]}..{extra[-1]}): the log is truncated or the dumps are stale "
+                "files of an earlier run",
+                "clintercept_log.txt",
+            )
+        )
+        kernel_names = list(self.kernel_names)
+        kmap = {k: i for i, k in enumerate(kernel_names)}
+        kids = []
+        for e in extra:
+            k = names[e]
+            if k not in kmap:
+                kmap[k] = len(kernel_names)
+                kernel_names.append(k)
+            kids.append(kmap[k])
+        n = len(extra)
+        functions = list(self.functions)
+        if "clEnqueueNDRangeKernel" not in functions:
+            functions.append("clEnqueueNDRangeKernel")
+        fid = functions.index("clEnqueueNDRangeKernel")
+        self.numbers = np.concatenate([self.numbers, np.array(extra, dtype=np.int64)])
+        self.offsets = np.concatenate([self.offsets, np.full(n, -1, dtype=np.int64)])
+        self.kinds = np.concatenate(
+            [self.kinds, np.full(n, int(EnqueueKind.KERNEL), dtype=np.uint8)]
+        )
+        self.kernel_ids = np.concatenate([self.kernel_ids, np.array(kids, dtype=np.int32)])
+        self.device_times = np.concatenate([self.device_times, np.full((n, 3), -1, dtype=np.int64)])
+        self.function_ids = np.concatenate([self.function_ids, np.full(n, fid, dtype=np.uint16)])
+        self.kernel_names = kernel_names
+        self.functions = functions
 
     def _fill_flags(self) -> None:
         d = self.dumps

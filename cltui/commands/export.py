@@ -1,0 +1,137 @@
+"""``cltui export DUMPDIR RANGE -o OUTDIR``: a range as a standalone replay bundle."""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import click
+
+from cltui.commands._common import emit_json, fail
+
+
+@click.command("export")
+@click.argument("dumpdir", type=click.Path(file_okay=False))
+@click.argument("range_text", metavar="RANGE")
+@click.option("-o", "--output", "outdir", type=click.Path(), default=None,
+              help="The bundle folder to create (with --tar: the folder name in the archive).")
+@click.option("--lang", "langs", default="python,cpp", show_default=True,
+              help="Replay programs to include: python, cpp or both (comma-separated).")
+@click.option(
+    "--mode", type=click.Choice(["chain", "isolated", "strict"]), default="chain",
+    show_default=True,
+    help="chain: carry state, reload at host-side changes; isolated: each kernel from its "
+    "own Pre dumps; strict: never reload.",
+)
+@click.option("--force", is_flag=True, help="Replace an existing OUTDIR (or --tar FILE).")
+@click.option("--tar", "tar", metavar="FILE|-", default=None,
+              help="Write the bundle as a tar archive to FILE, or to stdout with '-'.")
+@click.option("--atol", type=float, default=None, help="Default absolute tolerance (floats).")
+@click.option("--rtol", type=float, default=None, help="Default relative tolerance (floats).")
+@click.option("--ulp", type=click.IntRange(0), default=None, help="Default ULP tolerance.")
+@click.option("--json", "as_json", is_flag=True, help="Print what was written as JSON.")
+def export_cmd(
+    dumpdir: str,
+    range_text: str,
+    outdir: str | None,
+    langs: str,
+    mode: str,
+    force: bool,
+    tar: str | None,
+    atol: float | None,
+    rtol: float | None,
+    ulp: int | None,
+    as_json: bool,
+) -> None:
+    """Export the kernel enqueues of RANGE (12, 12-40, 12-, 12-40/saxpy) as a bundle.
+
+    The bundle runs without cltui: `python replay.py --validate` (numpy + pyopencl) or
+    `cmake -S . -B build && cmake --build build && ./build/replay --validate`.  It is
+    written to a temporary folder and renamed into place; an existing OUTDIR is replaced
+    only with --force.  Over SSH: `ssh host cltui export DUMP 12-40 --tar - | tar x`.
+    """
+    from cltui.commands._common import load_capture
+    from cltui.export import ExportError, export_range, parse_langs, stream_tar
+    from cltui.replay.ranges import RangeError, parse_range
+
+    if outdir is None and tar is None:
+        fail("give the bundle folder with -o OUTDIR (or --tar FILE|-)")
+    try:
+        rng = parse_range(range_text)
+        chosen = parse_langs(langs)
+    except (RangeError, ExportError) as exc:
+        fail(str(exc))
+    to_stdout = tar == "-"
+    tol = {k: v for k, v in (("atol", atol), ("rtol", rtol), ("ulp", ulp)) if v is not None}
+    cap = load_capture(dumpdir)
+    if tar is None:
+        assert outdir is not None
+        try:
+            result = export_range(cap, rng, outdir, chosen, mode, force, tolerance=tol)
+        except ExportError as exc:
+            fail(str(exc))
+        _report(result.to_dict(), as_json, err=False)
+        return
+
+    tar_path = None if to_stdout else Path(tar).absolute()
+    if tar_path is not None and tar_path.exists() and not force:
+        fail(f"{tar_path} already exists (use --force to replace it)")
+    name = Path(outdir).name if outdir else f"{Path(dumpdir).name}-{rng}"
+    with tempfile.TemporaryDirectory(prefix="cltui-export-") as tmp:
+        from cltui.capture.names import sanitize_component
+
+        folder = Path(tmp) / sanitize_component(name.replace("/", "_"))
+        try:
+            result = export_range(cap, rng, folder, chosen, mode, False, tolerance=tol)
+        except ExportError as exc:
+            fail(str(exc))
+        info = result.to_dict()
+        if to_stdout:
+            out = sys.stdout.buffer
+            stream_tar(folder, out)
+            out.flush()
+            info["outdir"] = None
+            info["tar"] = "-"
+        else:
+            assert tar_path is not None
+            partial = None
+            try:
+                fd, partial = tempfile.mkstemp(prefix=f".{tar_path.name}.", dir=tar_path.parent)
+                with os.fdopen(fd, "wb") as fh:
+                    stream_tar(folder, fh)
+                os.replace(partial, tar_path)
+                partial = None
+            except OSError as exc:
+                fail(f"cannot write {tar_path}: {exc.strerror or exc}")
+            finally:
+                if partial is not None and os.path.exists(partial):
+                    os.unlink(partial)
+            info["outdir"] = None
+            info["tar"] = str(tar_path)
+    _report(info, as_json, err=to_stdout)
+
+
+def _report(info: dict[str, Any], as_json: bool, *, err: bool) -> None:
+    """A summary (stderr when stdout carries the archive)."""
+    if as_json and not err:
+        emit_json(info)
+        return
+    if as_json:
+        import json
+
+        click.echo(json.dumps(info, indent=2), err=True)
+        return
+    where = info.get("tar") or info["outdir"]
+    if where == "-":
+        where = "stdout (tar)"
+    click.echo(
+        f"exported {info['steps']} kernel enqueue{'s' if info['steps'] != 1 else ''} "
+        f"({info['mode']}, {', '.join(info['langs'])}) to {where}: {info['files']} files, "
+        f"{info['data_files']} distinct data contents ({info['data_bytes']} bytes)",
+        err=err,
+    )
+    for note in info.get("notes", []):
+        click.echo(f"  note: {note}", err=err)

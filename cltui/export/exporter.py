@@ -1,0 +1,284 @@
+"""``export_range``: a range of a capture -> a standalone replay bundle folder.
+
+The bundle is the replay plan of :mod:`cltui.replay.plan` (``manifest.json``) with every data
+reference rewritten to a file inside the bundle, plus the programs that run it:
+
+* ``data/<sha256>.bin``: every input and expected output, each distinct content once;
+* ``kernels/``: program sources (device binaries / SPIR-V only when that is all there is) and,
+  under ``kernels/include/<n>/``, the headers the sources include;
+* ``replay.py`` + ``engine.py`` + ``compare.py``: cltui's own engine, copied unchanged;
+* ``replay.cpp`` + ``CMakeLists.txt``: the same replay in C++17 (``--lang cpp``);
+* ``README.md`` and ``SHA256SUMS``.
+
+Export-side changes to the plan (the plan itself is not modified): ``data[key].path`` points into
+the bundle and gains ``sha256``; each program gets ``include_dirs`` (bundle-relative folders the
+runners add as ``-I``), its ``options`` lose the include folders that were bundled (the original
+text stays in ``captured_options``), and device binaries are dropped when the source is there.
+A top-level ``bundle`` section records what was exported from where.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from cltui.capture.names import sanitize_component
+from cltui.export.bundle import BundleWriter, ExportError
+from cltui.export.includes import resolve_includes
+from cltui.export.readme import render_readme
+
+BUNDLE_FORMAT = "cltui-bundle"
+BUNDLE_VERSION = 1
+LANGS = ("python", "cpp")
+MODES = ("chain", "isolated", "strict")
+
+ExportProgress = Callable[[float, str], None]  # (fraction 0..1, what is being done)
+
+
+@dataclass
+class ExportResult:
+    outdir: Path
+    steps: int  # kernel enqueues in the bundle
+    enqueues: list[int]
+    files: int  # files in the bundle (SHA256SUMS included)
+    data_files: int  # distinct contents under data/
+    data_bytes: int  # their total size
+    data_refs: int  # data references in the plan (inputs + expected outputs + sources)
+    langs: list[str]
+    mode: str
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "outdir": str(self.outdir),
+            "steps": self.steps,
+            "enqueues": self.enqueues,
+            "files": self.files,
+            "data_files": self.data_files,
+            "data_bytes": self.data_bytes,
+            "data_refs": self.data_refs,
+            "langs": self.langs,
+            "mode": self.mode,
+            "notes": self.notes,
+        }
+
+
+def _template(name: str) -> bytes:
+    return (resources.files("cltui.export") / "templates" / name).read_bytes()
+
+
+def _replay_module(name: str) -> bytes:
+    """``cltui/replay/<name>``, byte for byte (the bundle runs cltui's own engine)."""
+    return (resources.files("cltui.replay") / name).read_bytes()
+
+
+def parse_langs(langs: str | Sequence[str]) -> list[str]:
+    items = langs.split(",") if isinstance(langs, str) else list(langs)
+    out: list[str] = []
+    for item in items:
+        word = item.strip().lower()
+        word = {"py": "python", "c++": "cpp", "cxx": "cpp"}.get(word, word)
+        if not word:
+            continue
+        if word not in LANGS:
+            raise ExportError(f"unknown language {item!r} (python, cpp)")
+        if word not in out:
+            out.append(word)
+    if not out:
+        raise ExportError("no language chosen (python, cpp)")
+    return out
+
+
+def export_range(
+    capture: Any,
+    range: Any,  # the documented keyword (shadows the builtin here only)
+    outdir: str | Path,
+    langs: str | Sequence[str] = LANGS,
+    mode: str = "chain",
+    force: bool = False,
+    progress: ExportProgress | None = None,
+    cancel: threading.Event | None = None,
+    *,
+    tolerance: dict[str, Any] | None = None,
+) -> ExportResult:
+    """Write the bundle for ``range`` (an ``EnqueueRange`` or its text) of ``capture``.
+
+    ``tolerance`` ({atol, rtol, ulp}) becomes the manifest's default tolerance.  ``progress``
+    is called with (fraction, text) from the calling thread; setting ``cancel`` stops the
+    export at the next file and removes what was written.
+
+    Raises :class:`ExportError` (one-line message) for bad input, an existing ``outdir``
+    without ``force``, unreadable capture files, or cancellation (nothing is left behind).
+    """
+    from cltui.replay.compare import Tolerance
+    from cltui.replay.plan import PlanError, build_plan
+    from cltui.replay.ranges import EnqueueRange, RangeError, parse_range
+
+    report = progress or (lambda _f, _m: None)
+    chosen = parse_langs(langs)
+    if mode not in MODES:
+        raise ExportError(f"unknown mode {mode!r} (chain, isolated or strict)")
+    try:
+        rng = range if isinstance(range, EnqueueRange) else parse_range(str(range))
+    except RangeError as exc:
+        raise ExportError(str(exc)) from None
+    report(0.0, "planning")
+    try:
+        plan = build_plan(capture, rng, mode=mode, tolerance=Tolerance.from_dict(tolerance))
+    except (PlanError, ValueError) as exc:
+        raise ExportError(str(exc)) from None
+    if cancel is not None and cancel.is_set():
+        raise ExportError("export cancelled")
+    manifest = copy.deepcopy(plan.to_manifest())
+    with BundleWriter(outdir, force=force, cancel=cancel) as w:
+        notes = _write_programs(w, manifest, plan.capture_path)
+        _write_data(w, manifest, plan.capture_path, report)
+        report(0.95, "writing programs")
+        manifest["bundle"] = _bundle_info(capture, manifest, rng, mode, chosen, notes)
+        w.write_text("manifest.json", json.dumps(manifest, indent=1) + "\n")
+        w.write_bytes("engine.py", _replay_module("engine.py"))
+        w.write_bytes("compare.py", _replay_module("compare.py"))
+        w.write_bytes("replay.py", _template("replay.py"), executable=True)
+        if "cpp" in chosen:
+            w.write_bytes("replay.cpp", _template("replay.cpp"))
+            w.write_bytes("CMakeLists.txt", _template("CMakeLists.txt"))
+        w.write_text("README.md", render_readme(manifest, sorted(w.files)))
+        w.write_checksums()
+        data_files = len(w.data_sizes)
+        data_bytes = sum(w.data_sizes.values())
+        files = len(w.files) + 1
+        final = w.commit()
+    report(1.0, "done")
+    return ExportResult(
+        outdir=final,
+        steps=len(manifest["steps"]),
+        enqueues=[int(s["enqueue"]) for s in manifest["steps"]],
+        files=files,
+        data_files=data_files,
+        data_bytes=data_bytes,
+        data_refs=len(manifest["data"]),
+        langs=chosen,
+        mode=mode,
+        notes=[*manifest.get("notes", []), *notes],
+    )
+
+
+def _read_capture_file(root: Path, rel: str) -> Path:
+    path = root / rel
+    if not path.is_file():
+        raise ExportError(f"cannot read {path}: not a file")
+    return path
+
+
+def _write_programs(w: BundleWriter, manifest: dict[str, Any], root: Path) -> list[str]:
+    """Sources (or binaries) into ``kernels/``, their headers into ``kernels/include/<n>/``."""
+    notes: list[str] = []
+    data = manifest["data"]
+    include_index: dict[Path, int] = {}
+    done: dict[str, str] = {}  # data key -> bundle path
+
+    def place(key: str, rel: str) -> None:
+        if key in done:
+            return
+        src = _read_capture_file(root, data[key]["path"])
+        try:
+            digest = w.copy_file(rel, src)
+        except OSError as exc:
+            raise ExportError(f"cannot read {src}: {exc.strerror or exc}") from None
+        data[key] = {**data[key], "path": rel, "sha256": digest, "captured_path": data[key]["path"]}
+        done[key] = rel
+
+    for pid, prog in manifest["programs"].items():
+        stem = sanitize_component(f"program_{pid}", fold_case=True)
+        label = prog.get("label", pid)
+        src_key = prog.get("source")
+        if src_key:
+            place(src_key, f"kernels/{stem}.cl")
+            if prog.get("binaries"):
+                notes.append(f"{label}: device binaries left out (the source is in the bundle)")
+            prog["binaries"] = []
+            source = (w.root / done[src_key]).read_bytes()
+            inc = resolve_includes(source, prog.get("options") or "")
+            prog["captured_options"] = prog.get("options") or ""
+            prog["options"] = inc.options
+            dirs: list[str] = []
+            for i, local in enumerate(inc.dirs):
+                used = {rel: path for (di, rel), path in inc.headers.items() if di == i}
+                if not used:  # nothing is included from there: the folder is not needed
+                    continue
+                n = include_index.setdefault(local, len(include_index))
+                dirs.append(f"kernels/include/{n}")
+                for rel, path in sorted(used.items()):
+                    target = f"kernels/include/{n}/{rel}"
+                    if target not in w.files:
+                        w.copy_file(target, path)
+            prog["include_dirs"] = dirs
+            notes.extend(f"{label}: {n}" for n in inc.notes)
+        elif prog.get("il"):
+            place(prog["il"], f"kernels/{stem}.spv")
+        for b in prog.get("binaries", []):
+            dev = sanitize_component(str(b.get("device") or "device"), max_len=60, fold_case=True)
+            place(b["data"], f"kernels/{stem}.{dev}.bin")
+    return notes
+
+
+def _write_data(
+    w: BundleWriter, manifest: dict[str, Any], root: Path, report: ExportProgress
+) -> None:
+    """Every other data reference -> ``data/<sha256>.bin`` (each content stored once)."""
+    data = manifest["data"]
+    pending = [k for k, v in data.items() if "sha256" not in v]
+    for i, key in enumerate(pending):
+        if i % 16 == 0:
+            report(0.05 + 0.9 * i / max(len(pending), 1), f"data {i}/{len(pending)}")
+        src = _read_capture_file(root, data[key]["path"])
+        try:
+            rel, digest = w.add_data(src)
+        except OSError as exc:
+            raise ExportError(f"cannot read {src}: {exc.strerror or exc}") from None
+        data[key] = {
+            "path": rel,
+            "size": w.data_sizes[digest],
+            "sha256": digest,
+            "captured_path": data[key]["path"],
+        }
+
+
+def _bundle_info(
+    capture: Any,
+    manifest: dict[str, Any],
+    rng: Any,
+    mode: str,
+    langs: list[str],
+    notes: list[str],
+) -> dict[str, Any]:
+    from cltui import __version__
+
+    devices = sorted({str(s.get("device")) for s in manifest["steps"] if s.get("device")})
+    timing = {
+        str(s["enqueue"]): s["captured_time"] for s in manifest["steps"] if s.get("captured_time")
+    }
+    cap_path = Path(getattr(capture, "path", manifest.get("source", {}).get("capture", "")))
+    return {
+        "format": BUNDLE_FORMAT,
+        "version": BUNDLE_VERSION,
+        "created": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "cltui": __version__,
+        "range": str(rng),
+        "mode": mode,
+        "languages": langs,
+        "capture": {
+            "name": cap_path.name,
+            "path": str(cap_path),
+            "devices": devices,
+            "captured_time_ns": timing,
+        },
+        "notes": notes,
+    }

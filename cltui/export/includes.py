@@ -1,0 +1,141 @@
+"""Header files a captured program includes, found here so that a bundle can carry them.
+
+A program's build options often name include folders of the capturing machine (pyopencl passes
+``-I <venv>/.../pyopencl/cl``).  For each ``-I`` folder we use it when it exists here, or the
+local pyopencl's ``cl`` folder when the captured one was a pyopencl ``cl`` folder.  The headers
+the source includes (recursively, by ``#include <x>`` / ``#include "x"``) are then looked up in
+those folders.  Only files that really lie inside an include folder, under a relative path made of
+safe components, are taken: an include line is untrusted text.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from cltui.capture.names import sanitize_component
+
+_INCLUDE_RE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"\r\n]+)[>"]', re.MULTILINE)
+MAX_HEADERS = 500
+MAX_HEADER_BYTES = 16 << 20
+
+
+@dataclass
+class IncludeSet:
+    """What one program needs: options without the resolved ``-I``s, and the headers."""
+
+    options: str  # the captured options minus the include folders resolved here
+    dirs: list[Path] = field(default_factory=list)  # local folders, in -I order
+    headers: dict[tuple[int, str], Path] = field(default_factory=dict)  # (dir index, rel) -> file
+    notes: list[str] = field(default_factory=list)
+
+
+def split_include_options(options: str) -> tuple[list[str], list[str]]:
+    """(``-I`` folders in order, the other options as words)."""
+    try:
+        words = shlex.split(options)
+    except ValueError:
+        words = options.split()
+    dirs: list[str] = []
+    rest: list[str] = []
+    i = 0
+    while i < len(words):
+        w = words[i]
+        if w == "-I" and i + 1 < len(words):
+            dirs.append(words[i + 1])
+            i += 2
+        elif w.startswith("-I") and len(w) > 2:
+            dirs.append(w[2:])
+            i += 1
+        else:
+            rest.append(w)
+            i += 1
+    return dirs, rest
+
+
+def _pyopencl_cl_dir() -> Path | None:
+    spec = importlib.util.find_spec("pyopencl")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    for loc in spec.submodule_search_locations:
+        cand = Path(loc) / "cl"
+        if cand.is_dir():
+            return cand
+    return None
+
+
+def local_include_dir(captured: str) -> Path | None:
+    """The folder on this machine that stands for a captured ``-I`` folder, if any."""
+    p = Path(captured)
+    if p.is_absolute() and p.is_dir():
+        return p
+    if captured.rstrip("/").endswith("pyopencl/cl"):
+        return _pyopencl_cl_dir()
+    return None
+
+
+def _safe_include(name: str) -> str | None:
+    parts = PurePosixPath(name).parts
+    if not parts or PurePosixPath(name).is_absolute():
+        return None
+    if any(p in (".", "..") or sanitize_component(p) != p for p in parts):
+        return None
+    return "/".join(parts)
+
+
+def resolve_includes(source: bytes, options: str) -> IncludeSet:
+    """Find the headers ``source`` includes through the ``-I`` folders of ``options``."""
+    captured_dirs, rest = split_include_options(options)
+    kept: list[str] = []
+    result = IncludeSet(options="")
+    for d in captured_dirs:
+        local = local_include_dir(d)
+        if local is None:
+            kept.append(d)
+            result.notes.append(f"include folder {d} does not exist here")
+            continue
+        if local not in result.dirs:
+            result.dirs.append(local)
+    words = list(rest)
+    for d in kept:
+        words += ["-I", d]
+    result.options = " ".join(shlex.quote(w) for w in words)
+    if not result.dirs:
+        return result
+    roots = [d.resolve() for d in result.dirs]
+    # (text, folder of the including file relative to its root, root index) - None: the source
+    pending: list[tuple[bytes, str | None, int]] = [(source, None, 0)]
+    seen: set[tuple[int, str]] = set()
+    total = 0
+    while pending:
+        text, here, here_root = pending.pop()
+        for m in _INCLUDE_RE.finditer(text):
+            name = m.group(1).decode("utf-8", "replace").strip()
+            rel = _safe_include(name)
+            if rel is None:
+                result.notes.append(f"#include {name!r} skipped (not a plain relative path)")
+                continue
+            quoted = m.group(0).rstrip().endswith(b'"')
+            candidates: list[tuple[int, str]] = []
+            if quoted and here is not None:  # "x.h" first next to the including header
+                candidates.append((here_root, f"{here}/{rel}" if here else rel))
+            candidates += [(i, rel) for i in range(len(roots))]
+            for i, crel in candidates:
+                root = roots[i]
+                cand = (root / crel).resolve()
+                if not cand.is_file() or not cand.is_relative_to(root):
+                    continue
+                if (i, crel) not in seen:
+                    seen.add((i, crel))
+                    total += cand.stat().st_size
+                    if len(result.headers) >= MAX_HEADERS or total > MAX_HEADER_BYTES:
+                        result.notes.append("too many included headers: the rest were left out")
+                        return result
+                    result.headers[(i, crel)] = cand
+                    parent = str(PurePosixPath(crel).parent)
+                    pending.append((cand.read_bytes(), "" if parent == "." else parent, i))
+                break
+    return result

@@ -1,0 +1,126 @@
+"""The bundle's README.md, rendered from its manifest.
+
+Every name taken from the capture (kernel names, labels, device names) is untrusted text: it is
+shown inside inline code with backticks and line breaks removed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _code(text: Any) -> str:
+    s = " ".join(str(text).split()).replace("`", "'")
+    return f"`{s}`" if s else "``"
+
+
+def _size(n: int) -> str:
+    for unit in ("bytes", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1024  # type: ignore[assignment]
+    return f"{n}"
+
+
+def render_readme(manifest: dict[str, Any], files: list[str]) -> str:
+    b = manifest["bundle"]
+    cap = b["capture"]
+    steps = manifest["steps"]
+    tol = manifest.get("tolerance", {})
+    enqueues = [int(s["enqueue"]) for s in steps]
+    devices = ", ".join(_code(d) for d in cap["devices"]) or "not recorded in the capture"
+    data_bytes = sum(int(v.get("size", 0)) for v in manifest["data"].values())
+    unique = {v.get("sha256") for v in manifest["data"].values() if v.get("sha256")}
+    has_cpp = "cpp" in b["languages"]
+    out: list[str] = []
+    add = out.append
+    add(f"# OpenCL replay bundle: enqueues {_code(b['range'])} of {_code(cap['name'])}\n")
+    add(
+        f"Exported by cltui {b['cltui']} on {b['created']} from the capture "
+        f"{_code(cap['path'])}, recorded by the Intercept Layer for OpenCL Applications on "
+        f"{devices}.\n"
+    )
+    add(
+        f"It replays {len(steps)} kernel enqueue{'s' if len(steps) != 1 else ''} "
+        f"({enqueues[0]} to {enqueues[-1]}) in **{b['mode']}** mode and compares what they "
+        "write with what the capture recorded. Nothing else is needed: Python with numpy and "
+        "pyopencl, or a C++17 compiler, CMake and an OpenCL ICD loader.\n"
+    )
+    add("## Run it\n")
+    add("```sh\npython replay.py --list-devices\npython replay.py --validate            "
+        "# exit 0: pass, 1: a check failed\npython replay.py --device pocl --repeat 20 --json\n"
+        "```\n")
+    if has_cpp:
+        add("```sh\ncmake -S . -B build && cmake --build build\n./build/replay --list-devices\n"
+            "./build/replay --validate --device 1:0\n```\n")
+    add(
+        "Options (both programs): `--list-devices`, `--device P:D|NAME` (a case-insensitive "
+        "name substring), `--validate` (exit code), `--repeat N` (run N times, inputs restored, "
+        "min/median/max of each stage: queued->submit, submit->start, start->end, host enqueue "
+        "call), `--json`, `--out DIR` (write each checked object as replayed), "
+        "`--atol X --rtol X --ulp N` (tolerances for floating point). Exit codes: 0 pass, "
+        "1 a check failed (with `--validate`), 2 bad usage or bundle, 3 the device could not "
+        "run the bundle.\n"
+    )
+    add("## What \"pass\" means\n")
+    add(
+        "After each kernel, every memory object it was given is read back and compared with "
+        "the capture's Post dump of that object:\n\n"
+        "1. **equal**: byte for byte identical;\n"
+        "2. **within**: integers (and bytes of unknown type) identical, and every floating-point "
+        "element with `|replayed - captured| <= atol + rtol * |captured|` or at most `ulp` "
+        "units in the last place apart (NaN matches NaN);\n"
+        "3. **different**: anything else, or a different size.\n\n"
+        f"A run passes when no check is *different*. The manifest's tolerances are atol="
+        f"{tol.get('atol', 0)}, rtol={tol.get('rtol', 0)}, ulp={tol.get('ulp', 0)}: "
+        "on the device that made the capture a bit-exact replay is expected; other devices may "
+        "round differently, so pass tolerances such as `--ulp 4` there.\n"
+    )
+    if b["mode"] == "chain":
+        add(
+            "In chain mode the objects keep their replayed contents from one kernel to the next. "
+            "Where the capture shows that something other than a replayed kernel changed an "
+            "object (a host write, a copy, a map), the object is reloaded from the capture "
+            "before the next kernel (\"reload\"), and a *before* check reports how the replayed "
+            "state compared with the captured one.\n"
+        )
+    elif b["mode"] == "isolated":
+        add("In isolated mode every kernel starts from its own captured Pre dumps.\n")
+    else:
+        add("In strict mode nothing is reloaded: *before* checks show where the chain departs "
+            "from the capture.\n")
+    add("## The enqueues\n")
+    add("| enqueue | kernel | global | local | captured start->end |")
+    add("| ---: | --- | --- | --- | ---: |")
+    for s in steps:
+        t = s.get("captured_time") or {}
+        dur = f"{t['start_to_end'] / 1000:.1f} us" if "start_to_end" in t else "-"
+        local = "x".join(str(v) for v in s["local"]) if s.get("local") else "NULL"
+        glob = "x".join(str(v) for v in s["global"])
+        add(f"| {s['enqueue']} | {_code(s['kernel'])} | {glob} | {local} | {dur} |")
+    add("")
+    add("## Files\n")
+    add(
+        "- `manifest.json`: the replay plan (format "
+        f"`{manifest['format']}` v{manifest['version']}): programs with their build options, "
+        "memory objects (buffers, images with their format and size, SVM), and per step the "
+        "work sizes, arguments by kind, the inputs loaded before it, the checks after it; "
+        "`data` maps each reference to its file; `bundle` says where it came from.\n"
+        f"- `data/`: {len(unique)} distinct contents ({_size(data_bytes)} referenced), each "
+        "named by its SHA-256 and stored once however often the range uses it.\n"
+        "- `kernels/`: the program sources (a device binary only where the capture has "
+        "nothing else; it runs only on the device named in the manifest) and, under "
+        "`kernels/include/`, the headers they include.\n"
+        "- `replay.py`, `engine.py`, `compare.py`: the Python replay (`engine.py` and "
+        "`compare.py` are cltui's own modules, unchanged).\n"
+        + ("- `replay.cpp`, `CMakeLists.txt`: the same replay in C++17.\n" if has_cpp else "")
+        + "- `SHA256SUMS`: check the bundle with `sha256sum -c SHA256SUMS`.\n"
+    )
+    notes = [*manifest.get("notes", []), *b.get("notes", [])]
+    if notes:
+        add("## Notes\n")
+        for n in notes:
+            add(f"- {_code(n)}")
+        add("")
+    add(f"{len(files) + 1} files.\n")
+    return "\n".join(out)

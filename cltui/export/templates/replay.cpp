@@ -1,0 +1,1495 @@
+// replay.cpp: replays a range of OpenCL kernel enqueues exported by cltui.
+//
+// Standalone: C++17, the OpenCL headers and an ICD loader, nothing else.
+// It reads the bundle's manifest.json (its "launch" section: memory objects, programs and
+// steps) and the data files next to it, runs every step on one device, and compares what the
+// kernels wrote with what the capture recorded, using the same rules as replay.py:
+//   1. byte-exact first ("equal");
+//   2. then per element: integers and raw bytes exact; floating point "within" tolerance when
+//      |actual - expected| <= atol + rtol * |expected|  or  ULP distance <= ulp (NaN == NaN);
+//   3. a check is "different" when any element is beyond tolerance or the sizes differ.
+//
+// Build:   cmake -S . -B build && cmake --build build
+// Run:     ./build/replay --validate            (see --help)
+// Exit:    0 all checks pass, 1 a check failed (with --validate), 2 bad usage or bundle,
+//          3 the device cannot run the bundle (OpenCL error, missing feature).
+//
+// The code is meant to be edited: every OpenCL call is in plain sight, in the order it runs.
+
+#define CL_TARGET_OPENCL_VERSION 210
+#define CL_USE_DEPRECATED_OPENCL_1_2_APIS
+#ifdef __APPLE__
+#include <OpenCL/opencl.h>
+#else
+#include <CL/cl.h>
+#endif
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#ifndef CLTUI_BUNDLE_DIR
+#define CLTUI_BUNDLE_DIR "."
+#endif
+
+namespace {
+
+// ------------------------------------------------------------------------------------------
+// Errors
+
+struct UsageError : std::runtime_error {  // exit 2
+    using std::runtime_error::runtime_error;
+};
+struct DeviceError : std::runtime_error {  // exit 3
+    using std::runtime_error::runtime_error;
+};
+
+const char* cl_error_name(cl_int err) {
+    switch (err) {
+#define E(x) \
+    case x:  \
+        return #x;
+        E(CL_DEVICE_NOT_FOUND) E(CL_DEVICE_NOT_AVAILABLE) E(CL_COMPILER_NOT_AVAILABLE)
+        E(CL_MEM_OBJECT_ALLOCATION_FAILURE) E(CL_OUT_OF_RESOURCES) E(CL_OUT_OF_HOST_MEMORY)
+        E(CL_PROFILING_INFO_NOT_AVAILABLE) E(CL_IMAGE_FORMAT_NOT_SUPPORTED)
+        E(CL_BUILD_PROGRAM_FAILURE) E(CL_INVALID_VALUE) E(CL_INVALID_DEVICE)
+        E(CL_INVALID_CONTEXT) E(CL_INVALID_COMMAND_QUEUE) E(CL_INVALID_MEM_OBJECT)
+        E(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR) E(CL_INVALID_IMAGE_SIZE) E(CL_INVALID_SAMPLER)
+        E(CL_INVALID_BINARY) E(CL_INVALID_BUILD_OPTIONS) E(CL_INVALID_PROGRAM)
+        E(CL_INVALID_PROGRAM_EXECUTABLE) E(CL_INVALID_KERNEL_NAME) E(CL_INVALID_KERNEL)
+        E(CL_INVALID_ARG_INDEX) E(CL_INVALID_ARG_VALUE) E(CL_INVALID_ARG_SIZE)
+        E(CL_INVALID_KERNEL_ARGS) E(CL_INVALID_WORK_DIMENSION) E(CL_INVALID_WORK_GROUP_SIZE)
+        E(CL_INVALID_WORK_ITEM_SIZE) E(CL_INVALID_GLOBAL_OFFSET) E(CL_INVALID_EVENT)
+        E(CL_INVALID_OPERATION) E(CL_INVALID_BUFFER_SIZE) E(CL_INVALID_GLOBAL_WORK_SIZE)
+        E(CL_INVALID_PROPERTY) E(CL_INVALID_IMAGE_DESCRIPTOR)
+#undef E
+        default:
+            return "CL error";
+    }
+}
+
+void check(cl_int err, const std::string& what) {
+    if (err != CL_SUCCESS)
+        throw DeviceError(what + " failed: " + cl_error_name(err) + " (" + std::to_string(err) +
+                          ")");
+}
+
+// ------------------------------------------------------------------------------------------
+// A small JSON reader (objects, arrays, strings, numbers, true/false/null): enough for the
+// manifest, which cltui writes.
+
+struct Json {
+    enum Kind { Null, Bool, Number, String, Array, Object } kind = Null;
+    bool b = false;
+    double num = 0;
+    std::string str;  // strings; also the literal text of numbers (exact 64-bit integers)
+    std::vector<Json> arr;
+    std::vector<std::pair<std::string, Json>> obj;
+
+    const Json* find(const std::string& key) const {
+        for (const auto& kv : obj)
+            if (kv.first == key) return &kv.second;
+        return nullptr;
+    }
+    const Json& at(const std::string& key) const {
+        const Json* j = find(key);
+        if (!j) throw UsageError("manifest: missing key '" + key + "'");
+        return *j;
+    }
+    bool has(const std::string& key) const {
+        const Json* j = find(key);
+        return j && j->kind != Null;
+    }
+    long long as_int() const {
+        if (kind != Number) throw UsageError("manifest: expected a number");
+        return std::strtoll(str.c_str(), nullptr, 10);
+    }
+    double as_double() const {
+        if (kind != Number) throw UsageError("manifest: expected a number");
+        return num;
+    }
+    const std::string& as_str() const {
+        if (kind != String) throw UsageError("manifest: expected a string");
+        return str;
+    }
+    bool as_bool() const { return kind == Bool ? b : false; }
+};
+
+class JsonParser {
+   public:
+    explicit JsonParser(const std::string& text) : s_(text) {}
+    Json parse() {
+        Json v = value();
+        ws();
+        if (i_ != s_.size()) fail("trailing characters");
+        return v;
+    }
+
+   private:
+    const std::string& s_;
+    size_t i_ = 0;
+
+    [[noreturn]] void fail(const std::string& msg) {
+        throw UsageError("manifest.json: " + msg + " at byte " + std::to_string(i_));
+    }
+    void ws() {
+        while (i_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[i_]))) ++i_;
+    }
+    bool eat(const char* lit) {
+        size_t n = std::strlen(lit);
+        if (s_.compare(i_, n, lit) == 0) {
+            i_ += n;
+            return true;
+        }
+        return false;
+    }
+    Json value() {
+        ws();
+        if (i_ >= s_.size()) fail("unexpected end");
+        Json v;
+        char c = s_[i_];
+        if (c == '{') {
+            v.kind = Json::Object;
+            ++i_;
+            ws();
+            if (s_[i_] == '}') {
+                ++i_;
+                return v;
+            }
+            for (;;) {
+                ws();
+                if (s_[i_] != '"') fail("expected a key");
+                std::string key = string();
+                ws();
+                if (s_[i_] != ':') fail("expected ':'");
+                ++i_;
+                v.obj.emplace_back(key, value());
+                ws();
+                if (s_[i_] == ',') {
+                    ++i_;
+                    continue;
+                }
+                if (s_[i_] == '}') {
+                    ++i_;
+                    return v;
+                }
+                fail("expected ',' or '}'");
+            }
+        }
+        if (c == '[') {
+            v.kind = Json::Array;
+            ++i_;
+            ws();
+            if (s_[i_] == ']') {
+                ++i_;
+                return v;
+            }
+            for (;;) {
+                v.arr.push_back(value());
+                ws();
+                if (s_[i_] == ',') {
+                    ++i_;
+                    continue;
+                }
+                if (s_[i_] == ']') {
+                    ++i_;
+                    return v;
+                }
+                fail("expected ',' or ']'");
+            }
+        }
+        if (c == '"') {
+            v.kind = Json::String;
+            v.str = string();
+            return v;
+        }
+        if (eat("true")) {
+            v.kind = Json::Bool;
+            v.b = true;
+            return v;
+        }
+        if (eat("false")) {
+            v.kind = Json::Bool;
+            return v;
+        }
+        if (eat("null")) return v;
+        size_t start = i_;
+        while (i_ < s_.size() && std::strchr("+-0123456789.eE", s_[i_])) ++i_;
+        if (start == i_) fail("unexpected character");
+        v.kind = Json::Number;
+        v.str = s_.substr(start, i_ - start);
+        v.num = std::strtod(v.str.c_str(), nullptr);
+        return v;
+    }
+    std::string string() {
+        ++i_;  // opening quote
+        std::string out;
+        while (i_ < s_.size() && s_[i_] != '"') {
+            char c = s_[i_++];
+            if (c != '\\') {
+                out += c;
+                continue;
+            }
+            char e = s_[i_++];
+            switch (e) {
+                case 'n': out += '\n'; break;
+                case 't': out += '\t'; break;
+                case 'r': out += '\r'; break;
+                case 'b': out += '\b'; break;
+                case 'f': out += '\f'; break;
+                case 'u': {
+                    unsigned cp = std::stoul(s_.substr(i_, 4), nullptr, 16);
+                    i_ += 4;
+                    if (cp >= 0xD800 && cp < 0xDC00 && s_.compare(i_, 2, "\\u") == 0) {
+                        unsigned lo = std::stoul(s_.substr(i_ + 2, 4), nullptr, 16);
+                        i_ += 6;
+                        cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+                    }
+                    utf8(out, cp);
+                    break;
+                }
+                default: out += e;
+            }
+        }
+        if (i_ >= s_.size()) fail("unterminated string");
+        ++i_;
+        return out;
+    }
+    static void utf8(std::string& out, unsigned cp) {
+        if (cp < 0x80) {
+            out += static_cast<char>(cp);
+        } else if (cp < 0x800) {
+            out += static_cast<char>(0xC0 | (cp >> 6));
+            out += static_cast<char>(0x80 | (cp & 0x3F));
+        } else if (cp < 0x10000) {
+            out += static_cast<char>(0xE0 | (cp >> 12));
+            out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+            out += static_cast<char>(0x80 | (cp & 0x3F));
+        } else {
+            out += static_cast<char>(0xF0 | (cp >> 18));
+            out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+            out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+            out += static_cast<char>(0x80 | (cp & 0x3F));
+        }
+    }
+};
+
+std::string json_str(const std::string& s) {
+    std::string out = "\"";
+    for (unsigned char c : s) {
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += static_cast<char>(c);
+        } else if (c < 0x20) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\u%04x", c);
+            out += buf;
+        } else {
+            out += static_cast<char>(c);
+        }
+    }
+    return out + "\"";
+}
+
+std::string json_num(double v) {
+    if (std::isnan(v)) return "\"nan\"";
+    if (std::isinf(v)) return v > 0 ? "\"inf\"" : "\"-inf\"";
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.17g", v);
+    return buf;
+}
+
+// ------------------------------------------------------------------------------------------
+// Files
+
+std::vector<unsigned char> read_file(const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
+    if (!f) throw UsageError("cannot read " + path);
+    return std::vector<unsigned char>((std::istreambuf_iterator<char>(f)),
+                                      std::istreambuf_iterator<char>());
+}
+
+std::string join(const std::string& dir, const std::string& rel) {
+    if (rel.empty() || rel[0] == '/') return rel;
+    return dir + "/" + rel;
+}
+
+std::vector<unsigned char> from_hex(const std::string& hex) {
+    std::vector<unsigned char> out(hex.size() / 2);
+    for (size_t i = 0; i < out.size(); ++i)
+        out[i] = static_cast<unsigned char>(std::stoul(hex.substr(2 * i, 2), nullptr, 16));
+    return out;
+}
+
+// ------------------------------------------------------------------------------------------
+// Options
+
+struct Options {
+    std::string bundle = "";
+    std::string device = "";
+    bool list_devices = false;
+    bool validate = false;
+    bool json = false;
+    int repeat = 1;
+    std::string out_dir;
+    bool have_atol = false, have_rtol = false, have_ulp = false;
+    double atol = 0, rtol = 0;
+    long long ulp = 0;
+};
+
+const char* kUsage =
+    "usage: replay [--bundle DIR] [--list-devices] [--device P:D|NAME] [--validate]\n"
+    "              [--repeat N] [--json] [--out DIR] [--atol X] [--rtol X] [--ulp N]\n"
+    "\n"
+    "  --bundle DIR      the bundle folder (default: the current folder if it holds\n"
+    "                    manifest.json, else the folder this program was built from)\n"
+    "  --list-devices    list the OpenCL platforms and devices, then exit\n"
+    "  --device SEL      P:D indices or a case-insensitive name substring (default 0:0)\n"
+    "  --validate        exit 1 when a check is 'different'\n"
+    "  --repeat N        run the range N times (inputs restored) and report stage timing\n"
+    "  --json            print the results as JSON on stdout\n"
+    "  --out DIR         write each checked object as replayed into DIR\n"
+    "  --atol/--rtol/--ulp  tolerances for floating point (override the manifest's)\n";
+
+Options parse_args(int argc, char** argv) {
+    Options o;
+    auto need = [&](int& i) -> std::string {
+        if (i + 1 >= argc) throw UsageError(std::string(argv[i]) + " needs a value");
+        return argv[++i];
+    };
+    for (int i = 1; i < argc; ++i) {
+        std::string a = argv[i];
+        try {
+            if (a == "-h" || a == "--help") {
+                std::cout << kUsage;
+                std::exit(0);
+            } else if (a == "--bundle") {
+                o.bundle = need(i);
+            } else if (a == "--device") {
+                o.device = need(i);
+            } else if (a == "--list-devices") {
+                o.list_devices = true;
+            } else if (a == "--validate") {
+                o.validate = true;
+            } else if (a == "--json") {
+                o.json = true;
+            } else if (a == "--repeat") {
+                o.repeat = std::stoi(need(i));
+                if (o.repeat < 1) throw UsageError("--repeat must be at least 1");
+            } else if (a == "--out") {
+                o.out_dir = need(i);
+            } else if (a == "--atol") {
+                o.atol = std::stod(need(i));
+                o.have_atol = true;
+            } else if (a == "--rtol") {
+                o.rtol = std::stod(need(i));
+                o.have_rtol = true;
+            } else if (a == "--ulp") {
+                o.ulp = std::stoll(need(i));
+                o.have_ulp = true;
+            } else {
+                throw UsageError("unknown option " + a + " (see --help)");
+            }
+        } catch (const std::invalid_argument&) {
+            throw UsageError("bad value for " + a);
+        } catch (const std::out_of_range&) {
+            throw UsageError("value out of range for " + a);
+        }
+    }
+    if (o.bundle.empty()) {
+        std::ifstream here("manifest.json");
+        o.bundle = here ? "." : CLTUI_BUNDLE_DIR;
+    }
+    return o;
+}
+
+// ------------------------------------------------------------------------------------------
+// Devices
+
+struct DeviceRef {
+    int p, d;
+    cl_platform_id platform;
+    cl_device_id device;
+    std::string platform_name, name, version, platform_version;
+};
+
+std::string platform_info(cl_platform_id p, cl_platform_info what) {
+    size_t n = 0;
+    clGetPlatformInfo(p, what, 0, nullptr, &n);
+    std::string s(n, '\0');
+    clGetPlatformInfo(p, what, n, &s[0], nullptr);
+    while (!s.empty() && s.back() == '\0') s.pop_back();
+    return s;
+}
+
+std::string device_info(cl_device_id d, cl_device_info what) {
+    size_t n = 0;
+    clGetDeviceInfo(d, what, 0, nullptr, &n);
+    std::string s(n, '\0');
+    clGetDeviceInfo(d, what, n, &s[0], nullptr);
+    while (!s.empty() && s.back() == '\0') s.pop_back();
+    return s;
+}
+
+std::vector<DeviceRef> all_devices() {
+    cl_uint np = 0;
+    if (clGetPlatformIDs(0, nullptr, &np) != CL_SUCCESS || np == 0)
+        throw DeviceError("no OpenCL platform found (is an ICD installed?)");
+    std::vector<cl_platform_id> plats(np);
+    clGetPlatformIDs(np, plats.data(), nullptr);
+    std::vector<DeviceRef> out;
+    for (cl_uint p = 0; p < np; ++p) {
+        cl_uint nd = 0;
+        if (clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, 0, nullptr, &nd) != CL_SUCCESS) continue;
+        std::vector<cl_device_id> devs(nd);
+        clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, nd, devs.data(), nullptr);
+        for (cl_uint d = 0; d < nd; ++d)
+            out.push_back({static_cast<int>(p), static_cast<int>(d), plats[p], devs[d],
+                           platform_info(plats[p], CL_PLATFORM_NAME),
+                           device_info(devs[d], CL_DEVICE_NAME),
+                           device_info(devs[d], CL_DEVICE_VERSION),
+                           platform_info(plats[p], CL_PLATFORM_VERSION)});
+    }
+    return out;
+}
+
+std::string lower(std::string s) {
+    for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+}
+
+DeviceRef pick_device(const std::string& sel) {
+    auto devs = all_devices();
+    if (devs.empty()) throw DeviceError("no OpenCL device found");
+    if (sel.empty()) return devs[0];
+    int p = -1, d = -1;
+    char tail = 0;
+    if (std::sscanf(sel.c_str(), "%d:%d%c", &p, &d, &tail) == 2) {
+        for (auto& r : devs)
+            if (r.p == p && r.d == d) return r;
+        throw UsageError("no device " + sel + " (see --list-devices)");
+    }
+    std::vector<DeviceRef> hits;
+    for (auto& r : devs)
+        // as replay.py: the name, the platform, and both versions (where PoCL says "PoCL")
+        if (lower(r.name + " " + r.platform_name + " " + r.version + " " + r.platform_version)
+                .find(lower(sel)) != std::string::npos)
+            hits.push_back(r);
+    if (hits.empty()) throw UsageError("no device matches '" + sel + "' (see --list-devices)");
+    return hits[0];
+}
+
+// ------------------------------------------------------------------------------------------
+// The plan, as read from manifest.json (the same file replay.py reads):
+//   programs  id -> {source | il: data key, binaries: [{data, device}], options, include_dirs}
+//   memory    id -> {kind: buffer | subbuffer | image | svm, size, label, image, parent, origin}
+//   steps     [{enqueue, kernel, program, global, local, offset, args, loads, prechecks, checks}]
+//   data      key -> {path (relative to the bundle), size}
+//   tolerance {atol, rtol, ulp}
+
+struct Leaf {  // one scalar field of an element: `count` lanes of `size` bytes at `offset`
+    size_t offset, size, count;
+    char kind;  // 'f' float, 'i' signed, 'u' unsigned, 'b' bool, 'V' raw bytes
+    std::string name;
+};
+
+struct Layout {
+    size_t itemsize = 1;
+    std::vector<Leaf> leaves;
+    std::string label = "uint8";
+};
+
+struct Tol {
+    double atol = 0, rtol = 0;
+    long long ulp = 0;
+};
+
+struct MemDesc {
+    std::string id, kind, label;  // kind: buffer | subbuffer | image | svm
+    size_t size = 0;
+    std::string parent;  // sub-buffers
+    size_t origin = 0;
+    cl_mem_object_type image_type = 0;  // images
+    cl_image_format format{};
+    size_t region[3] = {0, 0, 0};
+    size_t element_size = 0;
+};
+
+struct ArgDesc {
+    int index;
+    std::string kind;  // buffer | image | svm | scalar | local | sampler | null
+    std::string mem;
+    size_t offset = 0;                 // svm: bytes from the allocation base
+    size_t size = 0;                   // local: bytes
+    std::vector<unsigned char> bytes;  // scalar value
+    cl_bool normalized = CL_FALSE;
+    cl_addressing_mode addressing = CL_ADDRESS_NONE;
+    cl_filter_mode filter = CL_FILTER_NEAREST;
+};
+
+struct Load {
+    std::string mem, data, why, note;
+};
+
+struct Check {
+    std::string mem, label, data;  // data: empty when the capture has nothing to compare with
+    std::vector<int> args;
+    Layout layout;
+    Tol tol;
+    std::string note;
+};
+
+struct Step {
+    long long enqueue;
+    std::string kernel, program;
+    std::vector<size_t> global, local, offset;
+    std::vector<ArgDesc> args;
+    std::vector<Load> loads;
+    std::vector<Check> prechecks, checks;
+};
+
+struct ProgramDesc {
+    std::string id, label, source, il, options;
+    std::vector<std::pair<std::string, std::string>> binaries;  // (data key, device name)
+    std::vector<std::string> include_dirs;  // relative to the bundle
+};
+
+struct Plan {
+    std::vector<MemDesc> mems;
+    std::vector<ProgramDesc> programs;
+    std::vector<Step> steps;
+    std::map<std::string, std::string> data;  // key -> path relative to the bundle
+    Tol tolerance;
+    std::string mode;
+};
+
+// OpenCL enums may be written as numbers or as their names ("CL_RGBA", "CL_FLOAT", ...).
+cl_uint enum_value(const Json& j) {
+    if (j.kind == Json::Number) return static_cast<cl_uint>(j.as_int());
+    static const std::map<std::string, cl_uint> names = {
+        {"R", CL_R}, {"A", CL_A}, {"RG", CL_RG}, {"RA", CL_RA}, {"RGB", CL_RGB},
+        {"RGBA", CL_RGBA}, {"BGRA", CL_BGRA}, {"ARGB", CL_ARGB}, {"INTENSITY", CL_INTENSITY},
+        {"LUMINANCE", CL_LUMINANCE}, {"Rx", CL_Rx}, {"RGx", CL_RGx}, {"RGBx", CL_RGBx},
+        {"DEPTH", CL_DEPTH}, {"sRGBA", CL_sRGBA}, {"sBGRA", CL_sBGRA},
+        {"SNORM_INT8", CL_SNORM_INT8}, {"SNORM_INT16", CL_SNORM_INT16},
+        {"UNORM_INT8", CL_UNORM_INT8}, {"UNORM_INT16", CL_UNORM_INT16},
+        {"UNORM_SHORT_565", CL_UNORM_SHORT_565}, {"UNORM_SHORT_555", CL_UNORM_SHORT_555},
+        {"UNORM_INT_101010", CL_UNORM_INT_101010}, {"SIGNED_INT8", CL_SIGNED_INT8},
+        {"SIGNED_INT16", CL_SIGNED_INT16}, {"SIGNED_INT32", CL_SIGNED_INT32},
+        {"UNSIGNED_INT8", CL_UNSIGNED_INT8}, {"UNSIGNED_INT16", CL_UNSIGNED_INT16},
+        {"UNSIGNED_INT32", CL_UNSIGNED_INT32}, {"HALF_FLOAT", CL_HALF_FLOAT}, {"FLOAT", CL_FLOAT},
+        {"IMAGE1D", CL_MEM_OBJECT_IMAGE1D}, {"IMAGE1D_ARRAY", CL_MEM_OBJECT_IMAGE1D_ARRAY},
+        {"IMAGE1D_BUFFER", CL_MEM_OBJECT_IMAGE1D_BUFFER}, {"IMAGE2D", CL_MEM_OBJECT_IMAGE2D},
+        {"IMAGE2D_ARRAY", CL_MEM_OBJECT_IMAGE2D_ARRAY}, {"IMAGE3D", CL_MEM_OBJECT_IMAGE3D},
+        {"NONE", CL_ADDRESS_NONE}, {"CLAMP_TO_EDGE", CL_ADDRESS_CLAMP_TO_EDGE},
+        {"CLAMP", CL_ADDRESS_CLAMP}, {"REPEAT", CL_ADDRESS_REPEAT},
+        {"MIRRORED_REPEAT", CL_ADDRESS_MIRRORED_REPEAT}, {"NEAREST", CL_FILTER_NEAREST},
+        {"LINEAR", CL_FILTER_LINEAR},
+    };
+    std::string key = j.as_str();
+    for (const char* prefix : {"CL_MEM_OBJECT_", "CL_ADDRESS_", "CL_FILTER_", "CL_"}) {
+        if (key.rfind(prefix, 0) == 0) {
+            key = key.substr(std::strlen(prefix));
+            break;
+        }
+    }
+    auto it = names.find(key);
+    if (it == names.end()) throw UsageError("manifest: unknown OpenCL enum '" + j.as_str() + "'");
+    return it->second;
+}
+
+// numpy dtype specs as compare.py writes them: "<f4", "(4,)<f4", "float32", or a struct
+// [[name, spec, offset], ...].  The result lists every scalar leaf with its byte offset.
+void add_leaves(const Json& spec, size_t base, const std::string& prefix, Layout& out,
+                size_t& itemsize);
+
+void add_scalar(std::string s, size_t base, const std::string& name, Layout& out,
+                size_t& itemsize) {
+    size_t lanes = 1;
+    if (!s.empty() && s[0] == '(') {  // "(4,)<f4" or "(2,3)<i4"
+        size_t close = s.find(')');
+        std::stringstream dims(s.substr(1, close - 1));
+        std::string d;
+        while (std::getline(dims, d, ','))
+            if (!d.empty()) lanes *= static_cast<size_t>(std::stoul(d));
+        s = s.substr(close + 1);
+    }
+    static const std::map<std::string, std::string> named = {
+        {"float16", "<f2"}, {"float32", "<f4"}, {"float64", "<f8"}, {"int8", "|i1"},
+        {"int16", "<i2"}, {"int32", "<i4"}, {"int64", "<i8"}, {"uint8", "|u1"},
+        {"uint16", "<u2"}, {"uint32", "<u4"}, {"uint64", "<u8"}, {"bool", "|b1"}};
+    auto it = named.find(s);
+    if (it != named.end()) s = it->second;
+    if (!s.empty() && std::strchr("<>|=", s[0])) s = s.substr(1);
+    if (s.size() < 2) throw UsageError("manifest: bad dtype '" + s + "'");
+    char kind = s[0];
+    size_t size = static_cast<size_t>(std::stoul(s.substr(1)));
+    if (kind == 'S' || kind == 'a') kind = 'V';
+    out.leaves.push_back({base, size, lanes, kind, name});
+    itemsize = std::max(itemsize, base + size * lanes);
+}
+
+void add_leaves(const Json& spec, size_t base, const std::string& prefix, Layout& out,
+                size_t& itemsize) {
+    if (spec.kind == Json::String) {
+        add_scalar(spec.str, base, prefix, out, itemsize);
+        return;
+    }
+    if (spec.kind != Json::Array) throw UsageError("manifest: bad dtype");
+    size_t cursor = base;
+    for (const auto& field : spec.arr) {
+        std::string name = field.arr.at(0).as_str();
+        size_t offset = field.arr.size() >= 3
+                            ? base + static_cast<size_t>(field.arr[2].as_int())
+                            : cursor;
+        size_t end = offset;
+        add_leaves(field.arr.at(1), offset, prefix.empty() ? name : prefix + "." + name, out,
+                   end);
+        cursor = end;
+        itemsize = std::max(itemsize, end);
+    }
+}
+
+Layout read_layout(const Json* spec) {
+    Layout l;
+    if (!spec || spec->kind == Json::Null) {
+        l.leaves.push_back({0, 1, 1, 'u', ""});
+        return l;
+    }
+    size_t itemsize = 0;
+    add_leaves(*spec, 0, "", l, itemsize);
+    l.itemsize = std::max<size_t>(itemsize, 1);
+    l.label = spec->kind == Json::String ? spec->str : "struct";
+    return l;
+}
+
+Tol read_tol(const Json* j, Tol base) {
+    if (!j || j->kind != Json::Object) return base;
+    if (j->has("atol")) base.atol = j->at("atol").as_double();
+    if (j->has("rtol")) base.rtol = j->at("rtol").as_double();
+    if (j->has("ulp")) base.ulp = j->at("ulp").as_int();
+    return base;
+}
+
+std::vector<size_t> sizes(const Json* j) {
+    std::vector<size_t> v;
+    if (j && j->kind == Json::Array)
+        for (const auto& e : j->arr) v.push_back(static_cast<size_t>(e.as_int()));
+    return v;
+}
+
+std::string str_or(const Json& j, const std::string& key, const std::string& dflt = "") {
+    const Json* v = j.find(key);
+    if (!v || v->kind == Json::Null) return dflt;
+    if (v->kind == Json::Number) return v->str;
+    return v->as_str();
+}
+
+std::vector<Check> read_checks(const Json* list, const Tol& base) {
+    std::vector<Check> out;
+    if (!list) return out;
+    for (const auto& c : list->arr) {
+        Check ch;
+        ch.mem = str_or(c, "mem");
+        ch.label = str_or(c, "label", ch.mem);
+        ch.data = str_or(c, "data");
+        ch.note = str_or(c, "note");
+        if (const Json* a = c.find("args"))
+            for (const auto& e : a->arr) ch.args.push_back(static_cast<int>(e.as_int()));
+        ch.layout = read_layout(c.find("dtype"));
+        ch.tol = read_tol(c.find("tol"), base);
+        out.push_back(ch);
+    }
+    return out;
+}
+
+Plan read_plan(const Json& m) {
+    Plan plan;
+    plan.mode = str_or(m, "mode");
+    plan.tolerance = read_tol(m.find("tolerance"), Tol{});
+    for (const auto& kv : m.at("data").obj) plan.data[kv.first] = kv.second.at("path").as_str();
+    for (const auto& kv : m.at("memory").obj) {
+        const Json& j = kv.second;
+        MemDesc d;
+        d.id = kv.first;
+        d.kind = j.at("kind").as_str();
+        d.size = j.has("size") ? static_cast<size_t>(j.at("size").as_int()) : 0;
+        d.label = str_or(j, "label", d.id);
+        d.parent = str_or(j, "parent");
+        d.origin = j.has("origin") ? static_cast<size_t>(j.at("origin").as_int()) : 0;
+        if (d.kind == "image") {
+            const Json& im = j.at("image");
+            d.format.image_channel_order = enum_value(im.at("order"));
+            d.format.image_channel_data_type = enum_value(im.at("type"));
+            d.image_type = im.has("image_type") ? enum_value(im.at("image_type"))
+                                                : CL_MEM_OBJECT_IMAGE2D;
+            auto shape = sizes(im.find("shape"));
+            for (size_t i = 0; i < 3; ++i) d.region[i] = i < shape.size() ? shape[i] : 1;
+            d.element_size = static_cast<size_t>(im.at("element_size").as_int());
+            d.size = d.region[0] * d.region[1] * d.region[2] * d.element_size;
+        }
+        plan.mems.push_back(d);
+    }
+    for (const auto& kv : m.at("programs").obj) {
+        const Json& j = kv.second;
+        ProgramDesc d;
+        d.id = kv.first;
+        d.label = str_or(j, "label", d.id);
+        d.source = str_or(j, "source");
+        d.il = str_or(j, "il");
+        d.options = str_or(j, "options");
+        if (const Json* b = j.find("binaries"))
+            for (const auto& e : b->arr) d.binaries.emplace_back(str_or(e, "data"), str_or(e, "device"));
+        if (const Json* inc = j.find("include_dirs"))
+            for (const auto& e : inc->arr) d.include_dirs.push_back(e.as_str());
+        plan.programs.push_back(d);
+    }
+    for (const auto& s : m.at("steps").arr) {
+        Step st;
+        st.enqueue = s.at("enqueue").as_int();
+        st.kernel = s.at("kernel").as_str();
+        st.program = str_or(s, "program");
+        st.global = sizes(s.find("global"));
+        st.local = sizes(s.find("local"));
+        st.offset = sizes(s.find("offset"));
+        for (const auto& a : s.at("args").arr) {
+            ArgDesc d;
+            d.index = static_cast<int>(a.at("index").as_int());
+            d.kind = a.at("kind").as_str();
+            d.mem = str_or(a, "mem");
+            if (a.has("offset")) d.offset = static_cast<size_t>(a.at("offset").as_int());
+            if (a.has("size")) d.size = static_cast<size_t>(a.at("size").as_int());
+            if (a.has("hex")) d.bytes = from_hex(a.at("hex").as_str());
+            if (d.kind == "sampler") {
+                d.normalized = a.at("normalized").as_bool() ? CL_TRUE : CL_FALSE;
+                d.addressing = enum_value(a.at("addressing"));
+                d.filter = enum_value(a.at("filter"));
+            }
+            st.args.push_back(d);
+        }
+        if (const Json* loads = s.find("loads"))
+            for (const auto& l : loads->arr)
+                st.loads.push_back({str_or(l, "mem"), str_or(l, "data"), str_or(l, "why", "input"),
+                                    str_or(l, "note")});
+        st.prechecks = read_checks(s.find("prechecks"), plan.tolerance);
+        st.checks = read_checks(s.find("checks"), plan.tolerance);
+        plan.steps.push_back(st);
+    }
+    return plan;
+}
+
+// ------------------------------------------------------------------------------------------
+// Comparison (the same rules as compare.py)
+
+struct CompareResult {
+    std::string status = "equal";  // equal | within | different
+    size_t elements = 0, expected_size = 0, actual_size = 0, n_diff = 0, n_bad = 0;
+    double max_abs = 0, max_ulp = 0;
+    bool has_float = false;
+    long long first = -1;  // first element beyond tolerance (else first differing)
+    std::string note;
+};
+
+double half_to_double(uint16_t h) {
+    int sign = (h >> 15) & 1, exp = (h >> 10) & 0x1F, mant = h & 0x3FF;
+    double v;
+    if (exp == 0)
+        v = std::ldexp(mant, -24);
+    else if (exp == 31)
+        v = mant ? NAN : INFINITY;
+    else
+        v = std::ldexp(mant + 1024, exp - 25);
+    return sign ? -v : v;
+}
+
+// Bits of a float (2, 4 or 8 bytes) as an integer whose difference is the ULP distance.
+long long ordered(uint64_t bits, size_t size) {
+    uint64_t sign = 1ULL << (size * 8 - 1);
+    long long mag = static_cast<long long>(bits & (sign - 1));
+    return (bits & sign) ? -mag : mag;
+}
+
+double to_double(const unsigned char* p, size_t size) {
+    if (size == 2) {
+        uint16_t h;
+        std::memcpy(&h, p, 2);
+        return half_to_double(h);
+    }
+    if (size == 4) {
+        float f;
+        std::memcpy(&f, p, 4);
+        return f;
+    }
+    double d;
+    std::memcpy(&d, p, 8);
+    return d;
+}
+
+CompareResult compare(const std::vector<unsigned char>& expected,
+                      const std::vector<unsigned char>& actual, const Layout& layout, Tol tol) {
+    CompareResult r;
+    r.expected_size = expected.size();
+    r.actual_size = actual.size();
+    size_t common = std::min(expected.size(), actual.size());
+    size_t itemsize = std::max<size_t>(layout.itemsize, 1);
+    r.elements = common / itemsize;
+    if (expected == actual) return r;
+    long long first_diff = -1, first_bad = -1;
+    for (size_t i = 0; i < r.elements; ++i) {
+        const unsigned char* e = expected.data() + i * itemsize;
+        const unsigned char* a = actual.data() + i * itemsize;
+        if (std::memcmp(e, a, itemsize) == 0) continue;
+        bool diff = false, bad = false;
+        for (const Leaf& leaf : layout.leaves) {
+            for (size_t lane = 0; lane < leaf.count; ++lane) {
+                size_t off = leaf.offset + lane * leaf.size;
+                if (std::memcmp(e + off, a + off, leaf.size) == 0) continue;
+                bool is_float = leaf.kind == 'f' && (leaf.size == 2 || leaf.size == 4 ||
+                                                     leaf.size == 8);
+                if (!is_float) {
+                    diff = bad = true;
+                    continue;
+                }
+                r.has_float = true;
+                double ev = to_double(e + off, leaf.size), av = to_double(a + off, leaf.size);
+                bool en = std::isnan(ev), an = std::isnan(av);
+                if (en && an) continue;  // NaN equals NaN
+                diff = true;
+                double absd, ulps;
+                if (en != an) {
+                    absd = ulps = INFINITY;
+                } else {
+                    absd = (std::isinf(ev) && ev == av) ? 0.0 : std::fabs(av - ev);
+                    uint64_t eb = 0, ab = 0;
+                    std::memcpy(&eb, e + off, leaf.size);
+                    std::memcpy(&ab, a + off, leaf.size);
+                    ulps = std::fabs(static_cast<double>(ordered(ab, leaf.size)) -
+                                     static_cast<double>(ordered(eb, leaf.size)));
+                }
+                r.max_abs = std::max(r.max_abs, absd);
+                r.max_ulp = std::max(r.max_ulp, ulps);
+                double e_abs = en ? 0.0 : std::fabs(ev);
+                bool within = absd <= tol.atol + tol.rtol * e_abs ||
+                              ulps <= static_cast<double>(tol.ulp);
+                if (!within) bad = true;
+            }
+        }
+        if (diff) {
+            ++r.n_diff;
+            if (first_diff < 0) first_diff = static_cast<long long>(i);
+        }
+        if (bad) {
+            ++r.n_bad;
+            if (first_bad < 0) first_bad = static_cast<long long>(i);
+        }
+    }
+    size_t tail_start = r.elements * itemsize;
+    if (tail_start < common &&
+        std::memcmp(expected.data() + tail_start, actual.data() + tail_start,
+                    common - tail_start) != 0) {
+        ++r.n_diff;
+        ++r.n_bad;
+        r.note = "trailing " + std::to_string(common - tail_start) + " bytes differ";
+    }
+    if (expected.size() != actual.size()) {
+        std::string n = "size differs: expected " + std::to_string(expected.size()) +
+                        " bytes, got " + std::to_string(actual.size());
+        r.note = r.note.empty() ? n : n + "; " + r.note;
+    }
+    r.first = first_bad >= 0 ? first_bad : first_diff;
+    r.status = (r.n_bad || expected.size() != actual.size()) ? "different" : "within";
+    return r;
+}
+
+// ------------------------------------------------------------------------------------------
+// Running
+
+struct Timing {  // nanoseconds per stage, one sample per repetition
+    std::vector<double> queued_submit, submit_start, start_end, host_enqueue;
+};
+
+struct CheckOutcome {
+    const Check* check;
+    std::string status;  // equal | within | different | unchecked
+    CompareResult result;
+    std::string output;  // --out file
+};
+
+struct StepOutcome {
+    const Step* step;
+    std::vector<CheckOutcome> prechecks, checks;
+    Timing timing;
+};
+
+class Replayer {
+   public:
+    Replayer(const Plan& plan, const std::string& bundle, const DeviceRef& dev, const Options& opt)
+        : plan_(plan), bundle_(bundle), dev_(dev), opt_(opt) {}
+
+    ~Replayer() {
+        for (auto& kv : kernels_) clReleaseKernel(kv);
+        for (auto& kv : programs_) clReleaseProgram(kv.second);
+        for (auto& kv : subs_) clReleaseMemObject(kv.second);
+        for (auto it = mems_.rbegin(); it != mems_.rend(); ++it) clReleaseMemObject(it->second);
+        for (auto& kv : svms_) clSVMFree(ctx_, kv.second);
+        for (auto& s : samplers_) clReleaseSampler(s);
+        if (queue_) clReleaseCommandQueue(queue_);
+        if (ctx_) clReleaseContext(ctx_);
+    }
+
+    std::vector<std::string> notes;
+    std::vector<StepOutcome> outcomes;
+
+    // Everything that can fail before a kernel runs: context, programs, objects, arguments.
+    void setup() {
+        cl_int err;
+        ctx_ = clCreateContext(nullptr, 1, &dev_.device, nullptr, nullptr, &err);
+        check(err, "clCreateContext");
+        queue_ = clCreateCommandQueue(ctx_, dev_.device, CL_QUEUE_PROFILING_ENABLE, &err);
+        check(err, "clCreateCommandQueue");
+        has_svm_ = device_has_svm();
+        for (const auto& p : plan_.programs) build(p);
+        for (const auto& m : plan_.mems) create_mem(m);
+        zero_fill();
+        for (const auto& s : plan_.steps) {
+            cl_kernel k = clCreateKernel(program(s), s.kernel.c_str(), &err);
+            check(err, "enqueue " + std::to_string(s.enqueue) + ": clCreateKernel(" + s.kernel +
+                           ")");
+            kernels_.push_back(k);
+            set_args(k, s);
+            outcomes.push_back({&s, {}, {}, {}});
+        }
+    }
+
+    // One pass over all steps.  The first pass validates; later ones only time.
+    void run_once(bool validate) {
+        for (size_t i = 0; i < plan_.steps.size(); ++i) {
+            const Step& s = plan_.steps[i];
+            StepOutcome& out = outcomes[i];
+            if (validate)
+                for (const auto& c : s.prechecks) out.prechecks.push_back(evaluate(s, c, false));
+            for (const auto& l : s.loads) upload(l);
+            cl_event ev;
+            auto t0 = std::chrono::steady_clock::now();
+            cl_int err = clEnqueueNDRangeKernel(
+                queue_, kernels_[i], static_cast<cl_uint>(s.global.size()),
+                s.offset.empty() ? nullptr : s.offset.data(), s.global.data(),
+                s.local.empty() ? nullptr : s.local.data(), 0, nullptr, &ev);
+            auto t1 = std::chrono::steady_clock::now();
+            check(err, "enqueue " + std::to_string(s.enqueue) + " (" + s.kernel +
+                           "): clEnqueueNDRangeKernel");
+            if (validate) {
+                check(clWaitForEvents(1, &ev),
+                      "enqueue " + std::to_string(s.enqueue) + " (" + s.kernel + ") on the device");
+                for (const auto& c : s.checks) out.checks.push_back(evaluate(s, c, true));
+            }
+            events_.push_back({i, ev, std::chrono::duration<double, std::nano>(t1 - t0).count()});
+        }
+        check(clFinish(queue_), "clFinish");
+    }
+
+    // Profiling information of every launch, gathered after the runs.
+    void collect_timing() {
+        for (auto& e : events_) {
+            cl_ulong q = 0, sub = 0, st = 0, en = 0;
+            clGetEventProfilingInfo(e.ev, CL_PROFILING_COMMAND_QUEUED, sizeof q, &q, nullptr);
+            clGetEventProfilingInfo(e.ev, CL_PROFILING_COMMAND_SUBMIT, sizeof sub, &sub, nullptr);
+            clGetEventProfilingInfo(e.ev, CL_PROFILING_COMMAND_START, sizeof st, &st, nullptr);
+            clGetEventProfilingInfo(e.ev, CL_PROFILING_COMMAND_END, sizeof en, &en, nullptr);
+            Timing& t = outcomes[e.step].timing;
+            t.queued_submit.push_back(static_cast<double>(sub) - static_cast<double>(q));
+            t.submit_start.push_back(static_cast<double>(st) - static_cast<double>(sub));
+            t.start_end.push_back(static_cast<double>(en) - static_cast<double>(st));
+            t.host_enqueue.push_back(e.host_ns);
+            clReleaseEvent(e.ev);
+        }
+        events_.clear();
+    }
+
+   private:
+    struct Launch {
+        size_t step;
+        cl_event ev;
+        double host_ns;
+    };
+    const Plan& plan_;
+    std::string bundle_;
+    DeviceRef dev_;
+    const Options& opt_;
+    cl_context ctx_ = nullptr;
+    cl_command_queue queue_ = nullptr;
+    bool has_svm_ = false;
+    std::vector<std::pair<std::string, cl_mem>> mems_;  // creation order (parents first)
+    std::map<std::string, void*> svms_;
+    std::map<std::string, const MemDesc*> desc_;
+    std::map<std::pair<std::string, size_t>, cl_mem> subs_;  // emulated SVM at an offset
+    std::map<std::string, cl_program> programs_;
+    std::vector<cl_kernel> kernels_;
+    std::vector<cl_sampler> samplers_;
+    std::vector<Launch> events_;
+    std::map<std::string, std::vector<unsigned char>> cache_;
+
+    const std::vector<unsigned char>& data(const std::string& key) {
+        auto it = cache_.find(key);
+        if (it != cache_.end()) return it->second;
+        auto p = plan_.data.find(key);
+        if (p == plan_.data.end()) throw UsageError("data '" + key + "' is not in the manifest");
+        return cache_[key] = read_file(join(bundle_, p->second));
+    }
+
+    cl_mem mem(const std::string& id) {
+        for (auto& kv : mems_)
+            if (kv.first == id) return kv.second;
+        throw UsageError("memory object '" + id + "' is not in the manifest");
+    }
+
+    cl_program program(const Step& s) {
+        auto it = programs_.find(s.program);
+        if (it == programs_.end())
+            throw UsageError("enqueue " + std::to_string(s.enqueue) + ": program '" + s.program +
+                             "' is not in the manifest");
+        return it->second;
+    }
+
+    bool device_has_svm() const {
+        int major = 0;
+        std::sscanf(dev_.version.c_str(), "OpenCL %d", &major);
+        if (major < 2) return false;
+        cl_device_svm_capabilities caps = 0;
+        if (clGetDeviceInfo(dev_.device, CL_DEVICE_SVM_CAPABILITIES, sizeof caps, &caps,
+                            nullptr) != CL_SUCCESS)
+            return false;
+        return (caps & CL_DEVICE_SVM_COARSE_GRAIN_BUFFER) != 0;
+    }
+
+    void build(const ProgramDesc& p) {
+        cl_int err = CL_SUCCESS;
+        cl_program prog = nullptr;
+        std::string how;
+        if (!p.source.empty()) {
+            const auto& src = data(p.source);
+            std::string text(src.begin(), src.end());
+            while (!text.empty() && text.back() == '\0') text.pop_back();
+            const char* ptr = text.c_str();
+            size_t len = text.size();
+            prog = clCreateProgramWithSource(ctx_, 1, &ptr, &len, &err);
+            how = "source";
+        } else if (!p.il.empty()) {
+            const auto& il = data(p.il);
+            prog = clCreateProgramWithIL(ctx_, il.data(), il.size(), &err);
+            how = "SPIR-V";
+        } else {
+            const std::vector<unsigned char>* bin = nullptr;
+            std::string devices;
+            for (const auto& b : p.binaries) {
+                devices += (devices.empty() ? "" : ", ") + b.second;
+                if (b.second == dev_.name) bin = &data(b.first);
+            }
+            if (!bin)
+                throw DeviceError("program " + p.label + " has no source and no binary for " +
+                                  dev_.name + " (binaries for: " +
+                                  (devices.empty() ? "none" : devices) + ")");
+            const unsigned char* ptr = bin->data();
+            size_t len = bin->size();
+            cl_int status;
+            prog = clCreateProgramWithBinary(ctx_, 1, &dev_.device, &len, &ptr, &status, &err);
+            how = "device binary";
+        }
+        check(err, "program " + p.label + ": creating it from " + how);
+        std::string options = p.options;
+        for (const auto& inc : p.include_dirs) {
+            std::string dir = join(bundle_, inc);
+            options += dir.find(' ') == std::string::npos ? " -I " + dir : " -I \"" + dir + "\"";
+        }
+        err = clBuildProgram(prog, 1, &dev_.device, options.c_str(), nullptr, nullptr);
+        if (err != CL_SUCCESS) {
+            size_t n = 0;
+            clGetProgramBuildInfo(prog, dev_.device, CL_PROGRAM_BUILD_LOG, 0, nullptr, &n);
+            std::string log(n, '\0');
+            clGetProgramBuildInfo(prog, dev_.device, CL_PROGRAM_BUILD_LOG, n, &log[0], nullptr);
+            std::cerr << log << "\n";
+            clReleaseProgram(prog);
+            check(err, "program " + p.label + ": build on " + dev_.name);
+        }
+        programs_[p.id] = prog;
+    }
+
+    void create_mem(const MemDesc& m) {
+        cl_int err = CL_SUCCESS;
+        desc_[m.id] = &m;
+        cl_mem obj = nullptr;
+        if (m.kind == "svm" && has_svm_) {
+            void* p = clSVMAlloc(ctx_, CL_MEM_READ_WRITE, std::max<size_t>(m.size, 1), 0);
+            if (!p) throw DeviceError("clSVMAlloc of " + std::to_string(m.size) + " bytes failed");
+            svms_[m.id] = p;
+            return;
+        }
+        if (m.kind == "image") {
+            cl_image_desc desc{};
+            desc.image_type = m.image_type;
+            desc.image_width = m.region[0];
+            desc.image_height = m.region[1];
+            desc.image_depth = m.region[2];
+            if (m.image_type == CL_MEM_OBJECT_IMAGE2D_ARRAY) {
+                desc.image_depth = 1;
+                desc.image_array_size = m.region[2];
+            } else if (m.image_type == CL_MEM_OBJECT_IMAGE1D_ARRAY) {
+                desc.image_height = 1;
+                desc.image_array_size = m.region[1];
+            }
+            obj = clCreateImage(ctx_, CL_MEM_READ_WRITE, &m.format, &desc, nullptr, &err);
+        } else if (m.kind == "subbuffer") {
+            cl_buffer_region r{m.origin, m.size};
+            obj = clCreateSubBuffer(mem(m.parent), CL_MEM_READ_WRITE,
+                                    CL_BUFFER_CREATE_TYPE_REGION, &r, &err);
+        } else {  // a buffer, or SVM emulated by a buffer (as replay.py does)
+            if (m.kind == "svm")
+                notes.push_back(m.label + ": " + dev_.name + " has no SVM: emulated with a buffer");
+            obj = clCreateBuffer(ctx_, CL_MEM_READ_WRITE, std::max<size_t>(m.size, 1), nullptr,
+                                 &err);
+        }
+        check(err, "creating " + m.label + " on " + dev_.name);
+        mems_.emplace_back(m.id, obj);
+    }
+
+    // Objects start zeroed, so outputs that no load covers have defined contents.
+    void zero_fill() {
+        for (const auto& m : plan_.mems) {
+            if (m.kind == "subbuffer") continue;
+            std::vector<unsigned char> zeros(m.size, 0);
+            write(m.id, zeros);
+        }
+        check(clFinish(queue_), "clFinish");
+    }
+
+    void write(const std::string& id, const std::vector<unsigned char>& bytes) {
+        const MemDesc& m = *desc_.at(id);
+        std::vector<unsigned char> host(bytes);
+        host.resize(m.size, 0);  // as replay.py: pad or cut to the object's size
+        const std::string what = "writing " + m.label;
+        auto svm = svms_.find(id);
+        if (svm != svms_.end()) {
+            check(clEnqueueSVMMemcpy(queue_, CL_TRUE, svm->second, host.data(), host.size(), 0,
+                                     nullptr, nullptr),
+                  what);
+        } else if (m.kind == "image") {
+            size_t origin[3] = {0, 0, 0};
+            check(clEnqueueWriteImage(queue_, mem(id), CL_TRUE, origin, m.region, 0, 0,
+                                      host.data(), 0, nullptr, nullptr),
+                  what);
+        } else if (!host.empty()) {
+            check(clEnqueueWriteBuffer(queue_, mem(id), CL_TRUE, 0, host.size(), host.data(), 0,
+                                       nullptr, nullptr),
+                  what);
+        }
+    }
+
+    void upload(const Load& l) { write(l.mem, data(l.data)); }
+
+    std::vector<unsigned char> read(const std::string& id) {
+        const MemDesc& m = *desc_.at(id);
+        std::vector<unsigned char> out(m.size);
+        const std::string what = "reading back " + m.label;
+        auto svm = svms_.find(id);
+        if (svm != svms_.end()) {
+            check(clEnqueueSVMMemcpy(queue_, CL_TRUE, out.data(), svm->second, out.size(), 0,
+                                     nullptr, nullptr),
+                  what);
+        } else if (m.kind == "image") {
+            size_t origin[3] = {0, 0, 0};
+            check(clEnqueueReadImage(queue_, mem(id), CL_TRUE, origin, m.region, 0, 0, out.data(),
+                                     0, nullptr, nullptr),
+                  what);
+        } else if (!out.empty()) {
+            check(clEnqueueReadBuffer(queue_, mem(id), CL_TRUE, 0, out.size(), out.data(), 0,
+                                      nullptr, nullptr),
+                  what);
+        }
+        return out;
+    }
+
+    void set_args(cl_kernel k, const Step& s) {
+        for (const auto& a : s.args) {
+            cl_int err;
+            cl_uint i = static_cast<cl_uint>(a.index);
+            if (a.kind == "buffer" || a.kind == "image") {
+                cl_mem m = mem(a.mem);
+                err = clSetKernelArg(k, i, sizeof(cl_mem), &m);
+            } else if (a.kind == "svm" && svms_.count(a.mem)) {
+                char* base = static_cast<char*>(svms_.at(a.mem));
+                err = clSetKernelArgSVMPointer(k, i, base + a.offset);
+            } else if (a.kind == "svm") {  // emulated: the buffer, or a sub-buffer at the offset
+                cl_mem m = mem(a.mem);
+                if (a.offset) {
+                    auto key = std::make_pair(a.mem, a.offset);
+                    if (!subs_.count(key)) {
+                        cl_buffer_region r{a.offset, desc_.at(a.mem)->size - a.offset};
+                        cl_int e2;
+                        subs_[key] = clCreateSubBuffer(m, CL_MEM_READ_WRITE,
+                                                       CL_BUFFER_CREATE_TYPE_REGION, &r, &e2);
+                        check(e2, "enqueue " + std::to_string(s.enqueue) +
+                                      ": emulating SVM offset " + std::to_string(a.offset) +
+                                      " with a sub-buffer");
+                    }
+                    m = subs_[key];
+                }
+                err = clSetKernelArg(k, i, sizeof(cl_mem), &m);
+            } else if (a.kind == "local") {
+                err = clSetKernelArg(k, i, std::max<size_t>(a.size, 1), nullptr);
+            } else if (a.kind == "null") {
+                err = clSetKernelArg(k, i, sizeof(cl_mem), nullptr);
+            } else if (a.kind == "sampler") {
+                cl_int e2;
+                cl_sampler smp = clCreateSampler(ctx_, a.normalized, a.addressing, a.filter, &e2);
+                check(e2, "enqueue " + std::to_string(s.enqueue) + ": clCreateSampler");
+                samplers_.push_back(smp);
+                err = clSetKernelArg(k, i, sizeof(cl_sampler), &smp);
+            } else if (a.kind == "scalar") {  // scalars, vectors and structs by value
+                err = clSetKernelArg(k, i, a.bytes.size(), a.bytes.data());
+            } else {
+                throw UsageError("enqueue " + std::to_string(s.enqueue) + ": argument " +
+                                 std::to_string(a.index) + ": cannot replay a '" + a.kind +
+                                 "' argument");
+            }
+            check(err, "enqueue " + std::to_string(s.enqueue) + ": clSetKernelArg(" +
+                           std::to_string(a.index) + ", " + a.kind + ")");
+        }
+    }
+
+    CheckOutcome evaluate(const Step& s, const Check& c, bool post) {
+        CheckOutcome out{&c, "unchecked", {}, {}};
+        auto actual = read(c.mem);
+        if (post && !opt_.out_dir.empty()) {
+            std::string safe;
+            for (char ch : c.mem)
+                safe += (std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' ||
+                         ch == '.')
+                            ? ch
+                            : '_';
+            out.output = opt_.out_dir + "/" + std::to_string(s.enqueue) + "_" + safe + ".bin";
+            std::ofstream f(out.output, std::ios::binary);
+            f.write(reinterpret_cast<const char*>(actual.data()),
+                    static_cast<std::streamsize>(actual.size()));
+            if (!f) throw UsageError("cannot write " + out.output);
+        }
+        if (c.data.empty()) return out;  // the capture has nothing to compare with
+        Tol tol = c.tol;
+        if (opt_.have_atol) tol.atol = opt_.atol;
+        if (opt_.have_rtol) tol.rtol = opt_.rtol;
+        if (opt_.have_ulp) tol.ulp = opt_.ulp;
+        out.result = compare(data(c.data), actual, c.layout, tol);
+        out.status = out.result.status;
+        return out;
+    }
+};
+
+// ------------------------------------------------------------------------------------------
+// Reporting
+
+struct Stats {
+    double min, median, max;
+};
+
+Stats stats(std::vector<double> v) {
+    if (v.empty()) return {0, 0, 0};
+    std::sort(v.begin(), v.end());
+    size_t n = v.size();
+    double med = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    return {v.front(), med, v.back()};
+}
+
+std::string stats_json(const std::vector<double>& v) {
+    if (v.empty()) return "null";
+    Stats s = stats(v);
+    return "{\"min\": " + json_num(s.min) + ", \"median\": " + json_num(s.median) +
+           ", \"max\": " + json_num(s.max) + "}";
+}
+
+bool step_ok(const StepOutcome& s) {
+    for (const auto& c : s.checks)
+        if (c.status == "different") return false;
+    return true;
+}
+
+std::string device_json(const DeviceRef& dev) {
+    return "{\"id\": " + json_str(std::to_string(dev.p) + ":" + std::to_string(dev.d)) +
+           ", \"platform\": " + json_str(dev.platform_name) + ", \"name\": " + json_str(dev.name) +
+           ", \"version\": " + json_str(dev.version) + "}";
+}
+
+std::string checks_json(const std::vector<CheckOutcome>& list) {
+    std::ostringstream o;
+    o << "[";
+    for (size_t i = 0; i < list.size(); ++i) {
+        const auto& oc = list[i];
+        const auto& c = oc.result;
+        o << (i ? ", " : "") << "{\"mem\": " << json_str(oc.check->mem) << ", \"args\": [";
+        for (size_t a = 0; a < oc.check->args.size(); ++a) o << (a ? ", " : "") << oc.check->args[a];
+        o << "], \"label\": " << json_str(oc.check->label) << ", \"status\": " << json_str(oc.status)
+          << ", \"output\": " << (oc.output.empty() ? "null" : json_str(oc.output));
+        if (oc.status != "unchecked") {
+            o << ", \"result\": {\"status\": " << json_str(c.status)
+              << ", \"dtype\": " << json_str(oc.check->layout.label)
+              << ", \"elements\": " << c.elements << ", \"expected_size\": " << c.expected_size
+              << ", \"actual_size\": " << c.actual_size << ", \"n_diff\": " << c.n_diff
+              << ", \"n_bad\": " << c.n_bad << ", \"max_abs\": "
+              << (c.has_float ? json_num(c.max_abs) : "null")
+              << ", \"max_ulp\": " << (c.has_float ? json_num(c.max_ulp) : "null")
+              << ", \"first_index\": " << (c.first >= 0 ? std::to_string(c.first) : "null")
+              << ", \"note\": " << json_str(c.note) << "}";
+        }
+        o << "}";
+    }
+    return o.str() + "]";
+}
+
+// The same shape as replay.py --json: a list with one result per device.
+void print_json(const Replayer& r, const DeviceRef& dev, bool ok, int repeat,
+                const std::string& error) {
+    std::ostringstream o;
+    o << "[{\"runner\": \"replay.cpp\", \"device\": " << device_json(dev)
+      << ", \"ok\": " << (ok ? "true" : "false")
+      << ", \"error\": " << (error.empty() ? "null" : json_str(error))
+      << ", \"repeat\": " << repeat << ", \"notes\": [";
+    for (size_t i = 0; i < r.notes.size(); ++i) o << (i ? ", " : "") << json_str(r.notes[i]);
+    o << "], \"steps\": [";
+    for (size_t i = 0; i < r.outcomes.size(); ++i) {
+        const auto& s = r.outcomes[i];
+        const Timing& t = s.timing;
+        o << (i ? "," : "") << "\n  {\"enqueue\": " << s.step->enqueue
+          << ", \"kernel\": " << json_str(s.step->kernel)
+          << ", \"status\": " << (step_ok(s) ? "\"pass\"" : "\"fail\"")
+          << ",\n   \"checks\": " << checks_json(s.checks)
+          << ",\n   \"prechecks\": " << checks_json(s.prechecks)
+          << ",\n   \"timing\": {\"queued_to_submit\": " << stats_json(t.queued_submit)
+          << ", \"submit_to_start\": " << stats_json(t.submit_start)
+          << ", \"start_to_end\": " << stats_json(t.start_end)
+          << ", \"host_enqueue\": " << stats_json(t.host_enqueue)
+          << ", \"samples\": " << t.start_end.size() << "}}";
+    }
+    o << "]}]\n";
+    std::cout << o.str();
+}
+
+std::string fmt_ns(double ns) {
+    char buf[32];
+    if (ns >= 1e6)
+        std::snprintf(buf, sizeof buf, "%.2f ms", ns / 1e6);
+    else if (ns >= 1e3)
+        std::snprintf(buf, sizeof buf, "%.1f us", ns / 1e3);
+    else
+        std::snprintf(buf, sizeof buf, "%.0f ns", ns);
+    return buf;
+}
+
+std::string summary(const CheckOutcome& oc) {
+    const auto& c = oc.result;
+    if (oc.status == "unchecked") return oc.check->note.empty() ? "no captured data" : oc.check->note;
+    if (oc.status == "equal") return "bit-exact";
+    std::ostringstream o;
+    o << c.n_diff << "/" << c.elements << " differ";
+    if (c.n_bad != c.n_diff) o << ", " << c.n_bad << " beyond tolerance";
+    if (c.has_float) o << ", max " << c.max_ulp << " ULP, abs " << c.max_abs;
+    if (c.first >= 0) o << ", first [" << c.first << "]";
+    if (!c.note.empty()) o << ", " << c.note;
+    return o.str();
+}
+
+void print_text(const Replayer& r, const DeviceRef& dev, bool ok, int repeat) {
+    std::cout << "== " << dev.p << ":" << dev.d << " " << dev.name << " (" << dev.platform_name
+              << ")\n";
+    for (const auto& n : r.notes) std::cout << "   note: " << n << "\n";
+    size_t total = 0, bad = 0;
+    for (const auto& s : r.outcomes) {
+        const Timing& t = s.timing;
+        Stats e = stats(t.start_end), q = stats(t.queued_submit), st = stats(t.submit_start),
+              h = stats(t.host_enqueue);
+        std::cout << "   enqueue " << s.step->enqueue << " " << s.step->kernel << ": "
+                  << (step_ok(s) ? "PASS" : "FAIL") << "  (kernel " << fmt_ns(e.median);
+        if (repeat > 1)
+            std::cout << " [" << fmt_ns(e.min) << " .. " << fmt_ns(e.max) << "], queued->submit "
+                      << fmt_ns(q.median) << ", submit->start " << fmt_ns(st.median)
+                      << ", host enqueue " << fmt_ns(h.median);
+        std::cout << ")\n";
+        for (const auto& l : s.step->loads)
+            if (l.why == "reload") std::cout << "      reload " << l.mem << ": " << l.note << "\n";
+        for (const auto& c : s.prechecks)
+            std::cout << "      before: " << c.check->label << ": " << c.status << " "
+                      << summary(c) << "\n";
+        for (const auto& c : s.checks) {
+            ++total;
+            bad += c.status == "different";
+            std::cout << "      " << c.check->label << ": " << c.status << " " << summary(c)
+                      << "\n";
+        }
+    }
+    std::cout << (ok ? "PASS" : "FAIL") << ": " << total - bad << "/" << total
+              << " checks equal or within tolerance\n";
+}
+
+int run(int argc, char** argv) {
+    Options opt = parse_args(argc, argv);
+    if (opt.list_devices) {
+        for (const auto& d : all_devices())
+            std::cout << d.p << ":" << d.d << "  " << d.name << "  (" << d.platform_name << ", "
+                      << d.version << ")\n";
+        return 0;
+    }
+    auto manifest_bytes = read_file(join(opt.bundle, "manifest.json"));
+    std::string text(manifest_bytes.begin(), manifest_bytes.end());
+    Plan plan = read_plan(JsonParser(text).parse());
+    DeviceRef dev = pick_device(opt.device);
+    if (!opt.out_dir.empty()) {
+        std::string cmd_dir = opt.out_dir;
+        std::ofstream probe(cmd_dir + "/.probe");
+        if (!probe) throw UsageError("--out " + cmd_dir + ": not a writable folder");
+        probe.close();
+        std::remove((cmd_dir + "/.probe").c_str());
+    }
+    Replayer r(plan, opt.bundle, dev, opt);
+    try {
+        r.setup();
+        for (int i = 0; i < opt.repeat; ++i) r.run_once(i == 0);
+        r.collect_timing();
+    } catch (const DeviceError& e) {
+        if (!opt.json) throw;
+        print_json(r, dev, false, opt.repeat, e.what());
+        return 3;
+    }
+    bool ok = true;
+    for (const auto& s : r.outcomes) ok = ok && step_ok(s);
+    if (opt.json)
+        print_json(r, dev, ok, opt.repeat, "");
+    else
+        print_text(r, dev, ok, opt.repeat);
+    return (opt.validate && !ok) ? 1 : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    try {
+        return run(argc, argv);
+    } catch (const UsageError& e) {
+        std::cerr << "replay: " << e.what() << "\n";
+        return 2;
+    } catch (const DeviceError& e) {
+        std::cerr << "replay: " << e.what() << "\n";
+        return 3;
+    } catch (const std::exception& e) {
+        std::cerr << "replay: " << e.what() << "\n";
+        return 2;
+    }
+}

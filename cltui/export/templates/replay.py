@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+"""Replay the captured OpenCL enqueues of this bundle (needs numpy and pyopencl, nothing else).
+
+``engine.py`` and ``compare.py`` next to this file are cltui's own replay engine and
+comparison, copied unchanged; this file only reads ``manifest.json``, picks the devices and
+prints the results.
+
+    python replay.py --list-devices
+    python replay.py --validate                 # exit 0: all checks pass, 1: a check failed
+    python replay.py --device pocl --repeat 20  # stage timing: min / median / max
+    python replay.py --json --out replayed/     # machine-readable results, replayed outputs
+
+Exit codes: 0 ok, 1 a check is "different" (with --validate), 2 bad usage or bundle,
+3 a device could not run the bundle (its message says why).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import engine  # type: ignore[import-not-found]  # noqa: E402  (bundle folder now on sys.path)
+
+EXIT_OK, EXIT_MISMATCH, EXIT_USAGE, EXIT_DEVICE = 0, 1, 2, 3
+
+
+def load_manifest(path: Path) -> dict[str, Any]:
+    """The plan, with each program's bundled include folders turned into ``-I`` options."""
+    plan: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    for prog in plan.get("programs", {}).values():
+        extra = [f"-I {shlex.quote(str(path.parent / d))}" for d in prog.get("include_dirs", [])]
+        if extra:
+            prog["options"] = " ".join([prog.get("options") or "", *extra]).strip()
+    return plan
+
+
+def _ns(v: float | None) -> str:
+    if v is None:
+        return "-"
+    if v >= 1e6:
+        return f"{v / 1e6:.2f} ms"
+    if v >= 1e3:
+        return f"{v / 1e3:.1f} us"
+    return f"{v:.0f} ns"
+
+
+def print_result(res: dict[str, Any]) -> None:
+    dev = res["device"]
+    print(f"== {dev['id']} {dev['name']} ({dev['platform']})")
+    for note in res.get("notes", []):
+        print(f"   note: {note}")
+    if res.get("error"):
+        print(f"   ERROR: {res['error']}")
+        return
+    total = bad = 0
+    for st in res["steps"]:
+        t = st["timing"]
+        kern = t.get("start_to_end") or {}
+        line = f"   enqueue {st['enqueue']} {st['kernel']}: {st['status'].upper()}"
+        line += f"  (kernel {_ns(kern.get('median'))}"
+        if res.get("repeat", 1) > 1:
+            q = (t.get("queued_to_submit") or {}).get("median")
+            s = (t.get("submit_to_start") or {}).get("median")
+            h = (t.get("host_enqueue") or {}).get("median")
+            line += (
+                f" [{_ns(kern.get('min'))} .. {_ns(kern.get('max'))}], queued->submit {_ns(q)},"
+                f" submit->start {_ns(s)}, host enqueue {_ns(h)}"
+            )
+        print(line + ")")
+        for ld in st["loads"]:
+            if ld["why"] == "reload":
+                print(f"      reload {ld['mem']}: {ld['note']}")
+        for c in st["prechecks"]:
+            print(f"      before: {c['label']}: {c['status']} {c.get('summary', '')}")
+        for c in st["checks"]:
+            total += 1
+            bad += c["status"] == "different"
+            print(f"      {c['label']}: {c['status']} {c.get('summary', '')}")
+    verdict = "PASS" if res["ok"] else "FAIL"
+    print(f"{verdict}: {total - bad}/{total} checks equal or within tolerance")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description="Replay the captured enqueues of this bundle.")
+    ap.add_argument("--list-devices", action="store_true", help="list OpenCL devices and exit")
+    ap.add_argument("--device", action="append", default=[],
+                    help="P:D or a case-insensitive name substring (repeatable)")
+    ap.add_argument("--validate", action="store_true", help="exit 1 when a check fails")
+    ap.add_argument("--repeat", type=int, default=1, help="runs, for stage timing")
+    ap.add_argument("--json", action="store_true", help="print results as JSON")
+    ap.add_argument("--out", metavar="DIR", help="write the replayed outputs into DIR")
+    ap.add_argument("--atol", type=float, help="absolute tolerance (floating point)")
+    ap.add_argument("--rtol", type=float, help="relative tolerance (floating point)")
+    ap.add_argument("--ulp", type=int, help="tolerance in units in the last place")
+    ap.add_argument("--manifest", default=str(HERE / "manifest.json"), help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.repeat < 1:
+        ap.error("--repeat must be at least 1")
+    try:
+        if args.list_devices:
+            for d in engine.list_devices():
+                print(f"{d['id']}  {d['name']}  ({d['platform']}, {d['version']})")
+            return EXIT_OK
+        mpath = Path(args.manifest)
+        plan = load_manifest(mpath)
+        devices = engine.resolve_devices(args.device)
+    except (OSError, ValueError, engine.EngineError) as exc:
+        print(f"replay: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    tol = {k: v for k, v in (("atol", args.atol), ("rtol", args.rtol), ("ulp", args.ulp))
+           if v is not None}
+    loader = engine.dir_loader(plan, mpath.parent)
+    results = []
+    for dev in devices:
+        save = None
+        if args.out:
+            save = Path(args.out) / dev["id"].replace(":", "_") if len(devices) > 1 else args.out
+        results.append(engine.run_plan(plan, dev, loader, repeat=args.repeat, tolerance=tol,
+                                       save_dir=save))
+    if args.json:
+        print(json.dumps(results, indent=1))
+    else:
+        for res in results:
+            print_result(res)
+    for res in results:
+        if res.get("error"):
+            print(f"replay: {res['device']['name']}: {res['error']}", file=sys.stderr)
+    if any(res.get("error") for res in results):
+        return EXIT_DEVICE
+    if args.validate and not all(res["ok"] for res in results):
+        return EXIT_MISMATCH
+    return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

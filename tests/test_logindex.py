@@ -151,18 +151,20 @@ def test_pyopencl_nil_and_struct_values(pyocl_pocl: Path) -> None:
 
 def test_heat2d_index_speed_and_counts(heat2d: Path) -> None:
     log = heat2d / "clintercept_log.txt"
-    t0 = time.perf_counter()
+    # CPU time, not wall time: the test machine is shared
+    t0 = time.process_time()
     with open(log, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
         n = 0
         i = mm.find(b"EnqueueCounter")
         while i >= 0:
             n += 1
             i = mm.find(b"EnqueueCounter", i + 1)
-    t_find = time.perf_counter() - t0
+    t_find = time.process_time() - t0
+    assert n > 204011
     seen: list[float] = []
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     idx = build_index(log, progress=seen.append)
-    t_idx = time.perf_counter() - t0
+    t_idx = time.process_time() - t0
     try:
         assert len(idx.numbers) == 204011
         assert idx.numbers.tolist() == list(range(204011))

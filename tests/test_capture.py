@@ -271,6 +271,10 @@ def test_dumps_only_and_log_only(images_svm: Path, tmp_path: Path) -> None:
     args = {x.index: x for x in e.args}
     assert args[3].value == pytest.approx(struct.unpack("<f", _ska(a, 2, "sample_linear", 3))[0])
     assert args[2].pre is not None and args[2].dtype is not None
+    # an unreadable log (a directory in its place) with dumps: the dumps still open
+    (a / "clintercept_log.txt").mkdir()
+    cap = open_capture(a)
+    assert len(cap) == 7
     b = copy_capture(images_svm, tmp_path / "b")
     for d in ("memDumpPreEnqueue", "memDumpPostEnqueue", "Replay", "SetKernelArg"):
         for p in sorted((b / d).rglob("*"), reverse=True):

@@ -932,7 +932,15 @@ def _open(root: Path, progress: ProgressFn | None, cancel: threading.Event | Non
     if logs:
         if len(logs) > 1:
             problems.append(Problem(f"{len(logs)} call logs found; using {logs[0].name}"))
-        log = li.build_index(logs[0], progress, cancel)
+        try:
+            log = li.build_index(logs[0], progress, cancel)
+        except li.IndexCancelled:
+            raise
+        except CaptureError as e:
+            if not have_dumps:
+                raise
+            problems.append(Problem(f"{e}; using the dump files only", logs[0].name, None, "error"))
+    if log is not None:
         problems.extend(log.problems)
         if len(log.numbers) == 0 and have_dumps:
             problems.append(
@@ -940,7 +948,7 @@ def _open(root: Path, progress: ProgressFn | None, cancel: threading.Event | Non
             )
             log.close()
             log = None
-    else:
+    if not logs:
         problems.append(Problem("no clintercept_log.txt: enqueues come from the dump files only"))
     programs, pprobs = files.scan_programs(root)
     problems.extend(pprobs)

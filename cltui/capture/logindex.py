@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import functools
 import mmap
 import re
 import threading
@@ -251,8 +252,7 @@ class LogIndex:
         mm = self._mm
         if mm is None:
             return None
-        pat = re.compile(rb"<<<< " + _PREFIX + re.escape(function.encode()) + rb"\b([^\n]*)")
-        m = pat.search(mm, entry_offset, min(self.size, entry_offset + limit))
+        m = _exit_pattern(function).search(mm, entry_offset, min(self.size, entry_offset + limit))
         return _dec(m.group(1)) if m else None
 
     # ---- lookups that respect handle recycling ----
@@ -400,6 +400,11 @@ class LogIndex:
                 with contextlib.suppress(BufferError, ValueError):
                     self._mm.close()
                 self._mm = None
+
+
+@functools.lru_cache(maxsize=64)
+def _exit_pattern(function: str) -> re.Pattern[bytes]:
+    return re.compile(rb"<<<< " + _PREFIX + re.escape(function.encode()) + rb"\b([^\n]*)")
 
 
 def _decode_setarg(m: re.Match[bytes], mm: mmap.mmap, size: int) -> SetArg:

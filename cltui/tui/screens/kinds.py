@@ -21,7 +21,7 @@ class KindScreen(ModalScreen[set[EnqueueKind] | None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "cancel", "Cancel"),
-        Binding("enter", "accept", "Apply"),
+        Binding("enter", "accept", "Apply", priority=True),
         Binding("a", "all", "All"),
     ]
 

@@ -30,6 +30,7 @@ from cltui.tui.screens.help import HelpScreen
 from cltui.tui.screens.kinds import KindScreen
 from cltui.tui.screens.problems import ProblemsScreen
 from cltui.tui.screens.prompt import PromptScreen
+from cltui.tui.widgets.buffer_pane import BufferPane
 from cltui.tui.widgets.detail_panes import DetailPanes
 from cltui.tui.widgets.enqueue_list import BADGE_LEGEND, EnqueueList
 from cltui.tui.widgets.status_line import StatusLine
@@ -50,13 +51,18 @@ class MainScreen(Screen[None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("slash", "filter", "Filter", tooltip="Filter by kernel name (substring or re:)"),
-        Binding("t", "kinds", "Kinds", tooltip="Filter by enqueue kind"),
+        Binding("t", "kinds", "Kinds", show=False, tooltip="Filter by enqueue kind"),
         Binding("colon,g", "jump", "Jump", tooltip="Jump to an enqueue number"),
         Binding("1", "tab('source')", "Source", show=False),
         Binding("2", "tab('args')", "Args", show=False),
         Binding("3", "tab('buffer')", "Buffer", show=False),
         Binding("4", "tab('image')", "Image", show=False),
         Binding("5", "tab('timing')", "Timing", show=False),
+        Binding("comma", "arg(-1)", "Prev arg", show=False, key_display=","),
+        Binding("full_stop", "arg(1)", "Next arg", show=False, key_display="."),
+        Binding("f", "format", "Format", show=False, tooltip="Element format of the buffer view"),
+        Binding("tab", "focus_details", "Details", show=False, tooltip="Focus the detail tab"),
+        Binding("shift+tab", "focus_list", "List", show=False, tooltip="Focus the list"),
         Binding("z", "zoom", "Zoom", show=False, tooltip="Maximise the focused pane"),
         Binding("p", "problems", "Problems", show=False),
         Binding("r", "replay", "Replay", tooltip="Replay the selected range"),
@@ -201,7 +207,9 @@ class MainScreen(Screen[None]):
         kinds = cap.kinds[first : last + 1]
         kernel_ids = cap.kernel_ids[first : last + 1]
         n_kernels = int(np.count_nonzero(kinds == EnqueueKind.KERNEL))
-        names = [cap.kernel_names[int(k)] for k in np.unique(kernel_ids[kernel_ids >= 0])]
+        ids = kernel_ids[kernel_ids >= 0]
+        unique, first_seen = np.unique(ids, return_index=True)
+        names = [cap.kernel_names[int(k)] for k in unique[np.argsort(first_seen)]]
         a, b = int(cap.numbers[first]), int(cap.numbers[last])
         text = f"{self.label}{a}" if a == b else f"{self.label}{a}-{b}"
         text += f" · {last - first + 1:,} enq · {n_kernels:,} kernel"
@@ -347,6 +355,25 @@ class MainScreen(Screen[None]):
     # -------------------------------------------------------------- the rest
     def action_tab(self, pane: str) -> None:
         self.details.activate(pane)
+
+    def action_arg(self, delta: int) -> None:
+        self.details.action_arg(delta)
+
+    def action_format(self) -> None:
+        if self.capture is None:
+            return
+        self.details.activate("buffer")
+        self.query_one(BufferPane).focus_format()
+
+    def action_focus_details(self) -> None:
+        focused = self.focused
+        if focused is not None and self.details in focused.ancestors:
+            self.enqueue_list.focus()
+        else:
+            self.details.focus_pane(self.details.active)
+
+    def action_focus_list(self) -> None:
+        self.enqueue_list.focus()
 
     def action_zoom(self) -> None:
         if self.maximized is not None:

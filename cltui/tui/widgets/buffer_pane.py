@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Input, Label, Static
 from textual.worker import get_current_worker
@@ -29,10 +28,6 @@ _BYTES = parse_type("uchar")
 class BufferPane(Vertical):
     """Typed Pre/Post view of the selected buffer argument (``f`` edits the element format)."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("f", "format", "Format", tooltip="Type another element format, e.g. float4"),
-    ]
-
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self._shown: tuple[Any, ...] | None = None
@@ -52,7 +47,7 @@ class BufferPane(Vertical):
     def view(self) -> BufferView:
         return self.query_one(BufferView)
 
-    def action_format(self) -> None:
+    def focus_format(self) -> None:
         self.query_one("#buffer-format", Input).focus()
 
     def show(self, cap: Capture, enq: Enqueue | None, arg: int | None) -> None:

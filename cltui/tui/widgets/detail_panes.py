@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING
 
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.widgets import Static, TabbedContent, TabPane
 
@@ -25,15 +24,17 @@ if TYPE_CHECKING:
 __all__ = ["PANES", "DetailPanes"]
 
 PANES = ("source", "args", "buffer", "image", "timing")
+FOCUS_TARGETS = {
+    "source": "#source-view",
+    "args": "#args-table",
+    "buffer": "#buffer-view",
+    "image": "#image-view",
+    "timing": "#timing-view",
+}
 
 
 class DetailPanes(Vertical):
     """Source, Arguments, Buffer, Image and Timing of one enqueue and one selected argument."""
-
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("comma", "arg(-1)", "Prev arg", show=False, key_display=","),
-        Binding("full_stop", "arg(1)", "Next arg", show=False, key_display="."),
-    ]
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -68,8 +69,18 @@ class DetailPanes(Vertical):
         return self.query_one(TabbedContent).active
 
     def activate(self, pane: str) -> None:
-        self.query_one(TabbedContent).active = pane
+        tabs = self.query_one(TabbedContent)
+        focused = self.screen.focused
+        was_inside = focused is not None and self in focused.ancestors
+        tabs.active = pane
         self._refresh_active()
+        if was_inside:  # keep the keyboard in the details: focus the new tab's main widget
+            target = FOCUS_TARGETS[pane]
+            self.query_one(target).focus()
+
+    def focus_pane(self, pane: str) -> None:
+        self.activate(pane)
+        self.query_one(FOCUS_TARGETS[pane]).focus()
 
     def show_position(self, pos: int | None) -> None:
         cap = self.capture

@@ -66,9 +66,12 @@ class EnqueueList(ScrollView, can_focus=True):
         Binding("v", "visual", "Visual", tooltip="Toggle visual mode: moves extend the range"),
         Binding("escape", "clear_range", "Clear range", show=False),
         Binding("m", "toggle_bookmark", "Mark", tooltip="Toggle a bookmark on this enqueue"),
-        Binding("apostrophe,b", "bookmark(1)", "Next mark", key_display="'"),
+        Binding("apostrophe,b", "bookmark(1)", "Next mark", key_display="'", show=False),
         Binding("B", "bookmark(-1)", "Previous mark", show=False),
-        Binding("n", "same_kernel(1)", "Next same", tooltip="Next enqueue of the same kernel"),
+        Binding(
+            "n", "same_kernel(1)", "Next same", show=False,
+            tooltip="Next enqueue of the same kernel",
+        ),
         Binding("N", "same_kernel(-1)", "Previous same", show=False),
     ]
 

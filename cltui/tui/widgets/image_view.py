@@ -97,6 +97,9 @@ class _Picture:
         if not self.images:
             yield Segment(self.note[:width])
             return
+        if self.note:
+            yield Segment(self.note[:width] + "\n")
+            height -= 1
         gap = 2
         col = (width - gap * (len(self.images) - 1)) // len(self.images)
         scaled = []
@@ -131,8 +134,6 @@ class _Picture:
                     used = s.shape[1]
                 yield Segment(" " * (col - used))
             yield Segment("\n")
-        if self.note:
-            yield Segment(self.note[:width])
 
 
 class ImageView(Widget, can_focus=True):

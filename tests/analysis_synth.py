@@ -293,9 +293,18 @@ __kernel void clean(__global int *out)
 {
     out[get_global_id(0)] = 2 * (int)get_global_id(0);
 }
+
+__kernel void diverge_barrier(__global int *out)
+{
+    int l = get_local_id(0);
+    if (l < 2)
+        barrier(CLK_LOCAL_MEM_FENCE);
+    out[get_global_id(0)] = l;
+}
 """
 OOB_LINE = 4
 RACE_LINES = (10, 11)
+BARRIER_LINE = 23
 
 
 def _oob(st: dict[str, npt.NDArray[Any]], a: list[Any]) -> None:
@@ -312,7 +321,10 @@ def _clean(st: dict[str, npt.NDArray[Any]], a: list[Any]) -> None:
 
 
 def buggy_capture(n: int = 8) -> SynthCapture:
-    """0 clean, 1 oob_write (writes out[n]), 2 local_race, 3 clean; one work-group of n."""
+    """0 clean, 1 oob_write (writes out[n]), 2 local_race, 3 clean, 4 diverge_barrier.
+
+    One work-group of ``n`` work-items each.
+    """
     return SynthCapture(
         BUGGY_SOURCE,
         {
@@ -326,5 +338,10 @@ def buggy_capture(n: int = 8) -> SynthCapture:
             Launch("local_race", [Arg("buf", "I"), Arg("buf", "O"), Arg("local", 4 * n)],
                    n, n, _race),
             Launch("clean", [Arg("buf", "O")], n, n, _clean),
+            Launch("diverge_barrier", [Arg("buf", "O")], n, n, _lid),
         ],
     )
+
+
+def _lid(st: dict[str, npt.NDArray[Any]], a: list[Any]) -> None:
+    st[a[0]][:] = np.arange(st[a[0]].size, dtype=np.int32) % st[a[0]].size

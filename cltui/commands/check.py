@@ -1,0 +1,103 @@
+"""``cltui check DUMPDIR RANGE``: replay a range on Oclgrind with its checks on."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from cltui.commands._common import EXIT_MISMATCH, EXIT_OK, emit_json, fail, load_capture
+
+_KIND_TEXT = {
+    "out-of-bounds": "out-of-bounds access",
+    "data-race": "data race",
+    "uninitialized": "uninitialised value",
+    "barrier-divergence": "barrier divergence",
+    "invalid-access": "invalid access",
+    "api-error": "API error",
+}
+
+
+@click.command("check")
+@click.argument("dumpdir", type=click.Path(file_okay=False))
+@click.argument("range_text", metavar="RANGE")
+@click.option(
+    "--mode", type=click.Choice(["isolated", "chain", "strict"]), default="isolated",
+    show_default=True,
+    help="isolated: each kernel from its own captured inputs; chain: carry state through.",
+)
+@click.option("--timeout", type=click.FloatRange(min=1.0), default=300.0, show_default=True,
+              help="Seconds without progress before the run is declared hung.")
+@click.option("--json", "as_json", is_flag=True, help="The report as JSON.")
+def check_cmd(dumpdir: str, range_text: str, mode: str, timeout: float, as_json: bool) -> None:
+    """Replay RANGE (12, 12-40, 12-, 12-40/kernel) on Oclgrind with its checks.
+
+    Out-of-bounds accesses, data races, uninitialised values, barrier divergence and API
+    errors are reported with the enqueue, the kernel and the line of the capture's
+    program source. Exit 0 when Oclgrind finds nothing, 1 on findings (or a crash, hang
+    or build failure under Oclgrind), 2 on bad input.
+    """
+    from cltui.analysis.check import CheckError, run_check
+    from cltui.replay.ranges import RangeError, parse_range
+
+    try:
+        rng = parse_range(range_text)
+    except RangeError as exc:
+        fail(str(exc))
+    cap = load_capture(dumpdir, quiet=as_json)
+
+    def progress(ev: dict[str, Any]) -> None:
+        if ev.get("type") == "step" and not as_json:
+            click.echo(f"  checking enqueue {ev.get('enqueue')} "
+                       f"({int(ev.get('i', 0)) + 1}/{ev.get('n')})", err=True)
+
+    try:
+        report = run_check(cap, rng, mode=mode, timeout=timeout, progress=progress)
+    except CheckError as exc:
+        fail(str(exc))
+    if as_json:
+        emit_json(report.to_dict())
+    else:
+        _print(report)
+    bad = bool(report.findings) or report.status not in ("ok", "findings")
+    raise SystemExit(EXIT_MISMATCH if bad else EXIT_OK)
+
+
+def _print(report: Any) -> None:
+    from cltui.analysis.check import CheckReport
+
+    assert isinstance(report, CheckReport)
+    echo = click.echo
+    n = len(report.enqueues)
+    echo(f"{report.capture}: range {report.range} ({n} kernel enqueue{'s' if n != 1 else ''}, "
+         f"{report.mode}) on {report.device or 'Oclgrind'}")
+    if report.error:
+        echo(f"ERROR: {report.error}")
+        if report.stderr_tail:
+            for line in report.stderr_tail.splitlines()[-8:]:
+                echo(f"  | {line}")
+    if not report.findings and not report.error:
+        echo("Oclgrind found no problem")
+    for f in report.findings:
+        where = f"enqueue {f.enqueue}" if f.enqueue is not None else "outside any enqueue"
+        times = f" (x{f.count})" if f.count > 1 else ""
+        echo("")
+        echo(f"{where} {f.kernel or ''}: {_KIND_TEXT.get(f.kind, f.kind)}{times}")
+        echo(f"  {f.message}")
+        for d in f.details:
+            echo(f"  {d}")
+        for sl in f.lines:
+            echo(f"  {sl.where()}: {sl.code}")
+        if f.entity:
+            echo(f"  first work-item: {f.entity}")
+        if f.work_group:
+            echo(f"  work-group: {f.work_group}")
+    for note in report.notes:
+        echo(f"note: {note}")
+    if report.findings:
+        per: dict[int | None, int] = {}
+        for f in report.findings:
+            per[f.enqueue] = per.get(f.enqueue, 0) + 1
+        echo("")
+        echo(f"{len(report.findings)} finding(s) in "
+             + ", ".join(f"enqueue {e}" if e is not None else "setup" for e in per))

@@ -347,3 +347,15 @@ def test_truncated_log_capture(images_svm: Path, tmp_path: Path) -> None:
     e8 = cap.enqueue(8)
     assert e8.row.kernel == "gather_rgba" and e8.row.has_pre
     assert {a.index for a in e8.args} == {0, 1, 2} and all(a.name for a in e8.args)
+
+
+def test_progress_and_cancel(opencv: Path) -> None:
+    import threading
+
+    seen: list[float] = []
+    cap = open_capture(opencv, progress=seen.append)
+    assert seen and seen == sorted(seen) and seen[-1] == 1.0 and len(cap) == 84
+    ev = threading.Event()
+    ev.set()
+    with pytest.raises(CaptureError, match="cancelled"):
+        open_capture(opencv, cancel=ev)

@@ -279,3 +279,61 @@ def test_logindex_is_a_dataclass_with_arrays(images_svm: Path) -> None:
     assert idx.kernel_ids.dtype == np.int32 and idx.device_times.shape == (len(idx.numbers), 3)
     idx.close()
     assert idx.read_line(0) == ""
+
+
+OBJECTS = (
+    b"-=-=-=-=-=-=-=-=-=-=-=-=-=-=-=-=-=-=-=-=-=-=-=-=-=-=-=-=-=-=-=-=\n"
+    b">>>> clCreateCommandQueue: context = 0x1, device = Oclgrind Simulator "
+    b"(CL_DEVICE_TYPE_ACCELERATOR) (0x2), properties = CL_QUEUE_PROFILING_ENABLE (2); "
+    b"EnqueueCounter: 0\n"
+    b"<<<< clCreateCommandQueue: returned 0x9 -> CL_SUCCESS\n"
+    b">>>> clCreateBuffer: context = 0x1, flags = CL_MEM_READ_WRITE (1), size = 256, "
+    b"host_ptr = (nil); EnqueueCounter: 0\n"
+    b"<<<< clCreateBuffer: returned 0xb0 -> CL_SUCCESS\n"
+    b">>>> clCreateSubBuffer: buffer = 0xb0, flags = CL_MEM_READ_ONLY (4), "
+    b"region = { origin = 128, size = 64 }; EnqueueCounter: 0\n"
+    b"<<<< clCreateSubBuffer: returned 0xb1 -> CL_SUCCESS\n"
+    b">>>> clSharedMemAllocINTEL: context = 0x1, device = Oclgrind Simulator "
+    b"(CL_DEVICE_TYPE_ACCELERATOR) (0x2), properties = (nil), size = 4096, alignment = 0; "
+    b"EnqueueCounter: 0\n"
+    b"<<<< clSharedMemAllocINTEL: returned 0x7000 -> CL_SUCCESS\n"
+    b">>>> clCreateImage2D: context = 0x1, flags = CL_MEM_READ_ONLY (4), "
+    b"format->channel_order = CL_RG, format->channel_data_type = CL_UNSIGNED_INT16, "
+    b"image_width = 8, image_height = 4, image_row_pitch = 0, host_ptr = (nil) ; "
+    b"EnqueueCounter: 0\n"
+    b"<<<< clCreateImage2D: returned 0xc0 -> CL_SUCCESS\n"
+    b">>>> clCreateProgramWithSource: context = 0x1, count = 1; EnqueueCounter: 0\n"
+    b"<<<< clCreateProgramWithSource: returned 0xd0, program number = 0003 -> CL_SUCCESS\n"
+    b">>>> clCreateKernelsInProgram: program = 0xd0; EnqueueCounter: 0\n"
+    b"<<<< clCreateKernelsInProgram: kernels = [ 0xe0, 0xe1 ] -> CL_SUCCESS\n"
+    b">>>> clEnqueueTask( k ): queue = 0x9, kernel = 0xe1; EnqueueCounter: 0\n"
+    b"<<<< clEnqueueTask -> CL_SUCCESS\n"
+    b"CLIntercept is shutting down...\n"
+)
+
+
+def test_object_tables(tmp_path: Path) -> None:
+    idx = build_index(_write(tmp_path / "clintercept_log.txt", OBJECTS))
+    try:
+        at = int(idx.offsets[0])
+        assert idx.kinds.tolist() == [EnqueueKind.TASK]
+        sub = idx.mem_at(0xB1, at)
+        assert sub is not None and (sub.kind, sub.parent, sub.origin, sub.size) == (
+            "subbuffer",
+            0xB0,
+            128,
+            64,
+        )
+        usm = idx.svm_containing(0x7000 + 100, at)
+        assert usm is not None and usm.kind == "usm" and usm.size == 4096
+        img = idx.mem_at(0xC0, at)
+        assert img is not None and img.image is not None and img.size == 8 * 4 * 4
+        q = idx.queue_at(0x9, at)
+        assert q is not None and q.device == "Oclgrind Simulator"
+        k = idx.kernel_at(0xE1, at)  # found lazily from clCreateKernelsInProgram
+        assert k is not None and k.program == 0xD0
+        prog = idx.program_at(0xD0, at)
+        assert prog is not None and prog.number == 3
+        assert [p.message for p in idx.problems] == ["the log header lists no controls"]
+    finally:
+        idx.close()

@@ -55,7 +55,14 @@ _SIDE_TAGS = (
 )
 _SIDE_RE = re.compile(rb"\n" + _SIDE_TAGS)
 _SIDE_AFTER_NUL_RE = re.compile(rb"\x00+" + _SIDE_TAGS)
-_CREATORS = (b"clCreate", b"clSVMAlloc", b"clLinkProgram")
+_CREATORS = (
+    b"clCreate",
+    b"clSVMAlloc",
+    b"clLinkProgram",
+    b"clHostMemAlloc",
+    b"clDeviceMemAlloc",
+    b"clSharedMemAlloc",
+)
 _END_BUILD_LOG = b"<------- End of Build Log"
 
 _PTR = rb"(0x[0-9a-fA-F]+|\(nil\)|[0-9A-F]{8,16})"
@@ -580,6 +587,8 @@ class _Builder:
             idx.mem.setdefault(handle, []).append((eoff, None, obj))
         elif fn == "clCreateSubBuffer":
             parent = parse_ptr(kv.get("buffer", ""))
+            rm = re.search(r"origin = (\d+), size = (\d+)", args)
+            kv["origin"], kv["size"] = (rm.group(1), rm.group(2)) if rm else ("0", "0")
             obj = MemObject(
                 handle,
                 "subbuffer",

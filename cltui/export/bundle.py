@@ -36,7 +36,7 @@ def safe_relpath(rel: str) -> str:
     if not rel or "\\" in rel or "\0" in rel:
         raise ValueError(f"unsafe bundle path {rel!r}")
     p = PurePosixPath(rel)
-    if p.is_absolute():
+    if p.is_absolute() or p.as_posix() != rel:  # also refuses "a//b", "a/./b", "a/"
         raise ValueError(f"unsafe bundle path {rel!r}")
     for part in p.parts:
         if part in ("", ".", "..") or sanitize_component(part) != part:

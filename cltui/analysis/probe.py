@@ -118,7 +118,7 @@ def probe_outputs(
                                f"{len(runs)} runs")
         if len(present) < 2:
             continue
-        digests = [hashlib.blake2b(_u8(b), digest_size=16).digest() for _, b in present]
+        digests = [hashlib.blake2b(_u8(b).data, digest_size=16).digest() for _, b in present]
         variants = len(set(digests))
         if variants == 1:
             continue

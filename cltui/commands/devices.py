@@ -23,20 +23,9 @@ def devices_cmd(as_json: bool) -> None:
     if not devices:
         click.echo("no OpenCL device found (is an ICD installed?)")
         return
-    from rich.console import Console
-    from rich.table import Table
-
-    table = Table(box=None, pad_edge=False)
-    for col in ("id", "device", "platform", "version", "SVM", "images", "max WG"):
-        table.add_column(col)
     for d in devices:
-        table.add_row(
-            d["id"],
-            d["name"],
-            d["platform"],
-            d["version"],
-            "yes" if d["svm"] else "no",
-            "yes" if d["images"] else "no",
-            str(d["max_work_group_size"]),
+        click.echo(
+            f"{d['id']:>5}  {d['name']}  [{d['platform']}; {d['version']}; "
+            f"SVM {'yes' if d['svm'] else 'no'}; images {'yes' if d['images'] else 'no'}; "
+            f"max work-group {d['max_work_group_size']}]"
         )
-    Console().print(table)

@@ -35,26 +35,50 @@ def parse_arg_tol(specs: tuple[str, ...]) -> dict[int, dict[str, Any]]:
 @click.argument("dumpdir", type=click.Path(file_okay=False))
 @click.argument("range_text", metavar="RANGE")
 @click.option(
-    "--device", "-d", "devices", multiple=True,
+    "--device",
+    "-d",
+    "devices",
+    multiple=True,
     help="P:D index or name substring (pocl, oclgrind); repeat for several devices.",
 )
 @click.option(
-    "--mode", type=click.Choice(["chain", "isolated", "strict"]), default="chain",
+    "--mode",
+    type=click.Choice(["chain", "isolated", "strict"]),
+    default="chain",
     show_default=True,
     help="chain: carry state, reload at host-side changes; isolated: each kernel from its "
     "own Pre dumps; strict: never reload.",
 )
-@click.option("--repeat", type=click.IntRange(1, 100000), default=1, show_default=True,
-              help="Launch the range N times (inputs restored) for timing statistics.")
+@click.option(
+    "--repeat",
+    type=click.IntRange(1, 100000),
+    default=1,
+    show_default=True,
+    help="Launch the range N times (inputs restored) for timing statistics.",
+)
 @click.option("--atol", type=float, default=None, help="Absolute tolerance (floats).")
 @click.option("--rtol", type=float, default=None, help="Relative tolerance (floats).")
 @click.option("--ulp", type=click.IntRange(0), default=None, help="ULP tolerance (floats).")
-@click.option("--arg-tol", "arg_tol", multiple=True, metavar="I:KEY=V[,KEY=V]",
-              help="Tolerance for argument I only, e.g. 0:ulp=2.")
-@click.option("--timeout", type=float, default=60.0, show_default=True,
-              help="Seconds without progress before a device is declared hung.")
-@click.option("--outputs", type=click.Path(file_okay=False), default=None,
-              help="Keep the replayed outputs in this folder.")
+@click.option(
+    "--arg-tol",
+    "arg_tol",
+    multiple=True,
+    metavar="I:KEY=V[,KEY=V]",
+    help="Tolerance for argument I only, e.g. 0:ulp=2.",
+)
+@click.option(
+    "--timeout",
+    type=float,
+    default=60.0,
+    show_default=True,
+    help="Seconds without progress before a device is declared hung.",
+)
+@click.option(
+    "--outputs",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Keep the replayed outputs in this folder.",
+)
 @click.option("--json", "as_json", is_flag=True, help="The full report as JSON.")
 def replay_cmd(
     dumpdir: str,
@@ -114,11 +138,14 @@ def replay_cmd(
     try:
         for ev in job.events():
             if ev["type"] == "device" and not as_json:
-                click.echo(f"replaying {len(plan.steps)} enqueues on {ev['device']} "
-                           f"{ev['name']} ...", err=True)
+                click.echo(
+                    f"replaying {len(plan.steps)} enqueues on {ev['device']} {ev['name']} ...",
+                    err=True,
+                )
             elif ev["type"] == "step" and show_progress:
-                click.echo(f"\r  {ev['i'] + 1}/{ev['n']} enqueue {ev['enqueue']}   ", err=True,
-                           nl=False)
+                click.echo(
+                    f"\r  {ev['i'] + 1}/{ev['n']} enqueue {ev['enqueue']}   ", err=True, nl=False
+                )
             elif ev["type"] == "device_done" and show_progress:
                 click.echo("", err=True)
     except KeyboardInterrupt:
@@ -152,6 +179,23 @@ def default_devices(steps: list[dict[str, Any]]) -> list[str]:
 _STYLE = {"equal": "green", "within": "yellow", "different": "bold red", "unchecked": "dim"}
 
 
+def _short(c: dict[str, Any]) -> str:
+    """A table cell: the status and the key figure."""
+    res = c.get("result") or {}
+    if c["status"] in ("equal", "unchecked"):
+        return str(c["status"])
+    text = f"{c['status']} {res.get('n_diff', '?')}/{res.get('elements', '?')}"
+    if res.get("max_ulp") is not None:
+        text += f" {_num(res['max_ulp'])} ULP"
+    return text
+
+
+def _num(v: Any) -> str:
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    return str(v)
+
+
 def _ns(v: float | None) -> str:
     if v is None:
         return "-"
@@ -170,51 +214,76 @@ def print_report(report: dict[str, Any], manifest: dict[str, Any]) -> None:
     con = Console()
     devs = report["devices"]
     plan = report["plan"]
-    con.print(f"[bold]range {plan['range']}[/] mode {plan['mode']}, {plan['steps']} enqueues, "
-              f"{len(devs)} device(s)")
+    con.print(
+        f"[bold]range {plan['range']}[/] mode {plan['mode']}, {plan['steps']} enqueues, "
+        f"{len(devs)} device(s)"
+    )
     for note in plan["notes"]:
         con.print(f"[dim]note: {note}[/]")
     for ch in plan["changes"]:
         by = ", ".join(ch["by"]) if ch["by"] else "something outside the replayed kernels"
         act = "reloaded from the capture" if ch["action"] == "reload" else "not reloaded (strict)"
-        con.print(f"[cyan]host-side change[/] before enqueue {ch['enqueue']}: {ch['label']} "
-                  f"changed after enqueue {ch['after']} (by {by}); {act}")
+        con.print(
+            f"[cyan]host-side change[/] before enqueue {ch['enqueue']}: {ch['label']} "
+            f"changed after enqueue {ch['after']} (by {by}); {act}"
+        )
     for r in devs:
         d = r["device"]
         if r.get("error"):
             con.print(f"[bold red]{d['id']} {d['name']}: {r['status']}: {r['error']}[/]")
             if r.get("stderr"):
                 con.print(f"[dim]{r['stderr'][-600:]}[/]")
-        for note in r.get("notes", []):
-            con.print(f"[dim]{d['id']} note: {note}[/]")
 
-    table = Table(title="results against the capture", show_lines=False)
-    table.add_column("enqueue", justify="right")
-    table.add_column("kernel")
-    table.add_column("argument")
+    seen: dict[str, list[str]] = {}
     for r in devs:
-        table.add_column(f"{r['device']['id']} {r['device']['name'][:24]}")
+        for note in r.get("notes", []):
+            seen.setdefault(note, []).append(r["device"]["id"])
+    for note, ids in seen.items():
+        con.print(
+            f"{', '.join(ids)} note: {note}",
+            soft_wrap=True,
+            markup=False,
+            highlight=False,
+            style="dim",
+        )
+    table = Table(title="results against the capture")
+    table.add_column("enqueue", justify="right")
+    table.add_column("kernel", overflow="fold")
+    table.add_column("argument", overflow="fold")
+    for r in devs:
+        table.add_column(r["device"]["id"])
     rows: dict[tuple[int, str], list[str]] = {}
-    order: list[tuple[int, str, str, str]] = []
+    order: list[tuple[int, str, str]] = []
+    details: list[str] = []
     for col, r in enumerate(devs):
         for st in r.get("steps", []):
-            for c in [*st.get("prechecks", []), *st["checks"]]:
-                pre = c in st.get("prechecks", [])
+            pres = st.get("prechecks", [])
+            for c in [*pres, *st["checks"]]:
+                pre = any(c is p for p in pres)
                 label = ("before: " if pre else "") + c["label"]
                 key = (st["enqueue"], label)
                 if key not in rows:
                     rows[key] = [""] * len(devs)
-                    order.append((st["enqueue"], st["kernel"], label, c["mem"]))
+                    order.append((st["enqueue"], st["kernel"], label))
                 style = "cyan" if pre else _STYLE.get(c["status"], "")
-                text = c["status"] if c["status"] == "equal" else f"{c['status']}: {c.get('summary', '')}"
-                rows[key][col] = f"[{style}]{text}[/]" if style else text
-    for enq, kernel, label, _mem in order:
+                rows[key][col] = f"[{style}]{_short(c)}[/]" if style else _short(c)
+                if c["status"] != "equal":
+                    details.append(
+                        f"{r['device']['id']} enqueue {st['enqueue']} {label}: {c['status']}: "
+                        f"{c.get('summary', '')}"
+                    )
+    for enq, kernel, label in order:
         table.add_row(str(enq), kernel, label, *rows[(enq, label)])
     if order:
+        con.print(", ".join(f"{r['device']['id']} = {r['device']['name']}" for r in devs))
         con.print(table)
+    for line in details:
+        con.print(line, soft_wrap=True, markup=False, highlight=False)
 
-    timing = Table(title=f"timing (median of {report['repeat']} run(s); captured = the capture's "
-                   "own device time)")
+    timing = Table(
+        title=f"timing (median of {report['repeat']} run(s); captured = the capture's "
+        "own device time)"
+    )
     timing.add_column("enqueue", justify="right")
     timing.add_column("kernel")
     timing.add_column("captured", justify="right")
@@ -242,25 +311,35 @@ def print_report(report: dict[str, Any], manifest: dict[str, Any]) -> None:
                 for st in r.get("steps", []):
                     t = st["timing"]
                     parts = []
-                    for stage in ("queued_to_submit", "submit_to_start", "start_to_end",
-                                  "host_enqueue"):
+                    for stage in (
+                        "queued_to_submit",
+                        "submit_to_start",
+                        "start_to_end",
+                        "host_enqueue",
+                    ):
                         v = t.get(stage)
                         if v:
-                            parts.append(f"{stage} {_ns(v['min'])}/{_ns(v['median'])}/"
-                                         f"{_ns(v['max'])}")
-                    con.print(f"[dim]{r['device']['id']} enqueue {st['enqueue']} min/median/max: "
-                              + "; ".join(parts) + "[/]")
+                            parts.append(
+                                f"{stage} {_ns(v['min'])}/{_ns(v['median'])}/{_ns(v['max'])}"
+                            )
+                    con.print(
+                        f"[dim]{r['device']['id']} enqueue {st['enqueue']} min/median/max: "
+                        + "; ".join(parts)
+                        + "[/]"
+                    )
 
     if report["cross"]:
-        cross = Table(title="devices against each other")
-        for col in ("enqueue", "kernel", "argument", "devices", "result"):
-            cross.add_column(col)
+        same = sum(1 for c in report["cross"] if c["status"] == "equal")
+        con.print(f"devices against each other: {same}/{len(report['cross'])} outputs bit-exact")
         for c in report["cross"]:
-            style = _STYLE.get(c["status"], "")
-            text = c["status"] if c["status"] == "equal" else f"{c['status']}: {c['summary']}"
-            cross.add_row(str(c["enqueue"]), c["kernel"], c["label"], f"{c['a']} vs {c['b']}",
-                          f"[{style}]{text}[/]")
-        con.print(cross)
+            if c["status"] != "equal":
+                con.print(
+                    f"  enqueue {c['enqueue']} {c['kernel']} {c['label']}: {c['a']} vs "
+                    f"{c['b']}: {c['status']}: {c['summary']}",
+                    soft_wrap=True,
+                    markup=False,
+                    highlight=False,
+                )
     verdict = "[bold green]PASS[/]" if report["ok"] else "[bold red]FAIL[/]"
     con.print(verdict)
 

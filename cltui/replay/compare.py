@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
-from typing import Any, Union
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -31,8 +31,8 @@ EQUAL = "equal"
 WITHIN = "within"
 DIFFERENT = "different"
 
-DTypeSpec = Union[str, list[Any]]
-Bytes = Union[bytes, bytearray, memoryview, npt.NDArray[Any]]
+DTypeSpec = str | list[Any]
+Bytes = bytes | bytearray | memoryview | npt.NDArray[Any]
 
 
 @dataclass(frozen=True)
@@ -146,7 +146,7 @@ def _fmt(v: Any) -> str:
     if isinstance(v, float):
         if v.is_integer() and abs(v) < 1e15:
             return str(int(v))
-        return f"{v:.7g}"
+        return f"{v:.9g}"
     return str(v)
 
 
@@ -185,7 +185,10 @@ def make_dtype(spec: DTypeSpec | np.dtype[Any] | None) -> np.dtype[Any]:
 def dtype_spec(dt: np.dtype[Any]) -> DTypeSpec:
     """The JSON-able spec of a dtype (inverse of :func:`make_dtype`)."""
     if dt.fields:
-        return [[name, dtype_spec(dt.fields[name][0]), int(dt.fields[name][1])] for name in dt.names]
+        return [
+            [name, dtype_spec(dt.fields[name][0]), int(dt.fields[name][1])]
+            for name in dt.names or ()
+        ]
     if dt.subdtype is not None:
         base, shape = dt.subdtype
         return f"({','.join(str(s) for s in shape)},){base.str}"
@@ -194,7 +197,8 @@ def dtype_spec(dt: np.dtype[Any]) -> DTypeSpec:
 
 def dtype_label(dt: np.dtype[Any]) -> str:
     if dt.fields:
-        return "struct{" + ", ".join(f"{n}: {dtype_label(dt.fields[n][0])}" for n in dt.names) + "}"
+        inner = ", ".join(f"{n}: {dtype_label(dt.fields[n][0])}" for n in dt.names or ())
+        return "struct{" + inner + "}"
     if dt.subdtype is not None:
         base, shape = dt.subdtype
         return f"{base.name}x{'x'.join(str(s) for s in shape)}"
@@ -205,7 +209,7 @@ def _leaves(dt: np.dtype[Any], prefix: str = "") -> list[tuple[str, np.dtype[Any
     """(field path, dtype) for every non-struct leaf (subarrays kept as one leaf)."""
     if dt.fields:
         out: list[tuple[str, np.dtype[Any]]] = []
-        for name in dt.names:
+        for name in dt.names or ():
             sub = dt.fields[name][0]
             out.extend(_leaves(sub, f"{prefix}.{name}" if prefix else name))
         return out
@@ -229,9 +233,7 @@ def bytes_equal(a: Bytes, b: Bytes) -> bool:
     if ua.size != ub.size:
         return False
     n8 = ua.size // 8 * 8
-    if n8 and (
-        ua.ctypes.data % 8 == 0 and ub.ctypes.data % 8 == 0
-    ):  # wide compare when aligned
+    if n8 and (ua.ctypes.data % 8 == 0 and ub.ctypes.data % 8 == 0):  # wide compare when aligned
         if not np.array_equal(ua[:n8].view(np.uint64), ub[:n8].view(np.uint64)):
             return False
         return bool(np.array_equal(ua[n8:], ub[n8:]))
@@ -289,13 +291,13 @@ def compare_bytes(
     first_bad: tuple[int, str, list[int] | None, Any, Any] | None = None
     first_diff: tuple[int, str, list[int] | None, Any, Any] | None = None
     max_abs = max_rel = max_ulp = None
-    for path, ldt in (_leaves(dt) if n else []):
+    for path, ldt in _leaves(dt) if n else []:
         e = ev[path] if path else ev
         a = av[path] if path else av
         base = ldt.subdtype[0] if ldt.subdtype is not None else ldt
         lanes = ldt.subdtype[1] if ldt.subdtype is not None else ()
-        e2 = np.asarray(e).reshape(n, -1)
-        a2 = np.asarray(a).reshape(n, -1)
+        e2: npt.NDArray[Any] = np.asarray(e).reshape(n, -1)
+        a2: npt.NDArray[Any] = np.asarray(a).reshape(n, -1)
         if base.kind == "f" and base.itemsize in _UINT_OF:
             ibits = base.itemsize * 8
             ut = _UINT_OF[base.itemsize]
@@ -387,7 +389,7 @@ def compare_bytes(
         if shape:
             grid = tuple(int(s) for s in shape)
             total = int(np.prod(grid))
-            if 0 < total and i < total:
+            if total > 0 and i < total:
                 # x fastest: unravel in reversed (C) order then flip back
                 coords = [int(c) for c in np.unravel_index(i, grid[::-1])][::-1]
         result.first = FirstDiff(

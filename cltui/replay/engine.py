@@ -35,6 +35,7 @@ import os
 import statistics
 import sys
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -45,7 +46,7 @@ import numpy.typing as npt
 if __package__:
     from . import compare as _compare
 else:  # pragma: no cover - the exported bundle runs this file as a script
-    import compare as _compare  # type: ignore[no-redef]
+    import compare as _compare  # type: ignore[no-redef, import-not-found]
 
 PLAN_FORMAT = "cltui-replay-plan"
 PLAN_VERSION = 1
@@ -102,12 +103,17 @@ def _device_info(pi: int, di: int, plat: Any, dev: Any) -> dict[str, Any]:
         "version": dev.version.strip(),
         "platform_version": plat.version.strip(),
         "driver": dev.driver_version.strip(),
-        "type": cl.device_type.to_string(dev.type),
+        "type": _device_type(int(dev.type)),
         "svm": bool(svm),
         "images": bool(dev.image_support),
         "max_work_group_size": int(dev.max_work_group_size),
         "global_mem": int(dev.global_mem_size),
     }
+
+
+def _device_type(bits: int) -> str:
+    names = [n for b, n in ((2, "CPU"), (4, "GPU"), (8, "ACCELERATOR"), (16, "CUSTOM")) if bits & b]
+    return " | ".join(names) or "DEFAULT"
 
 
 def resolve_devices(specs: Sequence[str]) -> list[dict[str, Any]]:
@@ -309,6 +315,7 @@ class Engine:
         self.queue: Any = None
         self.dev: Any = None
         self.has_svm = False
+        self.build_log = ""
 
     # ---- setup -------------------------------------------------------------
 
@@ -337,7 +344,7 @@ class Engine:
             except cl.Error as exc:
                 raise EngineError(
                     f"enqueue {step['enqueue']}: kernel {step['kernel']!r} not found in program "
-                    f"{step['program']}: {exc.what() if hasattr(exc, 'what') else exc}",
+                    f"{step['program']}: {_cl_msg(exc)}",
                     step["enqueue"],
                 ) from None
             for arg in step["args"]:
@@ -368,8 +375,8 @@ class Engine:
             how = ""
             try:
                 if info.get("source"):
-                    src = bytes(self.loader(info["source"])).rstrip(b"\0").decode(
-                        "utf-8", "replace"
+                    src = (
+                        bytes(self.loader(info["source"])).rstrip(b"\0").decode("utf-8", "replace")
                     )
                     prg = cl.Program(self.ctx, src)
                     how = "source"
@@ -384,21 +391,26 @@ class Engine:
                     if binary is None:
                         devs = ", ".join(b.get("device", "?") for b in info.get("binaries", []))
                         raise EngineError(
-                            f"program {info.get('label', pid)} has no source and no binary for "
+                            f"{info.get('label', pid)} has no source and no binary for "
                             f"{self.device['name']} (binaries for: {devs or 'none'})"
                         )
                     prg = cl.Program(self.ctx, [self.dev], [binary])
                     how = "binary"
-                prg.build(options=options)
+                with warnings.catch_warnings():  # compiler chatter is not a replay problem
+                    warnings.simplefilter("ignore")
+                    prg.build(options=options)
             except cl.Error as exc:
                 log = ""
                 try:
-                    log = prg.get_build_info(self.dev, cl.program_build_info.LOG)
+                    prg_any: Any = prg
+                    log = str(prg_any.get_build_info(self.dev, cl.program_build_info.LOG))
                 except Exception:
                     log = ""
+                self.build_log = log
+                lines = [ln.strip() for ln in log.splitlines() if "error" in ln.lower()]
+                first = lines[0] if lines else _cl_msg(exc).splitlines()[0]
                 raise EngineError(
-                    f"program {info.get('label', pid)}: build failed on {self.device['name']}: "
-                    f"{_cl_msg(exc)}" + (f"\n{log.strip()}" if log.strip() else "")
+                    f"{info.get('label', pid)}: build failed on {self.device['name']}: {first}"
                 ) from None
             self.builds[pid] = {"how": how, "seconds": time.perf_counter() - t0}
             built[pid] = prg
@@ -430,7 +442,9 @@ class Engine:
                 m.image_region = (w, h, d)
                 m.size = w * h * d * int(im["element_size"])
             elif m.kind == "svm" and self.has_svm:
-                m.arr = cl.svm_empty(self.ctx, cl.svm_mem_flags.READ_WRITE, max(m.size, 1), np.uint8)
+                m.arr = cl.svm_empty(
+                    self.ctx, cl.svm_mem_flags.READ_WRITE, max(m.size, 1), np.uint8
+                )
                 m.svm = cl.SVM(m.arr)
             elif m.kind == "subbuffer":
                 parent = self.mems[info["parent"]]
@@ -502,7 +516,11 @@ class Engine:
 
         if m.image_region is not None:
             return cl.enqueue_copy(
-                self.queue, m.buf, host, origin=(0, 0, 0), region=m.image_region,
+                self.queue,
+                m.buf,
+                host,
+                origin=(0, 0, 0),
+                region=m.image_region,
                 is_blocking=blocking,
             )
         if m.svm is not None:
@@ -514,7 +532,11 @@ class Engine:
 
         if m.image_region is not None:
             return cl.enqueue_copy(
-                self.queue, host, m.buf, origin=(0, 0, 0), region=m.image_region,
+                self.queue,
+                host,
+                m.buf,
+                origin=(0, 0, 0),
+                region=m.image_region,
                 is_blocking=False,
             )
         if m.svm is not None:
@@ -550,12 +572,16 @@ class Engine:
         prereads: list[list[tuple[_Mem, npt.NDArray[np.uint8]]]] = []
         for st in steps:
             reads.append(
-                [(self.mems[c["mem"]], np.empty(self.mems[c["mem"]].size, np.uint8))
-                 for c in st.get("checks", [])]
+                [
+                    (self.mems[c["mem"]], np.empty(self.mems[c["mem"]].size, np.uint8))
+                    for c in st.get("checks", [])
+                ]
             )
             prereads.append(
-                [(self.mems[c["mem"]], np.empty(self.mems[c["mem"]].size, np.uint8))
-                 for c in st.get("prechecks", [])]
+                [
+                    (self.mems[c["mem"]], np.empty(self.mems[c["mem"]].size, np.uint8))
+                    for c in st.get("prechecks", [])
+                ]
             )
         geoms = [
             (
@@ -644,7 +670,11 @@ class Engine:
                     "checks": chk,
                     "prechecks": pre,
                     "loads": [
-                        {"mem": ld["mem"], "why": ld.get("why", "input"), "note": ld.get("note", "")}
+                        {
+                            "mem": ld["mem"],
+                            "why": ld.get("why", "input"),
+                            "note": ld.get("note", ""),
+                        }
                         for ld in st.get("loads", [])
                     ],
                     "timing": timing,
@@ -746,11 +776,10 @@ def run_plan(
         return eng.run(repeat)
     except (cl.Error, ValueError, TypeError, RuntimeError) as exc:
         msg = _cl_msg(exc) if isinstance(exc, cl.Error) else f"{type(exc).__name__}: {exc}"
-        exc = EngineError(f"replay failed on {device['name']}: {msg}")
         return {
             "device": device,
             "ok": False,
-            "error": str(exc),
+            "error": f"replay failed on {device['name']}: {msg}",
             "failed_enqueue": None,
             "repeat": repeat,
             "steps": [],
@@ -767,6 +796,7 @@ def run_plan(
             "steps": [],
             "builds": eng.builds,
             "notes": eng.notes,
+            "build_log": eng.build_log,
         }
 
 
@@ -818,12 +848,12 @@ def main(argv: Sequence[str] | None = None, manifest: str | Path | None = None) 
         print(f"replay: {exc}", file=sys.stderr)
         return 2
     tol = {
-        k: v for k, v in (("atol", args.atol), ("rtol", args.rtol), ("ulp", args.ulp)) if v is not None
+        k: v
+        for k, v in (("atol", args.atol), ("rtol", args.rtol), ("ulp", args.ulp))
+        if v is not None
     }
     loader = dir_loader(plan, here)
-    results = [
-        run_plan(plan, d, loader, repeat=args.repeat, tolerance=tol) for d in devices
-    ]
+    results = [run_plan(plan, d, loader, repeat=args.repeat, tolerance=tol) for d in devices]
     if args.json:
         print(json.dumps(results, indent=2))
     else:

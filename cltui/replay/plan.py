@@ -94,7 +94,7 @@ class Plan:
         return self.manifest
 
     def data_path(self, key: str) -> Path:
-        return self.capture_path / self.manifest["data"][key]["path"]
+        return Path(self.capture_path / str(self.manifest["data"][key]["path"]))
 
 
 def image_dtype_spec(order: str, ctype: str) -> str | None:
@@ -158,9 +158,8 @@ class _Builder:
                 for tag, path in sorted(prog.binaries.items()):
                     binaries.append({"data": self.key(path), "device": enq.device or tag})
                 src = self.key(prog.source_path) if prog.source_path is not None else None
-                if src is None and rf is not None and rf.kernel_source_path is not None:
-                    if rf.kernel_source:
-                        src = self.key(rf.kernel_source_path)
+                if src is None and rf is not None and rf.kernel_source_path and rf.kernel_source:
+                    src = self.key(rf.kernel_source_path)
                 if src is None and rf is not None:
                     for p in rf.device_binaries[:1]:
                         binaries.append({"data": self.key(p), "device": enq.device or ""})
@@ -173,7 +172,11 @@ class _Builder:
             return pid
         if rf is not None:
             pid = f"r{enq.number}"
-            src = self.key(rf.kernel_source_path) if rf.kernel_source else None
+            src = (
+                self.key(rf.kernel_source_path)
+                if rf.kernel_source and rf.kernel_source_path
+                else None
+            )
             bins = [
                 {"data": self.key(p), "device": enq.device or ""} for p in rf.device_binaries[:1]
             ]
@@ -215,8 +218,7 @@ class _Builder:
             meta = rf.image_meta.get(a.index) if rf is not None else None
             if fmt is not None:
                 order, ctype, itype = fmt.channel_order, fmt.channel_data_type, fmt.image_type
-                w, h, dd = _region(fmt.image_type, fmt.width, fmt.height, fmt.depth,
-                                   fmt.array_size)
+                w, h, dd = _region(fmt.image_type, fmt.width, fmt.height, fmt.depth, fmt.array_size)
             elif meta is not None:
                 order, ctype = meta.channel_order_name, meta.channel_data_type_name
                 itype = meta.image_type_name
@@ -263,8 +265,9 @@ class _Builder:
     def add(self, enq: Enqueue) -> None:
         n = enq.number
         if enq.row.kind is not EnqueueKind.KERNEL:
-            self.notes.append(f"enqueue {n}: {enq.row.function} is not replayed (only "
-                              "clEnqueueNDRangeKernel is)")
+            self.notes.append(
+                f"enqueue {n}: {enq.row.function} is not replayed (only clEnqueueNDRangeKernel is)"
+            )
             return
         kname = enq.row.kernel or ""
         pid = self.program(enq)
@@ -295,8 +298,9 @@ class _Builder:
             first_use = mid not in self.state
             if first_use or self.mode == "isolated":
                 if pre is not None and not pre.hashed:
-                    loads.append({"mem": mid, "data": self.key(pre.path), "why": "input",
-                                  "note": ""})
+                    loads.append(
+                        {"mem": mid, "data": self.key(pre.path), "why": "input", "note": ""}
+                    )
                 else:
                     what = "only a hash Pre dump" if pre is not None else "no Pre dump"
                     self.notes.append(
@@ -318,16 +322,25 @@ class _Builder:
                         "action": "reload" if self.mode == "chain" else "none",
                     }
                     self.changes.append(rec)
-                    why = (f"changed between enqueue {prev_n} and {n}"
-                           + (f" by {', '.join(by)}" if by else " outside the replayed kernels"))
+                    why = f"changed between enqueue {prev_n} and {n}" + (
+                        f" by {', '.join(by)}" if by else " outside the replayed kernels"
+                    )
                     assert pre is not None
                     prechecks.append(
-                        self.check(mid, margs, label, pre, dspec, shape,
-                                   note=f"replayed state before enqueue {n} vs captured Pre")
+                        self.check(
+                            mid,
+                            margs,
+                            label,
+                            pre,
+                            dspec,
+                            shape,
+                            note=f"replayed state before enqueue {n} vs captured Pre",
+                        )
                     )
                     if self.mode == "chain":
-                        loads.append({"mem": mid, "data": self.key(pre.path), "why": "reload",
-                                      "note": why})
+                        loads.append(
+                            {"mem": mid, "data": self.key(pre.path), "why": "reload", "note": why}
+                        )
             if post is not None:
                 checks.append(self.check(mid, margs, label, post, dspec, shape))
             else:
@@ -387,8 +400,12 @@ class _Builder:
             s = a.sampler
             if s is None:
                 return base, f"unknown sampler of argument {i}"
-            base.update(kind="sampler", normalized=s.normalized_coords,
-                        addressing=s.addressing_mode, filter=s.filter_mode)
+            base.update(
+                kind="sampler",
+                normalized=s.normalized_coords,
+                addressing=s.addressing_mode,
+                filter=s.filter_mode,
+            )
             return base, None
         if a.kind is ArgKind.NULL:
             base.update(kind="null")
@@ -533,9 +550,7 @@ def build_plan(
     for pos in positions:
         b.add(cap.enqueue(int(cap.numbers[pos])))
     if not b.steps:
-        raise PlanError(
-            f"nothing in range {rng} can be replayed: " + "; ".join(b.notes[:3])
-        )
+        raise PlanError(f"nothing in range {rng} can be replayed: " + "; ".join(b.notes[:3]))
     manifest = {
         "format": PLAN_FORMAT,
         "version": PLAN_VERSION,

@@ -66,7 +66,9 @@ class ReplayJob:
         self.tolerance = tolerance or {}
         self.arg_tolerance = arg_tolerance or {}
         self.timeout = float(timeout)
-        self.save_dir = Path(save_dir) if save_dir else Path(tempfile.mkdtemp(prefix="cltui-replay-"))
+        self.save_dir = (
+            Path(save_dir) if save_dir else Path(tempfile.mkdtemp(prefix="cltui-replay-"))
+        )
         self.report: dict[str, Any] | None = None
         self._cancel = threading.Event()
         self._proc: subprocess.Popen[bytes] | None = None
@@ -136,7 +138,9 @@ class ReplayJob:
         env = dict(os.environ)
         env["PYTHONUNBUFFERED"] = "1"
         src_root = str(Path(__file__).resolve().parents[2])
-        env["PYTHONPATH"] = src_root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        env["PYTHONPATH"] = src_root + (
+            os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else ""
+        )
         with open(err_path, "wb") as err:
             try:
                 proc = subprocess.Popen(
@@ -222,7 +226,9 @@ class ReplayJob:
                     sig = f"signal {-rc}"
                 msg = f"{_where(running, building)} crashed the driver ({sig})"
             else:
-                msg = f"the replay process stopped with exit code {rc} ({_where(running, building)})"
+                msg = (
+                    f"the replay process stopped with exit code {rc} ({_where(running, building)})"
+                )
             result = _failed(dev, "crash", msg, running)
         else:
             result["status"] = (
@@ -310,7 +316,10 @@ def cross_compare(
     tol = cmp.Tolerance.from_dict(plan.get("tolerance")).merged(tolerance)
     out: list[dict[str, Any]] = []
     base_checks = {
-        (st["enqueue"], c["mem"]): c for st in base["steps"] for c in st["checks"] if c.get("output")
+        (st["enqueue"], c["mem"]): c
+        for st in base["steps"]
+        for c in st["checks"]
+        if c.get("output")
     }
     for other in usable[1:]:
         for st in other["steps"]:

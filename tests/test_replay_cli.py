@@ -1,0 +1,102 @@
+"""``cltui devices`` and ``cltui replay`` end to end on the real devices (child processes)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from cltui.cli import main
+
+pytestmark = pytest.mark.device
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _needs_opencl() -> None:
+    pytest.importorskip("pyopencl")
+
+
+def test_devices_json() -> None:
+    res = CliRunner().invoke(main, ["devices", "--json"])
+    assert res.exit_code == 0, res.output
+    devices = json.loads(res.output)
+    names = " ".join(d["name"] + " " + d["platform"] for d in devices).lower()
+    if "oclgrind" not in names or "pthread" not in names:
+        pytest.skip("PoCL and Oclgrind are not both installed")
+    by_name = {d["platform"]: d for d in devices}
+    assert by_name["Oclgrind"]["svm"] is False  # OpenCL 1.2
+    assert by_name["Portable Computing Language"]["svm"] is True
+    assert all(":" in d["id"] for d in devices)
+    human = CliRunner().invoke(main, ["devices"])
+    assert human.exit_code == 0 and "Oclgrind Simulator" in human.output
+
+
+def test_unknown_device_exits_2(images_svm: Path) -> None:
+    res = CliRunner().invoke(main, ["replay", str(images_svm), "0", "-d", "no-such-gpu"])
+    assert res.exit_code == 2
+    assert "no device matches 'no-such-gpu'" in res.output
+
+
+def test_replay_json_two_devices(images_svm: Path) -> None:
+    res = CliRunner().invoke(
+        main, ["replay", str(images_svm), "0-3", "-d", "pocl", "-d", "oclgrind", "--json"]
+    )
+    report = json.loads(res.stdout)
+    ids = [d["device"]["id"] for d in report["devices"]]
+    assert len(ids) == 2
+    statuses = {d["device"]["platform"]: d["status"] for d in report["devices"]}
+    assert statuses["Portable Computing Language"] == "ok"
+    # sample_linear (LINEAR filtering) differs on Oclgrind by a few ULP; the rest is exact
+    grind = next(d for d in report["devices"] if d["device"]["platform"] == "Oclgrind")
+    bad = [
+        (s["enqueue"], c["label"])
+        for s in grind["steps"]
+        for c in s["checks"]
+        if c["status"] != "equal"
+    ]
+    assert bad == [(2, "arg 2 (buffer 0003)")]
+    assert res.exit_code == 1
+    cross = [c for c in report["cross"] if c["status"] != "equal"]
+    assert [(c["enqueue"], c["label"]) for c in cross] == [(2, "arg 2 (buffer 0003)")]
+    assert cross[0]["result"]["max_ulp"] >= 1
+
+
+def test_replay_human_output_and_ulp_tolerance(pyocl_pocl: Path) -> None:
+    r = CliRunner()
+    res = r.invoke(main, ["replay", str(pyocl_pocl), "22", "-d", "oclgrind"])
+    assert res.exit_code == 1
+    assert "1331/8192 differ, max 1 ULP" in " ".join(res.output.split())
+    res = r.invoke(main, ["replay", str(pyocl_pocl), "22", "-d", "oclgrind", "--ulp", "1"])
+    assert res.exit_code == 0, res.output
+    res = r.invoke(
+        main, ["replay", str(pyocl_pocl), "22", "-d", "oclgrind", "--arg-tol", "0:ulp=1"]
+    )
+    assert res.exit_code == 0, res.output
+
+
+def test_heat2d_window_cli(heat2d: Path, tmp_path: Path) -> None:
+    res = CliRunner().invoke(
+        main,
+        [
+            "replay",
+            str(heat2d),
+            "122396-122411",
+            "-d",
+            "pocl",
+            "--repeat",
+            "3",
+            "--json",
+            "--outputs",
+            str(tmp_path / "out"),
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    report = json.loads(res.stdout)
+    assert [c["enqueue"] for c in report["plan"]["changes"]] == [122408]
+    dev = report["devices"][0]
+    assert len(dev["steps"]) == 13
+    assert all(s["timing"]["samples"] == 3 for s in dev["steps"])
+    out = dev["steps"][0]["checks"][0]["output"]
+    assert out and Path(out).is_file()

@@ -1,0 +1,110 @@
+"""Plans (no device needed): ranges, modes, missing data said exactly, CLI input errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from cltui.capture import open_capture
+from cltui.cli import main
+from cltui.commands.replay import parse_arg_tol
+from cltui.replay.plan import PlanError, build_plan
+from cltui.replay.ranges import EnqueueRange, RangeError, parse_range
+from tests.conftest import copy_capture
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        ("12", EnqueueRange(12, 12)),
+        ("12-40", EnqueueRange(12, 40)),
+        ("12-", EnqueueRange(12, None)),
+        ("-40", EnqueueRange(None, 40)),
+        ("12-40/saxpy", EnqueueRange(12, 40, "saxpy")),
+        (" 7 / run ", EnqueueRange(7, 7, "run")),
+    ],
+)
+def test_parse_range(text: str, want: EnqueueRange) -> None:
+    assert parse_range(text) == want
+
+
+@pytest.mark.parametrize("text", ["", "x", "40-12", "1 2", "-", "/saxpy", "1-2-3"])
+def test_parse_range_rejects(text: str) -> None:
+    with pytest.raises(RangeError):
+        parse_range(text)
+
+
+def test_arg_tol_parsing() -> None:
+    assert parse_arg_tol(("0:ulp=2,atol=1e-6", "3:rtol=0.1")) == {
+        0: {"ulp": 2, "atol": 1e-6},
+        3: {"rtol": 0.1},
+    }
+    for bad in ("x:ulp=1", "0:foo=1", "0:ulp=a", "0"):
+        with pytest.raises(ValueError):
+            parse_arg_tol((bad,))
+
+
+def test_kernel_filter_and_manifest_is_json(images_svm: Path) -> None:
+    cap = open_capture(images_svm)
+    plan = build_plan(cap, parse_range("0-8/svm"))
+    assert plan.enqueues == [6, 7]
+    m = json.loads(json.dumps(plan.to_manifest()))
+    assert m["format"] == "cltui-replay-plan" and m["version"] == 1
+    assert m["source"]["range"] == "0-8/svm"
+    for key, entry in m["data"].items():
+        assert (images_svm / entry["path"]).is_file(), key
+    # 7 continues from 6 (same SVM allocation): loaded once, checked twice
+    assert [len(s["loads"]) for s in m["steps"]] == [1, 0]
+    assert [len(s["checks"]) for s in m["steps"]] == [1, 1]
+
+
+def test_isolated_loads_every_pre_dump(images_svm: Path) -> None:
+    cap = open_capture(images_svm)
+    plan = build_plan(cap, parse_range("0-8"), "isolated")
+    pre_files = sorted(p.name for p in (images_svm / "memDumpPreEnqueue").iterdir())
+    loaded = sorted(
+        Path(plan.manifest["data"][ld["data"]]["path"]).name
+        for s in plan.steps
+        for ld in s["loads"]
+    )
+    assert loaded == pre_files  # 13 Pre dumps, one load each
+
+
+def test_missing_dumps_are_named_exactly(images_svm: Path, tmp_path: Path) -> None:
+    cap_dir = copy_capture(images_svm, tmp_path)
+    for folder in (cap_dir / "memDumpPreEnqueue", cap_dir / "Replay/Enqueue_3_volume_sum/Pre"):
+        (folder / "Enqueue_0003_Kernel_volume_sum_Arg_1_Buffer_0005.bin").unlink()
+    for folder in (cap_dir / "memDumpPostEnqueue", cap_dir / "Replay/Enqueue_8_gather_rgba/Post"):
+        (folder / "Enqueue_0008_Kernel_gather_rgba_Arg_2_Buffer_0008.bin").unlink()
+    plan = build_plan(open_capture(cap_dir), parse_range("0-"))
+    assert "enqueue 3: no Pre dump of argument 1 (buffer 0005); it starts zero-filled" in (
+        plan.notes
+    )
+    assert "enqueue 8: no Post dump of argument 2 (buffer 0008): not checked" in plan.notes
+    assert plan.enqueues == [0, 1, 2, 3, 6, 7, 8]  # the steps still run
+
+
+def test_nothing_to_replay(images_svm: Path) -> None:
+    cap = open_capture(images_svm)
+    with pytest.raises(PlanError, match="no kernel enqueue in range 9-10"):
+        build_plan(cap, parse_range("9-10"))
+    with pytest.raises(PlanError, match="of kernel 'nosuch'"):
+        build_plan(cap, parse_range("0-/nosuch"))
+    with pytest.raises(PlanError, match="unknown mode"):
+        build_plan(cap, parse_range("0"), "sideways")
+
+
+def test_cli_bad_input_exits_2(images_svm: Path, tmp_path: Path) -> None:
+    r = CliRunner()
+    res = r.invoke(main, ["replay", str(images_svm), "40-12"])
+    assert res.exit_code == 2 and "bad range '40-12'" in res.output
+    res = r.invoke(main, ["replay", str(images_svm), "9-10"])
+    assert res.exit_code == 2 and "no kernel enqueue in range 9-10" in res.output
+    res = r.invoke(main, ["replay", str(tmp_path / "nope"), "0"])
+    assert res.exit_code == 2
+    res = r.invoke(main, ["replay", str(images_svm), "0", "--arg-tol", "zz"])
+    assert res.exit_code == 2 and "bad --arg-tol" in res.output
+    assert "Traceback" not in res.output

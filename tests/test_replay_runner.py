@@ -1,0 +1,205 @@
+"""The child-process runner: crashes and hangs are reported with their enqueue, the parent lives.
+
+The plans here are built by hand (no capture needed) over tests/fixtures/replay/faults.cl.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from cltui.replay import runner
+from cltui.replay.engine import PLAN_FORMAT, PLAN_VERSION
+
+pytestmark = pytest.mark.device
+
+FIXTURES = Path(__file__).parent / "fixtures" / "replay"
+
+
+def _devices(name: str) -> list[dict[str, Any]]:
+    pytest.importorskip("pyopencl")
+    from cltui.replay.devices import DeviceError, select_devices
+
+    try:
+        return select_devices([name])
+    except DeviceError:
+        pytest.skip(f"no {name} device")
+
+
+def _plan(tmp: Path, steps: list[dict[str, Any]], memory: dict[str, Any]) -> dict[str, Any]:
+    shutil.copy(FIXTURES / "faults.cl", tmp / "faults.cl")
+    data = {"faults.cl": {"path": "faults.cl", "size": (tmp / "faults.cl").stat().st_size}}
+    for st in steps:
+        for c in st.get("checks", []):
+            if c.get("data"):
+                data[c["data"]] = {"path": c["data"], "size": 0}
+    return {
+        "format": PLAN_FORMAT,
+        "version": PLAN_VERSION,
+        "source": {"capture": str(tmp), "range": "synthetic", "mode": "chain"},
+        "tolerance": {"atol": 0, "rtol": 0, "ulp": 0},
+        "data": data,
+        "programs": {
+            "p0": {"label": "faults.cl", "source": "faults.cl", "options": "", "binaries": []}
+        },
+        "memory": memory,
+        "steps": steps,
+        "changes": [],
+        "notes": [],
+    }
+
+
+def _step(n: int, kernel: str, args: list[dict[str, Any]], **kw: Any) -> dict[str, Any]:
+    return {
+        "enqueue": n,
+        "kernel": kernel,
+        "program": "p0",
+        "global": [64],
+        "local": None,
+        "offset": None,
+        "args": args,
+        "loads": [],
+        "prechecks": [],
+        "checks": [],
+        **kw,
+    }
+
+
+def _fill(n: int, value: int, expect: str | None = None) -> dict[str, Any]:
+    checks = []
+    if expect:
+        checks.append(
+            {
+                "mem": "m0",
+                "args": [0],
+                "label": "arg 0 (buffer m0)",
+                "data": expect,
+                "dtype": "<i4",
+                "shape": None,
+            }
+        )
+    return _step(
+        n,
+        "fill",
+        [
+            {"index": 0, "kind": "buffer", "mem": "m0"},
+            {"index": 1, "kind": "scalar", "hex": np.int32(value).tobytes().hex()},
+        ],
+        checks=checks,
+    )
+
+
+def test_fill_passes_and_progress_streams(tmp_path: Path) -> None:
+    dev = _devices("pocl")
+    (tmp_path / "seven.bin").write_bytes(np.full(64, 7, np.int32).tobytes())
+    plan = _plan(tmp_path, [_fill(5, 7, "seven.bin")], {"m0": {"kind": "buffer", "size": 256}})
+    job = runner.start(plan, dev, save_dir=tmp_path / "out")
+    events = list(job.events())
+    kinds = [e["type"] for e in events]
+    assert kinds[0] == "device" and kinds[-1] == "done"
+    assert {"type": "step", "i": 0, "n": 1, "enqueue": 5, "device": dev[0]["id"]} in events
+    report = job.report
+    assert report is not None and report["ok"]
+    res = report["devices"][0]
+    assert res["status"] == "ok"
+    check = res["steps"][0]["checks"][0]
+    assert check["status"] == "equal"
+    assert np.array_equal(np.fromfile(check["output"], np.int32), np.full(64, 7, np.int32))
+
+
+def test_mismatch_is_reported_with_typed_first_difference(tmp_path: Path) -> None:
+    dev = _devices("pocl")
+    want = np.full(64, 7, np.int32)
+    want[9] = 8
+    (tmp_path / "want.bin").write_bytes(want.tobytes())
+    plan = _plan(tmp_path, [_fill(3, 7, "want.bin")], {"m0": {"kind": "buffer", "size": 256}})
+    report = runner.run(plan, dev, save_dir=tmp_path / "out")
+    assert not report["ok"]
+    check = report["devices"][0]["steps"][0]["checks"][0]
+    assert check["status"] == "different"
+    first = check["result"]["first"]
+    assert (first["index"], first["expected"], first["actual"]) == (9, 8, 7)
+    assert check["result"]["n_diff"] == 1
+
+
+def test_wild_pointer_crash_names_the_enqueue(tmp_path: Path) -> None:
+    dev = _devices("pocl")
+    plan = _plan(
+        tmp_path,
+        [_fill(40, 1), _step(41, "wild", [{"index": 0, "kind": "buffer", "mem": "m0"}])],
+        {"m0": {"kind": "buffer", "size": 256}},
+    )
+    report = runner.run(plan, dev, save_dir=tmp_path / "out", timeout=60)
+    res = report["devices"][0]
+    assert res["status"] == "crash", res
+    assert res["failed_enqueue"] == 41
+    assert "enqueue 41 crashed the driver" in res["error"]
+    assert not report["ok"]
+    # the parent keeps working: a good plan replays right after
+    (tmp_path / "seven.bin").write_bytes(np.full(64, 7, np.int32).tobytes())
+    good = _plan(tmp_path, [_fill(5, 7, "seven.bin")], {"m0": {"kind": "buffer", "size": 256}})
+    assert runner.run(good, dev, save_dir=tmp_path / "out2")["ok"]
+
+
+def test_endless_kernel_times_out_and_is_named(tmp_path: Path) -> None:
+    dev = _devices("pocl")
+    plan = _plan(
+        tmp_path,
+        [
+            _fill(7, 0),
+            _step(
+                8,
+                "spin",
+                [
+                    {"index": 0, "kind": "buffer", "mem": "m0"},
+                    {"index": 1, "kind": "buffer", "mem": "m1"},
+                ],
+            ),
+        ],
+        {"m0": {"kind": "buffer", "size": 256}, "m1": {"kind": "buffer", "size": 256}},
+    )
+    report = runner.run(plan, dev, save_dir=tmp_path / "out", timeout=4)
+    res = report["devices"][0]
+    assert res["status"] == "hang", res
+    assert res["failed_enqueue"] == 8
+    assert "enqueue 8 did not finish within 4 s" in res["error"]
+
+
+def test_cancel_stops_the_child(tmp_path: Path) -> None:
+    dev = _devices("pocl")
+    plan = _plan(
+        tmp_path,
+        [
+            _step(
+                8,
+                "spin",
+                [
+                    {"index": 0, "kind": "buffer", "mem": "m0"},
+                    {"index": 1, "kind": "buffer", "mem": "m1"},
+                ],
+            )
+        ],
+        {"m0": {"kind": "buffer", "size": 256}, "m1": {"kind": "buffer", "size": 256}},
+    )
+    job = runner.start(plan, dev, save_dir=tmp_path / "out", timeout=60)
+    for ev in job.events():
+        if ev["type"] == "step":
+            job.cancel()
+    assert job.report is not None
+    res = job.report["devices"][0]
+    assert res["status"] == "cancelled" and res["failed_enqueue"] == 8
+
+
+def test_build_failure_is_a_one_line_error(tmp_path: Path) -> None:
+    dev = _devices("pocl")
+    plan = _plan(tmp_path, [_fill(1, 1)], {"m0": {"kind": "buffer", "size": 256}})
+    (tmp_path / "faults.cl").write_text("__kernel void fill(__global int* o, int v) { oops }")
+    plan["data"]["faults.cl"]["path"] = "faults.cl"
+    report = runner.run(plan, dev, data_root=tmp_path, save_dir=tmp_path / "out")
+    res = report["devices"][0]
+    assert res["status"] == "error"
+    assert res["error"].startswith("faults.cl: build failed on")

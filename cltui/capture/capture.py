@@ -607,6 +607,20 @@ class Capture:
         for i in sorted(indexes):
             param = params[i] if i < len(params) else None
             arg = self._make_arg(enq, i, param, setargs.get(i), replay, kname, off)
+            if (
+                log is not None
+                and off >= 0
+                and i not in setargs
+                and arg.raw is None
+                and arg.kind is not ArgKind.LOCAL
+            ):
+                enq.problems.append(
+                    Problem(
+                        f"argument {i}: no clSetKernelArg for it in the log and no dump "
+                        "holds its value",
+                        enqueue=number,
+                    )
+                )
             arg.pre = dumps_pre.get(i)
             arg.post = dumps_post.get(i)
             enq.args.append(arg)
@@ -855,7 +869,22 @@ class Capture:
         )
         report: dict[str, Any] | None = None
         if self.report is not None:
-            report = {"total_enqueues": getattr(self.report, "total_enqueues", None)}
+            rep = self.report
+            host = getattr(rep, "host", None)
+            report = {
+                "total_enqueues": getattr(rep, "total_enqueues", None),
+                "host_total_ns": getattr(host, "total_time_ns", None) if host else None,
+                "host_rows": len(host.rows) if host else 0,
+                "devices": [
+                    {
+                        "device": t.device_name,
+                        "total_ns": t.total_time_ns,
+                        "rows": {r.name: {"calls": r.calls, "time_ns": r.time_ns} for r in t.rows},
+                    }
+                    for t in getattr(rep, "devices", []) or []
+                ],
+                "warnings": list(getattr(rep, "warnings", []) or []),
+            }
         return {
             "path": str(self.path),
             "log": str(self.log_path) if self.log_path else None,

@@ -912,7 +912,11 @@ class Capture:
                 "post_enqueues": len(post),
                 "replay_folders": len(getattr(d, "replay", {}) or {}),
                 "setkernelarg_dumps": sum(len(v) for v in ska.values()),
-                "hashes_only": bool(self.hashes_only.any()),
+                "hashes_only": bool(
+                    self.hashes_only.any()
+                    or getattr(d, "buffer_hashes", False)
+                    or getattr(d, "image_hashes", False)
+                ),
             },
             "report": report,
             "sessions": len(self.log.sessions) if self.log else 0,

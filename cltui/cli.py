@@ -18,6 +18,7 @@ import click
 # ``cltui --help`` needs no command module at all.
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "open": ("cltui.commands.open", "open_cmd", "Open the TUI on a capture (the default action)."),
+    "demo": ("cltui.commands.demo", "demo_cmd", "Open the app on the bundled real capture."),
     "info": ("cltui.commands.info", "info_cmd", "Summarise a capture: programs, devices, counts."),
     "ls": ("cltui.commands.ls", "ls_cmd", "List enqueues, one row each."),
     "show": ("cltui.commands.show", "show_cmd", "Everything known about one enqueue."),

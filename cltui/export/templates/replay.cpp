@@ -26,6 +26,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cfloat>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -799,6 +800,7 @@ struct CompareResult {
     double max_abs = 0, max_ulp = 0;
     bool has_float = false;
     long long first = -1;  // first element beyond tolerance (else first differing)
+    std::string first_where, first_expected, first_actual;  // its first differing lane
     std::string note;
 };
 
@@ -835,6 +837,50 @@ double to_double(const unsigned char* p, size_t size) {
     double d;
     std::memcpy(&d, p, 8);
     return d;
+}
+
+std::string lane_text(const unsigned char* p, const Leaf& leaf) {
+    char buf[64];
+    if (leaf.kind == 'f' && (leaf.size == 2 || leaf.size == 4 || leaf.size == 8)) {
+        std::snprintf(buf, sizeof buf, "%.9g", to_double(p, leaf.size));
+        return buf;
+    }
+    if ((leaf.kind == 'i' || leaf.kind == 'u' || leaf.kind == 'b') && leaf.size <= 8) {
+        uint64_t u = 0;
+        std::memcpy(&u, p, leaf.size);
+        if (leaf.kind == 'i' && leaf.size < 8 && (u >> (leaf.size * 8 - 1)) & 1)
+            u |= ~0ULL << (leaf.size * 8);  // sign-extend
+        if (leaf.kind == 'i')
+            std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(u));
+        else
+            std::snprintf(buf, sizeof buf, "%llu", static_cast<unsigned long long>(u));
+        return buf;
+    }
+    std::string hex;
+    for (size_t i = 0; i < leaf.size; ++i) {
+        std::snprintf(buf, sizeof buf, "%02x", p[i]);
+        hex += buf;
+    }
+    return hex;
+}
+
+// Where (field, lane) the first reported element differs, with both values.
+void describe_first(const std::vector<unsigned char>& expected,
+                    const std::vector<unsigned char>& actual, const Layout& layout,
+                    size_t itemsize, CompareResult& r) {
+    size_t base = static_cast<size_t>(r.first) * itemsize;
+    for (const Leaf& leaf : layout.leaves) {
+        for (size_t lane = 0; lane < leaf.count; ++lane) {
+            size_t off = base + leaf.offset + lane * leaf.size;
+            if (std::memcmp(&expected[off], &actual[off], leaf.size) == 0) continue;
+            r.first_where = "[" + std::to_string(r.first) + "]";
+            if (!leaf.name.empty()) r.first_where += "." + leaf.name;
+            if (leaf.count > 1) r.first_where += " lane " + std::to_string(lane);
+            r.first_expected = lane_text(&expected[off], leaf);
+            r.first_actual = lane_text(&actual[off], leaf);
+            return;
+        }
+    }
 }
 
 CompareResult compare(const std::vector<unsigned char>& expected,
@@ -880,7 +926,7 @@ CompareResult compare(const std::vector<unsigned char>& expected,
                 }
                 r.max_abs = std::max(r.max_abs, absd);
                 r.max_ulp = std::max(r.max_ulp, ulps);
-                double e_abs = en ? 0.0 : std::fabs(ev);
+                double e_abs = en ? 0.0 : std::isinf(ev) ? DBL_MAX : std::fabs(ev);
                 bool within = absd <= tol.atol + tol.rtol * e_abs ||
                               ulps <= static_cast<double>(tol.ulp);
                 if (!within) bad = true;
@@ -909,6 +955,7 @@ CompareResult compare(const std::vector<unsigned char>& expected,
         r.note = r.note.empty() ? n : n + "; " + r.note;
     }
     r.first = first_bad >= 0 ? first_bad : first_diff;
+    if (r.first >= 0) describe_first(expected, actual, layout, itemsize, r);
     r.status = (r.n_bad || expected.size() != actual.size()) ? "different" : "within";
     return r;
 }
@@ -1348,6 +1395,12 @@ std::string checks_json(const std::vector<CheckOutcome>& list) {
               << (c.has_float ? json_num(c.max_abs) : "null")
               << ", \"max_ulp\": " << (c.has_float ? json_num(c.max_ulp) : "null")
               << ", \"first_index\": " << (c.first >= 0 ? std::to_string(c.first) : "null")
+              << ", \"first\": "
+              << (c.first_where.empty()
+                      ? std::string("null")
+                      : "{\"where\": " + json_str(c.first_where) + ", \"expected\": " +
+                            json_str(c.first_expected) + ", \"actual\": " +
+                            json_str(c.first_actual) + "}")
               << ", \"note\": " << json_str(c.note) << "}";
         }
         o << "}";
@@ -1402,7 +1455,11 @@ std::string summary(const CheckOutcome& oc) {
     o << c.n_diff << "/" << c.elements << " differ";
     if (c.n_bad != c.n_diff) o << ", " << c.n_bad << " beyond tolerance";
     if (c.has_float) o << ", max " << c.max_ulp << " ULP, abs " << c.max_abs;
-    if (c.first >= 0) o << ", first [" << c.first << "]";
+    if (!c.first_where.empty())
+        o << ", first " << c.first_where << ": expected " << c.first_expected << " got "
+          << c.first_actual;
+    else if (c.first >= 0)
+        o << ", first [" << c.first << "]";
     if (!c.note.empty()) o << ", " << c.note;
     return o.str();
 }

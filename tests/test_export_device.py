@@ -1,0 +1,285 @@
+"""Exported bundles run on the real devices, away from cltui.
+
+Each bundle is exported, copied to a fresh folder, and run there as a separate process:
+``python replay.py`` (the venv's python, outside the repository) and the C++ program built
+once per session with CMake from a bundle's own CMakeLists.txt.  Both must pass on the
+capturing platform and give the same verdict for every check.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cltui.capture import open_capture
+from cltui.export import export_range
+from tests.conftest import copy_capture
+
+pytestmark = pytest.mark.device
+
+PY = sys.executable  # the venv's python: numpy + pyopencl
+
+
+def _platforms() -> set[str]:
+    try:
+        import pyopencl as cl
+
+        return {p.name.strip().lower() for p in cl.get_platforms()}
+    except Exception:
+        return set()
+
+
+def _need(device: str) -> None:
+    names = " ".join(_platforms())
+    key = {"pocl": "portable computing language", "oclgrind": "oclgrind"}[device]
+    if key not in names:
+        pytest.skip(f"no {device} platform")
+
+
+def _env() -> dict[str, str]:
+    """No PYTHONPATH: the bundle must not import cltui."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    return env
+
+
+class Bundles:
+    """Exports (capture, range, mode) once per session into a fresh copied folder."""
+
+    def __init__(self, root: Path, captures: dict[str, Path]) -> None:
+        self.root = root
+        self.captures = captures
+        self.cache: dict[tuple[str, str, str], Path] = {}
+
+    def get(self, capture: str, rng: str, mode: str = "chain") -> Path:
+        key = (capture, rng, mode)
+        if key not in self.cache:
+            n = len(self.cache)
+            first = self.root / f"export{n}" / "bundle"
+            export_range(open_capture(self.captures[capture]), rng, first, mode=mode)
+            fresh = self.root / f"fresh{n}" / "bundle"
+            shutil.copytree(first, fresh)
+            shutil.rmtree(first.parent)
+            self.cache[key] = fresh
+        return self.cache[key]
+
+
+@pytest.fixture(scope="session")
+def bundles(
+    tmp_path_factory: pytest.TempPathFactory,
+    images_svm: Path,
+    pyocl_pocl: Path,
+    pyocl_oclgrind: Path,
+    heat2d: Path,
+) -> Bundles:
+    caps = {"images_svm": images_svm, "pyocl_pocl": pyocl_pocl,
+            "pyocl_oclgrind": pyocl_oclgrind, "heat2d": heat2d}
+    return Bundles(tmp_path_factory.mktemp("bundles"), caps)
+
+
+@pytest.fixture(scope="session")
+def cpp_replay(bundles: Bundles, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The C++ replay, configured and built with CMake once from a bundle's own files."""
+    if shutil.which("cmake") is None or shutil.which("c++") is None:
+        pytest.skip("cmake or a C++ compiler is not installed")
+    src = bundles.get("images_svm", "0-8")
+    build = tmp_path_factory.mktemp("cppbuild")
+    for cmd in (["cmake", "-S", str(src), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release"],
+                ["cmake", "--build", str(build), "-j", "2"]):
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    exe = build / "replay"
+    assert exe.is_file()
+    return exe
+
+
+def run_py(bundle: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([PY, "replay.py", *args], cwd=bundle, capture_output=True, text=True,
+                          env=_env(), timeout=300)
+
+
+def run_cpp(exe: Path, bundle: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(exe), *args], cwd=bundle, capture_output=True, text=True,
+                          timeout=300)
+
+
+def verdicts(results: list[dict[str, Any]]) -> dict[tuple[Any, ...], tuple[Any, ...]]:
+    """(enqueue, when, mem, args) -> (status, n_diff, n_bad, max_ulp) of one device's run."""
+    (res,) = results
+    assert res["error"] is None, res["error"]
+    out: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+    for st in res["steps"]:
+        for when in ("prechecks", "checks"):
+            for c in st[when]:
+                r = c.get("result") or {}
+                ulp = r.get("max_ulp")
+                out[(st["enqueue"], when, c["mem"], tuple(c["args"]))] = (
+                    c["status"], r.get("n_diff"), r.get("n_bad"),
+                    None if ulp is None else float(ulp),
+                )
+    return out
+
+
+def both(bundle: Path, exe: Path, device: str, *extra: str) -> tuple[Any, Any]:
+    py = run_py(bundle, "--validate", "--json", "--device", device, *extra)
+    cpp = run_cpp(exe, bundle, "--validate", "--json", "--device", device, *extra)
+    assert py.returncode == 0, py.stdout[-4000:] + py.stderr[-2000:]
+    assert cpp.returncode == 0, cpp.stdout[-4000:] + cpp.stderr[-2000:]
+    return json.loads(py.stdout), json.loads(cpp.stdout)
+
+
+CASES = [
+    # capture, range, mode, what it covers
+    ("pyocl_pocl", "14", "chain"),  # a single kernel; a 16-byte struct by value
+    ("pyocl_pocl", "18", "chain"),  # two __local arguments
+    ("pyocl_pocl", "22-34", "chain"),  # a chained window of 13 dependent kernels
+    ("pyocl_pocl", "18-21", "isolated"),  # isolated mode, four programs all named 'run'
+    ("images_svm", "0-8", "chain"),  # images of several sizes, sampler, 3D image, SVM+offset
+    ("heat2d", "122396-122411", "chain"),  # chain across the host write at 122407
+]
+
+
+@pytest.mark.parametrize(("capture", "rng", "mode"), CASES)
+def test_python_and_cpp_pass_on_pocl_and_agree(
+    bundles: Bundles, cpp_replay: Path, capture: str, rng: str, mode: str
+) -> None:
+    _need("pocl")
+    bundle = bundles.get(capture, rng, mode)
+    py, cpp = both(bundle, cpp_replay, "pocl")
+    assert py[0]["ok"] and cpp[0]["ok"]
+    vp, vc = verdicts(py), verdicts(cpp)
+    assert vp == vc
+    checks = [k for k in vp if k[1] == "checks"]
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    assert len(checks) == sum(len(s["checks"]) for s in manifest["steps"]) > 0
+    # captured on PoCL: every check is bit-exact
+    assert {vp[k][0] for k in checks} == {"equal"}
+    assert [s["enqueue"] for s in py[0]["steps"]] == [s["enqueue"] for s in manifest["steps"]]
+
+
+def test_heat2d_host_write_is_reloaded_and_reported(bundles: Bundles, cpp_replay: Path) -> None:
+    _need("pocl")
+    bundle = bundles.get("heat2d", "122396-122411")
+    py = run_py(bundle, "--device", "pocl")
+    cpp = run_cpp(cpp_replay, bundle, "--device", "pocl")
+    for out in (py.stdout, cpp.stdout):
+        assert "reload" in out and "122407 WriteBuffer" in out
+        assert "before: arg 2 (buffer 0000): different" in out
+        assert out.rstrip().endswith("PASS: 21/21 checks equal or within tolerance")
+
+
+def test_bundle_runs_after_its_capture_is_gone(
+    images_svm: Path, tmp_path: Path, cpp_replay: Path
+) -> None:
+    _need("pocl")
+    cap = copy_capture(images_svm, tmp_path / "cap")
+    bundle = tmp_path / "b"
+    export_range(open_capture(cap), "0-3", bundle, langs="python,cpp")
+    shutil.rmtree(cap)
+    py = run_py(bundle, "--validate", "--device", "pocl")
+    assert py.returncode == 0, py.stdout + py.stderr
+    cpp = run_cpp(cpp_replay, bundle, "--validate", "--device", "pocl", "--bundle", str(bundle))
+    assert cpp.returncode == 0, cpp.stdout + cpp.stderr
+
+
+# --------------------------------------------------------------------------- Oclgrind
+
+
+@pytest.mark.parametrize("rng", ["14", "16-18"])
+def test_oclgrind_capture_passes_on_oclgrind(
+    bundles: Bundles, cpp_replay: Path, rng: str
+) -> None:
+    """The Oclgrind twin replays bit-exact on Oclgrind, its capturing platform."""
+    _need("oclgrind")
+    bundle = bundles.get("pyocl_oclgrind", rng)
+    py, cpp = both(bundle, cpp_replay, "oclgrind")
+    assert py[0]["device"]["name"] == cpp[0]["device"]["name"] == "Oclgrind Simulator"
+    vp = verdicts(py)
+    assert vp == verdicts(cpp)
+    assert {v[0] for k, v in vp.items() if k[1] == "checks"} == {"equal"}
+
+
+def test_pocl_capture_on_oclgrind_reports_ulp_and_emulated_svm(
+    bundles: Bundles, cpp_replay: Path
+) -> None:
+    """Oclgrind 21.10 is OpenCL 1.2: SVM is emulated with a buffer, and said so.  Its linear
+    sampler rounds differently from PoCL: a mismatch with ULP figures, within --ulp 4."""
+    _need("oclgrind")
+    bundle = bundles.get("images_svm", "0-8")
+    strict_py = run_py(bundle, "--validate", "--json", "--device", "oclgrind")
+    strict_cpp = run_cpp(cpp_replay, bundle, "--validate", "--json", "--device", "oclgrind")
+    assert strict_py.returncode == 1 and strict_cpp.returncode == 1
+    py, cpp = json.loads(strict_py.stdout), json.loads(strict_cpp.stdout)
+    for res in (py, cpp):
+        assert any("has no SVM: emulated with a buffer" in n for n in res[0]["notes"])
+    vp, vc = verdicts(py), verdicts(cpp)
+    assert vp == vc
+    bad = {k: v for k, v in vp.items() if v[0] == "different"}
+    assert [k[0] for k in bad] == [2]  # sample_linear only
+    ((_status, n_diff, n_bad, max_ulp),) = bad.values()
+    assert n_diff == n_bad > 0 and max_ulp is not None and 0 < max_ulp <= 4
+    # without --validate the exit code stays 0; with a ULP tolerance the range passes
+    assert run_py(bundle, "--device", "oclgrind").returncode == 0
+    py2, cpp2 = both(bundle, cpp_replay, "oclgrind", "--ulp", "4")
+    v2 = verdicts(py2)
+    assert v2 == verdicts(cpp2)
+    assert {v[0] for v in v2.values()} == {"equal", "within"}
+
+
+# --------------------------------------------------------------------------- options
+
+
+def test_repeat_out_and_list_devices(
+    bundles: Bundles, cpp_replay: Path, tmp_path: Path
+) -> None:
+    _need("pocl")
+    bundle = bundles.get("pyocl_pocl", "22-34")
+    outs = {}
+    for name, runner in (("py", lambda *a: run_py(bundle, *a)),
+                         ("cpp", lambda *a: run_cpp(cpp_replay, bundle, *a))):
+        out = tmp_path / name
+        out.mkdir()
+        proc = runner("--device", "pocl", "--repeat", "3", "--json", "--out", str(out))
+        assert proc.returncode == 0, proc.stderr
+        (res,) = json.loads(proc.stdout)
+        assert res["repeat"] == 3
+        for st in res["steps"]:
+            t = st["timing"]
+            assert t["samples"] == 3
+            for stage in ("queued_to_submit", "submit_to_start", "start_to_end", "host_enqueue"):
+                assert t[stage]["min"] <= t[stage]["median"] <= t[stage]["max"]
+        outs[name] = {p.name: p.read_bytes() for p in out.iterdir()}
+        lst = runner("--list-devices")
+        assert lst.returncode == 0
+        assert "Oclgrind Simulator" in lst.stdout and "pthread" in lst.stdout
+        bad = runner("--device", "no-such-device")
+        assert bad.returncode == 2 and "no-such-device" in bad.stderr
+        assert "Traceback" not in bad.stderr
+    # both wrote the same replayed outputs, and they are the captured Post contents
+    assert outs["py"] == outs["cpp"] and len(outs["py"]) > 0
+    m = json.loads((bundle / "manifest.json").read_text())
+    expected = {
+        f"{s['enqueue']}_{''.join(ch if ch.isalnum() or ch in '-_.' else '_' for ch in c['mem'])}"
+        ".bin": (bundle / m["data"][c["data"]]["path"]).read_bytes()
+        for s in m["steps"] for c in s["checks"]
+    }
+    assert outs["py"] == expected
+
+
+def test_replay_py_imports_nothing_from_cltui(bundles: Bundles) -> None:
+    bundle = bundles.get("pyocl_pocl", "14")
+    code = (
+        "import runpy, sys; sys.argv=['replay.py', '--list-devices'];"
+        "\ntry: runpy.run_path('replay.py', run_name='__main__')"
+        "\nexcept SystemExit: pass"
+        "\nassert not [m for m in sys.modules if m.split('.')[0] == 'cltui'], 'cltui imported'"
+    )
+    proc = subprocess.run([PY, "-c", code], cwd=bundle, capture_output=True, text=True,
+                          env=_env(), timeout=120)
+    assert proc.returncode == 0, proc.stderr

@@ -100,3 +100,26 @@ def test_heat2d_window_cli(heat2d: Path, tmp_path: Path) -> None:
     assert all(s["timing"]["samples"] == 3 for s in dev["steps"])
     out = dev["steps"][0]["checks"][0]["output"]
     assert out and Path(out).is_file()
+
+
+def test_device_by_index_and_progress_api(images_svm: Path) -> None:
+    from cltui.capture import open_capture
+    from cltui.replay import runner
+    from cltui.replay.devices import list_devices, select_devices
+    from cltui.replay.plan import build_plan
+    from cltui.replay.ranges import parse_range
+
+    pocl = next((d for d in list_devices() if "pthread" in d["name"]), None)
+    if pocl is None:
+        pytest.skip("no PoCL device")
+    assert select_devices([pocl["id"]]) == [pocl]
+    assert select_devices(["POCL"]) == [pocl]  # case-insensitive substring
+    cap = open_capture(images_svm)
+    plan = build_plan(cap, parse_range("0-3"))
+    seen: list[dict[str, object]] = []
+    job = runner.start(plan.to_manifest(), [pocl], callback=seen.append)
+    report = job.wait()
+    assert report["ok"]
+    steps = [e["enqueue"] for e in seen if e["type"] == "step"]
+    assert steps == [0, 1, 2, 3]
+    assert seen[-1]["type"] == "done"

@@ -218,3 +218,13 @@ def test_repeat_gives_min_median_max_per_stage(images_svm: Path) -> None:
             v = t[stage]
             assert v["min"] <= v["median"] <= v["max"]
         assert t["start_to_end"]["min"] > 0
+
+
+def test_heat2d_whole_dump_window_without_replay_folders(heat2d: Path) -> None:
+    # 122380-122395 and 122412-122419 have memDump + SetKernelArg dumps but no Replay folder
+    plan, res = _replay(heat2d, "122380-122419", "chain")
+    assert len(plan.steps) == 37  # README: 37 kernel enqueues in the window
+    assert not plan.notes
+    assert [c["enqueue"] for c in plan.changes] == [122408]
+    assert res["ok"]
+    assert sum(len(s["checks"]) for s in res["steps"]) >= 37

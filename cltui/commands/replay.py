@@ -176,6 +176,8 @@ def default_devices(steps: list[dict[str, Any]]) -> list[str]:
     return ids[:1]
 
 
+MAX_NOTES = 20
+
 _STYLE = {"equal": "green", "within": "yellow", "different": "bold red", "unchecked": "dim"}
 
 
@@ -218,14 +220,23 @@ def print_report(report: dict[str, Any], manifest: dict[str, Any]) -> None:
         f"[bold]range {plan['range']}[/] mode {plan['mode']}, {plan['steps']} enqueues, "
         f"{len(devs)} device(s)"
     )
-    for note in plan["notes"]:
-        con.print(f"[dim]note: {note}[/]")
+    notes = plan["notes"]
+    for note in notes[:MAX_NOTES]:
+        con.print(f"note: {note}", soft_wrap=True, markup=False, highlight=False, style="dim")
+    if len(notes) > MAX_NOTES:
+        con.print(
+            f"... and {len(notes) - MAX_NOTES} more notes (--json lists them all)", style="dim"
+        )
     for ch in plan["changes"]:
         by = ", ".join(ch["by"]) if ch["by"] else "something outside the replayed kernels"
         act = "reloaded from the capture" if ch["action"] == "reload" else "not reloaded (strict)"
         con.print(
-            f"[cyan]host-side change[/] before enqueue {ch['enqueue']}: {ch['label']} "
-            f"changed after enqueue {ch['after']} (by {by}); {act}"
+            f"host-side change before enqueue {ch['enqueue']}: {ch['label']} "
+            f"changed after enqueue {ch['after']} (by {by}); {act}",
+            soft_wrap=True,
+            markup=False,
+            highlight=False,
+            style="cyan",
         )
     for r in devs:
         d = r["device"]
@@ -340,8 +351,17 @@ def print_report(report: dict[str, Any], manifest: dict[str, Any]) -> None:
                     markup=False,
                     highlight=False,
                 )
-    verdict = "[bold green]PASS[/]" if report["ok"] else "[bold red]FAIL[/]"
-    con.print(verdict)
+    checked = sum(
+        1
+        for r in devs
+        for st in r.get("steps", [])
+        for c in st["checks"]
+        if c["status"] != "unchecked"
+    )
+    if report["ok"] and not checked:
+        con.print("[bold yellow]PASS (no check ran: no captured Post data in this range)[/]")
+    else:
+        con.print("[bold green]PASS[/]" if report["ok"] else "[bold red]FAIL[/]")
 
 
 __all__ = ["EXIT_BAD_INPUT", "replay_cmd"]

@@ -74,6 +74,9 @@ class ReplayJob:
         self._proc: subprocess.Popen[bytes] | None = None
         self._lock = threading.Lock()
         self._events: Iterator[Event] | None = None
+        self._done = threading.Event()
+        self._pumped = False  # a callback thread consumes the events
+        self.callback_error: Exception | None = None
 
     # ---- public
     def cancel(self) -> None:
@@ -95,14 +98,29 @@ class ReplayJob:
             self._events = self._run()
         return self._events
 
-    def wait(self) -> dict[str, Any]:
-        for _ in self.events():
-            pass
+    @property
+    def done(self) -> bool:
+        return self._done.is_set()
+
+    def wait(self, timeout: float | None = None) -> dict[str, Any]:
+        """The report (consumes the events unless a callback does; ``timeout`` then applies)."""
+        if self._pumped:
+            if not self._done.wait(timeout):
+                raise TimeoutError("the replay is still running")
+        else:
+            for _ in self.events():
+                pass
         assert self.report is not None
         return self.report
 
     # ---- internals
     def _run(self) -> Iterator[Event]:
+        try:
+            yield from self._run_devices()
+        finally:
+            self._done.set()
+
+    def _run_devices(self) -> Iterator[Event]:
         results: list[dict[str, Any]] = []
         for dev in self.devices:
             if self._cancel.is_set():
@@ -117,6 +135,7 @@ class ReplayJob:
             assert res is not None
             results.append(res)
         self.report = self._make_report(results)
+        self._done.set()
         yield {"type": "done", "report": self.report}
 
     def _run_device(self, dev: dict[str, Any]) -> Iterator[Event]:
@@ -161,6 +180,16 @@ class ReplayJob:
         os.close(write_fd)
         with self._lock:
             self._proc = proc
+        try:
+            yield from self._watch(dev, proc, read_fd, err_path)
+        finally:  # also when the consumer drops the iterator: no child is left behind
+            _kill(proc)
+            with self._lock:
+                self._proc = None
+
+    def _watch(
+        self, dev: dict[str, Any], proc: subprocess.Popen[bytes], read_fd: int, err_path: Path
+    ) -> Iterator[Event]:
         lines: queue.Queue[str | None] = queue.Queue()
         reader = threading.Thread(target=_pump, args=(read_fd, lines), daemon=True)
         reader.start()
@@ -208,8 +237,6 @@ class ReplayJob:
         except subprocess.TimeoutExpired:
             _kill(proc)
             rc = proc.wait()
-        with self._lock:
-            self._proc = None
         reader.join(timeout=1)
         stderr_tail = _tail(err_path)
         if status == "hang":
@@ -381,10 +408,17 @@ def start(
         save_dir=save_dir,
     )
     if callback is not None:
+        job._pumped = True
 
         def pump() -> None:
             for ev in job.events():
-                callback(ev)
+                if job.callback_error is not None:
+                    continue  # drain: the children still get stopped and reported
+                try:
+                    callback(ev)
+                except Exception as exc:  # a broken callback must not leave a child behind
+                    job.callback_error = exc
+                    job.cancel()
 
         threading.Thread(target=pump, name="cltui-replay", daemon=True).start()
     return job

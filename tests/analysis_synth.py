@@ -52,6 +52,8 @@ class Launch:
     local_size: int | None
     sim: Sim | None = None  # mutates the named buffers in place
     plant: dict[str, tuple[int, Any]] = field(default_factory=dict)  # buffer -> (index, value)
+    # an unlogged host-side change before this launch: buffer -> (index, value)
+    host_write: dict[str, tuple[int, Any]] = field(default_factory=dict)
 
 
 @dataclass
@@ -175,6 +177,8 @@ def write_capture(spec: SynthCapture, root: Path) -> Path:
                          f"index = {i}, {val}; EnqueueCounter: {e}")
             lines.append(f"<<<< Time: {tick()} clSetKernelArg -> CL_SUCCESS")
         bufs = [(i, a.value) for i, a in enumerate(launch.args) if a.kind == "buf"]
+        for name, (idx, value) in launch.host_write.items():
+            state[name][idx] = value
         for i, name in bufs:
             fname = f"Enqueue_{e:04d}_Kernel_{k}_Arg_{i}_Buffer_{mem_ids[name]:04d}.bin"
             (pre_dir / fname).write_bytes(_dump_bytes(state[name], spec.hashes))
@@ -256,8 +260,14 @@ def _square(st: dict[str, npt.NDArray[Any]], a: list[Any]) -> None:
     st[a[0]][:] = st[a[0]] * st[a[0]]
 
 
-def chain_capture(n: int = 16, plant_at: int | None = None) -> SynthCapture:
-    """Six dependent int kernels (enqueues 0-5); ``plant_at`` plants a wrong value there."""
+def chain_capture(
+    n: int = 16, plant_at: int | None = None, host_write_at: int | None = None
+) -> SynthCapture:
+    """Six dependent int kernels (enqueues 0-5); ``plant_at`` plants a wrong value there.
+
+    0 fill_iota(A), 1 scale(B<-A), 2 add(C<-A,B), 3 square(C), 4 scale(B<-C), 5 add(A<-B,C).
+    ``host_write_at`` changes buffer C before that launch without logging it.
+    """
     z = np.zeros(n, dtype=np.int32)
     B = Arg("buf", "A"), Arg("buf", "B"), Arg("buf", "C")
     launches = [
@@ -271,6 +281,8 @@ def chain_capture(n: int = 16, plant_at: int | None = None) -> SynthCapture:
     if plant_at is not None:
         out = launches[plant_at].args[0].value
         launches[plant_at].plant[out] = (3, 12345)
+    if host_write_at is not None:  # C changes behind the log's back before this launch
+        launches[host_write_at].host_write["C"] = (1, -7)
     return SynthCapture(CHAIN_SOURCE, {"A": z.copy(), "B": z.copy(), "C": z.copy()}, launches)
 
 

@@ -1,0 +1,296 @@
+"""Delta debugging of a failing range: the smallest set of enqueues that still fails.
+
+A range *fails* when, replayed on a device, some output differs beyond tolerance from
+the capture's Post dump (``against="capture"``) or from the same range replayed on a
+second device (``against=<device>``). :func:`shrink` removes enqueues while the range
+keeps failing. Every candidate set is planned like a range of its own: in ``chain``
+mode the kept kernels carry their state, and whatever a removed kernel would have
+produced is loaded from the capture (the plan sees the capture's Pre dump differ from
+what the kept kernels left and reloads it), so each kept kernel still gets the inputs
+it needs.
+
+1. One *isolated* run (every kernel from its own captured inputs) tests all single
+   enqueues at once: if one fails on its own, it is the answer (nothing is smaller).
+2. Otherwise the range is replayed as planned; if it fails, ``ddmin`` (Zeller and
+   Hildebrandt) narrows it to a 1-minimal set: removing any one enqueue of the result
+   makes the failure go away.
+
+:func:`ddmin` is generic (any ``test(subset) -> bool``); :func:`shrink` wires it to the
+replay runner (one child process per tested set, results cached).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from cltui.capture.capture import Capture
+from cltui.capture.model import EnqueueKind
+from cltui.replay.compare import Tolerance
+from cltui.replay.ranges import EnqueueRange
+
+T = TypeVar("T")
+
+AGAINST_CAPTURE = "capture"
+
+
+class ShrinkError(Exception):
+    """Bad input or nothing to shrink (one-line message)."""
+
+
+class ShrinkCancelled(ShrinkError):
+    pass
+
+
+def ddmin(
+    items: Sequence[T],
+    test: Callable[[list[T]], bool],
+    cancel: threading.Event | None = None,
+    known: dict[tuple[int, ...], bool] | None = None,
+) -> list[T]:
+    """A 1-minimal sub-list of ``items`` for which ``test`` is still True (order kept).
+
+    ``test(items)`` is assumed True. Each subset is tested at most once; ``known`` maps
+    subsets (as tuples of positions in ``items``) to outcomes already known.
+    """
+    cache: dict[tuple[int, ...], bool] = dict(known or {})
+
+    def check(sub: list[int]) -> bool:
+        key = tuple(sub)
+        if key not in cache:
+            if cancel is not None and cancel.is_set():
+                raise ShrinkCancelled("shrink cancelled")
+            cache[key] = bool(test([items[i] for i in sub]))
+        return cache[key]
+
+    cur = list(range(len(items)))
+    n = 2
+    while len(cur) >= 2:
+        size = len(cur)
+        bounds = [size * k // n for k in range(n + 1)]
+        chunks = [cur[bounds[k]:bounds[k + 1]] for k in range(n) if bounds[k] < bounds[k + 1]]
+        for c in chunks:
+            if check(c):
+                cur, n = c, 2
+                break
+        else:
+            for c in chunks:
+                drop = set(c)
+                comp = [i for i in cur if i not in drop]
+                if comp and check(comp):
+                    cur, n = comp, max(n - 1, 2)
+                    break
+            else:
+                if n >= len(cur):
+                    break
+                n = min(len(cur), 2 * n)
+    return [items[i] for i in cur]
+
+
+@dataclass
+class Trial:
+    enqueues: list[int]
+    failed: bool
+    detail: str  # the first mismatch, or why the run did not count
+    mode: str = "chain"
+
+
+@dataclass
+class ShrinkResult:
+    capture: str
+    range: str
+    device: str
+    against: str
+    mode: str
+    start: list[int]  # the kernel enqueues of the range
+    result: list[int]  # the minimal failing set ([] when the range does not fail)
+    method: str  # "isolated" | "ddmin" | "none"
+    trials: list[Trial] = field(default_factory=list)
+    mismatch: str = ""  # what fails in the result
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.result)
+
+    @property
+    def contiguous(self) -> bool:
+        """The result is every kernel enqueue between its first and last."""
+        if not self.result:
+            return False
+        inside = [e for e in self.start if self.result[0] <= e <= self.result[-1]]
+        return inside == self.result
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "capture": self.capture,
+            "range": self.range,
+            "device": self.device,
+            "against": self.against,
+            "mode": self.mode,
+            "start": self.start,
+            "result": self.result,
+            "method": self.method,
+            "mismatch": self.mismatch,
+            "runs": len(self.trials),
+            "trials": [{"enqueues": t.enqueues, "mode": t.mode, "failed": t.failed,
+                        "detail": t.detail} for t in self.trials],
+            "notes": self.notes,
+        }
+
+
+def plan_for(
+    cap: Capture,
+    enqueues: Sequence[int],
+    mode: str = "chain",
+    tolerance: Tolerance | None = None,
+) -> dict[str, Any]:
+    """The replay plan (manifest) of an arbitrary set of kernel enqueues, in order.
+
+    Same as :func:`cltui.replay.plan.build_plan` for a range, but for a set with holes.
+    """
+    from cltui.replay import plan as planmod
+    from cltui.replay.engine import PLAN_FORMAT, PLAN_VERSION
+
+    tol = tolerance or Tolerance()
+    b = planmod._Builder(cap, mode, tol, {})
+    for n in sorted(enqueues):
+        b.add(cap.enqueue(int(n)))
+    if not b.steps:
+        raise ShrinkError("nothing in the set can be replayed: " + "; ".join(b.notes[:3]))
+    text = ",".join(str(n) for n in sorted(enqueues))
+    return {
+        "format": PLAN_FORMAT,
+        "version": PLAN_VERSION,
+        "source": {"capture": str(cap.path), "range": text, "mode": mode},
+        "tolerance": tol.to_dict(),
+        "data": b.data,
+        "programs": b.programs,
+        "memory": b.memory,
+        "steps": b.steps,
+        "changes": b.changes,
+        "notes": b.notes,
+    }
+
+
+def _mismatches(report: dict[str, Any], against: str) -> tuple[list[tuple[int, str]], str]:
+    """((enqueue, text) of each failing output, why the run does not count or "")."""
+    devices = report.get("devices", [])
+    for res in devices:
+        if res.get("error"):
+            return [], f"{res.get('device', {}).get('name', '?')}: {res['error']}"
+    out: list[tuple[int, str]] = []
+    if against == AGAINST_CAPTURE:
+        for st in devices[0].get("steps", []) if devices else []:
+            for c in st.get("checks", []):
+                if c.get("status") == "different":
+                    out.append((int(st["enqueue"]), f"enqueue {st['enqueue']} {st['kernel']} "
+                                f"{c.get('label', '')}: {c.get('summary', '')}"))
+    else:
+        for c in report.get("cross", []):
+            if c.get("status") == "different":
+                out.append((int(c["enqueue"]), f"enqueue {c['enqueue']} {c['kernel']} "
+                            f"{c.get('label', '')}: {c.get('summary', '')}"))
+    return out, ""
+
+
+def shrink(
+    cap: Capture,
+    rng: EnqueueRange,
+    device: dict[str, Any],
+    *,
+    against: str | dict[str, Any] = AGAINST_CAPTURE,
+    mode: str = "chain",
+    tolerance: Tolerance | None = None,
+    timeout: float = 60.0,
+    on_trial: Callable[[Trial], None] | None = None,
+    cancel: threading.Event | None = None,
+    work_dir: str | Path | None = None,
+) -> ShrinkResult:
+    """Shrink the kernel enqueues of ``rng`` to a minimal set that still fails; see the doc.
+
+    ``device``/``against`` are device infos from :mod:`cltui.replay.devices` (``against``
+    may be ``"capture"``). Raises :class:`ShrinkError` when the range holds nothing to
+    replay, :class:`ShrinkCancelled` when ``cancel`` is set.
+    """
+    import tempfile
+
+    from cltui.replay import runner
+    from cltui.replay.plan import PlanError, build_plan
+
+    tol = tolerance or Tolerance()
+    try:
+        full = build_plan(cap, rng, mode, tol)
+    except PlanError as exc:
+        raise ShrinkError(str(exc)) from None
+    start = [int(s["enqueue"]) for s in full.steps]
+    against_name = against if isinstance(against, str) else str(against.get("name"))
+    devices = [device] if isinstance(against, str) else [device, against]
+    out = ShrinkResult(str(cap.path), str(rng), str(device.get("name")), against_name, mode,
+                       start, [], "none", notes=list(full.notes))
+    base = Path(work_dir) if work_dir else Path(tempfile.mkdtemp(prefix="cltui-shrink-"))
+    tag = [0]
+    against_key = against if isinstance(against, str) else "device"
+
+    def run(manifest: dict[str, Any], enqueues: list[int]) -> tuple[list[tuple[int, str]], str]:
+        if cancel is not None and cancel.is_set():
+            raise ShrinkCancelled("shrink cancelled")
+        tag[0] += 1
+        report = runner.run(manifest, devices, data_root=cap.path, timeout=timeout,
+                            save_dir=base / f"trial{tag[0]}", tolerance=tol.to_dict())
+        bad, why = _mismatches(report, against_key)
+        trial = Trial(enqueues, bool(bad), bad[0][1] if bad else (why or "no mismatch"),
+                      manifest["source"]["mode"])
+        out.trials.append(trial)
+        if on_trial is not None:
+            on_trial(trial)
+        return bad, why
+
+    # 1. every enqueue on its own, in one isolated run
+    iso = full.to_manifest() if mode == "isolated" else plan_for(cap, start, "isolated", tol)
+    bad, why = run(iso, start)
+    if why:
+        raise ShrinkError(f"the range cannot be replayed: {why}")
+    if bad:
+        first = min(e for e, _ in bad)
+        out.result, out.method = [first], "isolated"
+        out.mismatch = next(t for e, t in bad if e == first)
+        return out
+    if mode == "isolated":
+        return out
+    # 2. the range as planned, then ddmin over its enqueues
+    bad, why = run(full.to_manifest(), start)
+    if why:
+        raise ShrinkError(f"the range cannot be replayed: {why}")
+    if not bad:
+        return out
+    last_bad: dict[tuple[int, ...], str] = {tuple(start): bad[0][1]}
+
+    def test(sub: list[int]) -> bool:
+        try:
+            manifest = plan_for(cap, sub, mode, tol)
+        except ShrinkError:
+            return False
+        found, _why = run(manifest, sub)
+        if found:
+            last_bad[tuple(sub)] = found[0][1]
+        return bool(found)
+
+    # a set of one enqueue loads all its inputs from the capture in every mode: the
+    # isolated run already tested each of them (and none failed)
+    singles: dict[tuple[int, ...], bool] = {(i,): False for i in range(len(start))}
+    out.result = ddmin(start, test, cancel, known=singles)
+    out.method = "ddmin"
+    out.mismatch = last_bad.get(tuple(out.result), "")
+    return out
+
+
+def is_kernel_range(cap: Capture, enqueues: Sequence[int]) -> bool:
+    """True when ``enqueues`` are all the kernel enqueues between the first and the last."""
+    if not enqueues:
+        return False
+    pos = cap.find(kinds=[EnqueueKind.KERNEL], first=min(enqueues), last=max(enqueues))
+    return sorted(int(cap.numbers[p]) for p in pos) == sorted(enqueues)

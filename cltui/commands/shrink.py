@@ -1,0 +1,145 @@
+"""``cltui shrink DUMPDIR RANGE --device D``: the smallest part of a range that still fails."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from cltui.commands._common import EXIT_MISMATCH, EXIT_OK, emit_json, fail, load_capture
+
+
+@click.command("shrink")
+@click.argument("dumpdir", type=click.Path(file_okay=False))
+@click.argument("range_text", metavar="RANGE")
+@click.option("--device", "-d", "device", required=True,
+              help="The device to replay on: P:D index or name substring (pocl, oclgrind).")
+@click.option("--against", default="capture", show_default=True, metavar="capture|DEVICE",
+              help="Compare with the capture's Post dumps, or with the same replay on DEVICE.")
+@click.option(
+    "--mode", type=click.Choice(["chain", "strict", "isolated"]), default="chain",
+    show_default=True,
+    help="How each tried set is replayed: chain reloads from the capture where it shows a "
+    "host-side change, strict never reloads, isolated runs each kernel on its own.",
+)
+@click.option("--atol", type=click.FloatRange(min=0.0), default=0.0, show_default=True,
+              help="Absolute tolerance (floats).")
+@click.option("--rtol", type=click.FloatRange(min=0.0), default=0.0, show_default=True,
+              help="Relative tolerance (floats).")
+@click.option("--ulp", type=click.IntRange(0), default=0, show_default=True,
+              help="ULP tolerance (floats).")
+@click.option("--timeout", type=click.FloatRange(min=1.0), default=60.0, show_default=True,
+              help="Seconds without progress before a replay is declared hung.")
+@click.option("--export", "export_dir", type=click.Path(), default=None, metavar="OUTDIR",
+              help="Export the smallest failing set as a replay bundle (as `cltui export`).")
+@click.option("--force", is_flag=True, help="Replace an existing --export folder.")
+@click.option("--json", "as_json", is_flag=True, help="The result as JSON.")
+def shrink_cmd(dumpdir: str, range_text: str, device: str, against: str, mode: str,
+               atol: float, rtol: float, ulp: int, timeout: float, export_dir: str | None,
+               force: bool, as_json: bool) -> None:
+    """Shrink RANGE to the smallest set of enqueues that still shows a mismatch.
+
+    Enqueues are removed (delta debugging) while the replay on --device still differs
+    from the capture (or from --against DEVICE); the inputs a kept kernel needs from a
+    removed one are loaded from the capture. Exit 1 when a failing set is found (it is
+    printed, and exported with --export), 0 when the range shows no mismatch at all,
+    2 on bad input.
+    """
+    from cltui.analysis.shrink import ShrinkError, Trial, is_kernel_range, shrink
+    from cltui.replay.compare import Tolerance
+    from cltui.replay.devices import DeviceError, select_devices
+    from cltui.replay.ranges import EnqueueRange, RangeError, parse_range
+
+    try:
+        rng = parse_range(range_text)
+    except RangeError as exc:
+        fail(str(exc))
+    cap = load_capture(dumpdir, quiet=as_json)
+    try:
+        dev = select_devices([device])[0]
+        other: str | dict[str, Any] = "capture"
+        if against.strip().lower() != "capture":
+            other = select_devices([against])[0]
+            if other["id"] == dev["id"]:
+                fail(f"--against {against!r} is the --device itself")
+    except DeviceError as exc:
+        fail(str(exc))
+
+    def on_trial(t: Trial) -> None:
+        if not as_json:
+            what = "fails" if t.failed else "passes"
+            click.echo(f"  tried {_set_text(t.enqueues)} ({t.mode}): {what}", err=True)
+
+    try:
+        res = shrink(cap, rng, dev, against=other, mode=mode,
+                     tolerance=Tolerance(atol, rtol, ulp), timeout=timeout, on_trial=on_trial)
+    except ShrinkError as exc:
+        fail(str(exc))
+    exported: dict[str, Any] | None = None
+    export_error = ""
+    if export_dir is not None and res.failed:
+        if is_kernel_range(cap, res.result):
+            from cltui.export import ExportError, export_range
+
+            sub = EnqueueRange(res.result[0], res.result[-1])
+            try:
+                er = export_range(cap, sub, export_dir, mode=mode, force=force,
+                                  tolerance=Tolerance(atol, rtol, ulp).to_dict())
+                exported = er.to_dict()
+            except ExportError as exc:
+                export_error = str(exc)
+        else:
+            export_error = (f"enqueues {_set_text(res.result)} are not a contiguous range of "
+                            "kernel enqueues, which is what a bundle holds: not exported")
+    if as_json:
+        data = res.to_dict()
+        data["export"] = exported
+        data["export_error"] = export_error or None
+        emit_json(data)
+    else:
+        _print(res, len(res.trials))
+        if exported is not None:
+            click.echo(f"exported to {exported['outdir']} (run: python replay.py --validate)")
+    if export_error:
+        click.echo(f"cltui: {export_error}", err=True)
+    raise SystemExit(EXIT_MISMATCH if res.failed else EXIT_OK)
+
+
+def _set_text(enqueues: list[int]) -> str:
+    """``3-7, 9, 12``."""
+    parts: list[str] = []
+    run: list[int] = []
+    for e in enqueues:
+        if run and e != run[-1] + 1:
+            parts.append(_run_text(run))
+            run = []
+        run.append(e)
+    if run:
+        parts.append(_run_text(run))
+    return ", ".join(parts) if parts else "(none)"
+
+
+def _run_text(run: list[int]) -> str:
+    return str(run[0]) if len(run) == 1 else f"{run[0]}-{run[-1]}"
+
+
+def _print(res: Any, runs: int) -> None:
+    from cltui.analysis.shrink import AGAINST_CAPTURE, ShrinkResult
+
+    assert isinstance(res, ShrinkResult)
+    echo = click.echo
+    vs = "the capture" if res.against == AGAINST_CAPTURE else res.against
+    echo(f"{res.capture}: range {res.range} ({len(res.start)} kernel enqueues) on {res.device} "
+         f"against {vs}, {res.mode} mode")
+    if not res.failed:
+        echo(f"the range shows no mismatch ({runs} run{'s' if runs != 1 else ''}): "
+             "nothing to shrink")
+        return
+    how = ("fails on its own (isolated run)" if res.method == "isolated"
+           else "1-minimal, found by ddmin")
+    echo(f"smallest failing set: {_set_text(res.result)} ({len(res.result)} of "
+         f"{len(res.start)} enqueues; {how}; {runs} run{'s' if runs != 1 else ''})")
+    if res.mismatch:
+        echo(f"  mismatch: {res.mismatch}")
+    for note in res.notes:
+        echo(f"  note: {note}")

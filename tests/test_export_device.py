@@ -76,10 +76,11 @@ def bundles(
     images_svm: Path,
     pyocl_pocl: Path,
     pyocl_oclgrind: Path,
+    opencv: Path,
     heat2d: Path,
 ) -> Bundles:
     caps = {"images_svm": images_svm, "pyocl_pocl": pyocl_pocl,
-            "pyocl_oclgrind": pyocl_oclgrind, "heat2d": heat2d}
+            "pyocl_oclgrind": pyocl_oclgrind, "opencv": opencv, "heat2d": heat2d}
     return Bundles(tmp_path_factory.mktemp("bundles"), caps)
 
 
@@ -142,6 +143,7 @@ CASES = [
     ("pyocl_pocl", "18-21", "isolated"),  # isolated mode, four programs all named 'run'
     ("images_svm", "0-8", "chain"),  # images of several sizes, sampler, 3D image, SVM+offset
     ("heat2d", "122396-122411", "chain"),  # chain across the host write at 122407
+    ("opencv", "41-64", "chain"),  # FFT/matchTemplate chain, aliased args, long -D options
 ]
 
 

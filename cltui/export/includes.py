@@ -56,6 +56,19 @@ def split_include_options(options: str) -> tuple[list[str], list[str]]:
     return dirs, rest
 
 
+def strip_include_options(options: str, dirs: list[str]) -> str:
+    """``options`` with the ``-I <dir>`` of each of ``dirs`` removed, the rest verbatim.
+
+    The driver gets the captured text unchanged (quoting included) apart from those folders.
+    """
+    out = options
+    for d in dirs:
+        path = re.escape(d)
+        pattern = rf"(^|\s)-I\s*(?:{path}|'{path}'|\"{path}\")(?=\s|$)"
+        out = re.sub(pattern, " ", out)
+    return out.strip() if out != options else options
+
+
 def _pyopencl_cl_dir() -> Path | None:
     spec = importlib.util.find_spec("pyopencl")
     if spec is None or not spec.submodule_search_locations:
@@ -88,7 +101,7 @@ def _safe_include(name: str) -> str | None:
 
 def resolve_includes(source: bytes, options: str) -> IncludeSet:
     """Find the headers ``source`` includes through the ``-I`` folders of ``options``."""
-    captured_dirs, rest = split_include_options(options)
+    captured_dirs, _rest = split_include_options(options)
     kept: list[str] = []
     result = IncludeSet(options="")
     for d in captured_dirs:
@@ -99,10 +112,9 @@ def resolve_includes(source: bytes, options: str) -> IncludeSet:
             continue
         if local not in result.dirs:
             result.dirs.append(local)
-    words = list(rest)
-    for d in kept:
-        words += ["-I", d]
-    result.options = " ".join(shlex.quote(w) for w in words)
+    result.options = strip_include_options(
+        options, [d for d in captured_dirs if d not in kept]
+    )
     if not result.dirs:
         return result
     roots = [d.resolve() for d in result.dirs]

@@ -53,6 +53,8 @@ def render_readme(manifest: dict[str, Any], files: list[str]) -> str:
     if has_cpp:
         add("```sh\ncmake -S . -B build && cmake --build build\n./build/replay --list-devices\n"
             "./build/replay --validate --device 1:0\n```\n")
+        add("`./build/replay` reads `manifest.json` from the current folder, else from the "
+            "folder it was built from (`--bundle DIR` names another bundle).\n")
     add(
         "Options (both programs): `--list-devices`, `--device P:D|NAME` (a case-insensitive "
         "name substring), `--validate` (exit code), `--repeat N` (run N times, inputs restored, "

@@ -15,11 +15,14 @@ def _code(text: Any) -> str:
 
 
 def _size(n: int) -> str:
-    for unit in ("bytes", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
-        n /= 1024  # type: ignore[assignment]
-    return f"{n}"
+    if n < 1024:
+        return f"{n} bytes"
+    value = float(n)
+    for unit in ("KiB", "MiB", "GiB"):
+        value /= 1024
+        if value < 1024 or unit == "GiB":
+            break
+    return f"{value:.1f} {unit}"
 
 
 def render_readme(manifest: dict[str, Any], files: list[str]) -> str:
@@ -29,8 +32,8 @@ def render_readme(manifest: dict[str, Any], files: list[str]) -> str:
     tol = manifest.get("tolerance", {})
     enqueues = [int(s["enqueue"]) for s in steps]
     devices = ", ".join(_code(d) for d in cap["devices"]) or "not recorded in the capture"
-    data_bytes = sum(int(v.get("size", 0)) for v in manifest["data"].values())
-    unique = {v.get("sha256") for v in manifest["data"].values() if v.get("sha256")}
+    dumps = [v for v in manifest["data"].values() if str(v.get("path", "")).startswith("data/")]
+    unique = {str(v["path"]): int(v.get("size", 0)) for v in dumps}
     has_cpp = "cpp" in b["languages"]
     out: list[str] = []
     add = out.append
@@ -91,6 +94,15 @@ def render_readme(manifest: dict[str, Any], files: list[str]) -> str:
     else:
         add("In strict mode nothing is reloaded: *before* checks show where the chain departs "
             "from the capture.\n")
+    changes = manifest.get("changes") or []
+    if changes:
+        add("Changes the capture shows between two replayed kernels:\n")
+        for ch in changes:
+            by = ", ".join(str(x) for x in ch.get("by") or []) or "something outside the range"
+            what = "reloaded from the capture" if ch.get("action") == "reload" else "not reloaded"
+            add(f"- before enqueue {ch['enqueue']}: {_code(ch.get('label', ch['mem']))} changed "
+                f"after enqueue {ch.get('after')} by {_code(by)}: {what}")
+        add("")
     add("## The enqueues\n")
     add("| enqueue | kernel | global | local | captured start->end |")
     add("| ---: | --- | --- | --- | ---: |")
@@ -108,8 +120,9 @@ def render_readme(manifest: dict[str, Any], files: list[str]) -> str:
         "memory objects (buffers, images with their format and size, SVM), and per step the "
         "work sizes, arguments by kind, the inputs loaded before it, the checks after it; "
         "`data` maps each reference to its file; `bundle` says where it came from.\n"
-        f"- `data/`: {len(unique)} distinct contents ({_size(data_bytes)} referenced), each "
-        "named by its SHA-256 and stored once however often the range uses it.\n"
+        f"- `data/`: {len(unique)} distinct contents ({_size(sum(unique.values()))}) for "
+        f"{len(dumps)} references, each named by its SHA-256 and stored once however often "
+        "the range uses it.\n"
         "- `kernels/`: the program sources (a device binary only where the capture has "
         "nothing else; it runs only on the device named in the manifest) and, under "
         "`kernels/include/`, the headers they include.\n"

@@ -1007,7 +1007,11 @@ class Replayer {
         queue_ = clCreateCommandQueue(ctx_, dev_.device, CL_QUEUE_PROFILING_ENABLE, &err);
         check(err, "clCreateCommandQueue");
         has_svm_ = device_has_svm();
-        for (const auto& p : plan_.programs) build(p);
+        for (const auto& p : plan_.programs) {  // only the programs a step uses, as replay.py
+            bool used = false;
+            for (const auto& s : plan_.steps) used = used || s.program == p.id;
+            if (used) build(p);
+        }
         for (const auto& m : plan_.mems) create_mem(m);
         zero_fill();
         for (const auto& s : plan_.steps) {

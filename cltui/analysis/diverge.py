@@ -500,13 +500,18 @@ def diverge(
     kernel_kinds = (int(EnqueueKind.KERNEL), int(EnqueueKind.TASK))
     data_a = cap_a.has_post | cap_a.hashes_only
     data_b = cap_b.has_post | cap_b.hashes_only
-    work = [
-        k for k, (pa, pb) in enumerate(pairs)
-        if pa is None or pb is None
-        or _label_at(cap_a, pa) != _label_at(cap_b, pb)
-        or (int(cap_a.kinds[pa]) in kernel_kinds and (data_a[pa] or data_b[pb]))
-    ]
-    aligned = sum(1 for pa, pb in pairs if pa is not None and pb is not None)
+    if same_seq:  # pairs are (i, i): only kernels with dumps on either side need a look
+        is_kernel = np.isin(cap_a.kinds, np.array(kernel_kinds, dtype=cap_a.kinds.dtype))
+        work = [int(k) for k in np.flatnonzero(is_kernel & (data_a | data_b))]
+        aligned = len(pairs)
+    else:
+        work = [
+            k for k, (pa, pb) in enumerate(pairs)
+            if pa is None or pb is None
+            or _label_at(cap_a, pa) != _label_at(cap_b, pb)
+            or (int(cap_a.kinds[pa]) in kernel_kinds and (data_a[pa] or data_b[pb]))
+        ]
+        aligned = sum(1 for pa, pb in pairs if pa is not None and pb is not None)
     total = max(1, len(work))
     for done, k in enumerate(work):
         if cancel is not None and cancel.is_set():

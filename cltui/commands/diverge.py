@@ -57,6 +57,10 @@ def diverge_cmd(dump_a: str, dump_b: str, atol: float, rtol: float, ulp: int,
     raise SystemExit(sys_exit)
 
 
+def _num(v: object) -> str:
+    return f"{v:.9g}" if isinstance(v, float) else str(v)
+
+
 def _print(report: object, show_all: bool) -> None:
     from cltui.analysis.diverge import DIVERGENT, IDENTICAL, SEQUENCE, DivergeReport
 
@@ -85,7 +89,7 @@ def _print(report: object, show_all: bool) -> None:
             if fa.result is not None and fa.result.first is not None:
                 f = fa.result.first
                 ulp = fa.result.max_ulp
-                echo(f"  first element {f.where()}: A {f.expected}  B {f.actual}"
+                echo(f"  first element {f.where()}: A {_num(f.expected)}  B {_num(f.actual)}"
                      + (f"  (max {ulp:g} ULP)" if ulp is not None else ""))
         if first.starts_here:
             echo("  its unchanged inputs are identical on both sides: the divergence starts here")

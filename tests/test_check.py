@@ -193,3 +193,27 @@ def test_nothing_to_replay_is_a_check_error(tmp_path: Path) -> None:
     root = write_capture(buggy_capture(), tmp_path / "b")
     with pytest.raises(CheckError, match="no kernel enqueue"):
         run_check(open_capture(root), parse_range("50-60"))
+
+
+@pytest.mark.device
+def test_real_opencv_capture_rgb2hsv_reads_past_its_buffer(opencv: Path) -> None:
+    # captures README: on Oclgrind, RGB2HSV's vload4 on the last pixel of a 3-channel row
+    # reads one byte past the buffer ("Invalid read of size 4")
+    rep = run_check(open_capture(opencv), parse_range("4"))
+    oob = [f for f in rep.findings if f.kind == OUT_OF_BOUNDS]
+    assert len(oob) == 1 and (oob[0].enqueue, oob[0].kernel) == (4, "RGB2HSV")
+    assert "Invalid read of size 4" in oob[0].message
+    sl = oob[0].lines[0]
+    assert "vload4" in sl.code and sl.matches and sl.source is not None
+    src = (opencv / sl.source).read_text().splitlines()
+    assert src[sl.line - 1].strip() == sl.code
+    assert oob[0].entity is not None and oob[0].entity.startswith("Global(127,95,0)")
+
+
+@pytest.mark.device
+def test_real_opencv_row_filter_fails_to_build_on_oclgrind(opencv: Path) -> None:
+    # captures README: Oclgrind stops with "Undefined external function: llvm.abs.i32"
+    rep = run_check(open_capture(opencv), parse_range("7"))
+    assert rep.status == "error" and rep.failed_enqueue == 7
+    assert rep.error is not None and "row_filter_C1_D0" in rep.error
+    assert "llvm.abs.i32" in rep.stderr_tail

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import click
 
 from cltui.commands._common import EXIT_MISMATCH, EXIT_OK, emit_json, fail, load_capture
 
+_ADDR = re.compile(r"0x[0-9a-fA-F]+")
 _KIND_TEXT = {
     "out-of-bounds": "out-of-bounds access",
     "data-race": "data race",
@@ -78,20 +80,27 @@ def _print(report: Any) -> None:
                 echo(f"  | {line}")
     if not report.findings and not report.error:
         echo("Oclgrind found no problem")
+    # findings of one kind and message in one enqueue are printed as one group
+    groups: dict[tuple[Any, ...], list[Any]] = {}
     for f in report.findings:
-        where = f"enqueue {f.enqueue}" if f.enqueue is not None else "outside any enqueue"
-        times = f" (x{f.count})" if f.count > 1 else ""
+        key = (f.enqueue, f.kernel, f.kind, _ADDR.sub("<addr>", f.message), tuple(f.details))
+        groups.setdefault(key, []).append(f)
+    for (enqueue, kernel, kind, _msg, details), fs in groups.items():
+        where = f"enqueue {enqueue}" if enqueue is not None else "outside any enqueue"
+        count = sum(f.count for f in fs)
+        times = f" (x{count})" if count > 1 else ""
         echo("")
-        echo(f"{where} {f.kernel or ''}: {_KIND_TEXT.get(f.kind, f.kind)}{times}")
-        echo(f"  {f.message}")
-        for d in f.details:
+        echo(f"{where}{' ' + kernel if kernel else ''}: {_KIND_TEXT.get(kind, kind)}{times}")
+        echo(f"  {fs[0].message}")
+        for d in details:
             echo(f"  {d}")
-        for sl in f.lines:
-            echo(f"  {sl.where()}: {sl.code}")
-        if f.entity:
-            echo(f"  first work-item: {f.entity}")
-        if f.work_group:
-            echo(f"  work-group: {f.work_group}")
+        for f in fs:
+            for sl in f.lines:
+                echo(f"  {sl.where()}: {sl.code}")
+        if fs[0].entity:
+            echo(f"  first work-item: {fs[0].entity}")
+        if fs[0].work_group:
+            echo(f"  work-group: {fs[0].work_group}")
     for note in report.notes:
         echo(f"note: {note}")
     if report.findings:

@@ -1024,14 +1024,39 @@ class Replayer {
         }
     }
 
-    // One pass over all steps.  The first pass validates; later ones only time.
+    // One pass over all steps.  The first pass validates: pre-checks, loads ("input",
+    // "reload", and "verify": reload only if the replayed state differs from the captured
+    // Pre dump), the launch, a wait, the checks.  Later passes only time the launches: the
+    // inputs each object starts from are restored before the pass, and inside it only the
+    // reloads the first pass really did are repeated (as replay.py does).
     void run_once(bool validate) {
+        if (validate) {
+            fired_.assign(plan_.steps.size(), {});
+        } else {
+            for (size_t i = 0; i < plan_.steps.size(); ++i)
+                for (size_t j = 0; j < plan_.steps[i].loads.size(); ++j)
+                    if (is_first_input(i, j)) upload(plan_.steps[i].loads[j]);
+            check(clFinish(queue_), "clFinish");
+        }
         for (size_t i = 0; i < plan_.steps.size(); ++i) {
             const Step& s = plan_.steps[i];
             StepOutcome& out = outcomes[i];
-            if (validate)
+            if (validate) {
                 for (const auto& c : s.prechecks) out.prechecks.push_back(evaluate(s, c, false));
-            for (const auto& l : s.loads) upload(l);
+                for (const auto& l : s.loads) {
+                    bool done = true;
+                    if (l.why == "verify") {
+                        std::vector<unsigned char> want(data(l.data));
+                        want.resize(desc_.at(l.mem)->size, 0);
+                        done = read(l.mem) != want;
+                    }
+                    if (done) upload(l);
+                    fired_[i].push_back(done);
+                }
+            } else {
+                for (size_t j = 0; j < s.loads.size(); ++j)
+                    if (fired_[i][j] && !is_first_input(i, j)) upload(s.loads[j]);
+            }
             cl_event ev;
             auto t0 = std::chrono::steady_clock::now();
             cl_int err = clEnqueueNDRangeKernel(
@@ -1049,6 +1074,11 @@ class Replayer {
             events_.push_back({i, ev, std::chrono::duration<double, std::nano>(t1 - t0).count()});
         }
         check(clFinish(queue_), "clFinish");
+    }
+
+    // Whether load j of step i did happen in the validation pass.
+    bool load_done(size_t i, size_t j) const {
+        return i < fired_.size() && j < fired_[i].size() && fired_[i][j];
     }
 
     // Profiling information of every launch, gathered after the runs.
@@ -1091,6 +1121,17 @@ class Replayer {
     std::vector<cl_sampler> samplers_;
     std::vector<Launch> events_;
     std::map<std::string, std::vector<unsigned char>> cache_;
+    std::vector<std::vector<bool>> fired_;  // per step and load: done in the validation pass
+
+    // An "input" load at the first step that uses its object: restored before each pass.
+    bool is_first_input(size_t i, size_t j) const {
+        const Load& l = plan_.steps[i].loads[j];
+        if (l.why != "input") return false;
+        for (size_t k = 0; k < i; ++k)
+            for (const auto& a : plan_.steps[k].args)
+                if (a.mem == l.mem) return false;
+        return true;
+    }
 
     const std::vector<unsigned char>& data(const std::string& key) {
         auto it = cache_.find(key);
@@ -1429,7 +1470,14 @@ void print_json(const Replayer& r, const DeviceRef& dev, bool ok, int repeat,
           << ", \"kernel\": " << json_str(s.step->kernel)
           << ", \"status\": " << (step_ok(s) ? "\"pass\"" : "\"fail\"")
           << ",\n   \"checks\": " << checks_json(s.checks)
-          << ",\n   \"prechecks\": " << checks_json(s.prechecks)
+          << ",\n   \"prechecks\": " << checks_json(s.prechecks) << ",\n   \"loads\": [";
+        for (size_t j = 0; j < s.step->loads.size(); ++j) {
+            const Load& l = s.step->loads[j];
+            o << (j ? ", " : "") << "{\"mem\": " << json_str(l.mem) << ", \"why\": "
+              << json_str(l.why) << ", \"note\": " << json_str(l.note)
+              << ", \"done\": " << (r.load_done(i, j) ? "true" : "false") << "}";
+        }
+        o << "]"
           << ",\n   \"timing\": {\"queued_to_submit\": " << stats_json(t.queued_submit)
           << ", \"submit_to_start\": " << stats_json(t.submit_start)
           << ", \"start_to_end\": " << stats_json(t.start_end)
@@ -1473,7 +1521,8 @@ void print_text(const Replayer& r, const DeviceRef& dev, bool ok, int repeat) {
               << ")\n";
     for (const auto& n : r.notes) std::cout << "   note: " << n << "\n";
     size_t total = 0, bad = 0;
-    for (const auto& s : r.outcomes) {
+    for (size_t i = 0; i < r.outcomes.size(); ++i) {
+        const StepOutcome& s = r.outcomes[i];
         const Timing& t = s.timing;
         Stats e = stats(t.start_end), q = stats(t.queued_submit), st = stats(t.submit_start),
               h = stats(t.host_enqueue);
@@ -1484,8 +1533,11 @@ void print_text(const Replayer& r, const DeviceRef& dev, bool ok, int repeat) {
                       << fmt_ns(q.median) << ", submit->start " << fmt_ns(st.median)
                       << ", host enqueue " << fmt_ns(h.median);
         std::cout << ")\n";
-        for (const auto& l : s.step->loads)
-            if (l.why == "reload") std::cout << "      reload " << l.mem << ": " << l.note << "\n";
+        for (size_t j = 0; j < s.step->loads.size(); ++j) {
+            const Load& l = s.step->loads[j];
+            if (l.why == "reload" || (l.why == "verify" && r.load_done(i, j)))
+                std::cout << "      reload " << l.mem << ": " << l.note << "\n";
+        }
         for (const auto& c : s.prechecks)
             std::cout << "      before: " << c.check->label << ": " << c.status << " "
                       << summary(c) << "\n";

@@ -75,7 +75,7 @@ def print_result(res: dict[str, Any]) -> None:
             )
         print(line + ")")
         for ld in st["loads"]:
-            if ld["why"] == "reload":
+            if ld["why"] == "reload" or (ld["why"] == "verify" and ld.get("done")):
                 print(f"      reload {ld['mem']}: {ld['note']}")
         for c in st["prechecks"]:
             print(f"      before: {c['label']}: {c['status']} {c.get('summary', '')}")

@@ -124,3 +124,16 @@ def test_cli_prints_and_exports_a_bundle_that_reproduces(tmp_path: Path) -> None
     assert res.exit_code == 2 and "no device matches" in res.output
     res = runner.invoke(main, ["shrink", str(root), "40-50", "--device", "pocl"])
     assert res.exit_code == 2 and "no kernel enqueue" in res.output
+
+
+@pytest.mark.device
+def test_against_a_second_device_sin_is_the_culprit(pyocl_pocl: Path,
+                                                    pocl: dict[str, object]) -> None:
+    from cltui.replay.devices import select_devices
+
+    oclgrind = select_devices(["oclgrind"])[0]
+    # 22 sin_kernel differs by 1 ULP between PoCL and Oclgrind; 23 axpb and 24 multiply
+    # compute -z*z from inputs that do not involve sin: bit-identical on both
+    res = shrink(open_capture(pyocl_pocl), parse_range("22-24"), pocl, against=oclgrind)
+    assert res.result == [22] and res.method == "isolated"
+    assert "1331/8192 differ" in res.mismatch and "max 1 ULP" in res.mismatch

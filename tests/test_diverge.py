@@ -86,6 +86,7 @@ def test_pair_first_divergence_is_sin_kernel_arg0_element0(
     # 26 multiply combines two divergent results: it inherits the divergence
     e26 = pair_report.get(26)
     assert e26 is not None and e26.status == DIVERGENT and e26.inputs == INPUTS_DIFFERENT
+    assert e26.inputs_differ == [2, 4]  # its two inputs, made by 22 sin and 25 exp
     # reductions: 2 vs 8 partial sums, reported with the reason
     e35 = pair_report.get(35)
     assert e35 is not None and e35.status == DIVERGENT

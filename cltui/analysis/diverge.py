@@ -116,6 +116,7 @@ class EnqueueDiff:
     status: str
     args: list[ArgDiff] = field(default_factory=list)
     inputs: str = INPUTS_UNKNOWN
+    inputs_differ: list[int] = field(default_factory=list)  # unchanged args whose Pre differs
     notes: list[str] = field(default_factory=list)
     kernel_b: str | None = None
     function_b: str | None = None
@@ -160,6 +161,7 @@ class EnqueueDiff:
             "status": self.status,
             "only_b": self.only_b,
             "inputs": self.inputs,
+            "inputs_differ": list(self.inputs_differ),
             "starts_here": self.starts_here,
             "notes": list(self.notes),
             "args": [a.to_dict() for a in self.args],
@@ -408,10 +410,11 @@ def _same_content(da: Dump, db: Dump) -> bool | None:
     return bytes_equal(p, q)
 
 
-def _inputs_status(ea: Enqueue, eb: Enqueue) -> str:
-    """Identical / different over the arguments both kernels left unchanged."""
+def _inputs_status(ea: Enqueue, eb: Enqueue) -> tuple[str, list[int]]:
+    """Identical / different over the arguments both kernels left unchanged (and which)."""
     bmap = {a.index: a for a in eb.args}
     seen = False
+    differ: list[int] = []
     for a in ea.args:
         b = bmap.get(a.index)
         if b is None or a.pre is None or b.pre is None:
@@ -423,8 +426,10 @@ def _inputs_status(ea: Enqueue, eb: Enqueue) -> str:
             continue
         seen = True
         if not same:
-            return INPUTS_DIFFERENT
-    return INPUTS_IDENTICAL if seen else INPUTS_UNKNOWN
+            differ.append(a.index)
+    if differ:
+        return INPUTS_DIFFERENT, differ
+    return (INPUTS_IDENTICAL if seen else INPUTS_UNKNOWN), []
 
 
 def compare_enqueues(ea: Enqueue, eb: Enqueue, tol: Tolerance) -> EnqueueDiff:
@@ -467,7 +472,7 @@ def compare_enqueues(ea: Enqueue, eb: Enqueue, tol: Tolerance) -> EnqueueDiff:
     if MISSING in statuses and compared:
         diff.notes.append("some Post dumps exist on one side only")
     if diff.status in (DIVERGENT, WITHIN_TOL):
-        diff.inputs = _inputs_status(ea, eb)
+        diff.inputs, diff.inputs_differ = _inputs_status(ea, eb)
     return diff
 
 

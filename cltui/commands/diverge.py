@@ -94,7 +94,8 @@ def _print(report: object, show_all: bool) -> None:
         if first.starts_here:
             echo("  its unchanged inputs are identical on both sides: the divergence starts here")
         elif first.inputs == "different":
-            echo("  its inputs already differ")
+            args = ", ".join(str(i) for i in first.inputs_differ)
+            echo(f"  its inputs already differ (argument {args})")
         for n in first.notes:
             echo(f"  note: {n}")
     div = [e for e in report.enqueues if e.status == DIVERGENT]

@@ -217,3 +217,5 @@ def test_real_opencv_row_filter_fails_to_build_on_oclgrind(opencv: Path) -> None
     assert rep.status == "error" and rep.failed_enqueue == 7
     assert rep.error is not None and "row_filter_C1_D0" in rep.error
     assert "llvm.abs.i32" in rep.stderr_tail
+    api = [f for f in rep.findings if f.kind == API]
+    assert api and (api[0].enqueue, api[0].kernel) == (7, "row_filter_C1_D0")

@@ -391,6 +391,11 @@ def run_check(
         report.notes.extend(str(n) for n in result.get("notes", []))
     if report.status in ("crash", "hang", "error"):
         report.stderr_tail = tail
+    if report.failed_enqueue is not None:  # e.g. clCreateKernel failing during setup
+        kname = dict(steps_meta).get(int(report.failed_enqueue))
+        for f in report.findings:
+            if f.enqueue is None and kname and any(f"'{kname}'" in d for d in f.details):
+                f.enqueue, f.kernel = int(report.failed_enqueue), kname
     return report
 
 

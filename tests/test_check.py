@@ -13,6 +13,7 @@ from cltui.analysis.check import (
     API,
     BARRIER_DIVERGENCE,
     DATA_RACE,
+    FATAL,
     OUT_OF_BOUNDS,
     UNINITIALIZED,
     CheckError,
@@ -219,3 +220,6 @@ def test_real_opencv_row_filter_fails_to_build_on_oclgrind(opencv: Path) -> None
     assert "llvm.abs.i32" in rep.stderr_tail
     api = [f for f in rep.findings if f.kind == API]
     assert api and (api[0].enqueue, api[0].kernel) == (7, "row_filter_C1_D0")
+    fatal = [f for f in rep.findings if f.kind == FATAL]
+    assert len(fatal) == 1 and (fatal[0].enqueue, fatal[0].kernel) == (7, "row_filter_C1_D0")
+    assert "Undefined external function: llvm.abs.i32" in fatal[0].details

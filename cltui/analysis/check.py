@@ -50,6 +50,7 @@ UNINITIALIZED = "uninitialized"
 BARRIER_DIVERGENCE = "barrier-divergence"
 ACCESS = "invalid-access"  # e.g. a write to a read-only buffer
 API = "api-error"
+FATAL = "fatal"  # Oclgrind stopped (e.g. an LLVM intrinsic it does not implement)
 OTHER = "other"
 
 _HEADERS: list[tuple[re.Pattern[str], str]] = [
@@ -61,6 +62,7 @@ _HEADERS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"^Work-item divergence detected"), BARRIER_DIVERGENCE),
     (re.compile(r"^Invalid (read|write) (from|to) "), ACCESS),
     (re.compile(r"^Oclgrind - OpenCL runtime error detected"), API),
+    (re.compile(r"^OCLGRIND FATAL ERROR"), FATAL),
 ]
 _AT_LINE = re.compile(r"^At line (\d+) \(column (\d+)\) of (.+?):\s*$")
 _ENTITY = re.compile(r"^(?:Entity|First entity|Second entity):\s*(.*)$")
@@ -200,6 +202,11 @@ def parse_oclgrind(data: bytes | str) -> list[RawFinding]:
         pos += len(raw)
         line = raw.decode("utf-8", "replace").rstrip("\r\n")
         if not line.strip():
+            if cur is not None and cur.kind == FATAL:
+                cur = None  # a fatal block ends at the first blank line
+            continue
+        if cur is not None and cur.kind == FATAL:  # its lines are not indented
+            cur.details.append(line.strip())
             continue
         if not line.startswith(("\t", " ")):
             kind = _classify(line.strip())

@@ -17,6 +17,7 @@ _KIND_TEXT = {
     "barrier-divergence": "barrier divergence",
     "invalid-access": "invalid access",
     "api-error": "API error",
+    "fatal": "Oclgrind stopped",
 }
 
 

@@ -32,7 +32,7 @@ class CltuiApp(App[None]):
     TITLE = "cltui"
     CSS_PATH = list[str | PurePath](stylesheet_paths())  # noqa: RUF012 - read by Textual
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("q", "quit", "Quit"),
+        Binding("q", "quit", "Quit", show=False),
         Binding("c", "switch_capture", "Other capture", tooltip="Switch between captures A and B"),
     ]
 

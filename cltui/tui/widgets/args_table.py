@@ -40,7 +40,8 @@ class ArgsTable(DataTable[str]):
         self._shown = number
         self.enqueue = enq
         self._quiet = True
-        self.clear()
+        self.clear(columns=True)
+        self.add_columns(*COLUMNS)
         if enq is None:
             return
         if not enq.args:

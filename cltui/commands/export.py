@@ -65,6 +65,8 @@ def export_cmd(
     except (RangeError, ExportError) as exc:
         fail(str(exc))
     to_stdout = tar == "-"
+    if to_stdout and sys.stdout.isatty():
+        fail("not writing a tar archive to a terminal: pipe it (--tar - | tar x) or give a file")
     tol = {k: v for k, v in (("atol", atol), ("rtol", rtol), ("ulp", ulp)) if v is not None}
     cap = load_capture(dumpdir)
     if tar is None:

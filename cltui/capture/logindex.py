@@ -14,11 +14,14 @@ from __future__ import annotations
 import bisect
 import contextlib
 import functools
+import itertools
 import mmap
+import multiprocessing
+import os
 import re
 import threading
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -818,6 +821,275 @@ def build_index(
         raise
 
 
+# ---- the scan -------------------------------------------------------------------------------
+#
+# A log is cut into line-aligned pieces; each piece is scanned by :func:`_scan_piece` into a
+# compact :class:`_Piece` (arrays with piece-local function / kernel-name ids) and the pieces
+# are merged in file order.  Logs over ``PARALLEL_MIN`` bytes are scanned by forked worker
+# processes (one per CPU), each mapping the file itself; smaller ones in this process.
+
+PARALLEL_MIN = 64 * 1024 * 1024
+_UNKNOWN = -(1 << 62)  # a creator's counter that the merge fills in (no EnqueueCounter)
+_RETURNED = b" returned "
+_RELEASE1 = b"clReleaseMemObject: [ ref count = 1 ] mem = "
+_SIDE_AT_RE = re.compile(_SIDE_TAGS)
+_I64_MAX = np.iinfo(np.int64).max
+_MADVISE = hasattr(mmap.mmap, "madvise") and hasattr(mmap, "MADV_DONTNEED")
+
+
+@dataclass(slots=True)
+class _Piece:
+    """What one piece of the log holds (offsets are file offsets)."""
+
+    start: int
+    end: int
+    numbers: array[int] = field(default_factory=lambda: array("q"))
+    offsets: array[int] = field(default_factory=lambda: array("q"))
+    fids: array[int] = field(default_factory=lambda: array("H"))
+    kids: array[int] = field(default_factory=lambda: array("i"))
+    fix: array[int] = field(default_factory=lambda: array("q"))  # local rows numbered by order
+    missing: int = 0  # rows of ``fix`` that had no EnqueueCounter at all
+    functions: list[bytes] = field(default_factory=list)
+    knames: list[bytes] = field(default_factory=list)
+    dt: bytes = b""  # int64 (number, q, s, d) quadruples
+    rare: list[tuple[int, int, str, str, int]] = field(default_factory=list)
+    skip_spans: list[tuple[int, int]] = field(default_factory=list)
+    first_nul: int = -1
+
+
+def _line_aligned_cuts(mm: mmap.mmap, size: int, step: int) -> list[tuple[int, int]]:
+    """``[start, end)`` pieces of about ``step`` bytes, each ending just after a newline."""
+    cuts: list[tuple[int, int]] = []
+    pos = 0
+    while pos < size:
+        end = min(size, pos + step)
+        if end < size:
+            nl = mm.rfind(b"\n", pos, end)
+            if nl > pos:
+                end = nl + 1
+            else:
+                nl = mm.find(b"\n", end)
+                end = size if nl < 0 else nl + 1
+        cuts.append((pos, end))
+        pos = end
+    return cuts
+
+
+def _line_candidates(mm: mmap.mmap, pos: int, end: int) -> tuple[list[int], list[int]]:
+    """Starts of the lines in ``[pos, end)`` that may carry a side tag (not ``>>>>``/``<<<<``/
+    ``De``) and of the ``De`` lines (device times): one vectorised pass over the newlines
+    instead of a regex scan per kind of line."""
+    lo = pos - 1 if pos > 0 else 0  # a side tag needs the newline before it
+    a = np.frombuffer(mm, dtype=np.uint8, count=end - lo, offset=lo)
+    try:
+        nl = np.flatnonzero(a[:-1] == 10)
+        first = a[nl + 1]
+        keep = (first != 62) & (first != 60)
+        dee = np.flatnonzero(keep & (first == 68))
+        devs: list[int] = []
+        if len(dee):
+            nxt = nl[dee] + 2
+            inside = nxt < len(a)
+            dev = np.zeros(len(dee), dtype=bool)
+            dev[inside] = a[nxt[inside]] == 101  # "De": Device Time
+            keep[dee[dev]] = False
+            devs = (nl[dee[dev]] + (lo + 1)).tolist()
+        side: list[int] = (nl[keep] + (lo + 1)).tolist()
+    finally:
+        del a
+    return side, devs
+
+
+def _scan_piece(mm: mmap.mmap, pos: int, end: int, size: int) -> _Piece:
+    p = _Piece(pos, end)
+    rare = p.rare
+    nul = mm.find(b"\x00", pos, end)
+    p.first_nul = nul
+    if pos == 0:
+        head = mm[: min(size, 64)].lstrip(b"\x00")
+        if head.startswith(b"-=-=-=-="):
+            rare.append((0, 2, "-=-=-=-=", "", 0))
+    # side lines
+    side: list[re.Match[bytes]] = []
+    match_side = _SIDE_AT_RE.match
+    side_at, dev_at = _line_candidates(mm, pos, end)
+    for s in side_at:
+        m = match_side(mm, s, end)
+        if m is not None:
+            side.append(m)
+    if nul >= 0:
+        side.extend(_SIDE_AFTER_NUL_RE.finditer(mm, pos, end))
+    for m in side:
+        tag = m.group(1).decode()
+        off = m.start(1)
+        if tag.startswith("-------> Start of Build Log"):
+            e = mm.find(_END_BUILD_LOG, off, size)
+            p.skip_spans.append((off, size if e < 0 else e))
+            continue
+        rare.append((off, 2, tag, _dec(m.group(2)), 0))
+    # enqueue entry lines
+    numbers = p.numbers
+    offsets = p.offsets
+    fids = p.fids
+    kids = p.kids
+    fix = p.fix
+    functions = p.functions
+    knames = p.knames
+    fmap: dict[bytes, int] = {}
+    kmap: dict[bytes, int] = {}
+    rfind = mm.rfind
+    row = 0
+    for m in _ENQ_RE.finditer(mm, pos, end):
+        s = m.start()
+        ls = rfind(b"\n", s - 512 if s > 512 else 0, s) + 1
+        if mm[ls : ls + 5] != b">>>> " and not mm[ls:s].lstrip(b" \x00").startswith(b">>>> "):
+            continue
+        fnb, rest = m.group(1, 2)
+        j = rest.rfind(_COUNTER_TAG)
+        num = 0
+        if j >= 0:
+            try:
+                num = int(rest[j + 18 :])
+            except ValueError:
+                fix.append(row)
+        else:
+            fix.append(row)
+            p.missing += 1
+        fid = fmap.get(fnb)
+        if fid is None:
+            fid = fmap[fnb] = len(functions)
+            functions.append(fnb)
+        kid = -1
+        if rest[0] == 40:  # "( name ): ..."
+            k = rest.find(b" ): ", 2)
+            if k < 0:
+                k = rest.find(b" );", 2)
+                if k < 0:
+                    k = rest.rfind(b" )", 2)
+            if k >= 0:
+                kb = rest[2:k]
+                kid = kmap.get(kb, -1)
+                if kid < 0:
+                    kid = kmap[kb] = len(knames)
+                    knames.append(kb)
+        try:
+            numbers.append(num)
+        except OverflowError:  # a counter past int64: numbered by order
+            numbers.append(0)
+            fix.append(row)
+        offsets.append(ls)
+        fids.append(fid)
+        kids.append(kid)
+        row += 1
+    # exit lines of creators (" returned "), last releases of memory objects
+    find = mm.find
+    at = find(_RETURNED, pos, end)
+    while at >= 0:
+        le = _creation(mm, at, rare)
+        at = find(_RETURNED, le, end) if 0 <= le < end else -1
+    at = find(_RELEASE1, pos, end)
+    while at >= 0:
+        m = _RELEASE_RE.match(mm, at, end)
+        if m is not None:
+            rare.append((at, 3, "clReleaseMemObject", _dec(m.group(1)), 0))
+            at = find(_RELEASE1, m.end(), end)
+        else:
+            at = find(_RELEASE1, at + 1, end)
+    # device times
+    if pos == 0 or nul >= 0:  # a line may start mid-NUL-run (or at offset 0): full search
+        found = _DEVTIME_RE.findall(mm, pos, end)
+    else:
+        match_dev = _DEVTIME_RE.match
+        found = [m.groups() for s in dev_at if (m := match_dev(mm, s, end)) is not None]
+    if found:
+        p.dt = _quads(found)
+    if _MADVISE:
+        # drop the scanned pages from our RSS (they stay in the page cache)
+        a0 = (pos // mmap.PAGESIZE) * mmap.PAGESIZE
+        a1 = (end // mmap.PAGESIZE) * mmap.PAGESIZE
+        if a1 > a0:
+            with contextlib.suppress(OSError, ValueError):
+                mm.madvise(mmap.MADV_DONTNEED, a0, a1 - a0)
+    return p
+
+
+def _quads(found: list[tuple[bytes, bytes, bytes, bytes]]) -> bytes:
+    """The device-time groups as int64 (number, q, s, d) quadruples."""
+    q = np.fromstring(b" ".join(itertools.chain.from_iterable(found)), dtype=np.int64, sep=" ")
+    if len(q) == 4 * len(found) and not (q == _I64_MAX).any():
+        return bytes(q.tobytes())
+    out = array("q")  # a value past int64: keep the lines that fit
+    for t in found:
+        with contextlib.suppress(OverflowError):
+            out.extend([int(x) for x in t])
+    return out.tobytes()
+
+
+# worker processes: the mapping each one opens for itself
+_WORKER_MM: mmap.mmap | None = None
+
+
+def _worker_init(path: str) -> None:
+    global _WORKER_MM
+    with open(path, "rb") as f:
+        _WORKER_MM = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+
+
+def _worker_scan(job: tuple[int, int, int]) -> _Piece:
+    assert _WORKER_MM is not None
+    return _scan_piece(_WORKER_MM, job[0], job[1], job[2])
+
+
+def _workers() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _pieces(
+    path: Path,
+    mm: mmap.mmap,
+    size: int,
+    progress: Callable[[float], None] | None,
+    cancel: threading.Event | None,
+) -> Iterator[_Piece]:
+    """The scanned pieces in file order (in worker processes when the log is large)."""
+    nproc = _workers() if size >= PARALLEL_MIN else 1
+    if nproc < 2:
+        for pos, end in _line_aligned_cuts(mm, size, CHUNK):
+            if cancel is not None and cancel.is_set():
+                raise IndexCancelled()
+            yield _scan_piece(mm, pos, end, size)
+            if progress is not None:
+                progress(end / size)
+        return
+    if cancel is not None and cancel.is_set():
+        raise IndexCancelled()
+    cuts = _line_aligned_cuts(mm, size, min(CHUNK, max(1 << 20, size // (4 * nproc))))
+    ctx = multiprocessing.get_context("fork")
+    pool = ctx.Pool(min(nproc, len(cuts)), _worker_init, (str(path),))
+    try:
+        it = pool.imap(_worker_scan, [(a, b, size) for a, b in cuts])
+        for _, end in cuts:
+            while True:
+                if cancel is not None and cancel.is_set():
+                    raise IndexCancelled()
+                try:
+                    piece = it.next(timeout=0.05)
+                    break
+                except multiprocessing.TimeoutError:
+                    continue
+            yield piece
+            if progress is not None:
+                progress(end / size)
+    except (OSError, EOFError) as e:
+        raise CaptureError(f"cannot index {path.name}: a worker process failed ({e})") from None
+    finally:
+        pool.terminate()
+        pool.join()
+
+
 def _scan(
     path: Path,
     mm: mmap.mmap | None,
@@ -827,141 +1099,62 @@ def _scan(
 ) -> LogIndex:
     numbers = array("q")
     offsets = array("q")
-    kinds = array("B")
     fids = array("H")
     kids = array("i")
-    dt = array("q")  # (number, q, s, d) quadruples
+    dt = bytearray()  # int64 (number, q, s, d) quadruples
     functions: list[str] = []
-    fmap: dict[bytes, int] = {}
     fkind: list[int] = []
+    fmap: dict[bytes, int] = {}
     kmap: dict[bytes, int] = {}
     knames: list[str] = []
     rare: list[tuple[int, int, str, str, int]] = []  # (offset, type, fn/tag, rest, counter)
     skip_spans: list[tuple[int, int]] = []
-    last_counter = -1
+    fix = array("q")  # rows numbered by order (no / a bad EnqueueCounter)
     missing_counter = 0
     first_nul = -1
-
-    pos = 0
-    enq_finditer = _ENQ_RE.finditer
-    dev_finditer = _DEVTIME_RE.finditer
-    side_finditer = _SIDE_RE.finditer
-    rfind = None if mm is None else mm.rfind
-    while mm is not None and pos < size:
-        assert rfind is not None
-        if cancel is not None and cancel.is_set():
-            raise IndexCancelled()
-        end = min(size, pos + CHUNK)
-        if end < size:
-            nl = rfind(b"\n", pos, end)
-            if nl > pos:
-                end = nl + 1
-            else:
-                nl = mm.find(b"\n", end)
-                end = size if nl < 0 else nl + 1
-        nul = mm.find(b"\x00", pos, end)
+    for p in _pieces(path, mm, size, progress, cancel) if mm is not None else ():
         if first_nul < 0:
-            first_nul = nul
-        # side lines (they need the preceding "\n": start one byte early)
-        sstart = pos - 1 if pos > 0 else 0
-        if pos == 0:
-            head = mm[: min(size, 64)].lstrip(b"\x00")
-            if head.startswith(b"-=-=-=-="):
-                rare.append((0, 2, "-=-=-=-=", "", 0))
-        side = list(side_finditer(mm, sstart, end))
-        if nul >= 0:
-            side.extend(_SIDE_AFTER_NUL_RE.finditer(mm, pos, end))
-        for m in side:
-            tag = m.group(1).decode()
-            off = m.start(1)
-            if tag.startswith("-------> Start of Build Log"):
-                e = mm.find(_END_BUILD_LOG, off, size)
-                skip_spans.append((off, size if e < 0 else e))
-                continue
-            rare.append((off, 2, tag, _dec(m.group(2)), 0))
-        for m in enq_finditer(mm, pos, end):
-            s = m.start()
-            ls = rfind(b"\n", s - 512 if s > 512 else 0, s) + 1
-            head = mm[ls:s]
-            if not head.startswith(b">>>> "):
-                head = head.lstrip(b" \x00")
-                if not head.startswith(b">>>> "):
-                    continue
-            fnb = m.group(1)
-            rest = m.group(2)
-            j = rest.rfind(_COUNTER_TAG)
-            if j >= 0:
-                try:
-                    num = int(rest[j + 18 :])
-                except ValueError:
-                    num = last_counter + 1
-            else:
-                num = last_counter + 1
-                missing_counter += 1
-            last_counter = num
-            fid = fmap.get(fnb)
-            if fid is None:
-                fid = len(functions)
-                fmap[fnb] = fid
-                fn_s = _dec(fnb)
-                functions.append(fn_s)
-                fkind.append(int(kind_of(fn_s)))
-            kid = -1
-            if rest[0] == 40:  # "("
-                kn = rest[2:]
-                k = kn.find(b" ): ")
-                if k < 0:
-                    k = kn.find(b" );")
-                if k < 0:
-                    k = kn.rfind(b" )")
-                if k >= 0:
-                    kb = kn[:k]
-                    got = kmap.get(kb)
-                    if got is None:
-                        got = len(knames)
-                        kmap[kb] = got
-                        knames.append(short_kernel_name(_dec(kb)))
-                    kid = got
-            numbers.append(num)
-            offsets.append(ls)
-            kinds.append(fkind[fid])
-            fids.append(fid)
-            kids.append(kid)
-        for m in _RET_RE.finditer(mm, pos, end):
-            _creation(mm, m.start(), rare, last_counter)
-        for m in _RELEASE_RE.finditer(mm, pos, end):
-            rare.append((m.start(), 3, "clReleaseMemObject", _dec(m.group(1)), 0))
-        for m in dev_finditer(mm, pos, end):
-            n_, q, st, d = m.groups()
-            dt.append(int(n_))
-            dt.append(int(q))
-            dt.append(int(st))
-            dt.append(int(d))
-        if hasattr(mm, "madvise") and hasattr(mmap, "MADV_DONTNEED"):
-            # drop the scanned pages from our RSS (they stay in the page cache)
-            a0 = (pos // mmap.PAGESIZE) * mmap.PAGESIZE
-            a1 = (end // mmap.PAGESIZE) * mmap.PAGESIZE
-            if a1 > a0:
-                with contextlib.suppress(OSError, ValueError):
-                    mm.madvise(mmap.MADV_DONTNEED, a0, a1 - a0)
-        pos = end
-        if progress is not None:
-            progress(pos / size)
-
+            first_nul = p.first_nul
+        base = len(numbers)
+        if p.functions:
+            remap = np.array([_global_id(fmap, functions, fb, fkind) for fb in p.functions])
+            fids.frombytes(remap.astype(np.uint16)[np.frombuffer(p.fids, np.uint16)].tobytes())
+        if p.knames:
+            kre = np.array([_kernel_id(kmap, knames, kb) for kb in p.knames] + [-1], np.int32)
+            kids.frombytes(kre[np.frombuffer(p.kids, np.int32)].tobytes())  # -1 -> -1
+        else:
+            kids.extend(p.kids)
+        numbers.extend(p.numbers)
+        offsets.extend(p.offsets)
+        if p.fix:
+            fix.extend([base + r for r in p.fix])
+        missing_counter += p.missing
+        dt += p.dt
+        rare.extend(p.rare)
+        skip_spans.extend(p.skip_spans)
+        del p
+    if fix:
+        _number_by_order(numbers, fix)
+    fk = np.array(fkind, dtype=np.uint8)
     idx = LogIndex(
         path=path,
         size=size,
         numbers=_arr(numbers, np.int64) if numbers else _empty(np.int64),
         offsets=_arr(offsets, np.int64) if offsets else _empty(np.int64),
-        kinds=_arr(kinds, np.uint8) if kinds else _empty(np.uint8),
+        kinds=fk[_arr(fids, np.uint16)] if fids else _empty(np.uint8),
         function_ids=_arr(fids, np.uint16) if fids else _empty(np.uint16),
         functions=functions,
         kernel_ids=_arr(kids, np.int32) if kids else _empty(np.int32),
         kernel_names=knames,
         device_times=np.full((len(numbers), 3), -1, dtype=np.int64),
     )
-    del numbers, offsets, kinds, fids, kids
+    del numbers, offsets, fids, kids
     idx._mm = mm
+    # creators logged without an EnqueueCounter: the number the next enqueue would get
+    for i, r in enumerate(rare):
+        if r[4] == _UNKNOWN:
+            k = int(np.searchsorted(idx.offsets, r[0]))
+            rare[i] = (r[0], r[1], r[2], r[3], int(idx.numbers[k - 1]) + 1 if k else 0)
     n = len(idx.numbers)
     if skip_spans and n:
         keep = np.ones(n, dtype=bool)
@@ -1010,35 +1203,65 @@ def _scan(
     return idx
 
 
-def _creation(
-    mm: mmap.mmap, at: int, rare: list[tuple[int, int, str, str, int]], last_counter: int
-) -> None:
-    """A ``returned`` exit line of a creator: record it and its entry line."""
+def _global_id(fmap: dict[bytes, int], functions: list[str], fb: bytes, fkind: list[int]) -> int:
+    fid = fmap.get(fb)
+    if fid is None:
+        fid = fmap[fb] = len(functions)
+        fn = _dec(fb)
+        functions.append(fn)
+        fkind.append(int(kind_of(fn)))
+    return fid
+
+
+def _kernel_id(kmap: dict[bytes, int], knames: list[str], kb: bytes) -> int:
+    kid = kmap.get(kb)
+    if kid is None:
+        kid = kmap[kb] = len(knames)
+        knames.append(short_kernel_name(_dec(kb)))
+    return kid
+
+
+def _number_by_order(numbers: array[int], fix: array[int]) -> None:
+    """Rows without a usable EnqueueCounter get the previous row's number + 1."""
+    nums = np.frombuffer(numbers, dtype=np.int64)
+    rows = np.frombuffer(fix, dtype=np.int64)
+    good = np.ones(len(nums), dtype=bool)
+    good[rows] = False
+    last = np.where(good, np.arange(len(nums)), -1)
+    np.maximum.accumulate(last, out=last)
+    lg = last[rows]
+    nums[rows] = np.where(lg >= 0, nums[np.maximum(lg, 0)], -1) + (rows - lg)
+    del nums
+
+
+def _creation(mm: mmap.mmap, at: int, rare: list[tuple[int, int, str, str, int]]) -> int:
+    """A ``returned`` exit line of a creator: record it and its entry line.
+
+    Returns the offset of the end of the exit line (-1 at the end of the file).
+    """
     ls = mm.rfind(b"\n", at - 4096 if at > 4096 else 0, at) + 1
     le = mm.find(b"\n", at)
     line = mm[ls : le if le >= 0 else len(mm)]
     m = _EXIT_LINE_RE.match(line.lstrip(b"\x00"))
     if m is None or not m.group(1).startswith(_CREATORS):
-        return
+        return le
     fnb = m.group(1)
     # the entry: the closest preceding ">>>> ... <fn>: " line (single-thread pairing)
     lo = ls - (1 << 20) if ls > (1 << 20) else 0
     e = mm.rfind(b" " + fnb + b": ", lo, ls)
     if e < 0:
-        return
+        return le
     es = mm.rfind(b"\n", e - 512 if e > 512 else 0, e) + 1
     ee = mm.find(b"\n", e)
     entry = mm[es : ee if ee >= 0 else len(mm)]
     if not entry.lstrip(b" \x00").startswith(b">>>> "):
-        return
+        return le
     rest = _dec(entry[e - es + len(fnb) + 1 :])
-    counter = last_counter + 1
     _, c = strip_counter(rest)
-    if c is not None:
-        counter = c
     fn = _dec(fnb)
-    rare.append((es, 0, fn, rest, counter))
+    rare.append((es, 0, fn, rest, _UNKNOWN if c is None else c))
     rare.append((ls, 1, fn, _dec(m.group(2)), 0))
+    return le
 
 
 def _inside(spans: list[tuple[int, int]], off: int) -> bool:

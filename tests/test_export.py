@@ -389,3 +389,12 @@ def test_cli_tar_file(images_svm: Path, tmp_path: Path) -> None:
     assert f"{top}/manifest.json" in names and f"{top}/SHA256SUMS" in names
     r = runner.invoke(cli_main, ["export", str(images_svm), "0", "--tar", str(target)])
     assert r.exit_code == 2 and "already exists" in r.stderr
+
+
+def test_kernel_filter_range(pyocl_pocl: Path, tmp_path: Path) -> None:
+    """``22-34/multiply``: only the multiply launches of the window (README: 24, 26, 31)."""
+    res = _export(pyocl_pocl, "22-34/multiply", tmp_path / "b")
+    assert res.enqueues == [24, 26, 31]
+    m = json.loads((tmp_path / "b/manifest.json").read_text())
+    assert m["bundle"]["range"] == "22-34/multiply"
+    assert {s["kernel"] for s in m["steps"]} == {"multiply"}

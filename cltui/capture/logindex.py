@@ -829,6 +829,7 @@ def build_index(
 # processes (one per CPU), each mapping the file itself; smaller ones in this process.
 
 PARALLEL_MIN = 64 * 1024 * 1024
+MIN_PIECE = 1024 * 1024  # the smallest piece a worker gets
 _UNKNOWN = -(1 << 62)  # a creator's counter that the merge fills in (no EnqueueCounter)
 _RETURNED = b" returned "
 _RELEASE1 = b"clReleaseMemObject: [ ref count = 1 ] mem = "
@@ -1020,8 +1021,9 @@ def _quads(found: list[tuple[bytes, bytes, bytes, bytes]]) -> bytes:
         return bytes(q.tobytes())
     out = array("q")  # a value past int64: keep the lines that fit
     for t in found:
-        with contextlib.suppress(OverflowError):
-            out.extend([int(x) for x in t])
+        v = [int(x) for x in t]
+        if max(v) <= _I64_MAX:
+            out.extend(v)
     return out.tobytes()
 
 
@@ -1066,7 +1068,7 @@ def _pieces(
         return
     if cancel is not None and cancel.is_set():
         raise IndexCancelled()
-    cuts = _line_aligned_cuts(mm, size, min(CHUNK, max(1 << 20, size // (4 * nproc))))
+    cuts = _line_aligned_cuts(mm, size, min(CHUNK, max(MIN_PIECE, size // (4 * nproc))))
     ctx = multiprocessing.get_context("fork")
     pool = ctx.Pool(min(nproc, len(cuts)), _worker_init, (str(path),))
     try:

@@ -307,3 +307,107 @@ def test_replay_py_imports_nothing_from_cltui(bundles: Bundles) -> None:
     proc = subprocess.run([PY, "-c", code], cwd=bundle, capture_output=True, text=True,
                           env=_env(), timeout=120)
     assert proc.returncode == 0, proc.stderr
+
+
+# --------------------------------------------------------------------------- the two runners
+
+
+def _edge_case_bundle(root: Path) -> Path:
+    """A hand-written bundle: a kernel that changes nothing, so each object's replayed contents
+    are its input, checked against expected data made to differ in chosen ways."""
+    import numpy as np
+
+    from cltui.export.exporter import _replay_module, _template
+
+    b = root / "edge"
+    (b / "data").mkdir(parents=True)
+    one = np.float32(1.0)
+    f32_in = np.array([1.0, np.nan, np.inf, -0.0, 2.0, 3.0], np.float32)
+    f32_exp = f32_in.copy()
+    f32_exp[0] = np.nextafter(one, np.float32(2))
+    f32_exp.view(np.uint32)[1] = 0x7FC00001  # another NaN payload: NaN matches NaN
+    f32_exp[3] = 0.0  # -0.0 vs 0.0: bits differ, values equal
+    f32_exp.view(np.uint32)[4] += 3  # 3 ULP
+    st = np.dtype({"names": ["a", "b"], "formats": ["<f4", "<i4"], "offsets": [0, 4]})
+    s_in = np.array([(1.0, 5), (2.0, 6)], st)
+    s_exp = s_in.copy()
+    s_exp["a"][0] = np.nextafter(one, np.float32(2))
+    s_exp["b"][1] = 7
+    h_in = np.array([1.0, 2.0], np.float16)
+    h_exp = h_in.copy()
+    h_exp.view(np.uint16)[0] += 1
+    d_in = np.array([1.0], np.float64)
+    d_exp = d_in + 1e-9
+    v_in = np.arange(8, dtype=np.float32)
+    v_exp = v_in.copy()
+    v_exp.view(np.uint32)[6] += 2  # element 1, lane 2
+    raw = np.arange(8, dtype=np.uint8)
+    objects = [  # (input, expected, dtype spec, per-check tolerance)
+        (f32_in, f32_exp, "<f4", None),
+        (s_in, s_exp, [["a", "<f4", 0], ["b", "<i4", 4]], None),
+        (h_in, h_exp, "<f2", None),
+        (d_in, d_exp, "<f8", {"atol": 1e-6}),
+        (raw, np.arange(10, dtype=np.uint8), "|u1", None),  # expected is longer
+        (v_in, v_exp, "(4,)<f4", None),
+        (raw, raw, None, None),
+    ]
+    data: dict[str, Any] = {}
+    memory: dict[str, Any] = {}
+    args, loads, checks = [], [], []
+    for i, (inp, exp, spec, tol) in enumerate(objects):
+        for kind, arr in (("in", inp), ("exp", exp)):
+            key = f"{kind}{i}"
+            (b / "data" / f"{key}.bin").write_bytes(arr.tobytes())
+            data[key] = {"path": f"data/{key}.bin", "size": arr.nbytes}
+        memory[f"m{i}"] = {"kind": "buffer", "label": f"buffer {i}", "size": inp.nbytes}
+        args.append({"index": i, "kind": "buffer", "mem": f"m{i}"})
+        loads.append({"mem": f"m{i}", "data": f"in{i}", "why": "input", "note": ""})
+        check: dict[str, Any] = {"mem": f"m{i}", "args": [i], "label": f"arg {i}",
+                                 "data": f"exp{i}", "dtype": spec, "shape": None}
+        if tol:
+            check["tol"] = tol
+        checks.append(check)
+    params = ", ".join(f"__global uchar* a{i}" for i in range(len(objects)))
+    (b / "kernels").mkdir()
+    (b / "kernels/noop.cl").write_text(f"__kernel void noop({params}) {{}}\n")
+    data["src"] = {"path": "kernels/noop.cl", "size": 0}
+    manifest = {
+        "format": "cltui-replay-plan", "version": 1,
+        "tolerance": {"atol": 0.0, "rtol": 0.0, "ulp": 1},
+        "data": data,
+        "programs": {"p": {"label": "noop", "source": "src", "options": "", "binaries": []}},
+        "memory": memory,
+        "steps": [{"enqueue": 0, "kernel": "noop", "program": "p", "global": [1],
+                   "local": None, "offset": None, "args": args, "loads": loads,
+                   "prechecks": [], "checks": checks}],
+    }
+    (b / "manifest.json").write_text(json.dumps(manifest))
+    (b / "engine.py").write_bytes(_replay_module("engine.py"))
+    (b / "compare.py").write_bytes(_replay_module("compare.py"))
+    (b / "replay.py").write_bytes(_template("replay.py"))
+    return b
+
+
+def test_cpp_and_python_judge_edge_cases_alike(cpp_replay: Path, tmp_path: Path) -> None:
+    """NaN payloads, -0.0, ULP, half and double floats, structs, vectors, a size mismatch."""
+    _need("pocl")
+    bundle = _edge_case_bundle(tmp_path)
+    for extra in ([], ["--ulp", "4"], ["--atol", "10"]):
+        py = run_py(bundle, "--json", "--device", "pocl", *extra)
+        cpp = run_cpp(cpp_replay, bundle, "--json", "--device", "pocl", *extra)
+        assert py.returncode == 0 and cpp.returncode == 0, py.stderr + cpp.stderr
+        vp, vc = verdicts(json.loads(py.stdout)), verdicts(json.loads(cpp.stdout))
+        assert vp == vc, extra
+        got = {k[3][0]: v[:3] for k, v in vp.items()}
+        if not extra:
+            assert got == {
+                0: ("different", 3, 1), 1: ("different", 2, 1), 2: ("within", 1, 0),
+                3: ("within", 1, 0), 4: ("different", 0, 0), 5: ("different", 1, 1),
+                6: ("equal", 0, 0),
+            }
+        elif extra[0] == "--ulp":
+            assert [got[i][0] for i in range(7)] == [
+                "within", "different", "within", "within", "different", "within", "equal"]
+        else:
+            assert [got[i][0] for i in range(7)] == [
+                "within", "different", "within", "within", "different", "within", "equal"]

@@ -56,13 +56,16 @@ class Bundles:
         self.root = root
         self.captures = captures
         self.cache: dict[tuple[str, str, str], Path] = {}
+        self.opened: dict[str, Any] = {}
 
     def get(self, capture: str, rng: str, mode: str = "chain") -> Path:
         key = (capture, rng, mode)
         if key not in self.cache:
             n = len(self.cache)
             first = self.root / f"export{n}" / "bundle"
-            export_range(open_capture(self.captures[capture]), rng, first, mode=mode)
+            if capture not in self.opened:
+                self.opened[capture] = open_capture(self.captures[capture])
+            export_range(self.opened[capture], rng, first, mode=mode)
             fresh = self.root / f"fresh{n}" / "bundle"
             shutil.copytree(first, fresh)
             shutil.rmtree(first.parent)

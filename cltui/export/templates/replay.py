@@ -26,7 +26,11 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-import engine  # type: ignore[import-not-found]  # noqa: E402  (bundle folder now on sys.path)
+try:
+    import engine  # type: ignore[import-not-found]  # (the bundle folder is on sys.path now)
+except ImportError as _exc:  # numpy missing
+    print(f"replay: {_exc.name or _exc} is needed: pip install numpy pyopencl", file=sys.stderr)
+    sys.exit(2)
 
 EXIT_OK, EXIT_MISMATCH, EXIT_USAGE, EXIT_DEVICE = 0, 1, 2, 3
 
@@ -103,6 +107,11 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.repeat < 1:
         ap.error("--repeat must be at least 1")
+    try:
+        import pyopencl  # noqa: F401  (the engine imports it lazily: say it early)
+    except ImportError:
+        print("replay: pyopencl is needed: pip install pyopencl", file=sys.stderr)
+        return EXIT_USAGE
     try:
         if args.list_devices:
             for d in engine.list_devices():

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from textual.pilot import Pilot
+from textual.widgets import Input
 
 from cltui.capture.capture import Capture, ProgressFn
 from cltui.capture.model import CaptureError
@@ -65,6 +66,9 @@ def _steps(
         for key in after:
             await pilot.press(key)
             await _settle(pilot)
+        for widget in app.screen.query(Input):  # a blinking cursor would make frames differ
+            widget.cursor_blink = False
+        await _settle(pilot)
 
     return run
 
@@ -116,14 +120,6 @@ def test_buffer_format_and_hex(snap_compare: Compare, images_svm: Path) -> None:
     assert snap_compare(make_app(images_svm), terminal_size=SMALL, run_before=run)
 
 
-def test_buffer_struct_format(snap_compare: Compare, pyocl_pocl: Path) -> None:
-    run = _steps(
-        jump=14, keys=["3", "f", "ctrl+a", "ctrl+k"], text="struct { float x; int k; }",
-        after=["enter"],
-    )
-    assert snap_compare(make_app(pyocl_pocl), terminal_size=LARGE, run_before=run)
-
-
 def test_image_tab(snap_compare: Compare, images_svm: Path) -> None:
     run = _steps(jump=0, keys=["4"])
     assert snap_compare(make_app(images_svm), terminal_size=LARGE, run_before=run)
@@ -151,11 +147,6 @@ def test_filtered_list(snap_compare: Compare, pyocl_pocl: Path) -> None:
 
 def test_kinds(snap_compare: Compare, opencv: Path) -> None:
     run = _steps(keys=["t"])
-    assert snap_compare(make_app(opencv), terminal_size=SMALL, run_before=run)
-
-
-def test_jump_prompt(snap_compare: Compare, opencv: Path) -> None:
-    run = _steps(keys=["colon"], text="63")
     assert snap_compare(make_app(opencv), terminal_size=SMALL, run_before=run)
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 import functools
 import re
-from collections.abc import Callable, Coroutine
 from collections import Counter
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +68,7 @@ async def wait_loaded(pilot: Pilot[Any]) -> MainScreen:
 async def settle(pilot: Pilot[Any]) -> None:
     await pilot.pause()
     await pilot.app.workers.wait_for_complete()
+    await pilot.wait_for_scheduled_animations()
     await pilot.pause()
 
 
@@ -358,11 +359,11 @@ async def test_source_pane_scrolls_to_kernel_and_marks_argument(pyocl_pocl: Path
         assert "clip_by_rank" in "".join(view.line_text(i) for i in range(first - 1, first + 2))
         assert round(view.scroll_y) <= first - 1 < round(view.scroll_y) + view.size.height
         # arg 0 is selected: its span is marked in the signature
-        (line, col, end_line, end_col) = view.marks[0]
+        (line, col, _end_line, end_col) = view.marks[0]
         assert "out" in view.line_text(line - 1)[col - 1 : end_col]
         await pilot.press("full_stop", "full_stop")
         await settle(pilot)
-        (line, col, _el, end_col) = view.marks[0]
+        (line, col, _end_line, end_col) = view.marks[0]
         assert "inp" in view.line_text(line - 1)[col - 1 : end_col]
 
 

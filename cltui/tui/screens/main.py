@@ -119,7 +119,8 @@ class MainScreen(Screen[None]):
         self.sub_title = str(self.path)
         self.status.set_parts(range_text=f"{self.label}indexing…")
         self.enqueue_list.focus()
-        self._index()
+        # paint the first frame before the indexing thread competes for the interpreter
+        self.call_after_refresh(self._index)
 
     def on_unmount(self) -> None:
         self._cancel.set()

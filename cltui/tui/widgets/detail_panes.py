@@ -89,7 +89,7 @@ class DetailPanes(Vertical):
         summary = self.query_one("#enqueue-summary", Static)
         if pos is None:
             self.enqueue = None
-            summary.update("")
+            summary.update("", layout=False)
             self._show_problems([])
             self._refresh_active()
             return
@@ -105,12 +105,14 @@ class DetailPanes(Vertical):
         if enq is not self.enqueue:
             self.enqueue = enq
             self.arg = default_arg(enq)
-        summary.update(enqueue_summary(enq))
+        summary.update(enqueue_summary(enq), layout=False)
         self._show_problems(enq.problems)
         self._refresh_active()
 
     def _show_problems(self, problems: list[Problem]) -> None:
         box = self.query_one("#enqueue-problems", Static)
+        if not problems and not box.display:
+            return
         box.display = bool(problems)
         box.update("\n".join(f"⚠ {p.message}" for p in problems))
 

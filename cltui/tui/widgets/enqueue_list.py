@@ -65,7 +65,10 @@ class EnqueueList(ScrollView, can_focus=True):
         Binding("shift+pagedown", "extend_page(1)", "Extend range a page down", show=False),
         Binding("v", "visual", "Visual", tooltip="Toggle visual mode: moves extend the range"),
         Binding("escape", "clear_range", "Clear range", show=False),
-        Binding("m", "toggle_bookmark", "Mark", show=False, tooltip="Toggle a bookmark on this enqueue"),
+        Binding(
+            "m", "toggle_bookmark", "Mark", show=False,
+            tooltip="Toggle a bookmark on this enqueue",
+        ),
         Binding("apostrophe,b", "bookmark(1)", "Next mark", key_display="'", show=False),
         Binding("B", "bookmark(-1)", "Previous mark", show=False),
         Binding(

@@ -42,7 +42,7 @@ class StatusLine(Static):
             self.mode_text = mode_text
         if problems is not None:
             self.problems = problems
-        self.update(self.as_text())
+        self.update(self.as_text(), layout=False)  # one fixed line: no layout pass
 
     def as_text(self) -> Text:
         text = Text(no_wrap=True, overflow="ellipsis")

@@ -1,0 +1,127 @@
+"""TUI benchmark: time to first paint and keypress-to-repaint latency.
+
+    .venv/bin/python benchmarks/tui_bench.py [--heat2d DIR] [--log-dir DIR] [--n 1000000]
+
+Runs the app headless (``App.run_test``) at 120x36 on:
+- the heat2d_large capture (204,011 enqueues, 444 MB log) when ``--heat2d`` is given or found
+  at /tmp/heat2d/heat2d_large;
+- an in-memory synthetic capture of ``--n`` enqueues (benchmarks/synthcap.py: the list code is
+  the same, only the index is not read from disk);
+- a synthesised log (benchmarks/synth_log.py output) when ``--log-dir`` is given.
+
+First paint is the time from starting the app to its first frame (the index fills in a worker
+afterwards); "index ready" is when the list is filled.  Key latency is the wall time of
+``pilot.press(key)`` until the app is idle again (the repaint included), median and max of
+repeated presses, which includes the test harness's own idle waits (about 25 ms a pause here);
+"app CPU/key" is the process CPU time per key (handlers, list rendering, compositor) minus
+that of an idle pause: the figure to compare with the 16 ms budget.  "render" is the cost of
+drawing every visible list line after a jump.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.synthcap import SyntheticCapture
+from cltui.tui.app import CltuiApp, make_app
+
+SIZE = (120, 36)
+KEYS = ["down", "pagedown", "shift+down", "n", "up", "pageup", "end", "home"]
+REPEAT = 15
+
+
+async def measure(app: CltuiApp, label: str) -> dict[str, Any]:
+    t0 = time.perf_counter()
+    async with app.run_test(size=SIZE) as pilot:
+        first_paint = time.perf_counter() - t0
+        screen = app.main
+        while screen.capture is None and screen.error is None:
+            await pilot.pause(0.005)
+        ready = time.perf_counter() - t0
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        lst = screen.enqueue_list
+        lst.focus()
+        latencies: dict[str, list[float]] = {}
+        cpu: dict[str, float] = {}
+        c0 = time.process_time()
+        for _ in range(REPEAT):
+            await pilot.pause()
+        idle_cpu = (time.process_time() - c0) / REPEAT
+        for key in KEYS:
+            times = []
+            c0 = time.process_time()
+            for _ in range(REPEAT):
+                start = time.perf_counter()
+                await pilot.press(key)
+                times.append(time.perf_counter() - start)
+            cpu[key] = (time.process_time() - c0) / REPEAT - idle_cpu
+            latencies[key] = times
+        # raw render cost of a full list page far into the capture
+        screen.jump_to(int(screen.capture.numbers[len(screen.capture) // 2]))  # type: ignore[union-attr]
+        lst._cache.clear()
+        start = time.perf_counter()
+        for y in range(lst.size.height):
+            lst.render_line(y)
+        render = time.perf_counter() - start
+        rows = len(lst.view)
+    return {
+        "label": label,
+        "rows": rows,
+        "first_paint_s": first_paint,
+        "index_ready_s": ready,
+        "page_render_ms": render * 1e3,
+        "keys_ms": {
+            k: (cpu[k] * 1e3, statistics.median(v) * 1e3, max(v) * 1e3)
+            for k, v in latencies.items()
+        },
+    }
+
+
+def report(r: dict[str, Any]) -> None:
+    print(f"\n{r['label']}: {r['rows']:,} enqueues")
+    print(f"  first paint        {r['first_paint_s'] * 1e3:8.1f} ms")
+    print(f"  index ready        {r['index_ready_s'] * 1e3:8.1f} ms")
+    print(f"  full page render   {r['page_render_ms']:8.2f} ms (uncached, {SIZE[1]} lines)")
+    print("  key            app CPU/key   pilot wall median / max (harness waits included)")
+    for key, (cpu, median, worst) in r["keys_ms"].items():
+        print(f"  {key:<12} {cpu:10.2f} ms   {median:8.1f} ms / {worst:6.1f} ms")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--heat2d", type=Path, default=Path("/tmp/heat2d/heat2d_large"))
+    ap.add_argument("--log-dir", type=Path, default=None, help="a synth_log.py output folder")
+    ap.add_argument("--n", type=int, default=1_000_000)
+    args = ap.parse_args()
+    results = []
+    if (args.heat2d / "clintercept_log.txt").is_file():
+        results.append(asyncio.run(measure(make_app(args.heat2d), "heat2d_large (real log)")))
+    else:
+        print(f"skipping heat2d: no log under {args.heat2d}")
+    synthetic = SyntheticCapture(args.n)
+
+    def synth_open(path: Path, progress: Any, cancel: threading.Event) -> Any:
+        return synthetic
+
+    results.append(
+        asyncio.run(measure(make_app("synthetic", opener=synth_open), "synthetic (in memory)"))
+    )
+    if args.log_dir is not None:
+        results.append(asyncio.run(measure(make_app(args.log_dir), "synthetic log (real index)")))
+    for r in results:
+        report(r)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,108 @@
+"""Regenerate ``screenshots/*.svg``: every screen of the app on the real shared captures.
+
+    .venv/bin/python scripts/screenshots.py [--captures ../shared/captures] [--out screenshots]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from textual.pilot import Pilot
+
+from cltui.tui.app import CltuiApp, make_app
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@dataclass
+class Scene:
+    name: str
+    capture: str
+    size: tuple[int, int]
+    jump: int | None = None
+    keys: list[str] = field(default_factory=list)
+    text: str = ""
+    after: list[str] = field(default_factory=list)
+
+
+SCENES = [
+    Scene("01-list-args", "pyopencl_lib_pocl", (120, 36), jump=14),
+    Scene("02-list-80x24", "opencv_tapi_pocl", (80, 24), jump=11),
+    Scene("03-source", "pyopencl_lib_pocl", (120, 36), jump=14, keys=["1", "full_stop"]),
+    Scene("04-build-log", "opencv_tapi_pocl", (120, 36), jump=31, keys=["1", "tab", "o"]),
+    Scene("05-args-struct", "pyopencl_lib_oclgrind", (120, 36), jump=14, keys=["2"]),
+    Scene("06-buffer-typed", "pyopencl_lib_pocl", (120, 36), jump=22,
+          keys=["3", "tab", "right_square_bracket"]),
+    Scene("07-buffer-struct-format", "pyopencl_lib_pocl", (120, 36), jump=14,
+          keys=["3", "f", "ctrl+a", "ctrl+k"], text="struct { float x; int k; }",
+          after=["enter"]),
+    Scene("08-buffer-hex", "images_svm_pocl", (120, 36), jump=2, keys=["3", "tab", "x"]),
+    Scene("09-image", "images_svm_pocl", (120, 36), jump=0, keys=["4"]),
+    Scene("10-image-3d", "images_svm_pocl", (120, 36), jump=3, keys=["4"]),
+    Scene("11-timing", "pyopencl_lib_pocl", (120, 36), jump=23, keys=["5"]),
+    Scene("12-range-visual", "pyopencl_lib_pocl", (120, 36), jump=9,
+          keys=["shift+down", "shift+down", "m", "v", "down", "down"]),
+    Scene("13-filter", "pyopencl_lib_pocl", (120, 36), keys=["slash"], text="re:^scan"),
+    Scene("14-kinds", "opencv_tapi_pocl", (120, 36), keys=["t"]),
+    Scene("15-jump", "opencv_tapi_pocl", (120, 36), keys=["colon"], text="63"),
+    Scene("16-help", "images_svm_pocl", (120, 36), keys=["question_mark"]),
+    Scene("17-palette", "images_svm_pocl", (120, 36), keys=["ctrl+p"], text="jump"),
+]
+
+
+async def settle(pilot: Pilot[None]) -> None:
+    await pilot.pause()
+    await pilot.app.workers.wait_for_complete()
+    await pilot.wait_for_scheduled_animations()
+    await pilot.pause()
+
+
+async def shoot(scene: Scene, captures: Path, out: Path) -> Path:
+    app = make_app(captures / scene.capture)
+    async with app.run_test(size=scene.size) as pilot:
+        assert isinstance(app, CltuiApp)
+        while app.main.capture is None and app.main.error is None:
+            await pilot.pause(0.01)
+        await settle(pilot)
+        if scene.jump is not None:
+            app.main.jump_to(scene.jump)
+            await settle(pilot)
+        for key in scene.keys:
+            await pilot.press(key)
+            await settle(pilot)
+        for ch in scene.text:
+            await pilot.press(ch if ch != " " else "space")
+        await settle(pilot)
+        for key in scene.after:
+            await pilot.press(key)
+            await settle(pilot)
+        path = out / f"{scene.name}.svg"
+        app.save_screenshot(filename=path.name, path=str(out))
+    return path
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--captures", type=Path, default=REPO.parent / "shared" / "captures")
+    ap.add_argument("--out", type=Path, default=REPO / "screenshots")
+    ap.add_argument("--only", default="", help="substring of the scene names to shoot")
+    args = ap.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    for scene in SCENES:
+        if args.only and args.only not in scene.name:
+            continue
+        if not (args.captures / scene.capture).is_dir():
+            print(f"skip {scene.name}: no capture {scene.capture}")
+            continue
+        print(asyncio.run(shoot(scene, args.captures, args.out)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

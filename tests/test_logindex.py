@@ -458,3 +458,36 @@ def test_device_time_past_int64_is_dropped(tmp_path: Path) -> None:
         assert idx.device_times.tolist() == [[-1, -1, -1], [-1, -1, -1]]
     finally:
         idx.close()
+
+
+def test_device_times_with_two_sessions_go_to_the_latest_enqueue(
+    tmp_path: Path, tiny_pieces_in_workers: None
+) -> None:
+    idx = build_index(_write(tmp_path / "clintercept_log.txt", SYNTH + SYNTH))
+    try:
+        assert idx.numbers.tolist() == [0, 1, 0, 1]
+        assert idx.device_times.tolist() == [[-1, -1, -1]] * 3 + [[1, 2, 3]]
+        assert not any("Device Time" in p.message for p in idx.problems)
+    finally:
+        idx.close()
+
+
+def test_device_time_before_its_entry_line_and_one_without_entry(
+    tmp_path: Path, tiny_pieces_in_workers: None
+) -> None:
+    early = (
+        b"Device Time for clEnqueueWriteBuffer (enqueue 0) = 7 ns (queued -> submit), 8 ns "
+        b"(submit -> start), 9 ns (start -> end)\n"
+        b"Device Time for clEnqueueWriteBuffer (enqueue 5) = 7 ns (queued -> submit), 8 ns "
+        b"(submit -> start), 9 ns (start -> end)\n"
+    )
+    cut = SYNTH.index(b">>>> Time: 1 ")
+    data = SYNTH[:cut] + early + b"x" * 9000 + b"\n" + SYNTH[cut:]
+    idx = build_index(_write(tmp_path / "clintercept_log.txt", data))
+    try:
+        assert idx.device_times.tolist() == [[7, 8, 9], [1, 2, 3]]
+        assert [p.message for p in idx.problems] == [
+            "1 Device Time lines name enqueues that have no entry line"
+        ]
+    finally:
+        idx.close()

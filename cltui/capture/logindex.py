@@ -996,14 +996,7 @@ def _scan_piece(mm: mmap.mmap, pos: int, end: int, size: int) -> _Piece:
             at = find(_RELEASE1, m.end(), end)
         else:
             at = find(_RELEASE1, at + 1, end)
-    # device times
-    if pos == 0 or nul >= 0:  # a line may start mid-NUL-run (or at offset 0): full search
-        found = _DEVTIME_RE.findall(mm, pos, end)
-    else:
-        match_dev = _DEVTIME_RE.match
-        found = [m.groups() for s in dev_at if (m := match_dev(mm, s, end)) is not None]
-    if found:
-        p.dt = _quads(found)
+    p.dt = _device_quads(mm, pos, end, nul, dev_at)
     if _MADVISE:
         # drop the scanned pages from our RSS (they stay in the page cache)
         a0 = (pos // mmap.PAGESIZE) * mmap.PAGESIZE
@@ -1012,6 +1005,16 @@ def _scan_piece(mm: mmap.mmap, pos: int, end: int, size: int) -> _Piece:
             with contextlib.suppress(OSError, ValueError):
                 mm.madvise(mmap.MADV_DONTNEED, a0, a1 - a0)
     return p
+
+
+def _device_quads(mm: mmap.mmap, pos: int, end: int, nul: int, dev_at: list[int]) -> bytes:
+    """The ``Device Time`` lines of a piece as int64 (number, q, s, d) quadruples."""
+    if pos == 0 or nul >= 0:  # a line may start mid-NUL-run (or at offset 0): full search
+        found = _DEVTIME_RE.findall(mm, pos, end)
+    else:
+        match_dev = _DEVTIME_RE.match
+        found = [m.groups() for s in dev_at if (m := match_dev(mm, s, end)) is not None]
+    return _quads(found) if found else b""
 
 
 def _quads(found: list[tuple[bytes, bytes, bytes, bytes]]) -> bytes:
@@ -1103,7 +1106,7 @@ def _scan(
     offsets = array("q")
     fids = array("H")
     kids = array("i")
-    dt = bytearray()  # int64 (number, q, s, d) quadruples
+    dev = _DeviceTimes()
     functions: list[str] = []
     fkind: list[int] = []
     fmap: dict[bytes, int] = {}
@@ -1111,13 +1114,11 @@ def _scan(
     knames: list[str] = []
     rare: list[tuple[int, int, str, str, int]] = []  # (offset, type, fn/tag, rest, counter)
     skip_spans: list[tuple[int, int]] = []
-    fix = array("q")  # rows numbered by order (no / a bad EnqueueCounter)
     missing_counter = 0
     first_nul = -1
     for p in _pieces(path, mm, size, progress, cancel) if mm is not None else ():
         if first_nul < 0:
             first_nul = p.first_nul
-        base = len(numbers)
         if p.functions:
             remap = np.array([_global_id(fmap, functions, fb, fkind) for fb in p.functions])
             fids.frombytes(remap.astype(np.uint16)[np.frombuffer(p.fids, np.uint16)].tobytes())
@@ -1126,17 +1127,17 @@ def _scan(
             kids.frombytes(kre[np.frombuffer(p.kids, np.int32)].tobytes())  # -1 -> -1
         else:
             kids.extend(p.kids)
+        if p.fix:
+            _number_by_order(p.numbers, p.fix, numbers[-1] if numbers else -1)
         numbers.extend(p.numbers)
         offsets.extend(p.offsets)
-        if p.fix:
-            fix.extend([base + r for r in p.fix])
         missing_counter += p.missing
-        dt += p.dt
+        dev.add_rows(p.numbers)
+        if p.dt:
+            dev.add_quads(numbers, p.dt)
         rare.extend(p.rare)
         skip_spans.extend(p.skip_spans)
         del p
-    if fix:
-        _number_by_order(numbers, fix)
     fk = np.array(fkind, dtype=np.uint8)
     idx = LogIndex(
         path=path,
@@ -1148,7 +1149,7 @@ def _scan(
         functions=functions,
         kernel_ids=_arr(kids, np.int32) if kids else _empty(np.int32),
         kernel_names=knames,
-        device_times=np.full((len(numbers), 3), -1, dtype=np.int64),
+        device_times=dev.table(),
     )
     del numbers, offsets, fids, kids
     idx._mm = mm
@@ -1159,25 +1160,27 @@ def _scan(
             rare[i] = (r[0], r[1], r[2], r[3], int(idx.numbers[k - 1]) + 1 if k else 0)
     n = len(idx.numbers)
     if skip_spans and n:
-        keep = np.ones(n, dtype=bool)
-        starts = np.array([a for a, _ in skip_spans], dtype=np.int64)
-        ends = np.array([b for _, b in skip_spans], dtype=np.int64)
-        j = np.searchsorted(starts, idx.offsets, side="right") - 1
-        inside = (j >= 0) & (idx.offsets < ends[np.maximum(j, 0)])
-        keep &= ~inside
-        if not keep.all():
+        # enqueue-like lines inside build logs are not enqueues (offsets are in file order)
+        keep: npt.NDArray[np.bool_] | None = None
+        for a, e in skip_spans:
+            i0, i1 = np.searchsorted(idx.offsets, [a, e])
+            if i1 > i0:
+                if keep is None:
+                    keep = np.ones(n, dtype=bool)
+                keep[i0:i1] = False
+        if keep is not None:
             idx.numbers = idx.numbers[keep]
             idx.offsets = idx.offsets[keep]
             idx.kinds = idx.kinds[keep]
             idx.function_ids = idx.function_ids[keep]
             idx.kernel_ids = idx.kernel_ids[keep]
+            if (idx.device_times[~keep, 0] >= 0).any():
+                dev.early = False  # device times of non-enqueues: count them as the log does
             idx.device_times = idx.device_times[keep]
             n = len(idx.numbers)
-    if dt and n:
-        q4 = np.frombuffer(dt, dtype=np.int64).reshape(-1, 4)
-        _attach_device_times(idx, q4)
-        del q4
-    del dt
+    if n:
+        dev.finish(idx, mm, size)
+    del dev
     if missing_counter and n:
         idx.problems.append(
             Problem(
@@ -1223,8 +1226,9 @@ def _kernel_id(kmap: dict[bytes, int], knames: list[str], kb: bytes) -> int:
     return kid
 
 
-def _number_by_order(numbers: array[int], fix: array[int]) -> None:
-    """Rows without a usable EnqueueCounter get the previous row's number + 1."""
+def _number_by_order(numbers: array[int], fix: array[int], prev: int) -> None:
+    """Rows of a piece without a usable EnqueueCounter get the previous row's number + 1
+    (``prev``: the number of the row before the piece, -1 if none)."""
     nums = np.frombuffer(numbers, dtype=np.int64)
     rows = np.frombuffer(fix, dtype=np.int64)
     good = np.ones(len(nums), dtype=bool)
@@ -1232,8 +1236,89 @@ def _number_by_order(numbers: array[int], fix: array[int]) -> None:
     last = np.where(good, np.arange(len(nums)), -1)
     np.maximum.accumulate(last, out=last)
     lg = last[rows]
-    nums[rows] = np.where(lg >= 0, nums[np.maximum(lg, 0)], -1) + (rows - lg)
-    del nums
+    nums[rows] = np.where(lg >= 0, nums[np.maximum(lg, 0)], prev) + (rows - lg)
+    del nums, rows
+
+
+class _DeviceTimes:
+    """Device times, attached piece by piece while the enqueue numbers so far are strictly
+    increasing (the usual log: each number is one enqueue); a line naming a number not seen
+    yet waits for the end.  Otherwise (several sessions) the lines are read again at the end
+    and each goes to the latest enqueue with its number."""
+
+    def __init__(self) -> None:
+        self.rows = array("q")  # (q, s, d) per enqueue, -1 = none
+        self.early = True
+        self.last: int | None = None
+        self.waiting: list[bytes] = []
+
+    def add_rows(self, numbers: array[int]) -> None:
+        nums = np.frombuffer(numbers, dtype=np.int64)
+        if len(nums) == 0:
+            return
+        self.rows.frombytes(np.full(3 * len(nums), -1, dtype=np.int64).tobytes())
+        if self.early and (
+            (self.last is not None and int(nums[0]) <= self.last)
+            or (len(nums) > 1 and not bool(np.all(nums[1:] > nums[:-1])))
+        ):
+            self.early = False
+            self.waiting.clear()
+        self.last = int(nums[-1])
+        del nums
+
+    def add_quads(self, numbers: array[int], raw: bytes) -> None:
+        if not self.early:
+            return
+        if not numbers:
+            self.waiting.append(raw)
+            return
+        q = np.frombuffer(raw, dtype=np.int64).reshape(-1, 4)
+        nums = np.frombuffer(numbers, dtype=np.int64)
+        j = np.searchsorted(nums, q[:, 0], side="right") - 1
+        ok = (j >= 0) & (nums[np.maximum(j, 0)] == q[:, 0])
+        table = np.frombuffer(self.rows, dtype=np.int64).reshape(-1, 3)
+        table[j[ok]] = q[ok, 1:]
+        if not ok.all():
+            self.waiting.append(q[~ok].tobytes())
+        del nums, table
+
+    def table(self) -> npt.NDArray[np.int64]:
+        if not self.rows:
+            return np.zeros((0, 3), dtype=np.int64)
+        return np.frombuffer(self.rows, dtype=np.int64).reshape(-1, 3)
+
+    def finish(self, idx: LogIndex, mm: mmap.mmap | None, size: int) -> None:
+        if self.early:
+            # numbers are unique: a waiting line goes to its enqueue unless a later line did
+            if self.waiting:
+                q = np.frombuffer(b"".join(self.waiting), dtype=np.int64).reshape(-1, 4)
+                nums = idx.numbers
+                j = np.searchsorted(nums, q[:, 0], side="right") - 1
+                ok = (j >= 0) & (nums[np.maximum(j, 0)] == q[:, 0])
+                free = ok.copy()
+                free[ok] = idx.device_times[j[ok], 0] < 0
+                idx.device_times[j[free]] = q[free, 1:]
+                _lost_device_times(idx, int((~ok).sum()))
+            return
+        idx.device_times[:] = -1
+        if mm is None:
+            return
+        blocks: list[bytes] = []
+        for pos, end in _line_aligned_cuts(mm, size, CHUNK):
+            _, dev_at = _line_candidates(mm, pos, end)
+            raw = _device_quads(mm, pos, end, mm.find(b"\x00", pos, end), dev_at)
+            if raw:
+                blocks.append(raw)
+        _attach_device_times(idx, blocks)
+
+
+def _lost_device_times(idx: LogIndex, lost: int) -> None:
+    if lost:
+        idx.problems.append(
+            Problem(
+                f"{lost} Device Time lines name enqueues that have no entry line", idx.path.name
+            )
+        )
 
 
 def _creation(mm: mmap.mmap, at: int, rare: list[tuple[int, int, str, str, int]]) -> int:
@@ -1280,16 +1365,17 @@ def _arr(a: array[Any], dt: Any) -> npt.NDArray[Any]:
     return np.frombuffer(a, dtype=dt)
 
 
-def _attach_device_times(idx: LogIndex, q4: npt.NDArray[np.int64]) -> None:
+def _attach_device_times(idx: LogIndex, dts: list[bytes]) -> None:
+    """Device-time quadruples (in file order, one block per piece) onto their enqueues."""
     nums = idx.numbers
     n = len(nums)
     lost = 0
     sorted_ok = bool(np.all(nums[1:] > nums[:-1])) if n > 1 else True
     order = None if sorted_ok else np.argsort(nums, kind="stable")
     sorted_nums = nums if order is None else nums[order]
-    block = 1 << 17  # bounded temporaries at 10^6+ lines
-    for b0 in range(0, len(q4), block):
-        q = q4[b0 : b0 + block]
+    dts.reverse()
+    while dts:
+        q = np.frombuffer(dts.pop(), dtype=np.int64).reshape(-1, 4)  # freed block by block
         # with several sessions numbers repeat: a device-time line belongs to the latest
         # enqueue with that number (searchsorted side=right - 1 picks the last duplicate)
         j = np.searchsorted(sorted_nums, q[:, 0], side="right") - 1
@@ -1297,12 +1383,7 @@ def _attach_device_times(idx: LogIndex, q4: npt.NDArray[np.int64]) -> None:
         pos = j[ok] if order is None else order[j[ok]]
         idx.device_times[pos] = q[ok, 1:]
         lost += int((~ok).sum())
-    if lost:
-        idx.problems.append(
-            Problem(
-                f"{lost} Device Time lines name enqueues that have no entry line", idx.path.name
-            )
-        )
+    _lost_device_times(idx, lost)
 
 
 def _check_structure(idx: LogIndex, mm: mmap.mmap | None, size: int, nul: int) -> None:

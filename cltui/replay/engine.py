@@ -316,6 +316,10 @@ class Engine:
         self.dev: Any = None
         self.has_svm = False
         self.build_log = ""
+        self._fired: list[list[bool]] = []
+        self._timed: list[tuple[Any, ...]] = []
+        self._hoisted: list[Callable[[], Any]] = []
+        self._timing_parts: tuple[Any, ...] = ()
 
     # ---- setup -------------------------------------------------------------
 
@@ -543,6 +547,51 @@ class Engine:
             return cl.enqueue_copy(self.queue, host, m.svm, is_blocking=False)
         return cl.enqueue_copy(self.queue, host, m.buf, is_blocking=False)
 
+    def read_mem(self, mid: str) -> npt.NDArray[np.uint8]:
+        """The current device contents of memory object ``mid`` (blocking)."""
+        m = self.mems[mid]
+        host = np.empty(m.size, np.uint8)
+        self._read(m, host)
+        self.queue.finish()
+        return host
+
+    def _prepare_timing(self) -> None:
+        """Restores in timing repetitions are device-side copies from staged inputs."""
+        kernels, geoms, inloop, hoisted, events, host_ns = self._timing_parts
+        staged: dict[int, Callable[[], Any]] = {}
+
+        def restorer(m: _Mem, host: npt.NDArray[np.uint8]) -> Callable[[], Any]:
+            key = id(host)
+            if key not in staged:
+                staged[key] = self._restorer(m, host)
+            return staged[key]
+
+        self._timed = [
+            (kernels[i], *geoms[i], [restorer(m, h) for m, h in inloop[i]], events[i], host_ns[i])
+            for i in range(len(kernels))
+        ]
+        self._hoisted = [restorer(m, h) for m, h in hoisted]
+
+    def _restorer(self, m: _Mem, host: npt.NDArray[np.uint8]) -> Callable[[], Any]:
+        """The cheapest way to put ``host`` back into ``m`` again and again: a device-side
+        copy from a staged buffer (buffers, images), else a host write (SVM)."""
+        import pyopencl as cl
+
+        q = self.queue
+        if m.svm is not None or m.buf is None or host.size != m.size or not m.size:
+            return lambda: self._write(m, host)
+        flags = cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR
+        try:
+            stage = cl.Buffer(self.ctx, flags, hostbuf=np.ascontiguousarray(host))
+        except cl.Error:  # out of device memory: restore from the host
+            return lambda: self._write(m, host)
+        dst = m.buf
+        if m.image_region is not None:
+            region = m.image_region
+            copy: Any = cl.enqueue_copy  # buffer -> image: not in pyopencl's stubs
+            return lambda: copy(q, dst, stage, offset=0, origin=(0, 0, 0), region=region)
+        return lambda: cl.enqueue_copy(q, dst, stage)
+
     def _host_input(self, load: dict[str, Any], m: _Mem) -> npt.NDArray[np.uint8]:
         data = self.loader(load["data"])
         if data.size == m.size:
@@ -560,13 +609,26 @@ class Engine:
 
         steps: list[dict[str, Any]] = self.plan["steps"]
         n = len(steps)
-        # everything precomputed before the timed loops
-        loads: list[list[tuple[_Mem, npt.NDArray[np.uint8]]]] = []
-        for st in steps:
-            row = []
+        # ---- everything precomputed before the launch loops
+        first_use: dict[str, int] = {}
+        for i, st in enumerate(steps):
+            for arg in st["args"]:
+                if arg.get("mem") is not None:
+                    first_use.setdefault(arg["mem"], i)
+        # loads[i]: (mem, host data, kind); kind "input" | "reload" | "verify"
+        loads: list[list[tuple[_Mem, npt.NDArray[np.uint8], str]]] = []
+        hoisted: list[tuple[_Mem, npt.NDArray[np.uint8]]] = []  # restored before each repetition
+        hoisted_at: set[tuple[int, int]] = set()
+        for i, st in enumerate(steps):
+            row: list[tuple[_Mem, npt.NDArray[np.uint8], str]] = []
             for ld in st.get("loads", []):
                 m = self.mems[ld["mem"]]
-                row.append((m, self._host_input(ld, m)))
+                host = self._host_input(ld, m)
+                kind = str(ld.get("why", "input"))
+                if kind == "input" and first_use.get(ld["mem"]) == i:
+                    hoisted.append((m, host))
+                    hoisted_at.add((i, len(row)))
+                row.append((m, host, kind))
             loads.append(row)
         reads: list[list[tuple[_Mem, npt.NDArray[np.uint8]]]] = []
         prereads: list[list[tuple[_Mem, npt.NDArray[np.uint8]]]] = []
@@ -599,44 +661,56 @@ class Engine:
         kernels = self.kernels
         write = self._write
         read = self._read
+        # filled by the validation run: the loads timing repetitions do inside the loop
+        inloop: list[list[tuple[_Mem, npt.NDArray[np.uint8]]]] = [[] for _ in steps]
+        fired: list[list[bool]] = [[False] * len(row) for row in loads]
 
-        for rep in range(max(repeat, 1)):
-            validate = rep == 0
-            for i in range(n):
-                if validate:
-                    self.progress({"type": "step", "i": i, "n": n, "enqueue": steps[i]["enqueue"]})
-                    for m, host in prereads[i]:
-                        read(m, host)
-                for m, host in loads[i]:
+        # ---- validation run: loads at each step, read-backs, a wait per launch
+        for i in range(n):
+            self.progress({"type": "step", "i": i, "n": n, "enqueue": steps[i]["enqueue"]})
+            for m, host in prereads[i]:
+                read(m, host)
+            for j, (m, host, kind) in enumerate(loads[i]):
+                if kind == "verify":
+                    fired[i][j] = self._verify(steps[i], m, host, prereads[i])
+                else:
                     write(m, host)
-                g, lws, off = geoms[i]
-                t0 = clock()
-                try:
-                    ev = launch(q, kernels[i], g, lws, off)
-                except cl.Error as exc:
-                    raise EngineError(
-                        f"enqueue {steps[i]['enqueue']} ({steps[i]['kernel']}): launch failed: "
-                        f"{_cl_msg(exc)}",
-                        steps[i]["enqueue"],
-                    ) from None
-                t1 = clock()
-                events[i].append(ev)
-                host_ns[i].append(t1 - t0)
-                if validate:
-                    for m, host in reads[i]:
-                        read(m, host)
-                    try:
-                        ev.wait()
-                    except cl.Error as exc:
-                        raise EngineError(
-                            f"enqueue {steps[i]['enqueue']} ({steps[i]['kernel']}) failed on the "
-                            f"device: {_cl_msg(exc)}",
-                            steps[i]["enqueue"],
-                        ) from None
-                    self.progress({"type": "step_done", "i": i, "enqueue": steps[i]["enqueue"]})
-            q.finish()
-            if validate and repeat > 1:
-                self.progress({"type": "timing", "repeat": repeat})
+                    fired[i][j] = True
+                if fired[i][j] and (i, j) not in hoisted_at:
+                    inloop[i].append((m, host))
+            g, lws, off = geoms[i]
+            t0 = clock()
+            try:
+                ev = launch(q, kernels[i], g, lws, off)
+            except cl.Error as exc:
+                raise EngineError(
+                    f"enqueue {steps[i]['enqueue']} ({steps[i]['kernel']}): launch failed: "
+                    f"{_cl_msg(exc)}",
+                    steps[i]["enqueue"],
+                ) from None
+            t1 = clock()
+            events[i].append(ev)
+            host_ns[i].append(t1 - t0)
+            for m, host in reads[i]:
+                read(m, host)
+            try:
+                ev.wait()
+            except cl.Error as exc:
+                raise EngineError(
+                    f"enqueue {steps[i]['enqueue']} ({steps[i]['kernel']}) failed on the "
+                    f"device: {_cl_msg(exc)}",
+                    steps[i]["enqueue"],
+                ) from None
+            self.progress({"type": "step_done", "i": i, "enqueue": steps[i]["enqueue"]})
+        q.finish()
+
+        # ---- timing repetitions: inputs restored first, then launches back to back
+        if repeat > 1:
+            self.progress({"type": "timing", "repeat": repeat})
+        self._timing_parts = (kernels, geoms, inloop, hoisted, events, host_ns)
+        self._timed = []
+        loop_ns = self.repeat_launches(max(repeat, 1) - 1)
+        self._fired = fired
 
         results = []
         all_ok = True
@@ -674,8 +748,9 @@ class Engine:
                             "mem": ld["mem"],
                             "why": ld.get("why", "input"),
                             "note": ld.get("note", ""),
+                            "done": self._fired[i][j],
                         }
-                        for ld in st.get("loads", [])
+                        for j, ld in enumerate(st.get("loads", []))
                     ],
                     "timing": timing,
                 }
@@ -686,10 +761,67 @@ class Engine:
             "error": None,
             "failed_enqueue": None,
             "repeat": max(repeat, 1),
+            "loop": {"launches": n, "host_ns_per_repetition": _stats(loop_ns)},
             "steps": results,
             "builds": self.builds,
             "notes": self.notes,
         }
+
+    def repeat_launches(self, count: int) -> list[int]:
+        """After :meth:`run`: ``count`` more timing repetitions (inputs restored, then the
+        launches back to back); the host time of each repetition's launch loop in ns."""
+        import pyopencl as cl
+
+        if count <= 0:
+            return []
+        if not self._timed:
+            self._prepare_timing()
+        q = self.queue
+        launch = cl.enqueue_nd_range_kernel
+        clock = time.perf_counter_ns
+        timed = self._timed
+        out: list[int] = []
+        for _rep in range(count):
+            for restore in self._hoisted:
+                restore()
+            q.finish()  # restores happen between repetitions, not between launches
+            r0 = clock()
+            for kern, g, lws, off, reloads, evs, hns in timed:
+                for restore in reloads:
+                    restore()
+                t0 = clock()
+                ev = launch(q, kern, g, lws, off)
+                hns.append(clock() - t0)
+                evs.append(ev)
+            out.append(clock() - r0)
+            q.finish()
+        return out
+
+    def _verify(
+        self,
+        step: dict[str, Any],
+        m: _Mem,
+        host: npt.NDArray[np.uint8],
+        prereads: list[tuple[_Mem, npt.NDArray[np.uint8]]],
+    ) -> bool:
+        """A ``verify`` load: reload only if the replayed state differs from the captured Pre."""
+        import pyopencl as cl
+
+        mine = next((buf for pm, buf in prereads if pm is m), None)
+        if mine is None:  # no pre-check of this object: read it now
+            mine = np.empty(m.size, np.uint8)
+            self._read(m, mine)
+        try:
+            self.queue.finish()
+        except cl.Error as exc:
+            raise EngineError(
+                f"enqueue {step['enqueue']}: reading the state before it failed: {_cl_msg(exc)}",
+                step["enqueue"],
+            ) from None
+        if _compare.bytes_equal(mine, host):
+            return False
+        self._write(m, host)
+        return True
 
     def _check(
         self, step: dict[str, Any], c: dict[str, Any], host: npt.NDArray[np.uint8], when: str

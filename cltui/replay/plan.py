@@ -209,6 +209,8 @@ class _Builder:
         num = f"{d.mem_id:04d}" if d is not None else (f"{a.handle:#x}" if a.handle else "?")
         label = f"{label_kind} {num}"
         if mid in self.memory:
+            if d is not None and "0x" in self.memory[mid]["label"]:
+                self.memory[mid]["label"] = label  # the dumps name it: use the layer's number
             return mid, None
         m: MemObject | None = a.mem
         info: dict[str, Any] = {"kind": kind, "label": label, "size": 0}
@@ -310,7 +312,23 @@ class _Builder:
             else:
                 prev_n, prev_post = self.state[mid]
                 change = self.host_change(prev_post, pre)
-                if change:
+                if prev_post is None and pre is not None and not pre.hashed:
+                    # the capture does not say what enqueue prev_n left: verify at run time
+                    note = (
+                        f"no Post dump of enqueue {prev_n}: the replayed state is compared "
+                        f"with the Pre dump of enqueue {n}"
+                    )
+                    prechecks.append(self.check(mid, margs, label, pre, dspec, shape, note=note))
+                    if self.mode == "chain":
+                        loads.append(
+                            {
+                                "mem": mid,
+                                "data": self.key(pre.path),
+                                "why": "verify",
+                                "note": note + " and reloaded if it differs",
+                            }
+                        )
+                elif change:
                     by = self.changed_by(mid, prev_n, n)
                     rec = {
                         "enqueue": n,

@@ -278,3 +278,33 @@ def test_repeat_with_images_uses_staged_copies(images_svm: Path) -> None:
     for c in last["checks"]:
         want = np.fromfile(images_svm / m["data"][c["data"]]["path"], np.uint8)
         assert np.array_equal(eng.read_mem(c["mem"]), want), c["label"]
+
+
+def test_oclgrind_capture_replays_bit_exact_on_oclgrind(pyocl_oclgrind: Path) -> None:
+    folders = _replay_numbers(pyocl_oclgrind)
+    assert len(folders) == 23
+    _plan, res = _replay(pyocl_oclgrind, "14-38", "isolated", "oclgrind")
+    replayed = {st["enqueue"]: st for st in res["steps"]}
+    assert folders <= set(replayed)
+    assert res["ok"]
+    assert all(c["status"] == "equal" for st in res["steps"] for c in st["checks"])
+
+
+def test_device_binary_only_on_its_own_device(images_svm: Path) -> None:
+    cap = open_capture(images_svm)
+    m = build_plan(cap, parse_range("0-1")).to_manifest()
+    key = "Replay/Enqueue_0_downsample/DeviceBinary0.bin"
+    m["data"][key] = {"path": key, "size": (images_svm / key).stat().st_size}
+    for prog in m["programs"].values():  # a program known only by its PoCL binary
+        prog["source"] = None
+        prog["binaries"] = [{"data": key, "device": m["steps"][0]["device"]}]
+    pocl = _device("pocl")
+    assert pocl["name"] == m["steps"][0]["device"]
+    res = run_plan(m, pocl, dir_loader(m, cap.path))
+    assert res["ok"] and {b["how"] for b in res["builds"].values()} == {"binary"}
+    grind = run_plan(m, _device("oclgrind"), dir_loader(m, cap.path))
+    assert not grind["ok"]
+    assert grind["error"] == (
+        "program 0000 has no source and no binary for Oclgrind Simulator "
+        f"(binaries for: {pocl['name']})"
+    )

@@ -6,25 +6,33 @@ bundle's ``replay.py`` is this engine plus a manifest.  Do not import cltui here
 
 A *plan* (see ``cltui.replay.plan`` and ``PLAN_FORMAT``) is a JSON-able dict:
 
-``programs``  id -> {source: data key | None, options, binaries: [{data, device}], label}
+``format``/``version``  ``"cltui-replay-plan"`` / 1;  ``source`` {capture, range, mode}
+``programs``  id -> {label, source: data key | None, il: data key (optional), options,
+                     binaries: [{data, device name}]}  (a binary builds only on its device)
 ``memory``    id -> {kind: buffer | subbuffer | image | svm, size, label,
                      image: {order, type, image_type, shape: [w, h, d], element_size},
                      parent, origin (sub-buffers)}
-``steps``     [{enqueue, kernel, program, global, local, offset,
-                args: [{index, kind, ...}], loads: [{mem, data, why, note}],
-                prechecks: [check], checks: [check]}]
-              check = {mem, args: [i...], label, data | hash64, dtype, shape, tol}
+``steps``     [{enqueue, kernel, program, global, local | None, offset | None, device,
+                captured_time (optional), args, loads, prechecks, checks}]
+  args        {index, kind, ...}: buffer/image {mem}; svm {mem, offset}; scalar {hex, value};
+              local {size}; sampler {normalized, addressing, filter}; null
+  loads       {mem, data, why, note}: why = "input" (before the first use), "reload" (a
+              host-side change the capture shows), "verify" (reload only if the replayed
+              state differs from ``data``: the capture does not say what the range left)
+  checks      {mem, args: [i...], label, data | hash64, dtype (compare.make_dtype spec),
+              shape ([w, h, d] for images), tol (optional), note}; ``prechecks`` the same,
+              compared with the state *before* the launch
 ``data``      key -> {path (relative to the data root), size}
-``tolerance`` {atol, rtol, ulp}; ``notes`` [str]
+``tolerance`` {atol, rtol, ulp};  ``changes`` [host-side changes];  ``notes`` [str]
 
 The engine builds each program once, creates every memory object once (aliasing
 kept: one memory id, one cl object), creates one kernel object per step with its
 arguments set before anything runs, then runs the steps.  The first repetition is
 the validation run: loads, the launch, non-blocking read-backs of what is checked,
 and a wait per step (so a crash is attributed to the right enqueue).  Further
-repetitions (``repeat > 1``) restore the inputs and launch back to back.  Every
-launch records queued/submit/start/end (profiling queue) and the host time of the
-enqueue call.
+repetitions (``repeat > 1``) restore the inputs (device-side copies from staged
+buffers, outside the launch loop) and launch back to back.  Every launch records
+queued/submit/start/end (profiling queue) and the host time of the enqueue call.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import mmap
-import multiprocessing
+import os
 import re
 import threading
 from pathlib import Path
@@ -405,8 +405,32 @@ def test_workers_and_small_pieces_give_the_same_index(
     assert len(seen) > 2 and seen == sorted(seen) and seen[-1] == 1.0
 
 
-def test_cancel_stops_the_workers(tmp_path: Path, tiny_pieces_in_workers: None) -> None:
+def _record_workers(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    pids: list[int] = []
+    fork = li._fork_worker
+
+    def recording(*a: Any) -> tuple[int, int]:
+        pid, fd = fork(*a)
+        pids.append(pid)
+        return pid, fd
+
+    monkeypatch.setattr(li, "_fork_worker", recording)
+    return pids
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def test_cancel_stops_the_workers(
+    tmp_path: Path, tiny_pieces_in_workers: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     log = _write(tmp_path / "clintercept_log.txt", SYNTH * 200)
+    pids = _record_workers(monkeypatch)
     ev = threading.Event()
     seen: list[float] = []
 
@@ -417,7 +441,29 @@ def test_cancel_stops_the_workers(tmp_path: Path, tiny_pieces_in_workers: None) 
     with pytest.raises(IndexCancelled):
         build_index(log, progress=progress, cancel=ev)
     assert len(seen) == 1 and seen[0] < 1.0
-    assert multiprocessing.active_children() == []
+    assert len(pids) == 2 and all(_gone(p) for p in pids)
+
+
+def test_a_failing_or_dying_worker_is_a_capture_error(
+    tmp_path: Path, tiny_pieces_in_workers: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = _write(tmp_path / "clintercept_log.txt", SYNTH * 200)
+    pids = _record_workers(monkeypatch)
+
+    def no_memory(*a: Any) -> None:
+        raise MemoryError("no room")
+
+    monkeypatch.setattr(li, "_scan_piece", no_memory)
+    with pytest.raises(CaptureError, match=r"^cannot index clintercept_log.txt: MemoryError"):
+        build_index(log)
+
+    def dying(*a: Any) -> None:
+        os._exit(9)
+
+    monkeypatch.setattr(li, "_scan_piece", dying)
+    with pytest.raises(CaptureError, match="a worker process died"):
+        build_index(log)
+    assert len(pids) == 4 and all(_gone(p) for p in pids)
 
 
 def _no_counters(data: bytes) -> bytes:

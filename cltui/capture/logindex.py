@@ -16,9 +16,11 @@ import contextlib
 import functools
 import itertools
 import mmap
-import multiprocessing
 import os
+import pickle
 import re
+import select
+import signal
 import threading
 from array import array
 from collections.abc import Callable, Iterator
@@ -1030,21 +1032,6 @@ def _quads(found: list[tuple[bytes, bytes, bytes, bytes]]) -> bytes:
     return out.tobytes()
 
 
-# worker processes: the mapping each one opens for itself
-_WORKER_MM: mmap.mmap | None = None
-
-
-def _worker_init(path: str) -> None:
-    global _WORKER_MM
-    with open(path, "rb") as f:
-        _WORKER_MM = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-
-
-def _worker_scan(job: tuple[int, int, int]) -> _Piece:
-    assert _WORKER_MM is not None
-    return _scan_piece(_WORKER_MM, job[0], job[1], job[2])
-
-
 def _workers() -> int:
     try:
         return len(os.sched_getaffinity(0))
@@ -1060,7 +1047,7 @@ def _pieces(
     cancel: threading.Event | None,
 ) -> Iterator[_Piece]:
     """The scanned pieces in file order (in worker processes when the log is large)."""
-    nproc = _workers() if size >= PARALLEL_MIN else 1
+    nproc = _workers() if size >= PARALLEL_MIN and hasattr(os, "fork") else 1
     if nproc < 2:
         for pos, end in _line_aligned_cuts(mm, size, CHUNK):
             if cancel is not None and cancel.is_set():
@@ -1072,27 +1059,75 @@ def _pieces(
     if cancel is not None and cancel.is_set():
         raise IndexCancelled()
     cuts = _line_aligned_cuts(mm, size, min(CHUNK, max(MIN_PIECE, size // (4 * nproc))))
-    ctx = multiprocessing.get_context("fork")
-    pool = ctx.Pool(min(nproc, len(cuts)), _worker_init, (str(path),))
+    nproc = min(nproc, len(cuts))
+    workers: list[tuple[int, int]] = []
     try:
-        it = pool.imap(_worker_scan, [(a, b, size) for a, b in cuts])
-        for _, end in cuts:
-            while True:
-                if cancel is not None and cancel.is_set():
-                    raise IndexCancelled()
-                try:
-                    piece = it.next(timeout=0.05)
-                    break
-                except multiprocessing.TimeoutError:
-                    continue
+        for w in range(nproc):
+            workers.append(_fork_worker(path, size, cuts[w::nproc]))
+        for i, (_, end) in enumerate(cuts):
+            if cancel is not None and cancel.is_set():
+                raise IndexCancelled()
+            piece = pickle.loads(_receive(workers[i % nproc][1], path, cancel))
+            if not isinstance(piece, _Piece):
+                raise CaptureError(f"cannot index {path.name}: {piece}")
             yield piece
             if progress is not None:
                 progress(end / size)
-    except (OSError, EOFError) as e:
-        raise CaptureError(f"cannot index {path.name}: a worker process failed ({e})") from None
     finally:
-        pool.terminate()
-        pool.join()
+        for pid, fd in workers:
+            os.close(fd)
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+            with contextlib.suppress(OSError):
+                os.waitpid(pid, 0)
+
+
+def _receive(fd: int, path: Path, cancel: threading.Event | None) -> bytes:
+    """One length-prefixed message from a worker's pipe (polling ``cancel`` while waiting)."""
+    buf = bytearray()
+    need = 8
+    while len(buf) < need:
+        while not select.select([fd], [], [], 0.05)[0]:
+            if cancel is not None and cancel.is_set():
+                raise IndexCancelled()
+        chunk = os.read(fd, min(need - len(buf), 1 << 20))
+        if not chunk:
+            raise CaptureError(f"cannot index {path.name}: a worker process died (out of memory?)")
+        buf += chunk
+        if need == 8 and len(buf) == 8:
+            need = 8 + int.from_bytes(buf, "little")
+    return bytes(memoryview(buf)[8:])
+
+
+def _fork_worker(path: Path, size: int, cuts: list[tuple[int, int]]) -> tuple[int, int]:
+    """A child process that maps the log itself and sends its pieces, pickled, in order
+    (a failure as a one-line message; if the child dies the parent reads EOF)."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns
+        code = 0
+        try:
+            os.close(r)
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl+C is the parent's business
+            try:
+                with open(path, "rb") as f:
+                    wm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+                for pos, end in cuts:
+                    _send(w, pickle.dumps(_scan_piece(wm, pos, end, size), protocol=5))
+            except (OSError, ValueError, MemoryError) as e:
+                _send(w, pickle.dumps(f"{type(e).__name__}: {e}"))
+        except BaseException:
+            code = 1
+        finally:
+            os._exit(code)
+    os.close(w)
+    return pid, r
+
+
+def _send(fd: int, blob: bytes) -> None:
+    data = memoryview(len(blob).to_bytes(8, "little") + blob)
+    while data:
+        data = data[os.write(fd, data) :]
 
 
 def _scan(

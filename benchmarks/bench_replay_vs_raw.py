@@ -1,0 +1,415 @@
+"""Replay benchmarks: cltui's engine and runner against raw pyopencl doing the same work.
+
+1. Host overhead per launch.  One prepared :class:`~cltui.replay.engine.Engine` on the
+   device runs the range back to back (``run(repeat)``: its timing repetitions restore
+   the range's inputs, then launch every step with the reloads the plan asks for, no
+   wait; the engine's own loop timer, host time per repetition).  The baseline, in the
+   same process, on the same queue, enqueues the same kernel objects (arguments already
+   set) with the same geometry and the same writes, in a plain Python loop timed the same
+   way.  The two alternate round by round; each round's figure is the median repetition,
+   the result the best round.  Goal: engine / raw <= 1.3.
+2. A chained range in one run (``cltui.replay.runner``: one child process that builds,
+   uploads, runs and checks the whole range) against one process per kernel: a fresh
+   ``python`` per kernel that imports pyopencl, creates a context, builds that kernel's
+   program from source, uploads its Pre dumps, sets its arguments, runs it, reads its
+   outputs back and compares them with the Post dumps (what the layer's own ``run.py``
+   does per ``Replay/`` folder; no cltui import in those children).  Goal >= 20x.
+3. Upload: the engine's input path (the data file memory-mapped by ``dir_loader``, then
+   ``Engine._write``, waited for) against ``cl.enqueue_copy`` of the same bytes already in a
+   numpy array in RAM, blocking (and against ``np.fromfile`` + that copy); the range's real
+   inputs and one 64 MiB file.
+
+    .venv/bin/python benchmarks/bench_replay_vs_raw.py [--device pocl] [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from cltui.capture import open_capture
+from cltui.capture.model import EnqueueKind
+from cltui.replay import engine as eng_mod
+from cltui.replay import runner
+from cltui.replay.devices import select_devices
+from cltui.replay.plan import build_plan
+from cltui.replay.ranges import parse_range
+
+HEAT2D = Path(os.environ.get("CLTUI_HEAT2D_DIR", "/tmp/heat2d/heat2d_large"))
+PYOCL = Path("/work/shared/captures/pyopencl_lib_pocl")
+
+# One kernel in one process, raw pyopencl (the layer's run.py, minus its argument parsing).
+RAW_CHILD = r"""
+import json, sys
+import numpy as np
+import pyopencl as cl
+job = json.load(open(sys.argv[1]))
+plat = cl.get_platforms()[job["platform"]]
+dev = plat.get_devices()[job["device"]]
+ctx = cl.Context([dev])
+q = cl.CommandQueue(ctx, dev)
+src = open(job["source"], "rb").read().rstrip(b"\0").decode("utf-8", "replace")
+prg = cl.Program(ctx, src).build(options=job["options"])
+kern = cl.Kernel(prg, job["kernel"])
+mf = cl.mem_flags
+bufs = {}
+for mid, size in job["memory"].items():
+    bufs[mid] = cl.Buffer(ctx, mf.READ_WRITE, max(int(size), 1))
+for mid, path in job["loads"].items():
+    host = np.fromfile(path, dtype=np.uint8)
+    cl.enqueue_copy(q, bufs[mid], host[: job["memory"][mid]])
+for a in job["args"]:
+    k = a["kind"]
+    if k in ("buffer", "svm"):
+        v = bufs[a["mem"]]
+    elif k == "scalar":
+        v = np.frombuffer(bytes.fromhex(a["hex"]), dtype=np.uint8)
+    elif k == "local":
+        v = cl.LocalMemory(max(int(a["size"]), 1))
+    else:
+        v = None
+    kern.set_arg(int(a["index"]), v)
+g = tuple(job["global"])
+lws = tuple(job["local"]) if job["local"] else None
+off = tuple(job["offset"]) if job["offset"] else None
+cl.enqueue_nd_range_kernel(q, kern, g, lws, off)
+ok = True
+for mid, path in job["checks"].items():
+    out = np.empty(job["memory"][mid], dtype=np.uint8)
+    cl.enqueue_copy(q, out, bufs[mid])
+    want = np.fromfile(path, dtype=np.uint8)
+    ok = ok and np.array_equal(out[: want.size], want)
+q.finish()
+print(json.dumps({"ok": bool(ok)}))
+"""
+
+
+def heat2d_50(cap: Any) -> str:
+    """The 50 kernel enqueues that end at 122419 (the end of heat2d's dump window)."""
+    pos = cap.find(kinds=[EnqueueKind.KERNEL], first=122000, last=122419)
+    nums = [int(cap.numbers[p]) for p in pos]
+    return f"{nums[-50]}-{nums[-1]}"
+
+
+# --------------------------------------------------------------------------- 1. overhead
+
+
+def overhead(
+    cap_path: Path, rng_text: str, device: dict[str, Any], repeat: int, rounds: int
+) -> dict[str, Any]:
+    import pyopencl as cl
+
+    cap = open_capture(cap_path)
+    m = build_plan(cap, parse_range(rng_text)).to_manifest()
+    eng = eng_mod.Engine(m, dict(device), eng_mod.dir_loader(m, cap.path))
+    eng.prepare()
+    steps = m["steps"]
+    n = len(steps)
+    q = eng.queue
+    first = eng.run(2)  # the loads the engine really does (a "verify" load may not fire)
+    if not first["ok"]:
+        raise SystemExit(f"replay of {rng_text} failed: {first.get('error')}")
+    # The baseline's own copy of the same work.  Inputs a step loads for the first use of
+    # an object are restored before each repetition, outside the timed loop; loads at a
+    # later step (reloads after a host-side change) are writes inside the loop, as in the
+    # engine.
+    seen: set[str] = set()
+    restores: list[tuple[Any, Any]] = []
+    inloop: list[list[tuple[Any, Any]]] = []
+    for st, st_res in zip(steps, first["steps"], strict=True):
+        row = []
+        for ld, ld_res in zip(st["loads"], st_res["loads"], strict=True):
+            pair = (eng.mems[ld["mem"]].buf, np.array(eng.loader(ld["data"])))
+            if ld.get("why", "input") == "input" and ld["mem"] not in seen:
+                restores.append(pair)
+            elif ld_res.get("done", True):
+                row.append(pair)
+        for arg in st["args"]:
+            if arg.get("mem") is not None:
+                seen.add(arg["mem"])
+        inloop.append(row)
+    geoms = [
+        (
+            tuple(int(x) for x in st["global"]),
+            tuple(int(x) for x in st["local"]) if st.get("local") else None,
+            tuple(int(x) for x in st["offset"]) if st.get("offset") else None,
+        )
+        for st in steps
+    ]
+    work = list(zip(eng.kernels, geoms, inloop, strict=True))
+    launch = cl.enqueue_nd_range_kernel
+    copy = cl.enqueue_copy
+    clock = time.perf_counter_ns
+
+    def raw_round() -> list[int]:
+        per_rep: list[int] = []
+        for _ in range(repeat):
+            for buf, host in restores:
+                copy(q, buf, host, is_blocking=False)
+            q.finish()
+            t0 = clock()
+            for kern, (g, lws, off), loads in work:
+                for buf, host in loads:
+                    copy(q, buf, host, is_blocking=False)
+                launch(q, kern, g, lws, off)
+            per_rep.append(clock() - t0)
+            q.finish()
+        return per_rep
+
+    eng_best = raw_best = float("inf")
+    source = ""
+    launch_only_eng = launch_only_raw = float("inf")
+    for r in range(rounds):
+        for side in ("engine", "raw") if r % 2 == 0 else ("raw", "engine"):
+            if side == "engine":
+                res = eng.run(repeat + 1)  # +1: the first repetition is the validation run
+                if not res["ok"]:
+                    raise SystemExit(f"replay of {rng_text} failed: {res.get('error')}")
+                loop = res.get("loop") or {}
+                per_rep = (loop.get("host_ns_per_repetition") or {}).get("median")
+                launch_sum = sum(st["timing"]["host_enqueue"]["median"] for st in res["steps"])
+                launch_only_eng = min(launch_only_eng, launch_sum / n)
+                if per_rep is not None:
+                    source = "engine loop timer"
+                    eng_best = min(eng_best, float(per_rep) / n)
+                else:
+                    source = "launch calls only (this engine has no loop timer)"
+                    eng_best = min(eng_best, launch_sum / n)
+            else:
+                reps = raw_round()
+                raw_best = min(raw_best, statistics.median(reps) / n)
+                # the launch call alone, for the fallback comparison
+                t_launch: list[int] = []
+                for kern, (g, lws, off), _loads in work:
+                    t0 = clock()
+                    launch(q, kern, g, lws, off)
+                    t_launch.append(clock() - t0)
+                q.finish()
+                launch_only_raw = min(launch_only_raw, statistics.median(t_launch))
+    raw_cmp = launch_only_raw if source.startswith("launch") else raw_best
+    cap.close()
+    return {
+        "capture": cap_path.name,
+        "range": rng_text,
+        "kernels": n,
+        "restores_per_repetition": len(restores),
+        "writes_in_loop_per_repetition": sum(len(x) for x in inloop),
+        "repeat": repeat,
+        "rounds": rounds,
+        "engine_us_per_launch": eng_best / 1e3,
+        "raw_us_per_launch": raw_cmp / 1e3,
+        "ratio": eng_best / raw_cmp,
+        "engine_measured_by": source,
+        "engine_launch_call_us": launch_only_eng / 1e3,
+        "raw_launch_call_us": launch_only_raw / 1e3,
+    }
+
+
+# --------------------------------------------------------------------------- 2. per process
+
+
+def _raw_jobs(cap: Any, manifest: dict[str, Any], device: dict[str, Any], tmp: Path) -> list[Path]:
+    """One JSON job per kernel enqueue (its isolated plan: its own Pre dumps as inputs)."""
+    root = Path(cap.path)
+    pi, di = (int(x) for x in device["id"].split(":"))
+    jobs: list[Path] = []
+    for st in manifest["steps"]:
+        single = build_plan(cap, parse_range(str(st["enqueue"])), "isolated").to_manifest()
+        s = single["steps"][0]
+        prog = single["programs"][s["program"]]
+        if not prog.get("source"):
+            raise SystemExit(f"enqueue {st['enqueue']}: no program source for the raw baseline")
+        options, _notes = eng_mod._build_options(prog.get("options") or "")
+        data = single["data"]
+        job = {
+            "platform": pi,
+            "device": di,
+            "source": str(root / data[prog["source"]]["path"]),
+            "options": options,
+            "kernel": s["kernel"],
+            "memory": {mid: int(info["size"]) for mid, info in single["memory"].items()},
+            "loads": {ld["mem"]: str(root / data[ld["data"]]["path"]) for ld in s["loads"]},
+            "checks": {
+                c["mem"]: str(root / data[c["data"]]["path"]) for c in s["checks"] if c.get("data")
+            },
+            "args": s["args"],
+            "global": s["global"],
+            "local": s["local"],
+            "offset": s["offset"],
+        }
+        path = tmp / f"job_{st['enqueue']}.json"
+        path.write_text(json.dumps(job))
+        jobs.append(path)
+    return jobs
+
+
+def per_process(
+    cap_path: Path, rng_text: str | None, device: dict[str, Any], rounds: int
+) -> dict[str, Any]:
+    cap = open_capture(cap_path)
+    rng_text = rng_text or heat2d_50(cap)
+    manifest = build_plan(cap, parse_range(rng_text)).to_manifest()
+    n = len(manifest["steps"])
+    programs = len({s["program"] for s in manifest["steps"]})
+    with tempfile.TemporaryDirectory(prefix="cltui-bench-proc-") as tmp:
+        jobs = _raw_jobs(cap, manifest, device, Path(tmp))
+        one_best = float("inf")
+        many_best = float("inf")
+        raw_ok = 0
+        # one "many" round costs ~n one-run rounds: run it once per two one-run rounds
+        order = ["one", "many", "one"] + ["one", "many", "one"] * (rounds - 1)
+        checks_ok = True
+        for k, side in enumerate(order):
+            t0 = time.perf_counter()
+            if side == "one":
+                rep = runner.run(
+                    manifest,
+                    [dict(device)],
+                    data_root=cap.path,
+                    timeout=120.0,
+                    save_dir=Path(tmp) / f"out{k}",
+                )
+                dt = time.perf_counter() - t0
+                checks_ok = checks_ok and bool(rep["ok"])
+                one_best = min(one_best, dt)
+            else:
+                raw_ok = 0
+                for job in jobs:
+                    out = subprocess.run(
+                        [sys.executable, "-c", RAW_CHILD, str(job)],
+                        capture_output=True,
+                        text=True,
+                        check=False,
+                    )
+                    if out.returncode != 0:
+                        raise SystemExit(f"raw child failed on {job.name}: {out.stderr[-400:]}")
+                    raw_ok += json.loads(out.stdout.strip().splitlines()[-1])["ok"]
+                many_best = min(many_best, time.perf_counter() - t0)
+    cap.close()
+    return {
+        "capture": cap_path.name,
+        "range": rng_text,
+        "kernels": n,
+        "programs": programs,
+        "one_run_s": one_best,
+        "per_process_s": many_best,
+        "per_process_s_per_kernel": many_best / n,
+        "ratio": many_best / one_best,
+        "one_run_status": "ok" if checks_ok else "not ok",
+        "raw_children_matching_post": raw_ok,
+    }
+
+
+# --------------------------------------------------------------------------- 3. upload
+
+
+def upload(cap_path: Path, rng_text: str, device: dict[str, Any], rounds: int) -> dict[str, Any]:
+    import pyopencl as cl
+
+    cap = open_capture(cap_path)
+    m = build_plan(cap, parse_range(rng_text)).to_manifest()
+    out: dict[str, Any] = {"capture": cap_path.name, "range": rng_text, "cases": []}
+    with tempfile.TemporaryDirectory(prefix="cltui-bench-up-") as tmp:
+        big = Path(tmp) / "upload64.bin"
+        np.random.default_rng(3).integers(0, 255, 64 << 20, dtype=np.uint8).tofile(big)
+        eng = eng_mod.Engine(m, dict(device), eng_mod.dir_loader(m, cap.path))
+        eng.prepare()
+        q = eng.queue
+        plan_loads = [
+            (eng.mems[ld["mem"]], ld, eng.loader) for st in m["steps"] for ld in st["loads"]
+        ]
+        big_plan = {"data": {"big": {"path": big.name, "size": 64 << 20}}}
+        big_loader = eng_mod.dir_loader(big_plan, tmp)
+        big_mem = eng_mod._Mem({"kind": "buffer", "size": 64 << 20})
+        big_mem.buf = cl.Buffer(eng.ctx, cl.mem_flags.READ_WRITE, 64 << 20)
+        cases = [
+            ("range inputs", plan_loads),
+            ("one 64 MiB file", [(big_mem, {"data": "big"}, big_loader)]),
+        ]
+        for label, loads in cases:
+            in_ram = [(mem.buf, np.array(loader(ld["data"]))) for mem, ld, loader in loads]
+            files = [
+                (mem.buf, str(getattr(loader(ld["data"]), "filename", "")))
+                for mem, ld, loader in loads
+            ]
+            nbytes = sum(int(h.nbytes) for _b, h in in_ram)
+
+            def ours(loads: Any = loads) -> None:
+                for mem, ld, loader in loads:
+                    eng.loader = loader
+                    host = eng._host_input(ld, mem)
+                    eng._write(mem, host, blocking=True)
+
+            def plain(in_ram: Any = in_ram) -> None:
+                for buf, host in in_ram:
+                    cl.enqueue_copy(q, buf, host, is_blocking=True)
+
+            def from_file(files: Any = files) -> None:
+                for buf, path in files:
+                    cl.enqueue_copy(q, buf, np.fromfile(path, dtype=np.uint8), is_blocking=True)
+
+            best = {"cltui": float("inf"), "plain": float("inf"), "file": float("inf")}
+            sides = [("cltui", ours), ("plain", plain), ("file", from_file)]
+            reps = 5 if nbytes < (1 << 20) else 3
+            for r in range(rounds * reps):
+                for name, fn in sides if r % 2 == 0 else sides[::-1]:
+                    t0 = time.perf_counter()
+                    fn()
+                    q.finish()
+                    best[name] = min(best[name], time.perf_counter() - t0)
+            out["cases"].append(
+                {
+                    "what": label,
+                    "files": len(loads),
+                    "bytes": nbytes,
+                    "cltui_mb_s": nbytes / best["cltui"] / 1e6,
+                    "plain_mb_s": nbytes / best["plain"] / 1e6,
+                    "from_file_mb_s": nbytes / best["file"] / 1e6,
+                    "ratio": best["plain"] / best["cltui"],
+                    "ratio_vs_from_file": best["file"] / best["cltui"],
+                }
+            )
+        eng.loader = eng_mod.dir_loader(m, cap.path)
+    cap.close()
+    return out
+
+
+def run(device_spec: str = "pocl", quick: bool = False) -> dict[str, Any]:
+    dev = select_devices([device_spec])[0]
+    rounds = 2 if quick else 3
+    res: dict[str, Any] = {"device": dev}
+    res["overhead"] = [
+        overhead(HEAT2D, "122380-122419", dev, 100 if quick else 200, rounds + 2),
+        overhead(PYOCL, "0-39", dev, 50 if quick else 100, rounds + 2),
+    ]
+    res["range"] = [
+        per_process(HEAT2D, None, dev, 1 if quick else 2),
+        per_process(PYOCL, "0-39", dev, 1),
+    ]
+    res["upload"] = [upload(HEAT2D, "122380-122419", dev, rounds)]
+    return res
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--device", default="pocl", help="a P:D index or a name substring")
+    ap.add_argument("--quick", action="store_true")
+    ns = ap.parse_args(argv)
+    print(json.dumps(run(ns.device, ns.quick), indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

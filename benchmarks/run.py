@@ -1,0 +1,922 @@
+"""Run every cltui benchmark on this machine and rewrite BENCHMARKS.md.
+
+    .venv/bin/python benchmarks/run.py [--quick] [--sections index,tui,replay,compare,export]
+                                       [--device pocl] [--no-write] [--json-out PATH]
+
+Every figure is measured next to its baseline in the same run (the two taking turns; best
+of N or medians), and BENCHMARKS.md shows it as a ratio against that baseline, with the
+goal of issue 7 and a clear mark where the goal is missed.  Each section runs in its own
+child process (``benchmarks/bench_*.py``, ``benchmarks/tui_bench.py``), so one failing
+section is reported and the others still run.  Inputs:
+
+* heat2d_large: ``$CLTUI_HEAT2D_DIR`` or /tmp/heat2d/heat2d_large, else unpacked from
+  /work/shared/captures/heat2d_large/heat2d_large.tar.zst into /tmp/cltui-bench/;
+* the synthetic 10^6-enqueue log: ``benchmarks/synth_log.py`` output, cached in
+  /tmp/cltui-bench/synth1m (made once, reused);
+* cross-vendor results: ``benchmarks/results/h200/*.json`` (rendered if present).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+BENCH_TMP = Path(os.environ.get("CLTUI_BENCH_TMP", "/tmp/cltui-bench"))
+HEAT2D_DEFAULT = Path("/tmp/heat2d/heat2d_large")
+HEAT2D_ARCHIVE = Path("/work/shared/captures/heat2d_large/heat2d_large.tar.zst")
+PYOCL = Path("/work/shared/captures/pyopencl_lib_pocl")
+SYNTH = BENCH_TMP / "synth1m"
+RESULTS_H200 = HERE / "results" / "h200"
+SECTIONS = ("index", "tui", "replay", "compare", "export")
+
+Figure = dict[str, Any]
+
+
+class BenchError(Exception):
+    """A section could not run (one line)."""
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _py() -> str:
+    return sys.executable
+
+
+def _child_json(args: Sequence[str], timeout: float, env: dict[str, str] | None = None) -> Any:
+    """Run a benchmark child; its stdout is one JSON document."""
+    try:
+        out = subprocess.run(
+            [_py(), *args],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=env,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise BenchError(f"{Path(args[0]).name} ran past {timeout:.0f} s") from None
+    if out.returncode != 0:
+        tail = (out.stderr or out.stdout).strip().splitlines()[-1:] or ["(no output)"]
+        raise BenchError(f"{Path(args[0]).name} exited {out.returncode}: {tail[0][:300]}")
+    try:
+        return json.loads(out.stdout)
+    except json.JSONDecodeError:
+        raise BenchError(f"{Path(args[0]).name} printed no JSON") from None
+
+
+def _log(msg: str) -> None:
+    print(msg, flush=True)
+
+
+def _fmt(v: float | None, digits: int = 2) -> str:
+    if v is None:
+        return "-"
+    if abs(v) >= 1000:
+        return f"{v:,.0f}"
+    if abs(v) >= 100:
+        return f"{v:.0f}"
+    if abs(v) >= 10:
+        return f"{v:.1f}"
+    return f"{v:.{digits}f}"
+
+
+def figure(
+    name: str,
+    ours: str,
+    base: str,
+    ratio: float | None,
+    ratio_def: str,
+    goal: str = "",
+    ok: bool | None = None,
+) -> Figure:
+    return {
+        "name": name,
+        "ours": ours,
+        "base": base,
+        "ratio": ratio,
+        "ratio_def": ratio_def,
+        "goal": goal,
+        "ok": ok,
+    }
+
+
+# --------------------------------------------------------------------------- inputs
+
+
+def ensure_heat2d() -> Path:
+    env = os.environ.get("CLTUI_HEAT2D_DIR")
+    for cand in (Path(env) if env else None, HEAT2D_DEFAULT, BENCH_TMP / "heat2d_large"):
+        if cand is not None and (cand / "clintercept_log.txt").is_file():
+            return cand
+    if not HEAT2D_ARCHIVE.is_file():
+        raise BenchError(f"no heat2d_large capture and no archive at {HEAT2D_ARCHIVE}")
+    _log(f"unpacking {HEAT2D_ARCHIVE} into {BENCH_TMP} ...")
+    BENCH_TMP.mkdir(parents=True, exist_ok=True)
+    tmp = BENCH_TMP / "heat2d.unpacking"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir()
+    r = subprocess.run(
+        ["tar", "--zstd", "-xf", str(HEAT2D_ARCHIVE), "-C", str(tmp)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if r.returncode != 0:
+        raise BenchError(f"cannot unpack {HEAT2D_ARCHIVE}: {r.stderr.strip()[:200]}")
+    (tmp / "heat2d_large").rename(BENCH_TMP / "heat2d_large")
+    tmp.rmdir()
+    return BENCH_TMP / "heat2d_large"
+
+
+def ensure_synth(heat2d: Path) -> Path:
+    if (SYNTH / "clintercept_log.txt").is_file():
+        return SYNTH
+    _log(f"synthesising the 10^6-enqueue log into {SYNTH} (once) ...")
+    tmp = SYNTH.with_name(SYNTH.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    r = subprocess.run(
+        [_py(), str(HERE / "synth_log.py"), str(heat2d), str(tmp)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if r.returncode != 0:
+        raise BenchError(f"synth_log.py failed: {r.stderr.strip()[-200:]}")
+    tmp.rename(SYNTH)
+    return SYNTH
+
+
+# --------------------------------------------------------------------------- machine
+
+
+def machine() -> dict[str, str]:
+    info: dict[str, str] = {}
+    cpu = platform.processor() or "?"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    info["CPU"] = cpu
+    info["cores"] = str(os.cpu_count())
+    try:
+        kb = int(re.search(r"MemTotal:\s+(\d+)", Path("/proc/meminfo").read_text()).group(1))  # type: ignore[union-attr]
+        info["RAM"] = f"{kb / 1024 / 1024:.1f} GiB"
+    except (OSError, AttributeError):
+        info["RAM"] = "?"
+    osname = platform.system()
+    try:
+        m = re.search(r'PRETTY_NAME="([^"]+)"', Path("/etc/os-release").read_text())
+        if m:
+            osname = m.group(1)
+    except OSError:
+        pass
+    info["OS"] = f"{osname}, kernel {platform.release()}"
+    info["Python"] = platform.python_version()
+    try:
+        import numpy
+
+        info["numpy"] = numpy.__version__
+    except ImportError:
+        info["numpy"] = "missing"
+    try:
+        import textual
+
+        info["textual"] = getattr(textual, "__version__", "?")
+    except ImportError:
+        info["textual"] = "missing"
+    try:
+        import pyopencl
+
+        info["pyopencl"] = pyopencl.VERSION_TEXT
+        sys.path.insert(0, str(ROOT))
+        from cltui.replay.engine import list_devices
+
+        for d in list_devices():
+            info[f"OpenCL {d['id']}"] = (
+                f"{d['name']} ({d['platform']}; {d['platform_version']}; driver {d['driver']})"
+            )
+    except Exception as exc:  # a broken ICD must not stop the report
+        info["pyopencl"] = f"unavailable ({type(exc).__name__})"
+    try:
+        with open("/proc/loadavg") as f:
+            info["load at start"] = " ".join(f.read().split()[:3])
+    except OSError:
+        pass
+    return info
+
+
+# --------------------------------------------------------------------------- sections
+
+
+def section_index(heat2d: Path, synth: Path, quick: bool) -> dict[str, Any]:
+    reps = ("2", "2") if quick else ("5", "3")
+    code = (
+        "import json, sys; sys.path.insert(0, sys.argv[1]); import bench_index; "
+        "print(json.dumps(bench_index.run(__import__('pathlib').Path(sys.argv[2]), sys.argv[3], "
+        "int(sys.argv[4]))))"
+    )
+    rows = []
+    for path, label, rep in (
+        (heat2d, "heat2d_large (real)", reps[0]),
+        (synth, "synthetic 10^6 enqueues", reps[1]),
+    ):
+        _log(f"  index: {label}")
+        rows.append(_child_json(["-c", code, str(HERE), str(path), label, rep], 600))
+    figs: list[Figure] = []
+    for r in rows:
+        ok = r["ratio_vs_find_enqueue"] >= 0.4
+        figs.append(
+            figure(
+                f"index speed, {r['label']} ({r['log_mb']:.0f} MB, {r['enqueues']:,} enqueues)",
+                f"{r['cltui_mb_s']:.0f} MB/s, {r['cltui_enqueues_s']:,} enq/s "
+                f"(wall {r['cltui_s']:.2f} s, CPU {r['cltui_cpu_s']:.2f} s)",
+                f"`mmap.find(b'clEnqueue')` loop: {r['find_enqueue_mb_s']:.0f} MB/s, "
+                f"{r['find_enqueue_enqueues_s']:,} enq/s "
+                f"(wall {r['find_enqueue_s']:.2f} s, CPU {r['find_enqueue_cpu_s']:.2f} s)",
+                r["ratio_vs_find_enqueue"],
+                "find wall time / index wall time (CPU-time ratio "
+                f"{r['ratio_cpu_vs_find_enqueue']:.2f})",
+                ">= 0.40",
+                ok,
+            )
+        )
+        figs.append(
+            figure(
+                f"index vs raw bandwidth, {r['label']}",
+                f"{r['cltui_mb_s']:.0f} MB/s",
+                f"one `mmap.find` of an absent pattern: {r['find_absent_mb_s']:.0f} MB/s",
+                r["ratio_vs_find_absent"],
+                "find wall time / index wall time",
+            )
+        )
+        if "10^6" in r["label"]:
+            figs.append(
+                figure(
+                    f"peak RSS of the index, {r['label']}",
+                    f"{r['cltui_peak_rss_mb']:.0f} MB"
+                    + (
+                        f" (its largest worker process: {r['cltui_worker_peak_rss_mb']:.0f} MB)"
+                        if r.get("cltui_worker_peak_rss_mb")
+                        else ""
+                    ),
+                    f"the find loop: {r['find_enqueue_peak_rss_mb']:.0f} MB (the mapped log)",
+                    r["cltui_peak_rss_mb"] / 150.0,
+                    "RSS / 150 MB goal",
+                    "<= 150 MB",
+                    r["cltui_peak_rss_mb"] <= 150.0,
+                )
+            )
+        else:
+            figs.append(
+                figure(
+                    f"peak RSS of the index, {r['label']}",
+                    f"{r['cltui_peak_rss_mb']:.0f} MB"
+                    + (
+                        f" (its largest worker process: {r['cltui_worker_peak_rss_mb']:.0f} MB)"
+                        if r.get("cltui_worker_peak_rss_mb")
+                        else ""
+                    ),
+                    f"the find loop: {r['find_enqueue_peak_rss_mb']:.0f} MB (the mapped log)",
+                    r["cltui_peak_rss_mb"] / r["find_enqueue_peak_rss_mb"],
+                    "index RSS / find-loop RSS",
+                )
+            )
+    return {"raw": rows, "figures": figs}
+
+
+# A bare Textual app at the same size, measured the same way (the TUI's baseline).
+BARE_TUI = r"""
+import asyncio, json, statistics, time
+from textual.app import App, ComposeResult
+from textual.widgets import Static
+
+class Bare(App[None]):
+    def compose(self) -> ComposeResult:
+        yield Static("\n".join(f"line {i}" for i in range(40)))
+
+KEYS = ["down", "pagedown", "shift+down", "n", "up", "pageup", "end", "home"]
+
+async def main() -> None:
+    app = Bare()
+    t0 = time.perf_counter()
+    async with app.run_test(size=(120, 36)) as pilot:
+        first = time.perf_counter() - t0
+        await pilot.pause()
+        keys = {}
+        for k in KEYS:
+            times = []
+            for _ in range(15):
+                s = time.perf_counter()
+                await pilot.press(k)
+                times.append(time.perf_counter() - s)
+            keys[k] = statistics.median(times) * 1e3
+    print(json.dumps({"first_paint_s": first, "keys_ms": keys}))
+
+asyncio.run(main())
+"""
+
+# tui_bench.py prints a text report; this child runs its main() with report() swapped for a
+# JSON printer (tui_bench.py itself is not changed).
+TUI_HOOK = r"""
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import tui_bench
+tui_bench.report = lambda r: print("CLTUI-BENCH-JSON " + json.dumps(r, default=str), flush=True)
+sys.argv = ["tui_bench.py", *sys.argv[2:]]
+raise SystemExit(tui_bench.main())
+"""
+_TUI_TAG = "CLTUI-BENCH-JSON "
+
+
+def parse_tui_output(text: str) -> list[dict[str, Any]]:
+    """The result dicts tui_bench.py's report() was given (one per measured capture)."""
+    rows: list[dict[str, Any]] = []
+    for line in text.splitlines():
+        if line.startswith(_TUI_TAG):
+            try:
+                row = json.loads(line[len(_TUI_TAG) :])
+            except json.JSONDecodeError:
+                continue
+            if isinstance(row, dict) and "first_paint_s" in row:
+                rows.append(row)
+    return rows
+
+
+def _run_tui_bench(args: list[str], timeout: float) -> list[dict[str, Any]]:
+    try:
+        out = subprocess.run(
+            [_py(), "-c", TUI_HOOK, str(HERE), *args],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise BenchError(f"tui_bench.py {' '.join(args)} ran past {timeout:.0f} s") from None
+    if out.returncode != 0:
+        tail = (out.stderr or out.stdout).strip().splitlines()[-1:] or ["(no output)"]
+        raise BenchError(f"tui_bench.py exited {out.returncode}: {tail[0][:300]}")
+    rows = parse_tui_output(out.stdout)
+    if not rows:
+        raise BenchError("tui_bench.py reported no result this script can read")
+    return rows
+
+
+def section_tui(heat2d: Path, synth: Path, quick: bool) -> dict[str, Any]:
+    if not (HERE / "tui_bench.py").is_file():
+        raise BenchError("benchmarks/tui_bench.py does not exist yet")
+    none = str(BENCH_TMP / "no-such-capture")
+    runs = [
+        ["--n", "10000", "--heat2d", none],
+        ["--n", "100000", "--heat2d", none],
+        ["--n", "1000000", "--heat2d", str(heat2d)] + ([] if quick else ["--log-dir", str(synth)]),
+    ]
+    rows: list[dict[str, Any]] = []
+    bare: list[dict[str, Any]] = []
+    for args in runs:
+        _log(f"  tui: tui_bench.py {' '.join(args)}")
+        bare.append(_child_json(["-c", BARE_TUI], 120))
+        rows.extend(_run_tui_bench(args, 400))
+    bare.append(_child_json(["-c", BARE_TUI], 120))
+    base_paint = min(b["first_paint_s"] for b in bare)
+    base_keys = {k: min(b["keys_ms"][k] for b in bare) for k in bare[0]["keys_ms"]}
+    figs: list[Figure] = []
+    for r in rows:
+        label = f"{r['label']}, {r['rows']:,} enqueues"
+        paint = float(r["first_paint_s"])
+        figs.append(
+            figure(
+                f"first paint, {label}",
+                f"{paint * 1e3:.0f} ms (list filled at {float(r.get('index_ready_s', 0)):.2f} s)",
+                f"a bare Textual app: {base_paint * 1e3:.0f} ms",
+                paint / base_paint,
+                "cltui / bare app",
+                "<= 0.5 s",
+                paint <= 0.5,
+            )
+        )
+        keys = {k: [float(x) for x in v] for k, v in r["keys_ms"].items() if v}
+        if not keys:
+            continue
+        worst_key = max(keys, key=lambda k: keys[k][0])
+        med, mx = keys[worst_key][0], keys[worst_key][1]
+        noop = r.get("noop_ms")
+        ratio: float | None
+        if isinstance(noop, int | float) and noop > 0:
+            base_text = f"a key bound to nothing, same app: {noop:.1f} ms"
+            ratio = (med + noop) / noop
+            ratio_def = "key wall time / no-op key wall time"
+            what = "median minus the no-op key"
+        else:
+            b = base_keys.get(worst_key)
+            base_text = f"the same key on a bare Textual app: {b:.1f} ms" if b else "-"
+            ratio = med / b if b else None
+            ratio_def = "cltui / bare app (medians)"
+            what = "median"
+        cpu = f"; CPU per key {keys[worst_key][2]:.1f} ms" if len(keys[worst_key]) > 2 else ""
+        figs.append(
+            figure(
+                f"keypress to repaint, {label} (slowest key: {worst_key})",
+                f"{what} {med:.1f} ms (max {mx:.1f} ms{cpu}); all keys: "
+                + ", ".join(f"{k} {v[0]:.1f}" for k, v in keys.items()),
+                base_text,
+                ratio,
+                ratio_def,
+                "<= 16 ms",
+                med <= 16.0,
+            )
+        )
+    return {"raw": {"tui_bench": rows, "bare_app": bare}, "figures": figs}
+
+
+def section_replay(device: str, quick: bool) -> dict[str, Any]:
+    args = [str(HERE / "bench_replay_vs_raw.py"), "--device", device] + (
+        ["--quick"] if quick else []
+    )
+    _log("  replay: overhead, range vs one process per kernel, upload")
+    r = _child_json(args, 540)
+    figs: list[Figure] = []
+    for o in r["overhead"]:
+        figs.append(
+            figure(
+                f"host time per launch, {o['capture']} {o['range']} ({o['kernels']} kernels, "
+                f"{o['writes_in_loop_per_repetition']} reload(s) in the loop)",
+                f"{o['engine_us_per_launch']:.2f} us (engine loop, median of {o['repeat']})",
+                f"raw pyopencl loop: {o['raw_us_per_launch']:.2f} us",
+                o["ratio"],
+                "engine / raw",
+                "<= 1.3",
+                o["ratio"] <= 1.3,
+            )
+        )
+        figs.append(
+            figure(
+                f"the launch call alone, {o['capture']} {o['range']}",
+                f"{o['engine_launch_call_us']:.2f} us",
+                f"raw: {o['raw_launch_call_us']:.2f} us",
+                o["engine_launch_call_us"] / o["raw_launch_call_us"],
+                "engine / raw",
+            )
+        )
+    for p in r["range"]:
+        figs.append(
+            figure(
+                f"chained range in one run, {p['capture']} {p['range']} ({p['kernels']} kernels, "
+                f"{p['programs']} programs)",
+                f"{p['one_run_s']:.2f} s (cltui replay runner, checks {p['one_run_status']})",
+                f"one raw pyopencl process per kernel: {p['per_process_s']:.1f} s "
+                f"({p['per_process_s_per_kernel']:.2f} s each, "
+                f"{p['raw_children_matching_post']}/{p['kernels']} match their Post dumps)",
+                p["ratio"],
+                "per-process time / one-run time",
+                ">= 20x",
+                p["ratio"] >= 20.0,
+            )
+        )
+    for u in r["upload"]:
+        for c in u["cases"]:
+            figs.append(
+                figure(
+                    f"upload, {u['capture']} {u['range']}: {c['what']} "
+                    f"({c['files']} file(s), {c['bytes'] / 1e6:.2f} MB)",
+                    f"{c['cltui_mb_s']:,.0f} MB/s (memmap + Engine._write)",
+                    f"`enqueue_copy` from RAM: {c['plain_mb_s']:,.0f} MB/s; "
+                    f"`np.fromfile` + copy: {c['from_file_mb_s']:,.0f} MB/s "
+                    f"(ratio {c['ratio_vs_from_file']:.2f})",
+                    c["ratio"],
+                    "cltui speed / from-RAM copy speed",
+                )
+            )
+    dev = r["device"]
+    return {"raw": r, "figures": figs, "note": f"device {dev['id']} {dev['name']}"}
+
+
+def section_compare(quick: bool) -> dict[str, Any]:
+    _log("  compare: equal check, differing-buffer analysis")
+    r = _child_json([str(HERE / "bench_compare.py"), *(["--quick"] if quick else [])], 400)
+    figs: list[Figure] = []
+    for e in r["equal"]:
+        figs.append(
+            figure(
+                f"equal-buffer check, float32, {e['size_mb']} MiB",
+                f"{e['cltui_gb_s']:.1f} GB/s (`compare_bytes`)",
+                f"`np.array_equal`: {e['numpy_gb_s']:.1f} GB/s",
+                e["ratio"],
+                "time(np) / time(cltui)",
+                ">= 0.5",
+                e["ratio"] >= 0.5,
+            )
+        )
+    for d in r["differing"]:
+        figs.append(
+            figure(
+                f"differing-buffer analysis, float32, {d['size_mb']} MiB, "
+                f"{d['n_diff']:,} scattered differences (1..8 ULP, tolerance 4 ULP)",
+                f"{d['cltui_mb_s']:,.0f} MB/s (`compare_bytes`, verdict {d['status']})",
+                f"hand-written numpy (count, max abs, max ULP, first): {d['numpy_mb_s']:,.0f} MB/s",
+                d["ratio"],
+                "time(numpy) / time(cltui)",
+            )
+        )
+    return {"raw": r, "figures": figs}
+
+
+def section_export(heat2d: Path, quick: bool) -> dict[str, Any]:
+    rows = []
+    for cap, rng in ((heat2d, "122380-122419"), (PYOCL, "0-39")):
+        _log(f"  export: {cap.name} {rng}")
+        rows.append(
+            _child_json(
+                [str(HERE / "bench_export.py"), str(cap), rng, "--repeat", "2" if quick else "3"],
+                300,
+            )
+        )
+    figs: list[Figure] = []
+    for r in rows:
+        figs.append(
+            figure(
+                f"bundle data size, {r['label']} {r['range']} ({r['kernels']} kernels)",
+                f"{r['bundle_data_bytes'] / 1e6:.3f} MB in {r['bundle_data_files']} files",
+                f"unique contents (sha256 here): {r['unique_bytes'] / 1e6:.3f} MB in "
+                f"{r['unique_files']}; all {r['data_refs']} references: "
+                f"{r['all_refs_bytes'] / 1e6:.3f} MB",
+                r["size_ratio"],
+                "bundle / unique",
+                "= 1.00",
+                abs(r["size_ratio"] - 1.0) < 1e-9,
+            )
+        )
+        figs.append(
+            figure(
+                f"export time, {r['label']} {r['range']} ({r['kernels']} kernels, python+cpp, "
+                f"{r['bundle_files']} files)",
+                f"{r['export_s'] * 1e3:.0f} ms (`export_range`, plan included)",
+                f"`shutil.copyfile` of the {r['copied_files']} referenced files: "
+                f"{r['copy_s'] * 1e3:.0f} ms",
+                r["time_ratio"],
+                "export / copy",
+            )
+        )
+    return {"raw": rows, "figures": figs}
+
+
+# --------------------------------------------------------------------------- H200
+
+
+_STAGES = ("queued_to_submit", "submit_to_start", "start_to_end", "host_enqueue")
+
+
+def _engine_results(doc: Any) -> list[dict[str, Any]]:
+    """Engine/replay.py results (dicts with ``device`` and ``steps``) anywhere in ``doc``."""
+    found: list[dict[str, Any]] = []
+    if isinstance(doc, dict):
+        if isinstance(doc.get("steps"), list) and isinstance(doc.get("device"), dict):
+            found.append(doc)
+            return found
+        for v in doc.values():
+            found.extend(_engine_results(v))
+    elif isinstance(doc, list):
+        for v in doc:
+            found.extend(_engine_results(v))
+    return found
+
+
+def _stage(timing: dict[str, Any], k: str) -> float | None:
+    v = timing.get(k)
+    if isinstance(v, dict):
+        med = v.get("median")
+        return float(med) if isinstance(med, int | float) else None
+    return float(v) if isinstance(v, int | float) else None
+
+
+def _is_pocl(device: Any) -> bool:
+    text = json.dumps(device).lower()
+    return "pocl" in text or "portable computing language" in text
+
+
+def _render_engine(name: str, results: list[dict[str, Any]]) -> list[str]:
+    lines: list[str] = []
+    pocl = next((r for r in results if _is_pocl(r.get("device", {}))), None)
+    pocl_t: dict[int, dict[str, Any]] = {}
+    if pocl is not None:
+        pocl_t = {int(s["enqueue"]): s.get("timing", {}) for s in pocl.get("steps", [])}
+    for res in results:
+        dev = res.get("device", {})
+        lines.append(f"**{name}** on {dev.get('name', '?')} ({dev.get('platform', '?')})")
+        lines.append("")
+        if res.get("error"):
+            lines.append(f"Error: {res['error']}")
+            lines.append("")
+            continue
+        cmp_pocl = pocl is not None and res is not pocl
+        head = "| enqueue | kernel | argument | verdict | max abs | max ULP | "
+        head += " | ".join(f"{s} (ns)" for s in _STAGES)
+        head += " | start->end vs PoCL |" if cmp_pocl else " |"
+        lines.append(head)
+        lines.append("|" + "---|" * (head.count("|") - 1))
+        for st in res.get("steps", []):
+            timing = st.get("timing", {})
+            stages = [_fmt(_stage(timing, s)) for s in _STAGES]
+            extra = ""
+            if cmp_pocl:
+                mine = _stage(timing, "start_to_end")
+                theirs = _stage(pocl_t.get(int(st["enqueue"]), {}), "start_to_end")
+                extra = f" {mine / theirs:.2f}x |" if mine and theirs else " - |"
+            checks = st.get("checks") or [{}]
+            for c in checks:
+                rr = c.get("result") or {}
+                lines.append(
+                    f"| {st.get('enqueue')} | {st.get('kernel')} | {c.get('label', '-')} | "
+                    f"{c.get('status', st.get('status', '-'))} | {rr.get('max_abs', '-')} | "
+                    f"{rr.get('max_ulp', '-')} | " + " | ".join(stages) + " |" + extra
+                )
+        lines.append("")
+    return lines
+
+
+def _render_generic(name: str, doc: Any) -> list[str]:
+    """Any JSON: each list of flat records as a table, other values as a list."""
+    lines = [f"**{name}**", ""]
+    scalars: list[str] = []
+
+    def walk(v: Any, path: str) -> None:
+        if isinstance(v, list) and v and all(isinstance(x, dict) for x in v):
+            cols: list[str] = []
+            for x in v:
+                for k, val in x.items():
+                    if not isinstance(val, dict | list) and k not in cols:
+                        cols.append(k)
+            if cols:
+                lines.append(f"`{path or '.'}`:")
+                lines.append("")
+                lines.append("| " + " | ".join(cols[:12]) + " |")
+                lines.append("|" + "---|" * len(cols[:12]))
+                for x in v[:200]:
+                    lines.append("| " + " | ".join(str(x.get(c, "")) for c in cols[:12]) + " |")
+                lines.append("")
+            for i, x in enumerate(v[:50]):
+                for k, val in x.items():
+                    if isinstance(val, dict | list):
+                        walk(val, f"{path}[{i}].{k}")
+        elif isinstance(v, dict):
+            for k, val in v.items():
+                walk(val, f"{path}.{k}" if path else str(k))
+        elif isinstance(v, list):
+            scalars.append(f"- `{path}`: {json.dumps(v)[:200]}")
+        else:
+            scalars.append(f"- `{path}`: {v}")
+
+    walk(doc, "")
+    return lines + scalars[:60] + [""]
+
+
+def render_h200() -> list[str]:
+    files = sorted(RESULTS_H200.glob("*.json")) if RESULTS_H200.is_dir() else []
+    lines = ["## Cross-vendor replay: NVIDIA H200 vs PoCL", ""]
+    if not files:
+        lines += [
+            "No results yet: the cross-vendor run (issue 7, part 2) writes its raw JSON to "
+            "`benchmarks/results/h200/*.json`, with its exact command lines; `benchmarks/run.py` "
+            "renders every file found there into this section (per enqueue and argument: "
+            "verdict, max abs/ULP error, launch stages next to PoCL).",
+            "",
+        ]
+        return lines
+    lines += [
+        f"Rendered from {len(files)} file(s) under `benchmarks/results/h200/` (raw JSON "
+        "there; stage times are medians in ns).",
+        "",
+    ]
+    for f in files:
+        rel = f.relative_to(ROOT)
+        try:
+            doc = json.loads(f.read_text())
+        except (OSError, json.JSONDecodeError) as exc:
+            lines += [f"`{rel}`: cannot read ({type(exc).__name__})", ""]
+            continue
+        results = _engine_results(doc)
+        if results:
+            lines += _render_engine(f"`{rel}`", results)
+        else:
+            lines += _render_generic(f"`{rel}`", doc)
+        if isinstance(doc, dict):
+            for key in ("command", "commands"):
+                if key in doc:
+                    cmds = doc[key] if isinstance(doc[key], list) else [doc[key]]
+                    lines += ["Commands:", "", "```", *map(str, cmds), "```", ""]
+    return lines
+
+
+# --------------------------------------------------------------------------- report
+
+
+SECTION_TITLES = {
+    "index": "Capture index",
+    "tui": "TUI",
+    "replay": "Replay",
+    "compare": "Compare",
+    "export": "Export",
+}
+
+SECTION_NOTES = {
+    "index": (
+        "cltui's `build_index` against `mmap.find` loops over the same log (page cache warm), "
+        "each in a fresh child process so its peak RSS is its own; the three take turns, best "
+        "of N each (5 on heat2d, 3 on the 10^6 log).  The goal ratio uses wall time (logs over "
+        "64 MB are indexed by worker processes, one per core); CPU time (user+sys, the workers "
+        "included) is given too, since this 2-core machine is shared and its wall times "
+        "include other jobs.  Peak RSS is the main process's; its largest worker's is shown "
+        "next to it.  The synthetic log repeats "
+        "heat2d_large's real records with renumbered counters (`benchmarks/synth_log.py`)."
+    ),
+    "tui": (
+        "`benchmarks/tui_bench.py` (headless `App.run_test` at 120x36) at 10^4, 10^5 and 10^6 "
+        "enqueues (an in-memory synthetic capture; at 10^6 also the real heat2d_large log and "
+        "the synthetic 10^6 log through the real index), run as a child process.  Key "
+        "latency is tui_bench's figure: the median wall time of `pilot.press(key)` until idle "
+        "minus that of a key bound to nothing in the same app (the harness's own cost, the "
+        "baseline of the ratio).  First paint's baseline: a bare Textual app of one Static, "
+        "started the same way in the same run."
+    ),
+    "replay": (
+        "`benchmarks/bench_replay_vs_raw.py` on PoCL.  Launch overhead: one prepared engine "
+        "repeats the range back to back vs a raw pyopencl loop over the same kernel objects, "
+        "geometry and reload writes (first inputs restored outside the timed loop on both "
+        "sides), alternating rounds.  Range: the replay runner (one child process: builds, "
+        "uploads, runs, checks) vs one fresh raw-pyopencl process per kernel that builds its "
+        "program, uploads its Pre dumps, runs and compares with its Post dumps (the layer's "
+        "`run.py` way).  heat2d's dumps cover 37 kernels (122380-122419); its 50-kernel range "
+        "starts 13 kernels earlier (those replay zero-filled and unchecked).  pyopencl_lib_pocl "
+        "0-39 (35 kernels, 29 programs) is the largest range with many programs."
+    ),
+    "compare": (
+        "`benchmarks/bench_compare.py`: `compare_bytes` (what the engine calls) vs numpy on the "
+        "same arrays, alternating, best of N."
+    ),
+    "export": (
+        "`benchmarks/bench_export.py`: `export_range` (python+cpp bundle) vs copying the "
+        "referenced files; sizes checked against sha256 computed independently."
+    ),
+}
+
+
+def render(
+    results: dict[str, Any], info: dict[str, str], command: str, total_s: float, date: str
+) -> str:
+    out = [
+        "# cltui benchmarks",
+        "",
+        "Generated by `benchmarks/run.py`; do not edit by hand (rerun it).",
+        "",
+        f"- Date: {date}",
+        f"- Command: `{command}`",
+        f"- Total run time: {total_s:.0f} s",
+        "",
+        "Every figure is measured next to its baseline in the same run, the two taking turns "
+        "(this machine is shared and noisy, so absolute times alone mean little): the ratio "
+        "column is what to read.  **MISSED** marks a figure that misses its goal.",
+        "",
+        "## Machine",
+        "",
+        "| | |",
+        "|---|---|",
+    ]
+    out += [f"| {k} | {v} |" for k, v in info.items()]
+    out.append("")
+    missed: list[str] = []
+    for sec in SECTIONS:
+        if sec not in results:
+            continue
+        res = results[sec]
+        out += [f"## {SECTION_TITLES[sec]}", "", SECTION_NOTES[sec], ""]
+        if res.get("note"):
+            out += [res["note"], ""]
+        if res.get("error"):
+            out += [f"Not measured: {res['error']}", ""]
+            continue
+        out += [
+            "| figure | cltui | baseline (same run) | ratio | ratio is | goal | verdict |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for f in res["figures"]:
+            verdict = "-" if f["ok"] is None else ("met" if f["ok"] else "**MISSED**")
+            if f["ok"] is False:
+                missed.append(
+                    f"{SECTION_TITLES[sec]}: {f['name']} ({_fmt(f['ratio'])}, goal {f['goal']})"
+                )
+            out.append(
+                f"| {f['name']} | {f['ours']} | {f['base']} | {_fmt(f['ratio'])} | "
+                f"{f['ratio_def']} | {f['goal'] or '-'} | {verdict} |"
+            )
+        out.append("")
+    out += ["## Goals missed in this run", ""]
+    out += [f"- {m}" for m in missed] if missed else ["None."]
+    out.append("")
+    out += render_h200()
+    return "\n".join(out).rstrip() + "\n"
+
+
+def print_figures(name: str, res: dict[str, Any]) -> None:
+    if res.get("error"):
+        _log(f"[{name}] not measured: {res['error']}")
+        return
+    for f in res["figures"]:
+        mark = "" if f["ok"] is None else ("  ok" if f["ok"] else "  MISSED " + f["goal"])
+        _log(
+            f"[{name}] {f['name']}: {f['ours']} | base {f['base']} | "
+            f"ratio {_fmt(f['ratio'])} ({f['ratio_def']}){mark}"
+        )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="fewer repetitions and sizes")
+    ap.add_argument("--sections", default=",".join(SECTIONS), help="comma-separated subset")
+    ap.add_argument("--device", default="pocl", help="replay device (P:D or name substring)")
+    ap.add_argument("--no-write", action="store_true", help="print only; leave BENCHMARKS.md")
+    ap.add_argument("--json-out", type=Path, default=BENCH_TMP / "results.json")
+    ns = ap.parse_args(argv)
+    chosen = [s.strip() for s in ns.sections.split(",") if s.strip()]
+    unknown = [s for s in chosen if s not in SECTIONS]
+    if unknown:
+        print(
+            f"run.py: unknown section(s) {', '.join(unknown)} ({', '.join(SECTIONS)})",
+            file=sys.stderr,
+        )
+        return 2
+    t_start = time.perf_counter()
+    date = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    argv_text = list(argv) if argv is not None else sys.argv[1:]
+    command = shlex.join([".venv/bin/python", "benchmarks/run.py", *argv_text])
+    info = machine()
+    _log(f"cltui benchmarks, {date}, on {info['CPU']} ({info['cores']} cores)")
+    results: dict[str, Any] = {}
+    try:
+        heat2d = ensure_heat2d()
+        synth = ensure_synth(heat2d) if ({"index", "tui"} & set(chosen)) else SYNTH
+    except BenchError as exc:
+        print(f"run.py: {exc}", file=sys.stderr)
+        return 1
+    os.environ["CLTUI_HEAT2D_DIR"] = str(heat2d)
+    runners: dict[str, Callable[[], dict[str, Any]]] = {
+        "index": lambda: section_index(heat2d, synth, ns.quick),
+        "tui": lambda: section_tui(heat2d, synth, ns.quick),
+        "replay": lambda: section_replay(ns.device, ns.quick),
+        "compare": lambda: section_compare(ns.quick),
+        "export": lambda: section_export(heat2d, ns.quick),
+    }
+    for sec in SECTIONS:
+        if sec not in chosen:
+            continue
+        t0 = time.perf_counter()
+        _log(f"== {sec}")
+        try:
+            results[sec] = runners[sec]()
+        except BenchError as exc:
+            results[sec] = {"error": str(exc), "figures": []}
+        except Exception as exc:  # a bug in one section must not lose the others
+            results[sec] = {"error": f"{type(exc).__name__}: {exc}", "figures": []}
+        results[sec]["seconds"] = time.perf_counter() - t0
+        print_figures(sec, results[sec])
+    total = time.perf_counter() - t_start
+    _log(f"total {total:.0f} s")
+    try:
+        ns.json_out.parent.mkdir(parents=True, exist_ok=True)
+        ns.json_out.write_text(
+            json.dumps(
+                {"date": date, "command": command, "machine": info, "results": results},
+                indent=1,
+                default=str,
+            )
+        )
+        _log(f"raw figures: {ns.json_out}")
+    except OSError as exc:
+        _log(f"cannot write {ns.json_out}: {exc}")
+    if not ns.no_write:
+        (ROOT / "BENCHMARKS.md").write_text(render(results, info, command, total, date))
+        _log("rewrote BENCHMARKS.md")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,130 @@
+"""benchmarks/run.py: the parts that do not measure (parsing, the H200 tables, the report)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def run_mod() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("bench_run", ROOT / "benchmarks" / "run.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["bench_run"] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_parse_tui_output(run_mod: ModuleType) -> None:
+    row = {
+        "label": "synthetic (in memory)",
+        "rows": 10000,
+        "first_paint_s": 0.58,
+        "noop_ms": 80.0,
+        "keys_ms": {"down": [3.5, 40.0, 2.0]},
+    }
+    text = "\n".join(
+        [
+            "skipping heat2d: no log under /nonexistent",
+            run_mod._TUI_TAG + json.dumps(row),
+            run_mod._TUI_TAG + "{not json",
+            run_mod._TUI_TAG + json.dumps({"label": "no first paint"}),
+            "synthetic (in memory): 10,000 enqueues",
+        ]
+    )
+    assert run_mod.parse_tui_output(text) == [row]
+    assert run_mod.parse_tui_output("nothing here\n") == []
+
+
+def _engine_result(device: str, platform: str, start_to_end: float) -> dict[str, object]:
+    timing = {s: {"median": 10.0} for s in ("queued_to_submit", "submit_to_start", "host_enqueue")}
+    timing["start_to_end"] = {"median": start_to_end}
+    return {
+        "device": {"name": device, "platform": platform},
+        "ok": True,
+        "error": None,
+        "steps": [
+            {
+                "enqueue": 22,
+                "kernel": "sin_kernel",
+                "status": "pass",
+                "timing": timing,
+                "checks": [
+                    {
+                        "label": "arg 0 (buffer 0014)",
+                        "status": "within",
+                        "result": {"max_abs": 1e-7, "max_ulp": 1.0},
+                    }
+                ],
+            }
+        ],
+    }
+
+
+def test_h200_engine_results_rendered_against_pocl(
+    run_mod: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    d = tmp_path / "h200"
+    d.mkdir()
+    doc = {
+        "command": "python replay.py --device NVIDIA --json",
+        "results": [
+            _engine_result("NVIDIA H200", "NVIDIA CUDA", 500.0),
+            _engine_result(
+                "pthread-skylake-avx512-AMD EPYC", "Portable Computing Language", 2000.0
+            ),
+        ],
+    }
+    (d / "pyocl.json").write_text(json.dumps(doc))
+    monkeypatch.setattr(run_mod, "RESULTS_H200", d)
+    monkeypatch.setattr(run_mod, "ROOT", tmp_path)
+    text = "\n".join(run_mod.render_h200())
+    assert "NVIDIA H200" in text and "sin_kernel" in text
+    assert "| 22 | sin_kernel | arg 0 (buffer 0014) | within | 1e-07 | 1.0 |" in text
+    assert "0.25x" in text  # 500 ns on the H200 against 2000 ns on PoCL
+    assert "python replay.py --device NVIDIA --json" in text
+
+
+def test_h200_generic_json_and_none(
+    run_mod: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(run_mod, "RESULTS_H200", tmp_path / "absent")
+    assert "No results yet" in "\n".join(run_mod.render_h200())
+    d = tmp_path / "h200"
+    d.mkdir()
+    (d / "upload.json").write_text(
+        json.dumps({"upload": [{"bytes": 4096, "mb_s": 900.5, "pinned_mb_s": 1000.0}]})
+    )
+    (d / "broken.json").write_text("{")
+    monkeypatch.setattr(run_mod, "RESULTS_H200", d)
+    monkeypatch.setattr(run_mod, "ROOT", tmp_path)
+    text = "\n".join(run_mod.render_h200())
+    assert "| bytes | mb_s | pinned_mb_s |" in text and "| 4096 | 900.5 | 1000.0 |" in text
+    assert "h200/broken.json`: cannot read (JSONDecodeError)" in text
+
+
+def test_report_marks_missed_goals(run_mod: ModuleType) -> None:
+    figs = [
+        run_mod.figure("fast thing", "1 s", "base 2 s", 2.0, "base / ours", ">= 1", True),
+        run_mod.figure("slow thing", "9 s", "base 1 s", 0.11, "base / ours", ">= 0.4", False),
+        run_mod.figure("info", "3", "4", None, "-"),
+    ]
+    results = {
+        "compare": {"figures": figs},
+        "export": {"error": "bench_export.py exited 1: boom", "figures": []},
+    }
+    text = run_mod.render(results, {"CPU": "x"}, "cmd", 12.0, "2026-01-01 00:00 UTC")
+    assert "| slow thing | 9 s | base 1 s | 0.11 | base / ours | >= 0.4 | **MISSED** |" in text
+    assert "| fast thing | 1 s | base 2 s | 2.00 | base / ours | >= 1 | met |" in text
+    assert "| info | 3 | 4 | - | - | - | - |" in text
+    assert "Not measured: bench_export.py exited 1: boom" in text
+    missed = text.split("## Goals missed in this run")[1].split("##")[0]
+    assert "slow thing" in missed and "fast thing" not in missed

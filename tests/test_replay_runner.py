@@ -203,3 +203,47 @@ def test_build_failure_is_a_one_line_error(tmp_path: Path) -> None:
     res = report["devices"][0]
     assert res["status"] == "error"
     assert res["error"].startswith("faults.cl: build failed on")
+
+
+def test_hash_only_dumps_are_compared_by_hash(images_svm: Path, tmp_path: Path) -> None:
+    """A capture made with DumpBufferHashes: Post dumps hold the layer's 64-bit hash."""
+    from cltui.capture import open_capture
+    from cltui.capture.files import cli_hash64
+    from cltui.replay.plan import build_plan
+    from cltui.replay.ranges import parse_range
+    from tests.conftest import copy_capture
+
+    dev = _devices("pocl")
+    cap_dir = copy_capture(images_svm, tmp_path)
+    log = cap_dir / "clintercept_log.txt"
+    text = log.read_text()
+    marker = "Control LogToFile is set to non-default value: true\n"
+    log.write_text(
+        text.replace(
+            marker, marker + "Control DumpBufferHashes is set to non-default value: true\n", 1
+        )
+    )
+    for d in ("memDumpPreEnqueue", "memDumpPostEnqueue"):
+        for f in (cap_dir / d).glob("*_Buffer_*.bin"):
+            data = f.read_bytes()
+            if f.name.startswith("Enqueue_0003_") and d == "memDumpPostEnqueue":
+                data = data[:-1] + bytes([data[-1] ^ 1])  # a hash that will not match
+            f.write_text(f"{cli_hash64(data):x}\n")
+    # with the Replay folder there, its raw Post dump is preferred over the hash
+    plan = build_plan(open_capture(cap_dir), parse_range("2-3"))
+    checks = {(s["enqueue"], c["label"]): c for s in plan.steps for c in s["checks"]}
+    assert checks[(3, "arg 1 (buffer 0005)")]["data"].startswith("Replay/Enqueue_3_")
+    for folder in ("Enqueue_2_sample_linear", "Enqueue_3_volume_sum"):
+        shutil.rmtree(cap_dir / "Replay" / folder)
+    plan = build_plan(open_capture(cap_dir), parse_range("2-3"))
+    checks = {(s["enqueue"], c["label"]): c for s in plan.steps for c in s["checks"]}
+    assert "hash64" in checks[(3, "arg 1 (buffer 0005)")]
+    report = runner.run(plan.to_manifest(), dev, save_dir=tmp_path / "out")
+    res = {
+        (s["enqueue"], c["label"]): c for s in report["devices"][0]["steps"] for c in s["checks"]
+    }
+    assert res[(2, "arg 2 (buffer 0003)")]["status"] == "equal"
+    assert res[(2, "arg 2 (buffer 0003)")]["summary"] == "hash matches"
+    assert res[(3, "arg 1 (buffer 0005)")]["status"] == "different"
+    assert res[(3, "arg 1 (buffer 0005)")]["summary"].startswith("hash ")
+    assert not report["ok"]

@@ -166,6 +166,7 @@ class _Builder:
                 self.programs[pid] = {
                     "label": f"program {prog.number:04d}",
                     "source": src,
+                    "il": self.key(rf.spirv) if src is None and rf and rf.spirv else None,
                     "options": prog.options or "",
                     "binaries": binaries,
                 }
@@ -180,11 +181,13 @@ class _Builder:
             bins = [
                 {"data": self.key(p), "device": enq.device or ""} for p in rf.device_binaries[:1]
             ]
-            if src is None and not bins:
+            il = self.key(rf.spirv) if src is None and rf.spirv else None
+            if src is None and il is None and not bins:
                 return None
             self.programs[pid] = {
                 "label": f"Replay/{rf.path.name}",
                 "source": src,
+                "il": il,
                 "options": rf.build_options or "",
                 "binaries": bins,
             }
@@ -294,8 +297,8 @@ class _Builder:
         for mid, margs in mem_args.items():
             a0 = margs[0]
             label = self.check_label(mid, margs)
-            pre = next((a.pre for a in margs if a.pre is not None), None)
-            post = next((a.post for a in margs if a.post is not None), None)
+            pre = self.best_dump(enq, margs, "pre")
+            post = self.best_dump(enq, margs, "post")
             dspec, shape = self.dtype_for(mid, a0)
             first_use = mid not in self.state
             if first_use or self.mode == "isolated":
@@ -388,6 +391,21 @@ class _Builder:
                 "start_to_end": dt.start_to_end,
             }
         self.steps.append(step)
+
+    def best_dump(self, enq: Enqueue, margs: list[KernelArg], when: str) -> Dump | None:
+        """The argument's dump; a raw Replay dump beats a hash-only memDump of the same data."""
+        dumps = [getattr(a, when) for a in margs]
+        found: Dump | None = next((d for d in dumps if d is not None and not d.hashed), None)
+        if found is not None:
+            return found
+        rf = self.replay(enq)
+        if rf is not None:
+            table = rf.pre if when == "pre" else rf.post
+            for a in margs:
+                d = table.get(a.index)
+                if d is not None and not d.hashed:
+                    return d
+        return next((d for d in dumps if d is not None), None)
 
     def arg(
         self, enq: Enqueue, a: KernelArg, mem_args: dict[str, list[KernelArg]]

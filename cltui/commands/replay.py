@@ -318,26 +318,30 @@ def print_report(report: dict[str, Any], manifest: dict[str, Any]) -> None:
     if any(r.get("steps") for r in devs):
         con.print(timing)
         if report["repeat"] > 1:
+            stages = ("queued_to_submit", "submit_to_start", "start_to_end", "host_enqueue")
             for r in devs:
-                for st in r.get("steps", []):
-                    t = st["timing"]
-                    parts = []
-                    for stage in (
-                        "queued_to_submit",
-                        "submit_to_start",
-                        "start_to_end",
-                        "host_enqueue",
-                    ):
-                        v = t.get(stage)
-                        if v:
-                            parts.append(
-                                f"{stage} {_ns(v['min'])}/{_ns(v['median'])}/{_ns(v['max'])}"
-                            )
-                    con.print(
-                        f"[dim]{r['device']['id']} enqueue {st['enqueue']} min/median/max: "
-                        + "; ".join(parts)
-                        + "[/]"
-                    )
+                if not r.get("steps"):
+                    continue
+                stats = Table(
+                    title=f"{r['device']['id']} {r['device']['name']}: min / median / max "
+                    f"over {report['repeat']} runs"
+                )
+                stats.add_column("enqueue", justify="right")
+                for title in ("queued->submit", "submit->start", "start->end", "host enqueue"):
+                    stats.add_column(title, justify="right", no_wrap=True)
+                for st in r["steps"]:
+                    cells = [str(st["enqueue"])]
+                    for stage in stages:
+                        v = st["timing"].get(stage)
+                        cells.append(
+                            f"{_ns(v['min'])} / {_ns(v['median'])} / {_ns(v['max'])}" if v else "-"
+                        )
+                    stats.add_row(*cells)
+                con.print(stats)
+                loop = (r.get("loop") or {}).get("host_ns_per_repetition")
+                if loop:
+                    per = loop["median"] / max(int(r["loop"]["launches"]), 1)
+                    con.print(f"host time per launch in the timing loop: {_ns(per)} (median)")
 
     if report["cross"]:
         same = sum(1 for c in report["cross"] if c["status"] == "equal")

@@ -123,3 +123,24 @@ def test_device_by_index_and_progress_api(images_svm: Path) -> None:
     steps = [e["enqueue"] for e in seen if e["type"] == "step"]
     assert steps == [0, 1, 2, 3]
     assert seen[-1]["type"] == "done"
+
+
+def test_result_rows_for_the_tui(images_svm: Path, tmp_path: Path) -> None:
+    from cltui.capture import open_capture
+    from cltui.replay import runner
+    from cltui.replay.devices import select_devices
+    from cltui.replay.plan import build_plan
+    from cltui.replay.ranges import parse_range
+
+    plan = build_plan(open_capture(images_svm), parse_range("0-3"))
+    devs = select_devices(["pocl", "oclgrind"])
+    report = runner.run(plan.to_manifest(), devs, save_dir=tmp_path)
+    rows = runner.result_rows(report)
+    per_dev = sum(len(s["checks"]) for s in plan.steps)
+    assert len(rows) == per_dev * len(devs) == 8 * 2
+    bad = [r for r in rows if r["status"] != "equal"]
+    assert [(r["enqueue"], r["label"]) for r in bad] == [(2, "arg 2 (buffer 0003)")]
+    assert bad[0]["result"]["max_ulp"] >= 1
+    for r in rows:
+        assert Path(r["output"]).is_file() and r["data"] in plan.manifest["data"]
+        assert r["kernel_ns"] > 0

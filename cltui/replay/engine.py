@@ -851,6 +851,7 @@ class Engine:
         for a in c.get("args", []):
             tol = tol.merged(self.arg_tol.get(int(a)))
         out["tolerance"] = tol.to_dict()
+        out["data"] = c.get("data")
         if c.get("data"):
             res = _compare.compare_bytes(
                 self.loader(c["data"]), host, c.get("dtype"), tol, c.get("shape")

@@ -379,6 +379,45 @@ def cross_compare(
     return out
 
 
+def result_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """The report flattened for a results table: one row per enqueue x argument x device.
+
+    Keys: ``enqueue``, ``kernel``, ``label``, ``mem``, ``args``, ``when`` ("post" or
+    "pre" for a pre-check), ``device`` (id), ``status``, ``summary``, ``result`` (the
+    compare dict or None), ``output`` (replayed bytes file or None), ``data`` (the plan's
+    data key of the captured bytes, or None), ``kernel_ns`` (median start->end),
+    ``host_ns`` (median host enqueue time).
+    """
+    rows: list[dict[str, Any]] = []
+    for res in report.get("devices", []):
+        dev = res["device"]["id"]
+        for st in res.get("steps", []):
+            t = st.get("timing", {})
+            k_ns = (t.get("start_to_end") or {}).get("median")
+            h_ns = (t.get("host_enqueue") or {}).get("median")
+            for when, checks in (("pre", st.get("prechecks", [])), ("post", st["checks"])):
+                for c in checks:
+                    rows.append(
+                        {
+                            "enqueue": st["enqueue"],
+                            "kernel": st["kernel"],
+                            "label": c.get("label", c["mem"]),
+                            "mem": c["mem"],
+                            "args": c.get("args", []),
+                            "when": when,
+                            "device": dev,
+                            "status": c["status"],
+                            "summary": c.get("summary", ""),
+                            "result": c.get("result"),
+                            "output": c.get("output"),
+                            "data": c.get("data"),
+                            "kernel_ns": k_ns,
+                            "host_ns": h_ns,
+                        }
+                    )
+    return rows
+
+
 def start(
     plan: dict[str, Any],
     devices: list[dict[str, Any]],
@@ -432,11 +471,25 @@ def run(plan: dict[str, Any], devices: list[dict[str, Any]], **kw: Any) -> dict[
 # --------------------------------------------------------------------------- child side
 
 
+def _watch_parent() -> None:
+    """Exit when the parent dies: a hung kernel must not outlive cltui."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while True:
+            time.sleep(0.5)
+            if os.getppid() != parent:
+                os._exit(3)
+
+    threading.Thread(target=watch, name="cltui-parent-watch", daemon=True).start()
+
+
 def _child(job_path: str, fd: int) -> int:
     from cltui.capture.files import cli_hash64
     from cltui.replay import engine
 
     out: TextIO = os.fdopen(fd, "w", encoding="utf-8", buffering=1)
+    _watch_parent()
 
     def send(ev: Event) -> None:
         out.write(json.dumps(ev) + "\n")

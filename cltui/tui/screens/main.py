@@ -17,7 +17,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Label, ProgressBar
 from textual.worker import get_current_worker
 
-from cltui.capture.model import CaptureError, EnqueueKind
+from cltui.capture.model import CaptureError, Enqueue, EnqueueKind
 from cltui.tui.format import fmt_bytes
 from cltui.tui.messages import (
     CaptureFailed,
@@ -186,7 +186,33 @@ class MainScreen(Screen[None]):
 
     def _show_details(self) -> None:
         self._details_pending = False
-        self.details.show_position(self.enqueue_list.cursor_pos)
+        pos = self.enqueue_list.cursor_pos
+        if self.capture is None:
+            return
+        if pos is None:
+            self.details.show_decoded(None, None)
+            return
+        self._decode(pos)
+
+    @work(thread=True, exclusive=True, group="details", exit_on_error=False)
+    def _decode(self, pos: int) -> None:
+        """Decode the enqueue under the cursor off the UI thread (the list repaints first)."""
+        cap = self.capture
+        if cap is None:
+            return
+        number = int(cap.numbers[pos])
+        enq: Enqueue | None = None
+        error = None
+        try:
+            enq = cap.enqueue(number)
+        except Exception as exc:  # the capture reports its own problems; this is a last guard
+            error = f"enqueue {number}: cannot decode ({type(exc).__name__}: {exc})"
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._decoded, pos, enq, error)
+
+    def _decoded(self, pos: int, enq: Enqueue | None, error: str | None) -> None:
+        if pos == self.enqueue_list.cursor_pos:  # else the cursor moved on: a newer decode runs
+            self.details.show_decoded(enq, error)
 
     @on(RangeChanged)
     def _range_changed(self, message: RangeChanged) -> None:

@@ -82,23 +82,14 @@ class DetailPanes(Vertical):
         self.activate(pane)
         self.query_one(FOCUS_TARGETS[pane]).focus()
 
-    def show_position(self, pos: int | None) -> None:
-        cap = self.capture
-        if cap is None:
+    def show_decoded(self, enq: Enqueue | None, error: str | None = None) -> None:
+        """Show a decoded enqueue (``None`` with ``error``: a one-line reason instead)."""
+        if self.capture is None:
             return
         summary = self.query_one("#enqueue-summary", Static)
-        if pos is None:
+        if enq is None:
             self.enqueue = None
-            summary.update("", layout=False)
-            self._show_problems([])
-            self._refresh_active()
-            return
-        number = int(cap.numbers[pos])
-        try:
-            enq = cap.enqueue(number)
-        except Exception as exc:  # the capture reports its own problems; this is a last guard
-            self.enqueue = None
-            summary.update(f"enqueue {number}: cannot decode ({type(exc).__name__}: {exc})")
+            summary.update(error or "", layout=False)
             self._show_problems([])
             self._refresh_active()
             return

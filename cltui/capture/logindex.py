@@ -1,12 +1,15 @@
 """One-pass enqueue index over ``clintercept_log.txt`` (capture-format.md §2, §8).
 
-The log is memory-mapped and scanned once, in chunks, with a few compiled
-byte regexes whose literal prefixes (``>>>> ``, ``<<<< ``, ``Device Time for``)
-let the regex engine skip non-matching lines in C.  Python work happens per
-*match* (per enqueue, per device-time line and per rare creation line), never
-per log line.  ``clSetKernelArg`` lines are not touched at index time: the
-argument state of a kernel enqueue is found lazily by scanning backwards from
-the enqueue (:meth:`LogIndex.kernel_args_at`).
+The log is memory-mapped and cut into line-aligned pieces; each piece is scanned with
+as few passes as possible: one regex pass for enqueue entry lines (literal prefix
+``clEnqueue``), ``bytes.find`` loops for the rare markers (`` returned ``, a last
+``clReleaseMemObject``), and one vectorised numpy pass over the newlines that yields the
+side lines (banner, controls, program dumps...) and the ``Device Time`` lines.  Python
+work happens per *match* (per enqueue, per device-time line and per rare line), never per
+log line.  Logs over ``PARALLEL_MIN`` bytes are scanned by forked worker processes (one
+per CPU) whose compact pieces are merged in file order.  ``clSetKernelArg`` lines are not
+touched at index time: the argument state of a kernel enqueue is found lazily by scanning
+backwards from the enqueue (:meth:`LogIndex.kernel_args_at`).
 """
 
 from __future__ import annotations

@@ -414,3 +414,26 @@ def test_cpp_and_python_judge_edge_cases_alike(cpp_replay: Path, tmp_path: Path)
         else:
             assert [got[i][0] for i in range(7)] == [
                 "within", "different", "within", "within", "different", "within", "equal"]
+
+
+def test_several_devices_in_one_run(bundles: Bundles, cpp_replay: Path, tmp_path: Path) -> None:
+    _need("pocl")
+    _need("oclgrind")
+    bundle = bundles.get("pyocl_oclgrind", "14")
+    runs = {}
+    for name, proc in (
+        ("py", run_py(bundle, "--json", "--validate", "--device", "pocl", "--device",
+                      "oclgrind", "--out", str(tmp_path / "py"))),
+        ("cpp", run_cpp(cpp_replay, bundle, "--json", "--validate", "--device", "pocl",
+                        "--device", "oclgrind", "--out", str(tmp_path / "cpp"))),
+    ):
+        assert proc.returncode == 0, proc.stderr
+        runs[name] = json.loads(proc.stdout)
+    for res_py, res_cpp in zip(runs["py"], runs["cpp"], strict=True):
+        assert res_py["device"]["id"] == res_cpp["device"]["id"]
+        assert verdicts([res_py]) == verdicts([res_cpp])
+    platforms = [r["device"]["platform"] for r in runs["py"]]
+    assert platforms == ["Portable Computing Language", "Oclgrind"]  # in --device order
+    for name in ("py", "cpp"):
+        subdirs = sorted(p.name for p in (tmp_path / name).iterdir())
+        assert len(subdirs) == 2 and all("_" in d for d in subdirs)

@@ -32,6 +32,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -339,7 +340,7 @@ std::vector<unsigned char> from_hex(const std::string& hex) {
 
 struct Options {
     std::string bundle = "";
-    std::string device = "";
+    std::vector<std::string> devices;  // --device, repeatable
     bool list_devices = false;
     bool validate = false;
     bool json = false;
@@ -357,11 +358,13 @@ const char* kUsage =
     "  --bundle DIR      the bundle folder (default: the current folder if it holds\n"
     "                    manifest.json, else the folder this program was built from)\n"
     "  --list-devices    list the OpenCL platforms and devices, then exit\n"
-    "  --device SEL      P:D indices or a case-insensitive name substring (default 0:0)\n"
+    "  --device SEL      P:D indices or a case-insensitive name substring (default: the\n"
+    "                    first device); repeat it to replay on several devices\n"
     "  --validate        exit 1 when a check is 'different'\n"
     "  --repeat N        run the range N times (inputs restored) and report stage timing\n"
     "  --json            print the results as JSON on stdout\n"
-    "  --out DIR         write each checked object as replayed into DIR\n"
+    "  --out DIR         write each checked object as replayed into DIR (DIR/P_D with\n"
+    "                    several devices)\n"
     "  --atol/--rtol/--ulp  tolerances for floating point (override the manifest's)\n";
 
 Options parse_args(int argc, char** argv) {
@@ -379,7 +382,7 @@ Options parse_args(int argc, char** argv) {
             } else if (a == "--bundle") {
                 o.bundle = need(i);
             } else if (a == "--device") {
-                o.device = need(i);
+                o.devices.push_back(need(i));
             } else if (a == "--list-devices") {
                 o.list_devices = true;
             } else if (a == "--validate") {
@@ -471,25 +474,42 @@ std::string lower(std::string s) {
     return s;
 }
 
-DeviceRef pick_device(const std::string& sel) {
+// The devices --device names, in order (as replay.py: a name substring selects every device
+// it matches; no --device selects the first device).
+std::vector<DeviceRef> pick_devices(const std::vector<std::string>& specs) {
     auto devs = all_devices();
     if (devs.empty()) throw DeviceError("no OpenCL device found");
-    if (sel.empty()) return devs[0];
-    int p = -1, d = -1;
-    char tail = 0;
-    if (std::sscanf(sel.c_str(), "%d:%d%c", &p, &d, &tail) == 2) {
-        for (auto& r : devs)
-            if (r.p == p && r.d == d) return r;
-        throw UsageError("no device " + sel + " (see --list-devices)");
+    if (specs.empty()) return {devs[0]};
+    std::vector<DeviceRef> chosen;
+    auto add = [&](const DeviceRef& r) {
+        for (const auto& c : chosen)
+            if (c.p == r.p && c.d == r.d) return;
+        chosen.push_back(r);
+    };
+    for (const auto& sel : specs) {
+        int p = -1, d = -1;
+        char tail = 0;
+        bool found = false;
+        if (std::sscanf(sel.c_str(), "%d:%d%c", &p, &d, &tail) == 2) {
+            for (auto& r : devs)
+                if (r.p == p && r.d == d) {
+                    add(r);
+                    found = true;
+                }
+        } else {
+            for (auto& r : devs) {
+                // the name, the platform, and both versions (where PoCL says "PoCL")
+                std::string hay = r.name + " " + r.platform_name + " " + r.version + " " +
+                                  r.platform_version;
+                if (lower(hay).find(lower(sel)) != std::string::npos) {
+                    add(r);
+                    found = true;
+                }
+            }
+        }
+        if (!found) throw UsageError("no device matches '" + sel + "' (see --list-devices)");
     }
-    std::vector<DeviceRef> hits;
-    for (auto& r : devs)
-        // as replay.py: the name, the platform, and both versions (where PoCL says "PoCL")
-        if (lower(r.name + " " + r.platform_name + " " + r.version + " " + r.platform_version)
-                .find(lower(sel)) != std::string::npos)
-            hits.push_back(r);
-    if (hits.empty()) throw UsageError("no device matches '" + sel + "' (see --list-devices)");
-    return hits[0];
+    return chosen;
 }
 
 // ------------------------------------------------------------------------------------------
@@ -752,7 +772,8 @@ Plan read_plan(const Json& m) {
         d.il = str_or(j, "il");
         d.options = str_or(j, "options");
         if (const Json* b = j.find("binaries"))
-            for (const auto& e : b->arr) d.binaries.emplace_back(str_or(e, "data"), str_or(e, "device"));
+            for (const auto& e : b->arr)
+                d.binaries.emplace_back(str_or(e, "data"), str_or(e, "device"));
         if (const Json* inc = j.find("include_dirs"))
             for (const auto& e : inc->arr) d.include_dirs.push_back(e.as_str());
         plan.programs.push_back(d);
@@ -982,8 +1003,9 @@ struct StepOutcome {
 
 class Replayer {
    public:
-    Replayer(const Plan& plan, const std::string& bundle, const DeviceRef& dev, const Options& opt)
-        : plan_(plan), bundle_(bundle), dev_(dev), opt_(opt) {}
+    Replayer(const Plan& plan, const std::string& bundle, const DeviceRef& dev, const Options& opt,
+             const std::string& out_dir)
+        : plan_(plan), bundle_(bundle), dev_(dev), opt_(opt), out_dir_(out_dir) {}
 
     ~Replayer() {
         for (auto& kv : kernels_) clReleaseKernel(kv);
@@ -1109,6 +1131,7 @@ class Replayer {
     std::string bundle_;
     DeviceRef dev_;
     const Options& opt_;
+    std::string out_dir_;  // --out (per device)
     cl_context ctx_ = nullptr;
     cl_command_queue queue_ = nullptr;
     bool has_svm_ = false;
@@ -1363,14 +1386,14 @@ class Replayer {
     CheckOutcome evaluate(const Step& s, const Check& c, bool post) {
         CheckOutcome out{&c, "unchecked", {}, {}};
         auto actual = read(c.mem);
-        if (post && !opt_.out_dir.empty()) {
+        if (post && !out_dir_.empty()) {
             std::string safe;
             for (char ch : c.mem)
                 safe += (std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' ||
                          ch == '.')
                             ? ch
                             : '_';
-            out.output = opt_.out_dir + "/" + std::to_string(s.enqueue) + "_" + safe + ".bin";
+            out.output = out_dir_ + "/" + std::to_string(s.enqueue) + "_" + safe + ".bin";
             std::ofstream f(out.output, std::ios::binary);
             f.write(reinterpret_cast<const char*>(actual.data()),
                     static_cast<std::streamsize>(actual.size()));
@@ -1428,8 +1451,10 @@ std::string checks_json(const std::vector<CheckOutcome>& list) {
         const auto& oc = list[i];
         const auto& c = oc.result;
         o << (i ? ", " : "") << "{\"mem\": " << json_str(oc.check->mem) << ", \"args\": [";
-        for (size_t a = 0; a < oc.check->args.size(); ++a) o << (a ? ", " : "") << oc.check->args[a];
-        o << "], \"label\": " << json_str(oc.check->label) << ", \"status\": " << json_str(oc.status)
+        for (size_t a = 0; a < oc.check->args.size(); ++a)
+            o << (a ? ", " : "") << oc.check->args[a];
+        o << "], \"label\": " << json_str(oc.check->label)
+          << ", \"status\": " << json_str(oc.status)
           << ", \"output\": " << (oc.output.empty() ? "null" : json_str(oc.output));
         if (oc.status != "unchecked") {
             o << ", \"result\": {\"status\": " << json_str(c.status)
@@ -1453,11 +1478,11 @@ std::string checks_json(const std::vector<CheckOutcome>& list) {
     return o.str() + "]";
 }
 
-// The same shape as replay.py --json: a list with one result per device.
-void print_json(const Replayer& r, const DeviceRef& dev, bool ok, int repeat,
-                const std::string& error) {
+// One device's result, in the shape of replay.py --json (which prints a list of them).
+std::string result_json(const Replayer& r, const DeviceRef& dev, bool ok, int repeat,
+                        const std::string& error) {
     std::ostringstream o;
-    o << "[{\"runner\": \"replay.cpp\", \"device\": " << device_json(dev)
+    o << "{\"runner\": \"replay.cpp\", \"device\": " << device_json(dev)
       << ", \"ok\": " << (ok ? "true" : "false")
       << ", \"error\": " << (error.empty() ? "null" : json_str(error))
       << ", \"repeat\": " << repeat << ", \"notes\": [";
@@ -1484,8 +1509,8 @@ void print_json(const Replayer& r, const DeviceRef& dev, bool ok, int repeat,
           << ", \"host_enqueue\": " << stats_json(t.host_enqueue)
           << ", \"samples\": " << t.start_end.size() << "}}";
     }
-    o << "]}]\n";
-    std::cout << o.str();
+    o << "]}";
+    return o.str();
 }
 
 std::string fmt_ns(double ns) {
@@ -1501,7 +1526,8 @@ std::string fmt_ns(double ns) {
 
 std::string summary(const CheckOutcome& oc) {
     const auto& c = oc.result;
-    if (oc.status == "unchecked") return oc.check->note.empty() ? "no captured data" : oc.check->note;
+    if (oc.status == "unchecked")
+        return oc.check->note.empty() ? "no captured data" : oc.check->note;
     if (oc.status == "equal") return "bit-exact";
     std::ostringstream o;
     o << c.n_diff << "/" << c.elements << " differ";
@@ -1563,31 +1589,49 @@ int run(int argc, char** argv) {
     auto manifest_bytes = read_file(join(opt.bundle, "manifest.json"));
     std::string text(manifest_bytes.begin(), manifest_bytes.end());
     Plan plan = read_plan(JsonParser(text).parse());
-    DeviceRef dev = pick_device(opt.device);
-    if (!opt.out_dir.empty()) {
-        std::string cmd_dir = opt.out_dir;
-        std::ofstream probe(cmd_dir + "/.probe");
-        if (!probe) throw UsageError("--out " + cmd_dir + ": not a writable folder");
-        probe.close();
-        std::remove((cmd_dir + "/.probe").c_str());
+    std::vector<DeviceRef> devices = pick_devices(opt.devices);
+    bool all_ok = true, any_error = false;
+    std::vector<std::string> json;
+    for (const auto& dev : devices) {
+        std::string out_dir = opt.out_dir;
+        if (!out_dir.empty()) {
+            if (devices.size() > 1)
+                out_dir += "/" + std::to_string(dev.p) + "_" + std::to_string(dev.d);
+            std::error_code ec;
+            std::filesystem::create_directories(out_dir, ec);
+            if (ec) throw UsageError("--out " + out_dir + ": " + ec.message());
+        }
+        Replayer r(plan, opt.bundle, dev, opt, out_dir);
+        std::string error;
+        try {
+            r.setup();
+            for (int i = 0; i < opt.repeat; ++i) r.run_once(i == 0);
+            r.collect_timing();
+        } catch (const DeviceError& e) {
+            error = e.what();
+        }
+        bool ok = error.empty();
+        for (const auto& s : r.outcomes) ok = ok && step_ok(s);
+        all_ok = all_ok && ok;
+        if (!error.empty()) {
+            any_error = true;
+            std::cerr << "replay: " << dev.name << ": " << error << "\n";
+        }
+        if (opt.json)
+            json.push_back(result_json(r, dev, ok, opt.repeat, error));
+        else if (error.empty())
+            print_text(r, dev, ok, opt.repeat);
+        else
+            std::cout << "== " << dev.p << ":" << dev.d << " " << dev.name << " ("
+                      << dev.platform_name << ")\n   ERROR: " << error << "\n";
     }
-    Replayer r(plan, opt.bundle, dev, opt);
-    try {
-        r.setup();
-        for (int i = 0; i < opt.repeat; ++i) r.run_once(i == 0);
-        r.collect_timing();
-    } catch (const DeviceError& e) {
-        if (!opt.json) throw;
-        print_json(r, dev, false, opt.repeat, e.what());
-        return 3;
+    if (opt.json) {
+        std::cout << "[";
+        for (size_t i = 0; i < json.size(); ++i) std::cout << (i ? ",\n" : "") << json[i];
+        std::cout << "]\n";
     }
-    bool ok = true;
-    for (const auto& s : r.outcomes) ok = ok && step_ok(s);
-    if (opt.json)
-        print_json(r, dev, ok, opt.repeat, "");
-    else
-        print_text(r, dev, ok, opt.repeat);
-    return (opt.validate && !ok) ? 1 : 0;
+    if (any_error) return 3;
+    return (opt.validate && !all_ok) ? 1 : 0;
 }
 
 }  // namespace

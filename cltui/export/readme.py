@@ -60,12 +60,14 @@ def render_readme(manifest: dict[str, Any], files: list[str]) -> str:
             "folder it was built from (`--bundle DIR` names another bundle).\n")
     add(
         "Options (both programs): `--list-devices`, `--device P:D|NAME` (a case-insensitive "
-        "name substring), `--validate` (exit code), `--repeat N` (run N times, inputs restored, "
-        "min/median/max of each stage: queued->submit, submit->start, start->end, host enqueue "
-        "call), `--json`, `--out DIR` (write each checked object as replayed), "
+        "name substring; repeat it to replay on several devices), `--validate` (exit code), "
+        "`--repeat N` (run N times, inputs restored, min/median/max of each stage: "
+        "queued->submit, submit->start, start->end, host enqueue call), `--json`, "
+        "`--out DIR` (write each checked object as replayed), "
         "`--atol X --rtol X --ulp N` (tolerances for floating point). Exit codes: 0 pass, "
         "1 a check failed (with `--validate`), 2 bad usage or bundle, 3 the device could not "
-        "run the bundle.\n"
+        "run the bundle. On a device without shared virtual memory (an OpenCL 1.2 device) "
+        "SVM allocations are emulated with buffers, and the output says so.\n"
     )
     add("## What \"pass\" means\n")
     add(

@@ -247,3 +247,104 @@ def test_hash_only_dumps_are_compared_by_hash(images_svm: Path, tmp_path: Path) 
     assert res[(3, "arg 1 (buffer 0005)")]["status"] == "different"
     assert res[(3, "arg 1 (buffer 0005)")]["summary"].startswith("hash ")
     assert not report["ok"]
+
+
+@pytest.mark.parametrize("name", ["pocl", "oclgrind"])
+def test_1d_images_and_arrays(tmp_path: Path, name: str) -> None:
+    from cltui.replay.engine import dir_loader, run_plan
+
+    dev = _devices(name)[0]
+    shutil.copy(FIXTURES / "images1d.cl", tmp_path / "images1d.cl")
+    texels = np.arange(16 * 3 * 4, dtype=np.uint8)
+    (tmp_path / "img.bin").write_bytes(texels.tobytes())
+    want1 = texels[: 16 * 4].astype(np.uint32)
+    want2 = texels.astype(np.uint32)
+    (tmp_path / "want1.bin").write_bytes(want1.tobytes())
+    (tmp_path / "want2.bin").write_bytes(want2.tobytes())
+    fmt = {"order": "CL_RGBA", "type": "CL_UNSIGNED_INT8", "element_size": 4}
+    plan = {
+        "format": PLAN_FORMAT,
+        "version": PLAN_VERSION,
+        "source": {"capture": str(tmp_path), "range": "synthetic", "mode": "isolated"},
+        "tolerance": {},
+        "data": {
+            k: {"path": k, "size": 0} for k in ("images1d.cl", "img.bin", "want1.bin", "want2.bin")
+        },
+        "programs": {
+            "p": {"label": "images1d.cl", "source": "images1d.cl", "options": "", "binaries": []}
+        },
+        "memory": {
+            "i1": {
+                "kind": "image",
+                "size": 64,
+                "image": {**fmt, "image_type": "CL_MEM_OBJECT_IMAGE1D", "shape": [16, 1, 1]},
+            },
+            "i2": {
+                "kind": "image",
+                "size": 192,
+                "image": {**fmt, "image_type": "CL_MEM_OBJECT_IMAGE1D_ARRAY", "shape": [16, 3, 1]},
+            },
+            "o1": {"kind": "buffer", "size": 256},
+            "o2": {"kind": "buffer", "size": 768},
+        },
+        "steps": [
+            {
+                "enqueue": 0,
+                "kernel": "row1d",
+                "program": "p",
+                "global": [16],
+                "local": None,
+                "offset": None,
+                "args": [
+                    {"index": 0, "kind": "image", "mem": "i1"},
+                    {"index": 1, "kind": "buffer", "mem": "o1"},
+                ],
+                "loads": [{"mem": "i1", "data": "img.bin", "why": "input"}],
+                "prechecks": [],
+                "checks": [
+                    {
+                        "mem": "o1",
+                        "args": [1],
+                        "label": "out",
+                        "data": "want1.bin",
+                        "dtype": "(4,)<u4",
+                    }
+                ],
+            },
+            {
+                "enqueue": 1,
+                "kernel": "rows1d",
+                "program": "p",
+                "global": [16, 3],
+                "local": None,
+                "offset": None,
+                "args": [
+                    {"index": 0, "kind": "image", "mem": "i2"},
+                    {"index": 1, "kind": "buffer", "mem": "o2"},
+                ],
+                "loads": [{"mem": "i2", "data": "img.bin", "why": "input"}],
+                "prechecks": [],
+                "checks": [
+                    {
+                        "mem": "o2",
+                        "args": [1],
+                        "label": "out",
+                        "data": "want2.bin",
+                        "dtype": "(4,)<u4",
+                    },
+                    {
+                        "mem": "i2",
+                        "args": [0],
+                        "label": "img",
+                        "data": "img.bin",
+                        "dtype": "(4,)|u1",
+                        "shape": [16, 3, 1],
+                    },
+                ],
+            },
+        ],
+    }
+    res = run_plan(plan, dev, dir_loader(plan, tmp_path), repeat=2)
+    assert res["error"] is None, res["error"]
+    statuses = [c["status"] for s in res["steps"] for c in s["checks"]]
+    assert statuses == ["equal", "equal", "equal"]

@@ -446,9 +446,9 @@ class Engine:
                 elif itype.endswith("IMAGE2D_ARRAY"):
                     m.buf = cl.create_image(self.ctx, rw, fmt, shape=(w, h, d), is_array=True)
                 elif itype.endswith("IMAGE1D_ARRAY"):
-                    m.buf = cl.create_image(self.ctx, rw, fmt, shape=(w, h), is_array=True)
+                    m.buf = _image_1d(self.ctx, rw, fmt, w, h, cl.mem_object_type.IMAGE1D_ARRAY)
                 elif itype.endswith("IMAGE1D"):
-                    m.buf = cl.create_image(self.ctx, rw, fmt, shape=(w,))
+                    m.buf = _image_1d(self.ctx, rw, fmt, w, 0, cl.mem_object_type.IMAGE1D)
                 else:
                     m.buf = cl.create_image(self.ctx, rw, fmt, shape=(w, h))
                 m.image_region = (w, h, d)
@@ -526,14 +526,9 @@ class Engine:
     def _write(self, m: _Mem, host: npt.NDArray[np.uint8], blocking: bool = False) -> Any:
         import pyopencl as cl
 
-        if m.image_region is not None:
-            return cl.enqueue_copy(
-                self.queue,
-                m.buf,
-                host,
-                origin=(0, 0, 0),
-                region=m.image_region,
-                is_blocking=blocking,
+        if m.image_region is not None:  # low-level call: enqueue_copy refuses 1D images
+            return cl._cl._enqueue_write_image(
+                self.queue, m.buf, (0, 0, 0), m.image_region, host, is_blocking=blocking
             )
         if m.svm is not None:
             return cl.enqueue_copy(self.queue, m.svm, host, is_blocking=blocking)
@@ -543,13 +538,8 @@ class Engine:
         import pyopencl as cl
 
         if m.image_region is not None:
-            return cl.enqueue_copy(
-                self.queue,
-                host,
-                m.buf,
-                origin=(0, 0, 0),
-                region=m.image_region,
-                is_blocking=False,
+            return cl._cl._enqueue_read_image(
+                self.queue, m.buf, (0, 0, 0), m.image_region, host, is_blocking=False
             )
         if m.svm is not None:
             return cl.enqueue_copy(self.queue, host, m.svm, is_blocking=False)
@@ -596,8 +586,8 @@ class Engine:
         dst = m.buf
         if m.image_region is not None:
             region = m.image_region
-            copy: Any = cl.enqueue_copy  # buffer -> image: not in pyopencl's stubs
-            return lambda: copy(q, dst, stage, offset=0, origin=(0, 0, 0), region=region)
+            to_image = cl._cl._enqueue_copy_buffer_to_image
+            return lambda: to_image(q, stage, dst, 0, (0, 0, 0), region)
         return lambda: cl.enqueue_copy(q, dst, stage)
 
     def _host_input(self, load: dict[str, Any], m: _Mem) -> npt.NDArray[np.uint8]:
@@ -874,6 +864,20 @@ class Engine:
             out["status"] = "unchecked"
             out["summary"] = c.get("note", "no captured data to compare with")
         return out
+
+
+def _image_1d(ctx: Any, flags: Any, fmt: Any, width: int, layers: int, itype: Any) -> Any:
+    """A 1D image (array) through a descriptor: pyopencl's create_image makes 2D/3D only."""
+    import pyopencl as cl
+
+    desc = cl.ImageDescriptor()
+    desc.image_type = itype
+    desc.shape = (width, 1, 1)
+    desc.array_size = layers
+    desc.pitches = (0, 0)
+    desc.num_mip_levels = 0
+    desc.num_samples = 0
+    return cl.Image(ctx, flags, fmt, desc=desc)
 
 
 def _safe(s: str) -> str:

@@ -543,6 +543,8 @@ class _Builder:
 
 def _region(itype: str, w: int, h: int, d: int, array_size: int) -> tuple[int, int, int]:
     """The region the layer dumps (capture-format §3.3)."""
+    if itype.endswith("IMAGE1D_ARRAY"):
+        return max(w, 1), max(array_size, 1), 1
     hh = h if h else (array_size if array_size else 1)
     dd = d if d else (array_size if array_size else 1)
     if itype.endswith("IMAGE2D") or itype.endswith("IMAGE1D") or itype.endswith("BUFFER"):

@@ -108,3 +108,47 @@ def test_cli_bad_input_exits_2(images_svm: Path, tmp_path: Path) -> None:
     res = r.invoke(main, ["replay", str(images_svm), "0", "--arg-tol", "zz"])
     assert res.exit_code == 2 and "bad --arg-tol" in res.output
     assert "Traceback" not in res.output
+
+
+def test_1d_image_marked_2d_by_the_layer_is_replayed_as_1d(tmp_path: Path) -> None:
+    """Without a log, the only format is Replay's Image_MetaData, which says IMAGE2D for a
+    1D image (capture-format §6.2): the kernel signature's image1d_t wins."""
+    from cltui.capture.model import ArgKind, Dump, Enqueue, EnqueueKind, EnqueueRow, KernelArg
+    from cltui.replay.compare import Tolerance
+    from cltui.replay.plan import _Builder
+
+    folder = tmp_path / "Replay" / "Enqueue_0_k"
+    folder.mkdir(parents=True)
+    (folder / "enqueueNumber.txt").write_text("0\n")
+    (folder / "kernelName.txt").write_text("k")
+    (folder / "Image_MetaData_0.txt").write_text("16\n1\n1\n4\n64\n0\n4314\n4277\n4337")
+    dump = Dump(tmp_path / "x.raw", 0, "k", 0, 7, True, (16, 1, 1), 32)
+    row = EnqueueRow(
+        0,
+        EnqueueKind.KERNEL,
+        "clEnqueueNDRangeKernel",
+        "k",
+        (16,),
+        None,
+        None,
+        True,
+        True,
+        True,
+        False,
+    )
+    enq = Enqueue(row=row, line="", queue=None, event=None, global_offset=None, replay_dir=folder)
+    arg = KernelArg(
+        index=0, kind=ArgKind.IMAGE, size=8, type_name="__read_only image1d_t", pre=dump
+    )
+
+    class _Cap:
+        path = tmp_path
+
+    b = _Builder(_Cap(), "chain", Tolerance(), {})
+    mid, problem = b.mem(enq, arg)
+    assert problem is None
+    image = b.memory[mid]["image"]
+    assert image["image_type"] == "CL_MEM_OBJECT_IMAGE1D"
+    assert image["shape"] == [16, 1, 1] and image["element_size"] == 4
+    assert (image["order"], image["type"]) == ("CL_RGBA", "CL_UNSIGNED_INT8")
+    assert b.memory[mid]["label"] == "image 0007"

@@ -230,6 +230,12 @@ class _Builder:
                 w, h, dd = meta.region
             else:
                 return mid, f"no format known for the image of argument {a.index} ({label})"
+            # the layer marks 1D images as 2D (capture-format §6.2): trust the kernel signature
+            tname = (a.type_name or "").replace(" ", "")
+            if "image1d_array_t" in tname and not itype.endswith("IMAGE1D_ARRAY"):
+                itype, w, h, dd = "CL_MEM_OBJECT_IMAGE1D_ARRAY", w, max(h, 1), 1
+            elif "image1d_t" in tname and not itype.endswith("IMAGE1D"):
+                itype, h, dd = "CL_MEM_OBJECT_IMAGE1D", 1, 1
             esize = 0
             if d is not None and d.image_bpp:
                 esize = d.image_bpp // 8

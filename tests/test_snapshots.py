@@ -77,6 +77,12 @@ def test_main_small(snap_compare: Compare, pyocl_pocl: Path) -> None:
     assert snap_compare(make_app(pyocl_pocl), terminal_size=SMALL, run_before=_steps(jump=14))
 
 
+def test_ansi_16_colours(snap_compare: Compare, pyocl_pocl: Path) -> None:
+    run = _steps(jump=22, keys=["shift+down", "3"])
+    app = make_app(pyocl_pocl, ansi=True)
+    assert snap_compare(app, terminal_size=SMALL, run_before=run)
+
+
 def test_loading(snap_compare: Compare, pyocl_pocl: Path) -> None:
     def slow_open(path: Path, progress: ProgressFn, cancel: threading.Event) -> Capture:
         progress(0.4)

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 from textual.pilot import Pilot
+from textual.widgets import Input
 
 from cltui.tui.app import CltuiApp, make_app
 from cltui.tui.screens.help import HelpScreen
@@ -77,9 +78,15 @@ async def type_text(pilot: Pilot[Any], text: str) -> None:
         await pilot.press(ch if ch != " " else "space")
 
 
-async def jump(pilot: Pilot[Any], number: int) -> None:
+async def jump(pilot: Pilot[Any], number: int, *, typed: bool = False) -> None:
+    """``:`` NUMBER ``enter`` (the number is pasted into the prompt unless ``typed``)."""
     await pilot.press("colon")
-    await type_text(pilot, str(number))
+    prompt = pilot.app.screen
+    assert isinstance(prompt, PromptScreen)
+    if typed:
+        await type_text(pilot, str(number))
+    else:
+        prompt.query_one(Input).value = str(number)
     await pilot.press("enter")
     await settle(pilot)
 
@@ -153,7 +160,7 @@ async def test_jump_and_same_kernel_navigation(pyocl_pocl: Path) -> None:
     axpb = [n for n, _f, k in enqueues if k == "axpb"]
     async with make_app(pyocl_pocl).run_test(size=SIZE) as pilot:
         screen = await wait_loaded(pilot)
-        await jump(pilot, 45)
+        await jump(pilot, 45, typed=True)
         assert screen.state()["cursor"] == 45
         await jump(pilot, axpb[0])
         assert screen.state()["cursor"] == axpb[0]

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, ClassVar
 
@@ -36,10 +37,12 @@ class CltuiApp(App[None]):
         Binding("c", "switch_capture", "Other capture", tooltip="Switch between captures A and B"),
     ]
 
-    def __init__(self, screens: Sequence[MainScreen]) -> None:
-        super().__init__()
+    def __init__(self, screens: Sequence[MainScreen], *, ansi: bool = False) -> None:
+        super().__init__(ansi_color=True if ansi else None)
         self.captures = list(screens)
         self.current = 0
+        if ansi:  # the terminal's own 16 colours, for basic terminals and ssh sessions
+            self.theme = ANSI_THEME
 
     def on_mount(self) -> None:
         for i, screen in enumerate(self.captures):
@@ -84,6 +87,18 @@ class CltuiApp(App[None]):
             yield SystemCommand(binding.description, help_text, run)
 
 
+ANSI_THEME = "ansi-dark"
+
+
+def wants_ansi(environ: Mapping[str, str] | None = None) -> bool:
+    """True in a terminal that announces neither 24-bit nor 256 colours (use 16 ANSI colours)."""
+    env = os.environ if environ is None else environ
+    if env.get("COLORTERM", "").lower() in ("truecolor", "24bit"):
+        return False
+    term = env.get("TERM", "")
+    return not any(tag in term for tag in ("256", "truecolor", "direct", "kitty", "ghostty"))
+
+
 def make_app(
     path: str | Path,
     path_b: str | Path | None = None,
@@ -91,12 +106,14 @@ def make_app(
     opener: Opener | None = None,
     replay: RangeAction | None = None,
     export: RangeAction | None = None,
+    ansi: bool = False,
 ) -> CltuiApp:
     """The app on one capture, or on two (``c`` switches).  Opening happens in a worker.
 
     ``opener(path, progress, cancel)`` replaces :func:`open_capture` (tests, benchmarks);
     ``replay``/``export`` receive ``(capture, first_number, last_number)`` for the selected
-    range; while they are ``None`` their keys are shown greyed out.
+    range; while they are ``None`` their keys are shown greyed out.  ``ansi`` uses the
+    terminal's 16 ANSI colours (see :func:`wants_ansi`).
     """
     open_fn = opener or _open
     paths = [Path(path)] + ([Path(path_b)] if path_b is not None else [])
@@ -110,4 +127,4 @@ def make_app(
         )
         for i, p in enumerate(paths)
     ]
-    return CltuiApp(screens)
+    return CltuiApp(screens, ansi=ansi)

@@ -1,0 +1,249 @@
+"""``r`` on a selection: pick devices (several allowed), mode, tolerances and repetitions.
+
+``ReplayDialog`` is a ``ModalScreen[ReplayRequest | None]``.  The OpenCL devices are listed in a
+thread (``cltui.replay.devices.list_devices`` loads the ICDs); the device the capture ran on is
+ticked when it is present.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label, RadioButton, RadioSet, SelectionList
+from textual.widgets.selection_list import Selection
+from textual.worker import get_current_worker
+
+from cltui.replay.compare import Tolerance
+
+if TYPE_CHECKING:
+    from cltui.capture.capture import Capture
+
+__all__ = ["MODES", "ReplayDialog", "ReplayRequest", "parse_replay_fields"]
+
+MODES = ("chain", "isolated", "strict")
+MODE_HELP = {
+    "chain": "carry state through the range, reload where the host changed a buffer",
+    "isolated": "every kernel from its own captured Pre dumps",
+    "strict": "never reload; report where the chain departs from the capture",
+}
+DEFAULT_TIMEOUT = 60.0
+
+
+@dataclass(frozen=True)
+class ReplayRequest:
+    """What the user chose: devices (``list_devices`` dicts), mode, tolerance, repetitions."""
+
+    devices: list[dict[str, Any]]
+    mode: str = "chain"
+    tolerance: Tolerance = field(default_factory=Tolerance)
+    repeat: int = 1
+    timeout: float = DEFAULT_TIMEOUT
+
+
+def parse_replay_fields(
+    atol: str, rtol: str, ulp: str, repeat: str, timeout: str
+) -> tuple[Tolerance, int, float]:
+    """The dialog's text fields -> (tolerance, repeat, timeout); ``ValueError`` names the field."""
+
+    def number(name: str, text: str, default: float) -> float:
+        text = text.strip()
+        if not text:
+            return default
+        try:
+            value = float(text)
+        except ValueError:
+            raise ValueError(f"{name}: {text!r} is not a number") from None
+        if not value >= 0 or value == float("inf"):
+            raise ValueError(f"{name}: must be a finite number >= 0")
+        return value
+
+    def integer(name: str, text: str, default: int, low: int) -> int:
+        text = text.strip()
+        if not text:
+            return default
+        try:
+            value = int(text)
+        except ValueError:
+            raise ValueError(f"{name}: {text!r} is not a whole number") from None
+        if value < low:
+            raise ValueError(f"{name}: must be at least {low}")
+        return value
+
+    tol = Tolerance(number("atol", atol, 0.0), number("rtol", rtol, 0.0), integer("ulp", ulp, 0, 0))
+    reps = integer("repeat", repeat, 1, 1)
+    if reps > 100_000:
+        raise ValueError("repeat: at most 100000")
+    limit = number("timeout", timeout, DEFAULT_TIMEOUT)
+    if limit <= 0:
+        raise ValueError("timeout: must be positive")
+    return tol, reps, limit
+
+
+class ReplayDialog(ModalScreen[ReplayRequest | None]):
+    """Devices (space ticks), mode, tolerances; ``enter`` in a field or *Replay* starts."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Cancel"),
+        Binding("ctrl+r", "accept", "Replay", show=False),
+    ]
+
+    def __init__(self, capture: Capture, first: int, last: int) -> None:
+        super().__init__()
+        self.capture = capture
+        self.first = first
+        self.last = last
+        self.devices: list[dict[str, Any]] = []
+        self.loading = True
+
+    def compose(self) -> ComposeResult:
+        what = f"{self.first}" if self.first == self.last else f"{self.first}-{self.last}"
+        with Vertical(id="replay-box", classes="action-box"):
+            yield Label(f"Replay enqueues {what}", id="replay-title", classes="action-title")
+            yield Label("Devices (space ticks; several allowed)", classes="action-label")
+            yield SelectionList[str](id="replay-devices")
+            yield Label("Mode", classes="action-label")
+            with RadioSet(id="replay-mode"):
+                for i, mode in enumerate(MODES):
+                    yield RadioButton(f"{mode}: {MODE_HELP[mode]}", value=i == 0, id=f"mode-{mode}")
+            with Horizontal(classes="action-row"):
+                yield Label("atol", classes="field-label")
+                yield Input(placeholder="0", id="replay-atol", classes="field-input")
+                yield Label("rtol", classes="field-label")
+                yield Input(placeholder="0", id="replay-rtol", classes="field-input")
+                yield Label("ULP", classes="field-label")
+                yield Input(placeholder="0", id="replay-ulp", classes="field-input")
+            with Horizontal(classes="action-row"):
+                yield Label("repeat", classes="field-label")
+                yield Input("1", id="replay-repeat", classes="field-input")
+                yield Label("timeout s", classes="field-label")
+                yield Input(f"{DEFAULT_TIMEOUT:g}", id="replay-timeout", classes="field-input")
+            yield Label("", id="replay-error", classes="action-error")
+            with Horizontal(classes="action-buttons"):
+                yield Button("Replay", variant="primary", id="replay-go", disabled=True)
+                yield Button("Cancel", id="replay-cancel")
+
+    def on_mount(self) -> None:
+        lst = self.query_one("#replay-devices", SelectionList)
+        lst.add_option(Selection("listing OpenCL devices…", "", disabled=True))
+        lst.focus()
+        self._list_devices()
+
+    @work(thread=True, exclusive=True, group="replay-devices", exit_on_error=False)
+    def _list_devices(self) -> None:
+        from cltui.replay.devices import DeviceError, list_devices
+
+        error: str | None = None
+        devices: list[dict[str, Any]] = []
+        captured: str | None = None
+        try:
+            devices = list_devices()
+        except DeviceError as exc:
+            error = str(exc)
+        except Exception as exc:  # an ICD that fails to load must not reach the user raw
+            error = f"cannot list OpenCL devices: {type(exc).__name__}: {exc}"
+        if not error:
+            captured = self._captured_device()
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._devices_listed, devices, captured, error)
+
+    def _captured_device(self) -> str | None:
+        """The device name of the first kernel enqueue of the range, from the capture's log."""
+        from cltui.capture.model import EnqueueKind
+
+        cap = self.capture
+        try:
+            positions = cap.find(kinds=[EnqueueKind.KERNEL], first=self.first, last=self.last)
+            if len(positions):
+                enq = cap.enqueue(int(cap.numbers[int(positions[0])]))
+                return enq.device
+        except Exception:  # only a default; the user picks anyway
+            return None
+        return None
+
+    def _devices_listed(
+        self, devices: list[dict[str, Any]], captured: str | None, error: str | None
+    ) -> None:
+        self.loading = False
+        self.devices = devices
+        lst = self.query_one("#replay-devices", SelectionList)
+        lst.clear_options()
+        if error or not devices:
+            self.show_error(error or "No OpenCL device found")
+            return
+        ticked = {d["id"] for d in devices if captured and d["name"] == captured}
+        if not ticked:
+            ticked = {devices[0]["id"]}
+        for d in devices:
+            mark = "  (captured here)" if captured and d["name"] == captured else ""
+            prompt = f"{d['id']}  {d['name']} · {d['platform']}{mark}"
+            lst.add_option(Selection(prompt, str(d["id"]), d["id"] in ticked))
+        self.query_one("#replay-go", Button).disabled = False
+
+    def show_error(self, text: str) -> None:
+        self.query_one("#replay-error", Label).update(text)
+
+    # ------------------------------------------------------------------ choose
+    @property
+    def mode(self) -> str:
+        pressed = self.query_one("#replay-mode", RadioSet).pressed_button
+        if pressed is None or pressed.id is None:
+            return MODES[0]
+        return pressed.id.removeprefix("mode-")
+
+    def select_devices(self, ids: list[str]) -> None:
+        """Tick exactly ``ids`` (tests and scripts)."""
+        lst = self.query_one("#replay-devices", SelectionList)
+        lst.deselect_all()
+        for i in ids:
+            lst.select(i)
+
+    def request(self) -> ReplayRequest | None:
+        """The request the fields describe, or ``None`` after showing what is wrong."""
+        if self.loading:
+            self.show_error("Still listing the devices…")
+            return None
+        chosen = set(self.query_one("#replay-devices", SelectionList).selected)
+        devices = [d for d in self.devices if d["id"] in chosen]
+        if not devices:
+            self.show_error("Tick at least one device (space)")
+            return None
+        try:
+            tol, repeat, timeout = parse_replay_fields(
+                *(
+                    self.query_one(f"#replay-{name}", Input).value
+                    for name in ("atol", "rtol", "ulp", "repeat", "timeout")
+                )
+            )
+        except ValueError as exc:
+            self.show_error(str(exc))
+            return None
+        return ReplayRequest(devices, self.mode, tol, repeat, timeout)
+
+    def action_accept(self) -> None:
+        req = self.request()
+        if req is not None:
+            self.dismiss(req)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+    @on(Input.Submitted)
+    def _submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.action_accept()
+
+    @on(Button.Pressed, "#replay-go")
+    def _go(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.action_accept()
+
+    @on(Button.Pressed, "#replay-cancel")
+    def _cancel(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.action_cancel()

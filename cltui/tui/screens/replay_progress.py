@@ -1,0 +1,285 @@
+"""A progress bar with cancel for long work (replay, export, check) run in a thread.
+
+``ProgressScreen(title, task)`` is a ``ModalScreen[T | None]``: ``task(control)`` runs in a
+Textual thread worker and reports through ``control.progress(fraction, text)`` (thread-safe,
+posts a message); *Cancel* (or ``escape``) sets ``control.cancel`` and calls the hooks the task
+registered with ``control.on_cancel`` (e.g. killing a replay child).  The screen dismisses with
+the task's result, or ``None`` when cancelled.  A failure stays on screen as one line (no
+traceback) until *Close*.
+
+:func:`replay_task` is the replay: a plan for the range, then :mod:`cltui.replay.runner` (one
+child process per device, so a crashing or hanging kernel only ends that child).
+"""
+
+from __future__ import annotations
+
+import shutil
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.screen import ModalScreen
+from textual.widgets import Button, Label, ProgressBar
+
+from cltui.tui.screens.replay_dialog import ReplayRequest
+
+if TYPE_CHECKING:
+    from cltui.capture.capture import Capture
+
+__all__ = [
+    "ProgressScreen",
+    "ReplayOutcome",
+    "TaskControl",
+    "TaskFailed",
+    "failure_text",
+    "replay_task",
+]
+
+T = TypeVar("T")
+
+_MIN_INTERVAL = 0.05  # seconds between two progress messages (the last one always goes)
+
+
+class TaskFailed(Exception):
+    """A task's expected failure: the message is shown as it is (one line)."""
+
+
+class TaskControl:
+    """What a task gets: progress reporting and cancellation (usable from any thread)."""
+
+    def __init__(self, report: Callable[[float | None, str], None]) -> None:
+        self.cancel = threading.Event()
+        self._report = report
+        self._hooks: list[Callable[[], None]] = []
+        self._lock = threading.Lock()
+        self._last = 0.0
+
+    def progress(self, fraction: float | None, text: str, *, force: bool = False) -> None:
+        """``fraction`` 0..1 (``None``: unknown); throttled unless ``force``."""
+        now = time.monotonic()
+        if not force and now - self._last < _MIN_INTERVAL and (fraction or 0.0) < 1.0:
+            return
+        self._last = now
+        self._report(fraction, text)
+
+    def on_cancel(self, hook: Callable[[], None]) -> None:
+        """Call ``hook`` when the user cancels (at once if that already happened)."""
+        with self._lock:
+            self._hooks.append(hook)
+            already = self.cancel.is_set()
+        if already:
+            hook()
+
+    def request_cancel(self) -> None:
+        with self._lock:
+            self.cancel.set()
+            hooks = list(self._hooks)
+        for hook in hooks:
+            hook()
+
+
+class ProgressScreen(ModalScreen[T | None], Generic[T]):
+    """Runs ``task`` in a thread with a progress bar; dismisses with its result."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
+
+    class Progress(Message):
+        def __init__(self, fraction: float | None, text: str) -> None:
+            super().__init__()
+            self.fraction = fraction
+            self.text = text
+
+    class Finished(Message):
+        def __init__(self, result: Any, error: str | None) -> None:
+            super().__init__()
+            self.result = result
+            self.error = error
+
+    def __init__(self, title: str, task: Callable[[TaskControl], T]) -> None:
+        super().__init__()
+        self.title_text = title
+        self.task = task
+        self.control = TaskControl(lambda f, t: self.post_message(self.Progress(f, t)))
+        self.error: str | None = None
+        self.finished = False
+        self.last_text = ""
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="progress-box", classes="action-box"):
+            yield Label(self.title_text, id="progress-title", classes="action-title")
+            yield ProgressBar(total=1.0, show_eta=False, id="progress-bar")
+            yield Label("starting…", id="progress-text", markup=False)
+            yield Label("", id="progress-error", classes="action-error", markup=False)
+            with Horizontal(classes="action-buttons"):
+                yield Button("Cancel", id="progress-cancel")
+
+    def on_mount(self) -> None:
+        self._run()
+
+    def on_unmount(self) -> None:
+        if not self.finished:  # the app is closing under us: stop the child processes
+            self.control.request_cancel()
+
+    @work(thread=True, exclusive=True, group="progress-task", exit_on_error=False)
+    def _run(self) -> None:
+        result: Any = None
+        error: str | None = None
+        try:
+            result = self.task(self.control)
+        except TaskFailed as exc:
+            error = str(exc)
+        except Exception as exc:  # a bug must not reach the user as a traceback
+            error = failure_text(self.title_text, exc)
+        self.post_message(self.Finished(result, error))
+
+    @on(Progress)
+    def _progress(self, message: Progress) -> None:
+        bar = self.query_one("#progress-bar", ProgressBar)
+        if message.fraction is None:
+            bar.update(total=None)
+        else:
+            bar.update(total=1.0, progress=max(0.0, min(1.0, message.fraction)))
+        self.last_text = message.text
+        self.query_one("#progress-text", Label).update(message.text)
+
+    @on(Finished)
+    def _finished(self, message: Finished) -> None:
+        self.finished = True
+        if self.control.cancel.is_set():
+            self.notify(f"{self.title_text}: cancelled", severity="warning", timeout=4)
+            self.dismiss(None)
+            return
+        if message.error is not None:
+            self.error = message.error
+            self.query_one("#progress-error", Label).update(message.error)
+            self.query_one("#progress-text", Label).update("")
+            button = self.query_one("#progress-cancel", Button)
+            button.label = "Close"
+            button.focus()
+            return
+        self.dismiss(message.result)
+
+    def action_cancel(self) -> None:
+        if self.finished:
+            self.dismiss(None)
+            return
+        self.query_one("#progress-text", Label).update("cancelling…")
+        self.control.request_cancel()
+
+    @on(Button.Pressed, "#progress-cancel")
+    def _cancel_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.action_cancel()
+
+
+def failure_text(what: str, exc: BaseException) -> str:
+    detail = str(exc).strip().splitlines()
+    return f"{what} failed: {type(exc).__name__}" + (f": {detail[0]}" if detail else "")
+
+
+# ------------------------------------------------------------------------------------ replay
+
+
+@dataclass
+class ReplayOutcome:
+    """A finished replay: the runner's report and the plan's manifest it ran."""
+
+    report: dict[str, Any]
+    manifest: dict[str, Any]
+    request: ReplayRequest
+    range_text: str
+    save_dir: Path  # replayed outputs (removed when the results screen closes)
+
+    def step(self, enqueue: int) -> dict[str, Any] | None:
+        for st in self.manifest.get("steps", []):
+            if int(st["enqueue"]) == enqueue:
+                return dict(st)
+        return None
+
+    def kernel_of(self, enqueue: int | None) -> str | None:
+        if enqueue is None:
+            return None
+        st = self.step(int(enqueue))
+        return str(st["kernel"]) if st is not None else None
+
+    def cleanup(self) -> None:
+        shutil.rmtree(self.save_dir, ignore_errors=True)
+
+
+def replay_task(
+    capture: Capture, first: int, last: int, request: ReplayRequest
+) -> Callable[[TaskControl], ReplayOutcome]:
+    """The replay of enqueues ``first..last`` as a :class:`ProgressScreen` task."""
+
+    def run(control: TaskControl) -> ReplayOutcome:
+        import tempfile
+
+        from cltui.replay import runner
+        from cltui.replay.plan import PlanError, build_plan
+        from cltui.replay.ranges import EnqueueRange
+
+        rng = EnqueueRange(first, last)
+        control.progress(0.0, "planning", force=True)
+        try:
+            plan = build_plan(capture, rng, request.mode, request.tolerance)
+        except PlanError as exc:
+            raise TaskFailed(str(exc)) from None
+        manifest = plan.to_manifest()
+        steps = manifest["steps"]
+        n_dev = len(request.devices)
+        units = max(1, n_dev * len(steps))
+        save_dir = Path(tempfile.mkdtemp(prefix="cltui-replay-"))
+        job = runner.start(
+            manifest,
+            request.devices,
+            data_root=capture.path,
+            repeat=request.repeat,
+            timeout=request.timeout,
+            save_dir=save_dir,
+        )
+        control.on_cancel(job.cancel)
+        dev_index = -1
+        dev_name = ""
+        try:
+            for ev in job.events():
+                et = ev.get("type")
+                if et == "device":
+                    dev_index += 1
+                    dev_name = f"{ev['device']} {ev.get('name', '')}"
+                    control.progress(dev_index * len(steps) / units, f"{dev_name}: starting")
+                elif et == "build":
+                    control.progress(None if dev_index < 0 else dev_index * len(steps) / units,
+                                     f"{dev_name}: building {ev.get('label', '')}")
+                elif et == "step":
+                    i = int(ev.get("i", 0))
+                    kernel = steps[i]["kernel"] if i < len(steps) else ""
+                    control.progress(
+                        (dev_index * len(steps) + i) / units,
+                        f"{dev_name}: enqueue {ev.get('enqueue')} ({kernel}) "
+                        f"{i + 1}/{len(steps)}",
+                    )
+                elif et == "timing":
+                    control.progress((dev_index + 1) * len(steps) / units,
+                                     f"{dev_name}: timing {request.repeat} repetitions")
+                elif et == "device_done":
+                    control.progress((dev_index + 1) * len(steps) / units,
+                                     f"{dev_name}: {ev['result'].get('status', 'done')}",
+                                     force=True)
+        finally:
+            if not job.done:  # the iterator was left early: stop the child
+                job.cancel()
+        report = job.report
+        if control.cancel.is_set() or report is None:
+            shutil.rmtree(save_dir, ignore_errors=True)
+            raise TaskFailed("replay cancelled" if report else "the replay ended without a report")
+        return ReplayOutcome(report, manifest, request, str(rng), save_dir)
+
+    return run

@@ -142,3 +142,16 @@ def test_tolerance_merge_per_argument() -> None:
     r = compare_bytes(np.zeros(2, np.float32), np.array([0, 1], np.float32), "<f4")
     d = r.to_dict()
     assert d["first"]["where"] == "[1]" and d["status"] == DIFFERENT
+
+
+def test_large_buffers_are_compared_in_chunks() -> None:
+    n = 5_000_000  # 20 MB of float32: three 8 MB chunks
+    e = np.linspace(-1, 1, n, dtype=np.float32)
+    a = e.copy()
+    idx = np.array([2_500_000, 2_500_001, 4_999_999])
+    a[idx] = np.nextafter(a[idx], np.float32(np.inf))
+    a[4_999_999] = np.nextafter(a[4_999_999], np.float32(np.inf))  # 2 ULP
+    r = compare_bytes(e, a, "<f4")
+    assert r.n_diff == 3 and r.max_ulp == 2
+    assert r.first is not None and r.first.index == 2_500_000
+    assert compare_bytes(e, a, "<f4", Tolerance(ulp=1)).n_bad == 1

@@ -255,6 +255,7 @@ def _ordered(bits: npt.NDArray[Any], nbits: int) -> npt.NDArray[np.int64]:
 
 
 _UINT_OF = {2: np.uint16, 4: np.uint32, 8: np.int64}
+_CHUNK_BYTES = 8 << 20  # elements compared per pass beyond the exact fast path
 
 
 def compare_bytes(
@@ -286,92 +287,102 @@ def compare_bytes(
     ev = _view(ue[: n * itemsize], dt, n)
     av = _view(ua[: n * itemsize], dt, n)
 
-    diff_any = np.zeros(n, dtype=bool)
-    bad_any = np.zeros(n, dtype=bool)
+    n_diff = n_bad = 0
     first_bad: tuple[int, str, list[int] | None, Any, Any] | None = None
     first_diff: tuple[int, str, list[int] | None, Any, Any] | None = None
     max_abs = max_rel = max_ulp = None
-    for path, ldt in _leaves(dt) if n else []:
-        e = ev[path] if path else ev
-        a = av[path] if path else av
-        base = ldt.subdtype[0] if ldt.subdtype is not None else ldt
-        lanes = ldt.subdtype[1] if ldt.subdtype is not None else ()
-        e2: npt.NDArray[Any] = np.asarray(e).reshape(n, -1)
-        a2: npt.NDArray[Any] = np.asarray(a).reshape(n, -1)
-        if base.kind == "f" and base.itemsize in _UINT_OF:
-            ibits = base.itemsize * 8
-            ut = _UINT_OF[base.itemsize]
-            eb = e2.view(ut) if e2.dtype == base else np.ascontiguousarray(e2).view(ut)
-            ab = a2.view(ut) if a2.dtype == base else np.ascontiguousarray(a2).view(ut)
-            bits_diff = eb != ab
-            ef = e2.astype(np.float64)
-            af = a2.astype(np.float64)
-            enan, anan = np.isnan(ef), np.isnan(af)
-            both_nan = enan & anan
-            lane_diff = bits_diff & ~both_nan
-            if lane_diff.any():
-                with np.errstate(invalid="ignore", over="ignore"):
-                    absd = np.abs(af - ef)
-                    same_inf = np.isinf(ef) & (ef == af)
-                    absd = np.where(same_inf, 0.0, absd)
-                    absd = np.where(enan ^ anan, np.inf, absd)
-                    denom = np.abs(ef)
-                    rel = np.where(denom > 0, absd / np.where(denom > 0, denom, 1.0), np.inf)
-                    rel = np.where(absd == 0, 0.0, rel)
-                    oe, oa = _ordered(eb, ibits), _ordered(ab, ibits)
-                    ulps = np.abs(oa.astype(np.float64) - oe.astype(np.float64))
-                    ulps = np.where(enan ^ anan, np.inf, ulps)
-                    ulps = np.where(both_nan, 0.0, ulps)
-                within = (absd <= tol.atol + tol.rtol * np.abs(np.nan_to_num(ef))) | (
-                    ulps <= tol.ulp
-                )
-                within |= ~lane_diff
-                lane_bad = ~within
-                dm = lane_diff
-                ma = float(absd[dm].max()) if dm.any() else 0.0
-                mr = float(rel[dm].max()) if dm.any() else 0.0
-                mu = float(ulps[dm].max()) if dm.any() else 0.0
-                max_abs = ma if max_abs is None else max(max_abs, ma)
-                max_rel = mr if max_rel is None else max(max_rel, mr)
-                max_ulp = mu if max_ulp is None else max(max_ulp, mu)
+    leaves = _leaves(dt)
+    step = max(1, _CHUNK_BYTES // itemsize)
+    for s0 in range(0, n, step):  # chunks: bounded memory for any buffer size
+        s1 = min(n, s0 + step)
+        if bytes_equal(ue[s0 * itemsize : s1 * itemsize], ua[s0 * itemsize : s1 * itemsize]):
+            continue
+        nc = s1 - s0
+        evc, avc = ev[s0:s1], av[s0:s1]
+        diff_any = np.zeros(nc, dtype=bool)
+        bad_any = np.zeros(nc, dtype=bool)
+        for path, ldt in leaves:
+            e = evc[path] if path else evc
+            a = avc[path] if path else avc
+            base = ldt.subdtype[0] if ldt.subdtype is not None else ldt
+            lanes = ldt.subdtype[1] if ldt.subdtype is not None else ()
+            e2: npt.NDArray[Any] = np.asarray(e).reshape(nc, -1)
+            a2: npt.NDArray[Any] = np.asarray(a).reshape(nc, -1)
+            if base.kind == "f" and base.itemsize in _UINT_OF:
+                ibits = base.itemsize * 8
+                ut = _UINT_OF[base.itemsize]
+                eb = e2.view(ut) if e2.dtype == base else np.ascontiguousarray(e2).view(ut)
+                ab = a2.view(ut) if a2.dtype == base else np.ascontiguousarray(a2).view(ut)
+                bits_diff = eb != ab
+                ef = e2.astype(np.float64)
+                af = a2.astype(np.float64)
+                enan, anan = np.isnan(ef), np.isnan(af)
+                both_nan = enan & anan
+                lane_diff = bits_diff & ~both_nan
+                if lane_diff.any():
+                    with np.errstate(invalid="ignore", over="ignore"):
+                        absd = np.abs(af - ef)
+                        same_inf = np.isinf(ef) & (ef == af)
+                        absd = np.where(same_inf, 0.0, absd)
+                        absd = np.where(enan ^ anan, np.inf, absd)
+                        denom = np.abs(ef)
+                        rel = np.where(denom > 0, absd / np.where(denom > 0, denom, 1.0), np.inf)
+                        rel = np.where(absd == 0, 0.0, rel)
+                        oe, oa = _ordered(eb, ibits), _ordered(ab, ibits)
+                        ulps = np.abs(oa.astype(np.float64) - oe.astype(np.float64))
+                        ulps = np.where(enan ^ anan, np.inf, ulps)
+                        ulps = np.where(both_nan, 0.0, ulps)
+                    within = (absd <= tol.atol + tol.rtol * np.abs(np.nan_to_num(ef))) | (
+                        ulps <= tol.ulp
+                    )
+                    within |= ~lane_diff
+                    lane_bad = ~within
+                    dm = lane_diff
+                    ma = float(absd[dm].max()) if dm.any() else 0.0
+                    mr = float(rel[dm].max()) if dm.any() else 0.0
+                    mu = float(ulps[dm].max()) if dm.any() else 0.0
+                    max_abs = ma if max_abs is None else max(max_abs, ma)
+                    max_rel = mr if max_rel is None else max(max_rel, mr)
+                    max_ulp = mu if max_ulp is None else max(max_ulp, mu)
+                else:
+                    lane_bad = lane_diff
+                    max_abs = max_abs if max_abs is not None else 0.0
+                    max_rel = max_rel if max_rel is not None else 0.0
+                    max_ulp = max_ulp if max_ulp is not None else 0.0
             else:
+                if base.kind == "V" or base.kind == "f":  # void / long double: compare bytes
+                    width = base.itemsize
+                    e2 = np.ascontiguousarray(e2).view(np.uint8).reshape(nc, -1, width)
+                    a2 = np.ascontiguousarray(a2).view(np.uint8).reshape(nc, -1, width)
+                    lane_diff = (e2 != a2).any(axis=2)
+                else:
+                    lane_diff = e2 != a2
                 lane_bad = lane_diff
-                max_abs = max_abs if max_abs is not None else 0.0
-                max_rel = max_rel if max_rel is not None else 0.0
-                max_ulp = max_ulp if max_ulp is not None else 0.0
-        else:
-            if base.kind == "V" or base.kind == "f":  # void / long double: compare bytes
-                width = base.itemsize
-                e2 = np.ascontiguousarray(e2).view(np.uint8).reshape(n, -1, width)
-                a2 = np.ascontiguousarray(a2).view(np.uint8).reshape(n, -1, width)
-                lane_diff = (e2 != a2).any(axis=2)
-            else:
-                lane_diff = e2 != a2
-            lane_bad = lane_diff
-        d_rows = lane_diff.any(axis=1)
-        b_rows = lane_bad.any(axis=1)
-        diff_any |= d_rows
-        bad_any |= b_rows
-        for rows, which in ((d_rows, "diff"), (b_rows, "bad")):
-            if not rows.any():
-                continue
-            i = int(np.argmax(rows))
-            prev = first_diff if which == "diff" else first_bad
-            if prev is not None and prev[0] <= i:
-                continue
-            mask = lane_diff if which == "diff" else lane_bad
-            lane_flat = int(np.argmax(mask[i]))
-            lane = [int(x) for x in np.unravel_index(lane_flat, lanes)] if lanes else None
-            ev_i = _py(np.asarray(e2[i]).reshape(-1)[lane_flat] if base.kind != "V" else e2[i])
-            av_i = _py(np.asarray(a2[i]).reshape(-1)[lane_flat] if base.kind != "V" else a2[i])
-            entry = (i, path, lane, ev_i, av_i)
-            if which == "diff":
-                first_diff = entry
-            else:
-                first_bad = entry
+            d_rows = lane_diff.any(axis=1)
+            b_rows = lane_bad.any(axis=1)
+            diff_any |= d_rows
+            bad_any |= b_rows
+            for rows, which in ((d_rows, "diff"), (b_rows, "bad")):
+                if not rows.any():
+                    continue
+                i = int(np.argmax(rows))
+                gi = s0 + i
+                prev = first_diff if which == "diff" else first_bad
+                if prev is not None and prev[0] <= gi:
+                    continue
+                mask = lane_diff if which == "diff" else lane_bad
+                lane_flat = int(np.argmax(mask[i]))
+                lane = [int(x) for x in np.unravel_index(lane_flat, lanes)] if lanes else None
+                ev_i = _py(np.asarray(e2[i]).reshape(-1)[lane_flat] if base.kind != "V" else e2[i])
+                av_i = _py(np.asarray(a2[i]).reshape(-1)[lane_flat] if base.kind != "V" else a2[i])
+                entry = (gi, path, lane, ev_i, av_i)
+                if which == "diff":
+                    first_diff = entry
+                else:
+                    first_bad = entry
+        n_diff += int(diff_any.sum())
+        n_bad += int(bad_any.sum())
 
-    n_diff = int(diff_any.sum())
-    n_bad = int(bad_any.sum())
     if tail:
         te, ta = ue[n * itemsize : common], ua[n * itemsize : common]
         if not np.array_equal(te, ta):

@@ -1,9 +1,9 @@
 // replay.cpp: replays a range of OpenCL kernel enqueues exported by cltui.
 //
 // Standalone: C++17, the OpenCL headers and an ICD loader, nothing else.
-// It reads the bundle's manifest.json (its "launch" section: memory objects, programs and
-// steps) and the data files next to it, runs every step on one device, and compares what the
-// kernels wrote with what the capture recorded, using the same rules as replay.py:
+// It reads the bundle's manifest.json (the same replay plan replay.py reads: programs, memory
+// objects, steps) and the data files next to it, runs the steps on each chosen device, and
+// compares what the kernels wrote with what the capture recorded, with replay.py's rules:
 //   1. byte-exact first ("equal");
 //   2. then per element: integers and raw bytes exact; floating point "within" tolerance when
 //      |actual - expected| <= atol + rtol * |expected|  or  ULP distance <= ulp (NaN == NaN);
@@ -25,8 +25,9 @@
 #endif
 
 #include <algorithm>
-#include <chrono>
+#include <cctype>
 #include <cfloat>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -36,7 +37,6 @@
 #include <fstream>
 #include <iostream>
 #include <map>
-#include <memory>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -1008,6 +1008,8 @@ class Replayer {
         : plan_(plan), bundle_(bundle), dev_(dev), opt_(opt), out_dir_(out_dir) {}
 
     ~Replayer() {
+        if (queue_) clFinish(queue_);
+        for (auto& e : events_) clReleaseEvent(e.ev);
         for (auto& kv : kernels_) clReleaseKernel(kv);
         for (auto& kv : programs_) clReleaseProgram(kv.second);
         for (auto& kv : subs_) clReleaseMemObject(kv.second);

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import sys
 from typing import Any
 
@@ -154,7 +153,7 @@ def replay_cmd(
     report = job.report
     assert report is not None
     if outputs is None:
-        shutil.rmtree(job.save_dir, ignore_errors=True)
+        job.cleanup()
         report["outputs"] = None
         for res in report["devices"]:
             for st in res.get("steps", []):

@@ -88,6 +88,12 @@ class ReplayJob:
             with contextlib.suppress(OSError):
                 proc.kill()
 
+    def cleanup(self) -> None:
+        """Remove the outputs folder (replayed bytes, job files) once nothing needs them."""
+        import shutil
+
+        shutil.rmtree(self.save_dir, ignore_errors=True)
+
     @property
     def cancelled(self) -> bool:
         return self._cancel.is_set()

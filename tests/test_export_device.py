@@ -282,6 +282,12 @@ def test_repeat_out_and_list_devices(
             for stage in ("queued_to_submit", "submit_to_start", "start_to_end", "host_enqueue"):
                 assert t[stage]["min"] <= t[stage]["median"] <= t[stage]["max"]
         outs[name] = {p.name: p.read_bytes() for p in out.iterdir()}
+        traced = runner("--device", "pocl", "--trace")
+        assert traced.returncode == 0
+        steps = json.loads((bundle / "manifest.json").read_text())["steps"]
+        assert [ln for ln in traced.stderr.splitlines() if ln.startswith("replay: enqueue")] == [
+            f"replay: enqueue {s['enqueue']} ({i + 1}/{len(steps)})" for i, s in enumerate(steps)
+        ]
         lst = runner("--list-devices")
         assert lst.returncode == 0
         assert "Oclgrind Simulator" in lst.stdout and "pthread" in lst.stdout

@@ -344,6 +344,7 @@ struct Options {
     bool list_devices = false;
     bool validate = false;
     bool json = false;
+    bool trace = false;
     int repeat = 1;
     std::string out_dir;
     bool have_atol = false, have_rtol = false, have_ulp = false;
@@ -352,8 +353,8 @@ struct Options {
 };
 
 const char* kUsage =
-    "usage: replay [--bundle DIR] [--list-devices] [--device P:D|NAME] [--validate]\n"
-    "              [--repeat N] [--json] [--out DIR] [--atol X] [--rtol X] [--ulp N]\n"
+    "usage: replay [--bundle DIR] [--list-devices] [--device P:D|NAME]... [--validate]\n"
+    "              [--repeat N] [--json] [--out DIR] [--atol X] [--rtol X] [--ulp N] [--trace]\n"
     "\n"
     "  --bundle DIR      the bundle folder (default: the current folder if it holds\n"
     "                    manifest.json, else the folder this program was built from)\n"
@@ -365,7 +366,8 @@ const char* kUsage =
     "  --json            print the results as JSON on stdout\n"
     "  --out DIR         write each checked object as replayed into DIR (DIR/P_D with\n"
     "                    several devices)\n"
-    "  --atol/--rtol/--ulp  tolerances for floating point (override the manifest's)\n";
+    "  --atol/--rtol/--ulp  tolerances for floating point (override the manifest's)\n"
+    "  --trace           print each enqueue on stderr before it runs (which one crashed?)\n";
 
 Options parse_args(int argc, char** argv) {
     Options o;
@@ -389,6 +391,8 @@ Options parse_args(int argc, char** argv) {
                 o.validate = true;
             } else if (a == "--json") {
                 o.json = true;
+            } else if (a == "--trace") {
+                o.trace = true;
             } else if (a == "--repeat") {
                 o.repeat = std::stoi(need(i));
                 if (o.repeat < 1) throw UsageError("--repeat must be at least 1");
@@ -1066,6 +1070,9 @@ class Replayer {
             const Step& s = plan_.steps[i];
             StepOutcome& out = outcomes[i];
             if (validate) {
+                if (opt_.trace)
+                    std::cerr << "replay: enqueue " << s.enqueue << " (" << i + 1 << "/"
+                              << plan_.steps.size() << ")" << std::endl;
                 for (const auto& c : s.prechecks) out.prechecks.push_back(evaluate(s, c, false));
                 for (const auto& l : s.loads) {
                     bool done = true;

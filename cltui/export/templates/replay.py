@@ -91,6 +91,12 @@ def print_result(res: dict[str, Any]) -> None:
     print(f"{verdict}: {total - bad}/{total} checks equal or within tolerance")
 
 
+def _trace(event: dict[str, Any]) -> None:
+    if event.get("type") == "step":
+        print(f"replay: enqueue {event['enqueue']} ({event['i'] + 1}/{event['n']})",
+              file=sys.stderr, flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="Replay the captured enqueues of this bundle.")
     ap.add_argument("--list-devices", action="store_true", help="list OpenCL devices and exit")
@@ -103,6 +109,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--atol", type=float, help="absolute tolerance (floating point)")
     ap.add_argument("--rtol", type=float, help="relative tolerance (floating point)")
     ap.add_argument("--ulp", type=int, help="tolerance in units in the last place")
+    ap.add_argument("--trace", action="store_true",
+                    help="print each enqueue on stderr before it runs (which one crashed?)")
     ap.add_argument("--manifest", default=str(HERE / "manifest.json"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.repeat < 1:
@@ -132,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.out:
             save = Path(args.out) / dev["id"].replace(":", "_") if len(devices) > 1 else args.out
         results.append(engine.run_plan(plan, dev, loader, repeat=args.repeat, tolerance=tol,
-                                       save_dir=save))
+                                       save_dir=save, progress=_trace if args.trace else None))
     if args.json:
         print(json.dumps(results, indent=1))
     else:

@@ -398,3 +398,12 @@ def test_kernel_filter_range(pyocl_pocl: Path, tmp_path: Path) -> None:
     m = json.loads((tmp_path / "b/manifest.json").read_text())
     assert m["bundle"]["range"] == "22-34/multiply"
     assert {s["kernel"] for s in m["steps"]} == {"multiply"}
+
+
+def test_outdir_inside_or_around_the_capture_is_refused(images_svm: Path, tmp_path: Path) -> None:
+    cap = copy_capture(images_svm, tmp_path / "c")
+    before = _tree(cap)
+    for out, force in ((cap / "bundle", False), (cap, True), (cap.parent, True)):
+        with pytest.raises(ExportError, match="capture"):
+            _export(cap, "0", out, force=force)
+    assert _tree(cap) == before

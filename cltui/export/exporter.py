@@ -129,6 +129,8 @@ def export_range(
         rng = range if isinstance(range, EnqueueRange) else parse_range(str(range))
     except RangeError as exc:
         raise ExportError(str(exc)) from None
+    if getattr(capture, "path", None) is not None:
+        _check_apart(Path(capture.path), Path(outdir))
     report(0.0, "planning")
     try:
         plan = build_plan(capture, rng, mode=mode, tolerance=Tolerance.from_dict(tolerance))
@@ -168,6 +170,15 @@ def export_range(
         mode=mode,
         notes=[*manifest.get("notes", []), *notes],
     )
+
+
+def _check_apart(capture: Path, outdir: Path) -> None:
+    """The bundle never goes inside the capture, nor replaces a folder holding it."""
+    cap, out = capture.resolve(), outdir.absolute().resolve()
+    if out == cap or out.is_relative_to(cap):
+        raise ExportError(f"{outdir} is inside the capture {capture}: choose another folder")
+    if cap.is_relative_to(out):
+        raise ExportError(f"{outdir} holds the capture {capture}: choose another folder")
 
 
 def _read_capture_file(root: Path, rel: str) -> Path:

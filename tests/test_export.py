@@ -389,6 +389,10 @@ def test_cli_tar_file(images_svm: Path, tmp_path: Path) -> None:
     assert f"{top}/manifest.json" in names and f"{top}/SHA256SUMS" in names
     r = runner.invoke(cli_main, ["export", str(images_svm), "0", "--tar", str(target)])
     assert r.exit_code == 2 and "already exists" in r.stderr
+    cap = copy_capture(images_svm, tmp_path / "c")
+    r = runner.invoke(cli_main, ["export", str(cap), "0", "--tar", str(cap / "b.tar")])
+    assert r.exit_code == 2 and "inside the capture" in r.stderr
+    assert not (cap / "b.tar").exists()
 
 
 def test_kernel_filter_range(pyocl_pocl: Path, tmp_path: Path) -> None:

@@ -79,8 +79,13 @@ def export_cmd(
         return
 
     tar_path = None if to_stdout else Path(tar).absolute()
-    if tar_path is not None and tar_path.exists() and not force:
-        fail(f"{tar_path} already exists (use --force to replace it)")
+    if tar_path is not None:
+        if tar_path.resolve().is_relative_to(Path(cap.path).resolve()):
+            fail(f"{tar_path} is inside the capture {cap.path}: choose another place")
+        if tar_path.exists() and not force:
+            fail(f"{tar_path} already exists (use --force to replace it)")
+        if tar_path.is_dir():
+            fail(f"{tar_path} is a folder")
     name = Path(outdir).name if outdir else f"{Path(dumpdir).name}-{rng}"
     with tempfile.TemporaryDirectory(prefix="cltui-export-") as tmp:
         from cltui.capture.names import sanitize_component

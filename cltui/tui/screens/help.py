@@ -25,7 +25,7 @@ def bindings_table(bindings: dict[str, ActiveBinding], app_keys: object) -> Tabl
         if not binding.description:
             continue
         owner = type(active.node).__name__
-        display = binding.key_display or _key_label(key)
+        display = _key_label(key)
         if (owner, binding.action) in seen:
             # several keys for one action: merge them onto the first row
             rows = groups[owner]
@@ -51,7 +51,7 @@ def bindings_table(bindings: dict[str, ActiveBinding], app_keys: object) -> Tabl
 _KEY_NAMES = {
     "slash": "/", "colon": ":", "question_mark": "?", "apostrophe": "'",
     "left_square_bracket": "[", "right_square_bracket": "]", "greater_than_sign": ">",
-    "less_than_sign": "<",
+    "less_than_sign": "<", "comma": ",", "full_stop": ".",
 }
 
 _OWNERS = {

@@ -27,6 +27,9 @@ Bytes = npt.NDArray[np.uint8]
 CHUNK = 1 << 22  # elements per step when scanning whole buffers
 
 
+_NO_HORIZONTAL = frozenset({"scroll_left", "scroll_right", "page_left", "page_right"})
+
+
 class BufferView(ScrollView, can_focus=True):
     """Element ``i`` of Pre and Post on one row; changed elements highlighted.
 
@@ -69,6 +72,10 @@ class BufferView(ScrollView, can_focus=True):
         self.empty_text = "No buffer"
         self._key: object = None
         self._cache: LRUCache[tuple[int, int, int, bool], Strip] = LRUCache(1024)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # rows always fit the width: the inherited horizontal scrolling keys do nothing here
+        return action not in _NO_HORIZONTAL
 
     # ------------------------------------------------------------------ data
     def set_buffers(

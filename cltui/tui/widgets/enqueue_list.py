@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
@@ -30,6 +31,11 @@ _BOOKMARK = 4
 _FOCUSED = 8
 
 BADGE_LEGEND = "data: < pre-enqueue dump, > post-enqueue dump, R Replay folder, # hashes only"
+
+MarkFn = Callable[[int], "tuple[str, Style] | None"]  # position -> one-cell badge and its style
+
+
+_NO_HORIZONTAL = frozenset({"scroll_left", "scroll_right", "page_left", "page_right"})
 
 
 class EnqueueList(ScrollView, can_focus=True):
@@ -91,6 +97,11 @@ class EnqueueList(ScrollView, can_focus=True):
         self._cache: LRUCache[tuple[int, int, int], Strip] = LRUCache(4096)
         self._num_width = 6
         self._last_pos: int | None = None
+        self.mark_fn: MarkFn | None = None  # an extra badge column (e.g. divergence), if set
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # rows always fit the width: the inherited horizontal scrolling keys do nothing here
+        return action not in _NO_HORIZONTAL
 
     # ------------------------------------------------------------------ data
     def set_capture(self, capture: Capture) -> None:
@@ -99,6 +110,12 @@ class EnqueueList(ScrollView, can_focus=True):
         n = len(capture)
         self._num_width = max(4, len(str(int(capture.numbers.max()))) if n else 4)
         self.set_view(np.arange(n, dtype=np.int64))
+
+    def set_marks(self, mark_fn: MarkFn | None) -> None:
+        """Show ``mark_fn(position)`` as a one-cell column after the data badges."""
+        self.mark_fn = mark_fn
+        self._cache.clear()
+        self.refresh()
 
     def set_view(self, positions: npt.NDArray[np.int64]) -> None:
         """Show only ``positions`` (sorted); the cursor stays on its enqueue or the next one."""
@@ -279,6 +296,7 @@ class EnqueueList(ScrollView, can_focus=True):
         geometry = 17 if width >= 100 else 13
         kind = 7
         fixed = 1 + self._num_width + 1 + kind + 1 + 1 + geometry + 1 + 9 + 1 + 4
+        fixed += 2 if self.mark_fn is not None else 0
         kernel = max(8, width - fixed)
         return self._num_width, kind, kernel, geometry
 
@@ -315,6 +333,7 @@ class EnqueueList(ScrollView, can_focus=True):
         text = (
             " " + "#".rjust(nw) + " " + "kind".ljust(kw) + " " + ellipsize("kernel", knw) + " "
             + "global/local".ljust(gw) + " " + "dev time".rjust(9) + " " + "data"
+            + (" Δ" if self.mark_fn is not None else "")
         )
         style = self.get_component_rich_style("enqueue-list--header")
         return Strip([Segment(ellipsize(text, width), style)], width)
@@ -364,4 +383,10 @@ class EnqueueList(ScrollView, can_focus=True):
             Segment(time.rjust(9) + " ", base),
             Segment(badges, base + self.get_component_rich_style("enqueue-list--badge")),
         ]
+        if self.mark_fn is not None:
+            mark_cell = self.mark_fn(pos)
+            segments.append(Segment(" ", base))
+            segments.append(
+                Segment(mark_cell[0], base + mark_cell[1]) if mark_cell else Segment(" ", base)
+            )
         return Strip(segments).adjust_cell_length(width, base)

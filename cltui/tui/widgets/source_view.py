@@ -48,12 +48,14 @@ class SourceView(ScrollView, can_focus=True):
         self.kernel_lines: tuple[int, int] | None = None  # 1-based, inclusive
         self.marks: list[Span] = []
         self._gutter = 4
+        self._empty = True
 
     def set_source(self, key: object, source: str) -> None:
         """Show ``source`` (``key`` identifies it so that re-showing is free)."""
         if key == self._key:
             return
         self._key = key
+        self._empty = not source
         self._hl = LineHighlighter(source)
         self._cache.clear()
         self._gutter = len(str(len(self._hl))) + 1
@@ -63,7 +65,7 @@ class SourceView(ScrollView, can_focus=True):
 
     @property
     def line_count(self) -> int:
-        return len(self._hl)
+        return 0 if self._empty else len(self._hl)
 
     def line_text(self, index: int) -> str:
         return self._hl.lines[index]
@@ -97,7 +99,7 @@ class SourceView(ScrollView, can_focus=True):
     def render_line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width
         index = round(self.scroll_y) + y
-        if index >= len(self._hl):
+        if index >= self.line_count:
             return Strip.blank(width, self.rich_style)
         strip = self._cache.get(index)
         if strip is None:

@@ -12,6 +12,8 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
+from cltui.tui import actions
+from cltui.tui.messages import CaptureLoaded
 from cltui.tui.screens.main import MainScreen, Opener, RangeAction
 from cltui.tui.styles import stylesheet_paths
 
@@ -35,12 +37,16 @@ class CltuiApp(App[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q", "quit", "Quit", show=False),
         Binding("c", "switch_capture", "Other capture", tooltip="Switch between captures A and B"),
+        Binding("d", "divergent(1)", "First divergent", tooltip="First enqueue where A and B part"),
+        Binding("D", "divergent(0)", "Next divergent", show=False),
+        Binding("C", "check", "Check", tooltip="Oclgrind checks of the selected range"),
     ]
 
     def __init__(self, screens: Sequence[MainScreen], *, ansi: bool = False) -> None:
         super().__init__(ansi_color=True if ansi else None)
         self.captures = list(screens)
         self.current = 0
+        self.divergence: actions.Divergence | None = None
         if ansi:  # the terminal's own 16 colours, for basic terminals and ssh sessions
             self.theme = ANSI_THEME
 
@@ -48,6 +54,20 @@ class CltuiApp(App[None]):
         for i, screen in enumerate(self.captures):
             self.install_screen(screen, name=f"capture-{i}")
         self.push_screen("capture-0")
+        if len(self.captures) > 1:
+            self.divergence = actions.Divergence(self, self.captures)
+            self.divergence.start()
+
+    def on_capture_loaded(self, message: CaptureLoaded) -> None:
+        if self.divergence is not None:
+            self.divergence.apply()
+
+    def action_divergent(self, first: int) -> None:
+        if self.divergence is not None:
+            self.divergence.jump(self.current, self.main, first=bool(first))
+
+    def action_check(self) -> None:
+        actions.start_check(self, self.main)
 
     @property
     def main(self) -> MainScreen:
@@ -62,6 +82,10 @@ class CltuiApp(App[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "switch_capture":
             return len(self.captures) > 1
+        if action == "divergent":
+            return None if self.divergence is None or not self.divergence.ready else True
+        if action == "check":
+            return True if self.main.capture is not None else None
         return True
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
@@ -117,6 +141,10 @@ def make_app(
     """
     open_fn = opener or _open
     paths = [Path(path)] + ([Path(path_b)] if path_b is not None else [])
+    if len(paths) > 1:  # the divergence worker opens both; each is indexed once
+        open_fn = actions.shared_opener(open_fn)
+    replay = replay or (lambda cap, a, b: actions.start_replay(app, cap, a, b))
+    export = export or (lambda cap, a, b: actions.start_export(app, cap, a, b))
     screens = [
         MainScreen(
             p,
@@ -127,4 +155,5 @@ def make_app(
         )
         for i, p in enumerate(paths)
     ]
-    return CltuiApp(screens, ansi=ansi)
+    app = CltuiApp(screens, ansi=ansi)
+    return app

@@ -106,8 +106,8 @@ class ProgressScreen(ModalScreen[T | None], Generic[T]):
     def __init__(self, title: str, task: Callable[[TaskControl], T]) -> None:
         super().__init__()
         self.title_text = title
-        self.task = task
-        self.control = TaskControl(lambda f, t: self.post_message(self.Progress(f, t)))
+        self.work_fn = task
+        self.control = TaskControl(self._post_progress)
         self.error: str | None = None
         self.finished = False
         self.last_text = ""
@@ -121,6 +121,9 @@ class ProgressScreen(ModalScreen[T | None], Generic[T]):
             with Horizontal(classes="action-buttons"):
                 yield Button("Cancel", id="progress-cancel")
 
+    def _post_progress(self, fraction: float | None, text: str) -> None:
+        self.post_message(self.Progress(fraction, text))
+
     def on_mount(self) -> None:
         self._run()
 
@@ -133,7 +136,7 @@ class ProgressScreen(ModalScreen[T | None], Generic[T]):
         result: Any = None
         error: str | None = None
         try:
-            result = self.task(self.control)
+            result = self.work_fn(self.control)
         except TaskFailed as exc:
             error = str(exc)
         except Exception as exc:  # a bug must not reach the user as a traceback

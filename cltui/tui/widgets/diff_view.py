@@ -51,6 +51,7 @@ class DiffView(BufferView):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.replayed: Bytes | None = None
+        self.headings = dict(HEADINGS)
 
     def set_three(
         self,
@@ -165,7 +166,7 @@ class DiffView(BufferView):
     def _header(self, width: int) -> Strip:
         index_w, col = self._widths(width)
         head = ("offset" if self.hex_mode else "index").rjust(index_w)
-        text = head + " " + " │ ".join(ellipsize(HEADINGS[s], col) for s in self._present())
+        text = head + " " + " │ ".join(ellipsize(self.headings[s], col) for s in self._present())
         style = self.get_component_rich_style("buffer-view--header")
         return Strip([Segment(ellipsize(text, width), style)], width)
 
@@ -194,9 +195,7 @@ class DiffView(BufferView):
                 segments.extend(self._hex_cells(data, other, row, col, base, style))
                 continue
             text = self.value_text(which, row) or "—"
-            if which == "replayed" and bad:
-                style = mismatch
-            elif which == "post" and bad:
+            if which != "pre" and bad:
                 style = mismatch
             elif which != "pre" and self.is_changed(row):
                 style = changed

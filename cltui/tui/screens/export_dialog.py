@@ -1,0 +1,180 @@
+"""``e`` on a selection: export the range as a standalone replay bundle.
+
+``ExportDialog`` (``ModalScreen[ExportRequest | None]``) asks for the folder, the languages
+(Python, C++), the mode (chain / isolated) and whether to overwrite; :func:`export_task` runs
+:func:`cltui.export.export_range` under a :class:`ProgressScreen`, and :func:`export_message`
+is the one-line result the app shows.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Checkbox, Input, Label, RadioButton, RadioSet
+
+from cltui.tui.format import fmt_bytes
+from cltui.tui.screens.replay_progress import TaskControl, TaskFailed
+
+if TYPE_CHECKING:
+    from cltui.capture.capture import Capture
+    from cltui.export import ExportResult
+
+__all__ = ["EXPORT_MODES", "ExportDialog", "ExportRequest", "export_message", "export_task"]
+
+EXPORT_MODES = ("chain", "isolated")
+
+
+@dataclass(frozen=True)
+class ExportRequest:
+    outdir: Path
+    langs: tuple[str, ...] = ("python", "cpp")
+    mode: str = "chain"
+    force: bool = False
+
+
+def default_folder(capture: Capture, first: int, last: int) -> Path:
+    """``./<capture>_<first>-<last>`` in the working directory."""
+    name = Path(capture.path).name or "capture"
+    rng = f"{first}" if first == last else f"{first}-{last}"
+    return Path.cwd() / f"{name}_{rng}"
+
+
+class ExportDialog(ModalScreen[ExportRequest | None]):
+    """Folder, languages, mode, force; ``enter`` in the folder field or *Export* starts."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, capture: Capture, first: int, last: int, folder: Path | None = None):
+        super().__init__()
+        self.capture = capture
+        self.first = first
+        self.last = last
+        self.folder = folder or default_folder(capture, first, last)
+
+    def compose(self) -> ComposeResult:
+        what = f"{self.first}" if self.first == self.last else f"{self.first}-{self.last}"
+        with Vertical(id="export-box", classes="action-box"):
+            yield Label(f"Export enqueues {what} as a replay bundle", classes="action-title")
+            yield Label("Folder (created; must not exist unless overwrite is ticked)",
+                        classes="action-label")
+            yield Input(str(self.folder), id="export-folder")
+            with Horizontal(classes="action-row"):
+                yield Checkbox("Python (replay.py)", True, id="export-python")
+                yield Checkbox("C++ (replay.cpp + CMake)", True, id="export-cpp")
+            yield Label("Mode", classes="action-label")
+            with RadioSet(id="export-mode"):
+                yield RadioButton("chain: carry state, reload at host-side changes", value=True,
+                                  id="export-chain")
+                yield RadioButton("isolated: every kernel from its own Pre dumps",
+                                  id="export-isolated")
+            yield Checkbox("Overwrite an existing folder", False, id="export-force")
+            yield Label("", id="export-error", classes="action-error")
+            with Horizontal(classes="action-buttons"):
+                yield Button("Export", variant="primary", id="export-go")
+                yield Button("Cancel", id="export-cancel")
+
+    def on_mount(self) -> None:
+        self.query_one("#export-folder", Input).focus()
+
+    def show_error(self, text: str) -> None:
+        self.query_one("#export-error", Label).update(text)
+
+    def request(self) -> ExportRequest | None:
+        text = self.query_one("#export-folder", Input).value.strip()
+        if not text:
+            self.show_error("Give a folder")
+            return None
+        outdir = Path(text).expanduser()
+        if not outdir.is_absolute():
+            outdir = Path.cwd() / outdir
+        langs = tuple(
+            lang for lang in ("python", "cpp")
+            if self.query_one(f"#export-{lang}", Checkbox).value
+        )
+        if not langs:
+            self.show_error("Tick at least one language")
+            return None
+        force = self.query_one("#export-force", Checkbox).value
+        if outdir.exists() and not force:
+            self.show_error(f"{outdir} exists: tick overwrite or choose another folder")
+            return None
+        if outdir.exists() and not outdir.is_dir():
+            self.show_error(f"{outdir} is a file")
+            return None
+        pressed = self.query_one("#export-mode", RadioSet).pressed_button
+        mode = "isolated" if pressed is not None and pressed.id == "export-isolated" else "chain"
+        return ExportRequest(outdir, langs, mode, force)
+
+    def action_accept(self) -> None:
+        req = self.request()
+        if req is not None:
+            self.dismiss(req)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+    @on(Input.Submitted)
+    def _submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.action_accept()
+
+    @on(Button.Pressed, "#export-go")
+    def _go(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.action_accept()
+
+    @on(Button.Pressed, "#export-cancel")
+    def _cancel(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.action_cancel()
+
+
+def export_task(
+    capture: Capture, first: int, last: int, request: ExportRequest
+) -> Callable[[TaskControl], ExportResult]:
+    """The export as a :class:`ProgressScreen` task (cancel removes what was written)."""
+
+    def run(control: TaskControl) -> ExportResult:
+        from cltui.export import ExportError, export_range
+        from cltui.replay.ranges import EnqueueRange
+
+        cancel: threading.Event = control.cancel
+        try:
+            return export_range(
+                capture,
+                EnqueueRange(first, last),
+                request.outdir,
+                list(request.langs),
+                request.mode,
+                request.force,
+                progress=lambda fraction, text: control.progress(fraction, text),
+                cancel=cancel,
+            )
+        except ExportError as exc:
+            raise TaskFailed(str(exc)) from None
+        except OSError as exc:
+            raise TaskFailed(f"cannot write {request.outdir}: {exc.strerror or exc}") from None
+
+    return run
+
+
+def export_message(result: ExportResult) -> str:
+    """One line: what was written where."""
+    n = result.steps
+    text = (
+        f"Exported {n} kernel enqueue{'s' if n != 1 else ''} ({result.mode}, "
+        f"{', '.join(result.langs)}) to {result.outdir}: {result.files} files, "
+        f"{result.data_files} distinct data contents ({fmt_bytes(result.data_bytes)})"
+    )
+    if result.notes:
+        text += f"; {len(result.notes)} note(s), see README.md"
+    return text

@@ -1,0 +1,255 @@
+"""Pilot tests of ``r``: device dialog, progress, results table and the three-way diff.
+
+They replay real ranges of the shared captures on PoCL (bit-exact there) and on Oclgrind
+(floating-point differences), and compare what the screens show with the raw dump files.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import threading
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from textual.pilot import Pilot
+from textual.widgets import DataTable
+
+from cltui.replay.compare import Tolerance
+from cltui.tui.app import CltuiApp, make_app
+from cltui.tui.screens.main import MainScreen
+from cltui.tui.screens.replay_dialog import ReplayDialog, parse_replay_fields
+from cltui.tui.screens.replay_progress import ProgressScreen, TaskControl, TaskFailed
+from cltui.tui.screens.results import DiffScreen, ReplayResultsScreen
+from cltui.tui.widgets.diff_view import DiffView
+
+SIZE = (140, 36)
+
+
+def aio(fn: Callable[..., Coroutine[Any, Any, None]]) -> Callable[..., None]:
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> None:
+        asyncio.run(fn(*args, **kwargs))
+
+    return wrapper
+
+
+async def wait_for(pilot: Pilot[Any], cond: Callable[[], bool], timeout: float = 60.0) -> None:
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while not cond():
+        if loop.time() > end:
+            raise AssertionError(f"timed out waiting; screen is {pilot.app.screen!r}")
+        await pilot.pause(0.05)
+
+
+async def loaded(pilot: Pilot[Any]) -> MainScreen:
+    app = pilot.app
+    assert isinstance(app, CltuiApp)
+    await wait_for(pilot, lambda: app.main.is_mounted and app.main.capture is not None)
+    await pilot.pause()
+    return app.main
+
+
+async def select(pilot: Pilot[Any], screen: MainScreen, first: int, last: int) -> None:
+    assert screen.jump_to(first)
+    await pilot.pause()
+    for _ in range(last - first):
+        await pilot.press("shift+down")
+    await pilot.pause()
+    assert screen.state()["range"] == (first, last) or first == last
+
+
+async def open_dialog(pilot: Pilot[Any]) -> ReplayDialog:
+    await pilot.press("r")
+    await wait_for(pilot, lambda: isinstance(pilot.app.screen, ReplayDialog))
+    dialog = pilot.app.screen
+    assert isinstance(dialog, ReplayDialog)
+    await wait_for(pilot, lambda: not dialog.loading, 30)
+    return dialog
+
+
+def device_id(dialog: ReplayDialog, name: str) -> str:
+    ids = [d["id"] for d in dialog.devices if name in d["name"].lower()]
+    if not ids:
+        pytest.skip(f"no {name} device")
+    return str(ids[0])
+
+
+async def results_screen(pilot: Pilot[Any]) -> ReplayResultsScreen:
+    await wait_for(pilot, lambda: isinstance(pilot.app.screen, ReplayResultsScreen), 90)
+    screen = pilot.app.screen
+    assert isinstance(screen, ReplayResultsScreen)
+    await pilot.pause()
+    return screen
+
+
+def table_rows(screen: ReplayResultsScreen) -> list[list[str]]:
+    table: DataTable[Any] = screen.query_one(DataTable)
+    return [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
+
+
+@aio
+async def test_replay_images_svm_on_pocl_all_equal_and_three_way_diff(images_svm: Path) -> None:
+    async with make_app(images_svm).run_test(size=SIZE) as pilot:
+        main = await loaded(pilot)
+        await select(pilot, main, 0, 8)
+        dialog = await open_dialog(pilot)
+        pocl = device_id(dialog, "pthread")
+        # the capture's own device is ticked by default
+        assert dialog.request() is not None
+        assert [d["id"] for d in dialog.request().devices] == [pocl]  # type: ignore[union-attr]
+        await pilot.click("#replay-go")
+        results = await results_screen(pilot)
+        rows = table_rows(results)
+        # 7 kernel enqueues (0,1,2,3,6,7,8), every check bit-exact on the capturing device
+        enqueues = sorted({int(r[0]) for r in rows})
+        assert enqueues == [0, 1, 2, 3, 6, 7, 8]
+        assert rows and all(r[4] == "equal" for r in rows)
+        assert all(r[3] == pocl for r in rows)
+        assert results.outcome.report["ok"] is True
+        assert "PASS" in results.summary().plain
+        # timing: a start->end figure on the first row of each step
+        assert all(r[9] for r in rows if r[2].startswith("arg 0"))
+        # enqueue 0, arg 1: the 32x24 float4 image the kernel writes
+        index = next(i for i, r in enumerate(rows) if r[0] == "0" and r[2].startswith("arg 1"))
+        results.table.move_cursor(row=index)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, DiffScreen))
+        diff = pilot.app.screen
+        assert isinstance(diff, DiffScreen)
+        await pilot.pause()
+        view = diff.query_one(DiffView)
+        raw = images_svm / "memDumpPostEnqueue"
+        (post_file,) = raw.glob("Enqueue_0000_Kernel_downsample_Arg_1_*")
+        (pre_file,) = (images_svm / "memDumpPreEnqueue").glob("Enqueue_0000_Kernel_downsample_Arg_1_*")
+        post = np.fromfile(post_file, dtype=np.float32).reshape(-1, 4)
+        pre = np.fromfile(pre_file, dtype=np.float32).reshape(-1, 4)
+        assert view.row_count == 32 * 24
+        assert view.itemsize == 16
+        assert view.mismatch_count() == 0
+        k = 100
+        for which, arr in (("pre", pre), ("post", post), ("replayed", post)):
+            raw_bytes = view.element_bytes(which, k)
+            assert raw_bytes is not None
+            assert np.array_equal(np.frombuffer(raw_bytes, dtype=np.float32), arr[k])
+        assert "float4" in view.value_text("post", k) or view.value_text("post", k)
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, ReplayResultsScreen))
+        save_dir = results.outcome.save_dir
+        assert save_dir.is_dir()
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, MainScreen))
+        await pilot.pause()
+        assert not save_dir.exists()  # the replayed outputs go with the results screen
+
+
+@aio
+async def test_replay_on_oclgrind_shows_ulp_and_highlights_mismatches(pyocl_pocl: Path) -> None:
+    post_file = next((pyocl_pocl / "memDumpPostEnqueue").glob("Enqueue_0022_Kernel_*_Arg_0_*"))
+    captured = np.fromfile(post_file, dtype=np.float32)
+    async with make_app(pyocl_pocl).run_test(size=SIZE) as pilot:
+        main = await loaded(pilot)
+        await select(pilot, main, 22, 22)
+        dialog = await open_dialog(pilot)
+        grind = device_id(dialog, "oclgrind")
+        dialog.select_devices([grind])
+        await pilot.pause()
+        dialog.action_accept()
+        results = await results_screen(pilot)
+        rows = table_rows(results)
+        (row,) = [r for r in rows if r[2].startswith("arg 0")]
+        assert row[4] == "different"
+        assert row[7] == "1"  # max 1 ULP
+        assert row[5].endswith("/8,192")
+        await pilot.press("f")  # next failure
+        assert results.current_row() is not None
+        assert results.current_row().status == "different"  # type: ignore[union-attr]
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, DiffScreen))
+        diff = pilot.app.screen
+        assert isinstance(diff, DiffScreen)
+        await pilot.pause()
+        view = diff.query_one(DiffView)
+        replayed = np.frombuffer(bytes(view.replayed), dtype=np.float32)  # type: ignore[arg-type]
+        expected_bad = np.flatnonzero(captured.view(np.uint32) != replayed.view(np.uint32))
+        assert view.mismatch_count() == len(expected_bad) == int(row[5].split("/")[0].replace(",", ""))
+        assert view.cursor == int(expected_bad[0])  # opened on the first differing element
+        assert view.is_mismatch(int(expected_bad[0]))
+        await pilot.press("right_square_bracket")
+        await wait_for(pilot, lambda: view.cursor == int(expected_bad[1]), 10)
+        await pilot.press("left_square_bracket")
+        await wait_for(pilot, lambda: view.cursor == int(expected_bad[0]), 10)
+
+
+@aio
+async def test_dialog_rejects_bad_fields_and_escape_cancels(images_svm: Path) -> None:
+    async with make_app(images_svm).run_test(size=SIZE) as pilot:
+        main = await loaded(pilot)
+        await select(pilot, main, 0, 0)
+        dialog = await open_dialog(pilot)
+        dialog.query_one("#replay-ulp").value = "two"  # type: ignore[attr-defined]
+        await pilot.click("#replay-go")
+        await pilot.pause()
+        assert isinstance(pilot.app.screen, ReplayDialog)
+        assert "ulp: 'two' is not a whole number" in str(
+            dialog.query_one("#replay-error").render()
+        )
+        dialog.select_devices([])
+        dialog.query_one("#replay-ulp").value = "2"  # type: ignore[attr-defined]
+        await pilot.press("ctrl+r")
+        await pilot.pause()
+        assert "Tick at least one device" in str(dialog.query_one("#replay-error").render())
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(pilot.app.screen, MainScreen)
+
+
+def test_parse_replay_fields() -> None:
+    tol, rep, timeout = parse_replay_fields("1e-6", "", "4", "3", "")
+    assert tol == Tolerance(1e-6, 0.0, 4) and rep == 3 and timeout == 60.0
+    for bad, field in ((("x", "", "", "", ""), "atol"), (("", "-1", "", "", ""), "rtol"),
+                       (("", "", "1.5", "", ""), "ulp"), (("", "", "", "0", ""), "repeat"),
+                       (("", "", "", "", "0"), "timeout")):
+        with pytest.raises(ValueError, match=field):
+            parse_replay_fields(*bad)
+
+
+@aio
+async def test_progress_cancel_runs_hooks_and_failure_is_one_line(images_svm: Path) -> None:
+    started = threading.Event()
+    hooked = threading.Event()
+
+    def slow(control: TaskControl) -> int:
+        control.on_cancel(hooked.set)
+        started.set()
+        control.cancel.wait(20)
+        return 1
+
+    def broken(control: TaskControl) -> int:
+        raise KeyError("boom")
+
+    def refused(control: TaskControl) -> int:
+        raise TaskFailed("enqueue 5 (svm_scale) crashed")
+
+    results: list[int | None] = []
+    async with make_app(images_svm).run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        pilot.app.push_screen(ProgressScreen("slow", slow), results.append)
+        await wait_for(pilot, started.is_set, 10)
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: results == [None], 10)
+        assert hooked.is_set()
+        for task, text in ((broken, "broken failed: KeyError: 'boom'"),
+                           (refused, "enqueue 5 (svm_scale) crashed")):
+            screen: ProgressScreen[int] = ProgressScreen("broken", task)
+            pilot.app.push_screen(screen, results.append)
+            await wait_for(pilot, lambda s=screen: s.error is not None, 10)  # type: ignore[misc]
+            assert screen.error == text
+            assert isinstance(pilot.app.screen, ProgressScreen)
+            await pilot.press("escape")
+            await pilot.pause()
+        assert results == [None, None, None]

@@ -324,6 +324,10 @@ class Engine:
         self.dev: Any = None
         self.has_svm = False
         self.build_log = ""
+        # objects a kernel argument refers to must outlive the launches: clSetKernelArg
+        # copies only the handle, and a released sampler makes NVIDIA's driver fail the
+        # enqueue with CL_INVALID_KERNEL_ARGS (PoCL happens to tolerate it)
+        self._arg_refs: list[Any] = []
         self._fired: list[list[bool]] = []
         self._timed: list[tuple[Any, ...]] = []
         self._hoisted: list[Callable[[], Any]] = []
@@ -493,7 +497,11 @@ class Engine:
             m = self.mems[arg["mem"]]
             off = int(arg.get("offset", 0))
             if m.svm is not None:
-                return cl.SVM(m.arr[off:]) if off else m.svm
+                if not off:
+                    return m.svm
+                view = cl.SVM(m.arr[off:])
+                self._arg_refs.append(view)
+                return view
             if not off:
                 return m.buf
             if off not in m.subs:
@@ -511,12 +519,14 @@ class Engine:
         if kind == "local":
             return cl.LocalMemory(max(int(arg["size"]), 1))
         if kind == "sampler":
-            return cl.Sampler(
+            sampler = cl.Sampler(
                 self.ctx,
                 bool(arg["normalized"]),
                 _cl_enum(cl.addressing_mode, arg["addressing"]),
                 _cl_enum(cl.filter_mode, arg["filter"]),
             )
+            self._arg_refs.append(sampler)
+            return sampler
         if kind == "null":
             return None
         raise EngineError(f"argument {arg.get('index')}: cannot replay a {kind!r} argument")

@@ -163,8 +163,9 @@ def test_sha256sums_verify_with_coreutils(images_svm: Path, tmp_path: Path) -> N
     assert listed == set(_tree(out)) - {"SHA256SUMS"}
     if shutil.which("sha256sum") is None:
         pytest.skip("sha256sum not installed")
-    proc = subprocess.run(["sha256sum", "-c", "--strict", "SHA256SUMS"], cwd=out,
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        ["sha256sum", "-c", "--strict", "SHA256SUMS"], cwd=out, capture_output=True, text=True
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     (out / "manifest.json").write_text("{}")
     proc = subprocess.run(["sha256sum", "-c", "SHA256SUMS"], cwd=out, capture_output=True)
@@ -240,8 +241,9 @@ def test_cancel_leaves_nothing_behind(heat2d: Path, tmp_path: Path) -> None:
             cancel.set()
 
     with pytest.raises(ExportError, match="cancelled"):
-        export_range(open_capture(heat2d), "122380-122419", tmp_path / "b",
-                     progress=progress, cancel=cancel)
+        export_range(
+            open_capture(heat2d), "122380-122419", tmp_path / "b", progress=progress, cancel=cancel
+        )
     assert list(tmp_path.iterdir()) == []
     assert seen and all(0.0 <= f <= 1.0 for f in seen)
 
@@ -313,8 +315,11 @@ def test_evil_kernel_name_exports_safely(
     res = export_range(cap, "8", out)
     assert res.enqueues == [8]
     # nothing was written anywhere but inside OUTDIR
-    outside = [p for p in tmp_path.rglob("*")
-               if not p.is_relative_to(out) and not p.is_relative_to(tmp_path / "caps")]
+    outside = [
+        p
+        for p in tmp_path.rglob("*")
+        if not p.is_relative_to(out) and not p.is_relative_to(tmp_path / "caps")
+    ]
     assert sorted(p.relative_to(tmp_path).as_posix() for p in outside) == ["w", "w/x", "w/x/y"]
     assert _tree(cap_path) == before_cap  # the capture is never modified
     for p in out.rglob("*"):
@@ -329,7 +334,7 @@ def test_evil_kernel_name_exports_safely(
         (prog,) = m["programs"].values()
         assert prog["source"] is None and len(prog["binaries"]) == 1
         path = m["data"][prog["binaries"][0]["data"]]["path"]
-        assert path.startswith("kernels/") and "/" not in path[len("kernels/"):]
+        assert path.startswith("kernels/") and "/" not in path[len("kernels/") :]
         assert prog["binaries"][0]["device"] == "../../../evil dev"
     else:
         assert not (out / "kernels/include").exists()
@@ -351,8 +356,23 @@ def test_capture_is_not_modified(images_svm: Path, tmp_path: Path) -> None:
 def test_cli_export_json_and_errors(images_svm: Path, tmp_path: Path) -> None:
     runner = CliRunner()
     out = tmp_path / "b"
-    r = runner.invoke(cli_main, ["export", str(images_svm), "0-3", "-o", str(out), "--json",
-                                 "--lang", "python", "--mode", "isolated", "--ulp", "2"])
+    r = runner.invoke(
+        cli_main,
+        [
+            "export",
+            str(images_svm),
+            "0-3",
+            "-o",
+            str(out),
+            "--json",
+            "--lang",
+            "python",
+            "--mode",
+            "isolated",
+            "--ulp",
+            "2",
+        ],
+    )
     assert r.exit_code == 0, r.output
     info = json.loads(r.stdout)
     assert info["enqueues"] == [0, 1, 2, 3] and info["mode"] == "isolated"

@@ -82,8 +82,13 @@ def bundles(
     opencv: Path,
     heat2d: Path,
 ) -> Bundles:
-    caps = {"images_svm": images_svm, "pyocl_pocl": pyocl_pocl,
-            "pyocl_oclgrind": pyocl_oclgrind, "opencv": opencv, "heat2d": heat2d}
+    caps = {
+        "images_svm": images_svm,
+        "pyocl_pocl": pyocl_pocl,
+        "pyocl_oclgrind": pyocl_oclgrind,
+        "opencv": opencv,
+        "heat2d": heat2d,
+    }
     return Bundles(tmp_path_factory.mktemp("bundles"), caps)
 
 
@@ -94,8 +99,10 @@ def cpp_replay(bundles: Bundles, tmp_path_factory: pytest.TempPathFactory) -> Pa
         pytest.skip("cmake or a C++ compiler is not installed")
     src = bundles.get("images_svm", "0-8")
     build = tmp_path_factory.mktemp("cppbuild")
-    for cmd in (["cmake", "-S", str(src), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release"],
-                ["cmake", "--build", str(build), "-j", "2"]):
+    for cmd in (
+        ["cmake", "-S", str(src), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release"],
+        ["cmake", "--build", str(build), "-j", "2"],
+    ):
         proc = subprocess.run(cmd, capture_output=True, text=True)
         assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     exe = build / "replay"
@@ -104,13 +111,20 @@ def cpp_replay(bundles: Bundles, tmp_path_factory: pytest.TempPathFactory) -> Pa
 
 
 def run_py(bundle: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([PY, "replay.py", *args], cwd=bundle, capture_output=True, text=True,
-                          env=_env(), timeout=300)
+    return subprocess.run(
+        [PY, "replay.py", *args],
+        cwd=bundle,
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=300,
+    )
 
 
 def run_cpp(exe: Path, bundle: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(exe), *args], cwd=bundle, capture_output=True, text=True,
-                          timeout=300)
+    return subprocess.run(
+        [str(exe), *args], cwd=bundle, capture_output=True, text=True, timeout=300
+    )
 
 
 def verdicts(results: list[dict[str, Any]]) -> dict[tuple[Any, ...], tuple[Any, ...]]:
@@ -124,7 +138,9 @@ def verdicts(results: list[dict[str, Any]]) -> dict[tuple[Any, ...], tuple[Any, 
                 r = c.get("result") or {}
                 ulp = r.get("max_ulp")
                 out[(st["enqueue"], when, c["mem"], tuple(c["args"]))] = (
-                    c["status"], r.get("n_diff"), r.get("n_bad"),
+                    c["status"],
+                    r.get("n_diff"),
+                    r.get("n_bad"),
                     None if ulp is None else float(ulp),
                 )
     return out
@@ -187,15 +203,19 @@ def test_verify_loads_where_the_capture_has_no_post_dump(
     _need("pocl")
     bundle = bundles.get("heat2d", "122376-122384")
     m = json.loads((bundle / "manifest.json").read_text())
-    verify = [(s["enqueue"], ld["mem"]) for s in m["steps"] for ld in s["loads"]
-              if ld["why"] == "verify"]
+    verify = [
+        (s["enqueue"], ld["mem"]) for s in m["steps"] for ld in s["loads"] if ld["why"] == "verify"
+    ]
     assert [e for e, _ in verify] == [122380, 122380]
     py, cpp = both(bundle, cpp_replay, "pocl")
     assert verdicts(py) == verdicts(cpp)
 
     def loads(res: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
-        return [(s["enqueue"], ld["mem"], ld["why"], ld["done"])
-                for s in res[0]["steps"] for ld in s["loads"]]
+        return [
+            (s["enqueue"], ld["mem"], ld["why"], ld["done"])
+            for s in res[0]["steps"]
+            for ld in s["loads"]
+        ]
 
     assert loads(py) == loads(cpp)
     assert all(done for *_x, done in loads(py))  # zero-filled state differs: both reloaded
@@ -219,9 +239,7 @@ def test_bundle_runs_after_its_capture_is_gone(
 
 
 @pytest.mark.parametrize("rng", ["14", "16-18"])
-def test_oclgrind_capture_passes_on_oclgrind(
-    bundles: Bundles, cpp_replay: Path, rng: str
-) -> None:
+def test_oclgrind_capture_passes_on_oclgrind(bundles: Bundles, cpp_replay: Path, rng: str) -> None:
     """The Oclgrind twin replays bit-exact on Oclgrind, its capturing platform."""
     _need("oclgrind")
     bundle = bundles.get("pyocl_oclgrind", rng)
@@ -262,14 +280,14 @@ def test_pocl_capture_on_oclgrind_reports_ulp_and_emulated_svm(
 # --------------------------------------------------------------------------- options
 
 
-def test_repeat_out_and_list_devices(
-    bundles: Bundles, cpp_replay: Path, tmp_path: Path
-) -> None:
+def test_repeat_out_and_list_devices(bundles: Bundles, cpp_replay: Path, tmp_path: Path) -> None:
     _need("pocl")
     bundle = bundles.get("pyocl_pocl", "22-34")
     outs = {}
-    for name, runner in (("py", lambda *a: run_py(bundle, *a)),
-                         ("cpp", lambda *a: run_cpp(cpp_replay, bundle, *a))):
+    for name, runner in (
+        ("py", lambda *a: run_py(bundle, *a)),
+        ("cpp", lambda *a: run_cpp(cpp_replay, bundle, *a)),
+    ):
         out = tmp_path / name
         out.mkdir()
         proc = runner("--device", "pocl", "--repeat", "3", "--json", "--out", str(out))
@@ -300,7 +318,8 @@ def test_repeat_out_and_list_devices(
     expected = {
         f"{s['enqueue']}_{''.join(ch if ch.isalnum() or ch in '-_.' else '_' for ch in c['mem'])}"
         ".bin": (bundle / m["data"][c["data"]]["path"]).read_bytes()
-        for s in m["steps"] for c in s["checks"]
+        for s in m["steps"]
+        for c in s["checks"]
     }
     assert outs["py"] == expected
 
@@ -313,8 +332,9 @@ def test_replay_py_imports_nothing_from_cltui(bundles: Bundles) -> None:
         "\nexcept SystemExit: pass"
         "\nassert not [m for m in sys.modules if m.split('.')[0] == 'cltui'], 'cltui imported'"
     )
-    proc = subprocess.run([PY, "-c", code], cwd=bundle, capture_output=True, text=True,
-                          env=_env(), timeout=120)
+    proc = subprocess.run(
+        [PY, "-c", code], cwd=bundle, capture_output=True, text=True, env=_env(), timeout=120
+    )
     assert proc.returncode == 0, proc.stderr
 
 
@@ -371,8 +391,14 @@ def _edge_case_bundle(root: Path) -> Path:
         memory[f"m{i}"] = {"kind": "buffer", "label": f"buffer {i}", "size": inp.nbytes}
         args.append({"index": i, "kind": "buffer", "mem": f"m{i}"})
         loads.append({"mem": f"m{i}", "data": f"in{i}", "why": "input", "note": ""})
-        check: dict[str, Any] = {"mem": f"m{i}", "args": [i], "label": f"arg {i}",
-                                 "data": f"exp{i}", "dtype": spec, "shape": None}
+        check: dict[str, Any] = {
+            "mem": f"m{i}",
+            "args": [i],
+            "label": f"arg {i}",
+            "data": f"exp{i}",
+            "dtype": spec,
+            "shape": None,
+        }
         if tol:
             check["tol"] = tol
         checks.append(check)
@@ -381,14 +407,26 @@ def _edge_case_bundle(root: Path) -> Path:
     (b / "kernels/noop.cl").write_text(f"__kernel void noop({params}) {{}}\n")
     data["src"] = {"path": "kernels/noop.cl", "size": 0}
     manifest = {
-        "format": "cltui-replay-plan", "version": 1,
+        "format": "cltui-replay-plan",
+        "version": 1,
         "tolerance": {"atol": 0.0, "rtol": 0.0, "ulp": 1},
         "data": data,
         "programs": {"p": {"label": "noop", "source": "src", "options": "", "binaries": []}},
         "memory": memory,
-        "steps": [{"enqueue": 0, "kernel": "noop", "program": "p", "global": [1],
-                   "local": None, "offset": None, "args": args, "loads": loads,
-                   "prechecks": [], "checks": checks}],
+        "steps": [
+            {
+                "enqueue": 0,
+                "kernel": "noop",
+                "program": "p",
+                "global": [1],
+                "local": None,
+                "offset": None,
+                "args": args,
+                "loads": loads,
+                "prechecks": [],
+                "checks": checks,
+            }
+        ],
     }
     (b / "manifest.json").write_text(json.dumps(manifest))
     (b / "engine.py").write_bytes(_replay_module("engine.py"))
@@ -410,16 +448,34 @@ def test_cpp_and_python_judge_edge_cases_alike(cpp_replay: Path, tmp_path: Path)
         got = {k[3][0]: v[:3] for k, v in vp.items()}
         if not extra:
             assert got == {
-                0: ("different", 3, 1), 1: ("different", 2, 1), 2: ("within", 1, 0),
-                3: ("within", 1, 0), 4: ("different", 0, 0), 5: ("different", 1, 1),
+                0: ("different", 3, 1),
+                1: ("different", 2, 1),
+                2: ("within", 1, 0),
+                3: ("within", 1, 0),
+                4: ("different", 0, 0),
+                5: ("different", 1, 1),
                 6: ("equal", 0, 0),
             }
         elif extra[0] == "--ulp":
             assert [got[i][0] for i in range(7)] == [
-                "within", "different", "within", "within", "different", "within", "equal"]
+                "within",
+                "different",
+                "within",
+                "within",
+                "different",
+                "within",
+                "equal",
+            ]
         else:
             assert [got[i][0] for i in range(7)] == [
-                "within", "different", "within", "within", "different", "within", "equal"]
+                "within",
+                "different",
+                "within",
+                "within",
+                "different",
+                "within",
+                "equal",
+            ]
 
 
 def test_several_devices_in_one_run(bundles: Bundles, cpp_replay: Path, tmp_path: Path) -> None:
@@ -428,10 +484,35 @@ def test_several_devices_in_one_run(bundles: Bundles, cpp_replay: Path, tmp_path
     bundle = bundles.get("pyocl_oclgrind", "14")
     runs = {}
     for name, proc in (
-        ("py", run_py(bundle, "--json", "--validate", "--device", "pocl", "--device",
-                      "oclgrind", "--out", str(tmp_path / "py"))),
-        ("cpp", run_cpp(cpp_replay, bundle, "--json", "--validate", "--device", "pocl",
-                        "--device", "oclgrind", "--out", str(tmp_path / "cpp"))),
+        (
+            "py",
+            run_py(
+                bundle,
+                "--json",
+                "--validate",
+                "--device",
+                "pocl",
+                "--device",
+                "oclgrind",
+                "--out",
+                str(tmp_path / "py"),
+            ),
+        ),
+        (
+            "cpp",
+            run_cpp(
+                cpp_replay,
+                bundle,
+                "--json",
+                "--validate",
+                "--device",
+                "pocl",
+                "--device",
+                "oclgrind",
+                "--out",
+                str(tmp_path / "cpp"),
+            ),
+        ),
     ):
         assert proc.returncode == 0, proc.stderr
         runs[name] = json.loads(proc.stdout)
@@ -466,8 +547,10 @@ def test_pocl_chain_on_oclgrind_shows_the_documented_divergence(
     in 1676 (up to 3 ULP).  Both runners say so, and pass with abs/rel tolerances."""
     _need("oclgrind")
     bundle = bundles.get("pyocl_pocl", "22-34")
-    runs = [run_py(bundle, "--json", "--validate", "--device", "oclgrind"),
-            run_cpp(cpp_replay, bundle, "--json", "--validate", "--device", "oclgrind")]
+    runs = [
+        run_py(bundle, "--json", "--validate", "--device", "oclgrind"),
+        run_cpp(cpp_replay, bundle, "--json", "--validate", "--device", "oclgrind"),
+    ]
     assert [p.returncode for p in runs] == [1, 1]
     py, cpp = (json.loads(p.stdout) for p in runs)
     vp = verdicts(py)

@@ -16,19 +16,37 @@ from cltui.commands._common import emit_json, fail
 @click.command("export")
 @click.argument("dumpdir", type=click.Path(file_okay=False))
 @click.argument("range_text", metavar="RANGE")
-@click.option("-o", "--output", "outdir", type=click.Path(), default=None,
-              help="The bundle folder to create (with --tar: the folder name in the archive).")
-@click.option("--lang", "langs", default="python,cpp", show_default=True,
-              help="Replay programs to include: python, cpp or both (comma-separated).")
 @click.option(
-    "--mode", type=click.Choice(["chain", "isolated", "strict"]), default="chain",
+    "-o",
+    "--output",
+    "outdir",
+    type=click.Path(),
+    default=None,
+    help="The bundle folder to create (with --tar: the folder name in the archive).",
+)
+@click.option(
+    "--lang",
+    "langs",
+    default="python,cpp",
+    show_default=True,
+    help="Replay programs to include: python, cpp or both (comma-separated).",
+)
+@click.option(
+    "--mode",
+    type=click.Choice(["chain", "isolated", "strict"]),
+    default="chain",
     show_default=True,
     help="chain: carry state, reload at host-side changes; isolated: each kernel from its "
     "own Pre dumps; strict: never reload.",
 )
 @click.option("--force", is_flag=True, help="Replace an existing OUTDIR (or --tar FILE).")
-@click.option("--tar", "tar", metavar="FILE|-", default=None,
-              help="Write the bundle as a tar archive to FILE, or to stdout with '-'.")
+@click.option(
+    "--tar",
+    "tar",
+    metavar="FILE|-",
+    default=None,
+    help="Write the bundle as a tar archive to FILE, or to stdout with '-'.",
+)
 @click.option("--atol", type=float, default=None, help="Default absolute tolerance (floats).")
 @click.option("--rtol", type=float, default=None, help="Default relative tolerance (floats).")
 @click.option("--ulp", type=click.IntRange(0), default=None, help="Default ULP tolerance.")

@@ -76,9 +76,7 @@ class BundleWriter:
         except OSError as exc:
             raise ExportError(f"cannot create {parent}: {exc.strerror or exc}") from None
         try:
-            self.root = Path(
-                tempfile.mkdtemp(prefix=f".{self.outdir.name[:40]}.tmp-", dir=parent)
-            )
+            self.root = Path(tempfile.mkdtemp(prefix=f".{self.outdir.name[:40]}.tmp-", dir=parent))
         except OSError as exc:
             raise ExportError(f"cannot write in {parent}: {exc.strerror or exc}") from None
         self.files: dict[str, str] = {}  # relative path -> sha256
@@ -229,5 +227,6 @@ def stream_tar(root: Path, out: BinaryIO, arcname: str | None = None) -> None:
         for p in _walk(root):
             if p.is_symlink():
                 continue
-            tar.add(p, arcname=f"{top}/{p.relative_to(root).as_posix()}", recursive=False,
-                    filter=clean)
+            tar.add(
+                p, arcname=f"{top}/{p.relative_to(root).as_posix()}", recursive=False, filter=clean
+            )

@@ -112,9 +112,7 @@ def resolve_includes(source: bytes, options: str) -> IncludeSet:
             continue
         if local not in result.dirs:
             result.dirs.append(local)
-    result.options = strip_include_options(
-        options, [d for d in captured_dirs if d not in kept]
-    )
+    result.options = strip_include_options(options, [d for d in captured_dirs if d not in kept])
     if not result.dirs:
         return result
     roots = [d.resolve() for d in result.dirs]

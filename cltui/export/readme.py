@@ -50,14 +50,20 @@ def render_readme(manifest: dict[str, Any], files: list[str]) -> str:
         "pyopencl, or a C++17 compiler, CMake and an OpenCL ICD loader.\n"
     )
     add("## Run it\n")
-    add("```sh\npython replay.py --list-devices\npython replay.py --validate            "
+    add(
+        "```sh\npython replay.py --list-devices\npython replay.py --validate            "
         "# exit 0: pass, 1: a check failed\npython replay.py --device pocl --repeat 20 --json\n"
-        "```\n")
+        "```\n"
+    )
     if has_cpp:
-        add("```sh\ncmake -S . -B build && cmake --build build\n./build/replay --list-devices\n"
-            "./build/replay --validate --device 1:0\n```\n")
-        add("`./build/replay` reads `manifest.json` from the current folder, else from the "
-            "folder it was built from (`--bundle DIR` names another bundle).\n")
+        add(
+            "```sh\ncmake -S . -B build && cmake --build build\n./build/replay --list-devices\n"
+            "./build/replay --validate --device 1:0\n```\n"
+        )
+        add(
+            "`./build/replay` reads `manifest.json` from the current folder, else from the "
+            "folder it was built from (`--bundle DIR` names another bundle).\n"
+        )
     add(
         "Options (both programs): `--list-devices`, `--device P:D|NAME` (a case-insensitive "
         "name substring; repeat it to replay on several devices), `--validate` (exit code), "
@@ -71,7 +77,7 @@ def render_readme(manifest: dict[str, Any], files: list[str]) -> str:
         "run the bundle. On a device without shared virtual memory (an OpenCL 1.2 device) "
         "SVM allocations are emulated with buffers, and the output says so.\n"
     )
-    add("## What \"pass\" means\n")
+    add('## What "pass" means\n')
     add(
         "After each kernel, every memory object it was given is read back and compared with "
         "the capture's Post dump of that object:\n\n"
@@ -90,22 +96,26 @@ def render_readme(manifest: dict[str, Any], files: list[str]) -> str:
             "In chain mode the objects keep their replayed contents from one kernel to the next. "
             "Where the capture shows that something other than a replayed kernel changed an "
             "object (a host write, a copy, a map), the object is reloaded from the capture "
-            "before the next kernel (\"reload\"), and a *before* check reports how the replayed "
+            'before the next kernel ("reload"), and a *before* check reports how the replayed '
             "state compared with the captured one.\n"
         )
     elif b["mode"] == "isolated":
         add("In isolated mode every kernel starts from its own captured Pre dumps.\n")
     else:
-        add("In strict mode nothing is reloaded: *before* checks show where the chain departs "
-            "from the capture.\n")
+        add(
+            "In strict mode nothing is reloaded: *before* checks show where the chain departs "
+            "from the capture.\n"
+        )
     changes = manifest.get("changes") or []
     if changes:
         add("Changes the capture shows between two replayed kernels:\n")
         for ch in changes:
             by = ", ".join(str(x) for x in ch.get("by") or []) or "something outside the range"
             what = "reloaded from the capture" if ch.get("action") == "reload" else "not reloaded"
-            add(f"- before enqueue {ch['enqueue']}: {_code(ch.get('label', ch['mem']))} changed "
-                f"after enqueue {ch.get('after')} by {_code(by)}: {what}")
+            add(
+                f"- before enqueue {ch['enqueue']}: {_code(ch.get('label', ch['mem']))} changed "
+                f"after enqueue {ch.get('after')} by {_code(by)}: {what}"
+            )
         add("")
     add("## The enqueues\n")
     add("| enqueue | kernel | global | local | captured start->end |")

@@ -93,15 +93,22 @@ def print_result(res: dict[str, Any]) -> None:
 
 def _trace(event: dict[str, Any]) -> None:
     if event.get("type") == "step":
-        print(f"replay: enqueue {event['enqueue']} ({event['i'] + 1}/{event['n']})",
-              file=sys.stderr, flush=True)
+        print(
+            f"replay: enqueue {event['enqueue']} ({event['i'] + 1}/{event['n']})",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="Replay the captured enqueues of this bundle.")
     ap.add_argument("--list-devices", action="store_true", help="list OpenCL devices and exit")
-    ap.add_argument("--device", action="append", default=[],
-                    help="P:D or a case-insensitive name substring (repeatable)")
+    ap.add_argument(
+        "--device",
+        action="append",
+        default=[],
+        help="P:D or a case-insensitive name substring (repeatable)",
+    )
     ap.add_argument("--validate", action="store_true", help="exit 1 when a check fails")
     ap.add_argument("--repeat", type=int, default=1, help="runs, for stage timing")
     ap.add_argument("--json", action="store_true", help="print results as JSON")
@@ -109,8 +116,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--atol", type=float, help="absolute tolerance (floating point)")
     ap.add_argument("--rtol", type=float, help="relative tolerance (floating point)")
     ap.add_argument("--ulp", type=int, help="tolerance in units in the last place")
-    ap.add_argument("--trace", action="store_true",
-                    help="print each enqueue on stderr before it runs (which one crashed?)")
+    ap.add_argument(
+        "--trace",
+        action="store_true",
+        help="print each enqueue on stderr before it runs (which one crashed?)",
+    )
     ap.add_argument("--manifest", default=str(HERE / "manifest.json"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.repeat < 1:
@@ -131,16 +141,28 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, ValueError, engine.EngineError) as exc:
         print(f"replay: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    tol = {k: v for k, v in (("atol", args.atol), ("rtol", args.rtol), ("ulp", args.ulp))
-           if v is not None}
+    tol = {
+        k: v
+        for k, v in (("atol", args.atol), ("rtol", args.rtol), ("ulp", args.ulp))
+        if v is not None
+    }
     loader = engine.dir_loader(plan, mpath.parent)
     results = []
     for dev in devices:
         save = None
         if args.out:
             save = Path(args.out) / dev["id"].replace(":", "_") if len(devices) > 1 else args.out
-        results.append(engine.run_plan(plan, dev, loader, repeat=args.repeat, tolerance=tol,
-                                       save_dir=save, progress=_trace if args.trace else None))
+        results.append(
+            engine.run_plan(
+                plan,
+                dev,
+                loader,
+                repeat=args.repeat,
+                tolerance=tol,
+                save_dir=save,
+                progress=_trace if args.trace else None,
+            )
+        )
     if args.json:
         print(json.dumps(results, indent=1))
     else:

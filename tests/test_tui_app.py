@@ -478,3 +478,27 @@ async def test_two_captures_switch(pyocl_pocl: Path, pyocl_oclgrind: Path) -> No
         second = await wait_loaded(pilot)
         assert second is not first and second.path == pyocl_oclgrind
         assert second.state()["status"].startswith("B: 0")
+
+
+@aio
+async def test_capture_without_log_browses_its_dumps(images_svm: Path, tmp_path: Path) -> None:
+    from tests.conftest import copy_capture
+
+    dumps_only = copy_capture(images_svm, tmp_path)
+    (dumps_only / "clintercept_log.txt").unlink()
+    numbers = sorted(
+        {int(p.name.split("_")[1]) for p in (dumps_only / "memDumpPostEnqueue").iterdir()}
+    )
+    (pre_path,) = (dumps_only / "memDumpPreEnqueue").glob("Enqueue_0000_*_Arg_0_*.raw")
+    texels = np.fromfile(pre_path, dtype=np.float32).reshape(-1, 4)
+    async with make_app(dumps_only).run_test(size=SIZE) as pilot:
+        screen = await wait_loaded(pilot)
+        assert screen.capture is not None
+        assert [int(screen.capture.numbers[p]) for p in screen.enqueue_list.view] == numbers
+        assert "problem" in screen.state()["status"]
+        await pilot.press("3")
+        await settle(pilot)
+        view = pilot.app.screen.query_one(BufferView)
+        assert view.ctype is not None and view.ctype.name == "float4"  # texels of the image
+        first = view.value_text("pre", 0).strip("()").split(", ")
+        assert [np.float32(v) for v in first] == texels[0].tolist()

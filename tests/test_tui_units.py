@@ -158,3 +158,25 @@ def test_open_command_rejects_bad_paths(tmp_path: Path) -> None:
     result = runner.invoke(main, ["open", str(a_file)])
     assert result.exit_code == 2 and "not a directory" in result.output
     assert "Traceback" not in result.output
+
+
+def test_wheel_ships_styles_and_the_helper_finds_them(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+    import zipfile
+
+    wheel_builder = pytest.importorskip("hatchling.builders.wheel")
+    builder = wheel_builder.WheelBuilder(str(REPO))
+    (wheel,) = list(builder.build(directory=str(tmp_path / "dist"), versions=["standard"]))
+    site = tmp_path / "site"
+    with zipfile.ZipFile(wheel) as zf:
+        names = zf.namelist()
+        zf.extractall(site)
+    shipped = {n.rsplit("/", 1)[1] for n in names if n.startswith("cltui/_styles/")}
+    assert shipped == {p.name for p in stylesheet_paths()}
+    code = "from cltui.tui.styles import styles_dir; print(styles_dir())"
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True,
+        env={"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin"},
+    )
+    assert Path(out.stdout.strip()) == site / "cltui" / "_styles"

@@ -253,19 +253,26 @@ class MainScreen(Screen[None]):
         if cap is None:
             return
         worker = get_current_worker()
-        kernel_pos = np.flatnonzero(cap.kinds[first : last + 1] == EnqueueKind.KERNEL) + first
+        has_pre = getattr(cap, "has_pre", None)
+        has_post = getattr(cap, "has_post", None)
+        if has_pre is not None and has_post is not None:  # the index's flag arrays: no row reads
+            flags = np.asarray(has_pre[first : last + 1]) | np.asarray(has_post[first : last + 1])
+            dumped_pos = np.flatnonzero(flags) + first
+        else:
+            kernel_pos = np.flatnonzero(cap.kinds[first : last + 1] == EnqueueKind.KERNEL) + first
+            dumped_pos = np.array(
+                [p for p in kernel_pos if cap.row(int(p)).has_pre or cap.row(int(p)).has_post],
+                dtype=np.int64,
+            )
         seen: set[int] = set()
         total = 0
         dumped = 0
         try:
-            for pos in kernel_pos:
+            for pos in dumped_pos:
                 if worker.is_cancelled:
                     return
-                row = cap.row(int(pos))
-                if not (row.has_pre or row.has_post):
-                    continue
                 dumped += 1
-                for arg in cap.enqueue(row.number).args:
+                for arg in cap.enqueue(int(cap.numbers[pos])).args:
                     dump = arg.pre or arg.post
                     if dump is None or dump.mem_id in seen:
                         continue

@@ -1050,7 +1050,8 @@ def _pieces(
     cancel: threading.Event | None,
 ) -> Iterator[_Piece]:
     """The scanned pieces in file order (in worker processes when the log is large)."""
-    nproc = _workers() if size >= PARALLEL_MIN and hasattr(os, "fork") else 1
+    parallel = size >= PARALLEL_MIN and hasattr(os, "fork") and hasattr(select, "poll")
+    nproc = _workers() if parallel else 1
     if nproc < 2:
         for pos, end in _line_aligned_cuts(mm, size, CHUNK):
             if cancel is not None and cancel.is_set():
@@ -1089,8 +1090,10 @@ def _receive(fd: int, path: Path, cancel: threading.Event | None) -> bytes:
     """One length-prefixed message from a worker's pipe (polling ``cancel`` while waiting)."""
     buf = bytearray()
     need = 8
+    poller = select.poll()  # (select.select fails on descriptors past FD_SETSIZE)
+    poller.register(fd, select.POLLIN)
     while len(buf) < need:
-        while not select.select([fd], [], [], 0.05)[0]:
+        while not poller.poll(50):
             if cancel is not None and cancel.is_set():
                 raise IndexCancelled()
         chunk = os.read(fd, min(need - len(buf), 1 << 20))

@@ -8,6 +8,7 @@ capturing platform and give the same verdict for every check.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
@@ -93,19 +94,36 @@ def bundles(
 
 
 @pytest.fixture(scope="session")
-def cpp_replay(bundles: Bundles, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The C++ replay, configured and built with CMake once from a bundle's own files."""
+def cpp_replay(images_svm: Path, tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
+    """The C++ replay, configured and built with CMake from a bundle's own files, once per
+    test session (pytest-xdist workers share it through a lock in the common temp folder)."""
     if shutil.which("cmake") is None or shutil.which("c++") is None:
         pytest.skip("cmake or a C++ compiler is not installed")
-    src = bundles.get("images_svm", "0-8")
-    build = tmp_path_factory.mktemp("cppbuild")
-    for cmd in (
-        ["cmake", "-S", str(src), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release"],
-        ["cmake", "--build", str(build), "-j", "2"],
-    ):
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    exe = build / "replay"
+    base = tmp_path_factory.getbasetemp()
+    if worker_id != "master":
+        base = base.parent  # shared by the workers of one run
+    shared = base / "cltui-export-cpp"
+    shared.mkdir(exist_ok=True)
+    exe = shared / "build" / "replay"
+    with (shared / "lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not exe.is_file():
+            src = shared / "bundle"
+            shutil.rmtree(src, ignore_errors=True)
+            export_range(open_capture(images_svm), "0-8", src)
+            for cmd in (
+                [
+                    "cmake",
+                    "-S",
+                    str(src),
+                    "-B",
+                    str(shared / "build"),
+                    "-DCMAKE_BUILD_TYPE=Release",
+                ],
+                ["cmake", "--build", str(shared / "build"), "-j", "2"],
+            ):
+                proc = subprocess.run(cmd, capture_output=True, text=True)
+                assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert exe.is_file()
     return exe
 

@@ -586,3 +586,29 @@ def test_pocl_chain_on_oclgrind_shows_the_documented_divergence(
     py2, cpp2 = both(bundle, cpp_replay, "oclgrind", "--atol", "1e-6", "--rtol", "1e-4")
     assert verdicts(py2) == verdicts(cpp2)
     assert py2[0]["ok"] and cpp2[0]["ok"]
+
+
+def test_binary_only_bundle_runs_on_its_own_device_only(
+    images_svm: Path, tmp_path: Path, cpp_replay: Path
+) -> None:
+    """Without sources the bundle carries the PoCL device binaries of the Replay folders."""
+    _need("pocl")
+    _need("oclgrind")
+    cap = copy_capture(images_svm, tmp_path / "cap")
+    for p in [*cap.glob("CLI_*_source.cl"), *cap.glob("Replay/*/kernel.cl")]:
+        p.unlink()
+    bundle = tmp_path / "b"
+    export_range(open_capture(cap), "0-8", bundle)
+    bins = sorted(p.name for p in (bundle / "kernels").iterdir())
+    assert len(bins) == 7 and all(n.endswith(".pthread-skylake-avx512-amd_epyc.bin") for n in bins)
+    py, cpp = both(bundle, cpp_replay, "pocl")
+    assert verdicts(py) == verdicts(cpp)
+    assert py[0]["ok"] and cpp[0]["ok"]
+    for proc in (
+        run_py(bundle, "--validate", "--device", "oclgrind"),
+        run_cpp(cpp_replay, bundle, "--validate", "--device", "oclgrind"),
+    ):
+        assert proc.returncode == 3
+        assert "no source and no binary for Oclgrind Simulator" in proc.stderr
+        assert "pthread-skylake-avx512-AMD EPYC" in proc.stderr
+        assert "Traceback" not in proc.stderr

@@ -199,6 +199,11 @@ def _write_programs(w: BundleWriter, manifest: dict[str, Any], root: Path) -> li
         if key in done:
             return
         src = _read_capture_file(root, data[key]["path"])
+        stem, dot, ext = rel.rpartition(".")
+        n = 1
+        while rel in w.files:  # two names that sanitise alike
+            n += 1
+            rel = f"{stem}-{n}{dot}{ext}"
         try:
             digest = w.copy_file(rel, src)
         except OSError as exc:
@@ -235,7 +240,8 @@ def _write_programs(w: BundleWriter, manifest: dict[str, Any], root: Path) -> li
         elif prog.get("il"):
             place(prog["il"], f"kernels/{stem}.spv")
         for b in prog.get("binaries", []):
-            dev = sanitize_component(str(b.get("device") or "device"), max_len=60, fold_case=True)
+            name = "_".join(str(b.get("device") or "device").lower().split())
+            dev = sanitize_component(name, max_len=60)
             place(b["data"], f"kernels/{stem}.{dev}.bin")
     return notes
 

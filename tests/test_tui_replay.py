@@ -123,9 +123,9 @@ async def test_replay_images_svm_on_pocl_all_equal_and_three_way_diff(images_svm
         assert isinstance(diff, DiffScreen)
         await pilot.pause()
         view = diff.query_one(DiffView)
-        raw = images_svm / "memDumpPostEnqueue"
-        (post_file,) = raw.glob("Enqueue_0000_Kernel_downsample_Arg_1_*")
-        (pre_file,) = (images_svm / "memDumpPreEnqueue").glob("Enqueue_0000_Kernel_downsample_Arg_1_*")
+        pattern = "Enqueue_0000_Kernel_downsample_Arg_1_*"
+        (post_file,) = (images_svm / "memDumpPostEnqueue").glob(pattern)
+        (pre_file,) = (images_svm / "memDumpPreEnqueue").glob(pattern)
         post = np.fromfile(post_file, dtype=np.float32).reshape(-1, 4)
         pre = np.fromfile(pre_file, dtype=np.float32).reshape(-1, 4)
         assert view.row_count == 32 * 24
@@ -176,7 +176,8 @@ async def test_replay_on_oclgrind_shows_ulp_and_highlights_mismatches(pyocl_pocl
         view = diff.query_one(DiffView)
         replayed = np.frombuffer(bytes(view.replayed), dtype=np.float32)  # type: ignore[arg-type]
         expected_bad = np.flatnonzero(captured.view(np.uint32) != replayed.view(np.uint32))
-        assert view.mismatch_count() == len(expected_bad) == int(row[5].split("/")[0].replace(",", ""))
+        n_diff = int(row[5].split("/")[0].replace(",", ""))
+        assert view.mismatch_count() == len(expected_bad) == n_diff
         assert view.cursor == int(expected_bad[0])  # opened on the first differing element
         assert view.is_mismatch(int(expected_bad[0]))
         await pilot.press("right_square_bracket")

@@ -83,6 +83,8 @@ class CltuiApp(App[None]):
         if action == "switch_capture":
             return len(self.captures) > 1
         if action == "divergent":
+            if len(self.captures) < 2:
+                return False
             return None if self.divergence is None or not self.divergence.ready else True
         if action == "check":
             return True if self.main.capture is not None else None

@@ -25,6 +25,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
+from textual.css.query import NoMatches
 from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label, ProgressBar
@@ -145,7 +146,12 @@ class ProgressScreen(ModalScreen[T | None], Generic[T]):
 
     @on(Progress)
     def _progress(self, message: Progress) -> None:
-        bar = self.query_one("#progress-bar", ProgressBar)
+        if self.finished:  # a late message after the screen was dismissed
+            return
+        try:
+            bar = self.query_one("#progress-bar", ProgressBar)
+        except NoMatches:
+            return
         if message.fraction is None:
             bar.update(total=None)
         else:
@@ -155,6 +161,8 @@ class ProgressScreen(ModalScreen[T | None], Generic[T]):
 
     @on(Finished)
     def _finished(self, message: Finished) -> None:
+        if self.finished:
+            return
         self.finished = True
         if self.control.cancel.is_set():
             self.notify(f"{self.title_text}: cancelled", severity="warning", timeout=4)

@@ -612,3 +612,49 @@ def test_binary_only_bundle_runs_on_its_own_device_only(
         assert "no source and no binary for Oclgrind Simulator" in proc.stderr
         assert "pthread-skylake-avx512-AMD EPYC" in proc.stderr
         assert "Traceback" not in proc.stderr
+
+
+def test_misaligned_svm_offset_without_svm_is_a_clear_error(
+    cpp_replay: Path, tmp_path: Path
+) -> None:
+    """On a device without SVM an SVM argument at an offset becomes a sub-buffer, which needs
+    an aligned offset: both runners name the enqueue and the alignment, no traceback."""
+    _need("oclgrind")
+    from cltui.export.exporter import _replay_module, _template
+
+    b = tmp_path / "svm"
+    (b / "data").mkdir(parents=True)
+    (b / "data/in.bin").write_bytes(bytes(256))
+    (b / "k.cl").write_text("__kernel void k(__global float* p) { p[0] = 1.0f; }\n")
+    manifest = {
+        "format": "cltui-replay-plan",
+        "version": 1,
+        "data": {"in": {"path": "data/in.bin", "size": 256}, "src": {"path": "k.cl", "size": 0}},
+        "programs": {"p": {"label": "k", "source": "src", "options": "", "binaries": []}},
+        "memory": {"s": {"kind": "svm", "label": "svm 0001", "size": 256}},
+        "steps": [
+            {
+                "enqueue": 41,
+                "kernel": "k",
+                "program": "p",
+                "global": [1],
+                "local": None,
+                "offset": None,
+                "args": [{"index": 0, "kind": "svm", "mem": "s", "offset": 4}],
+                "loads": [{"mem": "s", "data": "in", "why": "input", "note": ""}],
+                "prechecks": [],
+                "checks": [],
+            }
+        ],
+    }
+    (b / "manifest.json").write_text(json.dumps(manifest))
+    (b / "engine.py").write_bytes(_replay_module("engine.py"))
+    (b / "compare.py").write_bytes(_replay_module("compare.py"))
+    (b / "replay.py").write_bytes(_template("replay.py"))
+    for proc in (
+        run_py(b, "--device", "oclgrind"),
+        run_cpp(cpp_replay, b, "--device", "oclgrind"),
+    ):
+        assert proc.returncode == 3, proc.stdout + proc.stderr
+        assert "SVM offset 4 is not a multiple of its" in proc.stderr
+        assert "Traceback" not in proc.stderr

@@ -75,7 +75,10 @@ const char* cl_error_name(cl_int err) {
         E(CL_INVALID_KERNEL_ARGS) E(CL_INVALID_WORK_DIMENSION) E(CL_INVALID_WORK_GROUP_SIZE)
         E(CL_INVALID_WORK_ITEM_SIZE) E(CL_INVALID_GLOBAL_OFFSET) E(CL_INVALID_EVENT)
         E(CL_INVALID_OPERATION) E(CL_INVALID_BUFFER_SIZE) E(CL_INVALID_GLOBAL_WORK_SIZE)
-        E(CL_INVALID_PROPERTY) E(CL_INVALID_IMAGE_DESCRIPTOR)
+        E(CL_INVALID_PROPERTY) E(CL_INVALID_IMAGE_DESCRIPTOR) E(CL_MISALIGNED_SUB_BUFFER_OFFSET)
+        E(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST) E(CL_INVALID_HOST_PTR)
+        E(CL_INVALID_PLATFORM) E(CL_INVALID_QUEUE_PROPERTIES) E(CL_INVALID_EVENT_WAIT_LIST)
+        E(CL_INVALID_COMPILER_OPTIONS) E(CL_INVALID_LINKER_OPTIONS) E(CL_LINK_PROGRAM_FAILURE)
 #undef E
         default:
             return "CL error";
@@ -1359,6 +1362,16 @@ class Replayer {
                 if (a.offset) {
                     auto key = std::make_pair(a.mem, a.offset);
                     if (!subs_.count(key)) {
+                        cl_uint align_bits = 0;
+                        clGetDeviceInfo(dev_.device, CL_DEVICE_MEM_BASE_ADDR_ALIGN,
+                                        sizeof align_bits, &align_bits, nullptr);
+                        size_t align = align_bits / 8;
+                        if (align && a.offset % align)
+                            throw DeviceError(
+                                "enqueue " + std::to_string(s.enqueue) + ": " + dev_.name +
+                                " has no SVM and the SVM offset " + std::to_string(a.offset) +
+                                " is not a multiple of its " + std::to_string(align) +
+                                "-byte sub-buffer alignment");
                         cl_buffer_region r{a.offset, desc_.at(a.mem)->size - a.offset};
                         cl_int e2;
                         subs_[key] = clCreateSubBuffer(m, CL_MEM_READ_WRITE,

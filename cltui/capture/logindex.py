@@ -1068,13 +1068,16 @@ def _pieces(
     try:
         for w in range(nproc):
             workers.append(_fork_worker(path, size, cuts[w::nproc]))
+        # read whichever worker has data (no lockstep), hand the pieces on in file order
+        inbox = _Inbox(path, [fd for _, fd in workers], [len(cuts[w::nproc]) for w in range(nproc)])
         for i, (_, end) in enumerate(cuts):
+            while i not in inbox.pieces:
+                if cancel is not None and cancel.is_set():
+                    raise IndexCancelled()
+                inbox.receive(50)
             if cancel is not None and cancel.is_set():
                 raise IndexCancelled()
-            piece = pickle.loads(_receive(workers[i % nproc][1], path, cancel))
-            if not isinstance(piece, _Piece):
-                raise CaptureError(f"cannot index {path.name}: {piece}")
-            yield piece
+            yield inbox.pieces.pop(i)
             if progress is not None:
                 progress(end / size)
     finally:
@@ -1086,23 +1089,45 @@ def _pieces(
                 os.waitpid(pid, 0)
 
 
-def _receive(fd: int, path: Path, cancel: threading.Event | None) -> bytes:
-    """One length-prefixed message from a worker's pipe (polling ``cancel`` while waiting)."""
-    buf = bytearray()
-    need = 8
-    poller = select.poll()  # (select.select fails on descriptors past FD_SETSIZE)
-    poller.register(fd, select.POLLIN)
-    while len(buf) < need:
-        while not poller.poll(50):
-            if cancel is not None and cancel.is_set():
-                raise IndexCancelled()
-        chunk = os.read(fd, min(need - len(buf), 1 << 20))
-        if not chunk:
-            raise CaptureError(f"cannot index {path.name}: a worker process died (out of memory?)")
-        buf += chunk
-        if need == 8 and len(buf) == 8:
-            need = 8 + int.from_bytes(buf, "little")
-    return bytes(memoryview(buf)[8:])
+class _Inbox:
+    """Length-prefixed pickled pieces arriving on the workers' pipes; worker ``w``'s k-th
+    message is piece ``w + k * nproc``."""
+
+    def __init__(self, path: Path, fds: list[int], owed: list[int]) -> None:
+        self.path = path
+        self.fds = fds
+        self.owed = owed  # messages still expected per worker
+        self.got = [0] * len(fds)
+        self.bufs = [bytearray() for _ in fds]
+        self.pieces: dict[int, _Piece] = {}
+        self.poller = select.poll()  # (select.select fails on descriptors past FD_SETSIZE)
+        for fd in fds:
+            self.poller.register(fd, select.POLLIN)
+
+    def receive(self, timeout_ms: int) -> None:
+        for fd, _ in self.poller.poll(timeout_ms):
+            w = self.fds.index(fd)
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                if self.owed[w]:
+                    raise CaptureError(
+                        f"cannot index {self.path.name}: a worker process died (out of memory?)"
+                    )
+                self.poller.unregister(fd)
+                continue
+            buf = self.bufs[w]
+            buf += chunk
+            while len(buf) >= 8:
+                n = int.from_bytes(buf[:8], "little")
+                if len(buf) < 8 + n:
+                    break
+                obj = pickle.loads(buf[8 : 8 + n])
+                del buf[: 8 + n]
+                if not isinstance(obj, _Piece):
+                    raise CaptureError(f"cannot index {self.path.name}: {obj}")
+                self.pieces[w + self.got[w] * len(self.fds)] = obj
+                self.got[w] += 1
+                self.owed[w] -= 1
 
 
 def _fork_worker(path: Path, size: int, cuts: list[tuple[int, int]]) -> tuple[int, int]:

@@ -431,3 +431,18 @@ def test_outdir_inside_or_around_the_capture_is_refused(images_svm: Path, tmp_pa
         with pytest.raises(ExportError, match="capture"):
             _export(cap, "0", out, force=force)
     assert _tree(cap) == before
+
+
+def test_a_dump_linking_out_of_the_capture_is_not_exported(
+    images_svm: Path, tmp_path: Path
+) -> None:
+    cap = copy_capture(images_svm, tmp_path / "c")
+    secret = tmp_path / "secret.bin"
+    secret.write_bytes(b"s" * 256)
+    dump = next(cap.glob("memDumpPreEnqueue/Enqueue_0008_*_Arg_2_*.bin"))
+    dump.unlink()
+    dump.symlink_to(secret)
+    with pytest.raises(ExportError, match="leads outside the capture"):
+        _export(cap, "8", tmp_path / "b")
+    assert not (tmp_path / "b").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c", "secret.bin"]

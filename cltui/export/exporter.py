@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from cltui.capture.names import sanitize_component
-from cltui.export.bundle import BundleWriter, ExportError
+from cltui.export.bundle import BundleWriter, ExportCancelled, ExportError
 from cltui.export.includes import resolve_includes
 from cltui.export.readme import render_readme
 
@@ -137,7 +137,7 @@ def export_range(
     except (PlanError, ValueError) as exc:
         raise ExportError(str(exc)) from None
     if cancel is not None and cancel.is_set():
-        raise ExportError("export cancelled")
+        raise ExportCancelled("export cancelled")
     manifest = copy.deepcopy(plan.to_manifest())
     with BundleWriter(outdir, force=force, cancel=cancel) as w:
         notes = _write_programs(w, manifest, plan.capture_path)
@@ -182,9 +182,13 @@ def _check_apart(capture: Path, outdir: Path) -> None:
 
 
 def _read_capture_file(root: Path, rel: str) -> Path:
+    """A capture file the plan references; a link that leads out of the capture is refused
+    (its target's contents would otherwise travel with the bundle)."""
     path = root / rel
     if not path.is_file():
         raise ExportError(f"cannot read {path}: not a file")
+    if not path.resolve().is_relative_to(root.resolve()):
+        raise ExportError(f"{path} leads outside the capture: not exported")
     return path
 
 

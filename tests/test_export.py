@@ -406,6 +406,7 @@ def test_cli_tar_file(images_svm: Path, tmp_path: Path) -> None:
     with tarfile.open(target) as tar:
         names = tar.getnames()
     top = names[0]
+    assert top == "images_svm_pocl-0"  # bundle_name(): <capture>-<range>
     assert f"{top}/manifest.json" in names and f"{top}/SHA256SUMS" in names
     r = runner.invoke(cli_main, ["export", str(images_svm), "0", "--tar", str(target)])
     assert r.exit_code == 2 and "already exists" in r.stderr

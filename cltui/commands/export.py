@@ -72,7 +72,7 @@ def export_cmd(
     only with --force.  Over SSH: `ssh host cltui export DUMP 12-40 --tar - | tar x`.
     """
     from cltui.commands._common import load_capture
-    from cltui.export import ExportError, export_range, parse_langs, stream_tar
+    from cltui.export import ExportError, bundle_name, export_range, parse_langs, stream_tar
     from cltui.replay.ranges import RangeError, parse_range
 
     if outdir is None and tar is None:
@@ -104,11 +104,11 @@ def export_cmd(
             fail(f"{tar_path} already exists (use --force to replace it)")
         if tar_path.is_dir():
             fail(f"{tar_path} is a folder")
-    name = Path(outdir).name if outdir else f"{Path(dumpdir).name}-{rng}"
     with tempfile.TemporaryDirectory(prefix="cltui-export-") as tmp:
         from cltui.capture.names import sanitize_component
 
-        folder = Path(tmp) / sanitize_component(name.replace("/", "_"))
+        name = sanitize_component(Path(outdir).name) if outdir else bundle_name(dumpdir, rng)
+        folder = Path(tmp) / name
         try:
             result = export_range(cap, rng, folder, chosen, mode, False, tolerance=tol)
         except ExportError as exc:

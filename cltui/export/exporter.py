@@ -70,6 +70,12 @@ class ExportResult:
         }
 
 
+def bundle_name(capture_path: str | Path, rng: Any) -> str:
+    """A default folder name for a bundle: ``<capture>-<range>`` made safe (``/`` -> ``_``)."""
+    text = f"{Path(capture_path).name}-{rng}".replace("/", "_")
+    return sanitize_component(text, max_len=80)
+
+
 def _template(name: str) -> bytes:
     return (resources.files("cltui.export") / "templates" / name).read_bytes()
 

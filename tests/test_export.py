@@ -447,3 +447,20 @@ def test_a_dump_linking_out_of_the_capture_is_not_exported(
         _export(cap, "8", tmp_path / "b")
     assert not (tmp_path / "b").exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c", "secret.bin"]
+
+
+def test_a_write_error_is_one_line_and_leaves_nothing(
+    images_svm: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+
+    import cltui.export.bundle as bundle_mod
+
+    def full(src: Any, dst: Any) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(dst))
+
+    monkeypatch.setattr(bundle_mod.shutil, "copyfile", full)
+    with pytest.raises(ExportError, match="No space left on device") as info:
+        _export(images_svm, "0-8", tmp_path / "b")
+    assert "\n" not in str(info.value)
+    assert list(tmp_path.iterdir()) == []

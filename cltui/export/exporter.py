@@ -145,9 +145,30 @@ def export_range(
     if cancel is not None and cancel.is_set():
         raise ExportCancelled("export cancelled")
     manifest = copy.deepcopy(plan.to_manifest())
+    try:
+        return _write_bundle(
+            manifest, plan.capture_path, capture, rng, outdir, chosen, mode, force, report, cancel
+        )
+    except OSError as exc:  # a full disk, a read-only folder: one line, nothing left behind
+        where = exc.filename or outdir
+        raise ExportError(f"cannot write {where}: {exc.strerror or exc}") from None
+
+
+def _write_bundle(
+    manifest: dict[str, Any],
+    root: Path,
+    capture: Any,
+    rng: Any,
+    outdir: str | Path,
+    chosen: list[str],
+    mode: str,
+    force: bool,
+    report: ExportProgress,
+    cancel: threading.Event | None,
+) -> ExportResult:
     with BundleWriter(outdir, force=force, cancel=cancel) as w:
-        notes = _write_programs(w, manifest, plan.capture_path)
-        _write_data(w, manifest, plan.capture_path, report)
+        notes = _write_programs(w, manifest, root)
+        _write_data(w, manifest, root, report)
         report(0.95, "writing programs")
         manifest["bundle"] = _bundle_info(capture, manifest, rng, mode, chosen, notes)
         w.write_text("manifest.json", json.dumps(manifest, indent=1) + "\n")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import re
+import threading
 from collections import Counter
 from collections.abc import Callable, Coroutine
 from pathlib import Path
@@ -15,6 +16,7 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input
 
+from cltui.capture.capture import open_capture
 from cltui.tui.app import CltuiApp, make_app
 from cltui.tui.screens.help import HelpScreen
 from cltui.tui.screens.kinds import KindScreen
@@ -233,20 +235,39 @@ async def test_range_selection_visual_mode_and_bookmarks(pyocl_pocl: Path) -> No
 
 
 @aio
-async def test_replay_and_export_greyed_until_wired(pyocl_pocl: Path) -> None:
-    calls: list[tuple[int, int]] = []
-    async with make_app(pyocl_pocl).run_test(size=SIZE) as pilot:
-        screen = await wait_loaded(pilot)
+async def test_replay_and_export_greyed_until_loaded_then_act_on_the_range(
+    pyocl_pocl: Path,
+) -> None:
+    release = threading.Event()
+
+    def slow_open(path: Path, progress: Any, cancel: threading.Event) -> Any:
+        release.wait(10)
+        return open_capture(path, progress, cancel)
+
+    calls: list[tuple[str, int, int]] = []
+    app = make_app(
+        pyocl_pocl,
+        opener=slow_open,
+        replay=lambda cap, a, b: calls.append(("replay", a, b)),
+        export=lambda cap, a, b: calls.append(("export", a, b)),
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause(0.05)
+        screen = app.main
+        assert screen.capture is None
         bindings = screen.active_bindings
         assert bindings["r"].enabled is False and bindings["e"].enabled is False
-        assert bindings["slash"].enabled is True
-    app = make_app(pyocl_pocl, replay=lambda cap, a, b: calls.append((a, b)))
-    async with app.run_test(size=SIZE) as pilot:
-        screen = await wait_loaded(pilot)
+        assert bindings["slash"].enabled is False
+        titles = {c.title for c in app.get_system_commands(screen)}
+        assert "Replay" not in titles and "Filter" not in titles  # greyed: not offered
+        await pilot.press("r", "slash")
+        assert calls == [] and app.screen is screen
+        release.set()
+        await wait_loaded(pilot)
         assert screen.active_bindings["r"].enabled is True
         await jump(pilot, 22)
-        await pilot.press("shift+down", "shift+down", "r")
-        assert calls == [(22, 24)]
+        await pilot.press("shift+down", "shift+down", "r", "e")
+        assert calls == [("replay", 22, 24), ("export", 22, 24)]
 
 
 # ------------------------------------------------------------------------- detail panes
@@ -465,7 +486,7 @@ async def test_help_screen_and_palette_come_from_bindings(images_svm: Path) -> N
         await pilot.press("escape")
         titles = {c.title for c in app.get_system_commands(screen)}
         assert {"Filter", "Jump", "Visual", "Mark", "Next same"} <= titles
-        assert "Replay" not in titles  # greyed out actions are not offered
+        assert {"Replay", "Export"} <= titles
 
 
 @aio

@@ -82,6 +82,8 @@ class CltuiApp(App[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "switch_capture":
             return len(self.captures) > 1
+        if action in ("divergent", "check") and not isinstance(self.screen, MainScreen):
+            return False  # browser keys: hidden on the action screens
         if action == "divergent":
             if len(self.captures) < 2:
                 return False
@@ -138,8 +140,9 @@ def make_app(
 
     ``opener(path, progress, cancel)`` replaces :func:`open_capture` (tests, benchmarks);
     ``replay``/``export`` receive ``(capture, first_number, last_number)`` for the selected
-    range; while they are ``None`` their keys are shown greyed out.  ``ansi`` uses the
-    terminal's 16 ANSI colours (see :func:`wants_ansi`).
+    range (default: the replay and export dialogs of :mod:`cltui.tui.actions`); their keys are
+    greyed out until the capture is loaded.  ``ansi`` uses the terminal's 16 ANSI colours
+    (see :func:`wants_ansi`).
     """
     open_fn = opener or _open
     paths = [Path(path)] + ([Path(path_b)] if path_b is not None else [])

@@ -461,10 +461,11 @@ def section_replay(device: str, quick: bool) -> dict[str, Any]:
             figure(
                 f"host time per launch, {o['capture']} {o['range']} ({o['kernels']} kernels, "
                 f"{o['writes_in_loop_per_repetition']} reload(s) in the loop)",
-                f"{o['engine_us_per_launch']:.2f} us (engine loop, median of {o['repeat']})",
+                f"{o['engine_us_per_launch']:.2f} us (engine loop timer; median of "
+                f"{o['repeat']} repetitions, median of {o['rounds']} rounds)",
                 f"raw pyopencl loop: {o['raw_us_per_launch']:.2f} us",
                 o["ratio"],
-                "engine / raw",
+                "engine / raw, median of the per-round ratios",
                 "<= 1.3",
                 o["ratio"] <= 1.3,
             )

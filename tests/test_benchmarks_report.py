@@ -128,3 +128,28 @@ def test_report_marks_missed_goals(run_mod: ModuleType) -> None:
     assert "Not measured: bench_export.py exited 1: boom" in text
     missed = text.split("## Goals missed in this run")[1].split("##")[0]
     assert "slow thing" in missed and "fast thing" not in missed
+
+
+def test_render_only_rewrites_from_saved_json(
+    run_mod: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fig = run_mod.figure(
+        "rss", "160 MB", "find 2 GB", 1.07, "RSS / goal", "<= 150 MB", False, "160 MB"
+    )
+    saved = {
+        "date": "2026-01-01 00:00 UTC",
+        "command": ".venv/bin/python benchmarks/run.py",
+        "machine": {"CPU": "test cpu"},
+        "total_s": 321.0,
+        "results": {"index": {"figures": [fig]}},
+    }
+    src = tmp_path / "saved.json"
+    src.write_text(json.dumps(saved))
+    monkeypatch.setattr(run_mod, "ROOT", tmp_path)
+    monkeypatch.setattr(run_mod, "RESULTS_H200", tmp_path / "none")
+    assert run_mod.main(["--render-only", str(src)]) == 0
+    text = (tmp_path / "BENCHMARKS.md").read_text()
+    assert "| CPU | test cpu |" in text and "Total run time: 321 s" in text
+    assert "| <= 150 MB | **MISSED** (160 MB) |" in text
+    assert "- Capture index: rss: 160 MB, goal <= 150 MB" in text
+    assert run_mod.main(["--render-only", str(tmp_path / "absent.json")]) == 2

@@ -71,7 +71,7 @@ class BufferView(ScrollView, can_focus=True):
         self.cursor = 0
         self.empty_text = "No buffer"
         self._key: object = None
-        self._cache: LRUCache[tuple[int, int, int, bool], Strip] = LRUCache(1024)
+        self._cache: LRUCache[tuple[int, int, bool, int], Strip] = LRUCache(1024)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # rows always fit the width: the inherited horizontal scrolling keys do nothing here
@@ -241,7 +241,8 @@ class BufferView(ScrollView, can_focus=True):
         row = round(self.scroll_y) + y - 1
         if row >= self.row_count:
             return Strip.blank(width, self.rich_style)
-        key = (row, width, self.hex_mode, row == self.cursor and self.has_focus)
+        cursor = 0 if row != self.cursor else 2 if self.has_focus else 1
+        key = (row, width, self.hex_mode, cursor)
         strip = self._cache.get(key)
         if strip is None:
             strip = self._render_row(row, width)

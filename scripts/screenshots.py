@@ -29,6 +29,7 @@ class Scene:
     keys: list[str] = field(default_factory=list)
     text: str = ""
     after: list[str] = field(default_factory=list)
+    capture_b: str | None = None  # a second capture (divergence marks)
 
 
 SCENES = [
@@ -53,6 +54,18 @@ SCENES = [
     Scene("15-jump", "opencv_tapi_pocl", (120, 36), keys=["colon"], text="63"),
     Scene("16-help", "images_svm_pocl", (120, 36), keys=["question_mark"]),
     Scene("17-palette", "images_svm_pocl", (120, 36), keys=["ctrl+p"], text="jump"),
+    # range actions (cltui/tui/actions.py): replay, results, three-way diff, export, check, diverge
+    Scene("18-replay-dialog", "images_svm_pocl", (120, 36), jump=0,
+          keys=["shift+down"] * 8 + ["r"]),
+    Scene("19-replay-results", "pyopencl_lib_pocl", (140, 36), jump=20,
+          keys=["shift+down"] * 4 + ["r", "space", "ctrl+r"]),
+    Scene("20-replay-diff", "pyopencl_lib_pocl", (140, 36), jump=22,
+          keys=["r", "space", "ctrl+r", "enter"]),
+    Scene("21-export-dialog", "images_svm_pocl", (120, 36), jump=0,
+          keys=["shift+down"] * 8 + ["e"]),
+    Scene("22-check-findings", "opencv_tapi_pocl", (120, 36), jump=4, keys=["C", "down"]),
+    Scene("23-diverge", "pyopencl_lib_pocl", (120, 36), keys=["d"],
+          capture_b="pyopencl_lib_oclgrind"),
 ]
 
 
@@ -64,7 +77,8 @@ async def settle(pilot: Pilot[None]) -> None:
 
 
 async def shoot(scene: Scene, captures: Path, out: Path) -> Path:
-    app = make_app(captures / scene.capture)
+    app = make_app(captures / scene.capture,
+                   captures / scene.capture_b if scene.capture_b else None)
     async with app.run_test(size=scene.size) as pilot:
         assert isinstance(app, CltuiApp)
         while app.main.capture is None and app.main.error is None:

@@ -68,7 +68,7 @@ async def open_dialog(pilot: Pilot[Any]) -> ReplayDialog:
     await wait_for(pilot, lambda: isinstance(pilot.app.screen, ReplayDialog))
     dialog = pilot.app.screen
     assert isinstance(dialog, ReplayDialog)
-    await wait_for(pilot, lambda: not dialog.loading, 30)
+    await wait_for(pilot, lambda: not dialog.listing, 30)
     return dialog
 
 
@@ -254,3 +254,50 @@ async def test_progress_cancel_runs_hooks_and_failure_is_one_line(images_svm: Pa
             await pilot.press("escape")
             await pilot.pause()
         assert results == [None, None, None]
+
+
+def _fault_plan(tmp: Path, kernel: str) -> Any:
+    """A hand-made plan over tests/fixtures/replay/faults.cl whose enqueue 41 crashes or hangs."""
+    from cltui.replay.plan import Plan
+    from tests.test_replay_runner import _fill, _plan, _step
+
+    args = [{"index": 0, "kind": "buffer", "mem": "m0"}]
+    memory: dict[str, Any] = {"m0": {"kind": "buffer", "size": 256}}
+    if kernel == "spin":
+        args.append({"index": 1, "kind": "buffer", "mem": "m1"})
+        memory["m1"] = {"kind": "buffer", "size": 256}
+    # spin loops while its flag (m0) is 0
+    manifest = _plan(tmp, [_fill(40, 0), _step(41, kernel, args)], memory)
+    return Plan(manifest, tmp)
+
+
+@pytest.mark.parametrize(("kernel", "status", "text"), [
+    ("wild", "crashed", "enqueue 41 (wild) crashed the driver"),
+    ("spin", "timed out", "enqueue 41 (spin) did not finish within 3 s"),
+])
+@aio
+async def test_crash_or_hang_is_one_line_and_the_app_lives(
+    images_svm: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    kernel: str, status: str, text: str,
+) -> None:
+    monkeypatch.setattr("cltui.replay.plan.build_plan",
+                        lambda *a, **k: _fault_plan(tmp_path, kernel))
+    async with make_app(images_svm).run_test(size=SIZE) as pilot:
+        main = await loaded(pilot)
+        await select(pilot, main, 0, 0)
+        dialog = await open_dialog(pilot)
+        dialog.select_devices([device_id(dialog, "pthread")])
+        dialog.query_one("#replay-timeout").value = "3"  # type: ignore[attr-defined]
+        dialog.action_accept()
+        results = await results_screen(pilot)
+        rows = table_rows(results)
+        failed = [r for r in rows if r[4] == status]
+        assert len(failed) == 1 and failed[0][0] == "41"
+        assert failed[0][8].startswith(text)
+        assert text in results.notes_text().plain
+        assert "FAIL" in results.summary().plain
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, MainScreen))
+        await pilot.press("down")  # still browsing
+        await pilot.pause()
+        assert main.state()["cursor"] == 1

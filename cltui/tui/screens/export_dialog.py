@@ -66,21 +66,21 @@ class ExportDialog(ModalScreen[ExportRequest | None]):
             yield Label(f"Export enqueues {what} as a replay bundle", classes="action-title")
             yield Label("Folder (created; must not exist unless overwrite is ticked)",
                         classes="action-label")
-            yield Input(str(self.folder), id="export-folder")
+            yield Input(str(self.folder), id="export-folder", compact=True)
             with Horizontal(classes="action-row"):
-                yield Checkbox("Python (replay.py)", True, id="export-python")
-                yield Checkbox("C++ (replay.cpp + CMake)", True, id="export-cpp")
+                yield Checkbox("Python (replay.py)", True, id="export-python", compact=True)
+                yield Checkbox("C++ (replay.cpp + CMake)", True, id="export-cpp", compact=True)
             yield Label("Mode", classes="action-label")
-            with RadioSet(id="export-mode"):
+            with RadioSet(id="export-mode", compact=True):
                 yield RadioButton("chain: carry state, reload at host-side changes", value=True,
                                   id="export-chain")
                 yield RadioButton("isolated: every kernel from its own Pre dumps",
                                   id="export-isolated")
-            yield Checkbox("Overwrite an existing folder", False, id="export-force")
+            yield Checkbox("Overwrite an existing folder", False, id="export-force", compact=True)
             yield Label("", id="export-error", classes="action-error")
             with Horizontal(classes="action-buttons"):
-                yield Button("Export", variant="primary", id="export-go")
-                yield Button("Cancel", id="export-cancel")
+                yield Button("Export", variant="primary", id="export-go", compact=True)
+                yield Button("Cancel", id="export-cancel", compact=True)
 
     def on_mount(self) -> None:
         self.query_one("#export-folder", Input).focus()

@@ -99,34 +99,33 @@ class ReplayDialog(ModalScreen[ReplayRequest | None]):
         self.first = first
         self.last = last
         self.devices: list[dict[str, Any]] = []
-        self.loading = True
+        self.listing = True
 
     def compose(self) -> ComposeResult:
         what = f"{self.first}" if self.first == self.last else f"{self.first}-{self.last}"
         with Vertical(id="replay-box", classes="action-box"):
             yield Label(f"Replay enqueues {what}", id="replay-title", classes="action-title")
             yield Label("Devices (space ticks; several allowed)", classes="action-label")
-            yield SelectionList[str](id="replay-devices")
+            yield SelectionList[str](id="replay-devices", compact=True)
             yield Label("Mode", classes="action-label")
-            with RadioSet(id="replay-mode"):
+            with RadioSet(id="replay-mode", compact=True):
                 for i, mode in enumerate(MODES):
                     yield RadioButton(f"{mode}: {MODE_HELP[mode]}", value=i == 0, id=f"mode-{mode}")
-            with Horizontal(classes="action-row"):
-                yield Label("atol", classes="field-label")
-                yield Input(placeholder="0", id="replay-atol", classes="field-input")
-                yield Label("rtol", classes="field-label")
-                yield Input(placeholder="0", id="replay-rtol", classes="field-input")
-                yield Label("ULP", classes="field-label")
-                yield Input(placeholder="0", id="replay-ulp", classes="field-input")
-            with Horizontal(classes="action-row"):
-                yield Label("repeat", classes="field-label")
-                yield Input("1", id="replay-repeat", classes="field-input")
-                yield Label("timeout s", classes="field-label")
-                yield Input(f"{DEFAULT_TIMEOUT:g}", id="replay-timeout", classes="field-input")
+            rows = (
+                (("atol", "atol", ""), ("rtol", "rtol", ""), ("ULP", "ulp", "")),
+                (("repeat", "repeat", "1"), ("timeout s", "timeout", f"{DEFAULT_TIMEOUT:g}")),
+            )
+            for row in rows:
+                with Horizontal(classes="action-row"):
+                    for label, name, value in row:
+                        yield Label(label, classes="field-label")
+                        yield Input(value, placeholder="0", id=f"replay-{name}",
+                                    classes="field-input", compact=True)
             yield Label("", id="replay-error", classes="action-error")
             with Horizontal(classes="action-buttons"):
-                yield Button("Replay", variant="primary", id="replay-go", disabled=True)
-                yield Button("Cancel", id="replay-cancel")
+                yield Button("Replay", variant="primary", id="replay-go", disabled=True,
+                             compact=True)
+                yield Button("Cancel", id="replay-cancel", compact=True)
 
     def on_mount(self) -> None:
         lst = self.query_one("#replay-devices", SelectionList)
@@ -169,7 +168,7 @@ class ReplayDialog(ModalScreen[ReplayRequest | None]):
     def _devices_listed(
         self, devices: list[dict[str, Any]], captured: str | None, error: str | None
     ) -> None:
-        self.loading = False
+        self.listing = False
         self.devices = devices
         lst = self.query_one("#replay-devices", SelectionList)
         lst.clear_options()
@@ -183,6 +182,7 @@ class ReplayDialog(ModalScreen[ReplayRequest | None]):
             mark = "  (captured here)" if captured and d["name"] == captured else ""
             prompt = f"{d['id']}  {d['name']} · {d['platform']}{mark}"
             lst.add_option(Selection(prompt, str(d["id"]), d["id"] in ticked))
+        lst.highlighted = 0
         self.query_one("#replay-go", Button).disabled = False
 
     def show_error(self, text: str) -> None:
@@ -205,7 +205,7 @@ class ReplayDialog(ModalScreen[ReplayRequest | None]):
 
     def request(self) -> ReplayRequest | None:
         """The request the fields describe, or ``None`` after showing what is wrong."""
-        if self.loading:
+        if self.listing:
             self.show_error("Still listing the devices…")
             return None
         chosen = set(self.query_one("#replay-devices", SelectionList).selected)

@@ -120,7 +120,7 @@ class ProgressScreen(ModalScreen[T | None], Generic[T]):
             yield Label("starting…", id="progress-text", markup=False)
             yield Label("", id="progress-error", classes="action-error", markup=False)
             with Horizontal(classes="action-buttons"):
-                yield Button("Cancel", id="progress-cancel")
+                yield Button("Cancel", id="progress-cancel", compact=True)
 
     def _post_progress(self, fraction: float | None, text: str) -> None:
         self.post_message(self.Progress(fraction, text))
@@ -251,7 +251,7 @@ def replay_task(
         job = runner.start(
             manifest,
             request.devices,
-            data_root=capture.path,
+            data_root=plan.capture_path,
             repeat=request.repeat,
             timeout=request.timeout,
             save_dir=save_dir,

@@ -50,6 +50,7 @@ _STATUS_STYLE = {
     "error": "bold red",
     "cancelled": "yellow",
 }
+_OK = ("equal", "unchecked")
 _FAILED = {"crash": "crashed", "hang": "timed out", "error": "error", "cancelled": "cancelled"}
 
 
@@ -85,7 +86,8 @@ class ResultRow:
         first = self.message
         if not first and res.get("first"):
             f = res["first"]
-            first = f"{f.get('where', '')}: {_num(f.get('expected'))} → {_num(f.get('actual'))}"
+            first = (f"{f.get('where', '')}: {_value(f.get('expected'))} → "
+                     f"{_value(f.get('actual'))}")
         if not first and res.get("note"):
             first = str(res["note"])
         cells: list[Text | str] = [
@@ -114,6 +116,13 @@ def _num(v: Any) -> str:
     return str(v)
 
 
+def _value(v: Any) -> str:
+    """An element value with enough digits to tell two float32/float64 values apart."""
+    if isinstance(v, float):
+        return f"{v:.9g}" if abs(v) < 1e300 else repr(v)
+    return str(v)
+
+
 def _stage(v: Any) -> str:
     if not isinstance(v, dict) or v.get("median") is None:
         return ""
@@ -130,8 +139,10 @@ def failure_message(outcome: ReplayOutcome, res: dict[str, Any]) -> str:
     kernel = outcome.kernel_of(n)
     detail = str(res.get("error") or "").strip()
     if n is not None:
-        head = f"enqueue {n}" + (f" ({kernel})" if kernel else "") + f" {status}"
-        return f"{head}: {detail}" if detail else head
+        name = f"enqueue {n}" + (f" ({kernel})" if kernel else "")
+        if detail.startswith(f"enqueue {n} "):  # the runner's own wording, with the kernel added
+            return name + detail[len(f"enqueue {n}"):]
+        return f"{name} {status}: {detail}" if detail else f"{name} {status}"
     return detail or status
 
 
@@ -197,6 +208,9 @@ class ReplayResultsScreen(Screen[None]):
             table.add_row(*row.cells(), key=str(i))
         notes = self.query_one("#results-notes")
         notes.display = bool(self.notes_text().plain)
+        failing = next((i for i, r in enumerate(self.rows) if r.status not in _OK), None)
+        if failing is not None:  # open on the first result that is not equal
+            table.move_cursor(row=failing)
         table.focus()
 
     def summary(self) -> Text:
@@ -280,7 +294,7 @@ class ReplayResultsScreen(Screen[None]):
         n = len(self.rows)
         for k in range(1, n + 1):
             i = (start + k) % n
-            if self.rows[i].status not in ("equal", "unchecked"):
+            if self.rows[i].status not in _OK:
                 self.table.move_cursor(row=i)
                 return
         self.notify("Every row is equal", timeout=3)

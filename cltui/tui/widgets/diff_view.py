@@ -46,6 +46,8 @@ class DiffView(BufferView):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("right_square_bracket,n", "mismatch(1)", "Next mismatch", key_display="]"),
         Binding("left_square_bracket,N", "mismatch(-1)", "Prev mismatch", key_display="["),
+        Binding("c", "change(1)", "Next change", show=False, tooltip="Next element Pre -> Post"),
+        Binding("C", "change(-1)", "Prev change", show=False),
     ]
 
     def __init__(self, *, id: str | None = None) -> None:

@@ -57,6 +57,7 @@ else:  # pragma: no cover - the exported bundle runs this file as a script
     import compare as _compare  # type: ignore[no-redef, import-not-found]
 
 PLAN_FORMAT = "cltui-replay-plan"
+PINNED_MIN_BYTES = 1 << 20
 PLAN_VERSION = 1
 
 Loader = Callable[[str], npt.NDArray[np.uint8]]
@@ -603,12 +604,43 @@ class Engine:
     def _host_input(self, load: dict[str, Any], m: _Mem) -> npt.NDArray[np.uint8]:
         data = self.loader(load["data"])
         if data.size == m.size:
+            if m.svm is None and self._use_pinned(m.size):
+                staged = self._pinned(m.size)
+                staged[:] = data
+                return staged
             # pyopencl wraps an SVM copy's host side in SVM(), which needs a writable array
             return data if (m.svm is None or data.flags.writeable) else np.array(data)
-        fixed = np.zeros(m.size, dtype=np.uint8)
+        fixed = self._pinned(m.size) if self._use_pinned(m.size) else np.empty(m.size, np.uint8)
         n = min(m.size, data.size)
         fixed[:n] = data[:n]
+        fixed[n:] = 0
         return fixed
+
+    def _readback(self, m: _Mem) -> npt.NDArray[np.uint8]:
+        if m.svm is None and self._use_pinned(m.size):
+            return self._pinned(m.size)
+        return np.empty(m.size, np.uint8)
+
+    def _use_pinned(self, nbytes: int) -> bool:
+        """Large transfers to a GPU go through pinned host memory: from pageable memory
+        NVIDIA's driver reached 6 GB/s on an H200, from pinned memory 55 GB/s."""
+        kind = str(self.device.get("type", ""))
+        return nbytes >= PINNED_MIN_BYTES and "GPU" in kind and "CPU" not in kind
+
+    def _pinned(self, nbytes: int) -> npt.NDArray[np.uint8]:
+        """A host array in pinned (page-locked) memory, mapped for the engine's lifetime."""
+        import pyopencl as cl
+
+        try:
+            buf = cl.Buffer(self.ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.ALLOC_HOST_PTR, nbytes)
+            map_buffer: Any = cl.enqueue_map_buffer
+            arr, _ev = map_buffer(
+                self.queue, buf, cl.map_flags.READ | cl.map_flags.WRITE, 0, (nbytes,), np.uint8
+            )
+        except cl.Error:  # no pinned memory left: pageable memory still works
+            return np.empty(nbytes, np.uint8)
+        self._arg_refs.append(buf)
+        return arr  # type: ignore[no-any-return]
 
     # ---- run ---------------------------------------------------------------
 
@@ -643,13 +675,13 @@ class Engine:
         for st in steps:
             reads.append(
                 [
-                    (self.mems[c["mem"]], np.empty(self.mems[c["mem"]].size, np.uint8))
+                    (self.mems[c["mem"]], self._readback(self.mems[c["mem"]]))
                     for c in st.get("checks", [])
                 ]
             )
             prereads.append(
                 [
-                    (self.mems[c["mem"]], np.empty(self.mems[c["mem"]].size, np.uint8))
+                    (self.mems[c["mem"]], self._readback(self.mems[c["mem"]]))
                     for c in st.get("prechecks", [])
                 ]
             )

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pytest
 from textual.pilot import Pilot
-from textual.widgets import Input
+from textual.widgets import Input, Static
 
 from cltui.capture.capture import open_capture
 from cltui.tui.app import CltuiApp, make_app
@@ -523,3 +523,34 @@ async def test_capture_without_log_browses_its_dumps(images_svm: Path, tmp_path:
         assert view.ctype is not None and view.ctype.name == "float4"  # texels of the image
         first = view.value_text("pre", 0).strip("()").split(", ")
         assert [np.float32(v) for v in first] == texels[0].tolist()
+
+
+@aio
+async def test_a_failing_record_or_pane_shows_a_line_not_a_traceback(images_svm: Path) -> None:
+    def faulty_open(path: Path, progress: Any, cancel: threading.Event) -> Any:
+        cap = open_capture(path, progress, cancel)
+        real_row = cap.row
+
+        def row(pos: int) -> Any:
+            if pos == 3:
+                raise ValueError("bad bytes")
+            return real_row(pos)
+
+        def build_log(program: Any) -> str:
+            raise OSError("disk on fire")
+
+        cap.row = row  # type: ignore[method-assign]
+        cap.build_log = build_log  # type: ignore[method-assign]
+        return cap
+
+    async with make_app(images_svm, opener=faulty_open).run_test(size=SIZE) as pilot:
+        screen = await wait_loaded(pilot)
+        lst = screen.enqueue_list
+        assert "3: unreadable record (ValueError: bad bytes)" in lst.render_line(4).text
+        await pilot.press("1")
+        await settle(pilot)
+        box = pilot.app.screen.query_one("#enqueue-problems", Static)
+        assert box.display
+        assert "source tab cannot show enqueue 0: OSError: disk on fire" in str(box.render())
+        await pilot.press("down", "down", "down")  # the app is still alive and browsing
+        assert screen.state()["cursor"] == 3

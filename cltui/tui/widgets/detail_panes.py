@@ -130,16 +130,21 @@ class DetailPanes(Vertical):
             return
         active = self.active
         enq, arg = self.enqueue, self.arg
-        if active == "source":
-            self.query_one(SourcePane).show(cap, enq, arg)
-        elif active == "args":
-            self.query_one(ArgsTable).show(cap, enq, arg)
-        elif active == "buffer":
-            self.query_one(BufferPane).show(cap, enq, arg)
-        elif active == "image":
-            self.query_one(ImageView).show(cap, enq, arg)
-        elif active == "timing":
-            self.query_one(TimingView).show(cap, enq, arg)
+        try:
+            if active == "source":
+                self.query_one(SourcePane).show(cap, enq, arg)
+            elif active == "args":
+                self.query_one(ArgsTable).show(cap, enq, arg)
+            elif active == "buffer":
+                self.query_one(BufferPane).show(cap, enq, arg)
+            elif active == "image":
+                self.query_one(ImageView).show(cap, enq, arg)
+            elif active == "timing":
+                self.query_one(TimingView).show(cap, enq, arg)
+        except Exception as exc:  # odd data in one pane must not end the session
+            where = f"enqueue {enq.number}" if enq is not None else "this enqueue"
+            problem = Problem(f"the {active} tab cannot show {where}: {type(exc).__name__}: {exc}")
+            self._show_problems([*(enq.problems if enq is not None else []), problem])
 
 
 def default_arg(enq: Enqueue) -> int | None:

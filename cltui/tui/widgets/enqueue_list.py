@@ -324,7 +324,13 @@ class EnqueueList(ScrollView, can_focus=True):
         key = (pos, width, flags)
         strip = self._cache.get(key)
         if strip is None:
-            strip = self._render_row(pos, width, flags)
+            try:
+                strip = self._render_row(pos, width, flags)
+            except Exception as exc:  # a corrupt record shows as such; the list keeps working
+                number = int(self.capture.numbers[pos])
+                text = f"  {number}: unreadable record ({type(exc).__name__}: {exc})"
+                style = self.get_component_rich_style("enqueue-list--dim")
+                strip = Strip([Segment(ellipsize(text, width), style)], width)
             self._cache[key] = strip
         return strip
 

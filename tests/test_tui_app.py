@@ -26,6 +26,7 @@ from cltui.tui.screens.prompt import PromptScreen
 from cltui.tui.widgets.args_table import ArgsTable
 from cltui.tui.widgets.buffer_pane import BufferPane
 from cltui.tui.widgets.buffer_view import BufferView
+from cltui.tui.widgets.enqueue_list import EnqueueList
 from cltui.tui.widgets.image_view import ImageView
 from cltui.tui.widgets.source_view import SourceView
 from cltui.tui.widgets.timing_view import TimingView
@@ -393,6 +394,14 @@ async def test_source_pane_scrolls_to_kernel_and_marks_argument(pyocl_pocl: Path
         await settle(pilot)
         (line, col, _end_line, end_col) = view.marks[0]
         assert "inp" in view.line_text(line - 1)[col - 1 : end_col]
+        # tab moves the keyboard into the tab, z maximises it (80x24 over ssh), z restores
+        await pilot.press("tab")
+        assert pilot.app.screen.focused is view
+        await pilot.press("z")
+        assert pilot.app.screen.maximized is view
+        await pilot.press("z", "tab")
+        assert pilot.app.screen.maximized is None
+        assert pilot.app.screen.focused is pilot.app.screen.query_one(EnqueueList)
 
 
 @aio

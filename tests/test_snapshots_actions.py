@@ -218,8 +218,13 @@ def test_findings(snap_compare: Compare, opencv: Path) -> None:
 
 
 def test_two_captures_divergence(
-    snap_compare: Compare, pyocl_pocl: Path, pyocl_oclgrind: Path
+    snap_compare: Compare, pyocl_pocl: Path, pyocl_oclgrind: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    from tests.test_tui_diverge import cached_diverge
+
+    monkeypatch.setattr("cltui.analysis.diverge.diverge", cached_diverge)
+
     async def run(pilot: Pilot[Any]) -> None:
         app = await _loaded(pilot)
         for _ in range(1000):

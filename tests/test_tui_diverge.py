@@ -3,12 +3,29 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+import pytest
 
+from cltui.analysis.diverge import diverge as _REAL_DIVERGE
 from cltui.tui.actions import MARKS, shared_opener
 from cltui.tui.app import CltuiApp, make_app
 from tests.test_tui_replay import SIZE, aio, loaded, wait_for
+
+_REPORTS: dict[tuple[str, str], Any] = {}
+
+
+def cached_diverge(cap_a: Any, cap_b: Any, *args: Any, **kwargs: Any) -> Any:
+    """The real :func:`diverge`, computed once per pair of captures in a test session."""
+    from cltui.analysis import diverge as mod
+
+    key = (str(cap_a.path), str(cap_b.path))
+    if key not in _REPORTS:
+        _REPORTS[key] = _REAL_DIVERGE(cap_a, cap_b, *args, **kwargs)
+    report = _REPORTS[key]
+    assert isinstance(report, mod.DivergeReport)
+    return report
 
 
 def post_differs(a: Path, b: Path, number: int) -> bool:
@@ -24,8 +41,9 @@ def post_differs(a: Path, b: Path, number: int) -> bool:
 
 @aio
 async def test_two_captures_marked_and_d_jumps_to_first_divergent(
-    pyocl_pocl: Path, pyocl_oclgrind: Path
+    pyocl_pocl: Path, pyocl_oclgrind: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr("cltui.analysis.diverge.diverge", cached_diverge)
     # independent facts from the raw dumps: enqueues up to 21 have identical Post dumps, 22 not
     assert not any(post_differs(pyocl_pocl, pyocl_oclgrind, n) for n in (0, 1, 3, 20, 21))
     assert post_differs(pyocl_pocl, pyocl_oclgrind, 22)

@@ -8,7 +8,7 @@ Part 1 uploads the bundle's own inputs exactly as the bundle's engine does
 copy each, from pinned host memory (CL_MEM_ALLOC_HOST_PTR, mapped, then
 clEnqueueWriteBuffer).
 Part 2 repeats that with one large input (``--scale-mb``) so that the copy, not
-per-call overhead, dominates.  The engine stages inputs of 1 MiB or more for a GPU
+per-call overhead, dominates.  The engine stages inputs for a GPU
 into pinned memory while it prepares a run (``stage_s``: reading the data files),
 so the upload itself is a DMA from pinned memory.  Prints one JSON object.
 """

@@ -88,7 +88,7 @@ async def measure(app: CltuiApp, label: str) -> dict[str, Any]:
         lst.render_line = original  # type: ignore[method-assign]
         # raw render cost of a full list page far into the capture
         assert screen.capture is not None, screen.error
-        screen.jump_to(int(screen.capture.numbers[len(screen.capture) // 2]))  # type: ignore[union-attr]
+        screen.jump_to(int(screen.capture.numbers[len(screen.capture) // 2]))
         lst._cache.clear()
         start = time.perf_counter()
         for y in range(lst.size.height):

@@ -368,11 +368,11 @@ async def test_args_table_decodes_struct_by_value(pyocl_oclgrind: Path) -> None:
         table = pilot.app.screen.query_one(ArgsTable)
         cells = table.get_row_at(6)
         assert cells[1] == "p" and cells[3] == "clip_params_t"
-        assert cells[4] == f"{{scale={scale:.7g}, offset={offset:.7g}, lo={lo}, hi={hi}}}"
-        assert table.get_row_at(0)[6] == "32.0 KiB"
+        assert cells[6] == f"{{scale={scale:.7g}, offset={offset:.7g}, lo={lo}, hi={hi}}}"
+        assert table.get_row_at(0)[5] == "32.0 KiB"
         # local arguments of the bitonic sort
         await jump(pilot, 18)
-        assert table.get_row_at(2)[4] == "__local" and table.get_row_at(2)[6] == "4.0 KiB"
+        assert table.get_row_at(2)[6] == "__local" and table.get_row_at(2)[5] == "4.0 KiB"
 
 
 @aio

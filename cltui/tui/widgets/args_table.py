@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 __all__ = ["ArgsTable", "format_arg_value"]
 
-COLUMNS = ("#", "name", "space", "type", "value", "mem", "size")
+COLUMNS = ("#", "name", "space", "type", "mem", "size", "value")  # value last: it can be long
 
 
 class ArgsTable(DataTable[str]):
@@ -84,9 +84,9 @@ def arg_cells(a: KernelArg) -> tuple[str, ...]:
         a.name or "?",
         space,
         a.type_name or "?",
-        format_arg_value(a),
         mem,
         size,
+        format_arg_value(a),
     )
 
 

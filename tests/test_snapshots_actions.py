@@ -93,8 +93,7 @@ def test_export_dialog(snap_compare: Compare, images_svm: Path) -> None:
 
 def test_progress(snap_compare: Compare, images_svm: Path) -> None:
     def task(control: TaskControl) -> None:
-        control.progress(3 / 7, "1:0 pthread-skylake-avx512-AMD EPYC: enqueue 3 (volume_sum) 4/7",
-                         force=True)
+        control.progress(3 / 7, "1:0 pthread-skylake-avx512-AMD EPYC: enqueue 3 (volume_sum) 4/7")
         control.cancel.wait(20)  # the app's exit cancels it
 
     async def run(pilot: Pilot[Any]) -> None:

@@ -21,7 +21,11 @@ from textual.widgets import DataTable
 from cltui.replay.compare import Tolerance
 from cltui.tui.app import CltuiApp, make_app
 from cltui.tui.screens.main import MainScreen
-from cltui.tui.screens.replay_dialog import ReplayDialog, parse_replay_fields
+from cltui.tui.screens.replay_dialog import (
+    ReplayDialog,
+    parse_arg_tolerances,
+    parse_replay_fields,
+)
 from cltui.tui.screens.replay_progress import ProgressScreen, TaskControl, TaskFailed
 from cltui.tui.screens.results import DiffScreen, ReplayResultsScreen
 from cltui.tui.widgets.diff_view import DiffView
@@ -184,6 +188,17 @@ async def test_replay_on_oclgrind_shows_ulp_and_highlights_mismatches(pyocl_pocl
         await wait_for(pilot, lambda: view.cursor == int(expected_bad[1]), 10)
         await pilot.press("left_square_bracket")
         await wait_for(pilot, lambda: view.cursor == int(expected_bad[0]), 10)
+        # again with a 1 ULP tolerance on argument 0 only: within tolerance, arg 2 still equal
+        await pilot.press("escape", "escape")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, MainScreen))
+        dialog = await open_dialog(pilot)
+        dialog.select_devices([grind])
+        dialog.query_one("#replay-argtol").value = "0:ulp=1"  # type: ignore[attr-defined]
+        dialog.action_accept()
+        results = await results_screen(pilot)
+        statuses = {r[2].split(" (")[0]: r[4] for r in table_rows(results)}
+        assert statuses == {"arg 0": "within", "arg 2": "equal"}
+        assert "arg 0: ulp 1" in results.summary().plain
 
 
 @aio
@@ -207,6 +222,15 @@ async def test_dialog_rejects_bad_fields_and_escape_cancels(images_svm: Path) ->
         await pilot.press("escape")
         await pilot.pause()
         assert isinstance(pilot.app.screen, MainScreen)
+
+
+def test_parse_arg_tolerances() -> None:
+    assert parse_arg_tolerances("") == {}
+    assert parse_arg_tolerances("0:ulp=2; 3:atol=1e-6,rtol=0.5") == {
+        0: {"ulp": 2}, 3: {"atol": 1e-6, "rtol": 0.5}}
+    for bad in ("x:ulp=1", "0:foo=1", "0:ulp=1.5", "0:atol=-1", "0:"):
+        with pytest.raises(ValueError, match="per argument"):
+            parse_arg_tolerances(bad)
 
 
 def test_parse_replay_fields() -> None:
@@ -301,3 +325,26 @@ async def test_crash_or_hang_is_one_line_and_the_app_lives(
         await pilot.press("down")  # still browsing
         await pilot.pause()
         assert main.state()["cursor"] == 1
+
+
+@aio
+async def test_cancel_kills_a_hanging_replay(
+    images_svm: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("cltui.replay.plan.build_plan",
+                        lambda *a, **k: _fault_plan(tmp_path, "spin"))
+    loop = asyncio.get_running_loop()
+    async with make_app(images_svm).run_test(size=SIZE) as pilot:
+        main = await loaded(pilot)
+        dialog = await open_dialog(pilot)
+        dialog.select_devices([device_id(dialog, "pthread")])
+        dialog.action_accept()  # the default 60 s timeout: only cancel can end it soon
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, ProgressScreen), 10)
+        progress = pilot.app.screen
+        assert isinstance(progress, ProgressScreen)
+        await wait_for(pilot, lambda: "enqueue 41 (spin)" in progress.last_text, 30)
+        started = loop.time()
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, MainScreen), 15)
+        assert loop.time() - started < 15
+        assert pilot.app.screen is main

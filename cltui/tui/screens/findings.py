@@ -57,7 +57,7 @@ def check_task(
             elif et == "build":
                 control.progress(None, f"Oclgrind: building {ev.get('label', '')}")
 
-        control.progress(0.0, "planning", force=True)
+        control.progress(0.0, "planning")
         try:
             return run_check(
                 capture, EnqueueRange(first, last), timeout=timeout, progress=progress,

@@ -24,7 +24,13 @@ from cltui.replay.compare import Tolerance
 if TYPE_CHECKING:
     from cltui.capture.capture import Capture
 
-__all__ = ["MODES", "ReplayDialog", "ReplayRequest", "parse_replay_fields"]
+__all__ = [
+    "MODES",
+    "ReplayDialog",
+    "ReplayRequest",
+    "parse_arg_tolerances",
+    "parse_replay_fields",
+]
 
 MODES = ("chain", "isolated", "strict")
 MODE_HELP = {
@@ -44,6 +50,7 @@ class ReplayRequest:
     tolerance: Tolerance = field(default_factory=Tolerance)
     repeat: int = 1
     timeout: float = DEFAULT_TIMEOUT
+    arg_tolerance: dict[int, dict[str, Any]] = field(default_factory=dict)
 
 
 def parse_replay_fields(
@@ -85,6 +92,29 @@ def parse_replay_fields(
     return tol, reps, limit
 
 
+def parse_arg_tolerances(text: str) -> dict[int, dict[str, Any]]:
+    """``"0:ulp=2; 3:atol=1e-6,rtol=1e-5"`` -> {0: {"ulp": 2}, 3: {"atol": 1e-06, ...}}."""
+    out: dict[int, dict[str, Any]] = {}
+    for spec in text.replace(";", " ").split():
+        head, sep, body = spec.partition(":")
+        if not sep or not head.strip().isdigit() or not body:
+            raise ValueError(f"per argument: {spec!r} is not INDEX:KEY=VALUE[,KEY=VALUE]")
+        entry = out.setdefault(int(head), {})
+        for item in body.split(","):
+            key, eq, value = item.partition("=")
+            key = key.strip().lower()
+            if not eq or key not in ("atol", "rtol", "ulp"):
+                raise ValueError(f"per argument: {spec!r}: the keys are atol, rtol and ulp")
+            try:
+                number = int(value) if key == "ulp" else float(value)
+            except ValueError:
+                raise ValueError(f"per argument: {value!r} is not a number") from None
+            if not number >= 0 or number == float("inf"):
+                raise ValueError(f"per argument: {spec!r}: must be a finite number >= 0")
+            entry[key] = number
+    return out
+
+
 class ReplayDialog(ModalScreen[ReplayRequest | None]):
     """Devices (space ticks), mode, tolerances; ``enter`` in a field or *Replay* starts."""
 
@@ -114,12 +144,14 @@ class ReplayDialog(ModalScreen[ReplayRequest | None]):
             rows = (
                 (("atol", "atol", ""), ("rtol", "rtol", ""), ("ULP", "ulp", "")),
                 (("repeat", "repeat", "1"), ("timeout s", "timeout", f"{DEFAULT_TIMEOUT:g}")),
+                (("per argument", "argtol", ""),),
             )
             for row in rows:
                 with Horizontal(classes="action-row"):
                     for label, name, value in row:
                         yield Label(label, classes="field-label")
-                        yield Input(value, placeholder="0", id=f"replay-{name}",
+                        hint = "e.g. 0:ulp=2; 3:atol=1e-6" if name == "argtol" else "0"
+                        yield Input(value, placeholder=hint, id=f"replay-{name}",
                                     classes="field-input", compact=True)
             yield Label("", id="replay-error", classes="action-error")
             with Horizontal(classes="action-buttons"):
@@ -220,10 +252,11 @@ class ReplayDialog(ModalScreen[ReplayRequest | None]):
                     for name in ("atol", "rtol", "ulp", "repeat", "timeout")
                 )
             )
+            per_arg = parse_arg_tolerances(self.query_one("#replay-argtol", Input).value)
         except ValueError as exc:
             self.show_error(str(exc))
             return None
-        return ReplayRequest(devices, self.mode, tol, repeat, timeout)
+        return ReplayRequest(devices, self.mode, tol, repeat, timeout, per_arg)
 
     def action_accept(self) -> None:
         req = self.request()

@@ -1,9 +1,10 @@
 """A progress bar with cancel for long work (replay, export, check) run in a thread.
 
 ``ProgressScreen(title, task)`` is a ``ModalScreen[T | None]``: ``task(control)`` runs in a
-Textual thread worker and reports through ``control.progress(fraction, text)`` (thread-safe,
-posts a message); *Cancel* (or ``escape``) sets ``control.cancel`` and calls the hooks the task
-registered with ``control.on_cancel`` (e.g. killing a replay child).  The screen dismisses with
+Textual thread worker and reports through ``control.progress(fraction, text)`` (thread-safe;
+the screen shows the latest report ten times a second); *Cancel* (or ``escape``) sets
+``control.cancel`` and calls the hooks the task registered with ``control.on_cancel`` (e.g.
+killing a replay child).  The screen dismisses with
 the task's result, or ``None`` when cancelled.  A failure stays on screen as one line (no
 traceback) until *Close*.
 
@@ -15,7 +16,6 @@ from __future__ import annotations
 
 import shutil
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,7 +46,7 @@ __all__ = [
 
 T = TypeVar("T")
 
-_MIN_INTERVAL = 0.05  # seconds between two progress messages (the last one always goes)
+_REFRESH = 0.1  # seconds between two looks at the task's progress
 
 
 class TaskFailed(Exception):
@@ -54,22 +54,28 @@ class TaskFailed(Exception):
 
 
 class TaskControl:
-    """What a task gets: progress reporting and cancellation (usable from any thread)."""
+    """What a task gets: progress reporting and cancellation (usable from any thread).
 
-    def __init__(self, report: Callable[[float | None, str], None]) -> None:
+    ``progress`` only records the latest state; the screen reads it a few times a second, so a
+    task may report as often as it likes and the last word (e.g. the enqueue that hangs) always
+    shows.
+    """
+
+    def __init__(self) -> None:
         self.cancel = threading.Event()
-        self._report = report
         self._hooks: list[Callable[[], None]] = []
         self._lock = threading.Lock()
-        self._last = 0.0
+        self._state: tuple[int, float | None, str] = (0, 0.0, "starting…")
 
-    def progress(self, fraction: float | None, text: str, *, force: bool = False) -> None:
-        """``fraction`` 0..1 (``None``: unknown); throttled unless ``force``."""
-        now = time.monotonic()
-        if not force and now - self._last < _MIN_INTERVAL and (fraction or 0.0) < 1.0:
-            return
-        self._last = now
-        self._report(fraction, text)
+    def progress(self, fraction: float | None, text: str) -> None:
+        """``fraction`` 0..1 (``None``: unknown) and what is being done."""
+        with self._lock:
+            self._state = (self._state[0] + 1, fraction, text)
+
+    def state(self) -> tuple[int, float | None, str]:
+        """(version, fraction, text) of the latest report."""
+        with self._lock:
+            return self._state
 
     def on_cancel(self, hook: Callable[[], None]) -> None:
         """Call ``hook`` when the user cancels (at once if that already happened)."""
@@ -92,12 +98,6 @@ class ProgressScreen(ModalScreen[T | None], Generic[T]):
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
 
-    class Progress(Message):
-        def __init__(self, fraction: float | None, text: str) -> None:
-            super().__init__()
-            self.fraction = fraction
-            self.text = text
-
     class Finished(Message):
         def __init__(self, result: Any, error: str | None) -> None:
             super().__init__()
@@ -108,7 +108,8 @@ class ProgressScreen(ModalScreen[T | None], Generic[T]):
         super().__init__()
         self.title_text = title
         self.work_fn = task
-        self.control = TaskControl(self._post_progress)
+        self.control = TaskControl()
+        self._shown_version = -1
         self.error: str | None = None
         self.finished = False
         self.last_text = ""
@@ -122,10 +123,8 @@ class ProgressScreen(ModalScreen[T | None], Generic[T]):
             with Horizontal(classes="action-buttons"):
                 yield Button("Cancel", id="progress-cancel", compact=True)
 
-    def _post_progress(self, fraction: float | None, text: str) -> None:
-        self.post_message(self.Progress(fraction, text))
-
     def on_mount(self) -> None:
+        self.set_interval(_REFRESH, self._show_progress)
         self._run()
 
     def on_unmount(self) -> None:
@@ -144,20 +143,22 @@ class ProgressScreen(ModalScreen[T | None], Generic[T]):
             error = failure_text(self.title_text, exc)
         self.post_message(self.Finished(result, error))
 
-    @on(Progress)
-    def _progress(self, message: Progress) -> None:
-        if self.finished:  # a late message after the screen was dismissed
+    def _show_progress(self) -> None:
+        version, fraction, text = self.control.state()
+        if self.finished or version == self._shown_version:
             return
         try:
             bar = self.query_one("#progress-bar", ProgressBar)
-        except NoMatches:
+            label = self.query_one("#progress-text", Label)
+        except NoMatches:  # being dismissed
             return
-        if message.fraction is None:
+        self._shown_version = version
+        if fraction is None:
             bar.update(total=None)
         else:
-            bar.update(total=1.0, progress=max(0.0, min(1.0, message.fraction)))
-        self.last_text = message.text
-        self.query_one("#progress-text", Label).update(message.text)
+            bar.update(total=1.0, progress=max(0.0, min(1.0, fraction)))
+        self.last_text = text
+        label.update(text)
 
     @on(Finished)
     def _finished(self, message: Finished) -> None:
@@ -238,9 +239,10 @@ def replay_task(
         from cltui.replay.ranges import EnqueueRange
 
         rng = EnqueueRange(first, last)
-        control.progress(0.0, "planning", force=True)
+        control.progress(0.0, "planning")
         try:
-            plan = build_plan(capture, rng, request.mode, request.tolerance)
+            plan = build_plan(capture, rng, request.mode, request.tolerance,
+                              request.arg_tolerance)
         except PlanError as exc:
             raise TaskFailed(str(exc)) from None
         manifest = plan.to_manifest()
@@ -253,6 +255,7 @@ def replay_task(
             request.devices,
             data_root=plan.capture_path,
             repeat=request.repeat,
+            arg_tolerance=request.arg_tolerance,
             timeout=request.timeout,
             save_dir=save_dir,
         )
@@ -282,8 +285,7 @@ def replay_task(
                                      f"{dev_name}: timing {request.repeat} repetitions")
                 elif et == "device_done":
                     control.progress((dev_index + 1) * len(steps) / units,
-                                     f"{dev_name}: {ev['result'].get('status', 'done')}",
-                                     force=True)
+                                     f"{dev_name}: {ev['result'].get('status', 'done')}")
         finally:
             if not job.done:  # the iterator was left early: stop the child
                 job.cancel()

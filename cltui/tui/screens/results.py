@@ -231,6 +231,8 @@ class ReplayResultsScreen(Screen[None]):
         tol = req.tolerance
         if tol.atol or tol.rtol or tol.ulp:
             text.append(f" · tolerance atol {tol.atol:g} rtol {tol.rtol:g} ULP {tol.ulp}")
+        for index, entry in sorted(req.arg_tolerance.items()):
+            text.append(f" · arg {index}: " + ", ".join(f"{k} {v:g}" for k, v in entry.items()))
         if req.repeat > 1:
             text.append(f" · timing: median (min–max) of {req.repeat} runs")
         return text

@@ -621,44 +621,102 @@ def _is_pocl(device: Any) -> bool:
     return "pocl" in text or "portable computing language" in text
 
 
-def _render_engine(name: str, results: list[dict[str, Any]]) -> list[str]:
+def _runner_label(path: Path, res: dict[str, Any]) -> str:
+    dev = res.get("device", {})
+    runner = res.get("runner") or ("replay.cpp" if ".cpp." in path.name else "replay.py")
+    return f"{dev.get('name', '?')}, {runner}"
+
+
+def _num(v: Any, fmt: str) -> str:
+    if isinstance(v, int | float):
+        return fmt.format(v)
+    return "-" if v is None else str(v)
+
+
+def _ratio_text(mine: float | None, theirs: float | None) -> str:
+    if mine is None:
+        return "-"
+    if theirs:
+        return f"{_fmt(mine)} ({mine / theirs:.2f}x)"
+    return _fmt(mine)
+
+
+def _render_engine(
+    runs: list[tuple[str, dict[str, Any]]], pocl: dict[str, Any] | None
+) -> list[str]:
+    """One table per device/runner: per enqueue and argument, next to PoCL's run."""
     lines: list[str] = []
-    pocl = next((r for r in results if _is_pocl(r.get("device", {}))), None)
-    pocl_t: dict[int, dict[str, Any]] = {}
+    pocl_steps: dict[int, dict[str, Any]] = {}
     if pocl is not None:
-        pocl_t = {int(s["enqueue"]): s.get("timing", {}) for s in pocl.get("steps", [])}
-    for res in results:
-        dev = res.get("device", {})
-        lines.append(f"**{name}** on {dev.get('name', '?')} ({dev.get('platform', '?')})")
-        lines.append("")
+        pocl_steps = {int(st["enqueue"]): st for st in pocl.get("steps", [])}
+    for label, res in runs:
+        steps = res.get("steps", [])
+        passed = sum(1 for st in steps if st.get("status") == "pass")
+        head = f"*{label}*: {passed}/{len(steps)} enqueues pass"
+        loop = (res.get("loop") or {}).get("host_ns_per_repetition") or {}
+        if loop.get("median") and res.get("loop", {}).get("launches"):
+            per = float(loop["median"]) / int(res["loop"]["launches"])
+            head += f"; host time per launch in back-to-back repetitions {per / 1e3:.1f} us"
         if res.get("error"):
-            lines.append(f"Error: {res['error']}")
-            lines.append("")
+            head += f"; stopped: {res['error']}"
+        lines += [head, ""]
+        if not steps:
             continue
-        cmp_pocl = pocl is not None and res is not pocl
-        head = "| enqueue | kernel | argument | verdict | max abs | max ULP | "
-        head += " | ".join(f"{s} (ns)" for s in _STAGES)
-        head += " | start->end vs PoCL |" if cmp_pocl else " |"
-        lines.append(head)
-        lines.append("|" + "---|" * (head.count("|") - 1))
-        for st in res.get("steps", []):
+        vs = pocl is not None and res is not pocl
+        cols = ["enqueue", "kernel", "argument", "verdict", "max abs", "max ULP"]
+        if vs:
+            cols.append("PoCL verdict")
+        cols += [f"{s} ns" + (" (x PoCL)" if vs else "") for s in _STAGES]
+        lines.append("| " + " | ".join(cols) + " |")
+        lines.append("|" + "---|" * len(cols))
+        for st in steps:
             timing = st.get("timing", {})
-            stages = [_fmt(_stage(timing, s)) for s in _STAGES]
-            extra = ""
-            if cmp_pocl:
-                mine = _stage(timing, "start_to_end")
-                theirs = _stage(pocl_t.get(int(st["enqueue"]), {}), "start_to_end")
-                extra = f" {mine / theirs:.2f}x |" if mine and theirs else " - |"
-            checks = st.get("checks") or [{}]
-            for c in checks:
+            other = pocl_steps.get(int(st["enqueue"]), {}) if vs else {}
+            other_t = other.get("timing", {})
+            stages = [_ratio_text(_stage(timing, s), _stage(other_t, s)) for s in _STAGES]
+            other_checks = {c.get("label"): c for c in other.get("checks", [])}
+            for c in st.get("checks") or [{}]:
                 rr = c.get("result") or {}
-                lines.append(
-                    f"| {st.get('enqueue')} | {st.get('kernel')} | {c.get('label', '-')} | "
-                    f"{c.get('status', st.get('status', '-'))} | {rr.get('max_abs', '-')} | "
-                    f"{rr.get('max_ulp', '-')} | " + " | ".join(stages) + " |" + extra
-                )
+                row = [
+                    str(st.get("enqueue")),
+                    str(st.get("kernel")),
+                    str(c.get("label", "-")),
+                    str(c.get("status", st.get("status", "-"))),
+                    _num(rr.get("max_abs"), "{:.3g}"),
+                    _num(rr.get("max_ulp"), "{:,.0f}"),
+                ]
+                if vs:
+                    oc = other_checks.get(c.get("label"))
+                    row.append(str(oc.get("status", "-")) if oc else "-")
+                lines.append("| " + " | ".join(row + stages) + " |")
         lines.append("")
     return lines
+
+
+def _render_uploads(uploads: list[tuple[str, dict[str, Any]]]) -> list[str]:
+    lines = [
+        "### Upload of the bundle inputs vs a pinned-memory copy (goal >= 0.80)",
+        "",
+        "| bundle | device | inputs | bytes | engine GB/s | pinned GB/s | ratio | verdict "
+        "| scaled to | engine GB/s | pinned GB/s | ratio | verdict |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+
+    def verdict(v: Any) -> str:
+        return "-" if not isinstance(v, int | float) else ("met" if v >= 0.8 else "**MISSED**")
+
+    for name, u in uploads:
+        r1, r2 = u.get("ratio_engine_vs_pinned"), u.get("scaled_ratio_engine_vs_pinned")
+        scaled = u.get("scaled_bytes")
+        lines.append(
+            f"| {u.get('bundle', name)} | {u.get('device', '-')} | {u.get('inputs', '-')} | "
+            f"{u.get('input_bytes', '-')} | {_fmt(u.get('engine_gb_s'))} | "
+            f"{_fmt(u.get('pinned_gb_s'))} | {_fmt(r1)} | {verdict(r1)} | "
+            f"{f'{scaled / 2**20:.0f} MiB' if isinstance(scaled, int | float) else '-'} | "
+            f"{_fmt(u.get('scaled_engine_gb_s'))} | {_fmt(u.get('scaled_pinned_gb_s'))} | "
+            f"{_fmt(r2)} | {verdict(r2)} |"
+        )
+    return [*lines, ""]
 
 
 def _render_generic(name: str, doc: Any) -> list[str]:
@@ -709,28 +767,45 @@ def render_h200() -> list[str]:
             "",
         ]
         return lines
+    rel_dir = RESULTS_H200.relative_to(ROOT) if RESULTS_H200.is_relative_to(ROOT) else RESULTS_H200
     lines += [
-        f"Rendered from {len(files)} file(s) under `benchmarks/results/h200/` (raw JSON "
-        "there; stage times are medians in ns).",
+        f"Rendered from the {len(files)} JSON files under `{rel_dir}/` (the raw results; how "
+        f"they were made: `{rel_dir}/COMMANDS.md`).  Files are grouped by bundle (the name "
+        "before the first dot); each device/runner's table puts every enqueue and checked "
+        "argument next to the same bundle replayed on PoCL here.  Stage times are medians "
+        "in ns; (x PoCL) is the H200 figure over PoCL's.",
         "",
     ]
+    machine_txt = RESULTS_H200 / "machine.txt"
+    if machine_txt.is_file():
+        lines += ["```", machine_txt.read_text().strip(), "```", ""]
+    groups: dict[str, list[Path]] = {}
     for f in files:
-        rel = f.relative_to(ROOT)
-        try:
-            doc = json.loads(f.read_text())
-        except (OSError, json.JSONDecodeError) as exc:
-            lines += [f"`{rel}`: cannot read ({type(exc).__name__})", ""]
-            continue
-        results = _engine_results(doc)
-        if results:
-            lines += _render_engine(f"`{rel}`", results)
-        else:
-            lines += _render_generic(f"`{rel}`", doc)
-        if isinstance(doc, dict):
-            for key in ("command", "commands"):
-                if key in doc:
-                    cmds = doc[key] if isinstance(doc[key], list) else [doc[key]]
-                    lines += ["Commands:", "", "```", *map(str, cmds), "```", ""]
+        groups.setdefault(f.name.split(".", 1)[0], []).append(f)
+    uploads: list[tuple[str, dict[str, Any]]] = []
+    for bundle, paths in groups.items():
+        runs: list[tuple[str, dict[str, Any]]] = []
+        other: list[str] = []
+        for f in paths:
+            try:
+                doc = json.loads(f.read_text())
+            except (OSError, json.JSONDecodeError) as exc:
+                other += [f"`{f.name}`: cannot read ({type(exc).__name__})", ""]
+                continue
+            results = _engine_results(doc)
+            if results:
+                runs += [(_runner_label(f, r), r) for r in results]
+            elif isinstance(doc, dict) and "ratio_engine_vs_pinned" in doc:
+                uploads.append((bundle, doc))
+            else:
+                other += _render_generic(f"`{f.name}`", doc)
+        lines += [f"### {bundle}", ""]
+        pocl = next((r for _label, r in runs if _is_pocl(r.get("device", {}))), None)
+        ordered = [x for x in runs if x[1] is not pocl] + [x for x in runs if x[1] is pocl]
+        lines += _render_engine(ordered, pocl)
+        lines += other
+    if uploads:
+        lines += _render_uploads(uploads)
     return lines
 
 

@@ -88,9 +88,10 @@ def test_h200_engine_results_rendered_against_pocl(
     monkeypatch.setattr(run_mod, "ROOT", tmp_path)
     text = "\n".join(run_mod.render_h200())
     assert "NVIDIA H200" in text and "sin_kernel" in text
-    assert "| 22 | sin_kernel | arg 0 (buffer 0014) | within | 1e-07 | 1.0 |" in text
-    assert "0.25x" in text  # 500 ns on the H200 against 2000 ns on PoCL
-    assert "python replay.py --device NVIDIA --json" in text
+    # the H200 row, next to PoCL's verdict and stages (500 ns against 2000 ns: 0.25x)
+    assert "| 22 | sin_kernel | arg 0 (buffer 0014) | within | 1e-07 | 1 | within |" in text
+    assert "| 500 (0.25x) |" in text and "| 10.0 (1.00x) |" in text
+    assert "*NVIDIA H200, replay.py*: 1/1 enqueues pass" in text
 
 
 def test_h200_generic_json_and_none(
@@ -108,7 +109,26 @@ def test_h200_generic_json_and_none(
     monkeypatch.setattr(run_mod, "ROOT", tmp_path)
     text = "\n".join(run_mod.render_h200())
     assert "| bytes | mb_s | pinned_mb_s |" in text and "| 4096 | 900.5 | 1000.0 |" in text
-    assert "h200/broken.json`: cannot read (JSONDecodeError)" in text
+    assert "`broken.json`: cannot read (JSONDecodeError)" in text
+    up = {
+        "bundle": "b1",
+        "device": "NVIDIA H200",
+        "inputs": 3,
+        "input_bytes": 32772,
+        "engine_gb_s": 0.40,
+        "pinned_gb_s": 0.52,
+        "ratio_engine_vs_pinned": 0.77,
+        "scaled_bytes": 268435456,
+        "scaled_engine_gb_s": 54.2,
+        "scaled_pinned_gb_s": 54.6,
+        "scaled_ratio_engine_vs_pinned": 0.99,
+    }
+    (d / "b1.upload.json").write_text(json.dumps(up))
+    text = "\n".join(run_mod.render_h200())
+    assert (
+        "| b1 | NVIDIA H200 | 3 | 32772 | 0.40 | 0.52 | 0.77 | **MISSED** | 256 MiB | 54.2 | "
+        "54.6 | 0.99 | met |"
+    ) in text
 
 
 def test_report_marks_missed_goals(run_mod: ModuleType) -> None:

@@ -627,6 +627,21 @@ def _runner_label(path: Path, res: dict[str, Any]) -> str:
     return f"{dev.get('name', '?')}, {runner}"
 
 
+def _differ(rr: dict[str, Any]) -> str:
+    n, total = rr.get("n_diff"), rr.get("elements")
+    if not isinstance(n, int) or not n:
+        return "-"
+    return f"{n:,}/{total:,}" if isinstance(total, int) else f"{n:,}"
+
+
+def _first(rr: dict[str, Any]) -> str:
+    f = rr.get("first")
+    if not isinstance(f, dict):
+        return "-"
+    where = f.get("where") or (f"[{f['index']}]" if "index" in f else "?")
+    return f"{where}: {f.get('expected')} / {f.get('actual')}"
+
+
 def _num(v: Any, fmt: str) -> str:
     if isinstance(v, int | float):
         return fmt.format(v)
@@ -663,7 +678,8 @@ def _render_engine(
         if not steps:
             continue
         vs = pocl is not None and res is not pocl
-        cols = ["enqueue", "kernel", "argument", "verdict", "max abs", "max ULP"]
+        cols = ["enqueue", "kernel", "argument", "verdict", "differ", "max abs", "max ULP"]
+        cols.append("first difference (expected / got)")
         if vs:
             cols.append("PoCL verdict")
         cols += [f"{s} ns" + (" (x PoCL)" if vs else "") for s in _STAGES]
@@ -682,8 +698,10 @@ def _render_engine(
                     str(st.get("kernel")),
                     str(c.get("label", "-")),
                     str(c.get("status", st.get("status", "-"))),
+                    _differ(rr),
                     _num(rr.get("max_abs"), "{:.3g}"),
                     _num(rr.get("max_ulp"), "{:,.0f}"),
+                    _first(rr),
                 ]
                 if vs:
                     oc = other_checks.get(c.get("label"))

@@ -61,7 +61,13 @@ def _engine_result(device: str, platform: str, start_to_end: float) -> dict[str,
                     {
                         "label": "arg 0 (buffer 0014)",
                         "status": "within",
-                        "result": {"max_abs": 1e-7, "max_ulp": 1.0},
+                        "result": {
+                            "max_abs": 1e-7,
+                            "max_ulp": 1.0,
+                            "n_diff": 3,
+                            "elements": 8192,
+                            "first": {"where": "[0]", "expected": -0.9271314, "actual": -0.9271315},
+                        },
                     }
                 ],
             }
@@ -89,7 +95,8 @@ def test_h200_engine_results_rendered_against_pocl(
     text = "\n".join(run_mod.render_h200())
     assert "NVIDIA H200" in text and "sin_kernel" in text
     # the H200 row, next to PoCL's verdict and stages (500 ns against 2000 ns: 0.25x)
-    assert "| 22 | sin_kernel | arg 0 (buffer 0014) | within | 1e-07 | 1 | within |" in text
+    row = "| 22 | sin_kernel | arg 0 (buffer 0014) | within | 3/8,192 | 1e-07 | 1 | "
+    assert row + "[0]: -0.9271314 / -0.9271315 | within |" in text
     assert "| 500 (0.25x) |" in text and "| 10.0 (1.00x) |" in text
     assert "*NVIDIA H200, replay.py*: 1/1 enqueues pass" in text
 

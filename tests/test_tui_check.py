@@ -48,6 +48,20 @@ async def test_check_marks_oclgrind_findings_in_source(opencv: Path) -> None:
         await pilot.press("escape")
         await pilot.pause()
         assert isinstance(pilot.app.screen, MainScreen)
+        # back in the browser, the Source tab of enqueue 4 marks the same lines
+        await pilot.press("1")
+        await pilot.pause()
+        pane_view = main.query_one("#source-view", SourceView)
+        marked = [m[0] for m in pane_view.marks if m[3] == 10_000]
+        assert marked == every
+        assert pane_view.line_text(line.line - 1).strip() == raw[line.line - 1].strip()
+        # an enqueue that was not checked has no finding marks
+        main.jump_to(5)
+        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: main.details.enqueue is not None
+                       and main.details.enqueue.number == 5, 10)
+        await pilot.pause()
+        assert not [m for m in pane_view.marks if m[3] == 10_000]
 
 
 @aio

@@ -28,17 +28,20 @@ from cltui.tui.screens.findings import FindingsScreen, check_task
 from cltui.tui.screens.replay_dialog import ReplayDialog, ReplayRequest
 from cltui.tui.screens.replay_progress import ProgressScreen, ReplayOutcome, replay_task
 from cltui.tui.screens.results import ReplayResultsScreen
+from cltui.tui.widgets.source_pane import SourcePane
 
 if TYPE_CHECKING:
     from cltui.analysis.check import CheckReport
     from cltui.analysis.diverge import DivergeReport, EnqueueDiff
     from cltui.capture.capture import Capture, ProgressFn
+    from cltui.capture.model import Enqueue
     from cltui.export import ExportResult
     from cltui.tui.screens.main import MainScreen
 
 __all__ = [
     "MARKS",
     "Divergence",
+    "FindingMarks",
     "shared_opener",
     "start_check",
     "start_export",
@@ -87,8 +90,32 @@ def start_export(
     app.push_screen(ExportDialog(capture, first, last, folder), chosen)
 
 
+class FindingMarks:
+    """Source lines of check findings per enqueue, for the browser's Source pane."""
+
+    def __init__(self) -> None:
+        self.lines: dict[int, list[tuple[str, int]]] = {}
+
+    def add(self, report: CheckReport) -> None:
+        """Remember ``report``'s findings (replacing those of earlier checks of its enqueues)."""
+        for number, _kernel in report.enqueues:
+            self.lines[number] = [
+                (sl.source, sl.line)
+                for f in report.for_enqueue(number)
+                for sl in f.lines
+                if sl.source
+            ]
+
+    def __call__(self, enq: Enqueue) -> list[tuple[int, int, int, int]]:
+        program = enq.program
+        name = program.source_path.name if program is not None and program.source_path else None
+        found = self.lines.get(enq.number, [])
+        return [(n, 1, n, 10_000) for src, n in sorted(set(found)) if Path(src).name == name]
+
+
 def start_check(app: AnyApp, screen: MainScreen) -> None:
-    """Oclgrind's checks of the screen's selected range -> the findings screen."""
+    """Oclgrind's checks of the screen's selected range -> the findings screen; the findings'
+    lines stay marked in the browser's Source pane for the enqueues checked."""
     cap = screen.capture
     sel = screen.enqueue_list.selection if cap is not None else None
     if cap is None or sel is None:
@@ -96,8 +123,14 @@ def start_check(app: AnyApp, screen: MainScreen) -> None:
     first, last = int(cap.numbers[sel[0]]), int(cap.numbers[sel[1]])
 
     def done(report: CheckReport | None) -> None:
-        if report is not None:
-            app.push_screen(FindingsScreen(cap, report))
+        if report is None:
+            return
+        pane = screen.query_one(SourcePane)
+        marks = pane.extra_marks if isinstance(pane.extra_marks, FindingMarks) else FindingMarks()
+        marks.add(report)
+        pane.set_extra_marks(marks)
+        screen.details.activate(screen.details.active)
+        app.push_screen(FindingsScreen(cap, report))
 
     title = f"Checking {_range_text(first, last)} under Oclgrind"
     app.push_screen(ProgressScreen(title, check_task(cap, first, last)), done)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
@@ -19,6 +20,8 @@ if TYPE_CHECKING:
 
 __all__ = ["SourcePane"]
 
+ExtraMarks = Callable[["Enqueue"], "list[tuple[int, int, int, int]]"]  # e.g. check findings
+
 
 class SourcePane(Vertical):
     """Program source scrolled to the kernel (``o`` shows build options and the build log)."""
@@ -31,6 +34,12 @@ class SourcePane(Vertical):
         super().__init__(id=id)
         self._shown: tuple[int | None, int | None] | None = None
         self.title_text = ""
+        self.extra_marks: ExtraMarks | None = None  # more source spans to mark, per enqueue
+
+    def set_extra_marks(self, extra: ExtraMarks | None) -> None:
+        """Mark ``extra(enqueue)`` spans too (from the next :meth:`show` on)."""
+        self.extra_marks = extra
+        self._shown = None
 
     def compose(self) -> ComposeResult:
         yield Static("", id="source-title", markup=False)
@@ -81,6 +90,8 @@ class SourcePane(Vertical):
             params = param_spans(source, kernel) or []
             if arg is not None and 0 <= arg < len(params):
                 marks = [params[arg]]
+            if self.extra_marks is not None and enq is not None:
+                marks += self.extra_marks(enq)
             view.set_marks(span, marks)
             name = program.source_path.name if program.source_path else ""
             where = f"lines {span[0]}-{span[1]}" if span else "definition not found"

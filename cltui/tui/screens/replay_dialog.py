@@ -135,7 +135,8 @@ class ReplayDialog(ModalScreen[ReplayRequest | None]):
         what = f"{self.first}" if self.first == self.last else f"{self.first}-{self.last}"
         with Vertical(id="replay-box", classes="action-box"):
             yield Label(f"Replay enqueues {what}", id="replay-title", classes="action-title")
-            yield Label("Devices (space ticks; several allowed)", classes="action-label")
+            yield Label("Devices (space ticks, several allowed; ctrl+r or enter in a field starts)",
+                        classes="action-label")
             yield SelectionList[str](id="replay-devices", compact=True)
             yield Label("Mode", classes="action-label")
             with RadioSet(id="replay-mode", compact=True):

@@ -245,6 +245,8 @@ def replay_task(
                               request.arg_tolerance)
         except PlanError as exc:
             raise TaskFailed(str(exc)) from None
+        if control.cancel.is_set():
+            raise TaskFailed("replay cancelled")
         manifest = plan.to_manifest()
         steps = manifest["steps"]
         n_dev = len(request.devices)

@@ -206,7 +206,10 @@ async def test_range_selection_visual_mode_and_bookmarks(pyocl_pocl: Path) -> No
         await pilot.press("up", "shift+up")
         assert screen.state()["range"] == (10, 11)
         await pilot.press("escape")
+        await settle(pilot)
         assert screen.state()["range"] == (11, 11)
+        # 11's own dumps: 0007 (passed twice, counted once), 0008 and 0009
+        assert screen.state()["status"].endswith(" · 64.0 KiB data (3 objects)")
         # page extension
         await pilot.press("shift+pagedown")
         first, last = screen.state()["range"]

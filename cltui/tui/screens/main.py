@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -17,7 +17,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Label, ProgressBar
 from textual.worker import get_current_worker
 
-from cltui.capture.model import CaptureError, Enqueue, EnqueueKind
+from cltui.capture.model import CaptureError, Enqueue, EnqueueKind, KernelArg
 from cltui.tui.format import fmt_bytes
 from cltui.tui.messages import (
     CaptureFailed,
@@ -211,8 +211,17 @@ class MainScreen(Screen[None]):
             self.app.call_from_thread(self._decoded, pos, enq, error)
 
     def _decoded(self, pos: int, enq: Enqueue | None, error: str | None) -> None:
-        if pos == self.enqueue_list.cursor_pos:  # else the cursor moved on: a newer decode runs
-            self.details.show_decoded(enq, error)
+        if pos != self.enqueue_list.cursor_pos:  # the cursor moved on: a newer decode runs
+            return
+        self.details.show_decoded(enq, error)
+        if self.enqueue_list.range is None:  # the selection is this enqueue: its data size
+            self._single_bytes(enq)
+
+    def _single_bytes(self, enq: Enqueue | None) -> None:
+        seen: set[int] = set()
+        total = _dumped_bytes(enq.args, seen) if enq is not None else 0
+        text = f"{fmt_bytes(total)} data ({len(seen)} objects)" if seen else "no dumped data"
+        self.status.set_parts(bytes_text=text)
 
     @on(RangeChanged)
     def _range_changed(self, message: RangeChanged) -> None:
@@ -244,7 +253,12 @@ class MainScreen(Screen[None]):
             shown = ", ".join(names[:3]) + (f" +{len(names) - 3}" if len(names) > 3 else "")
             text += f" ({shown})"
         self.status.set_parts(range_text=text, bytes_text="…", mode_text=mode)
-        self._range_bytes(first, last)
+        if lst.range is not None:
+            self._range_bytes(first, last)
+        else:  # a single enqueue: its size comes with its decode (_decoded), or is known now
+            decoded = self.details.enqueue
+            if decoded is not None and decoded.number == int(cap.numbers[first]):
+                self._single_bytes(decoded)
 
     @work(thread=True, exclusive=True, group="range-bytes", exit_on_error=False)
     def _range_bytes(self, first: int, last: int) -> None:
@@ -272,12 +286,7 @@ class MainScreen(Screen[None]):
                 if worker.is_cancelled:
                     return
                 dumped += 1
-                for arg in cap.enqueue(int(cap.numbers[pos])).args:
-                    dump = arg.pre or arg.post
-                    if dump is None or dump.mem_id in seen:
-                        continue
-                    seen.add(dump.mem_id)
-                    total += dump.size
+                total += _dumped_bytes(cap.enqueue(int(cap.numbers[pos])).args, seen)
         except Exception as exc:  # a decoding bug must not stop the browser
             self.app.call_from_thread(
                 self.status.set_parts, bytes_text=f"data size unknown ({type(exc).__name__})"
@@ -463,3 +472,15 @@ class MainScreen(Screen[None]):
             "bookmarks": sorted(int(cap.numbers[p]) for p in lst.bookmarks) if cap else [],
             "status": self.status.as_text().plain,
         }
+
+
+def _dumped_bytes(args: Sequence[KernelArg], seen: set[int]) -> int:
+    """Bytes of the dumps of ``args`` whose memory object is not in ``seen`` (then added)."""
+    total = 0
+    for arg in args:
+        dump = arg.pre or arg.post
+        if dump is None or dump.mem_id in seen:
+            continue
+        seen.add(dump.mem_id)
+        total += dump.size
+    return total

@@ -145,9 +145,12 @@ async def test_replay_images_svm_on_pocl_all_equal_and_three_way_diff(images_svm
         await wait_for(pilot, lambda: isinstance(pilot.app.screen, ReplayResultsScreen))
         save_dir = results.outcome.save_dir
         assert save_dir.is_dir()
-        await pilot.press("escape")
+        # g: back to the browser, on the enqueue of the row
+        results.table.move_cursor(row=next(i for i, r in enumerate(rows) if r[0] == "7"))
+        await pilot.press("g")
         await wait_for(pilot, lambda: isinstance(pilot.app.screen, MainScreen))
         await pilot.pause()
+        assert main.state()["cursor"] == 7
         assert not save_dir.exists()  # the replayed outputs go with the results screen
 
 

@@ -56,8 +56,17 @@ def _range_text(first: int, last: int) -> str:
     return f"{first}" if first == last else f"{first}-{last}"
 
 
+def _goto(app: AnyApp) -> Callable[[int], object] | None:
+    """``jump_to`` of the browser screen the action starts from (``g`` in the result screens)."""
+    from cltui.tui.screens.main import MainScreen
+
+    origin = app.screen
+    return origin.jump_to if isinstance(origin, MainScreen) else None
+
+
 def start_replay(app: AnyApp, capture: Capture, first: int, last: int) -> None:
     """Device dialog -> progress (cancel kills the child) -> results screen."""
+    goto = _goto(app)
 
     def chosen(request: ReplayRequest | None) -> None:
         if request is None:
@@ -67,7 +76,7 @@ def start_replay(app: AnyApp, capture: Capture, first: int, last: int) -> None:
 
     def done(outcome: ReplayOutcome | None) -> None:
         if outcome is not None:
-            app.push_screen(ReplayResultsScreen(capture, outcome))
+            app.push_screen(ReplayResultsScreen(capture, outcome, goto))
 
     app.push_screen(ReplayDialog(capture, first, last), chosen)
 
@@ -130,7 +139,7 @@ def start_check(app: AnyApp, screen: MainScreen) -> None:
         marks.add(report)
         pane.set_extra_marks(marks)
         screen.details.activate(screen.details.active)
-        app.push_screen(FindingsScreen(cap, report))
+        app.push_screen(FindingsScreen(cap, report, screen.jump_to))
 
     title = f"Checking {_range_text(first, last)} under Oclgrind"
     app.push_screen(ProgressScreen(title, check_task(cap, first, last)), done)

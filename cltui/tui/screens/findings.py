@@ -85,12 +85,16 @@ class FindingsScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,q", "close", "Close"),
         Binding("tab", "toggle_focus", "Source/table", show=False),
+        Binding("g", "goto", "Go to enqueue", tooltip="Close and put the list on this enqueue"),
     ]
 
-    def __init__(self, capture: Capture, report: CheckReport) -> None:
+    def __init__(
+        self, capture: Capture, report: CheckReport, goto: Callable[[int], object] | None = None
+    ) -> None:
         super().__init__()
         self.capture = capture
         self.report = report
+        self.goto = goto
         self.shown_source: str | None = None
         self.source_text = ""
 
@@ -204,3 +208,19 @@ class FindingsScreen(Screen[None]):
 
     def action_close(self) -> None:
         self.dismiss(None)
+
+    def action_goto(self) -> None:
+        index = self.table.cursor_row
+        if self.goto is None or not 0 <= index < len(self.report.findings):
+            return
+        number = self.report.findings[index].enqueue
+        if number is None:
+            self.notify("This finding is outside any enqueue", severity="warning", timeout=3)
+            return
+        self.dismiss(None)
+        self.goto(number)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "goto":
+            return self.goto is not None and bool(self.report.findings)
+        return True

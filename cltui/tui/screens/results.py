@@ -10,6 +10,7 @@ Post and replayed Post of that argument in a :class:`~cltui.tui.widgets.diff_vie
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -186,13 +187,20 @@ class ReplayResultsScreen(Screen[None]):
         Binding("escape,q", "close", "Close"),
         Binding("enter", "diff", "Diff", tooltip="Captured Pre, captured Post, replayed Post"),
         Binding("f", "failures", "Next failure", tooltip="Next row that is not equal"),
+        Binding("g", "goto", "Go to enqueue", tooltip="Close and put the list on this enqueue"),
     ]
 
-    def __init__(self, capture: Capture, outcome: ReplayOutcome) -> None:
+    def __init__(
+        self,
+        capture: Capture,
+        outcome: ReplayOutcome,
+        goto: Callable[[int], object] | None = None,
+    ) -> None:
         super().__init__()
         self.capture = capture
         self.outcome = outcome
         self.rows = result_rows(outcome)
+        self.goto = goto
 
     def compose(self) -> ComposeResult:
         yield Static(self.summary(), id="results-summary")
@@ -303,6 +311,19 @@ class ReplayResultsScreen(Screen[None]):
 
     def action_close(self) -> None:
         self.dismiss(None)
+
+    def action_goto(self) -> None:
+        row = self.current_row()
+        if row is None or row.enqueue is None or self.goto is None:
+            return
+        number = row.enqueue
+        self.dismiss(None)
+        self.goto(number)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "goto":
+            return self.goto is not None
+        return True
 
     def on_unmount(self) -> None:
         self.outcome.cleanup()

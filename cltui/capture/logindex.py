@@ -1062,14 +1062,24 @@ def _pieces(
         return
     if cancel is not None and cancel.is_set():
         raise IndexCancelled()
-    cuts = _line_aligned_cuts(mm, size, min(CHUNK, max(MIN_PIECE, size // (4 * nproc))))
+    step = min(CHUNK, max(MIN_PIECE, size // (4 * nproc)))
+    step = max(step, size // 16000 + 1)  # the job list must fit in a pipe's buffer
+    cuts = _line_aligned_cuts(mm, size, step)
     nproc = min(nproc, len(cuts))
     workers: list[tuple[int, int]] = []
+    reaped: set[int] = set()
+    # the jobs (piece numbers) wait in a pipe: a worker takes the next one when it is free
+    jr, jw = os.pipe()
     try:
-        for w in range(nproc):
-            workers.append(_fork_worker(path, size, cuts[w::nproc]))
-        # read whichever worker has data (no lockstep), hand the pieces on in file order
-        inbox = _Inbox(path, [fd for _, fd in workers], [len(cuts[w::nproc]) for w in range(nproc)])
+        os.write(jw, b"".join(i.to_bytes(4, "little") for i in range(len(cuts))))
+    finally:
+        os.close(jw)
+    try:
+        for _ in range(nproc):
+            workers.append(_fork_worker(path, size, cuts, jr))
+        os.close(jr)
+        jr = -1
+        inbox = _Inbox(path, workers, len(cuts), reaped)
         for i, (_, end) in enumerate(cuts):
             while i not in inbox.pieces:
                 if cancel is not None and cancel.is_set():
@@ -1081,58 +1091,69 @@ def _pieces(
             if progress is not None:
                 progress(end / size)
     finally:
+        if jr >= 0:
+            os.close(jr)
         for pid, fd in workers:
             os.close(fd)
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
-            with contextlib.suppress(OSError):
-                os.waitpid(pid, 0)
+            if pid not in reaped:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
+                with contextlib.suppress(OSError):
+                    os.waitpid(pid, 0)
 
 
 class _Inbox:
-    """Length-prefixed pickled pieces arriving on the workers' pipes; worker ``w``'s k-th
-    message is piece ``w + k * nproc``."""
+    """Pickled pieces arriving on the workers' pipes, each message prefixed by its length
+    and its piece number (-1: a one-line failure message)."""
 
-    def __init__(self, path: Path, fds: list[int], owed: list[int]) -> None:
+    def __init__(
+        self, path: Path, workers: list[tuple[int, int]], total: int, reaped: set[int]
+    ) -> None:
         self.path = path
-        self.fds = fds
-        self.owed = owed  # messages still expected per worker
-        self.got = [0] * len(fds)
-        self.bufs = [bytearray() for _ in fds]
+        self.reaped = reaped  # workers that have exited (and been waited for)
+        self.workers = {fd: pid for pid, fd in workers}
+        self.bufs = {fd: bytearray() for _, fd in workers}
         self.pieces: dict[int, _Piece] = {}
+        self.missing = total  # pieces not received yet
         self.poller = select.poll()  # (select.select fails on descriptors past FD_SETSIZE)
-        for fd in fds:
+        for _, fd in workers:
             self.poller.register(fd, select.POLLIN)
 
+    def _failed(self, why: str) -> CaptureError:
+        return CaptureError(f"cannot index {self.path.name}: {why}")
+
     def receive(self, timeout_ms: int) -> None:
-        for fd, _ in self.poller.poll(timeout_ms):
-            w = self.fds.index(fd)
+        events = self.poller.poll(timeout_ms)
+        for fd, _ in events:
             chunk = os.read(fd, 1 << 20)
-            if not chunk:
-                if self.owed[w]:
-                    raise CaptureError(
-                        f"cannot index {self.path.name}: a worker process died (out of memory?)"
-                    )
+            if not chunk:  # the worker has exited: all right if it had no more jobs
                 self.poller.unregister(fd)
+                _, status = os.waitpid(self.workers[fd], 0)
+                self.reaped.add(self.workers[fd])
+                self.workers[fd] = -1
+                if status != 0:
+                    raise self._failed("a worker process died (out of memory?)")
                 continue
-            buf = self.bufs[w]
+            buf = self.bufs[fd]
             buf += chunk
-            while len(buf) >= 8:
+            while len(buf) >= 16:
                 n = int.from_bytes(buf[:8], "little")
-                if len(buf) < 8 + n:
+                if len(buf) < 16 + n:
                     break
-                obj = pickle.loads(buf[8 : 8 + n])
-                del buf[: 8 + n]
-                if not isinstance(obj, _Piece):
-                    raise CaptureError(f"cannot index {self.path.name}: {obj}")
-                self.pieces[w + self.got[w] * len(self.fds)] = obj
-                self.got[w] += 1
-                self.owed[w] -= 1
+                i = int.from_bytes(buf[8:16], "little", signed=True)
+                obj = pickle.loads(buf[16 : 16 + n])
+                del buf[: 16 + n]
+                if not isinstance(obj, _Piece) or i < 0:
+                    raise self._failed(str(obj))
+                self.pieces[i] = obj
+                self.missing -= 1
+        if self.missing and all(pid < 0 for pid in self.workers.values()):
+            raise self._failed("the worker processes stopped early")
 
 
-def _fork_worker(path: Path, size: int, cuts: list[tuple[int, int]]) -> tuple[int, int]:
-    """A child process that maps the log itself and sends its pieces, pickled, in order
-    (a failure as a one-line message; if the child dies the parent reads EOF)."""
+def _fork_worker(path: Path, size: int, cuts: list[tuple[int, int]], jobs: int) -> tuple[int, int]:
+    """A child process that maps the log itself, takes piece numbers from the ``jobs`` pipe
+    and sends each piece back, pickled (a failure as a one-line message)."""
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: never returns
@@ -1143,10 +1164,12 @@ def _fork_worker(path: Path, size: int, cuts: list[tuple[int, int]]) -> tuple[in
             try:
                 with open(path, "rb") as f:
                     wm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-                for pos, end in cuts:
-                    _send(w, pickle.dumps(_scan_piece(wm, pos, end, size), protocol=5))
+                while len(job := os.read(jobs, 4)) == 4:
+                    i = int.from_bytes(job, "little")
+                    pos, end = cuts[i]
+                    _send(w, i, pickle.dumps(_scan_piece(wm, pos, end, size), protocol=5))
             except (OSError, ValueError, MemoryError) as e:
-                _send(w, pickle.dumps(f"{type(e).__name__}: {e}"))
+                _send(w, -1, pickle.dumps(f"{type(e).__name__}: {e}"))
         except BaseException:
             code = 1
         finally:
@@ -1155,8 +1178,9 @@ def _fork_worker(path: Path, size: int, cuts: list[tuple[int, int]]) -> tuple[in
     return pid, r
 
 
-def _send(fd: int, blob: bytes) -> None:
-    data = memoryview(len(blob).to_bytes(8, "little") + blob)
+def _send(fd: int, piece: int, blob: bytes) -> None:
+    head = len(blob).to_bytes(8, "little") + piece.to_bytes(8, "little", signed=True)
+    data = memoryview(head + blob)
     while data:
         data = data[os.write(fd, data) :]
 

@@ -31,6 +31,8 @@ from cltui.tui.screens.results import ReplayResultsScreen
 from cltui.tui.widgets.source_pane import SourcePane
 
 if TYPE_CHECKING:
+    from textual.worker import Worker
+
     from cltui.analysis.check import CheckReport
     from cltui.analysis.diverge import DivergeReport, EnqueueDiff
     from cltui.capture.capture import Capture, ProgressFn
@@ -170,6 +172,18 @@ def shared_opener(open_fn: Opener) -> Opener:
     return open_once
 
 
+class _WorkerCancel(threading.Event):
+    """Set when ``event`` is set or the worker is cancelled (e.g. the app exits)."""
+
+    def __init__(self, worker: Worker[Any], event: threading.Event) -> None:
+        super().__init__()
+        self.worker = worker
+        self.event = event
+
+    def is_set(self) -> bool:
+        return self.event.is_set() or self.worker.is_cancelled
+
+
 # status -> (badge, style); statuses from cltui.analysis.diverge
 MARKS: dict[str, tuple[str, Style]] = {
     "different": ("≠", Style(color="red", bold=True)),
@@ -199,9 +213,12 @@ class Divergence:
         self.app.run_worker(self._run, thread=True, group="diverge", exit_on_error=False)
 
     def _run(self) -> None:
+        from textual.worker import get_current_worker
+
         from cltui.analysis.diverge import DivergeError, diverge
         from cltui.capture.model import CaptureError
 
+        self.cancel = _WorkerCancel(get_current_worker(), self.cancel)  # app exit stops it too
         a, b = self.screens[0], self.screens[1]
         try:
             cap_a = a.opener(a.path, lambda _f: None, self.cancel)

@@ -216,8 +216,10 @@ class ReplayResultsScreen(Screen[None]):
             table.add_row(*row.cells(), key=str(i))
         notes = self.query_one("#results-notes")
         notes.display = bool(self.notes_text().plain)
-        failing = next((i for i, r in enumerate(self.rows) if r.status not in _OK), None)
-        if failing is not None:  # open on the first result that is not equal
+        failing = next(
+            (i for i, r in enumerate(self.rows) if r.status not in _OK and not r.prechecks), None
+        )
+        if failing is not None:  # open on the first result that is not equal (not a pre-check)
             table.move_cursor(row=failing)
         table.focus()
 
@@ -445,6 +447,9 @@ class DiffScreen(Screen[None]):
         first = res.get("first") or {}
         first_index = first.get("index")
         detail = f"{row.status}: {src.get('summary', '')}".strip()
+        if row.prechecks:
+            detail = (f"before the enqueue, the replayed state against the capture's Pre dump: "
+                      f"{detail} (that replayed state is not kept: captured Pre and Post shown)")
         if row.cross is not None:
             a_out = _load(_path(outcome.report, row.cross["a"], row.enqueue, mem))
             b_out = _load(_path(outcome.report, row.cross["b"], row.enqueue, mem))
@@ -482,8 +487,10 @@ class DiffScreen(Screen[None]):
             view.move_cursor(int(target))
         mismatches = view.mismatch_count()
         extra = f" · {mismatches:,} differing element(s) highlighted; ] / [ jump between them"
-        if view.post is None or view.replayed is None:
-            extra = " · only one Post side: nothing to compare"
+        if view.replayed is None:
+            extra = " · no replayed data to compare"
+        elif view.post is None:
+            extra = " · no captured Post dump to compare with"
         self.query_one("#diff-detail", Static).update(
             f"{self.detail} · elements as {self.ctype.name}{extra}"
         )

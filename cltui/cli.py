@@ -17,7 +17,7 @@ import click
 # name -> (module, attribute, one-line help).  Help text lives here so that
 # ``cltui --help`` needs no command module at all.
 COMMANDS: dict[str, tuple[str, str, str]] = {
-    "open": ("cltui.commands.open", "open_cmd", "Open the TUI on a capture (the default action)."),
+    "open": ("cltui.commands.open", "open_cmd", "Open the app on a capture (the default action)."),
     "demo": ("cltui.commands.demo", "demo_cmd", "Open the app on the bundled real capture."),
     "info": ("cltui.commands.info", "info_cmd", "Summarise a capture: programs, devices, counts."),
     "ls": ("cltui.commands.ls", "ls_cmd", "List enqueues, one row each."),
@@ -27,7 +27,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "export": ("cltui.commands.export", "export_cmd", "Export a range as a standalone bundle."),
     "diverge": ("cltui.commands.diverge", "diverge_cmd", "Find where two captures diverge."),
     "check": ("cltui.commands.check", "check_cmd", "Replay a range on Oclgrind with its checks."),
-    "shrink": ("cltui.commands.shrink", "shrink_cmd", "Shrink a failing range to its smallest part."),
+    "shrink": ("cltui.commands.shrink", "shrink_cmd", "Shrink a failing range to its core."),
 }
 
 

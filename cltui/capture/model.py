@@ -100,8 +100,9 @@ class SamplerDesc:
 
     @property
     def text(self) -> str:
+        norm = "CL_TRUE" if self.normalized_coords else "CL_FALSE"
         return (
-            f"CL_SAMPLER_NORMALIZED_COORDS = {'CL_TRUE' if self.normalized_coords else 'CL_FALSE'}, "
+            f"CL_SAMPLER_NORMALIZED_COORDS = {norm}, "
             f"CL_SAMPLER_ADDRESSING_MODE = {self.addressing_mode}, "
             f"CL_SAMPLER_FILTER_MODE = {self.filter_mode}"
         )

@@ -9,22 +9,6 @@ import click
 
 from cltui.commands._common import fail, load_capture
 
-RANGE_RE = re.compile(r"^\s*(\d+)?\s*(-)?\s*(\d+)?\s*$")
-
-
-def parse_number_range(text: str) -> tuple[int | None, int | None]:
-    """``12`` -> (12, 12); ``12-40`` -> (12, 40); ``12-`` -> (12, None); ``-40`` -> (None, 40)."""
-    m = RANGE_RE.match(text)
-    if not m or not (m.group(1) or m.group(3)):
-        raise ValueError(f"bad range {text!r}: expected N, A-B, A- or -B")
-    first = int(m.group(1)) if m.group(1) else None
-    last = int(m.group(3)) if m.group(3) else None
-    if not m.group(2):
-        last = first
-    if first is not None and last is not None and last < first:
-        raise ValueError(f"bad range {text!r}: {last} is before {first}")
-    return first, last
-
 
 def fmt_size(size: tuple[int, ...] | None) -> str:
     return "NULL" if size is None else "x".join(str(s) for s in size)
@@ -44,16 +28,21 @@ def fmt_ns(ns: int) -> str:
 @click.argument("dumpdir", type=click.Path(file_okay=False))
 @click.option("--kernel", "-k", "pattern", help="Only kernels whose name contains PATTERN.")
 @click.option("--regex", is_flag=True, help="Treat PATTERN as a regular expression.")
-@click.option("--range", "-r", "rng", help="Enqueue numbers: N, A-B, A- or -B.")
-@click.option("--json", "as_json", is_flag=True, help="JSON array of row objects (see docs/cli-json.md).")
+@click.option("--range", "-r", "rng", help="Enqueue numbers: N, A-B, A- or -B (and /KERNEL).")
+@click.option("--json", "as_json", is_flag=True, help="A JSON array of rows (docs/cli-json.md).")
 def ls_cmd(dumpdir: str, pattern: str | None, regex: bool, rng: str | None, as_json: bool) -> None:
     """List enqueues of DUMPDIR: number, kind, kernel, sizes, device time, data."""
+    from cltui.replay.ranges import RangeError, parse_range
+
     first = last = None
     if rng:
         try:
-            first, last = parse_number_range(rng)
-        except ValueError as exc:
+            spec = parse_range(rng)
+        except RangeError as exc:
             fail(str(exc))
+        first, last = spec.first, spec.last
+        if spec.kernel and not pattern:
+            pattern = spec.kernel
     if regex and pattern:
         try:
             re.compile(pattern)

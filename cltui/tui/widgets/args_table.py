@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from textual.widgets import DataTable
+from rich.segment import Segment
+from rich.style import Style
+from textual import events
+from textual.binding import Binding, BindingType
+from textual.geometry import Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
 
 from cltui.capture.model import ArgKind, Enqueue, KernelArg
-from cltui.tui.format import fmt_bytes
+from cltui.tui.format import ellipsize, fmt_bytes
 from cltui.tui.messages import ArgumentSelected
 
 if TYPE_CHECKING:
@@ -16,48 +22,140 @@ if TYPE_CHECKING:
 __all__ = ["ArgsTable", "format_arg_value"]
 
 COLUMNS = ("#", "name", "space", "type", "mem", "size", "value")  # value last: it can be long
+MAX_WIDTH = (3, 24, 10, 28, 8, 9)  # caps for all but the value column
 
 
-class ArgsTable(DataTable[str]):
-    """Arguments of the enqueue under the list cursor; the highlighted row selects an argument."""
+class ArgsTable(ScrollView, can_focus=True):
+    """Arguments of the enqueue under the list cursor; the cursor row selects an argument.
+
+    A Line API view (a handful of rows, redrawn per enqueue without a layout pass), so moving
+    through the enqueue list stays cheap.
+    """
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "args-table--header",
+        "args-table--cursor",
+        "args-table--dim",
+    }
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("up", "cursor(-1)", "Up", show=False),
+        Binding("down", "cursor(1)", "Down", show=False),
+        Binding("home", "edge(0)", "First", show=False),
+        Binding("end", "edge(1)", "Last", show=False),
+    ]
 
     def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(id=id, cursor_type="row", zebra_stripes=False)
+        super().__init__(id=id)
         self._shown: int | None = None
         self.enqueue: Enqueue | None = None
-        self._quiet = False
+        self.rows: list[tuple[str, ...]] = []
+        self.cursor_row = 0
+        self.empty_text = "No enqueue"
+        self._widths: list[int] = [len(c) for c in COLUMNS]
 
-    def on_mount(self) -> None:
-        self.add_columns(*COLUMNS)
+    @property
+    def row_count(self) -> int:
+        return len(self.rows)
+
+    def get_row_at(self, index: int) -> tuple[str, ...]:
+        return self.rows[index]
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return action not in ("scroll_left", "scroll_right", "page_left", "page_right")
 
     def show(self, cap: Capture, enq: Enqueue | None, arg: int | None) -> None:
         number = enq.number if enq is not None else None
         if number == self._shown and enq is self.enqueue:
-            if arg is not None and arg != self.cursor_row and arg < self.row_count:
-                self._quiet = True
-                self.move_cursor(row=arg, animate=False)
+            if arg is not None and 0 <= arg < self.row_count and arg != self.cursor_row:
+                self.move_cursor(arg, announce=False)
             return
         self._shown = number
         self.enqueue = enq
-        self._quiet = True
-        self.clear(columns=True)
-        self.add_columns(*COLUMNS)
+        self.rows = [arg_cells(a) for a in enq.args] if enq is not None else []
         if enq is None:
-            return
-        if not enq.args:
-            return
-        for a in enq.args:
-            self.add_row(*arg_cells(a), key=str(a.index))
-        if arg is not None and 0 <= arg < self.row_count:
-            self.move_cursor(row=arg, animate=False)
+            self.empty_text = "No enqueue"
+        elif not enq.args:
+            self.empty_text = "Not a kernel enqueue: no arguments"
+        widths = [len(c) for c in COLUMNS]
+        for row in self.rows:
+            for i, cell in enumerate(row[:-1]):
+                widths[i] = max(widths[i], min(len(cell), MAX_WIDTH[i]))
+        self._widths = widths
+        self.cursor_row = arg if arg is not None and 0 <= arg < self.row_count else 0
+        self.virtual_size = Size(self.size.width, self.row_count + 1)
+        self.scroll_to(y=0, animate=False, immediate=True)
+        self._scroll_cursor_visible()
+        self.refresh()
 
-    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        event.stop()
-        if self._quiet:
-            self._quiet = False
+    # ---------------------------------------------------------------- moving
+    def action_cursor(self, delta: int) -> None:
+        self.move_cursor(self.cursor_row + delta)
+
+    def action_edge(self, end: int) -> None:
+        self.move_cursor(self.row_count - 1 if end else 0)
+
+    def move_cursor(self, row: int, *, announce: bool = True) -> None:
+        if not self.rows:
             return
-        if self.enqueue is not None and 0 <= event.cursor_row < len(self.enqueue.args):
-            self.post_message(ArgumentSelected(self.enqueue.args[event.cursor_row].index))
+        row = max(0, min(row, self.row_count - 1))
+        changed = row != self.cursor_row
+        self.cursor_row = row
+        self._scroll_cursor_visible()
+        self.refresh()
+        if changed and announce and self.enqueue is not None:
+            self.post_message(ArgumentSelected(self.enqueue.args[row].index))
+
+    def on_click(self, event: events.Click) -> None:
+        if event.y >= 1:
+            self.move_cursor(round(self.scroll_y) + event.y - 1)
+
+    def _scroll_cursor_visible(self) -> None:
+        rows = max(1, self.scrollable_content_region.height - 1)
+        top = round(self.scroll_y)
+        if self.cursor_row < top:
+            self.scroll_to(y=self.cursor_row, animate=False, immediate=True)
+        elif self.cursor_row >= top + rows:
+            self.scroll_to(y=self.cursor_row - rows + 1, animate=False, immediate=True)
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.virtual_size = Size(event.size.width, self.row_count + 1)
+
+    def on_focus(self) -> None:
+        self.refresh()
+
+    def on_blur(self) -> None:
+        self.refresh()
+
+    # ------------------------------------------------------------- rendering
+    def render_line(self, y: int) -> Strip:
+        width = self.scrollable_content_region.width
+        if not self.rows:
+            if y == 0:
+                style = self.get_component_rich_style("args-table--dim")
+                return Strip([Segment(ellipsize(" " + self.empty_text, width), style)], width)
+            return Strip.blank(width, self.rich_style)
+        if y == 0:
+            style = self.get_component_rich_style("args-table--header")
+            return self._line(COLUMNS, width, style)
+        index = round(self.scroll_y) + y - 1
+        if index >= self.row_count:
+            return Strip.blank(width, self.rich_style)
+        style = self.rich_style
+        if index == self.cursor_row:
+            style = style + (
+                self.get_component_rich_style("args-table--cursor")
+                if self.has_focus else Style(reverse=True)
+            )
+        return self._line(self.rows[index], width, style)
+
+    def _line(self, cells: tuple[str, ...], width: int, style: Style) -> Strip:
+        parts = [" "]
+        for i, cell in enumerate(cells[:-1]):
+            parts.append(ellipsize(cell, self._widths[i]) + "  ")
+        used = sum(len(p) for p in parts)
+        parts.append(ellipsize(cells[-1], max(1, width - used)))
+        return Strip([Segment("".join(parts), style)]).adjust_cell_length(width, style)
 
 
 def arg_cells(a: KernelArg) -> tuple[str, ...]:

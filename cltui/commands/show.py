@@ -180,6 +180,21 @@ def show_cmd(dumpdir: str, number: int, as_json: bool) -> None:
     _print_human(data)
 
 
+def _fmt(value: Any) -> str:
+    """Human form of a decoded value: shortest float text, vectors, structs."""
+    if isinstance(value, float):
+        import numpy as np
+
+        f32 = np.float32(value)
+        # shortest text that reads back as the same float32 (or float64) value
+        return str(f32) if float(f32) == value else repr(value)
+    if isinstance(value, list):
+        return "(" + ", ".join(_fmt(v) for v in value) + ")"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}={_fmt(v)}" for k, v in value.items()) + "}"
+    return str(value)
+
+
 def _print_human(d: dict[str, Any]) -> None:
     echo = click.echo
     title = d["kernel"] or d["function"]
@@ -212,7 +227,7 @@ def _print_human(d: dict[str, Any]) -> None:
         typ = " ".join(x for x in (a["address_space"], a["access"], a["type"]) if x)
         line = f"  [{a['index']}] {name}: {typ or a['kind']}"
         if "value" in a:
-            line += f" = {a['value']}"
+            line += f" = {_fmt(a['value'])}"
         elif "local_bytes" in a:
             line += f"  ({a['local_bytes']} bytes local)"
         elif "sampler" in a:

@@ -78,6 +78,12 @@ def parse_arg_tol(specs: tuple[str, ...]) -> dict[int, dict[str, Any]]:
     default=None,
     help="Keep the replayed outputs in this folder.",
 )
+@click.option(
+    "--probe",
+    is_flag=True,
+    help="Flag outputs that vary across the --repeat repetitions on one device "
+    "(nondeterminism); at least 2 repetitions.",
+)
 @click.option("--json", "as_json", is_flag=True, help="The full report as JSON.")
 def replay_cmd(
     dumpdir: str,
@@ -91,13 +97,15 @@ def replay_cmd(
     arg_tol: tuple[str, ...],
     timeout: float,
     outputs: str | None,
+    probe: bool,
     as_json: bool,
 ) -> None:
     """Replay the kernel enqueues of RANGE (12, 12-40, 12-, 12-40/saxpy) on devices.
 
     Each enqueue's results are compared, argument by argument, with the capture's Post
     dumps (and devices with each other).  Exit 0 when all checks pass, 1 on a mismatch,
-    a crash or a hang, 2 on bad input.
+    a crash or a hang, 2 on bad input.  With --probe, also 1 when an output varies
+    across the repetitions.
     """
     from cltui.commands._common import load_capture
     from cltui.replay import runner
@@ -124,6 +132,8 @@ def replay_cmd(
     except DeviceError as exc:
         fail(str(exc))
     manifest = plan.to_manifest()
+    if probe:
+        repeat = max(repeat, 2)
     job = runner.start(
         manifest,
         chosen,
@@ -132,6 +142,7 @@ def replay_cmd(
         arg_tolerance=per_arg,
         timeout=timeout,
         save_dir=outputs,
+        probe=probe,
     )
     show_progress = not as_json and sys.stderr.isatty()
     try:
@@ -152,6 +163,7 @@ def replay_cmd(
         fail("interrupted", EXIT_MISMATCH)
     report = job.report
     assert report is not None
+    probes = probe_report(report, manifest) if probe else None
     if outputs is None:
         job.cleanup()
         report["outputs"] = None
@@ -159,11 +171,57 @@ def replay_cmd(
             for st in res.get("steps", []):
                 for c in st["checks"]:
                     c["output"] = None
+            res.pop("probe", None)  # its files are gone
+    deterministic = True
+    if probes is not None:
+        report["probe"] = [p.to_dict() for p in probes]
+        deterministic = all(p.deterministic for p in probes)
     if as_json:
         emit_json(report)
     else:
         print_report(report, manifest)
-    sys.exit(EXIT_OK if report["ok"] else EXIT_MISMATCH)
+        if probes is not None:
+            print_probe(probes)
+    sys.exit(EXIT_OK if report["ok"] and deterministic else EXIT_MISMATCH)
+
+
+def probe_report(report: dict[str, Any], manifest: dict[str, Any]) -> list[Any]:
+    """One :class:`~cltui.analysis.probe.ProbeReport` per device that ran (``--probe``)."""
+    from cltui.analysis.probe import meta_of, probe_outputs
+    from cltui.replay.runner import probe_runs
+
+    meta = meta_of(manifest)
+    out = []
+    for res in report["devices"]:
+        runs = probe_runs(res)
+        rep = probe_outputs(runs, meta)
+        if res.get("error"):
+            rep.errors.append(str(res["error"]))
+        elif not runs:
+            rep.errors.append("the device result holds no probed outputs")
+        rep.device = f"{res['device']['id']} {res['device']['name']}"
+        out.append(rep)
+    return out
+
+
+def print_probe(probes: list[Any]) -> None:
+    """``--probe``: per device, deterministic or each varying output with its figures."""
+    for p in probes:
+        if p.deterministic:
+            click.echo(f"probe {p.device}: deterministic ({p.outputs} outputs, {p.runs} runs)")
+            continue
+        if p.varying:
+            click.echo(f"probe {p.device}: NONDETERMINISTIC ({len(p.varying)} of {p.outputs} "
+                       f"outputs vary over {p.runs} runs)")
+        else:
+            click.echo(f"probe {p.device}: undecided (a run failed)")
+        for v in p.varying:
+            click.echo(f"  enqueue {v.enqueue} {v.meta.kernel} {v.meta.label}: {v.summary()}")
+        for e in p.errors:
+            click.echo(f"  error: {e}")
+    for p in probes:
+        for m in p.missing:
+            click.echo(f"probe {p.device}: {m}")
 
 
 def default_devices(steps: list[dict[str, Any]]) -> list[str]:

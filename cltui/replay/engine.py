@@ -301,6 +301,7 @@ class Engine:
         tolerance: dict[str, Any] | None = None,
         arg_tolerance: dict[int, dict[str, Any]] | None = None,
         save_dir: str | Path | None = None,
+        probe: bool = False,
     ) -> None:
         if plan.get("format") != PLAN_FORMAT or int(plan.get("version", 0)) > PLAN_VERSION:
             raise EngineError(
@@ -316,6 +317,9 @@ class Engine:
         self.tol = base_tol.merged(tolerance)
         self.arg_tol = arg_tolerance or {}
         self.save_dir = Path(save_dir) if save_dir else None
+        if probe and self.save_dir is None:
+            raise EngineError("probing outputs needs a folder to save them in")
+        self.probe = probe
         self.notes: list[str] = []
         self.builds: dict[str, dict[str, Any]] = {}
         self.mems: dict[str, _Mem] = {}
@@ -749,7 +753,11 @@ class Engine:
             self.progress({"type": "timing", "repeat": repeat})
         self._timing_parts = (kernels, geoms, inloop, hoisted, events, host_ns)
         self._timed = []
-        loop_ns = self.repeat_launches(max(repeat, 1) - 1)
+        probed: dict[str, Any] | None = None
+        if self.probe:
+            loop_ns, probed = self._probe_repetitions(max(repeat, 1) - 1, reads)
+        else:
+            loop_ns = self.repeat_launches(max(repeat, 1) - 1)
         self._fired = fired
 
         results = []
@@ -801,10 +809,15 @@ class Engine:
             "error": None,
             "failed_enqueue": None,
             "repeat": max(repeat, 1),
-            "loop": {"launches": n, "host_ns_per_repetition": _stats(loop_ns)},
+            "loop": {
+                "launches": n,
+                "host_ns_per_repetition": _stats(loop_ns),
+                **({"probe": True} if probed is not None else {}),
+            },
             "steps": results,
             "builds": self.builds,
             "notes": self.notes,
+            **({"probe": probed} if probed is not None else {}),
         }
 
     def repeat_launches(self, count: int) -> list[int]:
@@ -836,6 +849,76 @@ class Engine:
             out.append(clock() - r0)
             q.finish()
         return out
+
+    def _probe_repetitions(
+        self, count: int, reads: list[list[tuple[_Mem, npt.NDArray[np.uint8]]]]
+    ) -> tuple[list[int], dict[str, Any]]:
+        """Timing repetitions that also read back every checked object after its launch.
+
+        The validation run's read-backs are repetition 0.  A repetition's bytes that equal
+        repetition 0's are not saved again (its file is repetition 0's); others are saved
+        as ``<enqueue>_<mem>.r<rep>.bin``.  The read-backs are enqueued after each launch
+        (so later launches wait for them on the in-order queue); the host time of the
+        read-back calls is left out of the loop timer, and the result is flagged
+        ``loop.probe``.  Returns (loop ns per repetition, the ``probe`` result entry).
+        """
+        import pyopencl as cl
+
+        steps: list[dict[str, Any]] = self.plan["steps"]
+        assert self.save_dir is not None
+        self.save_dir.mkdir(parents=True, exist_ok=True)
+        files: list[list[list[str]]] = []
+        for st in steps:
+            row = []
+            for c in st.get("checks", []):
+                path = self.save_dir / f"{st['enqueue']}_{_safe(c['mem'])}.bin"
+                row.append([str(path)])  # written by _check
+            files.append(row)
+        if count > 0 and not self._timed:
+            self._prepare_timing()
+        bufs = [[(m, self._readback(m)) for m, _h in reads[i]] for i in range(len(steps))]
+        q = self.queue
+        launch = cl.enqueue_nd_range_kernel
+        clock = time.perf_counter_ns
+        read = self._read
+        out: list[int] = []
+        for rep in range(1, count + 1):
+            for restore in self._hoisted:
+                restore()
+            q.finish()
+            r0 = clock()
+            spent = 0
+            for i, (kern, g, lws, off, reloads, evs, hns) in enumerate(self._timed):
+                for restore in reloads:
+                    restore()
+                t0 = clock()
+                ev = launch(q, kern, g, lws, off)
+                t1 = clock()
+                hns.append(t1 - t0)
+                evs.append(ev)
+                for m, buf in bufs[i]:
+                    read(m, buf)
+                spent += clock() - t1
+            out.append(clock() - r0 - spent)
+            q.finish()
+            for i, st in enumerate(steps):
+                for k, (_m, buf) in enumerate(bufs[i]):
+                    if _compare.bytes_equal(buf, reads[i][k][1]):
+                        files[i][k].append(files[i][k][0])
+                        continue
+                    mem = _safe(steps[i]["checks"][k]["mem"])
+                    path = self.save_dir / f"{st['enqueue']}_{mem}.r{rep}.bin"
+                    buf.tofile(path)
+                    files[i][k].append(str(path))
+        entry = {
+            "runs": count + 1,
+            "outputs": [
+                {"enqueue": st["enqueue"], "mem": c["mem"], "files": files[i][k]}
+                for i, st in enumerate(steps)
+                for k, c in enumerate(st.get("checks", []))
+            ],
+        }
+        return out, entry
 
     def _verify(
         self,
@@ -944,8 +1027,13 @@ def run_plan(
     tolerance: dict[str, Any] | None = None,
     arg_tolerance: dict[int, dict[str, Any]] | None = None,
     save_dir: str | Path | None = None,
+    probe: bool = False,
 ) -> dict[str, Any]:
-    """Prepare and run ``plan`` on ``device``; errors become ``result['error']``."""
+    """Prepare and run ``plan`` on ``device``; errors become ``result['error']``.
+
+    ``probe``: every timing repetition also reads back the checked objects (see
+    :meth:`Engine._probe_repetitions`; needs ``save_dir``); the result gains ``probe``.
+    """
     eng = Engine(
         plan,
         device,
@@ -955,6 +1043,7 @@ def run_plan(
         tolerance=tolerance,
         arg_tolerance=arg_tolerance,
         save_dir=save_dir,
+        probe=probe,
     )
     import pyopencl as cl
 

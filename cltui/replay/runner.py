@@ -58,8 +58,10 @@ class ReplayJob:
         arg_tolerance: dict[int, dict[str, Any]] | None = None,
         timeout: float = DEFAULT_TIMEOUT,
         save_dir: str | Path | None = None,
+        probe: bool = False,
     ) -> None:
         self.plan = plan
+        self.probe = probe
         self.data_root = str(data_root)
         self.devices = devices
         self.repeat = max(int(repeat), 1)
@@ -154,6 +156,7 @@ class ReplayJob:
             "tolerance": self.tolerance,
             "arg_tolerance": {str(k): v for k, v in self.arg_tolerance.items()},
             "save_dir": str(self.save_dir / tag),
+            "probe": self.probe,
         }
         self.save_dir.mkdir(parents=True, exist_ok=True)
         job_path = self.save_dir / f"job_{tag}.json"
@@ -385,6 +388,28 @@ def cross_compare(
     return out
 
 
+def probe_runs(result: dict[str, Any]) -> list[dict[tuple[int, str], Any]]:
+    """A probed device result's outputs, one mapping (enqueue, mem) -> bytes per repetition.
+
+    Repetitions whose bytes equal repetition 0's share its file (and its array here).
+    Empty when the result has no ``probe`` entry (an error, or not probed).
+    """
+    import numpy as np
+
+    probe = result.get("probe") or {}
+    runs: list[dict[tuple[int, str], Any]] = [{} for _ in range(int(probe.get("runs", 0)))]
+    loaded: dict[str, Any] = {}
+    for o in probe.get("outputs", []):
+        for rep, path in enumerate(o["files"]):
+            if path not in loaded:
+                try:
+                    loaded[path] = np.fromfile(path, dtype=np.uint8)
+                except OSError:
+                    continue
+            runs[rep][(int(o["enqueue"]), str(o["mem"]))] = loaded[path]
+    return runs
+
+
 def result_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
     """The report flattened for a results table: one row per enqueue x argument x device.
 
@@ -435,11 +460,14 @@ def start(
     timeout: float = DEFAULT_TIMEOUT,
     save_dir: str | Path | None = None,
     callback: Callback | None = None,
+    probe: bool = False,
 ) -> ReplayJob:
     """Start a replay; with ``callback`` the events are delivered from a background thread.
 
     ``plan`` is a manifest (``Plan.to_manifest()``); ``data_root`` the directory its data
     paths are relative to (default: the capture directory named in the plan).
+    ``probe``: every repetition also reads back the checked outputs (each device's
+    result gains ``probe``; :func:`probe_runs` loads them for ``probe_outputs``).
     """
     root = data_root if data_root is not None else plan.get("source", {}).get("capture", ".")
     job = ReplayJob(
@@ -451,6 +479,7 @@ def start(
         arg_tolerance=arg_tolerance,
         timeout=timeout,
         save_dir=save_dir,
+        probe=probe,
     )
     if callback is not None:
         job._pumped = True
@@ -514,6 +543,7 @@ def _child(job_path: str, fd: int) -> int:
         tolerance=job.get("tolerance") or None,
         arg_tolerance={int(k): v for k, v in (job.get("arg_tolerance") or {}).items()},
         save_dir=job.get("save_dir"),
+        probe=bool(job.get("probe")),
     )
     send({"type": "result", "result": result})
     out.close()

@@ -152,3 +152,27 @@ def test_1d_image_marked_2d_by_the_layer_is_replayed_as_1d(tmp_path: Path) -> No
     assert image["shape"] == [16, 1, 1] and image["element_size"] == 4
     assert (image["order"], image["type"]) == ("CL_RGBA", "CL_UNSIGNED_INT8")
     assert b.memory[mid]["label"] == "image 0007"
+
+
+def test_build_plan_from_a_set_of_enqueues_with_holes(tmp_path: Path) -> None:
+    from cltui.replay.plan import set_text
+    from tests.analysis_synth import chain_capture, write_capture
+
+    cap = open_capture(write_capture(chain_capture(), tmp_path / "c"))
+    whole = build_plan(cap, parse_range("0-5")).to_manifest()
+    listed = build_plan(cap, [5, 3, 0, 1, 2, 4, 4]).to_manifest()
+    assert listed["source"]["range"] == "0-5"
+    assert {k: v for k, v in listed.items() if k != "source"} == {
+        k: v for k, v in whole.items() if k != "source"
+    }
+    holes = build_plan(cap, [4, 1]).to_manifest()
+    assert [s["enqueue"] for s in holes["steps"]] == [1, 4]
+    assert holes["source"]["range"] == "1,4"
+    # 4 reads C, which the left-out 2 and 3 made: it comes from 4's own Pre dump
+    assert any(ld["mem"] and ld["why"] == "input" and "Enqueue_0004" in ld["data"]
+               for ld in holes["steps"][1]["loads"])
+    with pytest.raises(PlanError, match="the set is empty"):
+        build_plan(cap, [])
+    with pytest.raises(PlanError, match="no enqueue 99 in this capture"):
+        build_plan(cap, [1, 99])
+    assert set_text([9, 1, 2, 3, 5, 7, 8]) == "1-3,5,7-9"

@@ -150,30 +150,14 @@ def plan_for(
 ) -> dict[str, Any]:
     """The replay plan (manifest) of an arbitrary set of kernel enqueues, in order.
 
-    Same as :func:`cltui.replay.plan.build_plan` for a range, but for a set with holes.
+    :func:`cltui.replay.plan.build_plan` for a set with holes.
     """
-    from cltui.replay import plan as planmod
-    from cltui.replay.engine import PLAN_FORMAT, PLAN_VERSION
+    from cltui.replay.plan import PlanError, build_plan
 
-    tol = tolerance or Tolerance()
-    b = planmod._Builder(cap, mode, tol, {})
-    for n in sorted(enqueues):
-        b.add(cap.enqueue(int(n)))
-    if not b.steps:
-        raise ShrinkError("nothing in the set can be replayed: " + "; ".join(b.notes[:3]))
-    text = ",".join(str(n) for n in sorted(enqueues))
-    return {
-        "format": PLAN_FORMAT,
-        "version": PLAN_VERSION,
-        "source": {"capture": str(cap.path), "range": text, "mode": mode},
-        "tolerance": tol.to_dict(),
-        "data": b.data,
-        "programs": b.programs,
-        "memory": b.memory,
-        "steps": b.steps,
-        "changes": b.changes,
-        "notes": b.notes,
-    }
+    try:
+        return build_plan(cap, list(enqueues), mode, tolerance or Tolerance()).to_manifest()
+    except PlanError as exc:
+        raise ShrinkError(str(exc)) from None
 
 
 def _mismatches(report: dict[str, Any], against: str) -> tuple[list[tuple[int, str]], str]:

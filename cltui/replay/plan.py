@@ -23,6 +23,7 @@ argument 2 (buffer 0007)") and the step still runs when it can.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -576,29 +577,46 @@ def _jsonable(v: Any) -> Any:
 
 def build_plan(
     cap: Any,
-    rng: EnqueueRange,
+    rng: EnqueueRange | Sequence[int],
     mode: str = "chain",
     tolerance: Tolerance | None = None,
     arg_tolerance: dict[int, dict[str, Any]] | None = None,
 ) -> Plan:
-    """The plan for the kernel enqueues of ``rng`` in ``cap`` (see the module doc)."""
+    """The plan for the kernel enqueues of ``rng`` in ``cap`` (see the module doc).
+
+    ``rng`` is a range (with its kernel filter) or an explicit set of enqueue numbers,
+    holes allowed (replayed in increasing order; an enqueue that is not a kernel launch
+    becomes a note, one that is not in the capture a :class:`PlanError`).  Inputs a
+    removed enqueue would have produced come from the capture, as for a range.
+    """
     if mode not in MODES:
         raise PlanError(f"unknown mode {mode!r} (chain, isolated or strict)")
-    positions = cap.find(
-        kernel=rng.kernel, kinds=[EnqueueKind.KERNEL], first=rng.first, last=rng.last
-    )
-    if len(positions) == 0:
-        what = f" of kernel {rng.kernel!r}" if rng.kernel else ""
-        raise PlanError(f"no kernel enqueue{what} in range {rng}")
     b = _Builder(cap, mode, tolerance or Tolerance(), arg_tolerance or {})
-    for pos in positions:
-        b.add(cap.enqueue(int(cap.numbers[pos])))
+    if isinstance(rng, EnqueueRange):
+        what = str(rng)
+        positions = cap.find(
+            kernel=rng.kernel, kinds=[EnqueueKind.KERNEL], first=rng.first, last=rng.last
+        )
+        if len(positions) == 0:
+            kname = f" of kernel {rng.kernel!r}" if rng.kernel else ""
+            raise PlanError(f"no kernel enqueue{kname} in range {rng}")
+        numbers = [int(cap.numbers[pos]) for pos in positions]
+    else:
+        numbers = sorted({int(n) for n in rng})
+        if not numbers:
+            raise PlanError("no enqueue to replay: the set is empty")
+        what = set_text(numbers)
+        missing = [n for n in numbers if cap.position_of(n) is None]
+        if missing:
+            raise PlanError(f"no enqueue {missing[0]} in this capture")
+    for n in numbers:
+        b.add(cap.enqueue(n))
     if not b.steps:
-        raise PlanError(f"nothing in range {rng} can be replayed: " + "; ".join(b.notes[:3]))
+        raise PlanError(f"nothing in {what} can be replayed: " + "; ".join(b.notes[:3]))
     manifest = {
         "format": PLAN_FORMAT,
         "version": PLAN_VERSION,
-        "source": {"capture": str(cap.path), "range": str(rng), "mode": mode},
+        "source": {"capture": str(cap.path), "range": what, "mode": mode},
         "tolerance": (tolerance or Tolerance()).to_dict(),
         "data": b.data,
         "programs": b.programs,
@@ -608,3 +626,17 @@ def build_plan(
         "notes": b.notes,
     }
     return Plan(manifest, Path(cap.path), b.notes, b.changes)
+
+
+def set_text(numbers: Sequence[int]) -> str:
+    """Sorted enqueue numbers as text, consecutive ones joined: ``[1, 4, 5, 6]`` -> ``1,4-6``."""
+    parts: list[str] = []
+    nums = sorted(set(numbers))
+    i = 0
+    while i < len(nums):
+        j = i
+        while j + 1 < len(nums) and nums[j + 1] == nums[j] + 1:
+            j += 1
+        parts.append(str(nums[i]) if i == j else f"{nums[i]}-{nums[j]}")
+        i = j + 1
+    return ",".join(parts)

@@ -155,3 +155,26 @@ def test_large_buffers_are_compared_in_chunks() -> None:
     assert r.n_diff == 3 and r.max_ulp == 2
     assert r.first is not None and r.first.index == 2_500_000
     assert compare_bytes(e, a, "<f4", Tolerance(ulp=1)).n_bad == 1
+
+
+def test_scattered_float_differences_match_an_independent_analysis() -> None:
+    """Only the differing lanes are analysed: figures must still cover every one of them."""
+    rng = np.random.default_rng(7)
+    e = rng.standard_normal((5000, 4), dtype=np.float32)
+    a = e.copy()
+    flat = rng.choice(e.size, 300, replace=False)
+    ulps = rng.integers(1, 9, flat.size).astype(np.int32)
+    a.reshape(-1).view(np.int32)[flat] += ulps
+    a.reshape(-1)[flat[:3]] = np.nan  # NaN against a number: infinitely far
+    e.reshape(-1)[flat[3]] = a.reshape(-1)[flat[3]] = np.nan  # both NaN: not a difference
+    res = compare_bytes(e, a, "(4,)<f4", Tolerance(ulp=4))
+    rows = np.unique(np.delete(flat, 3) // 4)
+    assert res.n_diff == rows.size
+    bad = np.unique(np.concatenate([flat[:3], flat[4:][ulps[4:] > 4]]) // 4)
+    assert res.n_bad == bad.size and res.status == DIFFERENT
+    assert res.max_ulp == float("inf") and res.first is not None
+    assert res.first.index == bad.min()  # the first element beyond tolerance
+    finite = compare_bytes(e, np.where(np.isnan(a), e, a), "(4,)<f4", Tolerance(ulp=4))
+    assert finite.max_ulp == float(ulps[4:].max()) and finite.max_abs is not None
+    d = np.abs(np.where(np.isnan(a), e, a).astype(np.float64) - e.astype(np.float64))
+    assert finite.max_abs == pytest.approx(float(np.nanmax(d)))

@@ -9,6 +9,7 @@ name marked and the selected finding's line scrolled into view.
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -59,10 +60,11 @@ def check_task(
 
         control.progress(0.0, "planning")
         try:
-            return run_check(
-                capture, EnqueueRange(first, last), timeout=timeout, progress=progress,
-                cancel=control.cancel,
-            )
+            with tempfile.TemporaryDirectory(prefix="cltui-check-") as work_dir:
+                return run_check(
+                    capture, EnqueueRange(first, last), timeout=timeout, progress=progress,
+                    cancel=control.cancel, work_dir=work_dir,
+                )
         except CheckError as exc:
             raise TaskFailed(str(exc)) from None
 

@@ -537,3 +537,120 @@ def test_device_time_before_its_entry_line_and_one_without_entry(
         ]
     finally:
         idx.close()
+
+
+# ---- kernel argument state (kernel_args_at) against a plain line-by-line reading ----
+SETARG_RE = re.compile(
+    rb"^>>>> (?:Time: \d+ )?clSetKernelArg(?:SVMPointer|MemPointerINTEL)?\( .*?: "
+    rb"kernel = (0x[0-9a-f]+|[0-9A-F]{16}), index = (\d+), ",
+    re.MULTILINE,
+)
+KERNEL_RE = re.compile(r"kernel = (0x[0-9a-f]+|[0-9A-F]{16})")
+
+
+def reference_args(
+    data: bytes, kernel: int, at: int, stop: int, nargs: int | None
+) -> dict[int, int]:
+    """index -> offset of the latest clSetKernelArg line of ``kernel`` in [stop, at); with
+    every index below ``nargs`` set: only the lines from the earliest of those on."""
+    latest: dict[int, int] = {}
+    for m in SETARG_RE.finditer(data, stop, at):
+        if int(m.group(1), 16) == kernel:
+            latest[int(m.group(2))] = m.start()
+    if nargs is not None and all(i in latest for i in range(nargs)):
+        if nargs == 0:
+            return {}
+        first = min(latest[i] for i in range(nargs))
+        latest = {i: o for i, o in latest.items() if o >= first}
+    return latest
+
+
+def _kernel_calls(idx: LogIndex) -> list[tuple[int, int, int, int | None]]:
+    """(enqueue offset, kernel handle, stop, nargs) of every kernel enqueue."""
+    out = []
+    for pos in np.flatnonzero(idx.kinds == EnqueueKind.KERNEL):
+        off = int(idx.offsets[pos])
+        m = KERNEL_RE.search(idx.read_line(off))
+        assert m is not None
+        kh = int(m.group(1), 16)
+        krec = idx.kernel_at(kh, off)
+        stop = krec.entry_offset if krec is not None else 0
+        nargs = idx.num_args_after(krec.exit_offset) if krec is not None else None
+        out.append((off, kh, stop, nargs))
+    return out
+
+
+@pytest.mark.parametrize("name", SMALL_CAPTURES)
+def test_kernel_args_match_the_log_in_any_order(name: str) -> None:
+    log = capture_path(name) / "clintercept_log.txt"
+    data = log.read_bytes()
+    calls = _kernel_calls(build_index(log))
+    assert calls
+    want = {
+        (off, kh, stop, n): reference_args(data, kh, off, stop, n)
+        for off, kh, stop, nargs in calls
+        for n in (nargs, None)
+    }
+    keys = list(want)  # in log order
+    orders = [keys, keys[::-1], keys[1::2] + keys[::2]]
+    for order in orders:  # the per-kernel states kept between calls must not change results
+        idx = build_index(log)
+        try:
+            for key in order:
+                off, kh, stop, n = key
+                got = idx.kernel_args_at(kh, off, stop, n)
+                assert {i: a.offset for i, a in got.items()} == want[key], key
+                assert all(a.index == i for i, a in got.items())
+        finally:
+            idx.close()
+
+
+def _kline(t: int, kh: bytes, i: int, value: bytes, counter: int, name: bytes = b"k") -> bytes:
+    return (
+        b">>>> Time: %d clSetKernelArg( %s ): kernel = %s, index = %d, size = 4, value = %s; "
+        b"EnqueueCounter: %d\n<<<< Time: %d clSetKernelArg -> CL_SUCCESS\n"
+        % (t, name, kh, i, value, counter, t)
+    )
+
+
+def _enq(kh: bytes, counter: int) -> bytes:
+    return (
+        b">>>> Time: 1 clEnqueueNDRangeKernel( k ): queue = 0x9, kernel = %s, "
+        b"global_work_size = < 4 >, local_work_size = < 1 >, event_wait_list = NULL; "
+        b"EnqueueCounter: %d\n<<<< Time: 2 clEnqueueNDRangeKernel -> CL_SUCCESS\n" % (kh, counter)
+    )
+
+
+def test_kernel_args_windows_stops_and_fallbacks(tmp_path: Path) -> None:
+    head = SYNTH.split(b">>>> Time: 1 clCreateBuffer")[0]
+    filler = b">>>> Time: 3 clGetPlatformInfo: param_name = 0x902\n" * 2000  # ~100 KB
+    a, b, w = b"0xaa", b"0x1aa", b"00000000000000CC"
+    data = head + _kline(1, a, 0, b"0x1", 0) + _kline(1, a, 3, b"0x3", 0)  # 3: past nargs
+    data += _kline(1, w, 0, b"0x7", 0) + filler  # a Windows-style handle
+    data += _kline(1, a, 1, b"0x2", 0) + _kline(1, b, 1, b"0x9", 0) + filler
+    data += _enq(a, 0) + _enq(w, 1) + filler
+    # a kernel name that names another handle first: the kernel's own pattern decides
+    data += _kline(1, a, 0, b"0x5", 2, b"odd: kernel = 0xbb, index = 1, x")
+    data += _enq(a, 2) + b"CLIntercept is shutting down...\n"
+    log = _write(tmp_path / "clintercept_log.txt", data)
+    for order in ([0, 1, 2], [2, 1, 0], [1, 2, 0]):
+        idx = build_index(log)
+        try:
+            offs = [int(o) for o in idx.offsets]
+            assert len(offs) == 3
+            got = {}
+            for k in order:
+                kh = 0xCC if k == 1 else 0xAA
+                got[k] = idx.kernel_args_at(kh, offs[k], 0, 2)
+            # index 1 is set ~100 KB before enqueue 0, index 0 further back
+            assert {i: a.text for i, a in got[0].items()} == {0: "0x1", 1: "0x2", 3: "0x3"}
+            assert {i: a.text for i, a in got[1].items()} == {0: "0x7"}  # index 1 never set
+            # enqueue 2: index 0 is set again, index 1 still from before enqueue 0; index 3
+            # was set before index 1's latest line, so it no longer counts
+            assert {i: a.text for i, a in got[2].items()} == {0: "0x5", 1: "0x2"}
+            assert got[2][0].counter == 2 and got[2][0].raw == (5).to_bytes(4, "little")
+            assert idx.kernel_args_at(0x1AA, offs[0], 0, None)[1].text == "0x9"
+            assert idx.kernel_args_at(0xAA, offs[0], 0, 0) == {}
+            assert idx.kernel_args_at(0xAA, offs[0], offs[0], 2) == {}
+        finally:
+            idx.close()

@@ -13,8 +13,10 @@ decoded lazily by :meth:`Capture.enqueue` and kept in a small LRU.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import dataclasses
+import os
 import re
 import threading
 from collections import OrderedDict
@@ -40,7 +42,6 @@ from cltui.capture.model import (
     Problem,
     Program,
 )
-from cltui.capture.signature import parse_kernels
 
 ProgressFn = Callable[[float], None]  # fraction 0..1, called from the indexing thread
 
@@ -545,6 +546,9 @@ class Capture:
             return self._sig_cache[key]
         sigs: dict[str, Any] = {}
         if source:
+            # imported here: the preprocessor (pcpp) is needed only once a source is parsed
+            from cltui.capture.signature import parse_kernels
+
             try:
                 sigs = dict(parse_kernels(source, options))
             except Exception as e:
@@ -631,8 +635,6 @@ class Capture:
         if setarg is not None and setarg.counter is not None:
             path = table.get(setarg.counter, {}).get((kname, i))
         elif setarg is None and self._ska_keys:
-            import bisect
-
             j = bisect.bisect_right(self._ska_keys, number) - 1
             while j >= 0 and path is None:
                 path = table[self._ska_keys[j]].get((kname, i))
@@ -640,7 +642,8 @@ class Capture:
         if path is None:
             return None
         try:
-            return Path(path).read_bytes()
+            with open(path, "rb") as f:
+                return f.read()
         except OSError:
             return None
 
@@ -929,6 +932,9 @@ class Capture:
 
 
 def _rel(root: Path, p: Path) -> str:
+    rs, ps = str(root), str(p)
+    if len(ps) > len(rs) + 1 and ps.startswith(rs) and ps[len(rs)] == os.sep and rs != os.sep:
+        return ps[len(rs) + 1 :]  # the usual case, without pathlib
     try:
         return str(Path(p).relative_to(root))
     except ValueError:

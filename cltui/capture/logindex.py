@@ -26,6 +26,7 @@ import select
 import signal
 import threading
 from array import array
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -75,6 +76,10 @@ _END_BUILD_LOG = b"<------- End of Build Log"
 
 _PTR = rb"(0x[0-9a-fA-F]+|\(nil\)|[0-9A-F]{8,16})"
 _COUNTER_TAG = b"; EnqueueCounter: "
+_INDEX_GAP = len(b", index = ")
+_ARGS_WINDOW = 16 << 10  # first backward window of kernel_args_at (x4 per step)
+_ARGS_WINDOW_MAX = 64 << 20
+_ARGS_STATES = 4096  # argument states remembered per log (kernel_args_at)
 
 KIND_OF_FUNCTION: dict[str, EnqueueKind] = {
     "clEnqueueNDRangeKernel": EnqueueKind.KERNEL,
@@ -217,6 +222,9 @@ class SetArg:
     counter: int | None = None  # EnqueueCounter at set time (= SetKernelArg_<E4> number)
 
 
+SetArgs = dict[int, SetArg]
+
+
 @dataclass
 class LogIndex:
     """The result of one scan; arrays are in log order (one entry per enqueue)."""
@@ -245,6 +253,12 @@ class LogIndex:
     replay_lines: int = 0
     _mm: mmap.mmap | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    # kernel_args_at: (kernel, stop, nargs) -> sorted enqueue offsets with a known state
+    _args_offsets: dict[tuple[int, int, int], list[int]] = field(default_factory=dict)
+    _args_states: OrderedDict[tuple[tuple[int, int, int], int], SetArgs] = field(
+        default_factory=OrderedDict
+    )
+    _args_lock: threading.Lock = field(default_factory=threading.Lock)
 
     # ---- raw access ----
     def read_line(self, offset: int, limit: int = 1 << 20) -> str:
@@ -371,43 +385,121 @@ class LogIndex:
     def kernel_args_at(
         self, kernel: int, enqueue_offset: int, stop_offset: int, nargs: int | None
     ) -> dict[int, SetArg]:
-        """The latest ``clSetKernelArg*`` per index on ``kernel`` before ``enqueue_offset``.
+        """The argument state of ``kernel`` at an enqueue: per index, the latest
+        ``clSetKernelArg*`` line on ``kernel`` in ``[stop_offset, enqueue_offset)``
+        (``stop_offset``: the kernel's creation).
 
-        Scans backwards in 1 MiB windows, stopping at ``stop_offset`` (the kernel's
-        creation) or when ``nargs`` indexes have been found.
+        With ``nargs`` known (the signature's parameter count) the result holds only the
+        lines from the earliest of the latest lines of indexes ``0..nargs-1`` on (so an
+        index outside the signature counts only when it was set after every real
+        index was), when all of them are set; otherwise every index found.  The log is
+        read backwards in growing windows (one literal search per window) and the scan
+        stops as soon as every index is found; the state at each enqueue is kept per
+        kernel so that the next enqueue of the same kernel reads only the lines between
+        the two.  The result does not depend on the order of calls.
         """
         mm = self._mm
-        out: dict[int, SetArg] = {}
         if mm is None:
-            return out
-        hx = f"0x{kernel:x}".encode()
-        pat = re.compile(
-            rb">>>> " + _PREFIX + rb"clSetKernelArg(SVMPointer|MemPointerINTEL|DevicePointerEXT)?"
-            rb"\( [^\n]*?: kernel = (?:" + hx + rb"|" + f"{kernel:016X}".encode() + rb"), "
-            rb"index = (\d+), ([^\n]*)"
-        )
-        hi = enqueue_offset
-        window = 1 << 20
+            return {}
         stop = max(0, stop_offset)
-        while hi > stop:
-            lo = max(stop, hi - window)
-            # extend lo to a line start so no line is cut
-            if lo > stop:
-                nl = mm.rfind(b"\n", stop, lo)
-                lo = nl + 1 if nl >= 0 else stop
-            found = list(pat.finditer(mm, lo, hi))
-            for m in reversed(found):
-                idx = int(m.group(2))
-                if idx in out:
+        hi = min(enqueue_offset, self.size)
+        if hi <= stop or nargs == 0:
+            return {}
+        key = (kernel, stop, -1 if nargs is None else nargs)
+        base_at, base = self._args_checkpoint(key, hi)
+        floor = max(stop, base_at)
+        found: dict[int, SetArg] = {}
+        want = -1 if nargs is None else nargs  # indexes 0..want-1 must all be found
+        missing = want
+        window = _ARGS_WINDOW
+        complete = False
+        while hi > floor and not complete:
+            lo = max(floor, hi - window)
+            if lo > floor:  # a line start, so that no line is cut
+                nl = mm.rfind(b"\n", floor, lo)
+                lo = nl + 1 if nl >= 0 else floor
+            for m in self._setarg_lines(kernel, lo, hi):
+                i = int(m.group(2))
+                if i in found:
                     continue
-                out[idx] = _decode_setarg(m, mm, self.size)
-            if nargs is not None and len(out) >= nargs:
-                break
-            if lo <= stop:
-                break
+                found[i] = _decode_setarg(m, mm, self.size)
+                if i < want:
+                    missing -= 1
+                    if missing == 0:
+                        complete = True
+                        break
             hi = lo
-            window = min(window * 2, 64 << 20)
+            window = min(window * 4, _ARGS_WINDOW_MAX)
+        if not complete and base is not None:
+            for i, s in base.items():
+                if i not in found:
+                    found[i] = s
+        if nargs is not None and all(i in found for i in range(nargs)):
+            first = min(found[i].offset for i in range(nargs))
+            found = {i: s for i, s in found.items() if s.offset >= first}
+        if enqueue_offset == 0 or mm[enqueue_offset - 1 : enqueue_offset] == b"\n":
+            self._args_remember(key, enqueue_offset, found)
+        return dict(found)
+
+    def _setarg_lines(self, kernel: int, lo: int, hi: int) -> list[re.Match[bytes]]:
+        """The ``clSetKernelArg*`` entry lines on ``kernel`` within ``[lo, hi)``, last first
+        (``lo``: a line start or the scan floor).  A literal search finds the candidates;
+        the full pattern confirms each line."""
+        mm = self._mm
+        if mm is None:
+            return []
+        lit, at_a, at_b = _setarg_needles(kernel)
+        out: list[re.Match[bytes]] = []
+        last_ls = -1
+        for c in reversed(list(lit.finditer(mm, lo, hi))):
+            at = c.start()
+            ls = mm.rfind(b"\n", lo, at) + 1
+            if ls == 0:
+                ls = lo
+            if ls == last_ls:
+                continue
+            last_ls = ls
+            le = mm.find(b"\n", c.end(), hi)
+            le = le if le >= 0 else hi
+            # the generic pattern finds the same match as the kernel's own one whenever the
+            # handle it stopped at is this kernel's (the usual line); compiling a pattern
+            # per kernel costs more than a whole decode
+            m = _SETARG_ANY_RE.search(mm, ls, le)
+            if m is not None:
+                h = m.start(2) - _INDEX_GAP
+                if mm[h - len(at_a) : h] != at_a and mm[h - len(at_b) : h] != at_b:
+                    m = _setarg_pattern(kernel).search(mm, ls, le)
+            if m is not None:
+                out.append(m)
         return out
+
+    def _args_checkpoint(self, key: tuple[int, int, int], at: int) -> tuple[int, SetArgs | None]:
+        """The remembered argument state at the latest enqueue offset <= ``at``."""
+        with self._args_lock:
+            offs = self._args_offsets.get(key)
+            if not offs:
+                return -1, None
+            j = bisect.bisect_right(offs, at) - 1
+            if j < 0:
+                return -1, None
+            x = offs[j]
+            state = self._args_states[(key, x)]
+            self._args_states.move_to_end((key, x))
+            return x, state
+
+    def _args_remember(self, key: tuple[int, int, int], at: int, state: SetArgs) -> None:
+        with self._args_lock:
+            if (key, at) in self._args_states:
+                self._args_states.move_to_end((key, at))
+                return
+            self._args_states[(key, at)] = state
+            bisect.insort(self._args_offsets.setdefault(key, []), at)
+            while len(self._args_states) > _ARGS_STATES:
+                (k, x), _ = self._args_states.popitem(last=False)
+                offs = self._args_offsets[k]
+                offs.pop(bisect.bisect_left(offs, x))
+                if not offs:
+                    del self._args_offsets[k]
 
     def close(self) -> None:
         with self._lock:
@@ -415,6 +507,32 @@ class LogIndex:
                 with contextlib.suppress(BufferError, ValueError):
                     self._mm.close()
                 self._mm = None
+
+
+_SETARG_ANY_RE = re.compile(
+    rb">>>> " + _PREFIX + rb"clSetKernelArg(SVMPointer|MemPointerINTEL|DevicePointerEXT)?"
+    rb"\( [^\n]*?: kernel = (?:0x[0-9a-f]+|[0-9A-F]{16}), index = (\d+), ([^\n]*)"
+)
+
+
+@functools.lru_cache(maxsize=256)
+def _setarg_needles(kernel: int) -> tuple[re.Pattern[bytes], bytes, bytes]:
+    """(literal candidate search, both ``kernel = <handle>`` spellings) for one kernel
+    handle; the handle is printed ``0x1a2b`` or as bare upper-case hex (Windows)."""
+    spell = (f"0x{kernel:x}".encode(), f"{kernel:016X}".encode())
+    lit = re.compile(rb"kernel = (?:" + b"|".join(spell) + rb"), index = ")
+    return lit, b"kernel = " + spell[0], b"kernel = " + spell[1]
+
+
+@functools.lru_cache(maxsize=64)
+def _setarg_pattern(kernel: int) -> re.Pattern[bytes]:
+    """The entry-line pattern of one kernel handle (only for lines the generic one
+    matched at another handle)."""
+    hx = f"0x{kernel:x}".encode() + rb"|" + f"{kernel:016X}".encode()
+    return re.compile(
+        rb">>>> " + _PREFIX + rb"clSetKernelArg(SVMPointer|MemPointerINTEL|DevicePointerEXT)?"
+        rb"\( [^\n]*?: kernel = (?:" + hx + rb"), index = (\d+), ([^\n]*)"
+    )
 
 
 @functools.lru_cache(maxsize=64)

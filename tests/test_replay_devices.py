@@ -6,6 +6,7 @@ taken from ../shared/captures/README.md.
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -308,3 +309,33 @@ def test_device_binary_only_on_its_own_device(images_svm: Path) -> None:
         "program 0000 has no source and no binary for Oclgrind Simulator "
         f"(binaries for: {pocl['name']})"
     )
+
+
+def test_binary_cache_builds_from_the_binary_next_time(images_svm: Path, tmp_path: Path) -> None:
+    cap = open_capture(images_svm)
+    m = build_plan(cap, parse_range("0-3")).to_manifest()
+    dev = _device("pocl")
+    cache = tmp_path / "bins"
+    first = run_plan(m, dev, dir_loader(m, cap.path), binary_cache=cache)
+    assert first["ok"] and {b["how"] for b in first["builds"].values()} == {"source"}
+    stored = sorted(cache.glob("*.bin"))
+    assert len(stored) == len(first["builds"]) and all(p.stat().st_size for p in stored)
+    again = run_plan(m, dev, dir_loader(m, cap.path), binary_cache=cache)
+    assert again["ok"] and {b["how"] for b in again["builds"].values()} == {
+        "source (cached binary)"
+    }
+    assert [c["status"] for s in again["steps"] for c in s["checks"]] == [
+        c["status"] for s in first["steps"] for c in s["checks"]
+    ]
+    # a damaged binary is not fatal: that program builds from source (and is stored again)
+    stored[0].write_bytes(b"not a binary")
+    third = run_plan(m, dev, dir_loader(m, cap.path), binary_cache=cache)
+    hows = sorted(b["how"] for b in third["builds"].values())
+    assert third["ok"] and hows.count("source") == 1
+    assert stored[0].read_bytes() != b"not a binary"
+    # other options are another key: built from source
+    m2 = json.loads(json.dumps(m))
+    for p in m2["programs"].values():
+        p["options"] = (p.get("options") or "") + " -DCLTUI_CACHE_TEST=1"
+    fourth = run_plan(m2, dev, dir_loader(m2, cap.path), binary_cache=cache)
+    assert {b["how"] for b in fourth["builds"].values()} == {"source"}

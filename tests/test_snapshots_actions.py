@@ -79,7 +79,11 @@ def test_replay_dialog(
     assert snap_compare(make_app(images_svm), terminal_size=SMALL, run_before=run)
 
 
-def test_export_dialog(snap_compare: Compare, images_svm: Path) -> None:
+def test_export_dialog(
+    snap_compare: Compare, images_svm: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir("/tmp")  # the default folder is under the working directory
+
     async def run(pilot: Pilot[Any]) -> None:
         await _keys(3, "e")(pilot)
         screen = pilot.app.screen

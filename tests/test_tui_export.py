@@ -39,7 +39,7 @@ async def test_export_range_writes_bundle(images_svm: Path, tmp_path: Path) -> N
         dialog = pilot.app.screen
         assert isinstance(dialog, ExportDialog)
         # the default folder is named after the capture and the range
-        assert dialog.query_one("#export-folder", Input).value.endswith("images_svm_pocl_0-8")
+        assert dialog.query_one("#export-folder", Input).value.endswith("images_svm_pocl-0-8")
         dialog.query_one("#export-folder", Input).value = str(out)
         dialog.query_one("#export-cpp", Checkbox).value = False
         await pilot.pause()
@@ -88,7 +88,13 @@ async def test_export_refuses_existing_folder_until_overwrite(
         assert "at least one language" in str(dialog.query_one("#export-error", Label).render())
         dialog.query_one("#export-python", Checkbox).value = True
         dialog.action_accept()
-        await wait_for(pilot, lambda: isinstance(pilot.app.screen, MainScreen), 60)
+        # the dialog closes before the progress screen opens: wait for the export's notice
+        await wait_for(
+            pilot,
+            lambda: isinstance(pilot.app.screen, MainScreen)
+            and any("Exported" in str(n.message) for n in pilot.app._notifications),
+            60,
+        )
     manifest = json.loads((out / "manifest.json").read_text())
     assert [s["enqueue"] for s in manifest["steps"]] == [3]
     assert not (out / "keep.txt").exists()  # overwritten as asked

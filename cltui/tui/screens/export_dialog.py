@@ -42,10 +42,11 @@ class ExportRequest:
 
 
 def default_folder(capture: Capture, first: int, last: int) -> Path:
-    """``./<capture>_<first>-<last>`` in the working directory."""
-    name = Path(capture.path).name or "capture"
-    rng = f"{first}" if first == last else f"{first}-{last}"
-    return Path.cwd() / f"{name}_{rng}"
+    """``./<capture>-<first>-<last>`` in the working directory (the name ``cltui export`` uses)."""
+    from cltui.export import bundle_name
+    from cltui.replay.ranges import EnqueueRange
+
+    return Path.cwd() / bundle_name(capture.path, EnqueueRange(first, last))
 
 
 class ExportDialog(ModalScreen[ExportRequest | None]):

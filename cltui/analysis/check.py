@@ -339,71 +339,76 @@ def run_check(
     steps_meta = [(int(s["enqueue"]), str(s["kernel"])) for s in manifest["steps"]]
     report = CheckReport(str(cap.path), str(rng), mode, None, steps_meta, [],
                          notes=list(plan.notes))
-    wd = Path(work_dir) if work_dir else Path(tempfile.mkdtemp(prefix="cltui-check-"))
-    wd.mkdir(parents=True, exist_ok=True)
-    job_path = wd / "job.json"
-    job_path.write_text(json.dumps({"plan": manifest, "data_root": str(cap.path)}))
-    err_path = wd / "oclgrind.txt"
-    events, rc, status = _run_child(job_path, err_path, timeout, progress, cancel)
+    with contextlib.ExitStack() as stack:
+        if work_dir:
+            wd = Path(work_dir)
+        else:  # a folder of our own, removed when done
+            tmp = tempfile.TemporaryDirectory(prefix="cltui-check-")
+            wd = Path(stack.enter_context(tmp))
+        wd.mkdir(parents=True, exist_ok=True)
+        job_path = wd / "job.json"
+        job_path.write_text(json.dumps({"plan": manifest, "data_root": str(cap.path)}))
+        err_path = wd / "oclgrind.txt"
+        events, rc, status = _run_child(job_path, err_path, timeout, progress, cancel)
 
-    steps: list[_Step] = []
-    result: dict[str, Any] | None = None
-    running: int | None = None
-    for ev in events:
-        et = ev.get("type")
-        if et == "step":
-            step = manifest["steps"][int(ev["i"])]
-            steps.append(_Step(int(ev["enqueue"]), str(step["kernel"]), step.get("program"),
-                               int(ev.get("err_offset", 0))))
-            running = int(ev["enqueue"])
-        elif et == "step_done" and steps:
-            steps[-1].end = int(ev.get("err_offset", 0))
-            running = None
-        elif et == "device":
-            report.device = str(ev.get("name"))
-        elif et == "result":
-            result = ev.get("result")
-    # a step whose child died keeps end=None: what follows its start is its output
-    try:
-        data = err_path.read_bytes()
-    except OSError:
-        data = b""
-    raw = parse_oclgrind(data)
-    sources = _program_sources(manifest, cap.path)
-    report.findings = attribute(raw, steps, sources)
-    tail = data[-2000:].decode("utf-8", "replace").strip()
-    where = f"enqueue {running}" if running is not None else "the replay"
-    if status == "hang":
-        report.status, report.failed_enqueue = "hang", running
-        report.error = f"{where} made no progress for {timeout:g} s under Oclgrind: killed"
-    elif status == "cancelled":
-        report.status, report.failed_enqueue = "cancelled", running
-        report.error = f"cancelled ({where})"
-    elif result is None:
-        sig = ""
-        if rc is not None and rc < 0:
-            try:
-                sig = signal.Signals(-rc).name
-            except ValueError:
-                sig = f"signal {-rc}"
-        report.status, report.failed_enqueue = "crash", running
-        report.error = (f"{where} crashed Oclgrind ({sig})" if sig else
-                        f"the check process stopped with exit code {rc} ({where})")
-    elif result.get("error"):
-        report.status = "error"
-        report.error = str(result["error"])
-        report.failed_enqueue = result.get("failed_enqueue")
-    else:
-        report.status = "findings" if report.findings else "ok"
-        report.notes.extend(str(n) for n in result.get("notes", []))
-    if report.status in ("crash", "hang", "error"):
-        report.stderr_tail = tail
-    if report.failed_enqueue is not None:  # e.g. clCreateKernel failing during setup
-        kname = dict(steps_meta).get(int(report.failed_enqueue))
-        for f in report.findings:
-            if f.enqueue is None and kname and any(f"'{kname}'" in d for d in f.details):
-                f.enqueue, f.kernel = int(report.failed_enqueue), kname
-    return report
+        steps: list[_Step] = []
+        result: dict[str, Any] | None = None
+        running: int | None = None
+        for ev in events:
+            et = ev.get("type")
+            if et == "step":
+                step = manifest["steps"][int(ev["i"])]
+                steps.append(_Step(int(ev["enqueue"]), str(step["kernel"]), step.get("program"),
+                                   int(ev.get("err_offset", 0))))
+                running = int(ev["enqueue"])
+            elif et == "step_done" and steps:
+                steps[-1].end = int(ev.get("err_offset", 0))
+                running = None
+            elif et == "device":
+                report.device = str(ev.get("name"))
+            elif et == "result":
+                result = ev.get("result")
+        # a step whose child died keeps end=None: what follows its start is its output
+        try:
+            data = err_path.read_bytes()
+        except OSError:
+            data = b""
+        raw = parse_oclgrind(data)
+        sources = _program_sources(manifest, cap.path)
+        report.findings = attribute(raw, steps, sources)
+        tail = data[-2000:].decode("utf-8", "replace").strip()
+        where = f"enqueue {running}" if running is not None else "the replay"
+        if status == "hang":
+            report.status, report.failed_enqueue = "hang", running
+            report.error = f"{where} made no progress for {timeout:g} s under Oclgrind: killed"
+        elif status == "cancelled":
+            report.status, report.failed_enqueue = "cancelled", running
+            report.error = f"cancelled ({where})"
+        elif result is None:
+            sig = ""
+            if rc is not None and rc < 0:
+                try:
+                    sig = signal.Signals(-rc).name
+                except ValueError:
+                    sig = f"signal {-rc}"
+            report.status, report.failed_enqueue = "crash", running
+            report.error = (f"{where} crashed Oclgrind ({sig})" if sig else
+                            f"the check process stopped with exit code {rc} ({where})")
+        elif result.get("error"):
+            report.status = "error"
+            report.error = str(result["error"])
+            report.failed_enqueue = result.get("failed_enqueue")
+        else:
+            report.status = "findings" if report.findings else "ok"
+            report.notes.extend(str(n) for n in result.get("notes", []))
+        if report.status in ("crash", "hang", "error"):
+            report.stderr_tail = tail
+        if report.failed_enqueue is not None:  # e.g. clCreateKernel failing during setup
+            kname = dict(steps_meta).get(int(report.failed_enqueue))
+            for f in report.findings:
+                if f.enqueue is None and kname and any(f"'{kname}'" in d for d in f.details):
+                    f.enqueue, f.kernel = int(report.failed_enqueue), kname
+        return report
 
 
 def _program_sources(manifest: dict[str, Any], root: Path) -> dict[str, tuple[str, list[str]]]:

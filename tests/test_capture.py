@@ -359,3 +359,22 @@ def test_progress_and_cancel(opencv: Path) -> None:
     ev.set()
     with pytest.raises(CaptureError, match="cancelled"):
         open_capture(opencv, cancel=ev)
+
+
+def _decoded(cap: Capture, number: int) -> str:
+    e = cap.enqueue(number)
+    return repr((e.row, e.line, e.event, e.program, e.kernel_handle, e.args, e.problems))
+
+
+@pytest.mark.parametrize("name", ["pyopencl_lib_pocl", "opencv_tapi_pocl"])
+def test_decoding_does_not_depend_on_the_order(name: str) -> None:
+    """States kept between decodes (argument states per kernel, signatures) change nothing."""
+    root = capture_path(name)
+    numbers = [int(n) for n in open_capture(root).numbers]
+    forward = open_capture(root)
+    backward = open_capture(root)
+    want = {n: _decoded(forward, n) for n in numbers}
+    got = {n: _decoded(backward, n) for n in reversed(numbers)}
+    assert got == want
+    forward.close()
+    backward.close()

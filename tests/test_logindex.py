@@ -177,6 +177,27 @@ def test_heat2d_counts_and_progress(heat2d: Path) -> None:
             line = idx.read_line(int(idx.offsets[pos]))
             assert line.startswith(">>>> ") and f"EnqueueCounter: {pos}" in line
             assert idx.functions[idx.function_ids[pos]] in line
+        # argument states of 400 launches (in reverse order, then forward): every
+        # argument is set within the 64 KiB before its launch here
+        data = idx._mm
+        assert data is not None
+        for order in (-1, 1):
+            for pos in range(122000, 122400)[::order]:
+                off = int(idx.offsets[pos])
+                m = KERNEL_RE.search(idx.read_line(off))
+                if m is None:
+                    continue
+                kh = int(m.group(1), 16)
+                krec = idx.kernel_at(kh, off)
+                assert krec is not None and krec.name.startswith("heat_")
+                nargs = idx.num_args_after(krec.exit_offset)
+                assert nargs is not None and nargs > 0
+                want = reference_args(data[off - 65536 : off], kh, 1 << 20, 0, nargs)
+                assert sorted(want) == list(range(nargs))
+                got = idx.kernel_args_at(kh, off, krec.entry_offset, nargs)
+                assert {i: a.offset for i, a in got.items()} == {
+                    i: o + off - 65536 for i, o in want.items()
+                }
     finally:
         idx.close()
 

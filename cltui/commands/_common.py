@@ -11,6 +11,7 @@ import click
 
 if TYPE_CHECKING:
     from cltui.capture.capture import Capture
+    from cltui.capture.model import EnqueueRow
 
 EXIT_OK = 0
 EXIT_MISMATCH = 1
@@ -35,6 +36,32 @@ def load_capture(path: str | Path, *, quiet: bool = False) -> Capture:
         for problem in cap.problems:
             click.echo(f"cltui: warning: {problem}", err=True)
     return cap
+
+
+def row_json(row: EnqueueRow) -> dict[str, Any]:
+    """The fields of ``cltui ls --json`` for one enqueue (``show`` starts from them too)."""
+    dt = row.device_time
+    return {
+        "number": row.number,
+        "kind": row.kind.label,
+        "function": row.function,
+        "kernel": row.kernel,
+        "global_size": list(row.global_size) if row.global_size else None,
+        "local_size": list(row.local_size) if row.local_size else None,
+        "device_time_ns": None
+        if dt is None
+        else {
+            "queued_to_submit": dt.queued_to_submit,
+            "submit_to_start": dt.submit_to_start,
+            "start_to_end": dt.start_to_end,
+        },
+        "data": {
+            "pre": row.has_pre,
+            "post": row.has_post,
+            "replay": row.has_replay,
+            "hashes_only": row.hashes_only,
+        },
+    }
 
 
 def emit_json(data: Any) -> None:

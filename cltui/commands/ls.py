@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from cltui.commands._common import fail, load_capture
+from cltui.commands._common import fail, load_capture, row_json
 
 
 def fmt_size(size: tuple[int, ...] | None) -> str:
@@ -56,29 +56,7 @@ def ls_cmd(dumpdir: str, pattern: str | None, regex: bool, rng: str | None, as_j
 
         out.write("[")
         for i, pos in enumerate(positions.tolist()):
-            row = cap.row(pos)
-            dt = row.device_time
-            obj = {
-                "number": row.number,
-                "kind": row.kind.label,
-                "function": row.function,
-                "kernel": row.kernel,
-                "global_size": list(row.global_size) if row.global_size else None,
-                "local_size": list(row.local_size) if row.local_size else None,
-                "device_time_ns": None
-                if dt is None
-                else {
-                    "queued_to_submit": dt.queued_to_submit,
-                    "submit_to_start": dt.submit_to_start,
-                    "start_to_end": dt.start_to_end,
-                },
-                "data": {
-                    "pre": row.has_pre,
-                    "post": row.has_post,
-                    "replay": row.has_replay,
-                    "hashes_only": row.hashes_only,
-                },
-            }
+            obj = row_json(cap.row(pos))
             out.write(("\n  " if i == 0 else ",\n  ") + json.dumps(obj))
         out.write("\n]\n" if len(positions) else "]\n")
         return

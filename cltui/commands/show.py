@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from cltui.commands._common import emit_json, fail, load_capture
+from cltui.commands._common import emit_json, fail, load_capture, row_json
 
 
 def _dump_obj(dump: Any, dtype: Any) -> dict[str, Any] | None:
@@ -75,26 +75,16 @@ def _value(value: Any) -> Any:
 def enqueue_to_json(cap: Any, number: int) -> dict[str, Any]:
     enq = cap.enqueue(number)
     row = enq.row
-    dt = row.device_time
-    data: dict[str, Any] = {
-        "number": row.number,
-        "kind": row.kind.label,
-        "function": row.function,
-        "kernel": row.kernel,
-        "device": enq.device,
-        "queue": None if enq.queue is None else hex(enq.queue),
-        "global_offset": list(enq.global_offset) if enq.global_offset else None,
-        "global_size": list(row.global_size) if row.global_size else None,
-        "local_size": list(row.local_size) if row.local_size else None,
-        "device_time_ns": None
-        if dt is None
-        else {
-            "queued_to_submit": dt.queued_to_submit,
-            "submit_to_start": dt.submit_to_start,
-            "start_to_end": dt.start_to_end,
-        },
-        "log_line": enq.line,
-    }
+    data = row_json(row)
+    del data["data"]
+    data.update(
+        {
+            "device": enq.device,
+            "queue": None if enq.queue is None else hex(enq.queue),
+            "global_offset": list(enq.global_offset) if enq.global_offset else None,
+            "log_line": enq.line,
+        }
+    )
     if enq.program is not None:
         prog = enq.program
         data["program"] = {

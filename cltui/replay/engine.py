@@ -33,6 +33,12 @@ and a wait per step (so a crash is attributed to the right enqueue).  Further
 repetitions (``repeat > 1``) restore the inputs (device-side copies from staged
 buffers, outside the launch loop) and launch back to back.  Every launch records
 queued/submit/start/end (profiling queue) and the host time of the enqueue call.
+
+Options (all off by default, so a bundle behaves as before): ``probe`` reads the checked
+objects back after every timing repetition too (nondeterminism probe; the read-backs'
+host time is left out of the loop timer and the result says ``loop.probe``);
+``binary_cache`` keeps the device binary of each program built from source in a folder
+and builds from it next time (same source, options, device, driver and include files).
 """
 
 from __future__ import annotations

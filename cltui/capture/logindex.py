@@ -418,7 +418,7 @@ class LogIndex:
             if lo > floor:  # a line start, so that no line is cut
                 nl = mm.rfind(b"\n", floor, lo)
                 lo = nl + 1 if nl >= 0 else floor
-            for m in self._setarg_lines(kernel, lo, hi):
+            for m in self._setarg_lines(kernel, lo, hi, found):
                 i = int(m.group(2))
                 if i in found:
                     continue
@@ -441,21 +441,22 @@ class LogIndex:
             self._args_remember(key, enqueue_offset, found)
         return dict(found)
 
-    def _setarg_lines(self, kernel: int, lo: int, hi: int) -> list[re.Match[bytes]]:
+    def _setarg_lines(
+        self, kernel: int, lo: int, hi: int, known: dict[int, SetArg]
+    ) -> list[re.Match[bytes]]:
         """The ``clSetKernelArg*`` entry lines on ``kernel`` within ``[lo, hi)``, last first
-        (``lo``: a line start or the scan floor).  A literal search finds the candidates;
-        the full pattern confirms each line."""
+        (``lo``: a line start or the scan floor), less lines that can only set an index in
+        ``known``.  A literal search finds the candidates; a pattern confirms each line."""
         mm = self._mm
         if mm is None:
             return []
-        lit, at_a, at_b = _setarg_needles(kernel)
+        lit = _setarg_needle(kernel, frozenset(known))
+        at_a = b"kernel = " + f"0x{kernel:x}".encode()
+        at_b = b"kernel = " + f"{kernel:016X}".encode()
         out: list[re.Match[bytes]] = []
         last_ls = -1
         for c in reversed(list(lit.finditer(mm, lo, hi))):
-            at = c.start()
-            ls = mm.rfind(b"\n", lo, at) + 1
-            if ls == 0:
-                ls = lo
+            ls = mm.rfind(b"\n", lo, c.start()) + 1 or lo
             if ls == last_ls:
                 continue
             last_ls = ls
@@ -516,12 +517,14 @@ _SETARG_ANY_RE = re.compile(
 
 
 @functools.lru_cache(maxsize=256)
-def _setarg_needles(kernel: int) -> tuple[re.Pattern[bytes], bytes, bytes]:
-    """(literal candidate search, both ``kernel = <handle>`` spellings) for one kernel
-    handle; the handle is printed ``0x1a2b`` or as bare upper-case hex (Windows)."""
-    spell = (f"0x{kernel:x}".encode(), f"{kernel:016X}".encode())
-    lit = re.compile(rb"kernel = (?:" + b"|".join(spell) + rb"), index = ")
-    return lit, b"kernel = " + spell[0], b"kernel = " + spell[1]
+def _setarg_needle(kernel: int, known: frozenset[int]) -> re.Pattern[bytes]:
+    """The literal search for ``kernel = <handle>, index = `` (the handle printed ``0x1a2b``
+    or as bare upper-case hex on Windows), except where the index is one of ``known``: a
+    line naming the kernel only there cannot set another index (the kernel's own
+    pattern takes the first such place whose index is a number)."""
+    hx = f"0x{kernel:x}".encode() + rb"|" + f"{kernel:016X}".encode()
+    skip = b"(?!(?:" + b"|".join(b"%d" % i for i in sorted(known)) + b"), )" if known else b""
+    return re.compile(rb"kernel = (?:" + hx + rb"), index = " + skip)
 
 
 @functools.lru_cache(maxsize=64)

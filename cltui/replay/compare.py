@@ -366,8 +366,8 @@ def compare_bytes(
                 else:
                     lane_diff = e2 != a2
                 lane_bad = lane_diff
-            d_rows = lane_diff.any(axis=1)
-            b_rows = lane_bad.any(axis=1)
+            d_rows = _rows(lane_diff)
+            b_rows = d_rows if lane_bad is lane_diff else _rows(lane_bad)
             diff_any |= d_rows
             bad_any |= b_rows
             for rows, which in ((d_rows, "diff"), (b_rows, "bad")):
@@ -388,8 +388,8 @@ def compare_bytes(
                     first_diff = entry
                 else:
                     first_bad = entry
-        n_diff += int(diff_any.sum())
-        n_bad += int(bad_any.sum())
+        n_diff += int(np.count_nonzero(diff_any))
+        n_bad += int(np.count_nonzero(bad_any))
 
     if tail:
         te, ta = ue[n * itemsize : common], ua[n * itemsize : common]
@@ -428,6 +428,14 @@ def compare_bytes(
         result.status = WITHIN
     result.note = "; ".join(notes)
     return result
+
+
+def _rows(mask: npt.NDArray[np.bool_]) -> npt.NDArray[np.bool_]:
+    """Which rows (elements) have a True lane; a scalar element's one lane is a view."""
+    if mask.shape[1] == 1:
+        return mask[:, 0]
+    rows: npt.NDArray[np.bool_] = np.any(mask, axis=1)
+    return rows
 
 
 def _view(u8: npt.NDArray[np.uint8], dt: np.dtype[Any], n: int) -> npt.NDArray[Any]:

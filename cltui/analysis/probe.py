@@ -15,6 +15,7 @@ inputs) and reads back every checked output of every run.
 from __future__ import annotations
 
 import hashlib
+import shutil
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -186,19 +187,23 @@ def run_probe(
     from cltui.replay import runner
 
     base = Path(work_dir) if work_dir else Path(tempfile.mkdtemp(prefix="cltui-probe-"))
-    runs: list[dict[OutputKey, npt.NDArray[np.uint8]]] = []
-    errors: list[str] = []
-    for i in range(max(repeat, 2)):
-        if on_run is not None:
-            on_run(i)
-        report = runner.run(plan, [device], data_root=data_root, timeout=timeout,
-                            save_dir=base / f"run{i}")
-        res = report["devices"][0] if report.get("devices") else {}
-        if res.get("error"):
-            errors.append(f"run {i}: {res['error']}")
-            continue
-        runs.append(outputs_of(res))
-    rep = probe_outputs(runs, meta_of(plan))
-    rep.errors.extend(errors)
-    rep.device = str(device.get("name"))
-    return rep
+    try:
+        runs: list[dict[OutputKey, npt.NDArray[np.uint8]]] = []
+        errors: list[str] = []
+        for i in range(max(repeat, 2)):
+            if on_run is not None:
+                on_run(i)
+            report = runner.run(plan, [device], data_root=data_root, timeout=timeout,
+                                save_dir=base / f"run{i}")
+            res = report["devices"][0] if report.get("devices") else {}
+            if res.get("error"):
+                errors.append(f"run {i}: {res['error']}")
+                continue
+            runs.append(outputs_of(res))
+        rep = probe_outputs(runs, meta_of(plan))
+        rep.errors.extend(errors)
+        rep.device = str(device.get("name"))
+        return rep
+    finally:
+        if not work_dir:  # a folder of our own: remove it
+            shutil.rmtree(base, ignore_errors=True)

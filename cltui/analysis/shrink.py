@@ -21,6 +21,7 @@ replay runner (one child process per tested set, results cached).
 
 from __future__ import annotations
 
+import shutil
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -216,60 +217,64 @@ def shrink(
     out = ShrinkResult(str(cap.path), str(rng), str(device.get("name")), against_name, mode,
                        start, [], "none", notes=list(full.notes))
     base = Path(work_dir) if work_dir else Path(tempfile.mkdtemp(prefix="cltui-shrink-"))
-    tag = [0]
-    against_key = against if isinstance(against, str) else "device"
+    try:
+        tag = [0]
+        against_key = against if isinstance(against, str) else "device"
 
-    def run(manifest: dict[str, Any], enqueues: list[int]) -> tuple[list[tuple[int, str]], str]:
-        if cancel is not None and cancel.is_set():
-            raise ShrinkCancelled("shrink cancelled")
-        tag[0] += 1
-        report = runner.run(manifest, devices, data_root=cap.path, timeout=timeout,
-                            save_dir=base / f"trial{tag[0]}", tolerance=tol.to_dict())
-        bad, why = _mismatches(report, against_key)
-        trial = Trial(enqueues, bool(bad), bad[0][1] if bad else (why or "no mismatch"),
-                      manifest["source"]["mode"])
-        out.trials.append(trial)
-        if on_trial is not None:
-            on_trial(trial)
-        return bad, why
+        def run(manifest: dict[str, Any], enqueues: list[int]) -> tuple[list[tuple[int, str]], str]:
+            if cancel is not None and cancel.is_set():
+                raise ShrinkCancelled("shrink cancelled")
+            tag[0] += 1
+            report = runner.run(manifest, devices, data_root=cap.path, timeout=timeout,
+                                save_dir=base / f"trial{tag[0]}", tolerance=tol.to_dict())
+            bad, why = _mismatches(report, against_key)
+            trial = Trial(enqueues, bool(bad), bad[0][1] if bad else (why or "no mismatch"),
+                          manifest["source"]["mode"])
+            out.trials.append(trial)
+            if on_trial is not None:
+                on_trial(trial)
+            return bad, why
 
-    # 1. every enqueue on its own, in one isolated run
-    iso = full.to_manifest() if mode == "isolated" else plan_for(cap, start, "isolated", tol)
-    bad, why = run(iso, start)
-    if why:
-        raise ShrinkError(f"the range cannot be replayed: {why}")
-    if bad:
-        first = min(e for e, _ in bad)
-        out.result, out.method = [first], "isolated"
-        out.mismatch = next(t for e, t in bad if e == first)
+        # 1. every enqueue on its own, in one isolated run
+        iso = full.to_manifest() if mode == "isolated" else plan_for(cap, start, "isolated", tol)
+        bad, why = run(iso, start)
+        if why:
+            raise ShrinkError(f"the range cannot be replayed: {why}")
+        if bad:
+            first = min(e for e, _ in bad)
+            out.result, out.method = [first], "isolated"
+            out.mismatch = next(t for e, t in bad if e == first)
+            return out
+        if mode == "isolated":
+            return out
+        # 2. the range as planned, then ddmin over its enqueues
+        bad, why = run(full.to_manifest(), start)
+        if why:
+            raise ShrinkError(f"the range cannot be replayed: {why}")
+        if not bad:
+            return out
+        last_bad: dict[tuple[int, ...], str] = {tuple(start): bad[0][1]}
+
+        def test(sub: list[int]) -> bool:
+            try:
+                manifest = plan_for(cap, sub, mode, tol)
+            except ShrinkError:
+                return False
+            found, _why = run(manifest, sub)
+            if found:
+                last_bad[tuple(sub)] = found[0][1]
+            return bool(found)
+
+        # a set of one enqueue loads all its inputs from the capture in every mode: the
+        # isolated run already tested each of them (and none failed)
+        singles: dict[tuple[int, ...], bool] = {(i,): False for i in range(len(start))}
+        out.result = ddmin(start, test, cancel, known=singles)
+        out.method = "ddmin"
+        out.mismatch = last_bad.get(tuple(out.result), "")
         return out
-    if mode == "isolated":
-        return out
-    # 2. the range as planned, then ddmin over its enqueues
-    bad, why = run(full.to_manifest(), start)
-    if why:
-        raise ShrinkError(f"the range cannot be replayed: {why}")
-    if not bad:
-        return out
-    last_bad: dict[tuple[int, ...], str] = {tuple(start): bad[0][1]}
-
-    def test(sub: list[int]) -> bool:
-        try:
-            manifest = plan_for(cap, sub, mode, tol)
-        except ShrinkError:
-            return False
-        found, _why = run(manifest, sub)
-        if found:
-            last_bad[tuple(sub)] = found[0][1]
-        return bool(found)
-
-    # a set of one enqueue loads all its inputs from the capture in every mode: the
-    # isolated run already tested each of them (and none failed)
-    singles: dict[tuple[int, ...], bool] = {(i,): False for i in range(len(start))}
-    out.result = ddmin(start, test, cancel, known=singles)
-    out.method = "ddmin"
-    out.mismatch = last_bad.get(tuple(out.result), "")
-    return out
+    finally:
+        if not work_dir:  # a folder of our own: remove it
+            shutil.rmtree(base, ignore_errors=True)
 
 
 def is_kernel_range(cap: Capture, enqueues: Sequence[int]) -> bool:

@@ -119,6 +119,7 @@ def test_device_by_index_and_progress_api(images_svm: Path) -> None:
     seen: list[dict[str, object]] = []
     job = runner.start(plan.to_manifest(), [pocl], callback=seen.append)
     report = job.wait()
+    job.cleanup()
     assert report["ok"]
     steps = [e["enqueue"] for e in seen if e["type"] == "step"]
     assert steps == [0, 1, 2, 3]

@@ -14,14 +14,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
-from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label, RadioButton, RadioSet
 
 from cltui.tui.format import fmt_bytes
+from cltui.tui.screens.form_dialog import FormDialog
 from cltui.tui.screens.replay_progress import TaskControl, TaskFailed
 
 if TYPE_CHECKING:
@@ -49,8 +48,10 @@ def default_folder(capture: Capture, first: int, last: int) -> Path:
     return Path.cwd() / bundle_name(capture.path, EnqueueRange(first, last))
 
 
-class ExportDialog(ModalScreen[ExportRequest | None]):
+class ExportDialog(FormDialog[ExportRequest]):
     """Folder, languages, mode, force; ``enter`` in the folder field or *Export* starts."""
+
+    ID_PREFIX = "export"
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
 
@@ -114,29 +115,6 @@ class ExportDialog(ModalScreen[ExportRequest | None]):
         pressed = self.query_one("#export-mode", RadioSet).pressed_button
         mode = "isolated" if pressed is not None and pressed.id == "export-isolated" else "chain"
         return ExportRequest(outdir, langs, mode, force)
-
-    def action_accept(self) -> None:
-        req = self.request()
-        if req is not None:
-            self.dismiss(req)
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
-
-    @on(Input.Submitted)
-    def _submitted(self, event: Input.Submitted) -> None:
-        event.stop()
-        self.action_accept()
-
-    @on(Button.Pressed, "#export-go")
-    def _go(self, event: Button.Pressed) -> None:
-        event.stop()
-        self.action_accept()
-
-    @on(Button.Pressed, "#export-cancel")
-    def _cancel(self, event: Button.Pressed) -> None:
-        event.stop()
-        self.action_cancel()
 
 
 def export_task(

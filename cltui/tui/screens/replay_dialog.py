@@ -10,16 +10,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from textual import on, work
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, RadioButton, RadioSet, SelectionList
 from textual.widgets.selection_list import Selection
 from textual.worker import get_current_worker
 
 from cltui.replay.compare import Tolerance
+from cltui.tui.screens.form_dialog import FormDialog
 
 if TYPE_CHECKING:
     from cltui.capture.capture import Capture
@@ -115,8 +115,10 @@ def parse_arg_tolerances(text: str) -> dict[int, dict[str, Any]]:
     return out
 
 
-class ReplayDialog(ModalScreen[ReplayRequest | None]):
+class ReplayDialog(FormDialog[ReplayRequest]):
     """Devices (space ticks), mode, tolerances; ``enter`` in a field or *Replay* starts."""
+
+    ID_PREFIX = "replay"
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "cancel", "Cancel"),
@@ -258,26 +260,3 @@ class ReplayDialog(ModalScreen[ReplayRequest | None]):
             self.show_error(str(exc))
             return None
         return ReplayRequest(devices, self.mode, tol, repeat, timeout, per_arg)
-
-    def action_accept(self) -> None:
-        req = self.request()
-        if req is not None:
-            self.dismiss(req)
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
-
-    @on(Input.Submitted)
-    def _submitted(self, event: Input.Submitted) -> None:
-        event.stop()
-        self.action_accept()
-
-    @on(Button.Pressed, "#replay-go")
-    def _go(self, event: Button.Pressed) -> None:
-        event.stop()
-        self.action_accept()
-
-    @on(Button.Pressed, "#replay-cancel")
-    def _cancel(self, event: Button.Pressed) -> None:
-        event.stop()
-        self.action_cancel()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -21,7 +22,7 @@ from textual.worker import get_current_worker
 from cltui.capture.cltypes import CType, decode_value, format_value
 from cltui.tui.format import ellipsize
 
-__all__ = ["BufferStats", "BufferView", "buffer_stats", "numeric_view"]
+__all__ = ["BufferStats", "BufferView", "buffer_stats", "next_changed_row", "numeric_view"]
 
 Bytes = npt.NDArray[np.uint8]
 CHUNK = 1 << 22  # elements per step when scanning whole buffers
@@ -185,27 +186,10 @@ class BufferView(ScrollView, can_focus=True):
     def _find_change(self, start_row: int, direction: int, row_bytes: int) -> None:
         """The next row (in ``direction``) whose bytes differ between Pre and Post."""
         assert self.pre is not None and self.post is not None
-        pre, post = self.pre, self.post
-        n = min(len(pre), len(post)) // row_bytes
         worker = get_current_worker()
-        step = max(1, CHUNK // row_bytes)
-        found: int | None = None
-        if direction > 0:
-            lo = start_row + 1
-            while lo < n and found is None and not worker.is_cancelled:
-                hi = min(n, lo + step)
-                rows = _changed_rows(pre, post, lo, hi, row_bytes)
-                if len(rows):
-                    found = lo + int(rows[0])
-                lo = hi
-        else:
-            hi = min(start_row, n)
-            while hi > 0 and found is None and not worker.is_cancelled:
-                lo = max(0, hi - step)
-                rows = _changed_rows(pre, post, lo, hi, row_bytes)
-                if len(rows):
-                    found = lo + int(rows[-1])
-                hi = lo
+        found = next_changed_row(
+            self.pre, self.post, start_row, direction, row_bytes, lambda: worker.is_cancelled
+        )
         if worker.is_cancelled:
             return
         if found is None:
@@ -315,6 +299,43 @@ class BufferView(ScrollView, can_focus=True):
             used += len(cell)
         out.append(Segment(" " * max(0, col - used), base))
         return out
+
+
+def next_changed_row(
+    a: Bytes,
+    b: Bytes,
+    start_row: int,
+    direction: int,
+    row_bytes: int,
+    cancelled: Callable[[], bool],
+    *,
+    size_difference_counts: bool = False,
+) -> int | None:
+    """The first row after (``direction > 0``) or before ``start_row`` whose bytes differ
+    between ``a`` and ``b``, searched in chunks so a cancelled worker stops soon.  With
+    ``size_difference_counts`` a forward search that finds nothing returns the row just past
+    the shorter side when the sizes differ."""
+    n = min(len(a), len(b)) // row_bytes
+    step = max(1, CHUNK // row_bytes)
+    if direction > 0:
+        lo = start_row + 1
+        while lo < n and not cancelled():
+            hi = min(n, lo + step)
+            rows = _changed_rows(a, b, lo, hi, row_bytes)
+            if len(rows):
+                return lo + int(rows[0])
+            lo = hi
+        if size_difference_counts and len(a) != len(b) and start_row < n:
+            return n
+        return None
+    hi = min(start_row, n)
+    while hi > 0 and not cancelled():
+        lo = max(0, hi - step)
+        rows = _changed_rows(a, b, lo, hi, row_bytes)
+        if len(rows):
+            return lo + int(rows[-1])
+        hi = lo
+    return None
 
 
 def _changed_rows(pre: Bytes, post: Bytes, lo: int, hi: int, row_bytes: int) -> npt.NDArray[Any]:

@@ -20,7 +20,13 @@ from textual.worker import get_current_worker
 
 from cltui.capture.cltypes import CType
 from cltui.tui.format import ellipsize
-from cltui.tui.widgets.buffer_view import CHUNK, BufferView, Bytes, _changed_rows
+from cltui.tui.widgets.buffer_view import (
+    CHUNK,
+    BufferView,
+    Bytes,
+    _changed_rows,
+    next_changed_row,
+)
 
 __all__ = ["DiffView"]
 
@@ -97,27 +103,16 @@ class DiffView(BufferView):
     @work(thread=True, exclusive=True, group="diff-mismatch", exit_on_error=False)
     def _find_mismatch(self, start_row: int, direction: int, row_bytes: int) -> None:
         assert self.post is not None and self.replayed is not None
-        post, rep = self.post, self.replayed
-        n = min(len(post), len(rep)) // row_bytes
         worker = get_current_worker()
-        step = max(1, CHUNK // row_bytes)
-        found: int | None = None
-        if direction > 0:
-            lo = start_row + 1
-            while lo < n and found is None and not worker.is_cancelled:
-                hi = min(n, lo + step)
-                rows = _changed_rows(post, rep, lo, hi, row_bytes)
-                found = lo + int(rows[0]) if len(rows) else None
-                lo = hi
-            if found is None and len(post) != len(rep) and start_row < n:
-                found = n  # past the shorter side: the sizes differ
-        else:
-            hi = min(start_row, n)
-            while hi > 0 and found is None and not worker.is_cancelled:
-                lo = max(0, hi - step)
-                rows = _changed_rows(post, rep, lo, hi, row_bytes)
-                found = lo + int(rows[-1]) if len(rows) else None
-                hi = lo
+        found = next_changed_row(
+            self.post,
+            self.replayed,
+            start_row,
+            direction,
+            row_bytes,
+            lambda: worker.is_cancelled,
+            size_difference_counts=True,
+        )
         if worker.is_cancelled:
             return
         if found is None or found >= self.row_count:

@@ -6,7 +6,6 @@ rows are computed from numpy arrays exactly as the real index serves them.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -14,6 +13,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from cltui.capture.capture import find_positions
 from cltui.capture.model import DeviceTime, Enqueue, EnqueueKind, EnqueueRow, Problem, Program
 
 KERNELS = ["heat_stencil", "heat_boundary", "heat_diffnorm_stage1"]
@@ -82,22 +82,17 @@ class SyntheticCapture:
         first: int | None = None,
         last: int | None = None,
     ) -> npt.NDArray[np.int64]:
-        mask = np.ones(len(self), dtype=bool)
-        if kernel:
-            if regex:
-                rx = re.compile(kernel)
-                ok = [bool(rx.search(k)) for k in self.kernel_names]
-            else:
-                ok = [kernel in k for k in self.kernel_names]
-            good = np.array([i for i, v in enumerate(ok) if v], dtype=np.int32)
-            mask &= np.isin(self.kernel_ids, good)
-        if kinds is not None:
-            mask &= np.isin(self.kinds, np.array([int(k) for k in kinds], dtype=np.uint8))
-        if first is not None:
-            mask &= self.numbers >= first
-        if last is not None:
-            mask &= self.numbers <= last
-        return np.flatnonzero(mask).astype(np.int64)
+        return find_positions(
+            self.numbers,
+            self.kinds,
+            self.kernel_ids,
+            self.kernel_names,
+            kernel,
+            regex=regex,
+            kinds=kinds,
+            first=first,
+            last=last,
+        )
 
     @property
     def programs(self) -> list[Program]:

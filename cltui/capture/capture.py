@@ -311,24 +311,17 @@ class Capture:
         last: int | None = None,
     ) -> npt.NDArray[np.int64]:
         """Positions of enqueues matching a kernel-name substring/regex, kinds, number range."""
-        mask = np.ones(len(self), dtype=bool)
-        if kernel:
-            if regex:
-                try:
-                    rx = re.compile(kernel)
-                except re.error as e:
-                    raise CaptureError(f"bad regular expression {kernel!r}: {e}") from None
-                ids = [i for i, k in enumerate(self.kernel_names) if rx.search(k)]
-            else:
-                ids = [i for i, k in enumerate(self.kernel_names) if kernel in k]
-            mask &= np.isin(self.kernel_ids, np.array(ids, dtype=np.int32))
-        if kinds is not None:
-            mask &= np.isin(self.kinds, np.array([int(k) for k in kinds], dtype=np.uint8))
-        if first is not None:
-            mask &= self.numbers >= first
-        if last is not None:
-            mask &= self.numbers <= last
-        return np.flatnonzero(mask).astype(np.int64)
+        return find_positions(
+            self.numbers,
+            self.kinds,
+            self.kernel_ids,
+            self.kernel_names,
+            kernel,
+            regex=regex,
+            kinds=kinds,
+            first=first,
+            last=last,
+        )
 
     # ------------------------------------------------------------------ programs
     @property
@@ -939,6 +932,40 @@ def _rel(root: Path, p: Path) -> str:
         return str(Path(p).relative_to(root))
     except ValueError:
         return str(p)
+
+
+def find_positions(
+    numbers: npt.NDArray[np.int64],
+    kinds_arr: npt.NDArray[np.uint8],
+    kernel_ids: npt.NDArray[np.int32],
+    kernel_names: Sequence[str],
+    kernel: str | None = None,
+    *,
+    regex: bool = False,
+    kinds: Sequence[EnqueueKind] | None = None,
+    first: int | None = None,
+    last: int | None = None,
+) -> npt.NDArray[np.int64]:
+    """Positions (into the index arrays) matching a kernel-name substring or regex, kinds
+    and an enqueue-number range: one vectorised pass over the arrays."""
+    mask = np.ones(len(numbers), dtype=bool)
+    if kernel:
+        if regex:
+            try:
+                rx = re.compile(kernel)
+            except re.error as e:
+                raise CaptureError(f"bad regular expression {kernel!r}: {e}") from None
+            ids = [i for i, k in enumerate(kernel_names) if rx.search(k)]
+        else:
+            ids = [i for i, k in enumerate(kernel_names) if kernel in k]
+        mask &= np.isin(kernel_ids, np.array(ids, dtype=np.int32))
+    if kinds is not None:
+        mask &= np.isin(kinds_arr, np.array([int(k) for k in kinds], dtype=np.uint8))
+    if first is not None:
+        mask &= numbers >= first
+    if last is not None:
+        mask &= numbers <= last
+    return np.flatnonzero(mask).astype(np.int64)
 
 
 def open_capture(

@@ -70,3 +70,14 @@ def copy_capture(src: Path, dest: Path) -> Path:
     for p in [out, *out.rglob("*")]:
         p.chmod(p.stat().st_mode | 0o200)
     return out
+
+
+def rename_device(capture: Path, old: str, new: str) -> None:
+    """Rewrite a (copied) capture's log as if its device had been named ``new``.
+
+    The shared PoCL captures were made on an AMD EPYC, and PoCL names its device after the
+    CPU; a test that needs "the device that made the capture" renames it after this
+    machine's PoCL device (its binaries load there: both are PoCL 3.1 skylake-avx512).
+    """
+    for log in capture.glob("clintercept_*.txt"):
+        log.write_bytes(log.read_bytes().replace(old.encode(), new.encode()))

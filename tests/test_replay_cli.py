@@ -145,3 +145,24 @@ def test_result_rows_for_the_tui(images_svm: Path, tmp_path: Path) -> None:
     for r in rows:
         assert Path(r["output"]).is_file() and r["data"] in plan.manifest["data"]
         assert r["kernel_ns"] > 0
+
+
+def test_without_device_a_capture_from_another_cpu_replays_on_the_similar_pocl(
+    images_svm: Path, tmp_path: Path
+) -> None:
+    """A PoCL capture made on a CPU this machine does not have: PoCL here is chosen (named
+    like the capture's device) and the choice is said on stderr, not Oclgrind (the first)."""
+    from cltui.replay.devices import list_devices
+    from tests.conftest import copy_capture, rename_device
+
+    pocl = [d for d in list_devices() if d["name"].startswith("pthread-")]
+    if not pocl:
+        pytest.skip("no PoCL CPU device")
+    cap = copy_capture(images_svm, tmp_path)
+    rename_device(cap, "pthread-skylake-avx512-AMD EPYC", "pthread-skylake-avx512-Elsewhere 9")
+    res = CliRunner().invoke(main, ["replay", str(cap), "0-1", "--json"])
+    assert res.exit_code == 0, res.output
+    report = json.loads(res.stdout)
+    assert [d["device"]["id"] for d in report["devices"]] == [pocl[0]["id"]]
+    assert "the capture ran on pthread-skylake-avx512-Elsewhere 9, which is not here" in res.stderr
+    assert f"replaying on {pocl[0]['id']} {pocl[0]['name']} (the most similar name" in res.stderr

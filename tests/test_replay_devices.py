@@ -296,11 +296,12 @@ def test_device_binary_only_on_its_own_device(images_svm: Path) -> None:
     m = build_plan(cap, parse_range("0-1")).to_manifest()
     key = "Replay/Enqueue_0_downsample/DeviceBinary0.bin"
     m["data"][key] = {"path": key, "size": (images_svm / key).stat().st_size}
-    for prog in m["programs"].values():  # a program known only by its PoCL binary
-        prog["source"] = None
-        prog["binaries"] = [{"data": key, "device": m["steps"][0]["device"]}]
     pocl = _device("pocl")
-    assert pocl["name"] == m["steps"][0]["device"]
+    # a program known only by its PoCL binary, made (as far as the plan says) on this
+    # machine's PoCL device: the capture's AMD EPYC binary loads on any skylake-avx512 PoCL
+    for prog in m["programs"].values():
+        prog["source"] = None
+        prog["binaries"] = [{"data": key, "device": pocl["name"]}]
     res = run_plan(m, pocl, dir_loader(m, cap.path))
     assert res["ok"] and {b["how"] for b in res["builds"].values()} == {"binary"}
     grind = run_plan(m, _device("oclgrind"), dir_loader(m, cap.path))

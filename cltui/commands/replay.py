@@ -225,12 +225,22 @@ def print_probe(probes: list[Any]) -> None:
 
 
 def default_devices(steps: list[dict[str, Any]]) -> list[str]:
-    """Without ``--device``: the device the capture ran on, when it is here."""
-    from cltui.replay.devices import list_devices
+    """Without ``--device``: the device the capture ran on when it is here, else the one
+    named most like it (said on stderr), else the first device."""
+    from cltui.replay.devices import closest_device, list_devices
 
-    names = {str(s.get("device") or "") for s in steps} - {""}
-    ids = [d["id"] for d in list_devices() if d["name"] in names]
-    return ids[:1]
+    names = sorted({str(s.get("device") or "") for s in steps} - {""})
+    dev, how = closest_device(list_devices(), names)
+    if dev is None:
+        return []
+    if how != "captured" and names:
+        why = "the most similar name" if how == "similar" else "no device has a similar name"
+        click.echo(
+            f"the capture ran on {', '.join(names)}, which is not here: replaying on "
+            f"{dev['id']} {dev['name']} ({why}; choose with --device)",
+            err=True,
+        )
+    return [str(dev["id"])]
 
 
 MAX_NOTES = 20

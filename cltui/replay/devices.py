@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from cltui.replay import engine
@@ -28,3 +29,41 @@ def select_devices(specs: Sequence[str]) -> list[dict[str, Any]]:
         raise DeviceError(str(exc)) from None
     except ImportError as exc:
         raise DeviceError(f"pyopencl is not available: {exc}") from None
+
+
+def _tokens(name: str) -> list[str]:
+    return [t for t in re.split(r"[\s\-_/,]+", name.lower()) if t]
+
+
+def closest_device(
+    devices: Sequence[dict[str, Any]], captured: Iterable[str]
+) -> tuple[dict[str, Any] | None, str]:
+    """The device to replay on by default, and how it was chosen.
+
+    A device named like one of ``captured`` (the capture's device names) is ``"captured"``.
+    Otherwise the device whose name shares the longest run of leading words with one of
+    them is ``"similar"``: PoCL's ``pthread-skylake-avx512-AMD EPYC`` capture replays by
+    default on ``pthread-skylake-avx512-Intel(R) Xeon(R) Processor``, an ``NVIDIA H100``
+    capture on an ``NVIDIA H200``.  With no word in common: the first device, ``"first"``;
+    with no device at all, ``(None, "none")``.
+    """
+    names = [n for n in captured if n]
+    for d in devices:
+        if d["name"] in names:
+            return d, "captured"
+    best: dict[str, Any] | None = None
+    best_len = 0
+    for d in devices:
+        mine = _tokens(str(d["name"]))
+        for n in names:
+            theirs = _tokens(n)
+            k = 0
+            while k < min(len(mine), len(theirs)) and mine[k] == theirs[k]:
+                k += 1
+            if k > best_len:
+                best, best_len = d, k
+    if best is not None:
+        return best, "similar"
+    if devices:
+        return devices[0], "first"
+    return None, "none"

@@ -210,11 +210,13 @@ class ReplayDialog(FormDialog[ReplayRequest]):
         if error or not devices:
             self.show_error(error or "No OpenCL device found")
             return
-        ticked = {d["id"] for d in devices if captured and d["name"] == captured}
-        if not ticked:
-            ticked = {devices[0]["id"]}
+        from cltui.replay.devices import closest_device
+
+        default, how = closest_device(devices, [captured] if captured else [])
+        ticked = {default["id"]} if default is not None else set()
+        marks = {"captured": "  (captured here)", "similar": "  (like the capture's device)"}
         for d in devices:
-            mark = "  (captured here)" if captured and d["name"] == captured else ""
+            mark = marks.get(how, "") if default is not None and d["id"] == default["id"] else ""
             prompt = f"{d['id']}  {d['name']} · {d['platform']}{mark}"
             lst.add_option(Selection(prompt, str(d["id"]), d["id"] in ticked))
         lst.highlighted = 0

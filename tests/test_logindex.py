@@ -675,3 +675,45 @@ def test_kernel_args_windows_stops_and_fallbacks(tmp_path: Path) -> None:
             assert idx.kernel_args_at(0xAA, offs[0], offs[0], 2) == {}
         finally:
             idx.close()
+
+
+def _cuts_reference(text: bytes, step: int) -> list[tuple[int, int]]:
+    """The pieces as the index cut them through the map (bytes.rfind / find)."""
+    cuts, pos = [], 0
+    while pos < len(text):
+        end = min(len(text), pos + step)
+        if end < len(text):
+            nl = text.rfind(b"\n", pos, end)
+            if nl > pos:
+                end = nl + 1
+            else:
+                nl = text.find(b"\n", end)
+                end = len(text) if nl < 0 else nl + 1
+        cuts.append((pos, end))
+        pos = end
+    return cuts
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        b"",
+        b"no newline at all" * 10,
+        b"a\nbb\nccc\n" * 50,
+        b"short\n" + b"x" * 300 + b"\n" + b"y" * 700 + b"\nend",  # lines longer than a piece
+        b"\n" * 40,
+    ],
+)
+def test_line_aligned_cuts_read_with_pread_match_the_map(
+    text: bytes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pieces found with pread in small windows (not through the map, which would put the
+    touched pages in the RSS) are the ones the map gave: line-aligned, tiling the file."""
+    monkeypatch.setattr(li, "_CUT_WINDOW", 7)
+    path = tmp_path / "log.txt"
+    path.write_bytes(text)
+    for step in (1, 5, 64, 1 << 20):
+        cuts = li._line_aligned_cuts(path, len(text), step)
+        assert cuts == _cuts_reference(text, step)
+        assert [a for a, _ in cuts] == ([0, *[e for _, e in cuts][:-1]] if cuts else [])
+        assert all(e == len(text) or text[e - 1 : e] == b"\n" for _, e in cuts)

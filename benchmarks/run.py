@@ -43,6 +43,7 @@ HEAT2D_ARCHIVE = SHARED / "captures" / "heat2d_large" / "heat2d_large.tar.zst"
 PYOCL = SHARED / "captures" / "pyopencl_lib_pocl"
 SYNTH = BENCH_TMP / "synth1m"
 RESULTS_H200 = HERE / "results" / "h200"
+RESULTS_H200_LAUNCH = HERE / "results" / "h200-launch"
 SECTIONS = ("index", "tui", "replay", "compare", "export")
 
 Figure = dict[str, Any]
@@ -844,6 +845,53 @@ def render_h200() -> list[str]:
     return lines
 
 
+def render_h200_launch() -> list[str]:
+    """The engine's launch overhead and the one-run range on the H200 (its raw JSON)."""
+    d = RESULTS_H200_LAUNCH
+    try:
+        over = json.loads((d / "overhead.nvidia.json").read_text())
+        ranges = json.loads((d / "range.nvidia.json").read_text())
+    except (OSError, json.JSONDecodeError):
+        return []
+    rel = d.relative_to(ROOT) if d.is_relative_to(ROOT) else d
+    lines = [
+        "## Launch overhead and range replay on the NVIDIA H200",
+        "",
+        f"`benchmarks/bench_replay_vs_raw.py` parts 1 and 2 run on the lent H200 (raw JSON and "
+        f"commands: `{rel}/`), measured the same way as on PoCL above: the engine's timed loop "
+        "against a raw pyopencl loop over the same kernels, and the replay runner against one "
+        "raw pyopencl process per kernel.",
+        "",
+    ]
+    machine = d / "machine.txt"
+    if machine.is_file():
+        lines += ["```", machine.read_text().strip(), "```", ""]
+    lines += [
+        "| range | kernels | engine, us a launch | raw pyopencl, us a launch | engine / raw "
+        "(median of paired rounds) | launch call alone, engine / raw |",
+        "|---|---|---|---|---|---|",
+    ]
+    for o in over:
+        lines.append(
+            f"| {o['capture']} {o['range']} | {o['kernels']} | {o['engine_us_per_launch']:.2f} | "
+            f"{o['raw_us_per_launch']:.2f} | {o['ratio']:.2f} | "
+            f"{o['engine_launch_call_us']:.2f} / {o['raw_launch_call_us']:.2f} |"
+        )
+    lines += [
+        "",
+        "| range | kernels (programs) | one run (replay runner) | one raw process per kernel "
+        "| ratio |",
+        "|---|---|---|---|---|",
+    ]
+    for r in ranges:
+        lines.append(
+            f"| {r['capture']} {r['range']} | {r['kernels']} ({r['programs']}) | "
+            f"{r['one_run_s']:.2f} s | {r['per_process_s']:.1f} s "
+            f"({r['per_process_s_per_kernel']:.2f} s each) | {r['ratio']:.1f}x |"
+        )
+    return [*lines, ""]
+
+
 # --------------------------------------------------------------------------- report
 
 
@@ -960,6 +1008,7 @@ def render(
     out += ["## Goals missed in this run", ""]
     out += [f"- {m}" for m in missed] if missed else ["None."]
     out.append("")
+    out += render_h200_launch()
     out += render_h200()
     return "\n".join(out).rstrip() + "\n"
 

@@ -43,12 +43,9 @@ and builds from it next time (same source, options, device, driver and include f
 
 from __future__ import annotations
 
-import argparse
 import gc
-import json
 import os
 import statistics
-import sys
 import time
 import warnings
 from collections.abc import Callable, Sequence
@@ -1229,69 +1226,3 @@ def run_plan(
             "notes": eng.notes,
             "build_log": eng.build_log,
         }
-
-
-# --------------------------------------------------------------------------- bundle entry
-
-
-def _print_result(res: dict[str, Any]) -> None:
-    dev = res["device"]
-    print(f"== {dev['id']} {dev['name']} ({dev['platform']})")
-    for note in res.get("notes", []):
-        print(f"   note: {note}")
-    if res.get("error"):
-        print(f"   ERROR: {res['error']}")
-        return
-    for st in res["steps"]:
-        t = st["timing"].get("start_to_end") or {}
-        ms = f"{t.get('median', 0) / 1e3:.1f} us" if t else "-"
-        print(f"   enqueue {st['enqueue']} {st['kernel']}: {st['status'].upper()}  (kernel {ms})")
-        for ld in st["loads"]:
-            if ld["why"] == "reload":
-                print(f"      reload {ld['mem']}: {ld['note']}")
-        for c in st["prechecks"]:
-            print(f"      before: {c['label']}: {c['status']} {c.get('summary', '')}")
-        for c in st["checks"]:
-            print(f"      {c['label']}: {c['status']} {c.get('summary', '')}")
-
-
-def main(argv: Sequence[str] | None = None, manifest: str | Path | None = None) -> int:
-    """``python replay.py [--device D]... [--repeat N] [--json]`` inside an exported bundle."""
-    here = Path(manifest).parent if manifest else Path(sys.argv[0]).resolve().parent
-    mpath = Path(manifest) if manifest else here / "manifest.json"
-    ap = argparse.ArgumentParser(description="Replay the captured enqueues of this bundle.")
-    ap.add_argument("--device", action="append", default=[], help="P:D or a name substring")
-    ap.add_argument("--repeat", type=int, default=1)
-    ap.add_argument("--atol", type=float)
-    ap.add_argument("--rtol", type=float)
-    ap.add_argument("--ulp", type=int)
-    ap.add_argument("--list-devices", action="store_true")
-    ap.add_argument("--json", action="store_true")
-    args = ap.parse_args(argv)
-    try:
-        if args.list_devices:
-            for d in list_devices():
-                print(f"{d['id']}  {d['name']}  ({d['platform']}, {d['version']})")
-            return 0
-        plan = json.loads(mpath.read_text())
-        devices = resolve_devices(args.device)
-    except (OSError, ValueError, EngineError) as exc:
-        print(f"replay: {exc}", file=sys.stderr)
-        return 2
-    tol = {
-        k: v
-        for k, v in (("atol", args.atol), ("rtol", args.rtol), ("ulp", args.ulp))
-        if v is not None
-    }
-    loader = dir_loader(plan, here)
-    results = [run_plan(plan, d, loader, repeat=args.repeat, tolerance=tol) for d in devices]
-    if args.json:
-        print(json.dumps(results, indent=2))
-    else:
-        for r in results:
-            _print_result(r)
-    return 0 if all(r["ok"] for r in results) else 1
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

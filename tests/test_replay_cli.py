@@ -127,24 +127,44 @@ def test_device_by_index_and_progress_api(images_svm: Path) -> None:
 
 
 def test_result_rows_for_the_tui(images_svm: Path, tmp_path: Path) -> None:
+    """The results screen's rows of a real two-device report: one per checked argument and
+    device, then the device-against-device comparisons; timing on each step's first row."""
     from cltui.capture import open_capture
     from cltui.replay import runner
     from cltui.replay.devices import select_devices
     from cltui.replay.plan import build_plan
     from cltui.replay.ranges import parse_range
+    from cltui.tui.screens.replay_dialog import ReplayRequest
+    from cltui.tui.screens.replay_progress import ReplayOutcome
+    from cltui.tui.screens.results import result_rows
 
     plan = build_plan(open_capture(images_svm), parse_range("0-3"))
     devs = select_devices(["pocl", "oclgrind"])
     report = runner.run(plan.to_manifest(), devs, save_dir=tmp_path)
-    rows = runner.result_rows(report)
+    outcome = ReplayOutcome(report, plan.manifest, ReplayRequest(devs), "0-3", tmp_path)
+    rows = result_rows(outcome)
     per_dev = sum(len(s["checks"]) for s in plan.steps)
-    assert len(rows) == per_dev * len(devs) == 8 * 2
-    bad = [r for r in rows if r["status"] != "equal"]
-    assert [(r["enqueue"], r["label"]) for r in bad] == [(2, "arg 2 (buffer 0003)")]
-    assert bad[0]["result"]["max_ulp"] >= 1
-    for r in rows:
-        assert Path(r["output"]).is_file() and r["data"] in plan.manifest["data"]
-        assert r["kernel_ns"] > 0
+    device_rows = [r for r in rows if r.cross is None]
+    assert len(device_rows) == per_dev * len(devs) == 8 * 2
+    bad = [r for r in device_rows if r.status != "equal"]
+    assert [(r.enqueue, r.label, r.device) for r in bad] == [
+        (2, "arg 2 (buffer 0003)", devs[1]["id"])
+    ]
+    assert bad[0].result["max_ulp"] >= 1
+    cross = [r for r in rows if r.cross is not None]
+    assert cross and rows[-len(cross) :] == cross  # the comparisons come last
+    # one comparison per checked argument; the two devices differ where Oclgrind does
+    assert len(cross) == per_dev
+    assert {r.device for r in cross} == {f"{devs[1]['id']} vs {devs[0]['id']}"}
+    assert [(r.enqueue, r.label, r.status) for r in cross if r.status != "equal"] == [
+        (2, "arg 2 (buffer 0003)", "different")
+    ]
+    for r in device_rows:
+        assert r.check is not None and Path(r.check["output"]).is_file()
+        assert r.check["data"] in plan.manifest["data"]
+    firsts = [r for r in device_rows if r.timing is not None]
+    assert len(firsts) == len(plan.steps) * len(devs)
+    assert all(r.timing["start_to_end"]["median"] > 0 for r in firsts)  # type: ignore[index]
 
 
 def test_without_device_a_capture_from_another_cpu_replays_on_the_similar_pocl(

@@ -426,45 +426,6 @@ def probe_runs(result: dict[str, Any]) -> list[dict[tuple[int, str], Any]]:
     return runs
 
 
-def result_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
-    """The report flattened for a results table: one row per enqueue x argument x device.
-
-    Keys: ``enqueue``, ``kernel``, ``label``, ``mem``, ``args``, ``when`` ("post" or
-    "pre" for a pre-check), ``device`` (id), ``status``, ``summary``, ``result`` (the
-    compare dict or None), ``output`` (replayed bytes file or None), ``data`` (the plan's
-    data key of the captured bytes, or None), ``kernel_ns`` (median start->end),
-    ``host_ns`` (median host enqueue time).
-    """
-    rows: list[dict[str, Any]] = []
-    for res in report.get("devices", []):
-        dev = res["device"]["id"]
-        for st in res.get("steps", []):
-            t = st.get("timing", {})
-            k_ns = (t.get("start_to_end") or {}).get("median")
-            h_ns = (t.get("host_enqueue") or {}).get("median")
-            for when, checks in (("pre", st.get("prechecks", [])), ("post", st["checks"])):
-                for c in checks:
-                    rows.append(
-                        {
-                            "enqueue": st["enqueue"],
-                            "kernel": st["kernel"],
-                            "label": c.get("label", c["mem"]),
-                            "mem": c["mem"],
-                            "args": c.get("args", []),
-                            "when": when,
-                            "device": dev,
-                            "status": c["status"],
-                            "summary": c.get("summary", ""),
-                            "result": c.get("result"),
-                            "output": c.get("output"),
-                            "data": c.get("data"),
-                            "kernel_ns": k_ns,
-                            "host_ns": h_ns,
-                        }
-                    )
-    return rows
-
-
 def start(
     plan: dict[str, Any],
     devices: list[dict[str, Any]],

@@ -26,9 +26,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from cltui.capture import open_capture
+from cltui.capture.ranges import parse_range
 from cltui.export import export_range
 from cltui.replay.plan import build_plan
-from cltui.replay.ranges import parse_range
 
 
 def _referenced(manifest: dict[str, Any]) -> tuple[set[str], set[str]]:

@@ -50,11 +50,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from cltui.capture import open_capture
 from cltui.capture.model import EnqueueKind
+from cltui.capture.ranges import parse_range
 from cltui.replay import engine as eng_mod
 from cltui.replay import runner
 from cltui.replay.devices import select_devices
 from cltui.replay.plan import build_plan
-from cltui.replay.ranges import parse_range
 
 HEAT2D = Path(os.environ.get("CLTUI_HEAT2D_DIR", "/tmp/heat2d/heat2d_large"))
 SHARED = Path(os.environ.get("CLTUI_SHARED", Path(__file__).resolve().parents[2] / "shared"))

@@ -24,8 +24,8 @@ from cltui.analysis.check import (
     run_check,
 )
 from cltui.capture import open_capture
+from cltui.capture.ranges import parse_range
 from cltui.cli import main
-from cltui.replay.ranges import parse_range
 from tests.analysis_synth import (
     BARRIER_LINE,
     OOB_LINE,

@@ -22,12 +22,12 @@ from click.testing import CliRunner
 
 from cltui.capture import open_capture
 from cltui.capture.names import sanitize_component
+from cltui.capture.ranges import parse_range
 from cltui.cli import main as cli_main
 from cltui.export import BundleWriter, ExportError, export_range, stream_tar
 from cltui.export.bundle import safe_relpath
 from cltui.export.includes import resolve_includes
 from cltui.replay.plan import build_plan
-from cltui.replay.ranges import parse_range
 from tests.conftest import REPO, copy_capture
 
 

@@ -9,8 +9,8 @@ import pytest
 
 from cltui.analysis.probe import OutputMeta, meta_of, probe_outputs, run_probe
 from cltui.capture import open_capture
+from cltui.capture.ranges import parse_range
 from cltui.replay.plan import build_plan
-from cltui.replay.ranges import parse_range
 from tests.analysis_synth import chain_capture, write_capture
 
 

@@ -104,10 +104,10 @@ def test_heat2d_window_cli(heat2d: Path, tmp_path: Path) -> None:
 
 def test_device_by_index_and_progress_api(images_svm: Path) -> None:
     from cltui.capture import open_capture
+    from cltui.capture.ranges import parse_range
     from cltui.replay import runner
     from cltui.replay.devices import list_devices, select_devices
     from cltui.replay.plan import build_plan
-    from cltui.replay.ranges import parse_range
 
     pocl = next((d for d in list_devices() if "pthread" in d["name"]), None)
     if pocl is None:
@@ -130,10 +130,10 @@ def test_result_rows_for_the_tui(images_svm: Path, tmp_path: Path) -> None:
     """The results screen's rows of a real two-device report: one per checked argument and
     device, then the device-against-device comparisons; timing on each step's first row."""
     from cltui.capture import open_capture
+    from cltui.capture.ranges import parse_range
     from cltui.replay import runner
     from cltui.replay.devices import select_devices
     from cltui.replay.plan import build_plan
-    from cltui.replay.ranges import parse_range
     from cltui.tui.screens.replay_dialog import ReplayRequest
     from cltui.tui.screens.replay_progress import ReplayOutcome
     from cltui.tui.screens.results import result_rows

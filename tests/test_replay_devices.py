@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 from cltui.capture import open_capture
+from cltui.capture.ranges import parse_range
 from cltui.replay.engine import dir_loader, run_plan
 from cltui.replay.plan import build_plan
-from cltui.replay.ranges import parse_range
 
 pytestmark = pytest.mark.device
 

@@ -9,10 +9,10 @@ import pytest
 from click.testing import CliRunner
 
 from cltui.capture import open_capture
+from cltui.capture.ranges import EnqueueRange, RangeError, parse_range
 from cltui.cli import main
 from cltui.commands.replay import parse_arg_tol
 from cltui.replay.plan import PlanError, build_plan
-from cltui.replay.ranges import EnqueueRange, RangeError, parse_range
 from tests.conftest import copy_capture
 
 

@@ -209,8 +209,8 @@ def test_hash_only_dumps_are_compared_by_hash(images_svm: Path, tmp_path: Path) 
     """A capture made with DumpBufferHashes: Post dumps hold the layer's 64-bit hash."""
     from cltui.capture import open_capture
     from cltui.capture.files import cli_hash64
+    from cltui.capture.ranges import parse_range
     from cltui.replay.plan import build_plan
-    from cltui.replay.ranges import parse_range
     from tests.conftest import copy_capture
 
     dev = _devices("pocl")

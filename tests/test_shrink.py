@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 from cltui.analysis.shrink import ShrinkError, ddmin, is_kernel_range, plan_for, shrink
 from cltui.capture import open_capture
+from cltui.capture.ranges import parse_range
 from cltui.cli import main
-from cltui.replay.ranges import parse_range
 from tests.analysis_synth import chain_capture, write_capture
 
 

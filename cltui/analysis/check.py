@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from cltui.capture.capture import Capture
-from cltui.replay.ranges import EnqueueRange
+from cltui.capture.ranges import EnqueueRange
 
 OCLGRIND_ENV = {
     "OCLGRIND_CHECK_API": "1",

@@ -30,8 +30,8 @@ from typing import Any, TypeVar
 
 from cltui.capture.capture import Capture
 from cltui.capture.model import EnqueueKind
+from cltui.capture.ranges import EnqueueRange
 from cltui.replay.compare import Tolerance
-from cltui.replay.ranges import EnqueueRange
 
 T = TypeVar("T")
 

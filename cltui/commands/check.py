@@ -41,7 +41,7 @@ def check_cmd(dumpdir: str, range_text: str, mode: str, timeout: float, as_json:
     or build failure under Oclgrind), 2 on bad input.
     """
     from cltui.analysis.check import CheckError, run_check
-    from cltui.replay.ranges import RangeError, parse_range
+    from cltui.capture.ranges import RangeError, parse_range
 
     try:
         rng = parse_range(range_text)

@@ -35,7 +35,7 @@ def diverge_cmd(dump_a: str, dump_b: str, atol: float, rtol: float, ulp: int,
 
     if atol < 0 or rtol < 0 or ulp < 0:
         fail("tolerances must not be negative")
-    from cltui.replay.ranges import RangeError, parse_range
+    from cltui.capture.ranges import RangeError, parse_range
 
     first = last = None
     if range_text:

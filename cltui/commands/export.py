@@ -71,9 +71,9 @@ def export_cmd(
     written to a temporary folder and renamed into place; an existing OUTDIR is replaced
     only with --force.  Over SSH: `ssh host cltui export DUMP 12-40 --tar - | tar x`.
     """
+    from cltui.capture.ranges import RangeError, parse_range
     from cltui.commands._common import load_capture
     from cltui.export import ExportError, bundle_name, export_range, parse_langs, stream_tar
-    from cltui.replay.ranges import RangeError, parse_range
 
     if outdir is None and tar is None:
         fail("give the bundle folder with -o OUTDIR (or --tar FILE|-)")

@@ -32,7 +32,7 @@ def fmt_ns(ns: int) -> str:
 @click.option("--json", "as_json", is_flag=True, help="A JSON array of rows (docs/cli-json.md).")
 def ls_cmd(dumpdir: str, pattern: str | None, regex: bool, rng: str | None, as_json: bool) -> None:
     """List enqueues of DUMPDIR: number, kind, kernel, sizes, device time, data."""
-    from cltui.replay.ranges import RangeError, parse_range
+    from cltui.capture.ranges import RangeError, parse_range
 
     first = last = None
     if rng:

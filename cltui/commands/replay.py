@@ -107,12 +107,12 @@ def replay_cmd(
     a crash or a hang, 2 on bad input.  With --probe, also 1 when an output varies
     across the repetitions.
     """
+    from cltui.capture.ranges import RangeError, parse_range
     from cltui.commands._common import load_capture
     from cltui.replay import runner
     from cltui.replay.compare import Tolerance
     from cltui.replay.devices import DeviceError, select_devices
     from cltui.replay.plan import PlanError, build_plan
-    from cltui.replay.ranges import RangeError, parse_range
 
     try:
         rng = parse_range(range_text)

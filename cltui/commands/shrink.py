@@ -46,9 +46,9 @@ def shrink_cmd(dumpdir: str, range_text: str, device: str, against: str, mode: s
     2 on bad input.
     """
     from cltui.analysis.shrink import ShrinkError, Trial, is_kernel_range, shrink
+    from cltui.capture.ranges import EnqueueRange, RangeError, parse_range
     from cltui.replay.compare import Tolerance
     from cltui.replay.devices import DeviceError, select_devices
-    from cltui.replay.ranges import EnqueueRange, RangeError, parse_range
 
     try:
         rng = parse_range(range_text)

@@ -123,9 +123,9 @@ def export_range(
     Raises :class:`ExportError` (one-line message) for bad input, an existing ``outdir``
     without ``force``, unreadable capture files, or cancellation (nothing is left behind).
     """
+    from cltui.capture.ranges import EnqueueRange, RangeError, parse_range
     from cltui.replay.compare import Tolerance
     from cltui.replay.plan import PlanError, build_plan
-    from cltui.replay.ranges import EnqueueRange, RangeError, parse_range
 
     report = progress or (lambda _f, _m: None)
     chosen = parse_langs(langs)

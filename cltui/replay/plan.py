@@ -32,9 +32,9 @@ import numpy as np
 
 from cltui.capture.files import ReplayFolder, read_replay_folder
 from cltui.capture.model import ArgKind, Dump, Enqueue, EnqueueKind, KernelArg, MemObject
+from cltui.capture.ranges import EnqueueRange
 from cltui.replay.compare import Tolerance, bytes_equal, dtype_spec
 from cltui.replay.engine import PLAN_FORMAT, PLAN_VERSION
-from cltui.replay.ranges import EnqueueRange
 
 MODES = ("chain", "isolated", "strict")
 

@@ -42,8 +42,8 @@ class ExportRequest:
 
 def default_folder(capture: Capture, first: int, last: int) -> Path:
     """``./<capture>-<first>-<last>`` in the working directory (the name ``cltui export`` uses)."""
+    from cltui.capture.ranges import EnqueueRange
     from cltui.export import bundle_name
-    from cltui.replay.ranges import EnqueueRange
 
     return Path.cwd() / bundle_name(capture.path, EnqueueRange(first, last))
 
@@ -123,8 +123,8 @@ def export_task(
     """The export as a :class:`ProgressScreen` task (cancel removes what was written)."""
 
     def run(control: TaskControl) -> ExportResult:
+        from cltui.capture.ranges import EnqueueRange
         from cltui.export import ExportError, export_range
-        from cltui.replay.ranges import EnqueueRange
 
         cancel: threading.Event = control.cancel
         try:

@@ -48,7 +48,7 @@ def check_task(
 
     def run(control: TaskControl) -> CheckReport:
         from cltui.analysis.check import CheckError, run_check
-        from cltui.replay.ranges import EnqueueRange
+        from cltui.capture.ranges import EnqueueRange
 
         def progress(ev: dict[str, Any]) -> None:
             et = ev.get("type")

@@ -234,9 +234,9 @@ def replay_task(
     def run(control: TaskControl) -> ReplayOutcome:
         import tempfile
 
+        from cltui.capture.ranges import EnqueueRange
         from cltui.replay import runner
         from cltui.replay.plan import PlanError, build_plan
-        from cltui.replay.ranges import EnqueueRange
 
         rng = EnqueueRange(first, last)
         control.progress(0.0, "planning")

@@ -60,8 +60,11 @@ def _py() -> str:
     return sys.executable
 
 
-def _child_json(args: Sequence[str], timeout: float, env: dict[str, str] | None = None) -> Any:
-    """Run a benchmark child; its stdout is one JSON document."""
+def _child(
+    args: Sequence[str], timeout: float, label: str, env: dict[str, str] | None = None
+) -> str:
+    """Run a benchmark child (``python ARGS``) and return its stdout; ``label`` names it in
+    the one-line error of a child that runs too long or fails."""
     try:
         out = subprocess.run(
             [_py(), *args],
@@ -73,14 +76,20 @@ def _child_json(args: Sequence[str], timeout: float, env: dict[str, str] | None 
             check=False,
         )
     except subprocess.TimeoutExpired:
-        raise BenchError(f"{Path(args[0]).name} ran past {timeout:.0f} s") from None
+        raise BenchError(f"{label} ran past {timeout:.0f} s") from None
     if out.returncode != 0:
         tail = (out.stderr or out.stdout).strip().splitlines()[-1:] or ["(no output)"]
-        raise BenchError(f"{Path(args[0]).name} exited {out.returncode}: {tail[0][:300]}")
+        raise BenchError(f"{label} exited {out.returncode}: {tail[0][:300]}")
+    return out.stdout
+
+
+def _child_json(args: Sequence[str], timeout: float, env: dict[str, str] | None = None) -> Any:
+    """Run a benchmark child; its stdout is one JSON document."""
+    label = Path(args[0]).name
     try:
-        return json.loads(out.stdout)
+        return json.loads(_child(args, timeout, label, env))
     except json.JSONDecodeError:
-        raise BenchError(f"{Path(args[0]).name} printed no JSON") from None
+        raise BenchError(f"{label} printed no JSON") from None
 
 
 def _log(msg: str) -> None:
@@ -370,21 +379,8 @@ def parse_tui_output(text: str) -> list[dict[str, Any]]:
 
 
 def _run_tui_bench(args: list[str], timeout: float) -> list[dict[str, Any]]:
-    try:
-        out = subprocess.run(
-            [_py(), "-c", TUI_HOOK, str(HERE), *args],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        raise BenchError(f"tui_bench.py {' '.join(args)} ran past {timeout:.0f} s") from None
-    if out.returncode != 0:
-        tail = (out.stderr or out.stdout).strip().splitlines()[-1:] or ["(no output)"]
-        raise BenchError(f"tui_bench.py exited {out.returncode}: {tail[0][:300]}")
-    rows = parse_tui_output(out.stdout)
+    label = f"tui_bench.py {' '.join(args)}"
+    rows = parse_tui_output(_child(["-c", TUI_HOOK, str(HERE), *args], timeout, label))
     if not rows:
         raise BenchError("tui_bench.py reported no result this script can read")
     return rows

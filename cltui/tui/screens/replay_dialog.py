@@ -217,7 +217,8 @@ class ReplayDialog(FormDialog[ReplayRequest]):
         marks = {"captured": "  (captured here)", "similar": "  (like the capture's device)"}
         for d in devices:
             mark = marks.get(how, "") if default is not None and d["id"] == default["id"] else ""
-            prompt = f"{d['id']}  {d['name']} · {d['platform']}{mark}"
+            # the mark before the platform: a long line is cut at its end
+            prompt = f"{d['id']}  {d['name']}{mark} · {d['platform']}"
             lst.add_option(Selection(prompt, str(d["id"]), d["id"] in ticked))
         lst.highlighted = 0
         self.query_one("#replay-go", Button).disabled = False

@@ -351,3 +351,33 @@ async def test_cancel_kills_a_hanging_replay(
         await wait_for(pilot, lambda: isinstance(pilot.app.screen, MainScreen), 15)
         assert loop.time() - started < 15
         assert pilot.app.screen is main
+
+
+@pytest.mark.parametrize(
+    ("pocl_name", "mark"),
+    [
+        ("pthread-skylake-avx512-AMD EPYC", "(captured here)"),  # the capture's own device
+        ("pthread-skylake-avx512-Intel(R) Xeon(R) Processor", "(similar to captured)"),
+    ],
+)
+@aio
+async def test_dialog_ticks_the_capture_s_device_or_the_one_named_like_it(
+    images_svm: Path, monkeypatch: pytest.MonkeyPatch, pocl_name: str, mark: str
+) -> None:
+    """Not the first device (Oclgrind) when PoCL here runs on another CPU than the capture's."""
+    from textual.widgets import SelectionList
+
+    devices = [
+        {"id": "0:0", "name": "Oclgrind Simulator", "platform": "Oclgrind"},
+        {"id": "1:0", "name": pocl_name, "platform": "Portable Computing Language"},
+    ]
+    monkeypatch.setattr("cltui.replay.devices.list_devices", lambda: [dict(d) for d in devices])
+    async with make_app(images_svm).run_test(size=SIZE) as pilot:
+        main = await loaded(pilot)
+        await select(pilot, main, 0, 8)
+        dialog = await open_dialog(pilot)
+        request = dialog.request()
+        assert request is not None and [d["id"] for d in request.devices] == ["1:0"]
+        options = dialog.query_one("#replay-devices", SelectionList)
+        prompts = [str(options.get_option_at_index(i).prompt) for i in range(2)]
+        assert mark in prompts[1] and "(" not in prompts[0]

@@ -214,7 +214,7 @@ class ReplayDialog(FormDialog[ReplayRequest]):
 
         default, how = closest_device(devices, [captured] if captured else [])
         ticked = {default["id"]} if default is not None else set()
-        marks = {"captured": "  (captured here)", "similar": "  (like the capture's device)"}
+        marks = {"captured": "  (captured here)", "similar": "  (similar to captured)"}
         for d in devices:
             mark = marks.get(how, "") if default is not None and d["id"] == default["id"] else ""
             # the mark before the platform: a long line is cut at its end

@@ -81,3 +81,26 @@ def rename_device(capture: Path, old: str, new: str) -> None:
     """
     for log in capture.glob("clintercept_*.txt"):
         log.write_bytes(log.read_bytes().replace(old.encode(), new.encode()))
+
+
+def hash_only_capture(images_svm: Path, dest: Path) -> Path:
+    """A copy of images_svm_pocl as if captured with DumpBufferHashes: its buffer dumps hold
+    the layer's 64-bit hash, enqueue 3's Post one a hash that will not match; the Replay
+    folders of enqueues 2 and 3 (raw dumps, preferred over hashes) removed."""
+    from cltui.capture.files import cli_hash64
+
+    cap_dir = copy_capture(images_svm, dest)
+    log = cap_dir / "clintercept_log.txt"
+    marker = "Control LogToFile is set to non-default value: true\n"
+    log.write_text(
+        log.read_text().replace(
+            marker, marker + "Control DumpBufferHashes is set to non-default value: true\n", 1
+        )
+    )
+    for d in ("memDumpPreEnqueue", "memDumpPostEnqueue"):
+        for f in (cap_dir / d).glob("*_Buffer_*.bin"):
+            data = f.read_bytes()
+            if f.name.startswith("Enqueue_0003_") and d == "memDumpPostEnqueue":
+                data = data[:-1] + bytes([data[-1] ^ 1])  # a hash that will not match
+            f.write_text(f"{cli_hash64(data):x}\n")
+    return cap_dir

@@ -670,3 +670,41 @@ def test_misaligned_svm_offset_without_svm_is_a_clear_error(
         assert proc.returncode == 3, proc.stdout + proc.stderr
         assert "SVM offset 4 is not a multiple of its" in proc.stderr
         assert "Traceback" not in proc.stderr
+
+
+def test_hash_only_bundle_is_checked_by_hash_in_both_runners(
+    images_svm: Path, tmp_path: Path, cpp_replay: Path
+) -> None:
+    """A capture with hash-only dumps (DumpBufferHashes): the bundle carries the hashes, and
+    both runners hash the replayed bytes (Python: a kernel on the device; C++: on the host)
+    and agree: equal where the hash matches, different where it does not."""
+    _need("pocl")
+    from tests.conftest import hash_only_capture
+
+    cap = hash_only_capture(images_svm, tmp_path / "cap")
+    for folder in ("Enqueue_2_sample_linear", "Enqueue_3_volume_sum"):
+        shutil.rmtree(cap / "Replay" / folder)
+    exported = tmp_path / "exported"
+    export_range(open_capture(cap), "2-3", exported)
+    bundle = tmp_path / "fresh" / "bundle"
+    shutil.copytree(exported, bundle)
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    hashed = {
+        (s["enqueue"], c["label"]) for s in manifest["steps"] for c in s["checks"] if c.get("hash64")
+    }
+    assert hashed == {(2, "arg 2 (buffer 0003)"), (3, "arg 1 (buffer 0005)")}
+    py = run_py(bundle, "--json", "--device", "pocl")
+    cpp = run_cpp(cpp_replay, bundle, "--json", "--device", "pocl")
+    assert py.returncode == cpp.returncode == 0, py.stderr[-2000:] + cpp.stderr[-2000:]
+    for out in (py, cpp):
+        (res,) = json.loads(out.stdout)
+        got = {(s["enqueue"], c["label"]): c for s in res["steps"] for c in s["checks"]}
+        assert got[(2, "arg 2 (buffer 0003)")]["status"] == "equal"
+        assert got[(2, "arg 2 (buffer 0003)")]["summary"] == "hash matches"
+        assert got[(3, "arg 1 (buffer 0005)")]["status"] == "different"
+        assert got[(3, "arg 1 (buffer 0005)")]["summary"].startswith("hash ")
+        assert not res["ok"]
+    assert verdicts(json.loads(py.stdout)) == verdicts(json.loads(cpp.stdout))
+    # --validate: exit 1 on the hash that does not match, in both
+    assert run_py(bundle, "--validate", "--device", "pocl").returncode == 1
+    assert run_cpp(cpp_replay, bundle, "--validate", "--device", "pocl").returncode == 1

@@ -208,27 +208,12 @@ def test_build_failure_is_a_one_line_error(tmp_path: Path) -> None:
 def test_hash_only_dumps_are_compared_by_hash(images_svm: Path, tmp_path: Path) -> None:
     """A capture made with DumpBufferHashes: Post dumps hold the layer's 64-bit hash."""
     from cltui.capture import open_capture
-    from cltui.capture.files import cli_hash64
     from cltui.capture.ranges import parse_range
     from cltui.replay.plan import build_plan
-    from tests.conftest import copy_capture
+    from tests.conftest import hash_only_capture
 
     dev = _devices("pocl")
-    cap_dir = copy_capture(images_svm, tmp_path)
-    log = cap_dir / "clintercept_log.txt"
-    text = log.read_text()
-    marker = "Control LogToFile is set to non-default value: true\n"
-    log.write_text(
-        text.replace(
-            marker, marker + "Control DumpBufferHashes is set to non-default value: true\n", 1
-        )
-    )
-    for d in ("memDumpPreEnqueue", "memDumpPostEnqueue"):
-        for f in (cap_dir / d).glob("*_Buffer_*.bin"):
-            data = f.read_bytes()
-            if f.name.startswith("Enqueue_0003_") and d == "memDumpPostEnqueue":
-                data = data[:-1] + bytes([data[-1] ^ 1])  # a hash that will not match
-            f.write_text(f"{cli_hash64(data):x}\n")
+    cap_dir = hash_only_capture(images_svm, tmp_path)
     # with the Replay folder there, its raw Post dump is preferred over the hash
     plan = build_plan(open_capture(cap_dir), parse_range("2-3"))
     checks = {(s["enqueue"], c["label"]): c for s in plan.steps for c in s["checks"]}
@@ -247,6 +232,35 @@ def test_hash_only_dumps_are_compared_by_hash(images_svm: Path, tmp_path: Path) 
     assert res[(3, "arg 1 (buffer 0005)")]["status"] == "different"
     assert res[(3, "arg 1 (buffer 0005)")]["summary"].startswith("hash ")
     assert not report["ok"]
+
+
+@pytest.mark.parametrize("name", ["pocl", "oclgrind"])
+def test_the_device_hash_kernel_is_the_layer_s_hash(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Hash-only checks hash the replayed bytes with a one-work-item kernel on the device;
+    it must give cli_hash64's value (the layer's hash) for every length, tails included."""
+    import cltui.replay.engine as engine_mod
+    from cltui.capture.files import cli_hash64
+
+    dev = _devices(name)[0]
+    plan = {"format": PLAN_FORMAT, "version": 1, "programs": {}, "memory": {}, "steps": []}
+    eng = engine_mod.Engine(plan, dev, lambda _key: np.zeros(0, np.uint8))
+    eng.prepare()
+    gen = np.random.default_rng(7)
+    sizes = [0, 1, 2, 3, 4, 5, 7, 8, 4099] + ([(1 << 20) + 3] if name == "pocl" else [])
+    for n in sizes:
+        data = gen.integers(0, 256, n, dtype=np.uint8)
+        assert eng._device_hash64(data) == cli_hash64(data), n
+    # the kernel walks the data in launches of HASH64_CHUNK_WORDS words: cross boundaries
+    monkeypatch.setattr(engine_mod, "HASH64_CHUNK_WORDS", 3)
+    data = gen.integers(0, 256, 4 * 10 + 2, dtype=np.uint8)
+    assert eng._device_hash64(data) == cli_hash64(data)
+    # a simulator uses the host hasher when one is given (Oclgrind runs the chain slowly)
+    zeros = np.zeros(8, np.uint8)
+    eng.hasher = lambda _b: 42
+    want = (42, "host") if name == "oclgrind" else (cli_hash64(zeros), "device")
+    assert eng._hash64(zeros) == want
 
 
 @pytest.mark.parametrize("name", ["pocl", "oclgrind"])

@@ -573,6 +573,7 @@ struct Load {
 
 struct Check {
     std::string mem, label, data;  // data: empty when the capture has nothing to compare with
+    std::string hash64;  // the layer's 64-bit hash (hex) when the capture holds only that
     std::vector<int> args;
     Layout layout;
     Tol tol;
@@ -733,6 +734,7 @@ std::vector<Check> read_checks(const Json* list, const Tol& base) {
         ch.mem = str_or(c, "mem");
         ch.label = str_or(c, "label", ch.mem);
         ch.data = str_or(c, "data");
+        ch.hash64 = str_or(c, "hash64");
         ch.note = str_or(c, "note");
         if (const Json* a = c.find("args"))
             for (const auto& e : a->arr) ch.args.push_back(static_cast<int>(e.as_int()));
@@ -1000,7 +1002,44 @@ struct CheckOutcome {
     std::string status;  // equal | within | different | unchecked
     CompareResult result;
     std::string output;  // --out file
+    bool hashed = false;  // compared by the layer's hash (no element-wise result)
+    std::uint64_t hash = 0;  // the replayed bytes' hash
 };
+
+// The layer's 64-bit hash (capture-format §5.2): Bob Jenkins' 96-bit mix over little-endian
+// 32-bit words, the last 1-3 bytes as one zero-padded word; the same as cltui's Python.
+std::uint64_t cli_hash64(const std::vector<unsigned char>& d) {
+    std::uint32_t a = 0x428A2F98u, b = 0x71374491u, c = 0xB5C0FBCFu;
+    auto mix = [&](std::uint32_t w) {
+        a ^= w;
+        a -= b; a -= c; a ^= c >> 13;
+        b -= c; b -= a; b ^= a << 8;
+        c -= a; c -= b; c ^= b >> 13;
+        a -= b; a -= c; a ^= c >> 12;
+        b -= c; b -= a; b ^= a << 16;
+        c -= a; c -= b; c ^= b >> 5;
+        a -= b; a -= c; a ^= c >> 3;
+        b -= c; b -= a; b ^= a << 10;
+        c -= a; c -= b; c ^= b >> 15;
+    };
+    const size_t n = d.size() / 4;
+    for (size_t i = 0; i < n; ++i)
+        mix(static_cast<std::uint32_t>(d[4 * i]) | static_cast<std::uint32_t>(d[4 * i + 1]) << 8 |
+            static_cast<std::uint32_t>(d[4 * i + 2]) << 16 |
+            static_cast<std::uint32_t>(d[4 * i + 3]) << 24);
+    if (d.size() % 4) {
+        std::uint32_t w = 0;
+        for (size_t k = 4 * n; k < d.size(); ++k) w |= static_cast<std::uint32_t>(d[k]) << (8 * (k - 4 * n));
+        mix(w);
+    }
+    return static_cast<std::uint64_t>(b) << 32 | c;
+}
+
+std::string hex64(std::uint64_t v) {
+    char buf[24];
+    std::snprintf(buf, sizeof buf, "%llx", static_cast<unsigned long long>(v));
+    return buf;
+}
 
 struct StepOutcome {
     const Step* step;
@@ -1421,6 +1460,13 @@ class Replayer {
                     static_cast<std::streamsize>(actual.size()));
             if (!f) throw UsageError("cannot write " + out.output);
         }
+        if (c.data.empty() && !c.hash64.empty()) {  // the capture holds only a hash
+            out.hashed = true;
+            out.hash = cli_hash64(actual);
+            const std::uint64_t want = std::strtoull(c.hash64.c_str(), nullptr, 16);
+            out.status = out.hash == want ? "equal" : "different";
+            return out;
+        }
         if (c.data.empty()) return out;  // the capture has nothing to compare with
         Tol tol = c.tol;
         if (opt_.have_atol) tol.atol = opt_.atol;
@@ -1466,6 +1512,8 @@ std::string device_json(const DeviceRef& dev) {
            ", \"version\": " + json_str(dev.version) + "}";
 }
 
+std::string summary(const CheckOutcome& oc);
+
 std::string checks_json(const std::vector<CheckOutcome>& list) {
     std::ostringstream o;
     o << "[";
@@ -1478,7 +1526,9 @@ std::string checks_json(const std::vector<CheckOutcome>& list) {
         o << "], \"label\": " << json_str(oc.check->label)
           << ", \"status\": " << json_str(oc.status)
           << ", \"output\": " << (oc.output.empty() ? "null" : json_str(oc.output));
-        if (oc.status != "unchecked") {
+        if (oc.hashed) {
+            o << ", \"summary\": " << json_str(summary(oc));
+        } else if (oc.status != "unchecked") {
             o << ", \"result\": {\"status\": " << json_str(c.status)
               << ", \"dtype\": " << json_str(oc.check->layout.label)
               << ", \"elements\": " << c.elements << ", \"expected_size\": " << c.expected_size
@@ -1548,6 +1598,11 @@ std::string fmt_ns(double ns) {
 
 std::string summary(const CheckOutcome& oc) {
     const auto& c = oc.result;
+    if (oc.hashed)
+        return oc.status == "equal"
+                   ? "hash matches"
+                   : "hash " + hex64(oc.hash) + " != captured " +
+                         hex64(std::strtoull(oc.check->hash64.c_str(), nullptr, 16));
     if (oc.status == "unchecked")
         return oc.check->note.empty() ? "no captured data" : oc.check->note;
     if (oc.status == "equal") return "bit-exact";

@@ -9,6 +9,10 @@
    error, max ULP distance through an int32 view, first differing index).  Informational:
    cltui computes more (relative error, NaN/inf handling, tolerance verdict).
 
+3. Hash-only checks (captures made with ``DumpBufferHashes``): the engine's hash of the
+   replayed bytes (a one-work-item kernel on PoCL, the upload included) against
+   ``cli_hash64``, the same hash in Python, on the same random bytes (1 and 4 MiB).
+
 Both sides alternate repetition by repetition; the figure is the best of N for each.
 
     .venv/bin/python benchmarks/bench_compare.py [--quick]
@@ -142,12 +146,43 @@ def differing(sizes: tuple[int, ...], repeat: int) -> list[dict[str, Any]]:
     return out
 
 
+def hashing(sizes_mb: tuple[int, ...], repeat: int, device: str = "pocl") -> list[dict[str, Any]]:
+    from cltui.capture.files import cli_hash64
+    from cltui.replay.engine import PLAN_FORMAT, Engine, resolve_devices
+
+    dev = resolve_devices([device])[0]
+    plan = {"format": PLAN_FORMAT, "version": 1, "programs": {}, "memory": {}, "steps": []}
+    eng = Engine(plan, dev, lambda _key: np.zeros(0, np.uint8))
+    eng.prepare()
+    eng._device_hash64(np.zeros(4, np.uint8))  # the kernel's build, outside the timing
+    out = []
+    for size in sizes_mb:
+        data = np.random.default_rng(size).integers(0, 256, size * MB, dtype=np.uint8)
+        if eng._device_hash64(data) != cli_hash64(data):
+            raise SystemExit("the device hash differs from cli_hash64")
+        best = best_alternating(
+            {"cltui": partial(eng._device_hash64, data), "python": partial(cli_hash64, data)},
+            repeat,
+        )
+        out.append(
+            {
+                "size_mb": size,
+                "device": dev["name"],
+                "cltui_mb_s": size * MB / best["cltui"] / 1e6,
+                "python_mb_s": size * MB / best["python"] / 1e6,
+                "ratio": best["python"] / best["cltui"],
+            }
+        )
+    return out
+
+
 def run(quick: bool = False, repeat: int = 7) -> dict[str, Any]:
     eq_sizes = EQUAL_SIZES_MB[:2] if quick else EQUAL_SIZES_MB
     diff_sizes = DIFF_SIZES_MB[:2] if quick else DIFF_SIZES_MB
     return {
         "equal": equal_check(eq_sizes, repeat),
         "differing": differing(diff_sizes, max(3, repeat // 2)),
+        "hash": hashing((1,) if quick else (1, 4), 3),
     }
 
 

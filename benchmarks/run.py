@@ -533,7 +533,7 @@ def section_replay(device: str, quick: bool) -> dict[str, Any]:
 
 
 def section_compare(quick: bool) -> dict[str, Any]:
-    _log("  compare: equal check, differing-buffer analysis")
+    _log("  compare: equal check, differing-buffer analysis, hash-only check")
     r = _child_json([str(HERE / "bench_compare.py"), *(["--quick"] if quick else [])], 400)
     figs: list[Figure] = []
     for e in r["equal"]:
@@ -557,6 +557,17 @@ def section_compare(quick: bool) -> dict[str, Any]:
                 f"hand-written numpy (count, max abs, max ULP, first): {d['numpy_mb_s']:,.0f} MB/s",
                 d["ratio"],
                 "time(numpy) / time(cltui)",
+            )
+        )
+    for h in r.get("hash", []):
+        figs.append(
+            figure(
+                f"hash-only check (DumpBufferHashes), {h['size_mb']} MiB",
+                f"{h['cltui_mb_s']:,.0f} MB/s (the engine's one-work-item kernel on "
+                f"{h['device']}, upload included)",
+                f"`cli_hash64` in Python: {h['python_mb_s']:,.1f} MB/s",
+                h["ratio"],
+                "time(Python) / time(cltui)",
             )
         )
     return {"raw": r, "figures": figs}

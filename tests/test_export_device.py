@@ -689,9 +689,8 @@ def test_hash_only_bundle_is_checked_by_hash_in_both_runners(
     bundle = tmp_path / "fresh" / "bundle"
     shutil.copytree(exported, bundle)
     manifest = json.loads((bundle / "manifest.json").read_text())
-    hashed = {
-        (s["enqueue"], c["label"]) for s in manifest["steps"] for c in s["checks"] if c.get("hash64")
-    }
+    steps = manifest["steps"]
+    hashed = {(s["enqueue"], c["label"]) for s in steps for c in s["checks"] if c.get("hash64")}
     assert hashed == {(2, "arg 2 (buffer 0003)"), (3, "arg 1 (buffer 0005)")}
     py = run_py(bundle, "--json", "--device", "pocl")
     cpp = run_cpp(cpp_replay, bundle, "--json", "--device", "pocl")

@@ -232,6 +232,16 @@ def test_hash_only_dumps_are_compared_by_hash(images_svm: Path, tmp_path: Path) 
     assert res[(3, "arg 1 (buffer 0005)")]["status"] == "different"
     assert res[(3, "arg 1 (buffer 0005)")]["summary"].startswith("hash ")
     assert not report["ok"]
+    # the results screen shows the hash verdict where a value check shows its first difference
+    from cltui.tui.screens.replay_dialog import ReplayRequest
+    from cltui.tui.screens.replay_progress import ReplayOutcome
+    from cltui.tui.screens.results import COLUMNS, result_rows
+
+    outcome = ReplayOutcome(report, plan.manifest, ReplayRequest(dev), "2-3", tmp_path)
+    first = COLUMNS.index("first difference")
+    shown = {(r.enqueue, r.label): str(r.cells()[first]) for r in result_rows(outcome)}
+    assert shown[(2, "arg 2 (buffer 0003)")] == "hash matches"
+    assert shown[(3, "arg 1 (buffer 0005)")] == res[(3, "arg 1 (buffer 0005)")]["summary"]
 
 
 @pytest.mark.parametrize("name", ["pocl", "oclgrind"])

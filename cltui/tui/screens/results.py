@@ -91,6 +91,8 @@ class ResultRow:
                      f"{_value(f.get('actual'))}")
         if not first and res.get("note"):
             first = str(res["note"])
+        if not first and not res and self.check is not None:
+            first = str(self.check.get("summary", ""))  # a hash check; why it is unchecked
         cells: list[Text | str] = [
             "" if self.enqueue is None else str(self.enqueue),
             self.kernel,

@@ -186,3 +186,20 @@ def test_without_device_a_capture_from_another_cpu_replays_on_the_similar_pocl(
     assert [d["device"]["id"] for d in report["devices"]] == [pocl[0]["id"]]
     assert "the capture ran on pthread-skylake-avx512-Elsewhere 9, which is not here" in res.stderr
     assert f"replaying on {pocl[0]['id']} {pocl[0]['name']} (the most similar name" in res.stderr
+
+
+def test_replay_cli_reports_hash_checks(images_svm: Path, tmp_path: Path) -> None:
+    """A hash-only capture: the table says a mismatch was found by hash, the details say
+    which hashes differ; exit 1."""
+    import shutil
+
+    from tests.conftest import hash_only_capture
+
+    cap = hash_only_capture(images_svm, tmp_path)
+    for folder in ("Enqueue_2_sample_linear", "Enqueue_3_volume_sum"):
+        shutil.rmtree(cap / "Replay" / folder)
+    res = CliRunner().invoke(main, ["replay", str(cap), "2-3", "-d", "pocl"], terminal_width=200)
+    assert res.exit_code == 1, res.output
+    assert "different (hash)" in res.output
+    assert "enqueue 3 arg 1 (buffer 0005): different: hash " in res.output
+    assert "!= captured" in res.output

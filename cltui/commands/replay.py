@@ -253,6 +253,8 @@ def _short(c: dict[str, Any]) -> str:
     res = c.get("result") or {}
     if c["status"] in ("equal", "unchecked"):
         return str(c["status"])
+    if not res:  # compared by hash: no element counts
+        return f"{c['status']} (hash)"
     text = f"{c['status']} {res.get('n_diff', '?')}/{res.get('elements', '?')}"
     if res.get("max_ulp") is not None:
         text += f" {_num(res['max_ulp'])} ULP"

@@ -203,3 +203,27 @@ def test_replay_cli_reports_hash_checks(images_svm: Path, tmp_path: Path) -> Non
     assert "different (hash)" in res.output
     assert "enqueue 3 arg 1 (buffer 0005): different: hash " in res.output
     assert "!= captured" in res.output
+
+
+def _doc_table_fields(section: str) -> list[list[str]]:
+    """The backticked names of each table's first column in one section of docs/cli-json.md."""
+    import re
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "cli-json.md").read_text()
+    text = doc.split(f"## `{section}")[1].split("\n## ")[0]
+    tables: list[list[str]] = []
+    for block in re.split(r"\n\s*\n", text):
+        rows = [ln for ln in block.splitlines() if ln.startswith("| `")]
+        if rows:
+            tables.append([n for ln in rows for n in re.findall(r"`(\w+)`", ln.split("|")[1])])
+    return tables
+
+
+def test_replay_json_has_the_documented_fields(images_svm: Path) -> None:
+    res = CliRunner().invoke(main, ["replay", str(images_svm), "0-3", "-d", "pocl", "--json"])
+    assert res.exit_code == 0, res.output
+    report = json.loads(res.stdout)
+    top, step = _doc_table_fields("cltui replay")
+    assert set(top) <= set(report), set(top) - set(report)
+    st = report["devices"][0]["steps"][0]
+    assert set(step) <= set(st), set(step) - set(st)

@@ -37,3 +37,28 @@ def test_no_common_word_falls_back_to_the_first_device() -> None:
     assert closest_device(DEVICES, ["gfx1100"]) == (GRIND, "first")
     assert closest_device(DEVICES, []) == (GRIND, "first")
     assert closest_device([], ["gfx1100"]) == (None, "none")
+
+
+def test_name_likeness_counts_leading_words() -> None:
+    from cltui.replay.engine import name_likeness
+
+    assert name_likeness("pthread-skylake-avx512-AMD EPYC", POCL_INTEL["name"]) == 3
+    assert name_likeness("NVIDIA H100 80GB HBM3", "NVIDIA H200") == 1
+    assert name_likeness("Oclgrind Simulator", POCL_INTEL["name"]) == 0
+    assert name_likeness("NVIDIA_H200", "nvidia h200") == 2  # case, '_' and ' ' alike
+
+
+def test_pick_binary_prefers_the_device_then_the_most_alike() -> None:
+    from cltui.replay.engine import _pick_binary
+
+    amd = {"data": "a", "device": "pthread-skylake-avx512-AMD EPYC"}
+    haswell = {"data": "h", "device": "pthread-haswell-AMD EPYC"}
+    h100 = {"data": "n", "device": "NVIDIA H100"}
+    assert _pick_binary([haswell, amd], "pthread-skylake-avx512-AMD EPYC") == (amd, "binary")
+    assert _pick_binary([haswell, amd, h100], POCL_INTEL["name"]) == (
+        amd,
+        "binary made on pthread-skylake-avx512-AMD EPYC",
+    )
+    assert _pick_binary([amd, h100], "NVIDIA H200") == (h100, "binary made on NVIDIA H100")
+    assert _pick_binary([amd, h100], "Oclgrind Simulator") == (None, "")
+    assert _pick_binary([], "NVIDIA H200") == (None, "")

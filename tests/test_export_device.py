@@ -707,3 +707,35 @@ def test_hash_only_bundle_is_checked_by_hash_in_both_runners(
     # --validate: exit 1 on the hash that does not match, in both
     assert run_py(bundle, "--validate", "--device", "pocl").returncode == 1
     assert run_cpp(cpp_replay, bundle, "--validate", "--device", "pocl").returncode == 1
+
+
+def test_binary_only_bundle_from_another_cpu_builds_from_the_similar_binary(
+    images_svm: Path, tmp_path: Path, cpp_replay: Path
+) -> None:
+    """No source, binaries made on a PoCL device this machine does not have (another CPU):
+    both runners build from the binary of the device named most like theirs, say so in a
+    note, and pass; Oclgrind, named like none of them, is still refused."""
+    _need("pocl")
+    _need("oclgrind")
+    cap = copy_capture(images_svm, tmp_path / "cap")
+    for p in [*cap.glob("CLI_*_source.cl"), *cap.glob("Replay/*/kernel.cl")]:
+        p.unlink()
+    elsewhere = "pthread-skylake-avx512-Elsewhere CPU 9000"
+    rename_device(cap, "pthread-skylake-avx512-AMD EPYC", elsewhere)
+    if pocl_name() == elsewhere:
+        pytest.skip("this machine's PoCL has the made-up name")
+    bundle = tmp_path / "b"
+    export_range(open_capture(cap), "0-8", bundle)
+    py, cpp = both(bundle, cpp_replay, "pocl")
+    assert py[0]["ok"] and cpp[0]["ok"]
+    assert verdicts(py) == verdicts(cpp)
+    said = f"built from the binary made on {elsewhere}, a device named like {pocl_name()}"
+    for res in (py[0], cpp[0]):
+        assert any(said in n for n in res["notes"]), res["notes"]
+    assert {b["how"] for b in py[0]["builds"].values()} == {f"binary made on {elsewhere}"}
+    for proc in (
+        run_py(bundle, "--validate", "--device", "oclgrind"),
+        run_cpp(cpp_replay, bundle, "--validate", "--device", "oclgrind"),
+    ):
+        assert proc.returncode == 3
+        assert "no source and no binary for Oclgrind Simulator" in proc.stderr

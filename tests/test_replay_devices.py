@@ -312,6 +312,33 @@ def test_device_binary_only_on_its_own_device(images_svm: Path) -> None:
     )
 
 
+def test_a_similar_device_s_binary_that_does_not_load_is_named(
+    images_svm: Path, tmp_path: Path
+) -> None:
+    """No source, and the only binary (not a real one) made on a device named like this
+    PoCL: the engine tries it and says that binary does not load here."""
+    cap = open_capture(images_svm)
+    m = build_plan(cap, parse_range("0")).to_manifest()
+    (tmp_path / "junk.bin").write_bytes(b"not a program binary" * 10)
+    m["data"]["junk"] = {"path": "junk.bin", "size": 200}
+    other = "pthread-skylake-avx512-Some Other CPU"
+    for prog in m["programs"].values():
+        prog["source"] = None
+        prog["binaries"] = [{"data": "junk", "device": other}]
+    pocl = _device("pocl")
+
+    def loader(key: str) -> Any:
+        return np.fromfile(tmp_path / "junk.bin", np.uint8) if key == "junk" else base(key)
+
+    base = dir_loader(m, cap.path)
+    res = run_plan(m, pocl, loader)
+    assert not res["ok"]
+    assert res["error"].startswith(
+        f"program 0000: the binary made on {other} (no source in the capture) does not load "
+        f"on {pocl['name']}: "
+    ), res["error"]
+
+
 def test_binary_cache_builds_from_the_binary_next_time(images_svm: Path, tmp_path: Path) -> None:
     cap = open_capture(images_svm)
     m = build_plan(cap, parse_range("0-3")).to_manifest()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -31,10 +30,6 @@ def select_devices(specs: Sequence[str]) -> list[dict[str, Any]]:
         raise DeviceError(f"pyopencl is not available: {exc}") from None
 
 
-def _tokens(name: str) -> list[str]:
-    return [t for t in re.split(r"[\s\-_/,]+", name.lower()) if t]
-
-
 def closest_device(
     devices: Sequence[dict[str, Any]], captured: Iterable[str]
 ) -> tuple[dict[str, Any] | None, str]:
@@ -54,12 +49,8 @@ def closest_device(
     best: dict[str, Any] | None = None
     best_len = 0
     for d in devices:
-        mine = _tokens(str(d["name"]))
         for n in names:
-            theirs = _tokens(n)
-            k = 0
-            while k < min(len(mine), len(theirs)) and mine[k] == theirs[k]:
-                k += 1
+            k = engine.name_likeness(str(d["name"]), n)
             if k > best_len:
                 best, best_len = d, k
     if best is not None:

@@ -8,7 +8,8 @@ A *plan* (see ``cltui.replay.plan`` and ``PLAN_FORMAT``) is a JSON-able dict:
 
 ``format``/``version``  ``"cltui-replay-plan"`` / 1;  ``source`` {capture, range, mode}
 ``programs``  id -> {label, source: data key | None, il: data key (optional), options,
-                     binaries: [{data, device name}]}  (a binary builds only on its device)
+                     binaries: [{data, device name}]}  (a binary builds on its device, or
+                     is tried on the device named most like it when there is no source)
 ``memory``    id -> {kind: buffer | subbuffer | image | svm, size, label,
                      image: {order, type, image_type, shape: [w, h, d], element_size},
                      parent, origin (sub-buffers)}
@@ -45,6 +46,7 @@ from __future__ import annotations
 
 import gc
 import os
+import re
 import statistics
 import time
 import warnings
@@ -425,18 +427,20 @@ class Engine:
                     prg = cl.Program(self.ctx, bytes(self.loader(info["il"])))
                     how = "il"
                 else:
-                    binary = None
-                    for b in info.get("binaries", []):
-                        if b.get("device", "").strip() == self.device["name"]:
-                            binary = bytes(self.loader(b["data"]))
-                    if binary is None:
+                    chosen, how = _pick_binary(info.get("binaries", []), self.device["name"])
+                    if chosen is None:
                         devs = ", ".join(b.get("device", "?") for b in info.get("binaries", []))
                         raise EngineError(
                             f"{info.get('label', pid)} has no source and no binary for "
                             f"{self.device['name']} (binaries for: {devs or 'none'})"
                         )
-                    prg = cl.Program(self.ctx, [self.dev], [binary])
-                    how = "binary"
+                    if how != "binary":
+                        self.notes.append(
+                            f"{info.get('label', pid)}: no source in the capture; built from "
+                            f"the binary made on {chosen.get('device')}, a device named like "
+                            f"{self.device['name']} (its driver decides whether it loads)"
+                        )
+                    prg = cl.Program(self.ctx, [self.dev], [bytes(self.loader(chosen["data"]))])
                 with warnings.catch_warnings():  # compiler chatter is not a replay problem
                     warnings.simplefilter("ignore")
                     prg.build(options=options)
@@ -450,6 +454,11 @@ class Engine:
                 self.build_log = log
                 lines = [ln.strip() for ln in log.splitlines() if "error" in ln.lower()]
                 first = lines[0] if lines else _cl_msg(exc).splitlines()[0]
+                if how.startswith("binary made on "):
+                    raise EngineError(
+                        f"{info.get('label', pid)}: the {how} (no source in the capture) "
+                        f"does not load on {self.device['name']}: {first}"
+                    ) from None
                 raise EngineError(
                     f"{info.get('label', pid)}: build failed on {self.device['name']}: {first}"
                 ) from None
@@ -1193,6 +1202,42 @@ __kernel void cltui_hash64(__global const uint* w, const ulong base, const uint 
     state[0] = a; state[1] = b; state[2] = c;
 }
 """
+
+
+def name_tokens(name: str) -> list[str]:
+    """A device name's words, lower-case (``pthread-skylake-avx512-AMD EPYC`` ->
+    ``pthread``, ``skylake``, ``avx512``, ``amd``, ``epyc``)."""
+    return [t for t in re.split(r"[\s\-_/,]+", name.lower()) if t]
+
+
+def name_likeness(a: str, b: str) -> int:
+    """How many leading words two device names share (0: none)."""
+    k = 0
+    for x, y in zip(name_tokens(a), name_tokens(b), strict=False):
+        if x != y:
+            break
+        k += 1
+    return k
+
+
+def _pick_binary(
+    binaries: list[dict[str, Any]], device: str
+) -> tuple[dict[str, Any] | None, str]:
+    """The captured binary to build a program from on ``device``: the one made on it
+    (``"binary"``), else the one made on the device named most like it (``"binary made on
+    <name>"``: PoCL's binaries load on another CPU of the same target, NVIDIA's are PTX),
+    else (None, "")."""
+    for b in binaries:
+        if str(b.get("device", "")).strip() == device:
+            return b, "binary"
+    best, score = None, 0
+    for b in binaries:
+        k = name_likeness(str(b.get("device", "")), device)
+        if k > score:
+            best, score = b, k
+    if best is None:
+        return None, ""
+    return best, f"binary made on {str(best.get('device', '')).strip()}"
 
 
 def _profile(ev: Any) -> tuple[int, int, int, int]:

@@ -1035,6 +1035,31 @@ std::uint64_t cli_hash64(const std::vector<unsigned char>& d) {
     return static_cast<std::uint64_t>(b) << 32 | c;
 }
 
+// How many leading words two device names share (words: lower-case, split at white space,
+// '-', '_', '/' and ','); the same as the Python engine's name_likeness.
+std::vector<std::string> name_tokens(const std::string& name) {
+    std::vector<std::string> out;
+    std::string cur;
+    for (char ch : name) {
+        if (std::isspace(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' || ch == '/' ||
+            ch == ',') {
+            if (!cur.empty()) out.push_back(cur);
+            cur.clear();
+        } else {
+            cur += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+        }
+    }
+    if (!cur.empty()) out.push_back(cur);
+    return out;
+}
+
+int name_likeness(const std::string& a, const std::string& b) {
+    const auto x = name_tokens(a), y = name_tokens(b);
+    int k = 0;
+    while (k < static_cast<int>(std::min(x.size(), y.size())) && x[k] == y[k]) ++k;
+    return k;
+}
+
 std::string hex64(std::uint64_t v) {
     char buf[24];
     std::snprintf(buf, sizeof buf, "%llx", static_cast<unsigned long long>(v));
@@ -1257,21 +1282,42 @@ class Replayer {
             prog = clCreateProgramWithIL(ctx_, il.data(), il.size(), &err);
             how = "SPIR-V";
         } else {
-            const std::vector<unsigned char>* bin = nullptr;
+            // the binary made on this device, else the one made on the device named most like
+            // it (PoCL's load on another CPU of the same target; NVIDIA's are PTX)
+            const std::pair<std::string, std::string>* pick = nullptr;
+            int best = 0;
             std::string devices;
             for (const auto& b : p.binaries) {
                 devices += (devices.empty() ? "" : ", ") + b.second;
-                if (b.second == dev_.name) bin = &data(b.first);
+                if (b.second == dev_.name) {
+                    pick = &b;
+                    best = -1;
+                } else if (best >= 0 && name_likeness(b.second, dev_.name) > best) {
+                    pick = &b;
+                    best = name_likeness(b.second, dev_.name);
+                }
             }
-            if (!bin)
+            if (!pick)
                 throw DeviceError("program " + p.label + " has no source and no binary for " +
                                   dev_.name + " (binaries for: " +
                                   (devices.empty() ? "none" : devices) + ")");
-            const unsigned char* ptr = bin->data();
-            size_t len = bin->size();
+            const auto& bin = data(pick->first);
+            const unsigned char* ptr = bin.data();
+            size_t len = bin.size();
             cl_int status;
             prog = clCreateProgramWithBinary(ctx_, 1, &dev_.device, &len, &ptr, &status, &err);
             how = "device binary";
+            if (best >= 0) {
+                how = "the binary made on " + pick->second;
+                notes.push_back(p.label + ": no source in the capture; built from the binary made on " +
+                                pick->second + ", a device named like " + dev_.name +
+                                " (its driver decides whether it loads)");
+                if (err == CL_SUCCESS && status != CL_SUCCESS) err = status;
+                if (err != CL_SUCCESS)
+                    throw DeviceError("program " + p.label + ": " + how +
+                                      " (no source in the capture) does not load on " + dev_.name +
+                                      ": " + cl_error_name(err));
+            }
         }
         check(err, "program " + p.label + ": creating it from " + how);
         std::string options = p.options;
@@ -1287,6 +1333,10 @@ class Replayer {
             clGetProgramBuildInfo(prog, dev_.device, CL_PROGRAM_BUILD_LOG, n, &log[0], nullptr);
             std::cerr << log << "\n";
             clReleaseProgram(prog);
+            if (how.rfind("the binary made on ", 0) == 0)
+                throw DeviceError("program " + p.label + ": " + how +
+                                  " (no source in the capture) does not load on " + dev_.name +
+                                  ": " + cl_error_name(err));
             check(err, "program " + p.label + ": build on " + dev_.name);
         }
         programs_[p.id] = prog;

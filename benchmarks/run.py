@@ -864,7 +864,7 @@ def render_h200_launch() -> list[str]:
         return []
     rel = d.relative_to(ROOT) if d.is_relative_to(ROOT) else d
     lines = [
-        "## Launch overhead and range replay on the NVIDIA H200",
+        "## Launch overhead, range replay and hash checks on the NVIDIA H200",
         "",
         f"`benchmarks/bench_replay_vs_raw.py` parts 1 and 2 run on the lent H200 (raw JSON and "
         f"commands: `{rel}/`), measured the same way as on PoCL above: the engine's timed loop "
@@ -897,6 +897,28 @@ def render_h200_launch() -> list[str]:
             f"| {r['capture']} {r['range']} | {r['kernels']} ({r['programs']}) | "
             f"{r['one_run_s']:.2f} s | {r['per_process_s']:.1f} s "
             f"({r['per_process_s_per_kernel']:.2f} s each) | {r['ratio']:.1f}x |"
+        )
+    hashed = d.parent / "h200-hash" / "hash.nvidia.json"
+    try:
+        h = json.loads(hashed.read_text())
+    except (OSError, json.JSONDecodeError):
+        return [*lines, ""]
+    big = h["big"]
+    lines += [
+        "",
+        "Hash-only checks (`DumpBufferHashes`) there: the engine's one-work-item kernel "
+        f"(`benchmarks/h200/hash_device.py`, raw JSON in `{rel.parent}/h200-hash/`) gives the "
+        f"layer's hash for every length tried ({'yes' if h['lengths_equal'] else 'NO'}) and "
+        f"for {big['mb']} MiB ({'yes' if big['equal'] else 'NO'}: {big['device_s']:.2f} s in "
+        f"{big['launches']} launches, against {big['python_s']:.1f} s in Python).",
+        "",
+        "| size | the kernel on the H200 | `cli_hash64` in Python (that host) | ratio |",
+        "|---|---|---|---|",
+    ]
+    for r in h["ratio"]:
+        lines.append(
+            f"| {r['size_mb']} MiB | {r['cltui_mb_s']:.0f} MB/s | {r['python_mb_s']:.1f} MB/s | "
+            f"{r['ratio']:.0f}x |"
         )
     return [*lines, ""]
 

@@ -7,18 +7,16 @@ each output whose bytes vary, with how many distinct variants there were, the ty
 comparison of the first differing repetition against the first one (count, ULP, first
 element), and the enqueue, kernel and arguments it belongs to.
 
-:func:`run_probe` gets those outputs from the replay runner: it replays the plan N
-times (one validation run per child process; each run starts from the captured
-inputs) and reads back every checked output of every run.
+``cltui replay --probe`` gets those outputs from the replay runner: every timing
+repetition of the engine also reads back the checked outputs
+(``cltui.replay.runner.probe_runs``).
 """
 
 from __future__ import annotations
 
 import hashlib
-import shutil
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -169,41 +167,3 @@ def meta_of(plan: Mapping[str, Any]) -> dict[OutputKey, OutputMeta]:
                 shape=tuple(int(s) for s in shape) if shape else None,
             )
     return out
-
-
-def run_probe(
-    plan: dict[str, Any],
-    device: dict[str, Any],
-    repeat: int,
-    *,
-    data_root: str | Path | None = None,
-    timeout: float = 60.0,
-    work_dir: str | Path | None = None,
-    on_run: Callable[[int], None] | None = None,
-) -> ProbeReport:
-    """Replay ``plan`` ``repeat`` times on ``device`` (each from the captured inputs)."""
-    import tempfile
-
-    from cltui.replay import runner
-
-    base = Path(work_dir) if work_dir else Path(tempfile.mkdtemp(prefix="cltui-probe-"))
-    try:
-        runs: list[dict[OutputKey, npt.NDArray[np.uint8]]] = []
-        errors: list[str] = []
-        for i in range(max(repeat, 2)):
-            if on_run is not None:
-                on_run(i)
-            report = runner.run(plan, [device], data_root=data_root, timeout=timeout,
-                                save_dir=base / f"run{i}")
-            res = report["devices"][0] if report.get("devices") else {}
-            if res.get("error"):
-                errors.append(f"run {i}: {res['error']}")
-                continue
-            runs.append(outputs_of(res))
-        rep = probe_outputs(runs, meta_of(plan))
-        rep.errors.extend(errors)
-        rep.device = str(device.get("name"))
-        return rep
-    finally:
-        if not work_dir:  # a folder of our own: remove it
-            shutil.rmtree(base, ignore_errors=True)

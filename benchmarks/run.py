@@ -821,9 +821,7 @@ def render_h200() -> list[str]:
         "in ns; (x PoCL) is the H200 figure over PoCL's.",
         "",
     ]
-    machine_txt = RESULTS_H200 / "machine.txt"
-    if machine_txt.is_file():
-        lines += ["```", machine_txt.read_text().strip(), "```", ""]
+    lines += _machine_block(RESULTS_H200 / "machine.txt")
     groups: dict[str, list[Path]] = {}
     for f in files:
         groups.setdefault(f.name.split(".", 1)[0], []).append(f)
@@ -854,6 +852,13 @@ def render_h200() -> list[str]:
     return lines
 
 
+def _machine_block(path: Path) -> list[str]:
+    """A results folder's machine.txt as a code block (nothing when it is missing)."""
+    if not path.is_file():
+        return []
+    return ["```", path.read_text().strip(), "```", ""]
+
+
 def render_h200_launch() -> list[str]:
     """The engine's launch overhead and the one-run range on the H200 (its raw JSON)."""
     d = RESULTS_H200_LAUNCH
@@ -872,9 +877,7 @@ def render_h200_launch() -> list[str]:
         "raw pyopencl process per kernel.",
         "",
     ]
-    machine = d / "machine.txt"
-    if machine.is_file():
-        lines += ["```", machine.read_text().strip(), "```", ""]
+    lines += _machine_block(d / "machine.txt")
     lines += [
         "| range | kernels | engine, us a launch | raw pyopencl, us a launch | engine / raw "
         "(median of paired rounds) | launch call alone, engine / raw |",

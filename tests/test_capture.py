@@ -378,3 +378,29 @@ def test_decoding_does_not_depend_on_the_order(name: str) -> None:
     assert got == want
     forward.close()
     backward.close()
+
+
+def test_appendpid_folders_open_the_process_with_the_enqueues(
+    images_svm: Path, tmp_path: Path
+) -> None:
+    """With AppendPid each process writes <DUMPDIR>.<pid>: opening <DUMPDIR> opens the folder
+    of the process with the most enqueues (a child such as PoCL's linker has none), and a
+    problem names the folder opened and the others."""
+    parent = copy_capture(images_svm, tmp_path).rename(tmp_path / "app.18841")
+    child = tmp_path / "app.18850"
+    child.mkdir()
+    head = (images_svm / "clintercept_log.txt").read_bytes()[:4000]
+    (child / "clintercept_log.txt").write_bytes(head)
+    (child / "clintercept_report.txt").write_text("Total Enqueues: 0\n")
+    (tmp_path / "app.notapid").mkdir()
+    cap = open_capture(tmp_path / "app")
+    assert Path(cap.path) == parent and len(cap) == 11
+    (note,) = [str(p) for p in cap.problems if "AppendPid" in str(p)]
+    assert "app does not exist; opened app.18841" in note
+    assert "the others: app.18850 (0 enqueues)" in note
+    # the folder holding them is not a capture: the error names the captures inside it
+    with pytest.raises(CaptureError, match=r"captures inside it: app\.18841, app\.18850$"):
+        open_capture(tmp_path)
+    # no such folder and no .<pid> siblings: as before
+    with pytest.raises(CaptureError, match="does not exist"):
+        open_capture(tmp_path / "other")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 from click.testing import CliRunner
 
@@ -115,3 +116,28 @@ def test_demo_capture_is_bundled() -> None:
     assert (path / "clintercept_log.txt").is_file()
     code, out, _ = run("ls", str(path), "--json")
     assert len(json.loads(out)) == 11
+
+
+def test_open_accepts_a_dumpdir_split_per_process(
+    images_svm: Path, tmp_path: Path, monkeypatch: Any
+) -> None:
+    """`cltui DUMPDIR` where AppendPid wrote DUMPDIR.<pid> folders: the app is started (and
+    opens the process with the enqueues); a DUMPDIR with no such folders is still refused."""
+    from tests.conftest import copy_capture
+
+    copy_capture(images_svm, tmp_path).rename(tmp_path / "app.4242")
+    started: list[Path] = []
+
+    class FakeApp:
+        def __init__(self, path: Path) -> None:
+            self.path = path
+
+        def run(self) -> None:
+            started.append(self.path)
+
+    monkeypatch.setattr("cltui.tui.app.make_app", lambda a, b=None, ansi=False: FakeApp(a))
+    r = CliRunner().invoke(main, ["open", str(tmp_path / "app")])
+    assert r.exit_code == 0, r.output
+    assert started == [tmp_path / "app"]
+    r = CliRunner().invoke(main, ["open", str(tmp_path / "nothing")])
+    assert r.exit_code == 2 and "no such directory" in r.output

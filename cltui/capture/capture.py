@@ -16,6 +16,7 @@ from __future__ import annotations
 import bisect
 import contextlib
 import dataclasses
+import glob
 import os
 import re
 import threading
@@ -982,18 +983,69 @@ def open_capture(
         raise CaptureError(f"{path}: cannot open capture: {type(e).__name__}: {e}") from None
 
 
+def pid_folders(root: Path) -> list[tuple[Path, int | None, int]]:
+    """``<root>.<pid>`` folders beside ``root`` holding a call log (the layer's ``AppendPid``:
+    each process writes its own), as (folder, the report's total enqueues or None, log size),
+    the process with the most enqueues first."""
+    out: list[tuple[Path, int | None, int]] = []
+    try:
+        siblings = list(root.parent.glob(f"{glob.escape(root.name)}.*"))
+    except OSError:
+        return out
+    for d in siblings:
+        if not d.name[len(root.name) + 1 :].isdigit() or not d.is_dir():
+            continue
+        logs = li.find_logs(d)
+        if not logs:
+            continue
+        total = None
+        rp = d / "clintercept_report.txt"
+        if rp.is_file():
+            rep = files.parse_report(rp)
+            total = getattr(rep, "total_enqueues", None) if rep is not None else None
+        out.append((d, total, logs[0].stat().st_size))
+    out.sort(key=lambda t: (t[1] if t[1] is not None else -1, t[2]), reverse=True)
+    return out
+
+
+def _capture_folders(root: Path, limit: int = 8) -> list[str]:
+    """Names of the folders directly inside ``root`` that hold a call log."""
+    try:
+        subs = sorted(d for d in root.iterdir() if d.is_dir())
+    except OSError:
+        return []
+    return [d.name for d in subs if li.find_logs(d)][:limit]
+
+
 def _open(root: Path, progress: ProgressFn | None, cancel: threading.Event | None) -> Capture:
+    problems: list[Problem] = []
     if not root.exists():
-        raise CaptureError(f"{root} does not exist")
+        pids = pid_folders(root)
+        if not pids:
+            raise CaptureError(f"{root} does not exist")
+        # AppendPid: open the folder of the process with the most enqueues, say which
+        chosen = pids[0][0]
+        others = ", ".join(
+            f"{d.name} ({'no report' if t is None else f'{t:,} enqueues'})"
+            for d, t, _ in pids[1:]
+        )
+        problems.append(
+            Problem(
+                f"{root.name} does not exist; opened {chosen.name}, one folder per process "
+                f"(AppendPid)" + (f"; the others: {others}" if others else "")
+            )
+        )
+        root = chosen
     if not root.is_dir():
         raise CaptureError(f"{root} is not a directory")
-    problems: list[Problem] = []
     logs = li.find_logs(root)
     dumps = files.scan_dumps(root, None)
     problems.extend(getattr(dumps, "problems", []) or [])
     have_dumps = bool(dumps.pre or dumps.post or dumps.replay or dumps.setkernelarg)
     if not logs and not have_dumps:
-        raise CaptureError(f"{root} contains no clintercept_log.txt and no dump folders")
+        inside = _capture_folders(root)
+        hint = f"; captures inside it: {', '.join(inside)}" if inside else ""
+        raise CaptureError(f"{root} contains no clintercept_log.txt and no dump folders{hint}")
     log: li.LogIndex | None = None
     if logs:
         if len(logs) > 1:

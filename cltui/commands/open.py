@@ -23,7 +23,11 @@ def open_cmd(dumpdir: Path, dumpdir_b: Path | None, ansi: bool | None) -> None:
         if p is None:
             continue
         if not p.exists():
-            fail(f"{p}: no such directory")
+            from cltui.capture.capture import pid_folders
+
+            if not pid_folders(p):  # AppendPid's <DUMPDIR>.<pid> folders: the app picks one
+                fail(f"{p}: no such directory")
+            continue
         if not p.is_dir():
             fail(f"{p}: not a directory (give the dump directory, not a file in it)")
     from cltui.tui.app import make_app, wants_ansi

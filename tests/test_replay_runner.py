@@ -265,7 +265,13 @@ def test_the_device_hash_kernel_is_the_layer_s_hash(
     # the kernel walks the data in launches of HASH64_CHUNK_WORDS words: cross boundaries
     monkeypatch.setattr(engine_mod, "HASH64_CHUNK_WORDS", 3)
     data = gen.integers(0, 256, 4 * 10 + 2, dtype=np.uint8)
-    assert eng._device_hash64(data) == cli_hash64(data)
+    events: list[dict[str, Any]] = []
+    eng.progress = events.append
+    assert eng._device_hash64(data, 7) == cli_hash64(data)
+    # a progress event after each launch (the runner's no-progress timeout sees them)
+    assert [(e["type"], e["enqueue"], e["done"], e["of"]) for e in events] == [
+        ("hash", 7, 12, 44), ("hash", 7, 24, 44), ("hash", 7, 36, 44), ("hash", 7, 44, 44)
+    ]
     # a simulator uses the host hasher when one is given (Oclgrind runs the chain slowly)
     zeros = np.zeros(8, np.uint8)
     eng.hasher = lambda _b: 42

@@ -1116,7 +1116,7 @@ class Engine:
             out["result"] = res.to_dict()
             out["summary"] = res.summary()
         elif c.get("hash64"):
-            got, why = self._hash64(host)
+            got, why = self._hash64(host, step["enqueue"])
             if got is None:
                 out["status"] = "unchecked"
                 out["summary"] = f"the capture holds only a hash of this object ({why})"
@@ -1132,7 +1132,9 @@ class Engine:
         return out
 
 
-    def _hash64(self, host: npt.NDArray[np.uint8]) -> tuple[int | None, str]:
+    def _hash64(
+        self, host: npt.NDArray[np.uint8], enqueue: int | None = None
+    ) -> tuple[int | None, str]:
         """The layer's 64-bit hash of ``host`` (to compare with a hash-only dump), and how.
 
         The hash is one sequential chain over 32-bit words: in Python it runs at ~4 MB/s,
@@ -1144,14 +1146,14 @@ class Engine:
             return self.hasher(host.tobytes()), "host"
         if not self._hash_error:
             try:
-                return self._device_hash64(host), "device"
+                return self._device_hash64(host, enqueue), "device"
             except Exception as exc:  # a device that cannot build or run the kernel
                 self._hash_error = _cl_msg(exc) if hasattr(exc, "code") else str(exc)
             if self.hasher is not None:
                 return self.hasher(host.tobytes()), "host"
         return None, f"it could not be hashed on {self.device.get('name')}: {self._hash_error}"
 
-    def _device_hash64(self, host: npt.NDArray[np.uint8]) -> int:
+    def _device_hash64(self, host: npt.NDArray[np.uint8], enqueue: int | None = None) -> int:
         import pyopencl as cl
 
         if self._hash_kernel is None:
@@ -1168,11 +1170,17 @@ class Engine:
             k = self._hash_kernel
             k.set_arg(0, data)
             k.set_arg(3, st)
-            # a launch per chunk: no single launch runs long enough to trip a GPU watchdog
+            # a launch per chunk: no single launch runs long enough to trip a GPU watchdog,
+            # and a progress event after each (one GPU thread hashes ~50 MB/s: the runner
+            # must not take a large object for a hang)
             for base in range(0, words, HASH64_CHUNK_WORDS):
+                n = min(HASH64_CHUNK_WORDS, words - base)
                 k.set_arg(1, np.uint64(base))
-                k.set_arg(2, np.uint32(min(HASH64_CHUNK_WORDS, words - base)))
-                cl.enqueue_nd_range_kernel(self.queue, k, (1,), (1,))
+                k.set_arg(2, np.uint32(n))
+                cl.enqueue_nd_range_kernel(self.queue, k, (1,), (1,)).wait()
+                self.progress(
+                    {"type": "hash", "enqueue": enqueue, "done": 4 * (base + n), "of": 4 * words}
+                )
             cl.enqueue_copy(self.queue, state, st)
             self.queue.finish()
         return (int(state[1]) << 32) | int(state[2])

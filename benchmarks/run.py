@@ -243,7 +243,7 @@ def machine() -> dict[str, str]:
 
 
 def section_index(heat2d: Path, synth: Path, quick: bool) -> dict[str, Any]:
-    reps = ("2", "2") if quick else ("5", "3")
+    reps = ("2", "2") if quick else ("5", "5")
     code = (
         "import json, sys; sys.path.insert(0, sys.argv[1]); import bench_index; "
         "print(json.dumps(bench_index.run(__import__('pathlib').Path(sys.argv[2]), sys.argv[3], "
@@ -941,7 +941,7 @@ SECTION_NOTES = {
     "index": (
         "cltui's `build_index` against `mmap.find` loops over the same log (page cache warm), "
         "each in a fresh child process so its peak RSS is its own; the three take turns, best "
-        "of N each (5 on heat2d, 3 on the 10^6 log).  cltui's time is `build_index` alone: "
+        "of N each (5 on each log).  cltui's time is `build_index` alone: "
         "the import before it (numpy and the capture package, the same ~0.1 s for any log) is "
         "timed on its own and shown next to it.  The goal ratio uses wall time (logs over "
         "64 MB are indexed by worker processes, one per core); CPU time (user+sys, the workers "

@@ -398,6 +398,9 @@ def test_appendpid_folders_open_the_process_with_the_enqueues(
     (note,) = [str(p) for p in cap.problems if "AppendPid" in str(p)]
     assert "app does not exist; opened app.18841" in note
     assert "the others: app.18850 (0 enqueues)" in note
+    # a parent that left no report (it did not exit normally) still beats a child with none
+    (parent / "clintercept_report.txt").unlink()
+    assert Path(open_capture(tmp_path / "app").path) == parent
     # the folder holding them is not a capture: the error names the captures inside it
     with pytest.raises(CaptureError, match=r"captures inside it: app\.18841, app\.18850$"):
         open_capture(tmp_path)

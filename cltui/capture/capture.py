@@ -986,7 +986,8 @@ def open_capture(
 def pid_folders(root: Path) -> list[tuple[Path, int | None, int]]:
     """``<root>.<pid>`` folders beside ``root`` holding a call log (the layer's ``AppendPid``:
     each process writes its own), as (folder, the report's total enqueues or None, log size),
-    the process with the most enqueues first."""
+    the process with the most enqueues first (a process that left no report ranks by its
+    log's size, after those whose report counts enqueues)."""
     out: list[tuple[Path, int | None, int]] = []
     try:
         siblings = list(root.parent.glob(f"{glob.escape(root.name)}.*"))
@@ -1004,7 +1005,15 @@ def pid_folders(root: Path) -> list[tuple[Path, int | None, int]]:
             rep = files.parse_report(rp)
             total = getattr(rep, "total_enqueues", None) if rep is not None else None
         out.append((d, total, logs[0].stat().st_size))
-    out.sort(key=lambda t: (t[1] if t[1] is not None else -1, t[2]), reverse=True)
+
+    def rank(t: tuple[Path, int | None, int]) -> tuple[int, int]:
+        # the report's count first; a process without a report (it did not exit normally)
+        # by its log's size, before one whose report says it made no enqueue
+        if t[1] is None:
+            return (1, t[2])
+        return (2, t[1]) if t[1] > 0 else (0, t[2])
+
+    out.sort(key=rank, reverse=True)
     return out
 
 

@@ -1140,7 +1140,6 @@ class Engine:
             out["summary"] = c.get("note", "no captured data to compare with")
         return out
 
-
     def _hash64(
         self, host: npt.NDArray[np.uint8], enqueue: int | None = None
     ) -> tuple[int | None, str]:
@@ -1166,7 +1165,9 @@ class Engine:
         import pyopencl as cl
 
         if self._hash_kernel is None:
-            prg = cl.Program(self.ctx, HASH64_SOURCE).build()
+            with warnings.catch_warnings():  # compiler chatter is not a replay problem
+                warnings.simplefilter("ignore")
+                prg = cl.Program(self.ctx, HASH64_SOURCE).build()
             self._hash_kernel = cl.Kernel(prg, "cltui_hash64")
         words = (host.size + 3) // 4
         state = np.array(HASH64_SEED, dtype=np.uint32)

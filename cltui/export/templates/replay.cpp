@@ -1029,7 +1029,8 @@ std::uint64_t cli_hash64(const std::vector<unsigned char>& d) {
             static_cast<std::uint32_t>(d[4 * i + 3]) << 24);
     if (d.size() % 4) {
         std::uint32_t w = 0;
-        for (size_t k = 4 * n; k < d.size(); ++k) w |= static_cast<std::uint32_t>(d[k]) << (8 * (k - 4 * n));
+        for (size_t k = 4 * n; k < d.size(); ++k)
+            w |= static_cast<std::uint32_t>(d[k]) << (8 * (k - 4 * n));
         mix(w);
     }
     return static_cast<std::uint64_t>(b) << 32 | c;
@@ -1309,7 +1310,8 @@ class Replayer {
             how = "device binary";
             if (best >= 0) {
                 how = "the binary made on " + pick->second;
-                notes.push_back(p.label + ": no source in the capture; built from the binary made on " +
+                notes.push_back(p.label +
+                                ": no source in the capture; built from the binary made on " +
                                 pick->second + ", a device named like " + dev_.name +
                                 " (its driver decides whether it loads)");
                 if (err == CL_SUCCESS && status != CL_SUCCESS) err = status;

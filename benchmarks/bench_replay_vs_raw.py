@@ -12,10 +12,10 @@
    Goal: engine / raw <= 1.3.  Both run in a child process whose PoCL has one worker
    thread (``POCL_MAX_PTHREAD_COUNT=1``), so the host loop has a core of its own: with
    PoCL's default of one worker per core, on a 2-core machine the host thread shares both
-   cores with the workers running the kernels it has just enqueued, and 40-70 % of the
-   repetitions (engine and raw alike) run at ~6 us a launch instead of ~2 us, which times
-   the scheduler rather than the loop.  The same pairing with PoCL's default workers is
-   measured too and reported without a goal.
+   cores with the workers running the kernels it has just enqueued, and a share of the
+   repetitions (40-70 % in one measurement, raw pyopencl's too) run at ~6 us a launch
+   instead of ~2 us, which times the scheduler rather than the loop.  The same pairing
+   with PoCL's default workers is measured too and reported without a goal.
 2. A chained range in one run (``cltui.replay.runner``: one child process that builds,
    uploads, runs and checks the whole range) against one process per kernel: a fresh
    ``python`` per kernel that imports pyopencl, creates a context, builds that kernel's

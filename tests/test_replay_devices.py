@@ -6,6 +6,7 @@ taken from ../shared/captures/README.md.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from pathlib import Path
@@ -247,7 +248,13 @@ def test_unknown_state_is_verified_at_run_time(heat2d: Path) -> None:
     assert not any(ld["why"] == "verify" for s in plan2.steps for ld in s["loads"])
 
 
-def test_repeat_restores_inputs_between_repetitions(heat2d: Path) -> None:
+# a CPU device restores a repetition's inputs by host writes, others by device-side copies
+# from staged buffers: PoCL, told it is a GPU, runs the second path
+RESTORE_PATHS = pytest.mark.parametrize("kind", ["CPU", "GPU"])
+
+
+@RESTORE_PATHS
+def test_repeat_restores_inputs_between_repetitions(heat2d: Path, kind: str) -> None:
     from cltui.replay.engine import Engine
 
     # right after the hot spot (122407) the grid still changes at every step: without
@@ -255,23 +262,28 @@ def test_repeat_restores_inputs_between_repetitions(heat2d: Path) -> None:
     # (before the hot spot the grid is at a float32 fixed point, useless for this test)
     cap = open_capture(heat2d)
     m = build_plan(cap, parse_range("122408-122419")).to_manifest()
-    eng = Engine(m, _device("pocl"), dir_loader(m, cap.path))
+    eng = Engine(m, _device("pocl") | {"type": kind}, dir_loader(m, cap.path))
     eng.prepare()
     assert eng.run(3)["ok"]
     loops = eng.repeat_launches(3)
     assert len(loops) == 3 and all(t > 0 for t in loops)
+    host_writes = [isinstance(r, functools.partial) for r in eng._hoisted]
+    assert host_writes and all(host_writes) == (kind == "CPU") and any(host_writes) == all(
+        host_writes
+    )
     last = m["steps"][-1]
     for c in last["checks"]:
         want = np.fromfile(heat2d / m["data"][c["data"]]["path"], np.uint8)
         assert np.array_equal(eng.read_mem(c["mem"]), want), c["label"]
 
 
-def test_repeat_with_images_uses_staged_copies(images_svm: Path) -> None:
+@RESTORE_PATHS
+def test_repeat_restores_images(images_svm: Path, kind: str) -> None:
     from cltui.replay.engine import Engine
 
     cap = open_capture(images_svm)
     m = build_plan(cap, parse_range("0-3")).to_manifest()
-    eng = Engine(m, _device("pocl"), dir_loader(m, cap.path))
+    eng = Engine(m, _device("pocl") | {"type": kind}, dir_loader(m, cap.path))
     eng.prepare()
     assert eng.run(4)["ok"]
     eng.repeat_launches(2)

@@ -1172,8 +1172,10 @@ class Engine:
         words = (host.size + 3) // 4
         state = np.array(HASH64_SEED, dtype=np.uint32)
         if words:
-            padded = np.zeros(words * 4, dtype=np.uint8)
-            padded[: host.size] = host  # the last 1-3 bytes hash as one zero-padded word
+            padded = np.ascontiguousarray(host)
+            if host.size % 4:  # the last 1-3 bytes hash as one zero-padded word
+                padded = np.zeros(words * 4, dtype=np.uint8)
+                padded[: host.size] = host
             mf = cl.mem_flags
             data = cl.Buffer(self.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=padded)
             st = cl.Buffer(self.ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=state)

@@ -46,15 +46,17 @@ def closest_device(
     for d in devices:
         if d["name"] in names:
             return d, "captured"
-    best: dict[str, Any] | None = None
-    best_len = 0
-    for d in devices:
-        for n in names:
-            k = engine.name_likeness(str(d["name"]), n)
-            if k > best_len:
-                best, best_len = d, k
+    mine = [str(d["name"]) for d in devices]
+    best: tuple[int, int] | None = None  # (words in common, -device index)
+    for n in names:
+        i = engine.most_alike(mine, n)
+        if i is None:
+            continue
+        candidate = (engine.name_likeness(mine[i], n), -i)
+        if best is None or candidate > best:
+            best = candidate
     if best is not None:
-        return best, "similar"
+        return devices[-best[1]], "similar"
     if devices:
         return devices[0], "first"
     return None, "none"

@@ -1240,6 +1240,17 @@ def name_likeness(a: str, b: str) -> int:
     return k
 
 
+def most_alike(names: Sequence[str], target: str) -> int | None:
+    """The index of the name in ``names`` that shares the most leading words with
+    ``target`` (at least one; the first of equals), or None."""
+    best, score = None, 0
+    for i, n in enumerate(names):
+        k = name_likeness(n, target)
+        if k > score:
+            best, score = i, k
+    return best
+
+
 def _pick_binary(
     binaries: list[dict[str, Any]], device: str
 ) -> tuple[dict[str, Any] | None, str]:
@@ -1247,17 +1258,13 @@ def _pick_binary(
     (``"binary"``), else the one made on the device named most like it (``"binary made on
     <name>"``: PoCL's binaries load on another CPU of the same target, NVIDIA's are PTX),
     else (None, "")."""
-    for b in binaries:
-        if str(b.get("device", "")).strip() == device:
-            return b, "binary"
-    best, score = None, 0
-    for b in binaries:
-        k = name_likeness(str(b.get("device", "")), device)
-        if k > score:
-            best, score = b, k
-    if best is None:
+    made_on = [str(b.get("device", "")).strip() for b in binaries]
+    if device in made_on:
+        return binaries[made_on.index(device)], "binary"
+    i = most_alike(made_on, device)
+    if i is None:
         return None, ""
-    return best, f"binary made on {str(best.get('device', '')).strip()}"
+    return binaries[i], f"binary made on {made_on[i]}"
 
 
 def _profile(ev: Any) -> tuple[int, int, int, int]:

@@ -36,6 +36,7 @@ from cltui.capture.names import (
     parse_replay_file_name,
     parse_setkernelarg_name,
     sanitize_component,
+    too_large_number,
 )
 from cltui.capture.report import Report, TimingRow, TimingTable, parse_report
 
@@ -263,6 +264,13 @@ def _scandir(path: Path, problems: list[Problem], root: Path) -> list[os.DirEntr
         return []
 
 
+_TOO_LARGE = "a number in the name does not fit in 64 bits: file skipped"
+
+
+def _unrecognised(what: str, name: str) -> str:
+    return _TOO_LARGE if too_large_number(name) else f"unrecognised {what}"
+
+
 def _rel(path: Path, root: Path) -> str:
     try:
         return path.relative_to(root).as_posix()
@@ -377,8 +385,12 @@ def _scan_dump_folder(folder: Path, root: Path, problems: list[Problem]) -> dict
     for entry in _scandir(folder, problems, root):
         name = entry.name
         m = BUFFER_DUMP_RE.fullmatch(name) or IMAGE_DUMP_RE.fullmatch(name)
-        if m is None or not _is_file(entry):
-            msg = "unrecognised dump file name" if m is None else "unexpected entry (not a file)"
+        if m is None or not _is_file(entry) or too_large_number(name):
+            msg = (
+                _unrecognised("dump file name", name)
+                if m is None
+                else ("unexpected entry (not a file)" if not _is_file(entry) else _TOO_LARGE)
+            )
             problems.append(Problem(msg, _rel(Path(entry.path), root)))
             continue
         out.setdefault(int(m[1]), []).append(name)
@@ -409,7 +421,8 @@ def scan_dumps(
     for entry in _scandir(root / "memDumpCreateMapUnmap", probs, root):
         pm = parse_mapunmap_name(entry.name) if _is_file(entry) else None
         if pm is None:
-            probs.append(Problem("unrecognised map/unmap dump name", _rel(Path(entry.path), root)))
+            msg = _unrecognised("map/unmap dump name", entry.name)
+            probs.append(Problem(msg, _rel(Path(entry.path), root)))
             continue
         mapunmap_raw.append((entry.path, pm))
 
@@ -444,7 +457,7 @@ def scan_dumps(
     for entry in _scandir(root / "SetKernelArg", probs, root):
         ps = parse_setkernelarg_name(entry.name) if _is_file(entry) else None
         if ps is None:
-            msg = "unrecognised SetKernelArg file name"
+            msg = _unrecognised("SetKernelArg file name", entry.name)
             probs.append(Problem(msg, _rel(Path(entry.path), root)))
             continue
         ska.setdefault(ps.enqueue, {})[(ps.kernel, ps.arg)] = Path(entry.path)
@@ -454,7 +467,8 @@ def scan_dumps(
     for entry in replay_entries:
         pr = parse_replay_dir_name(entry.name) if _is_dir(entry) else None
         if pr is None:
-            probs.append(Problem("unrecognised Replay entry", _rel(Path(entry.path), root)))
+            msg = _unrecognised("Replay entry", entry.name)
+            probs.append(Problem(msg, _rel(Path(entry.path), root)))
             continue
         if pr.enqueue in idx.replay:
             probs.append(
@@ -674,9 +688,10 @@ def _strip_eol(s: str) -> str:
 
 def _parse_int_file(data: bytes) -> int | None:
     s = _text(data).strip()
-    if not s or not (s.isdigit() or (s[0] == "-" and s[1:].isdigit())):
+    if not s or not (s.isdigit() or (s[0] == "-" and s[1:].isdigit())) or len(s) > 20:
         return None
-    return int(s)
+    v = int(s)
+    return v if -(1 << 63) <= v < (1 << 63) else None
 
 
 def _parse_worksizes(
@@ -701,7 +716,8 @@ def _scan_sub_dumps(folder: Path, rf: ReplayFolder, sub: str) -> dict[int, Dump]
     for entry in _scandir(folder, rf.problems, rf.path):
         p = parse_dump_name(entry.name) if _is_file(entry) else None
         if p is None:
-            rf.problems.append(Problem("unrecognised dump file name", f"{sub}/{entry.name}"))
+            msg = _unrecognised("dump file name", entry.name)
+            rf.problems.append(Problem(msg, f"{sub}/{entry.name}"))
             continue
         if rf.enqueue is not None and p.enqueue != rf.enqueue & 0xFFFFFFFF:
             rf.problems.append(
@@ -730,7 +746,12 @@ def read_replay_folder(path: Path | str) -> ReplayFolder:
         kernel_name=parsed_dir.kernel if parsed_dir else path.name,
     )
     if parsed_dir is None:
-        rf.problems.append(Problem("folder name is not Enqueue_<number>_<kernel>", path.name))
+        msg = (
+            _TOO_LARGE
+            if too_large_number(path.name)
+            else "folder name is not Enqueue_<number>_<kernel>"
+        )
+        rf.problems.append(Problem(msg, path.name))
     entries = _scandir(path, rf.problems, path)
     if not entries:
         if not path.is_dir():
@@ -759,7 +780,7 @@ def read_replay_folder(path: Path | str) -> ReplayFolder:
             continue
         pf = parse_replay_file_name(name)
         if pf is None:
-            bad(name, "unexpected file")
+            bad(name, _TOO_LARGE if too_large_number(name) else "unexpected file")
             continue
         seen.add(pf.kind)
         kind, i = pf.kind, pf.index
@@ -916,7 +937,7 @@ def scan_program_files(
             continue
         p = parse_program_file_name(entry.name)
         if p is None:
-            problems.append(Problem("unrecognised program file name", entry.name))
+            problems.append(Problem(_unrecognised("program file name", entry.name), entry.name))
             continue
         pf = progs.get(p.program_key)
         if pf is None:

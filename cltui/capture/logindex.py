@@ -47,7 +47,8 @@ from cltui.capture.model import (
 CHUNK = 16 * 1024 * 1024
 _PREFIX = rb"(?:Time: \d+ )?(?:TID = \d+ )?(?:TNum = \d+ )?"
 # Enqueue entry lines (the line start is checked per match, in Python).
-_ENQ_RE = re.compile(rb"(clEnqueue\w+)([(:;][^\n]*)")
+# (only at a word start, and the name possessive: a word of a million "clEnqueue" is one try)
+_ENQ_RE = re.compile(rb"(?<!\w)(clEnqueue\w++)([(:;][^\n]*)")
 # Exit lines of creators: their entry is found by a short backward search.
 _RET_RE = re.compile(rb" returned [^\n]*")
 _EXIT_LINE_RE = re.compile(rb" *<<<< " + _PREFIX + rb"(cl\w+)([^\n]*)")
@@ -56,6 +57,11 @@ _DEVTIME_RE = re.compile(
     rb"Device Time for [^\n]*? \(enqueue (\d+)\) = (\d+) ns \(queued -> submit\), "
     rb"(\d+) ns \(submit -> start\), (\d+) ns \(start -> end\)"
 )
+_DEVTIME_HEAD = b"Device Time for "
+_DEVTIME_TAIL_RE = re.compile(
+    rb" \(enqueue (\d++)\) = (\d++) ns \(queued -> submit\), "
+    rb"(\d++) ns \(submit -> start\), (\d++) ns \(start -> end\)"
+)
 _SIDE_TAGS = (
     rb"(Dumping program to file|Dumping input program binary to file"
     rb"|Dumping program options to file|Build Info for program |Added kernel name mapping: "
@@ -63,7 +69,8 @@ _SIDE_TAGS = (
     rb"|Dumping kernel capture replay to directory: )([^\n]*)"
 )
 _SIDE_RE = re.compile(rb"\n" + _SIDE_TAGS)
-_SIDE_AFTER_NUL_RE = re.compile(rb"\x00+" + _SIDE_TAGS)
+# the last NUL of each NUL run (a side tag may follow it); one try per run, not per NUL
+_NUL_RUN_END_RE = re.compile(rb"\x00(?!\x00)")
 _CREATORS = (
     b"clCreate",
     b"clSVMAlloc",
@@ -609,20 +616,50 @@ def parse_sampler_props(text: str) -> SamplerDesc | None:
     )
 
 
-_KV_INT = re.compile(r"([\w>\-]+) = (\d+)")
+# keys start at a word start: a long word is tried once, not from each of its characters
+_KV_RE = re.compile(r"(?<![\w>\-])([\w>\-]++) = ([^,\]]*+)")
 _CREATED_RE = re.compile(r"returned " + _PTR.decode())
 
 
 def _kv(args: str) -> dict[str, str]:
     out: dict[str, str] = {}
-    for part in re.finditer(r"([\w>\-]+) = ([^,\]]*)", args):
+    for part in _KV_RE.finditer(args):
         out.setdefault(part.group(1), part.group(2).strip())
     return out
 
 
 def _flags(text: str) -> str:
-    m = re.match(r"(.*?)\s*\([0-9A-Fa-f]+\)$", text.strip())
-    return (m.group(1) if m else text).strip()
+    """``CL_MEM_READ_WRITE (1)`` -> ``CL_MEM_READ_WRITE`` (no regex: linear in any text)."""
+    t = text.strip()
+    if t.endswith(")"):
+        j = t.rfind("(")
+        h = t[j + 1 : -1]
+        if j >= 0 and h and all(c in _HEX for c in h):
+            return t[:j].strip()
+    return t
+
+
+_HEX = frozenset("0123456789abcdefABCDEF")
+_DEVICE_TYPE = " (CL_DEVICE_TYPE"
+
+
+def _queue_device(args: str) -> str | None:
+    """The device of a ``clCreateCommandQueue`` line: what follows the first ``device = ``
+    up to the first `` (CL_DEVICE_TYPE...) (`` after it (one pass, whatever the line)."""
+    s = args.find("device = ")
+    if s < 0:
+        return None
+    nl = args.find("\n", s)
+    stop = len(args) if nl < 0 else nl
+    c = args.find(_DEVICE_TYPE, s + 9, stop)
+    while c >= 0:
+        q = args.find(")", c + 2, stop)
+        if q < 0:
+            return None
+        if args.startswith(") (", q):
+            return args[s + 9 : c]
+        c = args.find(_DEVICE_TYPE, q, stop)
+    return None
 
 
 class _Builder:
@@ -763,10 +800,7 @@ class _Builder:
             idx.programs.setdefault(handle, []).append(rec)
             self.last_program = rec
         elif fn.startswith("clCreateCommandQueue"):
-            dm = re.search(r"device = (.*?) \((?:CL_DEVICE_TYPE[^)]*)\) \(", args)
-            idx.queues.setdefault(handle, []).append(
-                QueueRecord(handle, dm.group(1) if dm else None, eoff)
-            )
+            idx.queues.setdefault(handle, []).append(QueueRecord(handle, _queue_device(args), eoff))
         elif fn.startswith("clCreateSampler"):
             s = parse_sampler_props(args)
             if s is not None:
@@ -1084,7 +1118,10 @@ def _scan_piece(mm: mmap.mmap, pos: int, end: int, size: int) -> _Piece:
         if m is not None:
             side.append(m)
     if nul >= 0:
-        side.extend(_SIDE_AFTER_NUL_RE.finditer(mm, pos, end))
+        for z in _NUL_RUN_END_RE.finditer(mm, nul, end):
+            m = match_side(mm, z.end(), end)
+            if m is not None:
+                side.append(m)
     for m in side:
         tag = m.group(1).decode()
         off = m.start(1)
@@ -1150,8 +1187,9 @@ def _scan_piece(mm: mmap.mmap, pos: int, end: int, size: int) -> _Piece:
     # exit lines of creators (" returned "), last releases of memory objects
     find = mm.find
     at = find(_RETURNED, pos, end)
+    memo: dict[bytes, tuple[int, int, tuple[int, int, str, str, int] | None]] = {}
     while at >= 0:
-        le = _creation(mm, at, rare)
+        le = _creation(mm, at, rare, memo)
         at = find(_RETURNED, le, end) if 0 <= le < end else -1
     at = find(_RELEASE1, pos, end)
     while at >= 0:
@@ -1175,11 +1213,35 @@ def _scan_piece(mm: mmap.mmap, pos: int, end: int, size: int) -> _Piece:
 def _device_quads(mm: mmap.mmap, pos: int, end: int, nul: int, dev_at: list[int]) -> bytes:
     """The ``Device Time`` lines of a piece as int64 (number, q, s, d) quadruples."""
     if pos == 0 or nul >= 0:  # a line may start mid-NUL-run (or at offset 0): full search
-        found = _DEVTIME_RE.findall(mm, pos, end)
+        found = _devtime_findall(mm, pos, end)
     else:
         match_dev = _DEVTIME_RE.match
-        found = [m.groups() for s in dev_at if (m := match_dev(mm, s, end)) is not None]
+        found = [m.groups() for s in dev_at if (m := match_dev(mm, s, end)) is not None]  # type: ignore[misc]
     return _quads(found) if found else b""
+
+
+def _devtime_findall(mm: mmap.mmap, pos: int, end: int) -> list[tuple[bytes, bytes, bytes, bytes]]:
+    """``_DEVTIME_RE.findall(mm, pos, end)`` in one pass: the distinctive tails are found
+    first, then for each the leftmost ``Device Time for `` on its line after the previous
+    match (a regex search would rescan the rest of the line from every ``Device Time for``
+    that has no tail: quadratic in a line of repeated tags).  Each byte is searched at
+    most a bounded number of times."""
+    out: list[tuple[bytes, bytes, bytes, bytes]] = []
+    lo = pos  # no match starts before this; no usable head lies in [match end, lo)
+    hlen = len(_DEVTIME_HEAD)
+    for t in _DEVTIME_TAIL_RE.finditer(mm, pos, end):
+        ts = t.start()
+        if ts - hlen < lo:
+            continue
+        nl = mm.rfind(b"\n", lo, ts)
+        a = nl + 1 if nl >= 0 else lo
+        h = mm.find(_DEVTIME_HEAD, a, ts)
+        if h >= 0:
+            out.append(t.groups())  # type: ignore[arg-type]
+            lo = t.end()
+        else:
+            lo = max(lo, ts - hlen + 1)  # a head ending at ts or later may serve a later tail
+    return out
 
 
 def _quads(found: list[tuple[bytes, bytes, bytes, bytes]]) -> bytes:
@@ -1366,6 +1428,7 @@ def _scan(
     skip_spans: list[tuple[int, int]] = []
     missing_counter = 0
     first_nul = -1
+    by_order: list[int] = []  # rows numbered by order (no usable EnqueueCounter)
     for p in _pieces(path, mm, size, progress, cancel) if mm is not None else ():
         if first_nul < 0:
             first_nul = p.first_nul
@@ -1379,6 +1442,8 @@ def _scan(
             kids.extend(p.kids)
         if p.fix:
             _number_by_order(p.numbers, p.fix, numbers[-1] if numbers else -1)
+            base = len(numbers)
+            by_order.extend(int(r) + base for r in p.fix)
         numbers.extend(p.numbers)
         offsets.extend(p.offsets)
         missing_counter += p.missing
@@ -1428,6 +1493,8 @@ def _scan(
                 dev.early = False  # device times of non-enqueues: count them as the log does
             idx.device_times = idx.device_times[keep]
             n = len(idx.numbers)
+    if n > 1:
+        n = _drop_duplicates(idx, rare, skip_spans, by_order)
     if n:
         dev.finish(idx, mm, size)
     del dev
@@ -1456,6 +1523,59 @@ def _scan(
                 b._close_mem(h, off)
     _check_structure(idx, mm, size, first_nul)
     return idx
+
+
+def _drop_duplicates(
+    idx: LogIndex,
+    rare: list[tuple[int, int, str, str, int]],
+    skip_spans: list[tuple[int, int]],
+    by_order: list[int],
+) -> int:
+    """Rows whose EnqueueCounter an earlier row of the same session (between two banners)
+    already has: a duplicated log line.  The first row of each number is kept, the others
+    dropped, and a problem says which numbers were duplicated.  Returns the row count.
+    (The usual log is strictly increasing: one vectorised comparison and nothing else.)"""
+    nums = idx.numbers
+    if bool(np.all(nums[1:] > nums[:-1])):
+        return len(nums)
+    banners = sorted(
+        r[0]
+        for r in rare
+        if r[1] == 2
+        and r[2].startswith("-=-=-=")
+        and not (skip_spans and _inside(skip_spans, r[0]))
+    )
+    session = np.searchsorted(np.array(banners, dtype=np.int64), idx.offsets, side="right")
+    order = np.lexsort((nums, session))  # stable: file order among equal (session, number)
+    sn, ss = nums[order], session[order]
+    dup_sorted = np.zeros(len(nums), dtype=bool)
+    dup_sorted[1:] = (sn[1:] == sn[:-1]) & (ss[1:] == ss[:-1])
+    dup = np.zeros(len(nums), dtype=bool)
+    dup[order] = dup_sorted
+    if by_order:
+        dup[np.array(by_order, dtype=np.int64)] = False  # numbered by order: not a counter
+    if not dup.any():
+        return len(nums)
+    keep = ~dup
+    numbers = sorted({int(x) for x in nums[dup]})
+    shown = ", ".join(str(x) for x in numbers[:10])
+    more = f" and {len(numbers) - 10} more" if len(numbers) > 10 else ""
+    lines = int(dup.sum())
+    idx.problems.append(
+        Problem(
+            f"EnqueueCounter {shown}{more} appear{'s' if len(numbers) == 1 else ''} on more than "
+            f"one enqueue line of one session ({lines} duplicated line{'s' if lines > 1 else ''}, "
+            "probably repeated in the log): the first line of each is kept",
+            idx.path.name,
+        )
+    )
+    idx.numbers = idx.numbers[keep]
+    idx.offsets = idx.offsets[keep]
+    idx.kinds = idx.kinds[keep]
+    idx.function_ids = idx.function_ids[keep]
+    idx.kernel_ids = idx.kernel_ids[keep]
+    idx.device_times = idx.device_times[keep]
+    return len(idx.numbers)
 
 
 def _global_id(fmap: dict[bytes, int], functions: list[str], fb: bytes, fkind: list[int]) -> int:
@@ -1571,10 +1691,19 @@ def _lost_device_times(idx: LogIndex, lost: int) -> None:
         )
 
 
-def _creation(mm: mmap.mmap, at: int, rare: list[tuple[int, int, str, str, int]]) -> int:
+def _creation(
+    mm: mmap.mmap,
+    at: int,
+    rare: list[tuple[int, int, str, str, int]],
+    memo: dict[bytes, tuple[int, int, tuple[int, int, str, str, int] | None]],
+) -> int:
     """A ``returned`` exit line of a creator: record it and its entry line.
 
-    Returns the offset of the end of the exit line (-1 at the end of the file).
+    ``memo`` holds, per creator, the last exit line start searched from, the entry found
+    then and its record: the backward search for the entry only reads what lies between
+    two exit lines of one creator (a million exit lines without entries are not a million
+    1 MB searches).  Returns the offset of the end of the exit line (-1 at the end of the
+    file).
     """
     ls = mm.rfind(b"\n", at - 4096 if at > 4096 else 0, at) + 1
     le = mm.find(b"\n", at)
@@ -1585,19 +1714,35 @@ def _creation(mm: mmap.mmap, at: int, rare: list[tuple[int, int, str, str, int]]
     fnb = m.group(1)
     # the entry: the closest preceding ">>>> ... <fn>: " line (single-thread pairing)
     lo = ls - (1 << 20) if ls > (1 << 20) else 0
-    e = mm.rfind(b" " + fnb + b": ", lo, ls)
+    needle = b" " + fnb + b": "
+    prev = memo.get(fnb)
+    if prev is not None and prev[0] <= ls:
+        # only what the last search of this creator did not cover: [its start, ls)
+        e = mm.rfind(needle, max(lo, prev[0] - len(needle) + 1), ls)
+        if e < 0 and prev[1] >= lo:
+            e = prev[1]
+    else:
+        e = mm.rfind(needle, lo, ls)
     if e < 0:
+        memo[fnb] = (ls, -1, None)
         return le
-    es = mm.rfind(b"\n", e - 512 if e > 512 else 0, e) + 1
-    ee = mm.find(b"\n", e)
-    entry = mm[es : ee if ee >= 0 else len(mm)]
-    if not entry.lstrip(b" \x00").startswith(b">>>> "):
+    rec: tuple[int, int, str, str, int] | None
+    if prev is not None and e == prev[1]:
+        rec = prev[2]  # the same entry line as last time: decoded once
+    else:
+        es = mm.rfind(b"\n", e - 512 if e > 512 else 0, e) + 1
+        ee = mm.find(b"\n", e)
+        entry = mm[es : ee if ee >= 0 else len(mm)]
+        rec = None
+        if entry.lstrip(b" \x00").startswith(b">>>> "):
+            rest = _dec(entry[e - es + len(fnb) + 1 :])
+            _, c = strip_counter(rest)
+            rec = (es, 0, _dec(fnb), rest, _UNKNOWN if c is None else c)
+    memo[fnb] = (ls, e, rec)
+    if rec is None:
         return le
-    rest = _dec(entry[e - es + len(fnb) + 1 :])
-    _, c = strip_counter(rest)
-    fn = _dec(fnb)
-    rare.append((es, 0, fn, rest, _UNKNOWN if c is None else c))
-    rare.append((ls, 1, fn, _dec(m.group(2)), 0))
+    rare.append(rec)
+    rare.append((ls, 1, rec[2], _dec(m.group(2)), 0))
     return le
 
 

@@ -30,7 +30,20 @@ __all__ = [
     "parse_replay_file_name",
     "parse_setkernelarg_name",
     "sanitize_component",
+    "too_large_number",
 ]
+
+MAX_NUMBER = (1 << 63) - 1  # numbers in names past int64 are not the layer's: the name is skipped
+
+
+def _fits(m: re.Match[str], *groups: int) -> bool:
+    """Whether the numeric ``groups`` of ``m`` (those present) fit in an int64."""
+    for g in groups:
+        s = m[g]
+        if s is not None and len(s) > 18 and (len(s) > 4000 or int(s) > MAX_NUMBER):
+            return False
+    return True
+
 
 # ---------------------------------------------------------------------------------------------
 # memDump{Pre,Post}Enqueue/ and Replay/*/{Pre,Post}/   (§3.1)
@@ -59,9 +72,11 @@ def parse_dump_name(name: str) -> ParsedDumpName | None:
     """Parse a buffer/image dump file name; ``None`` if it is not one."""
     m = BUFFER_DUMP_RE.fullmatch(name)
     if m is not None:
+        if not _fits(m, 1, 3, 4):
+            return None
         return ParsedDumpName(int(m[1]), m[2], int(m[3]), int(m[4]), False)
     m = IMAGE_DUMP_RE.fullmatch(name)
-    if m is not None:
+    if m is not None and _fits(m, 1, 3, 4, 5, 6, 7, 8):
         return ParsedDumpName(
             int(m[1]),
             m[2],
@@ -89,7 +104,7 @@ class ParsedSetKernelArgName:
 
 def parse_setkernelarg_name(name: str) -> ParsedSetKernelArgName | None:
     m = SETKERNELARG_RE.fullmatch(name)
-    if m is None:
+    if m is None or not _fits(m, 1, 3):
         return None
     return ParsedSetKernelArgName(int(m[1]), m[2], int(m[3]))
 
@@ -112,7 +127,7 @@ class ParsedMapUnmapName:
 
 def parse_mapunmap_name(name: str) -> ParsedMapUnmapName | None:
     m = MAPUNMAP_RE.fullmatch(name)
-    if m is None:
+    if m is None or not _fits(m, 2, 3, 4):
         return None
     return ParsedMapUnmapName(m[1].lower(), int(m[2]), int(m[3]), int(m[4]))
 
@@ -131,7 +146,7 @@ class ParsedReplayDirName:
 
 def parse_replay_dir_name(name: str) -> ParsedReplayDirName | None:
     m = REPLAY_DIR_RE.fullmatch(name)
-    if m is None:
+    if m is None or not _fits(m, 1):
         return None
     return ParsedReplayDirName(int(m[1]), m[2])
 
@@ -185,7 +200,7 @@ def parse_replay_file_name(name: str) -> ParsedReplayFileName | None:
     if kind is not None:
         return ParsedReplayFileName(kind)
     m = REPLAY_INDEXED_RE.fullmatch(name)
-    if m is None or _INDEXED_EXT[m[1]] != m[3]:
+    if m is None or _INDEXED_EXT[m[1]] != m[3] or not _fits(m, 2):
         return None
     return ParsedReplayFileName(_INDEXED_KIND[m[1]], int(m[2]))
 
@@ -238,6 +253,13 @@ def parse_program_file_name(name: str) -> ParsedProgramFileName | None:
     """Parse a top-level ``CLI_…`` file name; ``None`` if it is not one."""
     if not name.startswith("CLI_"):
         return None
+    p = _parse_program_file_name(name)
+    if p is None or any(n is not None and n > MAX_NUMBER for n in (p.number, p.compile_count)):
+        return None
+    return p
+
+
+def _parse_program_file_name(name: str) -> ParsedProgramFileName | None:
     m = PROGRAM_SOURCE_RE.fullmatch(name)
     if m:
         return ParsedProgramFileName("source", _num(m[1]), m[2])
@@ -265,6 +287,28 @@ def parse_program_file_name(name: str) -> ParsedProgramFileName | None:
     if m:
         return ParsedProgramFileName("cmdbuf", int(m[1]), m[2])
     return None
+
+
+def too_large_number(name: str) -> bool:
+    """Whether ``name`` is a dump, SetKernelArg, map/unmap, Replay or program file name that
+    its parser refused only because a number in it does not fit in an int64."""
+    for rx, groups in _NUMBER_GROUPS:
+        m = rx.fullmatch(name)
+        if m is not None and not _fits(m, *groups):
+            return True
+    if name.startswith("CLI_"):
+        return _parse_program_file_name(name) is not None and parse_program_file_name(name) is None
+    return False
+
+
+_NUMBER_GROUPS: tuple[tuple[re.Pattern[str], tuple[int, ...]], ...] = (
+    (BUFFER_DUMP_RE, (1, 3, 4)),
+    (IMAGE_DUMP_RE, (1, 3, 4, 5, 6, 7, 8)),
+    (SETKERNELARG_RE, (1, 3)),
+    (MAPUNMAP_RE, (2, 3, 4)),
+    (REPLAY_DIR_RE, (1,)),
+    (REPLAY_INDEXED_RE, (2,)),
+)
 
 
 # ---------------------------------------------------------------------------------------------

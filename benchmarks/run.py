@@ -1,7 +1,10 @@
 """Run every cltui benchmark on this machine and rewrite BENCHMARKS.md.
 
-    .venv/bin/python benchmarks/run.py [--quick] [--sections index,tui,replay,compare,export]
-                                       [--device pocl] [--no-write] [--json-out PATH]
+    .venv/bin/python benchmarks/run.py [--quick] [--sections index,tui,replay,compare,export,
+                                       pathological] [--device pocl] [--no-write]
+                                       [--json-out PATH]
+    .venv/bin/python benchmarks/run.py --only pathological   (one section, spliced into
+                                       BENCHMARKS.md: the other sections stay as they are)
 
 Every figure is measured next to its baseline in the same run (the two taking turns; best
 of N or medians), and BENCHMARKS.md shows it as a ratio against that baseline, with the
@@ -44,7 +47,7 @@ PYOCL = SHARED / "captures" / "pyopencl_lib_pocl"
 SYNTH = BENCH_TMP / "synth1m"
 RESULTS_H200 = HERE / "results" / "h200"
 RESULTS_H200_LAUNCH = HERE / "results" / "h200-launch"
-SECTIONS = ("index", "tui", "replay", "compare", "export")
+SECTIONS = ("index", "tui", "replay", "compare", "export", "pathological")
 
 Figure = dict[str, Any]
 
@@ -614,6 +617,30 @@ def section_export(heat2d: Path, quick: bool) -> dict[str, Any]:
     return {"raw": rows, "figures": figs}
 
 
+def section_pathological(quick: bool) -> dict[str, Any]:
+    """``benchmarks/pathological.py`` in a child process: each pathological log next to an
+    intact log of the same size (1 MB to 1 GB; 1 and 16 MB with ``--quick``)."""
+    sizes = "1,16" if quick else "1,16,256,1024"
+    out = BENCH_TMP / "pathological.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    _log(f"  pathological: sizes {sizes} MB")
+    out.unlink(missing_ok=True)
+    try:
+        proc = subprocess.run(
+            [_py(), str(HERE / "pathological.py"), "--sizes", sizes, "--json", str(out)],
+            cwd=ROOT,
+            text=True,
+            timeout=5400,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise BenchError("pathological.py ran past 5400 s") from None
+    if proc.returncode not in (0, 1) or not out.is_file():  # 1: a goal missed
+        raise BenchError(f"pathological.py exited {proc.returncode}")
+    doc: dict[str, Any] = json.loads(out.read_text())
+    return doc
+
+
 # --------------------------------------------------------------------------- H200
 
 
@@ -935,6 +962,7 @@ SECTION_TITLES = {
     "replay": "Replay",
     "compare": "Compare",
     "export": "Export",
+    "pathological": "Pathological inputs",
 }
 
 SECTION_NOTES = {
@@ -988,6 +1016,21 @@ SECTION_NOTES = {
         "`benchmarks/bench_export.py`: `export_range` (python+cpp bundle) vs copying the "
         "referenced files; sizes checked against sha256 computed independently."
     ),
+    "pathological": (
+        "`benchmarks/pathological.py` (`run.py --only pathological` runs it alone and rewrites "
+        "only this section): `build_index` of each pathological log next to an intact log of "
+        "the same size (MB = 2^20 bytes) in the same run, the two taking turns, each in a fresh "
+        "child process (best of 7 builds in it at 1 MB, of 3 at 16 MB, one at 256 MB and 1 GB; "
+        "two turns each).  The intact log repeats heat2d_large's real records with renumbered "
+        "counters (the densest real log, the strictest baseline); each pathological log has "
+        "exactly its size: NUL runs over its first, middle or last half, 64 NUL runs over a "
+        "quarter of it, its middle half as one line, all of it one line, 64 KiB lines of one "
+        "scanner tag repeated (every literal the scanner keys on, the NUL byte included), "
+        "random bytes, one byte repeated, NUL bytes only.  Logs are generated into a temporary "
+        "folder and deleted after each size.  A log made only of lines the scanner acts on "
+        "(orphan exits, side lines, releases) is a dense log rather than a damaged one: its "
+        "cost is linear but ~8x an intact log's per byte; the hang tests cover it."
+    ),
 }
 
 
@@ -1018,35 +1061,59 @@ def render(
     for sec in SECTIONS:
         if sec not in results:
             continue
-        res = results[sec]
-        out += [f"## {SECTION_TITLES[sec]}", "", SECTION_NOTES[sec], ""]
-        if res.get("note"):
-            out += [res["note"], ""]
-        if res.get("error"):
-            out += [f"Not measured: {res['error']}", ""]
-            continue
-        out += [
-            "| figure | cltui | baseline (same run) | ratio | ratio is | goal | verdict |",
-            "|---|---|---|---|---|---|---|",
-        ]
-        for f in res["figures"]:
-            value = f.get("measured") or _fmt(f["ratio"])
-            verdict = "-" if f["ok"] is None else ("met" if f["ok"] else "**MISSED**")
-            if f["ok"] is not None and f.get("measured"):
-                verdict += f" ({f['measured']})"
-            if f["ok"] is False:
-                missed.append(f"{SECTION_TITLES[sec]}: {f['name']}: {value}, goal {f['goal']}")
-            out.append(
-                f"| {f['name']} | {f['ours']} | {f['base']} | {_fmt(f['ratio'])} | "
-                f"{f['ratio_def']} | {f['goal'] or '-'} | {verdict} |"
-            )
-        out.append("")
+        out += render_section(sec, results[sec], missed)
     out += ["## Goals missed in this run", ""]
     out += [f"- {m}" for m in missed] if missed else ["None."]
     out.append("")
     out += render_h200_launch()
     out += render_h200()
     return "\n".join(out).rstrip() + "\n"
+
+
+def render_section(sec: str, res: dict[str, Any], missed: list[str]) -> list[str]:
+    """The ``## <title>`` block of one section (goals missed are added to ``missed``)."""
+    out = [f"## {SECTION_TITLES[sec]}", "", SECTION_NOTES[sec], ""]
+    if res.get("note"):
+        out += [res["note"], ""]
+    if res.get("error"):
+        return [*out, f"Not measured: {res['error']}", ""]
+    out += [
+        "| figure | cltui | baseline (same run) | ratio | ratio is | goal | verdict |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for f in res["figures"]:
+        value = f.get("measured") or _fmt(f["ratio"])
+        verdict = "-" if f["ok"] is None else ("met" if f["ok"] else "**MISSED**")
+        if f["ok"] is not None and f.get("measured"):
+            verdict += f" ({f['measured']})"
+        if f["ok"] is False:
+            missed.append(f"{SECTION_TITLES[sec]}: {f['name']}: {value}, goal {f['goal']}")
+        out.append(
+            f"| {f['name']} | {f['ours']} | {f['base']} | {_fmt(f['ratio'])} | "
+            f"{f['ratio_def']} | {f['goal'] or '-'} | {verdict} |"
+        )
+    out.append("")
+    return out
+
+
+def splice_section(text: str, sec: str, res: dict[str, Any], when: str) -> str:
+    """``text`` (BENCHMARKS.md) with the block of ``sec`` replaced by a fresh rendering of
+    ``res`` (inserted before "Goals missed in this run" if absent); the rest is kept as it
+    is.  ``when`` (date and command) heads the block, since the file's header is older."""
+    missed: list[str] = []
+    block = render_section(sec, res, missed)
+    block[3:3] = [f"Measured {when}, on its own.", ""]
+    if missed:
+        block += ["Goals missed in this section:", "", *[f"- {m}" for m in missed], ""]
+    lines = text.splitlines()
+    head = f"## {SECTION_TITLES[sec]}"
+    if head in lines:
+        a = lines.index(head)
+        b = next((i for i in range(a + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+    else:
+        goals = "## Goals missed in this run"
+        a = b = lines.index(goals) if goals in lines else len(lines)
+    return "\n".join(lines[:a] + block + lines[b:]).rstrip() + "\n"
 
 
 def print_figures(name: str, res: dict[str, Any]) -> None:
@@ -1075,7 +1142,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="measure nothing: rewrite BENCHMARKS.md from a --json-out file of an earlier run "
         "(and the H200 JSON found now)",
     )
+    ap.add_argument(
+        "--only",
+        choices=SECTIONS,
+        help="measure one section and rewrite only its block of BENCHMARKS.md",
+    )
     ns = ap.parse_args(argv)
+    if ns.only is not None:
+        return run_only(ns.only, ns.quick, ns.device, ns.no_write, argv)
     if ns.render_only is not None:
         try:
             saved = json.loads(ns.render_only.read_text())
@@ -1120,6 +1194,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "replay": lambda: section_replay(ns.device, ns.quick),
         "compare": lambda: section_compare(ns.quick),
         "export": lambda: section_export(heat2d, ns.quick),
+        "pathological": lambda: section_pathological(ns.quick),
     }
     for sec in SECTIONS:
         if sec not in chosen:
@@ -1157,6 +1232,47 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not ns.no_write:
         (ROOT / "BENCHMARKS.md").write_text(render(results, info, command, total, date))
         _log("rewrote BENCHMARKS.md")
+    return 0
+
+
+def run_only(sec: str, quick: bool, device: str, no_write: bool, argv: Any) -> int:
+    """``--only SEC``: one section, its JSON saved beside the others, its block spliced into
+    BENCHMARKS.md."""
+    t0 = time.perf_counter()
+    date = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    argv_text = list(argv) if argv is not None else sys.argv[1:]
+    command = shlex.join([".venv/bin/python", "benchmarks/run.py", *argv_text])
+    _log(f"== {sec}")
+    try:
+        if sec == "pathological":
+            res = section_pathological(quick)
+        elif sec in ("replay", "compare"):
+            res = section_replay(device, quick) if sec == "replay" else section_compare(quick)
+        else:
+            heat2d = ensure_heat2d()
+            os.environ["CLTUI_HEAT2D_DIR"] = str(heat2d)
+            synth = ensure_synth(heat2d) if sec in ("index", "tui") else SYNTH
+            res = {
+                "index": lambda: section_index(heat2d, synth, quick),
+                "tui": lambda: section_tui(heat2d, synth, quick),
+                "export": lambda: section_export(heat2d, quick),
+            }[sec]()
+    except BenchError as exc:
+        res = {"error": str(exc), "figures": []}
+    res["seconds"] = time.perf_counter() - t0
+    print_figures(sec, res)
+    try:
+        BENCH_TMP.mkdir(parents=True, exist_ok=True)
+        (BENCH_TMP / f"results-{sec}.json").write_text(
+            json.dumps({"date": date, "command": command, "results": {sec: res}}, default=str)
+        )
+    except OSError as exc:
+        _log(f"cannot write the raw figures: {exc}")
+    if not no_write:
+        md = ROOT / "BENCHMARKS.md"
+        old = md.read_text() if md.is_file() else ""
+        md.write_text(splice_section(old, sec, res, f"{date} with `{command}`"))
+        _log(f"rewrote the {SECTION_TITLES[sec]} section of BENCHMARKS.md")
     return 0
 
 

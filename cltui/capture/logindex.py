@@ -47,8 +47,10 @@ from cltui.capture.model import (
 CHUNK = 16 * 1024 * 1024
 _PREFIX = rb"(?:Time: \d+ )?(?:TID = \d+ )?(?:TNum = \d+ )?"
 # Enqueue entry lines (the line start is checked per match, in Python).
-# (only at a word start, and the name possessive: a word of a million "clEnqueue" is one try)
-_ENQ_RE = re.compile(rb"(?<!\w)(clEnqueue\w++)([(:;][^\n]*)")
+# (the name stops before another "clEnqueue" and is possessive: a word of a million
+# "clEnqueue" costs a few bytes a try, not the rest of the word; a lookbehind instead would
+# cost the literal-prefix search)
+_ENQ_RE = re.compile(rb"(clEnqueue(?:(?!clEnqueue)\w)++)([(:;][^\n]*)")
 # Exit lines of creators: their entry is found by a short backward search.
 _RET_RE = re.compile(rb" returned [^\n]*")
 _EXIT_LINE_RE = re.compile(rb" *<<<< " + _PREFIX + rb"(cl\w+)([^\n]*)")
@@ -57,20 +59,27 @@ _DEVTIME_RE = re.compile(
     rb"Device Time for [^\n]*? \(enqueue (\d+)\) = (\d+) ns \(queued -> submit\), "
     rb"(\d+) ns \(submit -> start\), (\d+) ns \(start -> end\)"
 )
-_DEVTIME_HEAD = b"Device Time for "
-_DEVTIME_TAIL_RE = re.compile(
-    rb" \(enqueue (\d++)\) = (\d++) ns \(queued -> submit\), "
-    rb"(\d++) ns \(submit -> start\), (\d++) ns \(start -> end\)"
+# the same for a search anywhere: the name part cannot run over another "Device Time for "
+# (the lazy name would otherwise rescan the rest of the line from every one of a line of
+# repeated heads without a tail: quadratic); the groups found are the same
+_DEVTIME_ANY_RE = re.compile(
+    rb"Device Time for (?:(?!Device Time for )[^\n])*? \(enqueue (\d++)\) = (\d++) ns "
+    rb"\(queued -> submit\), (\d++) ns \(submit -> start\), (\d++) ns \(start -> end\)"
 )
-_SIDE_TAGS = (
-    rb"(Dumping program to file|Dumping input program binary to file"
-    rb"|Dumping program options to file|Build Info for program |Added kernel name mapping: "
-    rb"|Control |-=-=-=-=-=-=-=-=|CLIntercept is shutting down|-------> Start of Build Log"
-    rb"|Dumping kernel capture replay to directory: )([^\n]*)"
+_SIDE_TAG_LIST = (
+    b"Dumping program to file",
+    b"Dumping input program binary to file",
+    b"Dumping program options to file",
+    b"Build Info for program ",
+    b"Added kernel name mapping: ",
+    b"Control ",
+    b"-=-=-=-=-=-=-=-=",
+    b"CLIntercept is shutting down",
+    b"-------> Start of Build Log",
+    b"Dumping kernel capture replay to directory: ",
 )
+_SIDE_TAGS = b"(" + b"|".join(re.escape(t) for t in _SIDE_TAG_LIST) + rb")([^\n]*)"
 _SIDE_RE = re.compile(rb"\n" + _SIDE_TAGS)
-# the last NUL of each NUL run (a side tag may follow it); one try per run, not per NUL
-_NUL_RUN_END_RE = re.compile(rb"\x00(?!\x00)")
 _CREATORS = (
     b"clCreate",
     b"clSVMAlloc",
@@ -1100,6 +1109,35 @@ def _line_candidates(mm: mmap.mmap, pos: int, end: int) -> tuple[list[int], list
     return side, devs
 
 
+_TAG_FIRST = np.zeros(256, dtype=bool)  # the first bytes of the side tags
+_TAG_FIRST[[t[0] for t in _SIDE_TAG_LIST]] = True
+
+
+_NUL_WINDOW = 1 << 20
+
+
+def _nul_run_ends(mm: mmap.mmap, lo: int, end: int) -> list[int]:
+    """The offsets just after each NUL run in ``[lo, end)`` whose next byte may start a
+    side tag (a regex ``\\x00+<tag>`` retries from every NUL of a run: quadratic in its
+    length).  Vectorised over windows that hold a NUL (``lo`` is one); ``bytes.find``
+    jumps from one such window to the next."""
+    out: list[int] = []
+    at = lo
+    while 0 <= at < end - 1:
+        hi = min(end, at + _NUL_WINDOW)
+        a = np.frombuffer(mm, dtype=np.uint8, count=hi - at, offset=at)
+        try:
+            z = a == 0
+            e = np.flatnonzero(z[:-1] > z[1:]) + 1  # a NUL, then not a NUL
+            e = e[_TAG_FIRST[a[e]]]
+            out.extend((e + at).tolist())
+        finally:
+            del a
+        # the pair (hi - 1, hi) is the next window's first
+        at = mm.find(b"\x00", hi - 1, end) if hi < end else -1
+    return out
+
+
 def _scan_piece(mm: mmap.mmap, pos: int, end: int, size: int) -> _Piece:
     p = _Piece(pos, end)
     rare = p.rare
@@ -1118,10 +1156,14 @@ def _scan_piece(mm: mmap.mmap, pos: int, end: int, size: int) -> _Piece:
         if m is not None:
             side.append(m)
     if nul >= 0:
-        for z in _NUL_RUN_END_RE.finditer(mm, nul, end):
-            m = match_side(mm, z.end(), end)
+        done = -1  # a match takes the rest of its line: later tags in it are its text
+        for z in _nul_run_ends(mm, nul, end):
+            if z < done:
+                continue
+            m = match_side(mm, z, end)
             if m is not None:
                 side.append(m)
+                done = m.end()
     for m in side:
         tag = m.group(1).decode()
         off = m.start(1)
@@ -1196,7 +1238,8 @@ def _scan_piece(mm: mmap.mmap, pos: int, end: int, size: int) -> _Piece:
         m = _RELEASE_RE.match(mm, at, end)
         if m is not None:
             rare.append((at, 3, "clReleaseMemObject", _dec(m.group(1)), 0))
-            at = find(_RELEASE1, m.end(), end)
+            le = find(b"\n", m.end(), end)  # one release per line (a line of them is one)
+            at = find(_RELEASE1, le, end) if le >= 0 else -1
         else:
             at = find(_RELEASE1, at + 1, end)
     p.dt = _device_quads(mm, pos, end, nul, dev_at)
@@ -1213,35 +1256,11 @@ def _scan_piece(mm: mmap.mmap, pos: int, end: int, size: int) -> _Piece:
 def _device_quads(mm: mmap.mmap, pos: int, end: int, nul: int, dev_at: list[int]) -> bytes:
     """The ``Device Time`` lines of a piece as int64 (number, q, s, d) quadruples."""
     if pos == 0 or nul >= 0:  # a line may start mid-NUL-run (or at offset 0): full search
-        found = _devtime_findall(mm, pos, end)
+        found = _DEVTIME_ANY_RE.findall(mm, pos, end)
     else:
         match_dev = _DEVTIME_RE.match
-        found = [m.groups() for s in dev_at if (m := match_dev(mm, s, end)) is not None]  # type: ignore[misc]
+        found = [m.groups() for s in dev_at if (m := match_dev(mm, s, end)) is not None]
     return _quads(found) if found else b""
-
-
-def _devtime_findall(mm: mmap.mmap, pos: int, end: int) -> list[tuple[bytes, bytes, bytes, bytes]]:
-    """``_DEVTIME_RE.findall(mm, pos, end)`` in one pass: the distinctive tails are found
-    first, then for each the leftmost ``Device Time for `` on its line after the previous
-    match (a regex search would rescan the rest of the line from every ``Device Time for``
-    that has no tail: quadratic in a line of repeated tags).  Each byte is searched at
-    most a bounded number of times."""
-    out: list[tuple[bytes, bytes, bytes, bytes]] = []
-    lo = pos  # no match starts before this; no usable head lies in [match end, lo)
-    hlen = len(_DEVTIME_HEAD)
-    for t in _DEVTIME_TAIL_RE.finditer(mm, pos, end):
-        ts = t.start()
-        if ts - hlen < lo:
-            continue
-        nl = mm.rfind(b"\n", lo, ts)
-        a = nl + 1 if nl >= 0 else lo
-        h = mm.find(_DEVTIME_HEAD, a, ts)
-        if h >= 0:
-            out.append(t.groups())  # type: ignore[arg-type]
-            lo = t.end()
-        else:
-            lo = max(lo, ts - hlen + 1)  # a head ending at ts or later may serve a later tail
-    return out
 
 
 def _quads(found: list[tuple[bytes, bytes, bytes, bytes]]) -> bytes:

@@ -168,9 +168,9 @@ def _orphans(size: int) -> bytes:
 
 
 def _garbage(size: int) -> bytes:
-    import random
+    import numpy as np
 
-    return random.Random(size).randbytes(size)
+    return bytes(np.random.default_rng(size).integers(0, 256, size, dtype=np.uint8).tobytes())
 
 
 KINDS: dict[str, tuple[str, Callable[[bytes], bytes]]] = {

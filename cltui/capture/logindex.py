@@ -1024,7 +1024,8 @@ class _Piece:
     knames: list[bytes] = field(default_factory=list)
     dt: bytes = b""  # int64 (number, q, s, d) quadruples
     rare: list[tuple[int, int, str, str, int]] = field(default_factory=list)
-    skip_spans: list[tuple[int, int]] = field(default_factory=list)
+    build_starts: list[int] = field(default_factory=list)  # "Start of Build Log" tags
+    build_ends: list[int] = field(default_factory=list)  # every "End of Build Log" in it
     first_nul: int = -1
 
 
@@ -1138,7 +1139,35 @@ def _nul_run_ends(mm: mmap.mmap, lo: int, end: int) -> list[int]:
     return out
 
 
-def _scan_piece(mm: mmap.mmap, pos: int, end: int, size: int) -> _Piece:
+def _heads(mm: mmap.mmap, size: int) -> tuple[int, int]:
+    """The offsets of the log's first byte that is not a NUL and of its first that is
+    neither a NUL nor a space (``size`` if none): what a line that starts more than a
+    window back (so, for the scan, at offset 0) begins with once stripped.  One pass over
+    a leading NUL run, in the parent, instead of a copy from offset 0 per long line."""
+    out = []
+    at = 0
+    for blank in (False, True):
+        while at < size:
+            n = min(size - at, _NUL_WINDOW)
+            a = np.frombuffer(mm, dtype=np.uint8, count=n, offset=at)
+            try:
+                skip = (a == 0) | (a == 32) if blank else a == 0
+                k = int(np.argmin(skip))
+                if not skip[k]:
+                    at += k
+                    break
+            finally:
+                del a
+            at += n
+        out.append(at)
+    return out[0], out[1]
+
+
+def _scan_piece(
+    mm: mmap.mmap, pos: int, end: int, size: int, heads: tuple[int, int] | None = None
+) -> _Piece:
+    if heads is None:
+        heads = _heads(mm, size)
     p = _Piece(pos, end)
     rare = p.rare
     nul = mm.find(b"\x00", pos, end)
@@ -1168,10 +1197,15 @@ def _scan_piece(mm: mmap.mmap, pos: int, end: int, size: int) -> _Piece:
         tag = m.group(1).decode()
         off = m.start(1)
         if tag.startswith("-------> Start of Build Log"):
-            e = mm.find(_END_BUILD_LOG, off, size)
-            p.skip_spans.append((off, size if e < 0 else e))
+            p.build_starts.append(off)  # its end: the first end tag after it, at the merge
             continue
         rare.append((off, 2, tag, _dec(m.group(2)), 0))
+    # every end-of-build-log tag of the piece (one pass; not a search to the end of the
+    # file from each start tag)
+    at = mm.find(_END_BUILD_LOG, pos, end)
+    while at >= 0:
+        p.build_ends.append(at)
+        at = mm.find(_END_BUILD_LOG, at + len(_END_BUILD_LOG), end)
     # enqueue entry lines
     numbers = p.numbers
     offsets = p.offsets
@@ -1187,8 +1221,13 @@ def _scan_piece(mm: mmap.mmap, pos: int, end: int, size: int) -> _Piece:
     for m in _ENQ_RE.finditer(mm, pos, end):
         s = m.start()
         ls = rfind(b"\n", s - 512 if s > 512 else 0, s) + 1
-        if mm[ls : ls + 5] != b">>>> " and not mm[ls:s].lstrip(b" \x00").startswith(b">>>> "):
-            continue
+        if mm[ls : ls + 5] != b">>>> ":
+            if ls == 0:  # (the same as the stripped copy of mm[0:s], without the copy)
+                h = heads[1]
+                if h + 5 > s or mm[h : h + 5] != b">>>> ":
+                    continue
+            elif not mm[ls:s].lstrip(b" \x00").startswith(b">>>> "):
+                continue
         fnb, rest = m.group(1, 2)
         j = rest.rfind(_COUNTER_TAG)
         num = 0
@@ -1231,7 +1270,7 @@ def _scan_piece(mm: mmap.mmap, pos: int, end: int, size: int) -> _Piece:
     at = find(_RETURNED, pos, end)
     memo: dict[bytes, tuple[int, int, tuple[int, int, str, str, int] | None]] = {}
     while at >= 0:
-        le = _creation(mm, at, rare, memo)
+        le = _creation(mm, at, rare, memo, heads[0])
         at = find(_RETURNED, le, end) if 0 <= le < end else -1
     at = find(_RELEASE1, pos, end)
     while at >= 0:
@@ -1293,11 +1332,12 @@ def _pieces(
     """The scanned pieces in file order (in worker processes when the log is large)."""
     parallel = size >= PARALLEL_MIN and hasattr(os, "fork") and hasattr(select, "poll")
     nproc = _workers() if parallel else 1
+    heads = _heads(mm, size)
     if nproc < 2:
         for pos, end in _line_aligned_cuts(path, size, CHUNK):
             if cancel is not None and cancel.is_set():
                 raise IndexCancelled()
-            yield _scan_piece(mm, pos, end, size)
+            yield _scan_piece(mm, pos, end, size, heads)
             if progress is not None:
                 progress(end / size)
         return
@@ -1317,7 +1357,7 @@ def _pieces(
         os.close(jw)
     try:
         for _ in range(nproc):
-            workers.append(_fork_worker(path, size, cuts, jr))
+            workers.append(_fork_worker(path, size, cuts, jr, heads))
         os.close(jr)
         jr = -1
         inbox = _Inbox(path, workers, len(cuts), reaped)
@@ -1392,7 +1432,9 @@ class _Inbox:
             raise self._failed("the worker processes stopped early")
 
 
-def _fork_worker(path: Path, size: int, cuts: list[tuple[int, int]], jobs: int) -> tuple[int, int]:
+def _fork_worker(
+    path: Path, size: int, cuts: list[tuple[int, int]], jobs: int, heads: tuple[int, int]
+) -> tuple[int, int]:
     """A child process that maps the log itself, takes piece numbers from the ``jobs`` pipe
     and sends each piece back, pickled (a failure as a one-line message)."""
     r, w = os.pipe()
@@ -1408,7 +1450,8 @@ def _fork_worker(path: Path, size: int, cuts: list[tuple[int, int]], jobs: int) 
                 while len(job := os.read(jobs, 4)) == 4:
                     i = int.from_bytes(job, "little")
                     pos, end = cuts[i]
-                    _send(w, i, pickle.dumps(_scan_piece(wm, pos, end, size), protocol=5))
+                    piece = _scan_piece(wm, pos, end, size, heads)
+                    _send(w, i, pickle.dumps(piece, protocol=5))
             except (OSError, ValueError, MemoryError) as e:
                 _send(w, -1, pickle.dumps(f"{type(e).__name__}: {e}"))
         except BaseException:
@@ -1444,7 +1487,8 @@ def _scan(
     kmap: dict[bytes, int] = {}
     knames: list[str] = []
     rare: list[tuple[int, int, str, str, int]] = []  # (offset, type, fn/tag, rest, counter)
-    skip_spans: list[tuple[int, int]] = []
+    build_starts: list[int] = []
+    build_ends: list[int] = []
     missing_counter = 0
     first_nul = -1
     by_order: list[int] = []  # rows numbered by order (no usable EnqueueCounter)
@@ -1470,8 +1514,15 @@ def _scan(
         if p.dt:
             dev.add_quads(numbers, p.dt)
         rare.extend(p.rare)
-        skip_spans.extend(p.skip_spans)
+        build_starts.extend(p.build_starts)
+        build_ends.extend(p.build_ends)
         del p
+    # a build log spans from its start tag to the first end tag after it (or the end)
+    skip_spans: list[tuple[int, int]] = []
+    for a in sorted(build_starts):
+        k = bisect.bisect_left(build_ends, a)
+        skip_spans.append((a, build_ends[k] if k < len(build_ends) else size))
+    del build_starts, build_ends
     fk = np.array(fkind, dtype=np.uint8)
     idx = LogIndex(
         path=path,
@@ -1715,6 +1766,7 @@ def _creation(
     at: int,
     rare: list[tuple[int, int, str, str, int]],
     memo: dict[bytes, tuple[int, int, tuple[int, int, str, str, int] | None]],
+    first_text: int = 0,
 ) -> int:
     """A ``returned`` exit line of a creator: record it and its entry line.
 
@@ -1726,8 +1778,11 @@ def _creation(
     """
     ls = mm.rfind(b"\n", at - 4096 if at > 4096 else 0, at) + 1
     le = mm.find(b"\n", at)
-    line = mm[ls : le if le >= 0 else len(mm)]
-    m = _EXIT_LINE_RE.match(line.lstrip(b"\x00"))
+    stop = le if le >= 0 else len(mm)
+    if ls == 0:  # the line starts at offset 0 or further back than 4096: no copy from 0
+        m = _EXIT_LINE_RE.match(mm, min(first_text, stop), stop)
+    else:
+        m = _EXIT_LINE_RE.match(mm[ls:stop].lstrip(b"\x00"))
     if m is None or not m.group(1).startswith(_CREATORS):
         return le
     fnb = m.group(1)

@@ -20,7 +20,6 @@ import importlib.util
 import io
 import os
 import re
-import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TextIO
@@ -136,11 +135,48 @@ class ProgramSignatures:
 
 # --------------------------------------------------------------------------- options
 
+# one shell word piece: blanks, plain characters, a quoted string, an escaped character
+_SH_RE = re.compile(r"""[ \t\r\n]+|[^ \t\r\n'"\\]+|'[^']*'|"(?:[^"\\]|\\.)*"|\\.""", re.DOTALL)
+_SH_DQ_ESC = re.compile(r'\\(["\\])')
+
+
+def _shell_split(text: str) -> list[str] | None:
+    """``shlex.split(text)`` in one pass (shlex grows each word one character at a time:
+    quadratic in a long word); None where shlex raises (an open quote, a final ``\\``)."""
+    out: list[str] = []
+    word: list[str] = []
+    in_word = False
+    pos = 0
+    n = len(text)
+    while pos < n:
+        m = _SH_RE.match(text, pos)
+        if m is None:
+            return None
+        t = m.group()
+        pos = m.end()
+        c = t[0]
+        if c in " \t\r\n":
+            if in_word:
+                out.append("".join(word))
+                word, in_word = [], False
+            continue
+        in_word = True
+        if c == "'":
+            word.append(t[1:-1])
+        elif c == '"':
+            word.append(_SH_DQ_ESC.sub(r"\1", t[1:-1]))
+        elif c == "\\":
+            word.append(t[1])
+        else:
+            word.append(t)
+    if in_word:
+        out.append("".join(word))
+    return out
+
+
 def _split_options(options: str) -> list[str]:
-    try:
-        return shlex.split(options)
-    except ValueError:
-        return options.split()
+    words = _shell_split(options)
+    return words if words is not None else options.split()
 
 
 def parse_build_options(options: str) -> BuildOptions:
@@ -209,8 +245,12 @@ def _resolve_include_dirs(dirs: Sequence[str], warnings: list[str]) -> list[str]
 
 # --------------------------------------------------------------------------- skeleton
 
+# (an unclosed comment runs to the end and an unclosed string or character literal to the end
+# of its line, as a compiler reads them: otherwise each later "/*" or quote would rescan the
+# rest of the text, quadratic)
 _SCAN_RE = re.compile(
-    r"//[^\n]*|/\*.*?\*/|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'|[{};]"
+    r"//[^\n]*|/\*.*?(?:\*/|\Z)|\"(?:\\.|[^\"\\\n])*+(?:\"|(?=\n)|\Z)"
+    r"|'(?:\\.|[^'\\\n])*+(?:'|(?=\n)|\Z)|[{};]"
     r"|^[ \t]*#(?:[^\n]*\\\n)*[^\n]*",
     re.MULTILINE | re.DOTALL,
 )
@@ -260,6 +300,8 @@ def skeletonize(text: str) -> str | None:
             depth -= 1
             if depth < 0:
                 return None
+            if depth == 0:  # (only the end of a prefix decides: it need not go further back)
+                stmt_start = m.end()
         elif c == ";" and depth == 0:
             stmt_start = m.end()
     if depth != 0 or blank_from is not None:
@@ -268,7 +310,7 @@ def skeletonize(text: str) -> str | None:
     return "".join(out)
 
 
-_COMMENT_RE = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
+_COMMENT_RE = re.compile(r"//[^\n]*|/\*.*?(?:\*/|\Z)", re.DOTALL)
 
 
 def _strip_comments(text: str) -> str:
@@ -693,7 +735,8 @@ def parse_kernels(source: str, options: str = "",
 
 # --------------------------------------------------------------------------- spans
 
-_MASK_RE = re.compile(r"//[^\n]*|/\*.*?\*/|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'"
+_MASK_RE = re.compile(r"//[^\n]*|/\*.*?(?:\*/|\Z)|\"(?:\\.|[^\"\\\n])*+(?:\"|(?=\n)|\Z)"
+                      r"|'(?:\\.|[^'\\\n])*+(?:'|(?=\n)|\Z)"
                       r"|^[ \t]*#(?:[^\n]*\\\n)*[^\n]*", re.MULTILINE | re.DOTALL)
 
 
@@ -708,6 +751,9 @@ class _Masked:
     braces: list[int]  # offsets of every '{' and '}'
     depth_after: list[int]  # brace depth right after each of them
     line_starts: list[int]
+    next_top: list[int]  # per brace: the offset of the next brace back at depth 0, or -1
+    ends: list[int]  # offsets of every ';' and '}' (where a declaration may start after)
+    close_paren: dict[int, int]  # '(' offset -> its ')' offset (matched ones)
 
 
 @functools.lru_cache(maxsize=16)
@@ -721,7 +767,21 @@ def _masked(source: str) -> _Masked:
         braces.append(m.start())
         depth_after.append(depth)
     line_starts = [0] + [m.end() for m in re.finditer(r"\n", source)]
-    return _Masked(masked, braces, depth_after, line_starts)
+    next_top = [-1] * len(braces)
+    nxt = -1
+    for q in range(len(braces) - 1, -1, -1):
+        next_top[q] = nxt
+        if depth_after[q] == 0:
+            nxt = braces[q]
+    ends = [m.start() for m in re.finditer(r"[;}]", masked)]
+    close_paren: dict[int, int] = {}
+    stack: list[int] = []
+    for m in re.finditer(r"[()]", masked):
+        if m.group() == "(":
+            stack.append(m.start())
+        elif stack:
+            close_paren[stack.pop()] = m.start()
+    return _Masked(masked, braces, depth_after, line_starts, next_top, ends, close_paren)
 
 
 def _line_col(line_starts: list[int], off: int) -> tuple[int, int]:
@@ -729,8 +789,15 @@ def _line_col(line_starts: list[int], off: int) -> tuple[int, int]:
     return ln, off - line_starts[ln - 1] + 1
 
 
+_SPACE_RE = re.compile(r"\s*+")
+
+
 def _definitions(source: str, name: str) -> list[tuple[int, int, int, int]]:
-    """(decl start, '(' offset, ')' offset, closing '}' offset) of each top-level definition."""
+    """(decl start, '(' offset, ')' offset, closing '}' offset) of each top-level definition.
+
+    Each candidate costs a bounded amount of work (parentheses matched, braces closed and
+    declaration starts found once per source, by :func:`_masked`): a source of a million
+    ``k(`` is one pass, not a million."""
     mk = _masked(source)
     masked, braces, depth_after = mk.text, mk.braces, mk.depth_after
     found: list[tuple[int, int, int, int]] = []
@@ -739,22 +806,26 @@ def _definitions(source: str, name: str) -> list[tuple[int, int, int, int]]:
         if k > 0 and depth_after[k - 1] != 0:
             continue
         open_paren = m.end() - 1
-        close_paren = _match_paren(masked, open_paren)
-        if close_paren is None:
+        close_paren = mk.close_paren.get(open_paren)
+        if close_paren is None or close_paren - open_paren > 200_000:
             continue
-        window = masked[close_paren + 1:close_paren + 4000]
-        after = _ATTR_RE.sub(lambda a: " " * len(a.group()), window)
-        stripped = after.lstrip()
-        if not stripped.startswith("{"):
+        # blanks and attributes between ')' and '{' (as far as 4000 characters on)
+        limit = min(len(masked), close_paren + 4000)
+        body = _SPACE_RE.match(masked, close_paren + 1, limit).end()  # type: ignore[union-attr]
+        while masked.startswith("__attribute__", body):
+            a = _ATTR_RE.match(masked, body, limit)
+            if a is None:
+                break
+            body = _SPACE_RE.match(masked, a.end(), limit).end()  # type: ignore[union-attr]
+        if body >= limit or masked[body] != "{":
             continue
-        body = close_paren + 1 + (len(after) - len(stripped))
         j = bisect.bisect_left(braces, body)
         if j >= len(braces) or braces[j] != body:
             continue
-        end = next((braces[q] for q in range(j + 1, len(braces)) if depth_after[q] == 0), None)
-        if end is None:
+        end = mk.next_top[j]
+        if end < 0:
             continue
-        found.append((_decl_start(masked, m.start()), open_paren, close_paren, end))
+        found.append((_decl_start(mk, m.start()), open_paren, close_paren, end))
     return found
 
 
@@ -772,25 +843,11 @@ def _pick(source: str, name: str, near: int | None) -> tuple[int, int, int, int]
     return defs[0]
 
 
-def _match_paren(text: str, i: int) -> int | None:
-    depth = 0
-    for j in range(i, min(len(text), i + 200_000)):
-        c = text[j]
-        if c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-            if depth == 0:
-                return j
-    return None
-
-
-def _decl_start(masked: str, name_off: int) -> int:
-    j = max(masked.rfind(";", 0, name_off), masked.rfind("}", 0, name_off))
-    j += 1
-    while j < name_off and masked[j].isspace():
-        j += 1
-    return j
+def _decl_start(mk: _Masked, name_off: int) -> int:
+    """Just after the last ';' or '}' before the name, less leading blanks."""
+    k = bisect.bisect_left(mk.ends, name_off)
+    j = mk.ends[k - 1] + 1 if k else 0
+    return min(name_off, _SPACE_RE.match(mk.text, j, name_off).end())  # type: ignore[union-attr]
 
 
 def kernel_span(source: str, name: str, near: int | None = None) -> tuple[int, int] | None:

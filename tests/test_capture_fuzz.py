@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from cltui.capture import CaptureError, open_capture
 from cltui.capture.logindex import build_index
 
+from . import hang
 from .conftest import capture_path
 
 SETTINGS = settings(
@@ -136,3 +137,83 @@ def test_loglike_garbage_index(parts: list[bytes], tail: bytes, tmp_path: Path) 
     finally:
         idx.close()
     _exercise(p.parent)
+
+
+# ---- pathological inputs: every kind of benchmarks/pathological.py, bounded in time ----
+
+
+def _patho_template() -> tuple[bytes, bytes, bytes]:
+    return hang.pathological().split_template(
+        capture_path("pyopencl_lib_pocl") / "clintercept_log.txt"
+    )
+
+
+def _exercise_bounded(root: Path, log: bytes, work: Path, desc: str) -> None:
+    """Open the damaged capture, decode its first and last enqueues, all in a child with
+    a deadline (a hang fails loudly, naming the input)."""
+    d = _capture_with_log(root, log, work)
+
+    def run() -> None:
+        idx = build_index(d / "clintercept_log.txt")
+        idx.close()
+        try:
+            cap = open_capture(d)
+        except CaptureError as e:
+            assert str(e) and "\n" not in str(e)
+            return
+        try:
+            nums = cap.numbers.tolist()
+            for n in nums[:10] + nums[-10:]:
+                cap.enqueue(int(n))
+            json.dumps(cap.info())
+        finally:
+            cap.close()
+
+    hang.bounded(desc, run)
+
+
+_PATHO_KINDS = ["nul_head", "nul_middle", "nul_tail", "nul_runs", "huge_line", "one_line",
+                "repeated_tags", "orphan_tags", "garbage", "one_byte", "all_nul"]  # fmt: skip
+
+
+@pytest.mark.parametrize("kind", _PATHO_KINDS)
+def test_pathological_logs_are_read_in_bounded_time(kind: str, tmp_path: Path) -> None:
+    mod = hang.pathological()
+    log = mod.make(kind, 2 * 1024 * 1024, _patho_template())
+    root = capture_path("pyopencl_lib_pocl")
+    _exercise_bounded(root, log, tmp_path, f"a 2 MB log: {kind}")
+
+
+def _pathological_piece(data: st.DataObject) -> bytes:
+    """One piece of damage: a NUL run, a megabyte line, a tag repeated, garbage."""
+    tags = hang.pathological().TAGS
+    how = data.draw(st.sampled_from(["nul", "line", "tags", "garbage"]))
+    n = data.draw(st.integers(1, 400_000))
+    if how == "nul":
+        return b"\x00" * n
+    if how == "line":
+        return data.draw(st.sampled_from([b"x", b" ", b"9", b"("])) * n
+    if how == "tags":
+        t = data.draw(st.sampled_from(tags))
+        sep = data.draw(st.sampled_from([b"", b"\n", b" "]))
+        return (t + sep) * max(1, n // (len(t) + len(sep)))
+    return os.urandom(min(n, 100_000))
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_pathological_damage_anywhere(
+    base: tuple[Path, bytes], tmp_path: Path, data: st.DataObject
+) -> None:
+    root, log = base
+    damaged = bytearray(log)
+    what = []
+    for _ in range(data.draw(st.integers(1, 4))):
+        at = data.draw(st.integers(0, len(damaged)))
+        piece = _pathological_piece(data)
+        damaged[at:at] = piece
+        what.append(f"{len(piece)} bytes {piece[:12]!r} at {at}")
+    if data.draw(st.booleans()):
+        damaged = bytearray(damaged.replace(b"\n", b" "))  # one line
+        what.append("one line")
+    _exercise_bounded(root, bytes(damaged), tmp_path, "; ".join(what))

@@ -17,6 +17,7 @@ from cltui.capture.names import (
     parse_replay_file_name,
     parse_setkernelarg_name,
     sanitize_component,
+    too_large_number,
 )
 from cltui.capture.report import parse_report_text
 
@@ -180,3 +181,31 @@ def test_sanitize_examples() -> None:
     assert len(long) == 100 and long.startswith("k" * 80)
     assert sanitize_component("a" * 500, 100) != sanitize_component("a" * 501, 100)
     assert sanitize_component("") != sanitize_component("_")
+
+
+# ---- numbers past 64 bits: refused (the name is skipped with a problem), never raised ----
+
+huge = st.integers(min_value=2**63, max_value=10**60)
+
+
+@settings(max_examples=100, deadline=None)
+@given(e=huge, k=kernel_names, i=numbers, m=numbers)
+def test_numbers_past_64_bits_are_refused(e: int, k: str, i: int, m: int) -> None:
+    names = [
+        (parse_dump_name, f"Enqueue_{e}_Kernel_{k}_Arg_{i}_Buffer_{m:04d}.bin"),
+        (parse_dump_name, f"Enqueue_{i:04d}_Kernel_{k}_Arg_{e}_Buffer_{m:04d}.bin"),
+        (parse_dump_name, f"Enqueue_{e}_Kernel_{k}_Arg_{i}_Image_{m:04d}_1x1x1_32bpp.raw"),
+        (parse_setkernelarg_name, f"SetKernelArg_{e}_Kernel_{k}_Arg_{i}.bin"),
+        (parse_mapunmap_name, f"Map_Buffer_{m:04d}_Offset_0000_Enqueue_{e}.bin"),
+        (parse_replay_dir_name, f"Enqueue_{e}_{k}"),
+        (parse_replay_file_name, f"Argument{e}.bin"),
+        (parse_program_file_name, f"CLI_{e}_ABCDEF01_source.cl"),
+    ]
+    for parse, name in names:
+        assert parse(name) is None, name
+        assert too_large_number(name), name
+
+
+@given(name=st.text(alphabet="0123456789_EnqueuKrlAgBfbi.", max_size=255))
+def test_too_large_number_never_raises(name: str) -> None:
+    too_large_number(name)

@@ -1030,7 +1030,8 @@ class _Piece:
 
 
 def _line_aligned_cuts(path: Path, size: int, step: int) -> list[tuple[int, int]]:
-    """``[start, end)`` pieces of about ``step`` bytes, each ending just after a newline.
+    """``[start, end)`` pieces of about ``step`` bytes, each ending just after a newline
+    (or, inside a line longer than ``step``, where the step ends).
 
     The newlines are looked for with ``pread``, not through the map: a page touched through
     a map counts in this process's RSS, and with large page-cache folios each touch maps
@@ -1048,9 +1049,9 @@ def _line_aligned_cuts(path: Path, size: int, step: int) -> list[tuple[int, int]
                 nl = _newline_before(fd, pos, end)
                 if nl > pos:
                     end = nl + 1
-                else:
-                    nl = _newline_from(fd, end, size)
-                    end = size if nl < 0 else nl + 1
+                # else: a line longer than a piece is cut where the piece ends (a log of
+                # one line still goes to every worker); only a match that crosses the cut
+                # in such a line is lost
             cuts.append((pos, end))
             pos = end
     finally:
@@ -1069,19 +1070,6 @@ def _newline_before(fd: int, lo: int, hi: int) -> int:
         if k >= 0:
             return a + k
         hi = a
-    return -1
-
-
-def _newline_from(fd: int, lo: int, size: int) -> int:
-    """The offset of the first newline in ``[lo, size)``, or -1."""
-    while lo < size:
-        chunk = os.pread(fd, min(_CUT_WINDOW, size - lo), lo)
-        if not chunk:
-            return -1
-        k = chunk.find(b"\n")
-        if k >= 0:
-            return lo + k
-        lo += len(chunk)
     return -1
 
 

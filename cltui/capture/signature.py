@@ -249,8 +249,8 @@ def _resolve_include_dirs(dirs: Sequence[str], warnings: list[str]) -> list[str]
 # of its line, as a compiler reads them: otherwise each later "/*" or quote would rescan the
 # rest of the text, quadratic)
 _SCAN_RE = re.compile(
-    r"//[^\n]*|/\*.*?(?:\*/|\Z)|\"(?:\\.|[^\"\\\n])*+(?:\"|(?=\n)|\Z)"
-    r"|'(?:\\.|[^'\\\n])*+(?:'|(?=\n)|\Z)|[{};]"
+    r"//[^\n]*|/\*.*?(?:\*/|\Z)|\"(?:\\.|[^\"\\\n])*+\\?(?:\"|(?=\n)|\Z)"
+    r"|'(?:\\.|[^'\\\n])*+\\?(?:'|(?=\n)|\Z)|[{};]"
     r"|^[ \t]*#(?:[^\n]*\\\n)*[^\n]*",
     re.MULTILINE | re.DOTALL,
 )
@@ -735,8 +735,8 @@ def parse_kernels(source: str, options: str = "",
 
 # --------------------------------------------------------------------------- spans
 
-_MASK_RE = re.compile(r"//[^\n]*|/\*.*?(?:\*/|\Z)|\"(?:\\.|[^\"\\\n])*+(?:\"|(?=\n)|\Z)"
-                      r"|'(?:\\.|[^'\\\n])*+(?:'|(?=\n)|\Z)"
+_MASK_RE = re.compile(r"//[^\n]*|/\*.*?(?:\*/|\Z)|\"(?:\\.|[^\"\\\n])*+\\?(?:\"|(?=\n)|\Z)"
+                      r"|'(?:\\.|[^'\\\n])*+\\?(?:'|(?=\n)|\Z)"
                       r"|^[ \t]*#(?:[^\n]*\\\n)*[^\n]*", re.MULTILINE | re.DOTALL)
 
 

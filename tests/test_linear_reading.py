@@ -1,0 +1,254 @@
+"""Reading is linear whatever the content: reproducers of the quadratic passes (each a small
+mutation of a copy of a shared capture, or the input that made a helper quadratic), run
+under the hang detector; odd names and duplicated lines give a problem, not a failure."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from pathlib import Path
+
+import cltui.capture.logindex as li
+from cltui.capture import open_capture
+from cltui.capture import signature as sig
+from cltui.capture.logindex import build_index
+from cltui.capture.names import (
+    parse_dump_name,
+    parse_replay_dir_name,
+    parse_setkernelarg_name,
+    too_large_number,
+)
+
+from .conftest import capture_path
+from .hang import bounded
+
+MB = 1 << 20
+
+
+def _linked_copy(root: Path, work: Path, log: bytes) -> Path:
+    """A capture folder: the mutated log, links to the real capture's other entries."""
+    d = work / root.name
+    d.mkdir()
+    for entry in os.listdir(root):
+        if entry != "clintercept_log.txt":
+            os.symlink(root / entry, d / entry)
+    (d / "clintercept_log.txt").write_bytes(log)
+    return d
+
+
+def _enqueue_lines(log: bytes) -> list[tuple[int, int, int]]:
+    """(counter, line start, line end) of every ``>>>> ... clEnqueue`` line."""
+    out = []
+    for m in re.finditer(rb"(?m)^>>>> [^\n]*clEnqueue\w+[^\n]*; EnqueueCounter: (\d+)$", log):
+        out.append((int(m.group(1)), m.start(), m.end()))
+    return out
+
+
+def test_real_coldcache_capture_opens(tmp_path: Path) -> None:
+    root = capture_path("pyopencl_lib_coldcache")
+
+    def run() -> None:
+        cap = open_capture(root)
+        try:
+            assert cap.numbers.tolist() == list(range(101, 123))
+            assert any("NUL bytes" in p.message for p in cap.problems)
+            for n in cap.numbers.tolist():
+                cap.enqueue(int(n))
+            cap.info()
+        finally:
+            cap.close()
+
+    bounded("open pyopencl_lib_coldcache (a 929 KB NUL run)", run)
+
+
+def test_nul_runs_head_middle_tail_and_before_a_tag(tmp_path: Path) -> None:
+    root = capture_path("pyopencl_lib_pocl")
+    log = (root / "clintercept_log.txt").read_bytes()
+    n = len(log)
+    runs = [(0, 2000), (n // 3, n // 3 + 100_000), (n // 2, n // 2 + 300)]
+    damaged = bytearray(log)
+    for a, b in runs:
+        damaged[a:b] = b"\x00" * (b - a)
+    damaged += b"\x00" * 50_000  # a NUL tail
+    # a megabyte NUL run right before the footer tag: the old `\x00+<tag>` retried from
+    # each NUL of the run (minutes)
+    foot = bytes(damaged).rindex(b"\nCLIntercept is shutting down")
+    damaged[foot + 1 : foot + 1] = b"\x00" * MB
+    d = _linked_copy(root, tmp_path, bytes(damaged))
+    kept = {
+        c for c, s, e in _enqueue_lines(log) if all(e <= a or s >= b for a, b in runs) and s > 2000
+    }
+    everything = {c for c, _, _ in _enqueue_lines(log)}
+
+    def run() -> None:
+        idx = build_index(d / "clintercept_log.txt")
+        try:
+            got = set(idx.numbers.tolist())
+            assert kept <= got <= everything, (sorted(kept - got), sorted(got - everything))
+            assert idx.shutdowns == 1  # the tag after the NUL run is read
+            assert any("NUL bytes (first at byte 0)" in p.message for p in idx.problems)
+        finally:
+            idx.close()
+        cap = open_capture(d)
+        try:
+            for k in cap.numbers.tolist()[:20]:
+                cap.enqueue(int(k))
+        finally:
+            cap.close()
+
+    bounded("pyopencl_lib_pocl with NUL runs at the head, middle, tail and before a tag", run)
+
+
+def test_a_long_word_in_enqueue_and_creator_lines(tmp_path: Path) -> None:
+    root = capture_path("pyopencl_lib_pocl")
+    log = (root / "clintercept_log.txt").read_bytes()
+    word = b"w" * MB
+    # a megabyte word in the arguments of kernel enqueue 5 (``show`` decodes it with _kv)
+    log = re.sub(
+        rb"(clEnqueueNDRangeKernel\( axpbyz \): queue = 0x[0-9a-f]+, )(kernel = [^\n]*"
+        rb"EnqueueCounter: 5\n)",
+        lambda m: m.group(1) + word + b" " + m.group(2),
+        log,
+        count=1,
+    )
+    # and in a buffer's creation line (indexed through _kv and _flags)
+    log = log.replace(b"clCreateBuffer: context = ", b"clCreateBuffer: " + word + b" context = ", 1)
+    assert log.count(word) == 2
+    d = _linked_copy(root, tmp_path, log)
+
+    def run() -> None:
+        cap = open_capture(d)
+        try:
+            e = cap.enqueue(5)
+            assert e.row.kernel == "axpbyz"
+            for n in cap.numbers.tolist()[:12]:
+                cap.enqueue(int(n))
+        finally:
+            cap.close()
+
+    bounded("show of an enqueue whose line holds a 1 MB word", run)
+
+
+def test_quadratic_helpers_are_linear() -> None:
+    cases = {
+        "_kv of a 1 MB word": lambda: li._kv("x" * MB + " = 1, y = 2"),
+        "_kv of 100k words": lambda: li._kv("ab-cd>e " * 100_000),
+        "_flags of 1 MB of blanks": lambda: li._flags("CL_MEM" + " " * MB + "x (1)"),
+        "the queue device of repeated device types": lambda: li._queue_device(
+            "device = " + " (CL_DEVICE_TYPE_CPU" * 100_000
+        ),
+        "the enqueue pattern on a word of 200k clEnqueue": lambda: list(
+            li._ENQ_RE.finditer(b"clEnqueue" * 200_000)
+        ),
+        "device times on a line of 100k heads": lambda: li._DEVTIME_ANY_RE.findall(
+            b"Device Time for " * 100_000
+        ),
+        "build options of one 1 MB word": lambda: sig.parse_build_options("-D" + "x" * MB),
+        "the kernel span in 50k unbalanced headers": lambda: sig.kernel_span(
+            "__kernel void k(" * 50_000, "k"
+        ),
+        "parameter spans in 50k definitions": lambda: sig.param_spans(
+            "__kernel void k(int a){}" * 50_000, "k"
+        ),
+        "skeleton of 500k comment openers": lambda: sig.skeletonize("/*" * 500_000),
+        "skeleton of 200k top-level blocks": lambda: sig.skeletonize("{}" * 200_000),
+        "the masked source of 300k escaped quotes": lambda: sig.kernel_span('"\\' * 300_000, "k"),
+    }
+    for desc, fn in cases.items():
+        bounded(desc, fn)
+    # the results where they are small enough to check
+    assert li._kv("flags = CL_MEM_READ_WRITE (1), size = 4, x>y = a-b") == {
+        "flags": "CL_MEM_READ_WRITE (1)",
+        "size": "4",
+        "x>y": "a-b",
+    }
+    assert li._flags(" CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR (21) ") == (
+        "CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR"
+    )
+    assert li._flags("CL_MEM (x1)") == "CL_MEM (x1)"
+    assert li._queue_device("context = 0x1, device = CPU dev (CL_DEVICE_TYPE_CPU) (x)") == (
+        "CPU dev"
+    )
+    assert li._queue_device("device = a (CL_DEVICE_TYPE_CPU) x (CL_DEVICE_TYPE_GPU) (y") == (
+        "a (CL_DEVICE_TYPE_CPU) x"
+    )
+    assert sig.parse_build_options('-D A=\'1 2\' -I "x y" -DB=\\"q\\"').macros == [
+        ("D", "A", "1 2"),
+        ("D", "B", '"q"'),
+    ]
+
+
+def test_duplicated_enqueue_line(tmp_path: Path) -> None:
+    root = capture_path("pyopencl_lib_pocl")
+    log = (root / "clintercept_log.txt").read_bytes()
+    lines = log.split(b"\n")
+    i = next(
+        k
+        for k, ln in enumerate(lines)
+        if b"clEnqueueNDRangeKernel" in ln and ln.endswith(b"EnqueueCounter: 5")
+    )
+    j = next(
+        k for k, ln in enumerate(lines) if ln.endswith(b"EnqueueCounter: 40") and b"clEnqueue" in ln
+    )
+    lines.insert(i + 1, lines[i])
+    lines.insert(j + 2, lines[j + 1])
+    d = _linked_copy(root, tmp_path, b"\n".join(lines))
+    orig = build_index(root / "clintercept_log.txt")
+    idx = build_index(d / "clintercept_log.txt")
+    try:
+        assert idx.numbers.tolist() == orig.numbers.tolist()  # 123, each once
+        assert (idx.device_times == orig.device_times).all()
+        dup = [p.message for p in idx.problems if "more than one enqueue line" in p.message]
+        assert len(dup) == 1 and "EnqueueCounter 5, 40 appear" in dup[0], dup
+    finally:
+        idx.close()
+        orig.close()
+
+
+def test_two_sessions_repeat_numbers_without_a_duplicate_problem(tmp_path: Path) -> None:
+    root = capture_path("pyopencl_lib_pocl")
+    log = (root / "clintercept_log.txt").read_bytes()
+    d = _linked_copy(root, tmp_path, log + log)
+    idx = build_index(d / "clintercept_log.txt")
+    try:
+        assert len(idx.numbers) == 246
+        assert not [p for p in idx.problems if "more than one enqueue line" in p.message]
+    finally:
+        idx.close()
+
+
+def test_a_number_past_64_bits_skips_one_file(tmp_path: Path) -> None:
+    src = capture_path("pyopencl_lib_pocl")
+    root = tmp_path / "cap"
+    shutil.copytree(src, root, symlinks=True)
+    huge = "9999999999999999999999"
+    pre = root / "memDumpPreEnqueue"
+    one = sorted(pre.iterdir())[0]
+    bad_dump = f"Enqueue_{huge}_Kernel_k_Arg_5_Buffer_0000.bin"
+    shutil.copyfile(one, pre / bad_dump)
+    ska = root / "SetKernelArg"
+    bad_ska = f"SetKernelArg_{huge}_Kernel_k_Arg_0.bin"
+    shutil.copyfile(sorted(ska.iterdir())[0], ska / bad_ska)
+    (root / "Replay" / f"Enqueue_{huge}_k").mkdir()
+    for p in root.rglob("*"):
+        p.chmod(p.stat().st_mode | 0o200)
+
+    def run() -> None:
+        cap = open_capture(root)
+        try:
+            assert len(cap) == 123
+            why = {p.where: p.message for p in cap.problems if "64 bits" in p.message}
+            assert {Path(k).name for k in why} >= {bad_dump, bad_ska, f"Enqueue_{huge}_k"}, why
+            for n in cap.numbers.tolist()[:5]:
+                cap.enqueue(int(n))
+            cap.info()
+        finally:
+            cap.close()
+
+    bounded("a capture with dump, SetKernelArg and Replay names past 64 bits", run)
+    assert parse_dump_name(bad_dump) is None and too_large_number(bad_dump)
+    assert parse_setkernelarg_name(bad_ska) is None and too_large_number(bad_ska)
+    assert parse_replay_dir_name(f"Enqueue_{huge}_k") is None
+    assert not too_large_number("Enqueue_0001_Kernel_k_Arg_0_Buffer_0002.bin")
+    assert parse_dump_name(f"Enqueue_{2**63 - 1}_Kernel_k_Arg_0_Buffer_0002.bin") is not None

@@ -686,9 +686,7 @@ def _cuts_reference(text: bytes, step: int) -> list[tuple[int, int]]:
             nl = text.rfind(b"\n", pos, end)
             if nl > pos:
                 end = nl + 1
-            else:
-                nl = text.find(b"\n", end)
-                end = len(text) if nl < 0 else nl + 1
+            # else: a line longer than the step is cut where the step ends
         cuts.append((pos, end))
         pos = end
     return cuts
@@ -716,4 +714,7 @@ def test_line_aligned_cuts_read_with_pread_match_the_map(
         cuts = li._line_aligned_cuts(path, len(text), step)
         assert cuts == _cuts_reference(text, step)
         assert [a for a, _ in cuts] == ([0, *[e for _, e in cuts][:-1]] if cuts else [])
-        assert all(e == len(text) or text[e - 1 : e] == b"\n" for _, e in cuts)
+        assert all(
+            e == len(text) or text[e - 1 : e] == b"\n" or b"\n" not in text[a + 1 : e]
+            for a, e in cuts
+        )

@@ -469,8 +469,7 @@ def main(argv: list[str] | None = None) -> int:
         action="append",
         default=[],
         metavar="DUMPDIR:RANGE",
-        help="with --part overhead|range: these ranges instead of the standard ones "
-        "(repeatable)",
+        help="with --part overhead|range: these ranges instead of the standard ones (repeatable)",
     )
     ns = ap.parse_args(argv)
     ranges = [(Path(r.rsplit(":", 1)[0]), r.rsplit(":", 1)[1]) for r in ns.range] or None

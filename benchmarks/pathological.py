@@ -292,7 +292,8 @@ def run(
                 error = ""
                 n_good = n_bad = 0
                 try:
-                    for r in range(repeat):  # the two take turns
+                    turns = max(repeat, 5) if mb <= 16 else repeat  # small: more noise
+                    for r in range(turns):  # the two take turns
                         pair = [(good, True), (bad, False)]
                         for path, is_good in pair if r % 2 == 0 else pair[::-1]:
                             res = _best(path, 1, timeout, inner)

@@ -1614,6 +1614,32 @@ def _drop_duplicates(
         dup[np.array(by_order, dtype=np.int64)] = False  # numbered by order: not a counter
     if not dup.any():
         return len(nums)
+    # keep the first intact line of each number: a line that a NUL run joined to the tail
+    # of a later line carries that line's counter (it is the copy, not the enqueue)
+    # (a device time went to the last line of a number: it moves to the line kept)
+    mm = idx._mm
+    ordered = set(by_order)
+    dts = idx.device_times
+    first = np.flatnonzero(dup_sorted[1:] & ~dup_sorted[:-1])  # group starts (sorted)
+    for g in first.tolist():
+        rows = [int(order[g])]
+        k = g + 1
+        while k < len(order) and dup_sorted[k]:
+            rows.append(int(order[k]))
+            k += 1
+        rows = [r for r in rows if r not in ordered]
+        if len(rows) < 2:
+            continue
+        kept = rows[0]
+        if mm is not None:
+            intact = [r for r in rows if not _has_nul(mm, int(idx.offsets[r]), idx.size)]
+            if intact:
+                kept = intact[0]
+        dup[rows] = True
+        dup[kept] = False
+        timed = [r for r in rows if dts[r, 0] >= 0]
+        if timed and dts[kept, 0] < 0:
+            dts[kept] = dts[timed[-1]]
     keep = ~dup
     numbers = sorted({int(x) for x in nums[dup]})
     shown = ", ".join(str(x) for x in numbers[:10])
@@ -1623,7 +1649,7 @@ def _drop_duplicates(
         Problem(
             f"EnqueueCounter {shown}{more} appear{'s' if len(numbers) == 1 else ''} on more than "
             f"one enqueue line of one session ({lines} duplicated line{'s' if lines > 1 else ''}, "
-            "probably repeated in the log): the first line of each is kept",
+            "probably repeated in the log): the first intact line of each is kept",
             idx.path.name,
         )
     )
@@ -1634,6 +1660,12 @@ def _drop_duplicates(
     idx.kernel_ids = idx.kernel_ids[keep]
     idx.device_times = idx.device_times[keep]
     return len(idx.numbers)
+
+
+def _has_nul(mm: mmap.mmap, off: int, size: int) -> bool:
+    """Whether the line starting at ``off`` holds a NUL byte."""
+    e = mm.find(b"\n", off)
+    return mm.find(b"\x00", off, size if e < 0 else e) >= 0
 
 
 def _global_id(fmap: dict[bytes, int], functions: list[str], fb: bytes, fkind: list[int]) -> int:
@@ -1685,9 +1717,11 @@ class _DeviceTimes:
         if len(nums) == 0:
             return
         self.rows.frombytes(np.full(3 * len(nums), -1, dtype=np.int64).tobytes())
+        # (equal neighbours are a duplicated line, dropped later: a device time goes to the
+        # last of them, as the searches below pick it)
         if self.early and (
-            (self.last is not None and int(nums[0]) <= self.last)
-            or (len(nums) > 1 and not bool(np.all(nums[1:] > nums[:-1])))
+            (self.last is not None and int(nums[0]) < self.last)
+            or (len(nums) > 1 and not bool(np.all(nums[1:] >= nums[:-1])))
         ):
             self.early = False
             self.waiting.clear()

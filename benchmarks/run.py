@@ -1103,7 +1103,7 @@ def splice_section(text: str, sec: str, res: dict[str, Any], when: str) -> str:
     is.  ``when`` (date and command) heads the block, since the file's header is older."""
     missed: list[str] = []
     block = render_section(sec, res, missed)
-    block[3:3] = [f"Measured {when}, on its own.", ""]
+    block[4:4] = [f"Measured {when}, on its own.", ""]
     if missed:
         block += ["Goals missed in this section:", "", *[f"- {m}" for m in missed], ""]
     lines = text.splitlines()

@@ -180,3 +180,15 @@ def test_render_only_rewrites_from_saved_json(
     assert "| <= 150 MB | **MISSED** (160 MB) |" in text
     assert "- Capture index: rss: 160 MB, goal <= 150 MB" in text
     assert run_mod.main(["--render-only", str(tmp_path / "absent.json")]) == 2
+
+
+def test_splice_rewrites_only_its_section(run_mod: ModuleType) -> None:
+    fig = run_mod.figure("1 MB, nul_head: x", "0.1 s", "0.1 s", 1.0, "p / i", "<= 1.5", True)
+    old = "# t\n\n## Export\n\nkeep me\n\n## Goals missed in this run\n\nNone.\n"
+    new = run_mod.splice_section(old, "pathological", {"figures": [fig]}, "today")
+    assert new.startswith("# t\n\n## Export\n\nkeep me\n\n## Pathological inputs\n")
+    assert "\nMeasured today, on its own.\n\n| figure |" in new
+    assert new.endswith("## Goals missed in this run\n\nNone.\n")
+    again = run_mod.splice_section(new, "pathological", {"figures": [fig]}, "later")
+    assert again.count("## Pathological inputs") == 1 and "Measured later" in again
+    assert "keep me" in again and "Measured today" not in again

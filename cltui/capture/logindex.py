@@ -1025,7 +1025,6 @@ class _Piece:
     dt: bytes = b""  # int64 (number, q, s, d) quadruples
     rare: list[tuple[int, int, str, str, int]] = field(default_factory=list)
     build_starts: list[int] = field(default_factory=list)  # "Start of Build Log" tags
-    build_ends: list[int] = field(default_factory=list)  # every "End of Build Log" in it
     first_nul: int = -1
 
 
@@ -1188,12 +1187,6 @@ def _scan_piece(
             p.build_starts.append(off)  # its end: the first end tag after it, at the merge
             continue
         rare.append((off, 2, tag, _dec(m.group(2)), 0))
-    # every end-of-build-log tag of the piece (one pass; not a search to the end of the
-    # file from each start tag)
-    at = mm.find(_END_BUILD_LOG, pos, end)
-    while at >= 0:
-        p.build_ends.append(at)
-        at = mm.find(_END_BUILD_LOG, at + len(_END_BUILD_LOG), end)
     # enqueue entry lines
     numbers = p.numbers
     offsets = p.offsets
@@ -1476,7 +1469,6 @@ def _scan(
     knames: list[str] = []
     rare: list[tuple[int, int, str, str, int]] = []  # (offset, type, fn/tag, rest, counter)
     build_starts: list[int] = []
-    build_ends: list[int] = []
     missing_counter = 0
     first_nul = -1
     by_order: list[int] = []  # rows numbered by order (no usable EnqueueCounter)
@@ -1503,14 +1495,17 @@ def _scan(
             dev.add_quads(numbers, p.dt)
         rare.extend(p.rare)
         build_starts.extend(p.build_starts)
-        build_ends.extend(p.build_ends)
         del p
-    # a build log spans from its start tag to the first end tag after it (or the end)
+    # a build log spans from its start tag to the first end tag after it (or the end of the
+    # file); one search serves every start before the end it found, so the file is
+    # searched at most once in all (not to its end from each start tag)
     skip_spans: list[tuple[int, int]] = []
+    e = -2  # the end found by the last search (-1: none after it), -2: no search yet
     for a in sorted(build_starts):
-        k = bisect.bisect_left(build_ends, a)
-        skip_spans.append((a, build_ends[k] if k < len(build_ends) else size))
-    del build_starts, build_ends
+        if mm is not None and (e == -2 or 0 <= e < a):
+            e = mm.find(_END_BUILD_LOG, a, size)
+        skip_spans.append((a, size if e < 0 else e))
+    del build_starts
     fk = np.array(fkind, dtype=np.uint8)
     idx = LogIndex(
         path=path,

@@ -129,6 +129,9 @@ def test_open_accepts_a_dumpdir_split_per_process(
     started: list[Path] = []
 
     class FakeApp:
+        return_code = 0
+        exit_line = None
+
         def __init__(self, path: Path) -> None:
             self.path = path
 

@@ -51,7 +51,7 @@ def gil_hog_opener(path: Path, progress: ProgressFn | None, cancel: Any) -> Capt
     while time.monotonic() < deadline:
         step += 1
         if progress is not None:
-            progress(min(0.99, step / 200))
+            progress(min(0.99, step / 100))
         _hog()
     return open_capture(path, progress, cancel)
 
@@ -236,10 +236,12 @@ def test_status_line_shows_indexing_progress(small: Path) -> None:
     async def go() -> list[int]:
         seen: list[int] = []
         async with app.run_test(size=SIZE) as pilot:
-            for _ in range(3):
-                m = await wait_status(pilot, r"indexing (\d+)% of [\d.]+ [KM]iB · esc stops")
+            pattern = r"indexing (\d+)% of [\d.]+ [KM]iB · esc stops"
+            deadline = time.monotonic() + 30
+            while len(set(seen)) < 3 and time.monotonic() < deadline:
+                m = await wait_status(pilot, pattern)
                 seen.append(int(m.group(1)))
-                await pilot.pause(0.3)
+                await pilot.pause(0.05)
             screen = app.main
             assert screen.reading and screen.capture is None
             assert "Stop reading" in str(screen.active_bindings.get("escape").binding.description)

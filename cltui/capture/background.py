@@ -214,7 +214,7 @@ class CaptureReader:
         self._req = -1  # parent -> child
         self._res = -1  # child -> parent
         self._buf = bytearray()
-        self._lock = threading.Lock()  # one round trip at a time
+        self._lock = threading.RLock()  # one round trip at a time; close() may re-enter
         self._next_id = _OPEN_ID + 1
         self._dead: str | None = None
 
@@ -281,16 +281,22 @@ class CaptureReader:
             blob = dumps((fn, args))
             try:
                 _write_all(self._req, _REQ.pack(len(blob), rid) + blob)
+                answer = self._wait(rid, None, cancel)
             except OSError as e:
-                self._gone(f"cannot write to it: {e.strerror or e}")
-                raise ReaderGone(f"{self.path}: the reader process has stopped") from None
-            result = pickle.loads(self._wait(rid, None, cancel))
+                self.close()
+                raise ReaderGone(f"{self.path}: the reader process has stopped ({e})") from None
+            except ReaderGone:
+                self.close()
+                raise
+            result = pickle.loads(answer)
             return result  # type: ignore[no-any-return]
 
     def _wait(self, rid: int, progress: ProgressFn | None, cancel: threading.Event | None) -> bytes:
         poller = select.poll()
         poller.register(self._res, select.POLLIN)
         while True:
+            if self._dead is not None:  # closed by another thread (the app exits)
+                raise ReaderGone(f"{self.path}: the reader process has stopped ({self._dead})")
             frame = self._frame()
             if frame is not None:
                 fid, kind, payload = frame
@@ -348,20 +354,26 @@ class CaptureReader:
         waits on a reading: SIGKILL, then a non-blocking reap (a reaper thread if needed)."""
         pid, self.pid = self.pid, -1
         self._gone("closed")
-        for fd in (self._req, self._res):
-            if fd >= 0:
-                with contextlib.suppress(OSError):
-                    os.close(fd)
-        self._req = self._res = -1
         with _live_lock:
             _live.discard(self)
-        if pid <= 0:
-            return
-        with contextlib.suppress(OSError):
-            os.killpg(pid, signal.SIGKILL)  # the child and the index's workers
-        with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGKILL)  # in case it had not made its group yet
-        _reap(pid)
+        if pid > 0:
+            with contextlib.suppress(OSError):
+                os.killpg(pid, signal.SIGKILL)  # the child and the index's workers
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)  # in case it had not made its group yet
+            _reap(pid)
+        # the pipes: now, unless a thread is waiting on them (it closes them when it sees
+        # that the reader is gone, within one poll); closing under it could hand it the
+        # number of a file opened meanwhile
+        if self._lock.acquire(blocking=False):
+            try:
+                for fd in (self._req, self._res):
+                    if fd >= 0:
+                        with contextlib.suppress(OSError):
+                            os.close(fd)
+                self._req = self._res = -1
+            finally:
+                self._lock.release()
 
     def __del__(self) -> None:
         with contextlib.suppress(Exception):

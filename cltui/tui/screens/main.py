@@ -599,7 +599,9 @@ def _decode_off_loop(cap: Capture, number: int, cancel: threading.Event) -> Enqu
         except CallCancelled:
             raise _Abandoned() from None
         except ReaderGone:
-            pass  # decode here, as without a reader
+            if cancel.is_set():  # closed because the app exits
+                raise _Abandoned() from None
+            # else it died: decode here, as without a reader
     return cap.enqueue(number)
 
 
@@ -627,7 +629,8 @@ def _dumps_off_loop(
         except CallCancelled:
             raise _Abandoned() from None
         except ReaderGone:
-            pass
+            if cancel.is_set():
+                raise _Abandoned() from None
     return dumps_of(cap, numbers)
 
 

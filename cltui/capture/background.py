@@ -60,6 +60,7 @@ _REQ = struct.Struct("<Qi")  # parent -> child: payload length, request id
 _RESULT, _ERROR, _PROGRESS = 0, 1, 2
 _POLL_MS = 10  # how often a waiting thread looks at its cancel event
 _OPEN_ID = 0  # the request id of the open itself
+_NICE = 10  # the reader (and the index's workers) yield the CPU to the app
 
 
 class ReaderGone(CaptureError):
@@ -440,6 +441,8 @@ def _child(path: Path, opener: Opener, req: int, res: int, parent_fds: tuple[int
 
 def _detach() -> None:
     os.setpgid(0, 0)  # its own process group: one killpg stops it and the index's workers
+    with contextlib.suppress(OSError):
+        os.nice(_NICE)  # the app's keys before the reading, on a machine with few cores
     with contextlib.suppress(ValueError, OSError):
         signal.set_wakeup_fd(-1)  # signals here must not wake the parent's event loop
     for name in ("SIGWINCH", "SIGTSTP", "SIGCONT", "SIGCHLD", "SIGTERM", "SIGHUP", "SIGUSR1"):

@@ -346,6 +346,7 @@ def test_q_in_a_real_terminal_while_indexing(nul_log_capture: Path) -> None:
         while proc.poll() is None and time.monotonic() - t0 < 10:
             drain(0.02)
         elapsed = time.monotonic() - t0
+        print(f"python -m cltui exited {elapsed:.3f} s after q")  # shown with -s
         assert proc.returncode == 0, output.decode(errors="replace")[-2000:]
         assert elapsed < 2 * EXIT_BOUND_S, f"the process took {elapsed:.2f} s to exit"
         drain(0.1)

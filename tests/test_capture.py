@@ -255,9 +255,9 @@ def test_bad_paths(tmp_path: Path) -> None:
         open_capture(tmp_path / "nope")
     f = tmp_path / "file.txt"
     f.write_text("x")
-    with pytest.raises(CaptureError, match="is not a directory"):
+    with pytest.raises(CaptureError, match="is a file, not a capture folder"):
         open_capture(f)
-    with pytest.raises(CaptureError, match=r"contains no clintercept_log\.txt and no dump folders"):
+    with pytest.raises(CaptureError, match=r"is not a capture folder: expected clintercept_log"):
         open_capture(tmp_path)
 
 

@@ -129,6 +129,9 @@ def test_open_accepts_a_dumpdir_split_per_process(
     started: list[Path] = []
 
     class FakeApp:
+        return_code = 0
+        exit_line = None
+
         def __init__(self, path: Path) -> None:
             self.path = path
 
@@ -140,4 +143,4 @@ def test_open_accepts_a_dumpdir_split_per_process(
     assert r.exit_code == 0, r.output
     assert started == [tmp_path / "app"]
     r = CliRunner().invoke(main, ["open", str(tmp_path / "nothing")])
-    assert r.exit_code == 2 and "no such directory" in r.output
+    assert r.exit_code == 2 and "nothing does not exist" in r.output

@@ -97,7 +97,12 @@ def test_loading(snap_compare: Compare, pyocl_pocl: Path) -> None:
 
 
 def test_cannot_open(snap_compare: Compare) -> None:
-    app = make_app("/nonexistent/capture")
+    """A capture that cannot be read (a path that is no capture at all exits 2 instead)."""
+
+    def failing_open(path: Path, progress: ProgressFn, cancel: threading.Event) -> Capture:
+        raise CaptureError(f"{path} contains no clintercept_log.txt and no dump folders")
+
+    app = make_app("/nonexistent/capture", opener=failing_open)
     assert snap_compare(app, terminal_size=SMALL, run_before=_steps())
 
 

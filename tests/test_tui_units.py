@@ -152,11 +152,12 @@ def test_open_command_rejects_bad_paths(tmp_path: Path) -> None:
     missing = tmp_path / "nothing"
     result = runner.invoke(main, [str(missing)])
     assert result.exit_code == 2
-    assert result.output.strip() == f"cltui: {missing}: no such directory"
+    assert result.output.strip().startswith(f"cltui: {missing} does not exist (a capture folder")
     a_file = tmp_path / "clintercept_log.txt"
     a_file.write_text("")
     result = runner.invoke(main, ["open", str(a_file)])
-    assert result.exit_code == 2 and "not a directory" in result.output
+    assert result.exit_code == 2 and "is a file, not a capture folder" in result.output
+    assert f"give the folder that holds it: {tmp_path}" in result.output
     assert "Traceback" not in result.output
 
 

@@ -1,6 +1,6 @@
 """The pure capture model: reading an Intercept Layer dump (stdlib, numpy, pcpp only)."""
 
-from cltui.capture.capture import Capture, open_capture
+from cltui.capture.capture import Capture, check_capture_folder, open_capture
 from cltui.capture.model import (
     ArgKind,
     CaptureError,
@@ -12,6 +12,7 @@ from cltui.capture.model import (
     ImageFormat,
     KernelArg,
     MemObject,
+    NotACapture,
     Problem,
     Program,
     SamplerDesc,
@@ -29,8 +30,10 @@ __all__ = [
     "ImageFormat",
     "KernelArg",
     "MemObject",
+    "NotACapture",
     "Problem",
     "Program",
     "SamplerDesc",
+    "check_capture_folder",
     "open_capture",
 ]

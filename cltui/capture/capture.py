@@ -32,6 +32,7 @@ from cltui.capture import files
 from cltui.capture import logindex as li
 from cltui.capture.cltypes import decode_value
 from cltui.capture.model import (
+    CAPTURE_HOLDS,
     ArgKind,
     CaptureError,
     DeviceTime,
@@ -40,6 +41,7 @@ from cltui.capture.model import (
     EnqueueRow,
     KernelArg,
     MemObject,
+    NotACapture,
     Problem,
     Program,
 )
@@ -1026,12 +1028,63 @@ def _capture_folders(root: Path, limit: int = 8) -> list[str]:
     return [d.name for d in subs if li.find_logs(d)][:limit]
 
 
+def _shown(path: Path | str) -> str:
+    """``path`` for a message: control and other unprintable characters escaped."""
+    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in str(path))
+
+
+def _layer_file(name: str, is_dir: bool) -> bool:
+    """True for a name the Intercept Layer writes into its dump folder."""
+    if is_dir:
+        return name.startswith("memDump") or name in ("SetKernelArg", "Replay")
+    return name.startswith(("clintercept_", "CLI_"))
+
+
+def check_capture_folder(path: str | Path) -> None:
+    """Raise :class:`NotACapture` unless ``path`` names a capture: a folder holding at least
+    one file or folder of the layer's (however damaged the capture is), or the
+    ``<path>.<pid>`` folders of the layer's AppendPid.  Reads one directory listing."""
+    root = Path(path)
+    shown = _shown(root)
+    try:
+        is_dir = root.is_dir()
+        exists = is_dir or root.exists()
+    except OSError as e:  # e.g. a name too long, a folder we may not enter
+        raise NotACapture(f"{shown}: {e.strerror or e}") from None
+    if not exists:
+        if pid_folders(root):
+            return
+        raise NotACapture(f"{shown} does not exist (a capture folder holds {CAPTURE_HOLDS})")
+    if not is_dir:
+        hint = ""
+        if _layer_file(root.name, False) or root.suffix.lower() in (".bin", ".raw", ".cl"):
+            hint = f"; give the folder that holds it: {_shown(root.parent)}"
+        raise NotACapture(
+            f"{shown} is a file, not a capture folder: expected {CAPTURE_HOLDS}{hint}"
+        )
+    try:
+        with os.scandir(root) as it:
+            for entry in it:
+                try:
+                    entry_is_dir = entry.is_dir(follow_symlinks=False)
+                except OSError:
+                    continue
+                if _layer_file(entry.name, entry_is_dir):
+                    return
+    except OSError as e:
+        raise NotACapture(f"{shown}: cannot list the folder: {e.strerror or e}") from None
+    inside = _capture_folders(root)
+    hint = f"; captures inside it: {', '.join(_shown(n) for n in inside)}" if inside else ""
+    raise NotACapture(f"{shown} is not a capture folder: expected {CAPTURE_HOLDS}{hint}")
+
+
 def _open(root: Path, progress: ProgressFn | None, cancel: threading.Event | None) -> Capture:
     problems: list[Problem] = []
+    check_capture_folder(root)  # NotACapture: missing, a file, none of the layer's files
     if not root.exists():
         pids = pid_folders(root)
         if not pids:
-            raise CaptureError(f"{root} does not exist")
+            raise NotACapture(f"{_shown(root)} does not exist")
         # AppendPid: open the folder of the process with the most enqueues, say which
         chosen = pids[0][0]
         others = ", ".join(
@@ -1046,7 +1099,7 @@ def _open(root: Path, progress: ProgressFn | None, cancel: threading.Event | Non
         )
         root = chosen
     if not root.is_dir():
-        raise CaptureError(f"{root} is not a directory")
+        raise NotACapture(f"{_shown(root)} is not a directory")
     logs = li.find_logs(root)
     dumps = files.scan_dumps(root, None)
     problems.extend(getattr(dumps, "problems", []) or [])

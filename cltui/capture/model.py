@@ -26,6 +26,17 @@ class CaptureError(Exception):
     """
 
 
+CAPTURE_HOLDS = (
+    "clintercept_log.txt, clintercept_report.txt, memDump*/, SetKernelArg/, Replay/ or "
+    "CLI_*_source.cl (written by the Intercept Layer's cliloader)"
+)
+
+
+class NotACapture(CaptureError):
+    """The path is not a capture folder: missing, a file, or a folder holding none of the
+    layer's files.  The message is one line that says what a capture folder holds."""
+
+
 class EnqueueKind(enum.IntEnum):
     """What an enqueue does; stored as uint8 in the index."""
 

@@ -22,7 +22,7 @@ _KIND_TEXT = {
 
 
 @click.command("check")
-@click.argument("dumpdir", type=click.Path(file_okay=False))
+@click.argument("dumpdir", type=click.Path())
 @click.argument("range_text", metavar="RANGE")
 @click.option(
     "--mode", type=click.Choice(["isolated", "chain", "strict"]), default="isolated",

@@ -8,8 +8,8 @@ from cltui.commands._common import EXIT_MISMATCH, EXIT_OK, emit_json, fail, load
 
 
 @click.command("diverge")
-@click.argument("dump_a", type=click.Path(file_okay=False, path_type=str))
-@click.argument("dump_b", type=click.Path(file_okay=False, path_type=str))
+@click.argument("dump_a", type=click.Path(path_type=str))
+@click.argument("dump_b", type=click.Path(path_type=str))
 @click.option("--atol", type=float, default=0.0, show_default=True,
               help="Absolute tolerance for floating point elements.")
 @click.option("--rtol", type=float, default=0.0, show_default=True,

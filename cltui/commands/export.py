@@ -14,7 +14,7 @@ from cltui.commands._common import emit_json, fail
 
 
 @click.command("export")
-@click.argument("dumpdir", type=click.Path(file_okay=False))
+@click.argument("dumpdir", type=click.Path())
 @click.argument("range_text", metavar="RANGE")
 @click.option(
     "-o",

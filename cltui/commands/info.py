@@ -43,7 +43,7 @@ def _scalar(value: Any) -> str:
 
 
 @click.command("info")
-@click.argument("dumpdir", type=click.Path(file_okay=False))
+@click.argument("dumpdir", type=click.Path())
 @click.option("--json", "as_json", is_flag=True, help="JSON object (see docs/cli-json.md).")
 def info_cmd(dumpdir: str, as_json: bool) -> None:
     """Summarise DUMPDIR: programs, devices, counts per kind and kernel, timing, data."""

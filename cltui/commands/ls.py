@@ -25,7 +25,7 @@ def fmt_ns(ns: int) -> str:
 
 
 @click.command("ls")
-@click.argument("dumpdir", type=click.Path(file_okay=False))
+@click.argument("dumpdir", type=click.Path())
 @click.option("--kernel", "-k", "pattern", help="Only kernels whose name contains PATTERN.")
 @click.option("--regex", is_flag=True, help="Treat PATTERN as a regular expression.")
 @click.option("--range", "-r", "rng", help="Enqueue numbers: N, A-B, A- or -B (and /KERNEL).")

@@ -19,17 +19,18 @@ from cltui.commands._common import fail
 )
 def open_cmd(dumpdir: Path, dumpdir_b: Path | None, ansi: bool | None) -> None:
     """Browse DUMPDIR (and DUMPDIR_B: press c to switch) in the terminal app."""
+    from cltui.capture import NotACapture, check_capture_folder
+
     for p in (dumpdir, dumpdir_b):
         if p is None:
             continue
-        if not p.exists():
-            from cltui.capture.capture import pid_folders
-
-            if not pid_folders(p):  # AppendPid's <DUMPDIR>.<pid> folders: the app picks one
-                fail(f"{p}: no such directory")
-            continue
-        if not p.is_dir():
-            fail(f"{p}: not a directory (give the dump directory, not a file in it)")
+        try:  # one listing, before the app starts: no empty app on a folder that is no capture
+            check_capture_folder(p)
+        except NotACapture as exc:
+            fail(str(exc))
     from cltui.tui.app import make_app, wants_ansi
 
-    make_app(dumpdir, dumpdir_b, ansi=wants_ansi() if ansi is None else ansi).run()
+    app = make_app(dumpdir, dumpdir_b, ansi=wants_ansi() if ansi is None else ansi)
+    app.run()
+    if app.return_code:  # e.g. the folder stopped being a capture before it was read
+        fail(app.exit_line or "cannot open the capture", app.return_code)

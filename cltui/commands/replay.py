@@ -31,7 +31,7 @@ def parse_arg_tol(specs: tuple[str, ...]) -> dict[int, dict[str, Any]]:
 
 
 @click.command("replay")
-@click.argument("dumpdir", type=click.Path(file_okay=False))
+@click.argument("dumpdir", type=click.Path())
 @click.argument("range_text", metavar="RANGE")
 @click.option(
     "--device",

@@ -155,7 +155,7 @@ def enqueue_to_json(cap: Any, number: int) -> dict[str, Any]:
 
 
 @click.command("show")
-@click.argument("dumpdir", type=click.Path(file_okay=False))
+@click.argument("dumpdir", type=click.Path())
 @click.argument("number", type=int)
 @click.option("--json", "as_json", is_flag=True, help="JSON object (see docs/cli-json.md).")
 def show_cmd(dumpdir: str, number: int, as_json: bool) -> None:

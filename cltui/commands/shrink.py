@@ -10,7 +10,7 @@ from cltui.commands._common import EXIT_MISMATCH, EXIT_OK, emit_json, fail, load
 
 
 @click.command("shrink")
-@click.argument("dumpdir", type=click.Path(file_okay=False))
+@click.argument("dumpdir", type=click.Path())
 @click.argument("range_text", metavar="RANGE")
 @click.option("--device", "-d", "device", required=True,
               help="The device to replay on: P:D index or name substring (pocl, oclgrind).")

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path, PurePath
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
@@ -24,9 +26,36 @@ __all__ = ["CltuiApp", "make_app"]
 
 
 def _open(path: Path, progress: ProgressFn, cancel: threading.Event) -> Capture:
-    from cltui.capture.capture import open_capture
+    """:func:`open_capture` in a child process that then decodes for the app (the app's
+    event loop never waits on reading; esc or quitting kills the child at once)."""
+    from cltui.capture.background import open_in_child
 
-    return open_capture(path, progress, cancel)
+    return open_in_child(path, progress, cancel)
+
+
+class _DaemonThreads(ThreadPoolExecutor):
+    """The event loop's default executor (Textual's thread workers run in it): one daemon
+    thread per job, never waited for, so that quitting never waits on a worker that is
+    still decoding or waiting on a reader process (those are killed on exit)."""
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        future: Future[Any] = Future()
+
+        def run() -> None:
+            if not future.set_running_or_notify_cancel():
+                return
+            try:
+                result = fn(*args, **kwargs)
+            except BaseException as exc:  # handed to the waiting coroutine
+                future.set_exception(exc)
+            else:
+                future.set_result(result)
+
+        threading.Thread(target=run, name="cltui-worker", daemon=True).start()
+        return future
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        return None
 
 
 class CltuiApp(App[None]):
@@ -36,6 +65,7 @@ class CltuiApp(App[None]):
     CSS_PATH = list[str | PurePath](stylesheet_paths())  # noqa: RUF012 - read by Textual
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q", "quit", "Quit", show=False),
+        Binding("ctrl+c", "quit_now", "Quit", show=False, priority=True),
         Binding("c", "switch_capture", "Other capture", tooltip="Switch between captures A and B"),
         Binding("d", "divergent(1)", "First divergent", tooltip="First enqueue where A and B part"),
         Binding("D", "divergent(0)", "Next divergent", show=False),
@@ -47,8 +77,26 @@ class CltuiApp(App[None]):
         self.captures = list(screens)
         self.current = 0
         self.divergence: actions.Divergence | None = None
+        self.exit_line: str | None = None  # why the app exited 2 (see bad_input)
         if ansi:  # the terminal's own 16 colours, for basic terminals and ssh sessions
             self.theme = ANSI_THEME
+
+    def on_load(self) -> None:
+        asyncio.get_running_loop().set_default_executor(_DaemonThreads())
+
+    def on_unmount(self) -> None:
+        from cltui.capture.background import close_all
+
+        close_all()  # the reader processes: killed now, not when the interpreter exits
+
+    def bad_input(self, line: str) -> None:
+        """Exit 2 with ``line`` (the path given is not a capture)."""
+        self.exit_line = line
+        self.exit(return_code=2)
+
+    def action_quit_now(self) -> None:
+        """ctrl+c: quit, as q and ctrl+q do (in a text field too)."""
+        self.exit()
 
     def on_mount(self) -> None:
         for i, screen in enumerate(self.captures):

@@ -27,11 +27,13 @@ class CaptureLoaded(Message):
 
 
 class CaptureFailed(Message):
-    """Nothing could be opened; ``message`` is one line for the user."""
+    """Nothing could be opened; ``message`` is one line for the user.  ``not_a_capture``:
+    the path is no capture at all (the app then exits 2, as the CLI does)."""
 
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, not_a_capture: bool = False) -> None:
         super().__init__()
         self.message = message
+        self.not_a_capture = not_a_capture
 
 
 class CursorMoved(Message):

@@ -17,7 +17,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Label, ProgressBar
 from textual.worker import get_current_worker
 
-from cltui.capture.model import CaptureError, Enqueue, EnqueueKind, KernelArg
+from cltui.capture.model import CaptureError, Enqueue, EnqueueKind, KernelArg, NotACapture
 from cltui.tui.format import fmt_bytes
 from cltui.tui.messages import (
     CaptureFailed,
@@ -68,6 +68,15 @@ class MainScreen(Screen[None]):
         Binding("r", "replay", "Replay", tooltip="Replay the selected range"),
         Binding("e", "export", "Export", tooltip="Export the selected range as a bundle"),
         Binding("question_mark,f1", "help", "Help", key_display="?"),
+        Binding(
+            "escape",
+            "stop_reading",
+            "Stop reading",
+            priority=True,  # before the list's own escape (clear the range)
+            key_display="esc",
+            tooltip="Stop reading the capture (while it is being indexed)",
+        ),
+        Binding("R", "read_again", "Read again", tooltip="Read the capture again"),
     ]
 
     def __init__(
@@ -92,6 +101,10 @@ class MainScreen(Screen[None]):
         self._cancel = threading.Event()
         self._last_progress = -1.0
         self._details_pending = False
+        self.reading = False  # the capture is being opened (indexed)
+        self.stopped = False  # the user stopped the reading (esc)
+        self.read_fraction = 0.0
+        self._log_bytes = 0
 
     # ----------------------------------------------------------------- layout
     def compose(self) -> ComposeResult:
@@ -117,49 +130,129 @@ class MainScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.sub_title = str(self.path)
-        self.status.set_parts(range_text=f"{self.label}indexing…")
         self.enqueue_list.focus()
-        # paint the first frame before the indexing thread competes for the interpreter
-        self.call_after_refresh(self._index)
+        self._start_reading()
+
+    def _start_reading(self) -> None:
+        self.reading, self.stopped, self.error = True, False, None
+        self.read_fraction, self._last_progress = 0.0, -1.0
+        self._cancel = threading.Event()
+        self._log_bytes = _log_size(self.path)
+        self.query_one("#loading").display = True
+        self.query_one("#loading-bar", ProgressBar).update(progress=0.0)
+        self.enqueue_list.placeholder = "Indexing…"
+        self.enqueue_list.refresh()
+        self._show_reading()
+        self.refresh_bindings()
+        # paint the first frame before the indexing thread starts
+        self.call_after_refresh(self._index, self._cancel)
+
+    def _show_reading(self) -> None:
+        of = f" of {fmt_bytes(self._log_bytes)}" if self._log_bytes else ""
+        self.status.set_parts(
+            range_text=f"{self.label}indexing {int(self.read_fraction * 100)}%{of}",
+            bytes_text="esc stops",
+        )
 
     def on_unmount(self) -> None:
         self._cancel.set()
+        self._close_reader()
+
+    def _close_reader(self) -> None:
+        from cltui.capture.background import reader_of
+
+        reader = reader_of(self.capture) if self.capture is not None else None
+        if reader is not None:
+            reader.close()
 
     # --------------------------------------------------------------- indexing
     @work(thread=True, exclusive=True, group="index", exit_on_error=False)
-    def _index(self) -> None:
+    def _index(self, cancel: threading.Event) -> None:
+        """Open the capture (the default opener reads it in a child process: see
+        :mod:`cltui.capture.background`); this thread only waits, the GIL released."""
+        from cltui.capture.logindex import IndexCancelled
+
         def progress(fraction: float) -> None:
             if fraction - self._last_progress >= 0.01 or fraction >= 1.0:
                 self._last_progress = fraction
                 self.post_message(IndexProgress(fraction))
 
         try:
-            capture = self.opener(self.path, progress, self._cancel)
+            capture = self.opener(self.path, progress, cancel)
+        except IndexCancelled:
+            return  # the user stopped it (esc) or the screen is gone: nothing to report
         except CaptureError as exc:
-            self.post_message(CaptureFailed(str(exc)))
+            if not cancel.is_set():
+                self.post_message(CaptureFailed(str(exc), isinstance(exc, NotACapture)))
             return
         except Exception as exc:  # a bug in a parser must not reach the user as a traceback
             reason = f"cannot read {self.path}: {type(exc).__name__}: {exc}"
             self.post_message(CaptureFailed(reason))
             return
-        if not get_current_worker().is_cancelled:
-            self.post_message(CaptureLoaded(capture))
+        if cancel.is_set() or get_current_worker().is_cancelled:
+            from cltui.capture.background import reader_of
+
+            reader = reader_of(capture)
+            if reader is not None:
+                reader.close()
+            return
+        self.post_message(CaptureLoaded(capture))
 
     def on_index_progress(self, message: IndexProgress) -> None:
+        if not self.reading:
+            return
+        self.read_fraction = message.fraction
         self.query_one("#loading-bar", ProgressBar).update(progress=message.fraction)
+        self._show_reading()
+
+    def action_stop_reading(self) -> None:
+        """Stop reading the capture (esc while indexing): the reader process is killed."""
+        if not self.reading:
+            return
+        self._cancel.set()
+        self.reading, self.stopped = False, True
+        self.query_one("#loading").display = False
+        done = int(self.read_fraction * 100)
+        line = f"Reading stopped at {done}%: press R to read {self.path.name} again, q to quit"
+        self.enqueue_list.placeholder = line
+        self.enqueue_list.refresh()
+        self.status.set_parts(
+            range_text=f"{self.label}reading stopped at {done}%", bytes_text="R reads again"
+        )
+        self.notify(f"Stopped reading {self.path}", title="Reading stopped", timeout=6)
+        self.refresh_bindings()
+
+    def action_read_again(self) -> None:
+        if self.reading or self.capture is not None:
+            return
+        self._start_reading()
 
     def on_capture_failed(self, message: CaptureFailed) -> None:
+        self.reading = False
         self.error = message.message
         self.query_one("#loading").display = False
         self.enqueue_list.placeholder = f"Cannot open: {message.message}"
         self.enqueue_list.refresh()
-        self.status.set_parts(range_text=f"{self.label}nothing to show")
+        self.status.set_parts(range_text=f"{self.label}nothing to show", bytes_text="")
         self.notify(message.message, title="Cannot open capture", severity="error", timeout=30)
+        self.refresh_bindings()
+        bad_input = getattr(self.app, "bad_input", None)
+        if message.not_a_capture and callable(bad_input):
+            bad_input(message.message)  # the app exits 2 with the line, as the CLI does
 
     def on_capture_loaded(self, message: CaptureLoaded) -> None:
+        if not self.reading:  # stopped meanwhile: drop it
+            from cltui.capture.background import reader_of
+
+            reader = reader_of(message.capture)
+            if reader is not None:
+                reader.close()
+            return
+        self.reading = False
         cap = message.capture
         self.capture = cap
         self.query_one("#loading").display = False
+        self.status.set_parts(bytes_text="")
         self.enqueue_list.set_capture(cap)
         self.details.set_capture(cap)
         problems = list(cap.problems)
@@ -201,13 +294,16 @@ class MainScreen(Screen[None]):
         if cap is None:
             return
         number = int(cap.numbers[pos])
+        worker = get_current_worker()
         enq: Enqueue | None = None
         error = None
         try:
-            enq = cap.enqueue(number)
+            enq = _decode_off_loop(cap, number, worker.cancelled_event)
+        except _Abandoned:
+            return
         except Exception as exc:  # the capture reports its own problems; this is a last guard
             error = f"enqueue {number}: cannot decode ({type(exc).__name__}: {exc})"
-        if not get_current_worker().is_cancelled:
+        if not worker.is_cancelled:
             self.app.call_from_thread(self._decoded, pos, enq, error)
 
     def _decoded(self, pos: int, enq: Enqueue | None, error: str | None) -> None:
@@ -280,13 +376,19 @@ class MainScreen(Screen[None]):
             )
         seen: set[int] = set()
         total = 0
-        dumped = 0
+        dumped = len(dumped_pos)
         try:
-            for pos in dumped_pos:
+            numbers = [int(n) for n in cap.numbers[dumped_pos]]
+            for at in range(0, len(numbers), _DUMPS_PER_CALL):
                 if worker.is_cancelled:
                     return
-                dumped += 1
-                total += _dumped_bytes(cap.enqueue(int(cap.numbers[pos])).args, seen)
+                chunk = numbers[at : at + _DUMPS_PER_CALL]
+                for mem_id, size in _dumps_off_loop(cap, chunk, worker.cancelled_event):
+                    if mem_id not in seen:
+                        seen.add(mem_id)
+                        total += size
+        except _Abandoned:
+            return
         except Exception as exc:  # a decoding bug must not stop the browser
             self.app.call_from_thread(
                 self.status.set_parts, bytes_text=f"data size unknown ({type(exc).__name__})"
@@ -434,6 +536,10 @@ class MainScreen(Screen[None]):
         self.app.push_screen(HelpScreen(self.active_bindings, BADGE_LEGEND))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "stop_reading":
+            return self.reading  # hidden (and esc left to the list) once read
+        if action == "read_again":
+            return not self.reading and self.capture is None and (self.stopped or bool(self.error))
         if action == "replay":
             return True if (self.replay is not None and self.capture is not None) else None
         if action == "export":
@@ -472,6 +578,68 @@ class MainScreen(Screen[None]):
             "bookmarks": sorted(int(cap.numbers[p]) for p in lst.bookmarks) if cap else [],
             "status": self.status.as_text().plain,
         }
+
+
+_DUMPS_PER_CALL = 32  # enqueues per reader call: a details decode waits for one such call
+
+
+class _Abandoned(Exception):
+    """The worker was cancelled (the cursor moved on, the app exits) while the reader ran."""
+
+
+def _decode_off_loop(cap: Capture, number: int, cancel: threading.Event) -> Enqueue:
+    """``cap.enqueue(number)`` decoded by the capture's reader process when it has one (pcpp
+    and hashing never hold this process's GIL), else in this thread."""
+    from cltui.capture.background import CallCancelled, ReaderGone, decode_enqueue, reader_of
+
+    reader = reader_of(cap)
+    if reader is not None and reader.alive:
+        try:
+            return reader.call(decode_enqueue, number, cancel=cancel)
+        except CallCancelled:
+            raise _Abandoned() from None
+        except ReaderGone:
+            if cancel.is_set():  # closed because the app exits
+                raise _Abandoned() from None
+            # else it died: decode here, as without a reader
+    return cap.enqueue(number)
+
+
+def dumps_of(cap: Capture, numbers: list[int]) -> list[tuple[int, int]]:
+    """(memory object id, bytes) of each argument dump (Pre, else Post) of the enqueues
+    ``numbers``: what the status line adds up (run by the reader process)."""
+    out: list[tuple[int, int]] = []
+    for number in numbers:
+        for arg in cap.enqueue(number).args:
+            dump = arg.pre or arg.post
+            if dump is not None:
+                out.append((dump.mem_id, dump.size))
+    return out
+
+
+def _dumps_off_loop(
+    cap: Capture, numbers: list[int], cancel: threading.Event
+) -> list[tuple[int, int]]:
+    from cltui.capture.background import CallCancelled, ReaderGone, reader_of
+
+    reader = reader_of(cap)
+    if reader is not None and reader.alive:
+        try:
+            return reader.call(dumps_of, numbers, cancel=cancel)
+        except CallCancelled:
+            raise _Abandoned() from None
+        except ReaderGone:
+            if cancel.is_set():
+                raise _Abandoned() from None
+    return dumps_of(cap, numbers)
+
+
+def _log_size(path: Path) -> int:
+    """Bytes of the capture's call log (0 when there is none, or it cannot be seen)."""
+    try:
+        return (path / "clintercept_log.txt").stat().st_size
+    except OSError:
+        return 0
 
 
 def _dumped_bytes(args: Sequence[KernelArg], seen: set[int]) -> int:

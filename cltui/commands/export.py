@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from cltui.commands._common import emit_json, fail
+from cltui.commands._common import echo, emit_json, fail
 
 
 @click.command("export")
@@ -165,23 +165,23 @@ def _report(info: dict[str, Any], as_json: bool, *, err: bool) -> None:
     if as_json:
         import json
 
-        click.echo(json.dumps(info, indent=2), err=True)
+        click.echo(json.dumps(info, indent=2), err=True)  # JSON: exact
         return
     where = info.get("tar") or info["outdir"]
     if where == "-":
         where = "stdout (tar)"
-    click.echo(
+    echo(
         f"exported {info['steps']} kernel enqueue{'s' if info['steps'] != 1 else ''} "
         f"({info['mode']}, {', '.join(info['langs'])}) to {where}: {info['files']} files, "
         f"{info['data_files']} distinct data contents ({info['data_bytes']} bytes)",
         err=err,
     )
     for note in info.get("notes", []):
-        click.echo(f"  note: {note}", err=err)
+        echo(f"  note: {note}", err=err)
     for h in info.get("host_files", []):
-        click.echo(f"  host file: {h['host_path']} -> {h['bundle_path']}", err=err)
+        echo(f"  host file: {h['host_path']} -> {h['bundle_path']}", err=err)
     for r in info.get("refused_includes", []):
-        click.echo(
+        echo(
             f"  refused host file: #include {r['include']!r} -> {r['host_path']} ({r['why']}): "
             "the bundle may not build from source",
             err=err,

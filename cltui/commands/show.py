@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from cltui.commands._common import emit_json, fail, load_capture, row_json
+from cltui.commands._common import echo, emit_json, fail, load_capture, row_json
 
 
 def _dump_obj(dump: Any, dtype: Any) -> dict[str, Any] | None:
@@ -206,7 +206,6 @@ def _fmt(value: Any) -> str:
 
 
 def _print_human(d: dict[str, Any]) -> None:
-    echo = click.echo
     title = d["kernel"] or d["function"]
     echo(f"enqueue {d['number']}  {d['kind']}  {title}")
     if d.get("device"):

@@ -31,6 +31,7 @@ import numpy.typing as npt
 from cltui.capture import files
 from cltui.capture import logindex as li
 from cltui.capture.cltypes import decode_value
+from cltui.capture.confine import leaves, outside_message, read_bytes_inside
 from cltui.capture.model import (
     CAPTURE_HOLDS,
     ArgKind,
@@ -71,8 +72,8 @@ def _dims(text: str | None, sep: str) -> tuple[int, ...] | None:
         return None
 
 
-def _read_text(path: Path) -> str:
-    return files.read_text_lenient(path)
+def _read_text(path: Path, root: Path) -> str:
+    return files.read_text_lenient(path, root)
 
 
 class Capture:
@@ -337,7 +338,8 @@ class Capture:
         key = str(program.source_path)
         if key not in self._source_cache:
             try:
-                self._source_cache[key] = _read_text(program.source_path).replace("\x00", "")
+                text = _read_text(program.source_path, self.path)
+                self._source_cache[key] = text.replace("\x00", "")
             except OSError:
                 self._source_cache[key] = ""
         return self._source_cache[key]
@@ -346,7 +348,7 @@ class Capture:
         parts = []
         for tag, p in sorted(program.build_logs.items()):
             try:
-                parts.append(f"--- {tag} ---\n{_read_text(p)}")
+                parts.append(f"--- {tag} ---\n{_read_text(p, self.path)}")
             except OSError as e:
                 parts.append(f"--- {tag} --- (unreadable: {e.strerror})")
         return "\n".join(parts)
@@ -406,7 +408,7 @@ class Capture:
         folder = (getattr(self.dumps, "replay", {}) or {}).get(number)
         rf = None
         if folder is not None:
-            rf = files.read_replay_folder(Path(folder))
+            rf = files.read_replay_folder(Path(folder), self.path)
         self._replay_cache[number] = rf
         return rf
 
@@ -638,8 +640,7 @@ class Capture:
         if path is None:
             return None
         try:
-            with open(path, "rb") as f:
-                return f.read()
+            return read_bytes_inside(self.path, path)
         except OSError:
             return None
 
@@ -1100,7 +1101,7 @@ def _open(root: Path, progress: ProgressFn | None, cancel: threading.Event | Non
         root = chosen
     if not root.is_dir():
         raise NotACapture(f"{_shown(root)} is not a directory")
-    logs = li.find_logs(root)
+    logs = li.find_logs(root, problems)
     dumps = files.scan_dumps(root, None)
     problems.extend(getattr(dumps, "problems", []) or [])
     have_dumps = bool(dumps.pre or dumps.post or dumps.replay or dumps.setkernelarg)
@@ -1134,7 +1135,10 @@ def _open(root: Path, progress: ProgressFn | None, cancel: threading.Event | Non
     problems.extend(pprobs)
     report = None
     rp = root / "clintercept_report.txt"
-    if rp.is_file():
+    rp_target = leaves(root, rp) if rp.is_symlink() else None
+    if rp_target is not None:
+        problems.append(Problem(outside_message(rp_target), rp.name))
+    elif rp.is_file():
         report = files.parse_report(rp)
         if report is None:
             problems.append(Problem("the report could not be read", rp.name))

@@ -23,6 +23,13 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from cltui.capture.confine import (
+    entry_leaves,
+    leaves,
+    open_inside,
+    outside_message,
+    real_root,
+)
 from cltui.capture.model import Dump, Problem, Program, SamplerDesc
 from cltui.capture.names import (
     BUFFER_DUMP_RE,
@@ -140,31 +147,39 @@ def hash_file(path: Path | str) -> int:
 # Memory maps
 
 
-def map_bytes(path: Path | str, dtype: npt.DTypeLike = np.uint8) -> npt.NDArray[Any]:
+def map_bytes(
+    path: Path | str, dtype: npt.DTypeLike = np.uint8, *, root: Path | str | None = None
+) -> npt.NDArray[Any]:
     """A read-only ``np.memmap`` of ``path`` viewed as ``dtype``.
 
     Trailing bytes that do not fill a whole element are dropped; a 0-byte file (or one smaller
-    than one element) gives an empty array.  Raises ``OSError`` if the file cannot be opened.
+    than one element) gives an empty array.  Raises ``OSError`` if the file cannot be opened,
+    :class:`~cltui.capture.confine.OutsideCapture` when it leads outside the capture ``root``.
     """
     dt = np.dtype(dtype)
-    size = os.path.getsize(path)
-    count = size // dt.itemsize if dt.itemsize else 0
-    if count == 0:
-        return np.empty(0, dtype=dt)
-    return np.memmap(path, dtype=dt, mode="r", shape=(count,))
+    with open_inside(root, path) as f:
+        size = os.fstat(f.fileno()).st_size
+        count = size // dt.itemsize if dt.itemsize else 0
+        if count == 0:
+            return np.empty(0, dtype=dt)
+        return np.memmap(f, dtype=dt, mode="r", shape=(count,))
 
 
 # ---------------------------------------------------------------------------------------------
 # Text helpers
 
 
-def read_text_lenient(path: Path | str) -> str:
+def read_text_lenient(path: Path | str, root: Path | str | None = None) -> str:
     """A text file as str: UTF-8 with replacement characters, NUL bytes removed.
 
     For program sources, build logs and option files (byte-exact copies of what the application
     or driver produced, §5.1, §8.4).  Line ends are kept as they are (CRLF stays CRLF).
+    With the capture ``root``, a file that leads outside it raises
+    :class:`~cltui.capture.confine.OutsideCapture` (an ``OSError``).
     """
-    return Path(path).read_bytes().replace(b"\0", b"").decode("utf-8", "replace")
+    with open_inside(root, path) as f:
+        data = f.read()
+    return data.replace(b"\0", b"").decode("utf-8", "replace")
 
 
 def source_is_utf8(path: Path | str) -> bool:
@@ -202,10 +217,10 @@ _HEX = frozenset(b"0123456789abcdefABCDEF")
 _HASH_PROBE = 16  # files sampled per kind by the hash-only heuristic
 
 
-def looks_like_hash_dump(path: Path | str) -> bool:
+def looks_like_hash_dump(path: Path | str, root: Path | str | None = None) -> bool:
     """The §3.4 heuristic: ≤ 17 bytes, 1-16 hex digits followed by ``\\n`` (or ``\\r\\n``)."""
     try:
-        with open(path, "rb") as f:
+        with open_inside(root, path) as f:
             head = f.read(18)
     except OSError:
         return False
@@ -253,15 +268,38 @@ class DumpIndex:
         return table.get(enqueue, [])
 
 
-def _scandir(path: Path, problems: list[Problem], root: Path) -> list[os.DirEntry[str]]:
+def _scandir(
+    path: Path, problems: list[Problem], root: Path, capture: Path | None = None
+) -> list[os.DirEntry[str]]:
+    """The entries of ``path`` (``root``: what problem locations are relative to), without
+    any entry that is a link leading outside the ``capture`` folder (default ``root``): each
+    one is a problem.  A ``path`` that is itself such a link is not listed."""
+    boundary = real_root(capture or root)
     try:
+        if os.path.islink(path):
+            target = leaves(capture or root, path, root_real=boundary)
+            if target is not None:
+                problems.append(_outside(path, root, target))
+                return []
         with os.scandir(path) as it:
-            return list(it)
+            entries = list(it)
     except FileNotFoundError:
         return []
     except OSError as e:
         problems.append(Problem(f"cannot list folder: {e.strerror or e}", _rel(path, root)))
         return []
+    kept = []
+    for entry in entries:
+        target = entry_leaves(entry, boundary)
+        if target is None:
+            kept.append(entry)
+        else:
+            problems.append(_outside(Path(entry.path), root, target))
+    return kept
+
+
+def _outside(path: Path, root: Path, target: str) -> Problem:
+    return Problem(outside_message(target), _rel(path, root))
 
 
 _TOO_LARGE = "a number in the name does not fit in 64 bits: file skipped"
@@ -292,14 +330,16 @@ def _is_dir(entry: os.DirEntry[str]) -> bool:
         return False
 
 
-def _probe_hashed(paths: list[str]) -> bool:
+def _probe_hashed(paths: list[str], root: Path) -> bool:
     if not paths:
         return False
     sample = sorted(paths)[:_HASH_PROBE]
-    return all(looks_like_hash_dump(p) for p in sample)
+    return all(looks_like_hash_dump(p, root) for p in sample)
 
 
-def _make_dump(path: Path, p: ParsedDumpName, buffer_hashed: bool, image_hashed: bool) -> Dump:
+def _make_dump(
+    path: Path, p: ParsedDumpName, buffer_hashed: bool, image_hashed: bool, root: Path | None
+) -> Dump:
     return Dump(
         path=path,
         enqueue=p.enqueue,
@@ -310,6 +350,7 @@ def _make_dump(path: Path, p: ParsedDumpName, buffer_hashed: bool, image_hashed:
         image_region=p.image_region,
         image_bpp=p.image_bpp,
         hashed=image_hashed if p.is_image else buffer_hashed,
+        root=root,
     )
 
 
@@ -326,8 +367,10 @@ class DumpTable(Mapping[int, list[Dump]]):
         names: dict[int, list[str]],
         buffer_hashed: bool = False,
         image_hashed: bool = False,
+        root: Path | None = None,
     ) -> None:
         self.folder = folder
+        self.root = root  # the capture folder (dumps are read only inside it)
         self._names = names
         self._buffer_hashed = buffer_hashed
         self._image_hashed = image_hashed
@@ -342,7 +385,9 @@ class DumpTable(Mapping[int, list[Dump]]):
             p = parse_dump_name(name)
             if p is not None:  # always: names were validated by the scan
                 path = self.folder / name
-                dumps.append(_make_dump(path, p, self._buffer_hashed, self._image_hashed))
+                dumps.append(
+                    _make_dump(path, p, self._buffer_hashed, self._image_hashed, self.root)
+                )
         dumps.sort(key=lambda d: (d.arg, d.mem_id, d.path.name))
         self._cache[enqueue] = dumps
         return dumps
@@ -438,13 +483,13 @@ def scan_dumps(
                 if len(buffers) >= _HASH_PROBE and len(images) >= _HASH_PROBE:
                     break
         if hashes_only is None:
-            hashes_only = _probe_hashed(buffers + [p for p, _ in mapunmap_raw])
+            hashes_only = _probe_hashed(buffers + [p for p, _ in mapunmap_raw], root)
         if image_hashes_only is None:
-            image_hashes_only = _probe_hashed(images)
+            image_hashes_only = _probe_hashed(images, root)
     idx.buffer_hashes = hashes_only
     idx.image_hashes = image_hashes_only
-    idx.pre = DumpTable(pre_dir, pre, hashes_only, image_hashes_only)
-    idx.post = DumpTable(post_dir, post, hashes_only, image_hashes_only)
+    idx.pre = DumpTable(pre_dir, pre, hashes_only, image_hashes_only, root)
+    idx.post = DumpTable(post_dir, post, hashes_only, image_hashes_only, root)
     idx.mapunmap = sorted(
         (
             MapUnmapDump(Path(p), pm.kind, pm.mem_id, pm.offset, pm.enqueue, hashes_only)
@@ -650,6 +695,7 @@ class ReplayFolder:
     post: dict[int, Dump] = field(default_factory=dict)
     has_run_py: bool = False
     problems: list[Problem] = field(default_factory=list)
+    root: Path | None = None  # the capture folder: nothing is read outside it
 
     @property
     def arg_indices(self) -> list[int]:
@@ -667,7 +713,7 @@ _MAX_SMALL = 1 << 20  # text files of a replay folder larger than this are garba
 
 def _read_small(path: Path, rf: ReplayFolder, limit: int = _MAX_SMALL) -> bytes | None:
     try:
-        with open(path, "rb") as f:
+        with open_inside(rf.root, path) as f:
             data = f.read(limit + 1)
     except OSError as e:
         rf.problems.append(Problem(f"cannot read: {e.strerror or e}", path.name, rf.enqueue))
@@ -713,7 +759,7 @@ def _parse_worksizes(
 
 def _scan_sub_dumps(folder: Path, rf: ReplayFolder, sub: str) -> dict[int, Dump]:
     out: dict[int, Dump] = {}
-    for entry in _scandir(folder, rf.problems, rf.path):
+    for entry in _scandir(folder, rf.problems, rf.path, rf.root):
         p = parse_dump_name(entry.name) if _is_file(entry) else None
         if p is None:
             msg = _unrecognised("dump file name", entry.name)
@@ -732,18 +778,24 @@ def _scan_sub_dumps(folder: Path, rf: ReplayFolder, sub: str) -> dict[int, Dump]
                 Problem(f"two dumps for argument {p.arg}", f"{sub}/{entry.name}", rf.enqueue)
             )
             continue
-        out[p.arg] = _make_dump(Path(entry.path), p, False, False)
+        out[p.arg] = _make_dump(Path(entry.path), p, False, False, rf.root)
     return dict(sorted(out.items()))
 
 
-def read_replay_folder(path: Path | str) -> ReplayFolder:
-    """Decode one Replay folder.  Never raises: every odd file is a :class:`Problem`."""
+def read_replay_folder(path: Path | str, root: Path | str | None = None) -> ReplayFolder:
+    """Decode one Replay folder.  Never raises: every odd file is a :class:`Problem`.
+
+    ``root``: the capture folder, which no file read may lead out of (default: the folder
+    above ``Replay/``, else the folder holding ``path``)."""
     path = Path(path)
+    if root is None:
+        root = path.parent.parent if path.parent.name == "Replay" else path.parent
     parsed_dir = parse_replay_dir_name(path.name)
     rf = ReplayFolder(
         path=path,
         enqueue=parsed_dir.enqueue if parsed_dir else None,
         kernel_name=parsed_dir.kernel if parsed_dir else path.name,
+        root=Path(root),
     )
     if parsed_dir is None:
         msg = (
@@ -752,7 +804,7 @@ def read_replay_folder(path: Path | str) -> ReplayFolder:
             else "folder name is not Enqueue_<number>_<kernel>"
         )
         rf.problems.append(Problem(msg, path.name))
-    entries = _scandir(path, rf.problems, path)
+    entries = _scandir(path, rf.problems, path, rf.root)
     if not entries:
         if not path.is_dir():
             rf.problems.append(Problem("Replay folder not found", str(path), rf.enqueue, "error"))
@@ -969,7 +1021,7 @@ def scan_program_files(
 
 def _read_options(path: Path, problems: list[Problem], root: Path) -> str:
     try:
-        return read_text_lenient(path)
+        return read_text_lenient(path, root)
     except OSError as e:
         problems.append(Problem(f"cannot read options: {e.strerror or e}", _rel(path, root)))
         return ""
@@ -1015,8 +1067,11 @@ def scan_programs(root: Path | str) -> tuple[list[Program], list[Problem]]:
 def iter_source_files(root: Path | str) -> Iterator[tuple[ParsedProgramFileName, Path]]:
     """Every ``CLI_*_source.cl`` with its parsed name (for hash checks and kernel lookup)."""
     root = Path(root)
+    boundary = real_root(root)
     with os.scandir(root) as it:
         for entry in it:
+            if entry_leaves(entry, boundary) is not None:
+                continue
             p = parse_program_file_name(entry.name)
             if p is not None and p.kind == "source":
                 yield p, Path(entry.path)

@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from cltui.capture.confine import leaves, outside_message
 from cltui.capture.model import (
     CaptureError,
     EnqueueKind,
@@ -951,18 +952,23 @@ def _image_bytes(fmt: ImageFormat) -> int:
     return w * h * d * image_texel_bytes(fmt)
 
 
-def find_logs(root: Path) -> list[Path]:
-    """``clintercept_log.txt`` first, then ``clintercept_log-N.txt`` variants in N order."""
+def find_logs(root: Path, problems: list[Problem] | None = None) -> list[Path]:
+    """``clintercept_log.txt`` first, then ``clintercept_log-N.txt`` variants in N order.
+
+    A log that is a link leading outside ``root`` is left out (a problem in ``problems``)."""
     out: list[Path] = []
-    main = root / "clintercept_log.txt"
-    if main.is_file():
-        out.append(main)
-    variants: list[tuple[int, Path]] = []
+    candidates: list[tuple[int, Path]] = [(-1, root / "clintercept_log.txt")]
     for p in root.glob("clintercept_log-*.txt"):
         m = re.match(r"clintercept_log-(\d+)\.txt$", p.name)
-        if m and p.is_file():
-            variants.append((int(m.group(1)), p))
-    out.extend(p for _, p in sorted(variants))
+        if m:
+            candidates.append((int(m.group(1)), p))
+    for _, p in sorted(candidates):
+        target = leaves(root, p) if p.is_symlink() else None
+        if target is not None:
+            if problems is not None:
+                problems.append(Problem(outside_message(target), p.name))
+        elif p.is_file():
+            out.append(p)
     return out
 
 

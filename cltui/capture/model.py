@@ -160,10 +160,16 @@ class Dump:
     image_region: tuple[int, int, int] | None = None  # W, H, D
     image_bpp: int | None = None  # bits per texel
     hashed: bool = False  # the file holds a 64-bit hash, not data
+    # the capture folder: the file is read only while it lies inside it (cltui.capture.confine)
+    root: Path | None = field(default=None, compare=False)
 
     @property
     def size(self) -> int:
+        from cltui.capture.confine import check_inside
+
         try:
+            if self.root is not None:
+                check_inside(self.root, self.path)
             return self.path.stat().st_size
         except OSError:
             return 0
@@ -172,16 +178,20 @@ class Dump:
         """The 64-bit content hash a hash-only dump holds (None for raw dumps)."""
         if not self.hashed:
             return None
+        from cltui.capture.confine import read_bytes_inside
+
         try:
-            return int(self.path.read_bytes().strip() or b"0", 16)
+            return int(read_bytes_inside(self.root, self.path).strip() or b"0", 16)
         except (OSError, ValueError):
             return None
 
     def array(self, dtype: npt.DTypeLike = np.uint8) -> npt.NDArray[Any]:
-        """A read-only memmap of the data, viewed as ``dtype`` (trailing bytes dropped)."""
+        """A read-only memmap of the data, viewed as ``dtype`` (trailing bytes dropped).
+        Raises ``OSError`` (:class:`~cltui.capture.confine.OutsideCapture` for a link that
+        leads out of the capture)."""
         from cltui.capture.files import map_bytes  # local: keeps model import-light
 
-        return map_bytes(self.path, dtype)
+        return map_bytes(self.path, dtype, root=self.root)
 
 
 @dataclass(frozen=True, slots=True)

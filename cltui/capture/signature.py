@@ -35,6 +35,7 @@ from cltui.capture.cltypes import (
     lookup,
     unknown,
 )
+from cltui.capture.confine import host_header_refusal
 
 __all__ = [
     "BuildOptions",
@@ -342,6 +343,11 @@ class _Pre(Preprocessor):  # type: ignore[misc]
         return None
 
     def on_file_open(self, is_system_include: bool, includepath: str) -> TextIO:
+        # a captured -I folder and #include name are untrusted: the host-header rule decides
+        # (refused: as if absent, pcpp tries the next folder, then reports it missing)
+        why = host_header_refusal(includepath)
+        if why is not None:
+            raise OSError(why)
         return io.StringIO(_read_include(includepath, self.skeleton))
 
 

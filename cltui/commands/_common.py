@@ -18,9 +18,32 @@ EXIT_MISMATCH = 1
 EXIT_BAD_INPUT = 2
 
 
+def echo(text: str = "", err: bool = False) -> None:
+    """``click.echo`` for human text: control characters from a capture are escaped
+    (:func:`cltui.capture.display.escape_controls`); line breaks of the text stay."""
+    from cltui.capture.display import escape_controls
+
+    click.echo(escape_controls(text, keep_newlines=True), err=err)
+
+
+def escape_tree(value: Any) -> Any:
+    """A copy of a JSON-like value with every string escaped for display (dict keys too)."""
+    from cltui.capture.display import escape_controls
+
+    if isinstance(value, str):
+        return escape_controls(value, keep_newlines=True)
+    if isinstance(value, dict):
+        return {escape_tree(k): escape_tree(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [escape_tree(v) for v in value]
+    return value
+
+
 def fail(message: str, code: int = EXIT_BAD_INPUT) -> NoReturn:
-    """Print one line to stderr and exit (no traceback)."""
-    click.echo(f"cltui: {message}", err=True)
+    """Print one line to stderr and exit (no traceback); control characters are escaped."""
+    from cltui.capture.display import escape_controls
+
+    click.echo(f"cltui: {escape_controls(message)}", err=True)
     sys.exit(code)
 
 
@@ -34,7 +57,7 @@ def load_capture(path: str | Path, *, quiet: bool = False) -> Capture:
         fail(str(exc))
     if not quiet:
         for problem in cap.problems:
-            click.echo(f"cltui: warning: {problem}", err=True)
+            echo(f"cltui: warning: {escape_tree(str(problem))}", err=True)
     return cap
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from cltui.commands._common import EXIT_MISMATCH, EXIT_OK, emit_json, fail, load_capture
+from cltui.commands._common import EXIT_MISMATCH, EXIT_OK, echo, emit_json, fail, load_capture
 
 _ADDR = re.compile(r"0x[0-9a-fA-F]+")
 _KIND_TEXT = {
@@ -51,7 +51,7 @@ def check_cmd(dumpdir: str, range_text: str, mode: str, timeout: float, as_json:
 
     def progress(ev: dict[str, Any]) -> None:
         if ev.get("type") == "step" and not as_json:
-            click.echo(f"  checking enqueue {ev.get('enqueue')} "
+            echo(f"  checking enqueue {ev.get('enqueue')} "
                        f"({int(ev.get('i', 0)) + 1}/{ev.get('n')})", err=True)
 
     try:
@@ -70,7 +70,6 @@ def _print(report: Any) -> None:
     from cltui.analysis.check import CheckReport
 
     assert isinstance(report, CheckReport)
-    echo = click.echo
     n = len(report.enqueues)
     echo(f"{report.capture}: range {report.range} ({n} kernel enqueue{'s' if n != 1 else ''}, "
          f"{report.mode}) on {report.device or 'Oclgrind'}")

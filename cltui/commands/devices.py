@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from cltui.commands._common import emit_json
+from cltui.commands._common import echo, emit_json
 
 
 @click.command("devices")
@@ -21,10 +21,10 @@ def devices_cmd(as_json: bool) -> None:
         emit_json(devices)
         return
     if not devices:
-        click.echo("no OpenCL device found (is an ICD installed?)")
+        echo("no OpenCL device found (is an ICD installed?)")
         return
     for d in devices:
-        click.echo(
+        echo(
             f"{d['id']:>5}  {d['name']}  [{d['platform']}; {d['version']}; "
             f"SVM {'yes' if d['svm'] else 'no'}; images {'yes' if d['images'] else 'no'}; "
             f"max work-group {d['max_work_group_size']}]"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from cltui.commands._common import EXIT_MISMATCH, EXIT_OK, emit_json, fail, load_capture
+from cltui.commands._common import EXIT_MISMATCH, EXIT_OK, echo, emit_json, fail, load_capture
 
 
 @click.command("diverge")
@@ -65,7 +65,6 @@ def _print(report: object, show_all: bool) -> None:
     from cltui.analysis.diverge import DIVERGENT, IDENTICAL, SEQUENCE, DivergeReport
 
     assert isinstance(report, DivergeReport)
-    echo = click.echo
     echo(f"A: {report.path_a} ({report.count_a} enqueues)")
     echo(f"B: {report.path_b} ({report.count_b} enqueues)")
     if report.sequence_identical:

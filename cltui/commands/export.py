@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from cltui.commands._common import emit_json, fail
+from cltui.commands._common import echo, emit_json, fail
 
 
 @click.command("export")
@@ -50,6 +50,13 @@ from cltui.commands._common import emit_json, fail
 @click.option("--atol", type=float, default=None, help="Default absolute tolerance (floats).")
 @click.option("--rtol", type=float, default=None, help="Default relative tolerance (floats).")
 @click.option("--ulp", type=click.IntRange(0), default=None, help="Default ULP tolerance.")
+@click.option(
+    "--no-host-includes",
+    "no_host_includes",
+    is_flag=True,
+    help="Copy no header from this machine into the bundle (the headers a source includes "
+    "through its -I folders); the bundle may then not build from source.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print what was written as JSON.")
 def export_cmd(
     dumpdir: str,
@@ -62,6 +69,7 @@ def export_cmd(
     atol: float | None,
     rtol: float | None,
     ulp: int | None,
+    no_host_includes: bool,
     as_json: bool,
 ) -> None:
     """Export the kernel enqueues of RANGE (12, 12-40, 12-, 12-40/saxpy) as a bundle.
@@ -70,6 +78,10 @@ def export_cmd(
     `cmake -S . -B build && cmake --build build && ./build/replay --validate`.  It is
     written to a temporary folder and renamed into place; an existing OUTDIR is replaced
     only with --force.  Over SSH: `ssh host cltui export DUMP 12-40 --tar - | tar x`.
+
+    Headers a program includes through its -I folders are copied from this machine only when
+    they are header-like text files (.h, .hpp, .cl, .clh, .inc ..., at most 1 MiB) outside
+    system and credentials folders; each one is listed with its host path.
     """
     from cltui.capture.ranges import RangeError, parse_range
     from cltui.commands._common import load_capture
@@ -90,7 +102,10 @@ def export_cmd(
     if tar is None:
         assert outdir is not None
         try:
-            result = export_range(cap, rng, outdir, chosen, mode, force, tolerance=tol)
+            result = export_range(
+                cap, rng, outdir, chosen, mode, force, tolerance=tol,
+                host_includes=not no_host_includes,
+            )
         except ExportError as exc:
             fail(str(exc))
         _report(result.to_dict(), as_json, err=False)
@@ -110,7 +125,10 @@ def export_cmd(
         name = sanitize_component(Path(outdir).name) if outdir else bundle_name(dumpdir, rng)
         folder = Path(tmp) / name
         try:
-            result = export_range(cap, rng, folder, chosen, mode, False, tolerance=tol)
+            result = export_range(
+                cap, rng, folder, chosen, mode, False, tolerance=tol,
+                host_includes=not no_host_includes,
+            )
         except ExportError as exc:
             fail(str(exc))
         info = result.to_dict()
@@ -147,16 +165,24 @@ def _report(info: dict[str, Any], as_json: bool, *, err: bool) -> None:
     if as_json:
         import json
 
-        click.echo(json.dumps(info, indent=2), err=True)
+        click.echo(json.dumps(info, indent=2), err=True)  # JSON: exact
         return
     where = info.get("tar") or info["outdir"]
     if where == "-":
         where = "stdout (tar)"
-    click.echo(
+    echo(
         f"exported {info['steps']} kernel enqueue{'s' if info['steps'] != 1 else ''} "
         f"({info['mode']}, {', '.join(info['langs'])}) to {where}: {info['files']} files, "
         f"{info['data_files']} distinct data contents ({info['data_bytes']} bytes)",
         err=err,
     )
     for note in info.get("notes", []):
-        click.echo(f"  note: {note}", err=err)
+        echo(f"  note: {note}", err=err)
+    for h in info.get("host_files", []):
+        echo(f"  host file: {h['host_path']} -> {h['bundle_path']}", err=err)
+    for r in info.get("refused_includes", []):
+        echo(
+            f"  refused host file: #include {r['include']!r} -> {r['host_path']} ({r['why']}): "
+            "the bundle may not build from source",
+            err=err,
+        )

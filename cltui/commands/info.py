@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from cltui.commands._common import emit_json, load_capture
+from cltui.commands._common import echo, emit_json, load_capture
 
 
 def _print_tree(data: Any, indent: int = 0) -> None:
@@ -14,10 +14,10 @@ def _print_tree(data: Any, indent: int = 0) -> None:
     if isinstance(data, dict):
         for key, value in data.items():
             if isinstance(value, dict | list) and value:
-                click.echo(f"{pad}{key}:")
+                echo(f"{pad}{key}:")
                 _print_tree(value, indent + 1)
             else:
-                click.echo(f"{pad}{key}: {_scalar(value)}")
+                echo(f"{pad}{key}: {_scalar(value)}")
     elif isinstance(data, list):
         for item in data:
             if isinstance(item, dict):
@@ -26,12 +26,12 @@ def _print_tree(data: Any, indent: int = 0) -> None:
                     lead = "- " if first else "  "
                     first = False
                     if isinstance(value, dict | list) and value:
-                        click.echo(f"{pad}{lead}{key}:")
+                        echo(f"{pad}{lead}{key}:")
                         _print_tree(value, indent + 2)
                     else:
-                        click.echo(f"{pad}{lead}{key}: {_scalar(value)}")
+                        echo(f"{pad}{lead}{key}: {_scalar(value)}")
             else:
-                click.echo(f"{pad}- {_scalar(item)}")
+                echo(f"{pad}- {_scalar(item)}")
 
 
 def _scalar(value: Any) -> str:

@@ -7,6 +7,7 @@ import sys
 
 import click
 
+from cltui.capture.display import escape_controls
 from cltui.commands._common import fail, load_capture, row_json
 
 
@@ -64,7 +65,7 @@ def ls_cmd(dumpdir: str, pattern: str | None, regex: bool, rng: str | None, as_j
               f"{'device':>10}  data\n")
     for pos in positions.tolist():
         row = cap.row(pos)
-        name = row.kernel if row.kernel is not None else row.function
+        name = escape_controls(row.kernel if row.kernel is not None else row.function)
         badges = "".join(
             [
                 "P" if row.has_pre else ".",

@@ -7,7 +7,15 @@ from typing import Any
 
 import click
 
-from cltui.commands._common import EXIT_BAD_INPUT, EXIT_MISMATCH, EXIT_OK, emit_json, fail
+from cltui.commands._common import (
+    EXIT_BAD_INPUT,
+    EXIT_MISMATCH,
+    EXIT_OK,
+    echo,
+    emit_json,
+    escape_tree,
+    fail,
+)
 
 
 def parse_arg_tol(specs: tuple[str, ...]) -> dict[int, dict[str, Any]]:
@@ -148,16 +156,16 @@ def replay_cmd(
     try:
         for ev in job.events():
             if ev["type"] == "device" and not as_json:
-                click.echo(
+                echo(
                     f"replaying {len(plan.steps)} enqueues on {ev['device']} {ev['name']} ...",
                     err=True,
                 )
             elif ev["type"] == "step" and show_progress:
-                click.echo(
+                click.echo(  # numbers only; the \r redraws the progress line
                     f"\r  {ev['i'] + 1}/{ev['n']} enqueue {ev['enqueue']}   ", err=True, nl=False
                 )
             elif ev["type"] == "device_done" and show_progress:
-                click.echo("", err=True)
+                echo("", err=True)
     except KeyboardInterrupt:
         job.cancel()
         fail("interrupted", EXIT_MISMATCH)
@@ -208,20 +216,20 @@ def print_probe(probes: list[Any]) -> None:
     """``--probe``: per device, deterministic or each varying output with its figures."""
     for p in probes:
         if p.deterministic:
-            click.echo(f"probe {p.device}: deterministic ({p.outputs} outputs, {p.runs} runs)")
+            echo(f"probe {p.device}: deterministic ({p.outputs} outputs, {p.runs} runs)")
             continue
         if p.varying:
-            click.echo(f"probe {p.device}: NONDETERMINISTIC ({len(p.varying)} of {p.outputs} "
+            echo(f"probe {p.device}: NONDETERMINISTIC ({len(p.varying)} of {p.outputs} "
                        f"outputs vary over {p.runs} runs)")
         else:
-            click.echo(f"probe {p.device}: undecided (a run failed)")
+            echo(f"probe {p.device}: undecided (a run failed)")
         for v in p.varying:
-            click.echo(f"  enqueue {v.enqueue} {v.meta.kernel} {v.meta.label}: {v.summary()}")
+            echo(f"  enqueue {v.enqueue} {v.meta.kernel} {v.meta.label}: {v.summary()}")
         for e in p.errors:
-            click.echo(f"  error: {e}")
+            echo(f"  error: {e}")
     for p in probes:
         for m in p.missing:
-            click.echo(f"probe {p.device}: {m}")
+            echo(f"probe {p.device}: {m}")
 
 
 def default_devices(steps: list[dict[str, Any]]) -> list[str]:
@@ -235,7 +243,7 @@ def default_devices(steps: list[dict[str, Any]]) -> list[str]:
         return []
     if how != "captured" and names:
         why = "the most similar name" if how == "similar" else "no device has a similar name"
-        click.echo(
+        echo(
             f"the capture ran on {', '.join(names)}, which is not here: replaying on "
             f"{dev['id']} {dev['name']} ({why}; choose with --device)",
             err=True,
@@ -283,6 +291,7 @@ def print_report(report: dict[str, Any], manifest: dict[str, Any]) -> None:
     from rich.table import Table
 
     con = Console()
+    report, manifest = escape_tree(report), escape_tree(manifest)  # names from the capture
     devs = report["devices"]
     plan = report["plan"]
     con.print(

@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from cltui.commands._common import emit_json, fail, load_capture, row_json
+from cltui.commands._common import echo, emit_json, fail, load_capture, row_json
 
 
 def _dump_obj(dump: Any, dtype: Any) -> dict[str, Any] | None:
@@ -61,6 +61,11 @@ def _stats(arr: Any) -> dict[str, Any] | None:
 
 
 def _value(value: Any) -> Any:
+    """A decoded argument value as JSON: vectors are lists, structs objects, and a complex
+    scalar (pyopencl's ``cfloat_t``/``cdouble_t``) the object of its two fields
+    ``{"real": x, "imag": y}``, as the struct it is."""
+    if isinstance(value, complex):
+        return {"real": value.real, "imag": value.imag}
     if isinstance(value, bytes):
         return value.hex()
     if isinstance(value, tuple):
@@ -70,6 +75,17 @@ def _value(value: Any) -> Any:
     if hasattr(value, "item"):
         return value.item()
     return value
+
+
+def _kernel_line(cap: Any, program: Any, kernel: str | None) -> int | None:
+    """The 1-based line where ``kernel``'s definition starts in its program's source (the line
+    the app's Source tab scrolls to), or None without a source or a definition found."""
+    if not kernel or program.source_path is None:
+        return None
+    from cltui.capture.signature import kernel_span
+
+    span = kernel_span(cap.program_source(program), kernel)
+    return None if span is None else span[0]
 
 
 def enqueue_to_json(cap: Any, number: int) -> dict[str, Any]:
@@ -93,7 +109,7 @@ def enqueue_to_json(cap: Any, number: int) -> dict[str, Any]:
             "source": None if prog.source_path is None else str(prog.source_path),
             "build_options": prog.options,
         }
-        line = getattr(enq, "source_line", None)
+        line = _kernel_line(cap, prog, row.kernel)
         if line is not None:
             data["program"]["kernel_line"] = line
     if enq.replay_dir is not None:
@@ -160,7 +176,11 @@ def enqueue_to_json(cap: Any, number: int) -> dict[str, Any]:
 @click.option("--json", "as_json", is_flag=True, help="JSON object (see docs/cli-json.md).")
 def show_cmd(dumpdir: str, number: int, as_json: bool) -> None:
     """Everything known about enqueue NUMBER of DUMPDIR."""
-    cap = load_capture(dumpdir, quiet=as_json)
+    show_enqueue(load_capture(dumpdir, quiet=as_json), number, as_json)
+
+
+def show_enqueue(cap: Any, number: int, as_json: bool) -> None:
+    """What ``cltui show`` prints for enqueue ``number`` of an opened capture."""
     if cap.position_of(number) is None:
         fail(f"enqueue {number} is not in this capture (it has {len(cap)} enqueues)")
     data = enqueue_to_json(cap, number)
@@ -186,7 +206,6 @@ def _fmt(value: Any) -> str:
 
 
 def _print_human(d: dict[str, Any]) -> None:
-    echo = click.echo
     title = d["kernel"] or d["function"]
     echo(f"enqueue {d['number']}  {d['kind']}  {title}")
     if d.get("device"):

@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from cltui.commands._common import EXIT_MISMATCH, EXIT_OK, emit_json, fail, load_capture
+from cltui.commands._common import EXIT_MISMATCH, EXIT_OK, echo, emit_json, fail, load_capture
 
 
 @click.command("shrink")
@@ -68,7 +68,7 @@ def shrink_cmd(dumpdir: str, range_text: str, device: str, against: str, mode: s
     def on_trial(t: Trial) -> None:
         if not as_json:
             what = "fails" if t.failed else "passes"
-            click.echo(f"  tried {_set_text(t.enqueues)} ({t.mode}): {what}", err=True)
+            echo(f"  tried {_set_text(t.enqueues)} ({t.mode}): {what}", err=True)
 
     try:
         res = shrink(cap, rng, dev, against=other, mode=mode,
@@ -99,9 +99,9 @@ def shrink_cmd(dumpdir: str, range_text: str, device: str, against: str, mode: s
     else:
         _print(res, len(res.trials))
         if exported is not None:
-            click.echo(f"exported to {exported['outdir']} (run: python replay.py --validate)")
+            echo(f"exported to {exported['outdir']} (run: python replay.py --validate)")
     if export_error:
-        click.echo(f"cltui: {export_error}", err=True)
+        echo(f"cltui: {export_error}", err=True)
     raise SystemExit(EXIT_MISMATCH if res.failed else EXIT_OK)
 
 
@@ -127,7 +127,6 @@ def _print(res: Any, runs: int) -> None:
     from cltui.analysis.shrink import AGAINST_CAPTURE, ShrinkResult
 
     assert isinstance(res, ShrinkResult)
-    echo = click.echo
     vs = "the capture" if res.against == AGAINST_CAPTURE else res.against
     echo(f"{res.capture}: range {res.range} ({len(res.start)} kernel enqueues) on {res.device} "
          f"against {vs}, {res.mode} mode")

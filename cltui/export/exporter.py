@@ -14,7 +14,9 @@ Export-side changes to the plan (the plan itself is not modified): ``data[key].p
 the bundle and gains ``sha256``; each program gets ``include_dirs`` (bundle-relative folders the
 runners add as ``-I``), its ``options`` lose the include folders that were bundled (the original
 text stays in ``captured_options``), and device binaries are dropped when the source is there.
-A top-level ``bundle`` section records what was exported from where.
+A top-level ``bundle`` section records what was exported from where, with ``host_files`` (each
+header copied from this machine: its host path and bundle path) and ``refused_includes`` (each
+include whose host file was not copied, and why: see :mod:`cltui.export.includes`).
 """
 
 from __future__ import annotations
@@ -40,6 +42,51 @@ LANGS = ("python", "cpp")
 MODES = ("chain", "isolated", "strict")
 
 ExportProgress = Callable[[float, str], None]  # (fraction 0..1, what is being done)
+NOT_FROM_SOURCE = "the bundle may not build from source"
+
+
+@dataclass(frozen=True)
+class HostFile:
+    """A header copied into the bundle from this machine (not from the capture)."""
+
+    program: str
+    host_path: str
+    bundle_path: str
+    bytes: int
+
+    def to_dict(self) -> dict[str, str | int]:
+        return {
+            "program": self.program,
+            "host_path": self.host_path,
+            "bundle_path": self.bundle_path,
+            "bytes": self.bytes,
+        }
+
+
+@dataclass(frozen=True)
+class RefusedHostFile:
+    """An ``#include`` whose host file was not copied (the bundle may not build from source)."""
+
+    program: str
+    include: str
+    host_path: str
+    why: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {
+            "program": self.program,
+            "include": self.include,
+            "host_path": self.host_path,
+            "why": self.why,
+        }
+
+
+@dataclass
+class HostIncludes:
+    """What :func:`_write_programs` took from, and refused from, this machine."""
+
+    copied: list[HostFile] = field(default_factory=list)
+    refused: list[RefusedHostFile] = field(default_factory=list)
 
 
 @dataclass
@@ -54,6 +101,8 @@ class ExportResult:
     langs: list[str]
     mode: str
     notes: list[str] = field(default_factory=list)
+    host_files: list[HostFile] = field(default_factory=list)
+    refused_includes: list[RefusedHostFile] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -67,6 +116,8 @@ class ExportResult:
             "langs": self.langs,
             "mode": self.mode,
             "notes": self.notes,
+            "host_files": [h.to_dict() for h in self.host_files],
+            "refused_includes": [r.to_dict() for r in self.refused_includes],
         }
 
 
@@ -113,10 +164,13 @@ def export_range(
     cancel: threading.Event | None = None,
     *,
     tolerance: dict[str, Any] | None = None,
+    host_includes: bool = True,
 ) -> ExportResult:
     """Write the bundle for ``range`` (an ``EnqueueRange`` or its text) of ``capture``.
 
-    ``tolerance`` ({atol, rtol, ulp}) becomes the manifest's default tolerance.  ``progress``
+    ``tolerance`` ({atol, rtol, ulp}) becomes the manifest's default tolerance.
+    ``host_includes=False`` copies no header from this machine (each include is listed in
+    ``refused_includes``; the captured ``-I`` options stay).  ``progress``
     is called with (fraction, text) from the calling thread; setting ``cancel`` stops the
     export at the next file and removes what was written.
 
@@ -147,7 +201,17 @@ def export_range(
     manifest = copy.deepcopy(plan.to_manifest())
     try:
         return _write_bundle(
-            manifest, plan.capture_path, capture, rng, outdir, chosen, mode, force, report, cancel
+            manifest,
+            plan.capture_path,
+            capture,
+            rng,
+            outdir,
+            chosen,
+            mode,
+            force,
+            report,
+            cancel,
+            host_includes,
         )
     except OSError as exc:  # a full disk, a read-only folder: one line, nothing left behind
         where = exc.filename or outdir
@@ -165,12 +229,16 @@ def _write_bundle(
     force: bool,
     report: ExportProgress,
     cancel: threading.Event | None,
+    host_includes: bool = True,
 ) -> ExportResult:
     with BundleWriter(outdir, force=force, cancel=cancel) as w:
-        notes = _write_programs(w, manifest, root)
+        host = HostIncludes()
+        notes = _write_programs(w, manifest, root, host, host_includes)
         _write_data(w, manifest, root, report)
         report(0.95, "writing programs")
         manifest["bundle"] = _bundle_info(capture, manifest, rng, mode, chosen, notes)
+        manifest["bundle"]["host_files"] = [h.to_dict() for h in host.copied]
+        manifest["bundle"]["refused_includes"] = [r.to_dict() for r in host.refused]
         w.write_text("manifest.json", json.dumps(manifest, indent=1) + "\n")
         w.write_bytes("engine.py", _replay_module("engine.py"))
         w.write_bytes("compare.py", _replay_module("compare.py"))
@@ -196,6 +264,8 @@ def _write_bundle(
         langs=chosen,
         mode=mode,
         notes=[*manifest.get("notes", []), *notes],
+        host_files=host.copied,
+        refused_includes=host.refused,
     )
 
 
@@ -219,8 +289,15 @@ def _read_capture_file(root: Path, rel: str) -> Path:
     return path
 
 
-def _write_programs(w: BundleWriter, manifest: dict[str, Any], root: Path) -> list[str]:
-    """Sources (or binaries) into ``kernels/``, their headers into ``kernels/include/<n>/``."""
+def _write_programs(
+    w: BundleWriter,
+    manifest: dict[str, Any],
+    root: Path,
+    host: HostIncludes,
+    host_includes: bool = True,
+) -> list[str]:
+    """Sources (or binaries) into ``kernels/``, their headers into ``kernels/include/<n>/``
+    (each one recorded in ``host``, as each include refused)."""
     notes: list[str] = []
     data = manifest["data"]
     include_index: dict[Path, int] = {}
@@ -252,7 +329,7 @@ def _write_programs(w: BundleWriter, manifest: dict[str, Any], root: Path) -> li
                 notes.append(f"{label}: device binaries left out (the source is in the bundle)")
             prog["binaries"] = []
             source = (w.root / done[src_key]).read_bytes()
-            inc = resolve_includes(source, prog.get("options") or "")
+            inc = resolve_includes(source, prog.get("options") or "", host_includes)
             prog["captured_options"] = prog.get("options") or ""
             prog["options"] = inc.options
             dirs: list[str] = []
@@ -266,8 +343,15 @@ def _write_programs(w: BundleWriter, manifest: dict[str, Any], root: Path) -> li
                     target = f"kernels/include/{n}/{rel}"
                     if target not in w.files:
                         w.copy_file(target, path)
+                        size = path.stat().st_size
+                        host.copied.append(HostFile(str(label), str(path), target, size))
             prog["include_dirs"] = dirs
             notes.extend(f"{label}: {n}" for n in inc.notes)
+            for r in inc.refused:
+                host.refused.append(RefusedHostFile(str(label), r.include, r.host_path, r.why))
+                notes.append(
+                    f"{label}: #include {r.include!r} not bundled ({r.why}): {NOT_FROM_SOURCE}"
+                )
         elif prog.get("il"):
             place(prog["il"], f"kernels/{stem}.spv")
         for b in prog.get("binaries", []):

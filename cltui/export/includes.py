@@ -5,7 +5,10 @@ A program's build options often name include folders of the capturing machine (p
 local pyopencl's ``cl`` folder when the captured one was a pyopencl ``cl`` folder.  The headers
 the source includes (recursively, by ``#include <x>`` / ``#include "x"``) are then looked up in
 those folders.  Only files that really lie inside an include folder, under a relative path made of
-safe components, are taken: an include line is untrusted text.
+safe components, are taken: an include line is untrusted text.  Each header is a host file that
+travels with the bundle, so it must also pass :func:`cltui.capture.confine.host_header_refusal`
+(a header-like text file of at most 1 MiB, outside system and credentials folders); one that does
+not is left out and listed in ``refused`` with the reason.  ``allow_host=False`` copies none.
 """
 
 from __future__ import annotations
@@ -15,12 +18,23 @@ import re
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import Any
 
+from cltui.capture.confine import read_host_header
 from cltui.capture.names import sanitize_component
 
 _INCLUDE_RE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"\r\n]+)[>"]', re.MULTILINE)
 MAX_HEADERS = 500
 MAX_HEADER_BYTES = 16 << 20
+
+
+@dataclass(frozen=True)
+class RefusedInclude:
+    """An ``#include`` whose host file was not taken into the bundle."""
+
+    include: str  # the name as the source writes it
+    host_path: str  # the file it resolved to on this machine
+    why: str
 
 
 @dataclass
@@ -31,6 +45,7 @@ class IncludeSet:
     dirs: list[Path] = field(default_factory=list)  # local folders, in -I order
     headers: dict[tuple[int, str], Path] = field(default_factory=dict)  # (dir index, rel) -> file
     notes: list[str] = field(default_factory=list)
+    refused: list[RefusedInclude] = field(default_factory=list)
 
 
 def split_include_options(options: str) -> tuple[list[str], list[str]]:
@@ -99,8 +114,11 @@ def _safe_include(name: str) -> str | None:
     return "/".join(parts)
 
 
-def resolve_includes(source: bytes, options: str) -> IncludeSet:
-    """Find the headers ``source`` includes through the ``-I`` folders of ``options``."""
+def resolve_includes(source: bytes, options: str, allow_host: bool = True) -> IncludeSet:
+    """Find the headers ``source`` includes through the ``-I`` folders of ``options``.
+
+    ``allow_host=False``: no host file is read; every include of ``source`` found in a folder
+    is listed in ``refused`` and the options keep their captured ``-I`` folders."""
     captured_dirs, _rest = split_include_options(options)
     kept: list[str] = []
     result = IncludeSet(options="")
@@ -116,6 +134,10 @@ def resolve_includes(source: bytes, options: str) -> IncludeSet:
     if not result.dirs:
         return result
     roots = [d.resolve() for d in result.dirs]
+    if not allow_host:
+        _refuse_all(source, roots, result)
+        result.options, result.dirs = options, []
+        return result
     # (text, folder of the including file relative to its root, root index) - None: the source
     pending: list[tuple[bytes, str | None, int]] = [(source, None, 0)]
     seen: set[tuple[int, str]] = set()
@@ -138,14 +160,72 @@ def resolve_includes(source: bytes, options: str) -> IncludeSet:
                 cand = (root / crel).resolve()
                 if not cand.is_file() or not cand.is_relative_to(root):
                     continue
-                if (i, crel) not in seen:
-                    seen.add((i, crel))
-                    total += cand.stat().st_size
-                    if len(result.headers) >= MAX_HEADERS or total > MAX_HEADER_BYTES:
-                        result.notes.append("too many included headers: the rest were left out")
-                        return result
-                    result.headers[(i, crel)] = cand
-                    parent = str(PurePosixPath(crel).parent)
-                    pending.append((cand.read_bytes(), "" if parent == "." else parent, i))
+                if (i, crel) in seen:
+                    break
+                seen.add((i, crel))
+                data, why = read_host_header(cand)
+                if data is None:
+                    result.refused.append(RefusedInclude(name, str(cand), why or "refused"))
+                    continue
+                total += len(data)
+                if len(result.headers) >= MAX_HEADERS or total > MAX_HEADER_BYTES:
+                    result.notes.append("too many included headers: the rest were left out")
+                    return result
+                result.headers[(i, crel)] = cand
+                parent = str(PurePosixPath(crel).parent)
+                pending.append((data, "" if parent == "." else parent, i))
                 break
     return result
+
+
+def _refuse_all(source: bytes, roots: list[Path], result: IncludeSet) -> None:
+    """List the includes of ``source`` that a folder here would give, without reading any."""
+    for m in _INCLUDE_RE.finditer(source):
+        name = m.group(1).decode("utf-8", "replace").strip()
+        rel = _safe_include(name)
+        if rel is None:
+            continue
+        for root in roots:
+            cand = (root / rel).resolve()
+            if cand.is_file() and cand.is_relative_to(root):
+                why = "host includes refused (--no-host-includes)"
+                result.refused.append(RefusedInclude(name, str(cand), why))
+                break
+
+
+@dataclass
+class IncludePreview:
+    """The host headers an export of a range would copy, and those it would refuse."""
+
+    copied: list[str] = field(default_factory=list)  # host paths
+    refused: list[RefusedInclude] = field(default_factory=list)
+    complete: bool = True  # False: the range was too long to look at every enqueue
+
+
+def preview_host_includes(
+    capture: Any, first: int, last: int, max_rows: int = 20000
+) -> IncludePreview:
+    """What ``export`` of enqueues ``first``-``last`` takes from this machine (for the dialog):
+    the headers of each program of the range's kernels, by the rule of :func:`resolve_includes`."""
+    out = IncludePreview()
+    a, b = capture.position_of(first), capture.position_of(last)
+    if a is None or b is None:
+        return out
+    if b - a + 1 > max_rows:
+        b, out.complete = a + max_rows - 1, False
+    seen_kernels: set[str] = set()
+    seen_programs: set[tuple[int, str]] = set()
+    for row in capture.rows(a, b + 1):
+        if not row.kernel or row.kernel in seen_kernels:
+            continue
+        seen_kernels.add(row.kernel)
+        prog = capture.enqueue(row.number).program
+        if prog is None or prog.source_path is None or (prog.number, prog.hash) in seen_programs:
+            continue
+        seen_programs.add((prog.number, prog.hash))
+        inc = resolve_includes(capture.program_source(prog).encode(), prog.options or "")
+        for path in inc.headers.values():
+            if str(path) not in out.copied:
+                out.copied.append(str(path))
+        out.refused.extend(r for r in inc.refused if r not in out.refused)
+    return out

@@ -1,7 +1,9 @@
 """``e`` on a selection: export the range as a standalone replay bundle.
 
 ``ExportDialog`` (``ModalScreen[ExportRequest | None]``) asks for the folder, the languages
-(Python, C++), the mode (chain / isolated) and whether to overwrite; :func:`export_task` runs
+(Python, C++), the mode (chain / isolated), whether to overwrite and whether to copy the headers
+the sources include from this machine (it lists each one with its host path, and each include
+that would be refused); :func:`export_task` runs
 :func:`cltui.export.export_range` under a :class:`ProgressScreen`, and :func:`export_message`
 is the one-line result the app shows.
 """
@@ -19,6 +21,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Checkbox, Input, Label, RadioButton, RadioSet
 
+from cltui.capture.display import escape_controls
 from cltui.tui.format import fmt_bytes
 from cltui.tui.screens.form_dialog import FormDialog
 from cltui.tui.screens.replay_progress import TaskControl, TaskFailed
@@ -38,6 +41,7 @@ class ExportRequest:
     langs: tuple[str, ...] = ("python", "cpp")
     mode: str = "chain"
     force: bool = False
+    host_includes: bool = True  # copy included headers from this machine (listed)
 
 
 def default_folder(capture: Capture, first: int, last: int) -> Path:
@@ -79,6 +83,13 @@ class ExportDialog(FormDialog[ExportRequest]):
                 yield RadioButton("isolated: every kernel from its own Pre dumps",
                                   id="export-isolated")
             yield Checkbox("Overwrite an existing folder", False, id="export-force", compact=True)
+            yield Checkbox(
+                "Copy the headers the sources include from this machine (listed below)",
+                True,
+                id="export-host-includes",
+                compact=True,
+            )
+            yield Label(self._host_files_text(), id="export-host-files", classes="action-label")
             yield Label("", id="export-error", classes="action-error")
             with Horizontal(classes="action-buttons"):
                 yield Button("Export", variant="primary", id="export-go", compact=True)
@@ -86,6 +97,27 @@ class ExportDialog(FormDialog[ExportRequest]):
 
     def on_mount(self) -> None:
         self.query_one("#export-folder", Input).focus()
+
+    def _host_files_text(self) -> str:
+        """The host headers the export would copy and refuse (paths escaped)."""
+        from cltui.capture.display import escape_controls
+        from cltui.export.includes import preview_host_includes
+
+        try:
+            pv = preview_host_includes(self.capture, self.first, self.last)
+        except Exception as exc:  # a preview must not stop the dialog
+            return escape_controls(f"Host headers: not listed ({type(exc).__name__})")
+        lines = [f"Host header: {p}" for p in pv.copied[:8]]
+        if len(pv.copied) > 8:
+            lines.append(f"... and {len(pv.copied) - 8} more (listed in the bundle's manifest)")
+        lines += [
+            f"Refused: #include {r.include!r} -> {r.host_path} ({r.why}): "
+            "the bundle may not build from source"
+            for r in pv.refused[:4]
+        ]
+        if not pv.complete:
+            lines.append("(first enqueues of a long range only: the summary lists them all)")
+        return escape_controls("\n".join(lines) or "No host headers", keep_newlines=True)
 
     def show_error(self, text: str) -> None:
         self.query_one("#export-error", Label).update(text)
@@ -114,7 +146,8 @@ class ExportDialog(FormDialog[ExportRequest]):
             return None
         pressed = self.query_one("#export-mode", RadioSet).pressed_button
         mode = "isolated" if pressed is not None and pressed.id == "export-isolated" else "chain"
-        return ExportRequest(outdir, langs, mode, force)
+        host = self.query_one("#export-host-includes", Checkbox).value
+        return ExportRequest(outdir, langs, mode, force, host)
 
 
 def export_task(
@@ -137,6 +170,7 @@ def export_task(
                 request.force,
                 progress=lambda fraction, text: control.progress(fraction, text),
                 cancel=cancel,
+                host_includes=request.host_includes,
             )
         except ExportError as exc:
             raise TaskFailed(str(exc)) from None
@@ -154,6 +188,15 @@ def export_message(result: ExportResult) -> str:
         f"{', '.join(result.langs)}) to {result.outdir}: {result.files} files, "
         f"{result.data_files} distinct data contents ({fmt_bytes(result.data_bytes)})"
     )
+    if result.host_files:
+        paths = ", ".join(h.host_path for h in result.host_files[:3])
+        more = f" and {len(result.host_files) - 3} more" if len(result.host_files) > 3 else ""
+        text += f"; host headers copied: {paths}{more}"
+    if result.refused_includes:
+        text += (
+            f"; {len(result.refused_includes)} include(s) refused: the bundle may not build "
+            "from source"
+        )
     if result.notes:
         text += f"; {len(result.notes)} note(s), see README.md"
-    return text
+    return escape_controls(text)

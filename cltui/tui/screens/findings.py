@@ -21,6 +21,7 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
+from cltui.capture.display import escape_controls
 from cltui.tui.screens.replay_progress import TaskControl, TaskFailed
 from cltui.tui.widgets.source_view import SourceView
 
@@ -133,7 +134,7 @@ class FindingsScreen(Screen[None]):
             where = f.lines[0].where() if f.lines else ""
             table.add_row(
                 "" if f.enqueue is None else str(f.enqueue),
-                f.kernel or "",
+                escape_controls(f.kernel or ""),
                 Text(f.kind, style=_KIND_STYLE.get(f.kind, "")),
                 str(f.count),
                 where,

@@ -17,6 +17,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Label, ProgressBar
 from textual.worker import get_current_worker
 
+from cltui.capture.display import escape_controls
 from cltui.capture.model import CaptureError, Enqueue, EnqueueKind, KernelArg, NotACapture
 from cltui.tui.format import fmt_bytes
 from cltui.tui.messages import (
@@ -259,9 +260,21 @@ class MainScreen(Screen[None]):
         self.status.set_parts(problems=len(problems))
         for problem in problems[:MAX_NOTICES]:
             if problem.severity == "error":
-                self.notify(str(problem), title="Capture problem", severity="error", timeout=12)
+                self.notify(
+                    escape_controls(str(problem)),
+                    title="Capture problem",
+                    severity="error",
+                    timeout=12,
+                    markup=False,
+                )
             else:
-                self.notify(str(problem), title="Capture problem", severity="warning", timeout=12)
+                self.notify(
+                    escape_controls(str(problem)),
+                    title="Capture problem",
+                    severity="warning",
+                    timeout=12,
+                    markup=False,
+                )
         if len(problems) > MAX_NOTICES:
             more = len(problems) - MAX_NOTICES
             self.notify(f"{more} more problems: press p to list them all", timeout=12)
@@ -341,7 +354,7 @@ class MainScreen(Screen[None]):
         n_kernels = int(np.count_nonzero(kinds == EnqueueKind.KERNEL))
         ids = kernel_ids[kernel_ids >= 0]
         unique, first_seen = np.unique(ids, return_index=True)
-        names = [cap.kernel_names[int(k)] for k in unique[np.argsort(first_seen)]]
+        names = [escape_controls(cap.kernel_names[int(k)]) for k in unique[np.argsort(first_seen)]]
         a, b = int(cap.numbers[first]), int(cap.numbers[last])
         text = f"{self.label}{a}" if a == b else f"{self.label}{a}-{b}"
         text += f" · {last - first + 1:,} enq · {n_kernels:,} kernel"

@@ -11,6 +11,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Label
 
+from cltui.capture.display import escape_controls
 from cltui.capture.model import Problem
 
 __all__ = ["ProblemsScreen"]
@@ -34,7 +35,10 @@ class ProblemsScreen(ModalScreen[None]):
             table.add_columns("severity", "enqueue", "where", "message")
             for p in self.problems:
                 table.add_row(
-                    p.severity, "" if p.enqueue is None else str(p.enqueue), p.where, p.message
+                    p.severity,
+                    "" if p.enqueue is None else str(p.enqueue),
+                    escape_controls(p.where),
+                    escape_controls(p.message),
                 )
             yield table
 

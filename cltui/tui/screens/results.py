@@ -25,6 +25,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from cltui.capture.cltypes import CType, parse_type
+from cltui.capture.display import escape_controls
 from cltui.replay.compare import make_dtype
 from cltui.tui.format import fmt_ns
 from cltui.tui.screens.replay_progress import ReplayOutcome
@@ -457,7 +458,7 @@ class DiffScreen(Screen[None]):
             b_out = _load(_path(outcome.report, row.cross["b"], row.enqueue, mem))
             if a_out is None or b_out is None:
                 raise DiffUnavailable("The replayed outputs of this comparison are gone")
-            title = (f"enqueue {row.enqueue} {row.kernel} · {row.label} · "
+            title = (f"enqueue {row.enqueue} {escape_controls(row.kernel)} · {row.label} · "
                      f"{row.cross['b']} against {row.cross['a']}")
             return cls(title, detail, pre, a_out, b_out, ctype, first_index,
                        ("captured pre", f"{row.cross['a']} replayed", f"{row.cross['b']} replayed"))
@@ -465,7 +466,8 @@ class DiffScreen(Screen[None]):
         replayed = _load(Path(out)) if out else None
         if replayed is None and post is None:
             raise DiffUnavailable(f"enqueue {row.enqueue} {row.label}: no data to compare")
-        title = f"enqueue {row.enqueue} {row.kernel} · {row.label} · device {row.device}"
+        title = (f"enqueue {row.enqueue} {escape_controls(row.kernel)} · {row.label} · "
+                 f"device {row.device}")
         return cls(title, detail, pre, post, replayed, ctype, first_index)
 
     def compose(self) -> ComposeResult:

@@ -9,6 +9,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Static, TabbedContent, TabPane
 
+from cltui.capture.display import escape_controls
 from cltui.capture.model import ArgKind, Enqueue, Problem
 from cltui.tui.format import fmt_size
 from cltui.tui.messages import ArgumentSelected
@@ -105,7 +106,7 @@ class DetailPanes(Vertical):
         if not problems and not box.display:
             return
         box.display = bool(problems)
-        box.update("\n".join(f"⚠ {p.message}" for p in problems))
+        box.update("\n".join(f"⚠ {escape_controls(p.message)}" for p in problems))
 
     @on(TabbedContent.TabActivated)
     def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
@@ -164,7 +165,7 @@ def enqueue_summary(enq: Enqueue) -> str:
     row = enq.row
     parts = [f"enqueue {row.number}", row.function]
     if row.kernel:
-        parts[1] = f"{row.kernel} ({row.function})"
+        parts[1] = f"{escape_controls(row.kernel)} ({row.function})"
     if row.global_size is not None:
         geometry = f"global {fmt_size(row.global_size)} local {fmt_size(row.local_size)}"
         if enq.global_offset:

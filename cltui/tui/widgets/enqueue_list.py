@@ -16,6 +16,7 @@ from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from cltui.capture.display import escape_controls
 from cltui.capture.model import EnqueueKind, EnqueueRow
 from cltui.tui.format import ellipsize, fmt_ns, fmt_size
 from cltui.tui.messages import CursorMoved, RangeChanged
@@ -227,7 +228,7 @@ class EnqueueList(ScrollView, can_focus=True):
             hits = np.flatnonzero(ids[: self.cursor] == kid)
             target = int(hits[-1]) if len(hits) else None
         if target is None:
-            name = cap.kernel_names[kid]
+            name = escape_controls(cap.kernel_names[kid])
             where = "after" if direction > 0 else "before"
             self.notify(f"No {name} enqueue {where} this one", severity="warning", timeout=3)
             return
@@ -356,7 +357,7 @@ class EnqueueList(ScrollView, can_focus=True):
             base = base + (cursor if flags & _FOCUSED else Style(reverse=True))
         if row.kind in (EnqueueKind.KERNEL, EnqueueKind.TASK):
             kind_style = self.get_component_rich_style("enqueue-list--kernel")
-            name = row.kernel or "?"
+            name = escape_controls(row.kernel or "?")
         elif row.kind in (EnqueueKind.READ, EnqueueKind.WRITE, EnqueueKind.COPY,
                           EnqueueKind.FILL, EnqueueKind.MAP, EnqueueKind.UNMAP):
             kind_style = self.get_component_rich_style("enqueue-list--transfer")

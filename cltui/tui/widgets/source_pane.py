@@ -11,6 +11,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Static
 
+from cltui.capture.display import escape_controls
 from cltui.capture.signature import kernel_span, param_spans
 from cltui.tui.widgets.source_view import SourceView
 
@@ -71,7 +72,8 @@ class SourcePane(Vertical):
             what = "not a kernel enqueue" if enq is not None and kernel is None else "no program"
             self.title_text = f"No source: {what}"
             if enq is not None and kernel is not None:
-                self.title_text = f"No source: the capture has no program for kernel {kernel}"
+                shown = escape_controls(kernel)
+                self.title_text = f"No source: the capture has no program for kernel {shown}"
             title.update(self.title_text)
             build.update("")
             return
@@ -95,7 +97,8 @@ class SourcePane(Vertical):
             view.set_marks(span, marks)
             name = program.source_path.name if program.source_path else ""
             where = f"lines {span[0]}-{span[1]}" if span else "definition not found"
-            self.title_text = f"{name} · {kernel}: {where} · o: build options/log"
+            shown = escape_controls(kernel)
+            self.title_text = f"{escape_controls(name)} · {shown}: {where} · o: build options/log"
             view.scroll_to_kernel()
         title.update(self.title_text)
         text = Text()

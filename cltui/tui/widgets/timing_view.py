@@ -10,6 +10,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Sparkline, Static
 
+from cltui.capture.display import escape_controls
 from cltui.capture.model import Enqueue
 from cltui.tui.format import fmt_ns
 
@@ -72,7 +73,7 @@ class TimingView(Vertical):
         mask = cap.kernel_ids == kid
         times = cap.device_times[mask, 2]
         times = times[times >= 0]
-        name = cap.kernel_names[kid]
+        name = escape_controls(cap.kernel_names[kid])
         if not len(times):
             text.append(f"\n{name}: no device times in the capture")
             stages.update(text)

@@ -64,6 +64,8 @@ _SIDE_TAGS = (
 )
 _SIDE_RE = re.compile(rb"\n" + _SIDE_TAGS)
 _SIDE_AFTER_NUL_RE = re.compile(rb"\x00+" + _SIDE_TAGS)
+_SIDE_TAGS_RE = re.compile(_SIDE_TAGS)
+_NUL_RUN_RE = re.compile(rb"\x00+")
 _CREATORS = (
     b"clCreate",
     b"clSVMAlloc",
@@ -1084,7 +1086,7 @@ def _scan_piece(mm: mmap.mmap, pos: int, end: int, size: int) -> _Piece:
         if m is not None:
             side.append(m)
     if nul >= 0:
-        side.extend(_SIDE_AFTER_NUL_RE.finditer(mm, pos, end))
+        side.extend(_side_after_nuls(mm, nul, end))
     for m in side:
         tag = m.group(1).decode()
         off = m.start(1)
@@ -1170,6 +1172,19 @@ def _scan_piece(mm: mmap.mmap, pos: int, end: int, size: int) -> _Piece:
             with contextlib.suppress(OSError, ValueError):
                 mm.madvise(mmap.MADV_DONTNEED, a0, a1 - a0)
     return p
+
+
+def _side_after_nuls(mm: mmap.mmap, nul: int, end: int) -> list[re.Match[bytes]]:
+    """Side lines that start right after a NUL run, each run skipped once (linear time)."""
+    out: list[re.Match[bytes]] = []
+    while 0 <= nul < end:
+        run = _NUL_RUN_RE.match(mm, nul, end)
+        after = run.end() if run is not None else nul + 1
+        m = _SIDE_TAGS_RE.match(mm, after, end)
+        if m is not None:
+            out.append(m)
+        nul = mm.find(b"\x00", after, end)
+    return out
 
 
 def _device_quads(mm: mmap.mmap, pos: int, end: int, nul: int, dev_at: list[int]) -> bytes:

@@ -1072,14 +1072,14 @@ class Capture:
         pre = getattr(d, "pre", {}) or {}
         post = getattr(d, "post", {}) or {}
         ska = getattr(d, "setkernelarg", {}) or {}
-        devices = sorted(
-            {
-                q.device
-                for lst in (self.log.queues.values() if self.log else [])
-                for q in lst
-                if q.device
-            }
-        )
+        named = {q.device for lst in (self.log.queues.values() if self.log else []) for q in lst}
+        if not named or self.recovery is not None:
+            # the queues' lines were lost (or never written): the report and recovery name it
+            for t in getattr(self.report, "devices", None) or []:
+                named.add(t.device_name)
+            if self.recovery is not None:
+                named.add(self.recovery.device)
+        devices = sorted(d for d in named if d)
         report: dict[str, Any] | None = None
         if self.report is not None:
             rep = self.report
@@ -1133,6 +1133,8 @@ class Capture:
             },
             "report": report,
             "sessions": len(self.log.sessions) if self.log else 0,
+            "recovered": int(self.recovered.sum()),
+            "recovery": self.recovery.to_json() if self.recovery is not None else None,
             "problems": len(self.problems),
         }
 

@@ -43,6 +43,7 @@ __all__ = [
     "range_text",
     "ranges_of",
     "recover",
+    "sources_text",
 ]
 
 KERNEL_FUNCTION = "clEnqueueNDRangeKernel"
@@ -81,7 +82,15 @@ class RecoveredEnqueue:
 
     @property
     def sources_text(self) -> str:
-        return ", ".join(SOURCE_TEXT.get(s, s) for s in self.sources)
+        return sources_text(self.sources)
+
+
+def sources_text(sources: Sequence[str]) -> str:
+    """``("memdump", "setkernelarg")`` -> ``memDump Pre/Post dumps and SetKernelArg dumps``."""
+    words = [SOURCE_TEXT.get(s, s) for s in sources]
+    if len(words) <= 1:
+        return "".join(words) or "dump files"
+    return ", ".join(words[:-1]) + " and " + words[-1]
 
 
 def ranges_of(numbers: Iterable[int]) -> list[tuple[int, int]]:

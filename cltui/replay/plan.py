@@ -576,17 +576,18 @@ class _Builder:
         """Enqueues between two steps that touch the object (bounded scan of the log)."""
         cap = self.cap
         rec = getattr(cap, "recovery", None)
-        lost = [
-            f"{u} (lost with the log)"
-            for u in (rec.unknown if rec is not None else [])
-            if after < u < before
-        ]
+        lost: list[str] = []
+        if rec is not None:
+            i = bisect.bisect_right(rec.unknown, after)
+            while i < len(rec.unknown) and rec.unknown[i] < before and len(lost) < 20:
+                lost.append(f"{rec.unknown[i]} (lost with the log)")
+                i += 1
         if cap.log is None:
-            return lost[:20]
+            return lost
         positions = cap.find(first=after + 1, last=before - 1)
         if len(positions) > 200:
             return [f"enqueues {after + 1}-{before - 1}"]
-        out: list[str] = lost[:20]
+        out: list[str] = lost
         for pos in positions:
             number = int(cap.numbers[pos])
             e = cap.enqueue(number)

@@ -317,3 +317,31 @@ def test_heat2d_log_tail_only(heat2d: Path, tmp_path: Path) -> None:
     assert [(a.kind, a.raw) for a in e.args if a.kind is ArgKind.SCALAR] == [
         (a.kind, a.raw) for a in w.args if a.kind is ArgKind.SCALAR
     ]
+
+
+def test_app_marks_recovered_enqueues(coldcache: Path) -> None:
+    """The app lists the recovered enqueues with a ~ after the number and says what is lost."""
+    import asyncio
+
+    from cltui.tui.app import make_app
+    from cltui.tui.widgets.detail_panes import enqueue_summary
+    from tests.test_tui_app import SIZE, settle, wait_loaded
+
+    async def run() -> None:
+        async with make_app(coldcache).run_test(size=SIZE) as pilot:
+            screen = await wait_loaded(pilot)
+            cap = screen.capture
+            assert cap is not None and cap.recovery is not None
+            lst = screen.enqueue_list
+            first = lst.render_line(1).text  # enqueue 0, recovered
+            assert "0~kernel" in first.replace(" ", "") and "rng_gen_philox4x32" in first
+            await pilot.press("end")  # the last enqueue, 122, is in the log
+            await settle(pilot)
+            assert screen.state()["cursor"] == 122
+            last = lst.render_line(lst.cursor - round(lst.scroll_y) + 1).text
+            assert "122 read" in last and "~" not in last
+            await pilot.press("home")
+            await settle(pilot)
+            assert "recovered (log lost) from" in enqueue_summary(cap.enqueue(14))
+
+    asyncio.run(run())

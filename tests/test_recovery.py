@@ -10,6 +10,7 @@ capture says.
 
 from __future__ import annotations
 
+import functools
 import json
 import shutil
 from pathlib import Path
@@ -23,6 +24,12 @@ from cltui.capture.recovery import range_text, ranges_of
 from cltui.cli import main
 from cltui.replay.plan import build_plan
 from tests.conftest import capture_path, copy_capture
+
+
+@functools.cache
+def _intact(name: str) -> Capture:
+    """One intact capture per test session: its decoded enqueues are cached inside."""
+    return open_capture(capture_path(name))
 
 
 @pytest.fixture(scope="module")
@@ -90,7 +97,7 @@ def test_coldcache_what_is_lost_and_recovered(coldcache: Path, pyocl_pocl: Path)
     assert all(r.kind is EnqueueKind.KERNEL for r in rec.enqueues.values())
     assert range_text(ranges_of(rec.replayable)) == "14,16,18-38"
     assert range_text(ranges_of(rec.with_source("memdump"))) == "0-1,3-7,9-12,14,16,18-39"
-    assert rec.unknown == [2, 8, 13, 15, 17, 45, 52, 59, 68]
+    assert range_text(rec.unknown) == "2,8,13,15,17,45,52,59,68" and rec.unknown_count == 9
     # the report's calls per function say what the 9 were (none is a kernel)
     assert rec.unknown_by_report == {
         "clEnqueueCopyBuffer": 3,
@@ -165,7 +172,11 @@ def test_coldcache_plan_skips_what_it_cannot_replay(coldcache: Path) -> None:
     assert "without its work sizes" in skipped[40]["why"]
     assert "SetKernelArg dumps" in skipped[40]["why"]
     assert plan.manifest["skipped"] == plan.skipped
-    assert [x["enqueue"] for x in plan.lost] == [13, 15, 17]
+    assert [(x["first"], x["last"], x["count"]) for x in plan.lost] == [
+        (13, 13, 1),
+        (15, 15, 1),
+        (17, 17, 1),
+    ]
     assert any(n.startswith("enqueues 13,15,17 lost with the log") for n in plan.notes)
     # a range of lost enqueues only, or one lost number: a clear error
     from cltui.replay.plan import PlanError
@@ -185,7 +196,7 @@ def test_coldcache_replays_14_38_on_pocl(coldcache: Path) -> None:
     assert res.exit_code in (0, 3), res.output  # 3: incomplete (15 and 17 were lost)
     report = json.loads(res.stdout)
     assert report["plan"]["steps"] == 23
-    assert [x["enqueue"] for x in report["plan"]["lost"]] == [15, 17]
+    assert [x["first"] for x in report["plan"]["lost"]] == [15, 17]
     (dev,) = report["devices"]
     assert dev["status"] == "ok", dev.get("error")
     assert [s["enqueue"] for s in dev["steps"]] == [14, 16, *range(18, 39)]
@@ -232,7 +243,7 @@ def test_damaged_logs_recover_what_the_files_name(name: str, how: str, tmp_path:
     root = copy_capture(src, tmp_path)
     _damage(root / "clintercept_log.txt", how)
     cap = open_capture(root)
-    intact = open_capture(src)
+    intact = _intact(name)
     rec = cap.recovery
     assert rec is not None and rec.lost
     assert rec.state == ("missing" if how == "missing" else "damaged")
@@ -240,7 +251,7 @@ def test_damaged_logs_recover_what_the_files_name(name: str, how: str, tmp_path:
     total = len(intact)
     # every number is in the log, recovered, or counted as lost and named by no file
     assert rec.lost_count == total - len(logged)
-    assert set(rec.enqueues) | set(rec.unknown) == {
+    assert set(rec.enqueues) | {n for a, b in rec.unknown for n in range(a, b + 1)} == {
         n for a, b in rec.lost for n in range(a, b + 1)
     }
     # every lost enqueue that a dump, Replay folder or map/unmap dump names is recovered
@@ -254,10 +265,10 @@ def test_damaged_logs_recover_what_the_files_name(name: str, how: str, tmp_path:
     assert info.exit_code == 0, info.output
     assert json.loads(info.stdout)["recovery"]["lost_count"] == rec.lost_count
     assert json.loads(info.stdout)["devices"]
-    for n in sorted(rec.unknown)[:1] + sorted(rec.enqueues)[:2]:
+    for n in [a for a, _ in rec.unknown[:1]] + sorted(rec.enqueues)[:2]:
         res = r.invoke(main, ["show", str(root), str(n), "--json"])
         assert "Traceback" not in res.output
-        if n in rec.unknown:
+        if rec.is_unknown(n):
             assert res.exit_code == 2 and "lost with the log" in res.output
         else:
             assert res.exit_code == 0 and json.loads(res.stdout)["recovered"] is True
@@ -305,7 +316,8 @@ def test_heat2d_log_tail_only(heat2d: Path, tmp_path: Path) -> None:
     window = [n for n in range(122380, 122420) if n in rec.enqueues]
     assert len(window) == 37  # the kernels of the dump window; 122405-122407 are transfers
     assert rec.replayable == [*range(122396, 122405), *range(122408, 122412)]
-    assert 122405 in rec.unknown and 122406 in rec.unknown and 122407 in rec.unknown
+    assert all(rec.is_unknown(n) for n in (122405, 122406, 122407))
+    assert rec.unknown_count == rec.lost_count - len(rec.enqueues)
     intact = open_capture(heat2d)
     for n in (122380, 122396, 122404, 122411, 122419):
         got, want = cap.row(cap.position_of(n) or 0), intact.row(intact.position_of(n) or 0)
@@ -345,3 +357,26 @@ def test_app_marks_recovered_enqueues(coldcache: Path) -> None:
             assert "recovered (log lost) from" in enqueue_summary(cap.enqueue(14))
 
     asyncio.run(run())
+
+
+def test_intact_captures_lose_nothing() -> None:
+    for name in CAPTURES:
+        assert open_capture(capture_path(name)).recovery is None, name
+
+
+def test_absurd_counts_are_runs_not_lists(images_svm: Path, tmp_path: Path) -> None:
+    """A report or a file name may claim any enqueue number: what is lost is kept as runs."""
+    root = copy_capture(images_svm, tmp_path)
+    rp = root / "clintercept_report.txt"
+    rp.write_text(rp.read_text().replace("Total Enqueues: 11", "Total Enqueues: 10" + "0" * 14))
+    ska = root / "SetKernelArg"
+    (ska / "SetKernelArg_9999999999_Kernel_gather_rgba_Arg_0.bin").write_bytes(b"\0" * 8)
+    cap = open_capture(root)
+    rec = cap.recovery
+    assert rec is not None and rec.report_total == 10**15
+    assert rec.lost == [(11, 10**15 - 1)]
+    assert 9999999999 in rec.enqueues and rec.enqueues[9999999999].kernel == "gather_rgba"
+    assert rec.unknown_count == rec.lost_count - len(rec.enqueues)
+    assert "the report counts 1000000000000000" in rec.line()
+    res = CliRunner().invoke(main, ["show", str(root), "123456789"])
+    assert res.exit_code == 2 and "was lost with the log" in res.output

@@ -654,19 +654,23 @@ class Capture:
                     same = [p for p in cands if p.hash == h8]
                     prog = same[-1] if same else None
             if prog is None and recovered and len(cands) > 1:
-                fit = [p for p in cands if self._fits(n, kname, p)] or cands
                 j = bisect.bisect_right(anchor_numbers, n)
                 nxt = anchors[j][1] if j < len(anchors) else 1 << 62
-                new = [p for p in fit if high < p.number <= nxt]
-                old = [p for p in fit if p.number <= high]
-                prog = new[0] if new else (old[-1] if old else fit[-1])
-                if len(fit) > 1:
-                    how = (
-                        f"{len(fit)} programs define kernel {kname!r} with arguments of these "
-                        f"sizes ({', '.join(str(p.number) for p in fit)}); the log that said "
-                        f"which is lost: using program {prog.number}, the one the build order "
-                        "suggests"
-                    )
+                new = [p for p in cands if high < p.number <= nxt]
+                old = [p for p in reversed(cands) if p.number <= high]
+                # signatures are parsed lazily: the first candidate in build order that fits
+                order_ = [*new, *old]
+                if len(order_) == 1:
+                    prog = order_[0]
+                else:
+                    prog = next((p for p in order_ if self._fits(n, kname, p)), None)
+                    prog = prog or (order_ or cands)[0]
+                how = (
+                    f"{len(cands)} programs define kernel {kname!r} "
+                    f"({', '.join(str(p.number) for p in cands)}) and the log that said which "
+                    f"is lost: using program {prog.number}, the first in build order whose "
+                    "signature fits the argument values"
+                )
             if prog is not None:
                 high = max(high, prog.number)
                 if recovered:

@@ -25,7 +25,7 @@ import bisect
 import mmap
 import os
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -93,6 +93,30 @@ def sources_text(sources: Sequence[str]) -> str:
     return ", ".join(words[:-1]) + " and " + words[-1]
 
 
+def _in_runs(runs: Sequence[tuple[int, int]], number: int) -> bool:
+    i = bisect.bisect_right(runs, (number, 1 << 62)) - 1
+    return i >= 0 and runs[i][0] <= number <= runs[i][1]
+
+
+def _minus(runs: Sequence[tuple[int, int]], taken: Iterable[int]) -> list[tuple[int, int]]:
+    """``runs`` without the numbers ``taken`` (all of which lie inside ``runs``)."""
+    out: list[tuple[int, int]] = []
+    cuts = sorted(set(taken))
+    j = 0
+    for a, b in runs:
+        start = a
+        while j < len(cuts) and cuts[j] <= b:
+            c = cuts[j]
+            if c >= start:
+                if c > start:
+                    out.append((start, c - 1))
+                start = c + 1
+            j += 1
+        if start <= b:
+            out.append((start, b))
+    return out
+
+
 def ranges_of(numbers: Iterable[int]) -> list[tuple[int, int]]:
     """Sorted numbers as inclusive (first, last) runs."""
     out: list[tuple[int, int]] = []
@@ -126,7 +150,7 @@ class Recovery:
     report_total: int | None
     lost: list[tuple[int, int]]  # numbers not in the log, as runs
     enqueues: dict[int, RecoveredEnqueue]  # the recovered ones, by number
-    unknown: list[int]  # lost numbers that no file names
+    unknown: list[tuple[int, int]]  # lost numbers that no file names, as runs
     unknown_by_report: dict[str, int] | None  # function -> count, when the report's counts add up
     device: str | None  # the one device the report (or the log) names
     problems: list[Problem] = field(default_factory=list)
@@ -135,9 +159,42 @@ class Recovery:
     def lost_count(self) -> int:
         return sum(b - a + 1 for a, b in self.lost)
 
+    @property
+    def unknown_count(self) -> int:
+        return sum(b - a + 1 for a, b in self.unknown)
+
     def is_lost(self, number: int) -> bool:
-        i = bisect.bisect_right(self.lost, (number, 1 << 62)) - 1
-        return i >= 0 and self.lost[i][0] <= number <= self.lost[i][1]
+        return _in_runs(self.lost, number)
+
+    def is_unknown(self, number: int) -> bool:
+        """Lost, and no file names it."""
+        return _in_runs(self.unknown, number)
+
+    def unknown_runs(self, first: int, last: int) -> list[tuple[int, int]]:
+        """The runs of lost numbers no file names, clipped to ``first..last``."""
+        out: list[tuple[int, int]] = []
+        i = max(0, bisect.bisect_right(self.unknown, (first, 1 << 62)) - 1)
+        while i < len(self.unknown) and self.unknown[i][0] <= last:
+            a, b = max(self.unknown[i][0], first), min(self.unknown[i][1], last)
+            if a <= b:
+                out.append((a, b))
+            i += 1
+        return out
+
+    def unknown_between(self, first: int, last: int, limit: int = 1000) -> list[int]:
+        """The lost numbers no file names in ``first..last`` (at most ``limit`` of them)."""
+        out: list[int] = []
+        i = max(0, bisect.bisect_right(self.unknown, (first, 1 << 62)) - 1)
+        while i < len(self.unknown) and len(out) < limit:
+            a, b = self.unknown[i]
+            if a > last:
+                break
+            n = max(a, first)
+            while n <= min(b, last) and len(out) < limit:
+                out.append(n)
+                n += 1
+            i += 1
+        return out
 
     @property
     def replayable(self) -> list[int]:
@@ -185,8 +242,8 @@ class Recovery:
                 what.append(", ".join(f"{c} {fn}" for fn, c in sorted(by_fn.items())))
             parts.append("recovered from the files that survived: " + ", ".join(what))
         if self.unknown:
-            unknown = range_text(ranges_of(self.unknown), 10)
-            text = f"{len(self.unknown)} named by no file ({unknown}"
+            unknown = range_text(self.unknown, 10)
+            text = f"{self.unknown_count} named by no file ({unknown}"
             if self.unknown_by_report:
                 counts = ", ".join(
                     f"{c} {fn.removeprefix('clEnqueue')}"
@@ -214,8 +271,8 @@ class Recovery:
             "with_dumps": [list(r) for r in ranges_of(self.with_source("memdump"))],
             "replayable": [list(r) for r in ranges_of(self.replayable)],
             "replayable_count": len(self.replayable),
-            "not_recovered": [list(r) for r in ranges_of(self.unknown)],
-            "not_recovered_count": len(self.unknown),
+            "not_recovered": [list(r) for r in self.unknown],
+            "not_recovered_count": self.unknown_count,
             "not_recovered_by_report": self.unknown_by_report,
             "report_total": self.report_total,
             "device": self.device,
@@ -295,14 +352,16 @@ def _log_damage(path: Path, log: Any) -> tuple[str, str]:
     return "damaged", "; ".join(clauses)
 
 
-def _named_device_times(path: Path, lost: set[int]) -> dict[int, tuple[str, DeviceTime]]:
+def _named_device_times(
+    path: Path, lost: Callable[[int], bool]
+) -> dict[int, tuple[str, DeviceTime]]:
     """``Device Time for <name> (enqueue N)`` lines of the log whose N was lost (last wins)."""
     out: dict[int, tuple[str, DeviceTime]] = {}
     try:
         with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
             for m in _DEVTIME_NAMED_RE.finditer(mm):
                 n = int(m.group(2))
-                if n in lost:
+                if lost(n):
                     name = m.group(1).replace(b"\x00", b"").decode("utf-8", "replace").strip()
                     q, s, e = (int(x) for x in m.group(3, 4, 5))
                     out[n] = (name, DeviceTime(q, s, e))
@@ -349,14 +408,21 @@ def recover(
     top = max(int(logged[-1]) + 1 if len(logged) else 0, named_max + 1, total or 0)
     if top <= 0:
         return None
-    have = np.zeros(top, dtype=bool)
-    ok = (logged >= 0) & (logged < top)
-    have[logged[ok]] = True
-    lost_arr = np.flatnonzero(~have)
-    if not len(lost_arr):
+    # the gaps between the numbers the log holds, as runs (never one entry per number: a
+    # report or a file name may claim any count)
+    lost: list[tuple[int, int]] = []
+    prev = -1
+    for x in logged[(logged >= 0) & (logged < top)].tolist():
+        if x > prev + 1:
+            lost.append((prev + 1, x - 1))
+        prev = x
+    if prev + 1 < top:
+        lost.append((prev + 1, top - 1))
+    if not lost:
         return None
-    lost_set = {int(x) for x in lost_arr}
-    lost = ranges_of(lost_set)
+
+    def is_lost(n: int) -> bool:
+        return _in_runs(lost, n)
     problems: list[Problem] = []
 
     # the log's own facts, for the SetKernelArg attribution below (last session wins)
@@ -365,7 +431,7 @@ def recover(
     found: dict[int, tuple[EnqueueKind, str, str | None, list[str]]] = {}
 
     def name_kernel(n: int, kname: str, source: str) -> None:
-        if n not in lost_set:
+        if not is_lost(n):
             return
         cur = found.get(n)
         if cur is None:
@@ -386,16 +452,16 @@ def recover(
     for table in (pre, post):
         kernel_of = getattr(table, "kernel", None)
         for n in table:
-            if n in lost_set:
+            if is_lost(n):
                 k = kernel_of(n) if kernel_of is not None else table[n][0].kernel
                 if k is not None:
                     name_kernel(int(n), k, "memdump")
     for n in replay:
-        if n in lost_set:
+        if is_lost(n):
             name_kernel(int(n), replay_kernels.get(n, ""), "replay")
     for m in mapunmap:
         n = int(m.enqueue)
-        if n in lost_set and m.kind in ("map", "unmap") and n not in found:
+        if is_lost(n) and m.kind in ("map", "unmap") and n not in found:
             fn = "clEnqueueMapBuffer" if m.kind == "map" else "clEnqueueUnmapMemObject"
             found[n] = (_kind_of(fn), fn, None, ["mapunmap"])
     dtimes: dict[int, tuple[str, DeviceTime]] = {}
@@ -405,7 +471,7 @@ def recover(
         and log_path is not None
         and any(_LOST_DEVICE_TIMES in p.message for p in getattr(log, "problems", []))
     ):
-        dtimes = _named_device_times(Path(log_path), lost_set)
+        dtimes = _named_device_times(Path(log_path), is_lost)
     for n, (text, _dt) in sorted(dtimes.items()):
         # "clEnqueueUnmapMemObject( RW )", "clEnqueueReadBuffer( blocking )": the function
         name = text.split("(", 1)[0].strip() if text.startswith("clEnqueue") else text
@@ -432,7 +498,7 @@ def recover(
         known[n] = (kd, kn)
     events = sorted(set(known) | {int(x) for x in ska})
     for n in sorted(int(x) for x in ska):
-        if n not in lost_set:
+        if not is_lost(n):
             continue
         group = ska[n]
         names = sorted({k for k, _ in group})
@@ -488,7 +554,8 @@ def recover(
             device_time=dtimes[n][1] if n in dtimes else None,
             replayable=replayable,
         )
-    unknown = sorted(lost_set - set(out))
+    unknown = _minus(lost, out)
+    unknown_count = sum(b - a + 1 for a, b in unknown)
     unknown_by_report: dict[str, int] | None = None
     calls = _report_calls(report)
     if unknown and calls:
@@ -500,7 +567,7 @@ def recover(
         for r in out.values():
             seen[r.function] = seen.get(r.function, 0) + 1
         diff = {f: c - seen.get(f, 0) for f, c in calls.items() if c > seen.get(f, 0)}
-        if sum(diff.values()) == len(unknown):
+        if sum(diff.values()) == unknown_count:
             unknown_by_report = dict(sorted(diff.items()))
     if log_missing:
         state, why = "missing", "there is no clintercept_log.txt"
@@ -514,7 +581,7 @@ def recover(
                 "files name enqueues past the end of the log: the log is truncated or the "
                 "dumps are stale files of an earlier run"
             )
-        elif int(lost_arr[0]) > int(logged[-1]):
+        elif lost[0][0] > int(logged[-1]):
             why += "; files name enqueues past the end of the log"
     return Recovery(
         state=state,

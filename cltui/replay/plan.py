@@ -23,7 +23,6 @@ argument 2 (buffer 0007)") and the step still runs when it can.
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -83,7 +82,8 @@ class Plan:
     changes: list[dict[str, Any]] = field(default_factory=list)
     # kernel enqueues of the range that are not replayed: {enqueue, kernel, why, recovered}
     skipped: list[dict[str, Any]] = field(default_factory=list)
-    # numbers inside the range that the log lost and no file names: {enqueue, why}
+    # runs of numbers inside the range that the log lost and no file names:
+    # {first, last, count, why}
     lost: list[dict[str, Any]] = field(default_factory=list)
 
     @property
@@ -147,16 +147,12 @@ class _Builder:
         rec = getattr(cap, "recovery", None)
         if rec is None:
             return
-        i = bisect.bisect_left(rec.unknown, first)
-        nums = []
-        while i < len(rec.unknown) and rec.unknown[i] <= last:
-            nums.append(rec.unknown[i])
-            i += 1
-        if not nums:
+        runs = rec.unknown_runs(first, last)
+        if not runs:
             return
         by = rec.unknown_by_report
         kinds = (
-            f"; by the report's counts the {len(rec.unknown)} such enqueues of the capture are "
+            f"; by the report's counts the {rec.unknown_count} such enqueues of the capture are "
             "not kernels ("
             + ", ".join(f"{c} {f.removeprefix('clEnqueue')}" for f, c in sorted(by.items()))
             + ")"
@@ -164,10 +160,14 @@ class _Builder:
             else ""
         )
         why = "lost with the log; no file names it"
-        for n in nums:
-            self.lost.append({"enqueue": n, "why": why})
+        count = 0
+        for a, b in runs:
+            self.lost.append({"first": a, "last": b, "count": b - a + 1, "why": why})
+            count += b - a + 1
+        text = ",".join(str(a) if a == b else f"{a}-{b}" for a, b in runs[:12])
+        text += ",..." if len(runs) > 12 else ""
         self.notes.append(
-            f"enqueue{'s' if len(nums) > 1 else ''} {set_text(nums)} lost with the log and "
+            f"enqueue{'s' if count > 1 else ''} {text} lost with the log and "
             f"named by no file{kinds}: not replayed, and what they did to the range's memory "
             "objects is known only where a Pre dump shows it"
         )
@@ -578,10 +578,8 @@ class _Builder:
         rec = getattr(cap, "recovery", None)
         lost: list[str] = []
         if rec is not None:
-            i = bisect.bisect_right(rec.unknown, after)
-            while i < len(rec.unknown) and rec.unknown[i] < before and len(lost) < 20:
-                lost.append(f"{rec.unknown[i]} (lost with the log)")
-                i += 1
+            nums = rec.unknown_between(after + 1, before - 1, 20)
+            lost = [f"{u} (lost with the log)" for u in nums]
         if cap.log is None:
             return lost
         positions = cap.find(first=after + 1, last=before - 1)
@@ -709,12 +707,14 @@ def _lost_text(cap: Any, first: int | None, last: int | None) -> str:
         return ""
     lo = 0 if first is None else first
     hi = (1 << 62) if last is None else last
-    nums = [u for u in rec.unknown if lo <= u <= hi]
-    if not nums:
+    runs = rec.unknown_runs(lo, hi)
+    if not runs:
         return ""
-    word = "enqueue" if len(nums) == 1 else "enqueues"
-    verb = "was" if len(nums) == 1 else "were"
-    return f" ({word} {set_text(nums)} {verb} lost with the log and no dump file names them)"
+    one = len(runs) == 1 and runs[0][0] == runs[0][1]
+    word, verb = ("enqueue", "was") if one else ("enqueues", "were")
+    text = ",".join(str(a) if a == b else f"{a}-{b}" for a, b in runs[:12])
+    text += ",..." if len(runs) > 12 else ""
+    return f" ({word} {text} {verb} lost with the log and no dump file names them)"
 
 
 def set_text(numbers: Sequence[int]) -> str:

@@ -355,6 +355,10 @@ def test_app_marks_recovered_enqueues(coldcache: Path) -> None:
             await pilot.press("home")
             await settle(pilot)
             assert "recovered (log lost) from" in enqueue_summary(cap.enqueue(14))
+            assert screen.jump_to(14) and screen.state()["cursor"] == 14
+            assert not screen.jump_to(15)  # lost, named by no file: the notice says so
+            await settle(pilot)
+            assert screen.state()["cursor"] == 14
 
     asyncio.run(run())
 

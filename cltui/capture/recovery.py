@@ -340,7 +340,7 @@ def _log_damage(path: Path, log: Any) -> tuple[str, str]:
         clauses.append(
             f"{what} of {longest:,} bytes at byte {first:,}"
             + (")" if runs > 1 else "")
-            + " overwrote it: a child process truncated the log"
+            + " overwrote it: a child process, such as PoCL's linker, probably truncated it"
         )
     if getattr(log, "leading_fragment", False) and not runs:
         clauses.append("its start is missing")
@@ -410,14 +410,10 @@ def recover(
         return None
     # the gaps between the numbers the log holds, as runs (never one entry per number: a
     # report or a file name may claim any count)
-    lost: list[tuple[int, int]] = []
-    prev = -1
-    for x in logged[(logged >= 0) & (logged < top)].tolist():
-        if x > prev + 1:
-            lost.append((prev + 1, x - 1))
-        prev = x
-    if prev + 1 < top:
-        lost.append((prev + 1, top - 1))
+    held = logged[(logged >= 0) & (logged < top)]
+    bounds = np.concatenate([np.array([-1], dtype=np.int64), held, np.array([top], np.int64)])
+    gaps = np.flatnonzero(np.diff(bounds) > 1)
+    lost = [(int(bounds[i]) + 1, int(bounds[i + 1]) - 1) for i in gaps.tolist()]
     if not lost:
         return None
 

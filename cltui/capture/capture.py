@@ -46,6 +46,7 @@ from cltui.capture.model import (
     Problem,
     Program,
 )
+from cltui.capture.recovery import RecoveredEnqueue, Recovery, recover
 
 ProgressFn = Callable[[float], None]  # fraction 0..1, called from the indexing thread
 
@@ -57,7 +58,15 @@ _SIZES_RE = re.compile(
 _EWL_RE = re.compile(r", event_wait_list = \( size = \d+ \)\[[^\]]*\]")
 _EVENT_RE = re.compile(r" created event = (0x[0-9a-fA-F]+|\(nil\)|[0-9A-F]{8,16})")
 _ERR_RE = re.compile(r" -> (\S+)\s*$")
-_KERNEL_DEF_RE = r"(?:__kernel|kernel)\s+(?:__attribute__\s*\(\(.*?\)\)\s*)?void\s+{}\s*\("
+_KERNEL_DEF_RE = (
+    r"(?:__kernel|kernel|KERNEL)\s+(?:(?:__attribute__\s*\(\(.*?\)\)|[A-Z_][A-Z0-9_]*\s*\([^(){{}};]*\))"
+    r"\s*)*void\s+{}\s*\("
+)
+# every kernel a source defines (pyopencl's "KERNEL REQD_WG_SIZE(...) void name(" too)
+_ANY_KERNEL_DEF_RE = re.compile(
+    r"\b(?:__kernel|kernel|KERNEL)\s+(?:(?:__attribute__\s*\(\([^;{}]*?\)\)"
+    r"|[A-Z_][A-Z0-9_]*\s*\([^(){};]*\))\s*)*void\s+(\w+)\s*\("
+)
 
 
 def _dims(text: str | None, sep: str) -> tuple[int, ...] | None:
@@ -99,6 +108,7 @@ class Capture:
         programs: list[Program],
         report: Any,
         problems: list[Problem],
+        log_missing: bool | None = None,
     ) -> None:
         self.path = path
         self.log = log
@@ -113,6 +123,8 @@ class Capture:
         self._sig_cache: dict[str, dict[str, Any]] = {}
         self._replay_cache: dict[int, Any] = {}
         self._source_cache: dict[str, str] = {}
+        self._defs: dict[str, list[Program]] | None = None
+        self._assigned: dict[int, tuple[Program, str]] | None = None
         if log is not None:
             self.numbers = log.numbers
             self.offsets = log.offsets
@@ -122,9 +134,20 @@ class Capture:
             self.device_times = log.device_times
             self.function_ids = log.function_ids
             self.functions = log.functions
-            self._append_dump_only_enqueues()
         else:
-            self._index_from_dumps()
+            self.numbers = np.zeros(0, dtype=np.int64)
+            self.offsets = np.zeros(0, dtype=np.int64)
+            self.kinds = np.zeros(0, dtype=np.uint8)
+            self.kernel_ids = np.zeros(0, dtype=np.int32)
+            self.kernel_names = []
+            self.device_times = np.zeros((0, 3), dtype=np.int64)
+            self.function_ids = np.zeros(0, dtype=np.uint16)
+            self.functions = []
+        self.recovered = np.zeros(len(self.numbers), dtype=bool)
+        self.recovery: Recovery | None = None
+        self._recovered: dict[int, RecoveredEnqueue] = {}
+        self._max_logged = int(self.numbers.max()) if len(self.numbers) else -1
+        self._recover(log_missing if log_missing is not None else log is None)
         self._programs = self._link_programs(programs)
         n = len(self.numbers)
         self.has_pre = np.zeros(n, dtype=bool)
@@ -139,79 +162,87 @@ class Capture:
         self._ska_keys = sorted(getattr(dumps, "setkernelarg", {}) or {})
 
     # ------------------------------------------------------------------ index
-    def _dump_enqueue_names(self) -> dict[int, str]:
-        d = self.dumps
-        names: dict[int, str] = {}
-        for table in (getattr(d, "pre", {}), getattr(d, "post", {})):
-            for e, lst in (table or {}).items():
-                if lst:
-                    names.setdefault(int(e), lst[0].kernel)
-        for e, folder in (getattr(d, "replay", {}) or {}).items():
-            m = re.match(r"Enqueue_\d+_(.*)$", Path(folder).name, re.DOTALL)
-            names.setdefault(int(e), m.group(1) if m else "")
-        return names
-
-    def _index_from_dumps(self) -> None:
-        names = self._dump_enqueue_names()
-        nums = sorted(names)
-        knames: list[str] = []
-        kmap: dict[str, int] = {}
-        kids = []
-        for e in nums:
-            k = names[e]
-            if k not in kmap:
-                kmap[k] = len(knames)
-                knames.append(k)
-            kids.append(kmap[k])
-        n = len(nums)
-        self.numbers = np.array(nums, dtype=np.int64)
-        self.offsets = np.full(n, -1, dtype=np.int64)
-        self.kinds = np.full(n, int(EnqueueKind.KERNEL), dtype=np.uint8)
-        self.kernel_ids = np.array(kids, dtype=np.int32)
-        self.kernel_names = knames
-        self.device_times = np.full((n, 3), -1, dtype=np.int64)
-        self.functions = ["clEnqueueNDRangeKernel"]
-        self.function_ids = np.zeros(n, dtype=np.uint16)
-
-    def _append_dump_only_enqueues(self) -> None:
-        """Kernel enqueues that have dumps but lie past the end of the log (truncated log)."""
-        names = self._dump_enqueue_names()
-        top = int(self.numbers.max()) if len(self.numbers) else -1
-        extra = sorted(e for e in names if e > top)
+    def _recover(self, log_missing: bool) -> None:
+        """Add the enqueues the log lost that the other files name (:mod:`recovery`)."""
+        rec = recover(
+            self.log,
+            self.dumps,
+            self.report,
+            self.numbers,
+            self.kinds,
+            self.kernel_ids,
+            self.kernel_names,
+            self.function_ids,
+            self.functions,
+            log_missing=log_missing,
+        )
+        if rec is None:
+            return
+        self.recovery = rec
+        self.problems.extend(rec.problems)
+        self.problems.append(Problem(rec.line(), self.log.path.name if self.log else ""))
+        extra = sorted(rec.enqueues)
         if not extra:
             return
-        self.problems.append(
-            Problem(
-                f"{len(extra)} enqueues with dump files lie past the end of the log "
-                f"({extra[0]}..{extra[-1]}): the log is truncated or the dumps are stale "
-                "files of an earlier run",
-                "clintercept_log.txt",
-            )
-        )
         kernel_names = list(self.kernel_names)
         kmap = {k: i for i, k in enumerate(kernel_names)}
-        kids = []
-        for e in extra:
-            k = names[e]
-            if k not in kmap:
-                kmap[k] = len(kernel_names)
-                kernel_names.append(k)
-            kids.append(kmap[k])
-        n = len(extra)
         functions = list(self.functions)
-        if "clEnqueueNDRangeKernel" not in functions:
-            functions.append("clEnqueueNDRangeKernel")
-        fid = functions.index("clEnqueueNDRangeKernel")
-        self.numbers = np.concatenate([self.numbers, np.array(extra, dtype=np.int64)])
-        self.offsets = np.concatenate([self.offsets, np.full(n, -1, dtype=np.int64)])
-        self.kinds = np.concatenate(
-            [self.kinds, np.full(n, int(EnqueueKind.KERNEL), dtype=np.uint8)]
-        )
-        self.kernel_ids = np.concatenate([self.kernel_ids, np.array(kids, dtype=np.int32)])
-        self.device_times = np.concatenate([self.device_times, np.full((n, 3), -1, dtype=np.int64)])
-        self.function_ids = np.concatenate([self.function_ids, np.full(n, fid, dtype=np.uint16)])
+        fmap = {f: i for i, f in enumerate(functions)}
+        kids: list[int] = []
+        fids: list[int] = []
+        kinds: list[int] = []
+        times = np.full((len(extra), 3), -1, dtype=np.int64)
+        for j, n in enumerate(extra):
+            r = rec.enqueues[n]
+            if r.kernel is not None:
+                if r.kernel not in kmap:
+                    kmap[r.kernel] = len(kernel_names)
+                    kernel_names.append(r.kernel)
+                kids.append(kmap[r.kernel])
+            else:
+                kids.append(-1)
+            if r.function not in fmap:
+                fmap[r.function] = len(functions)
+                functions.append(r.function)
+            fids.append(fmap[r.function])
+            kinds.append(int(r.kind))
+            if r.device_time is not None:
+                dt = r.device_time
+                times[j] = (dt.queued_to_submit, dt.submit_to_start, dt.start_to_end)
+        m = len(extra)
+        numbers = np.concatenate([self.numbers, np.array(extra, dtype=np.int64)])
+        cols = {
+            "offsets": np.concatenate([self.offsets, np.full(m, -1, dtype=np.int64)]),
+            "kinds": np.concatenate([self.kinds, np.array(kinds, dtype=np.uint8)]),
+            "kernel_ids": np.concatenate([self.kernel_ids, np.array(kids, dtype=np.int32)]),
+            "device_times": np.concatenate([self.device_times, times]),
+            "function_ids": np.concatenate([self.function_ids, np.array(fids, dtype=np.uint16)]),
+            "recovered": np.concatenate([self.recovered, np.ones(m, dtype=bool)]),
+        }
+        n0 = len(self.numbers)
+        if n0 < 2 or bool(np.all(np.diff(self.numbers) > 0)):
+            # a single-session log: recovered enqueues take their place in number order
+            order = np.argsort(numbers, kind="stable")
+            numbers = numbers[order]
+            cols = {k: v[order] for k, v in cols.items()}
+        self.numbers = numbers
+        self.offsets = cols["offsets"]
+        self.kinds = cols["kinds"]
+        self.kernel_ids = cols["kernel_ids"]
+        self.device_times = cols["device_times"]
+        self.function_ids = cols["function_ids"]
+        self.recovered = cols["recovered"]
         self.kernel_names = kernel_names
         self.functions = functions
+        self._recovered = dict(rec.enqueues)
+
+    def recovered_enqueue(self, number: int) -> RecoveredEnqueue | None:
+        """What recovery knows of enqueue ``number`` (None if the log holds it or none)."""
+        return self._recovered.get(number)
+
+    def is_lost(self, number: int) -> bool:
+        """True if the log lost enqueue ``number`` (recovered from the files or not)."""
+        return self.recovery is not None and self.recovery.is_lost(number)
 
     def _fill_flags(self) -> None:
         d = self.dumps
@@ -281,7 +312,12 @@ class Capture:
         kind = EnqueueKind(int(self.kinds[pos]))
         kid = int(self.kernel_ids[pos])
         gsz = lsz = None
-        if kind in (EnqueueKind.KERNEL, EnqueueKind.TASK):
+        recovered = bool(self.recovered[pos])
+        if recovered:
+            rec = self._recovered.get(int(self.numbers[pos]))
+            if rec is not None:
+                gsz, lsz = rec.global_size, rec.local_size
+        elif kind in (EnqueueKind.KERNEL, EnqueueKind.TASK):
             _, gsz, lsz = self._sizes(self._line(pos))
         dtm = self.device_times[pos]
         dtime = DeviceTime(int(dtm[0]), int(dtm[1]), int(dtm[2])) if dtm[0] >= 0 else None
@@ -297,6 +333,7 @@ class Capture:
             has_post=bool(self.has_post[pos]),
             has_replay=bool(self.has_replay[pos]),
             hashes_only=bool(self.hashes_only[pos]),
+            recovered=recovered,
         )
 
     def rows(self, start: int, stop: int) -> list[EnqueueRow]:
@@ -400,6 +437,7 @@ class Capture:
                 False,
                 False,
                 False,
+                bool(self.recovered[pos]),
             )
 
     def _replay(self, number: int) -> Any:
@@ -453,19 +491,34 @@ class Capture:
             if enq.queue:
                 q = log.queue_at(enq.queue, off)
                 enq.device = q.device if q else None
+        rec = self._recovered.get(number) if row.recovered else None
+        if rec is not None:
+            enq.recovered_from = rec.sources
+            enq.device = self.recovery.device if self.recovery is not None else None
         if row.kind in (EnqueueKind.KERNEL, EnqueueKind.TASK):
             go, _, _ = self._sizes(line)
-            enq.global_offset = go
+            enq.global_offset = rec.global_offset if rec is not None else go
             self._decode_kernel(enq, pos, kv, off)
-        else:
+        elif rec is None:
             self._decode_transfer(enq, kv, off)
         problems.extend(p for p in self._dump_problems(enq))
         return enq
 
     def _mem(self, handle: int | None, off: int) -> MemObject | None:
-        if not handle or self.log is None:
+        if not handle or self.log is None or off < 0:
             return None
-        return self.log.mem_at(handle, off if off >= 0 else self.log.size)
+        return self.log.mem_at(handle, off)
+
+    def _objects_at(self, pos: int) -> int:
+        """The log offset whose live objects (buffers, samplers) an enqueue's handles name:
+        its own line; for a recovered enqueue past the end of the log, the end of the log;
+        -1 (none) for one the log lost in its middle or start, whose objects it lost too."""
+        off = int(self.offsets[pos])
+        if off >= 0 or self.log is None:
+            return off
+        if bool(self.recovered[pos]) and int(self.numbers[pos]) > self._max_logged:
+            return self.log.size
+        return -1
 
     def _decode_transfer(self, enq: Enqueue, kv: dict[str, str], off: int) -> None:
         src = (
@@ -518,14 +571,32 @@ class Capture:
         if replay is not None and getattr(replay, "kernel_source", None):
             src = bytes(replay.kernel_source).replace(b"\x00", b"").decode("utf-8", "replace")
             opts = getattr(replay, "build_options", "") or ""
+            # the CLI_<P4>_<H8> hash of kernel.cl names its program (capture-format §5.2)
+            h8 = f"{files.cli_hash64(bytes(replay.kernel_source)) & 0xFFFFFFFF:08X}"
+            same = [p for p in self._programs if p.hash == h8 and self.program_source(p) == src]
+            if same:
+                fit = [p for p in same if p.options.strip() == opts.strip()]
+                return (fit or same)[-1], src, opts
             for prog in self._programs:
                 if self.program_source(prog) == src:
                     return prog, src, opts
             return None, src, opts
+        if kernel_name and enq.row.recovered:
+            # no log: the program built in the order the enqueues need them (see _assign)
+            picked = self._assign().get(enq.number)
+            if picked is not None:
+                prog, how = picked
+                if how:
+                    enq.problems.append(Problem(how, enqueue=enq.number))
+                return prog, self.program_source(prog), prog.options
         # grep the sources for the kernel definition
         if kernel_name:
             rx = re.compile(_KERNEL_DEF_RE.format(re.escape(kernel_name)), re.DOTALL)
             hits = [p for p in self._programs if rx.search(self.program_source(p))]
+            if len(hits) > 1:
+                # keep the programs whose signature fits the argument values the dumps hold
+                fit = [p for p in hits if self._fits(enq.number, kernel_name, p)]
+                hits = fit or hits
             if hits:
                 if len(hits) > 1:
                     enq.problems.append(
@@ -539,7 +610,110 @@ class Capture:
                 return p, self.program_source(p), p.options
         return None, "", ""
 
-    def _signature(self, key: str, source: str, options: str, enq: Enqueue) -> dict[str, Any]:
+    def _defining(self) -> dict[str, list[Program]]:
+        """kernel name -> the programs whose source defines it (one pass over each source)."""
+        with self._lock:
+            if self._defs is None:
+                defs: dict[str, list[Program]] = {}
+                for p in self._programs:
+                    for name in dict.fromkeys(_ANY_KERNEL_DEF_RE.findall(self.program_source(p))):
+                        defs.setdefault(name, []).append(p)
+                self._defs = defs
+            return self._defs
+
+    def _assign(self) -> dict[int, tuple[Program, str]]:
+        """The program of each recovered kernel enqueue that no Replay folder names.
+
+        Programs are numbered in creation order and programs such as pyopencl's and OpenCV's
+        are built when first needed, so among the programs that define the kernel and fit its
+        argument values, a launch takes the first program built after the highest one used so
+        far (a new program) when one lies before the next enqueue whose kernel only one program
+        defines, else the latest one already built (a program used again)."""
+        with self._lock:
+            if self._assigned is not None:
+                return self._assigned
+        defs = self._defining()
+        order = np.argsort(self.numbers, kind="stable")
+        rows: list[tuple[int, str, bool]] = []
+        for pos in order.tolist():
+            kid = int(self.kernel_ids[pos])
+            if kid >= 0:
+                n, rec = int(self.numbers[pos]), bool(self.recovered[pos])
+                rows.append((n, self.kernel_names[kid], rec))
+        anchors = [(n, defs[k][0].number) for n, k, _ in rows if len(defs.get(k, [])) == 1]
+        anchor_numbers = [n for n, _ in anchors]
+        out: dict[int, tuple[Program, str]] = {}
+        high = -1
+        for n, kname, recovered in rows:
+            cands = defs.get(kname, [])
+            prog: Program | None = None
+            how = ""
+            folder = (getattr(self.dumps, "replay", {}) or {}).get(n)
+            if len(cands) == 1:
+                prog = cands[0]
+            elif folder is not None:
+                rf = self._replay(n)
+                if rf is not None and rf.kernel_source:
+                    h8 = f"{files.cli_hash64(bytes(rf.kernel_source)) & 0xFFFFFFFF:08X}"
+                    same = [p for p in cands if p.hash == h8]
+                    prog = same[-1] if same else None
+            if prog is None and recovered and len(cands) > 1:
+                j = bisect.bisect_right(anchor_numbers, n)
+                nxt = anchors[j][1] if j < len(anchors) else 1 << 62
+                new = [p for p in cands if high < p.number <= nxt]
+                old = [p for p in reversed(cands) if p.number <= high]
+                # signatures are parsed lazily: the first candidate in build order that fits
+                order_ = [*new, *old]
+                if len(order_) == 1:
+                    prog = order_[0]
+                else:
+                    prog = next((p for p in order_ if self._fits(n, kname, p)), None)
+                    prog = prog or (order_ or cands)[0]
+                how = (
+                    f"{len(cands)} programs define kernel {kname!r} "
+                    f"({', '.join(str(p.number) for p in cands)}) and the log that said which "
+                    f"is lost: using program {prog.number}, the first in build order whose "
+                    "signature fits the argument values"
+                )
+            if prog is not None:
+                high = max(high, prog.number)
+                if recovered:
+                    out[n] = (prog, how)
+        with self._lock:
+            self._assigned = out
+        return out
+
+    def _fits(self, number: int, kname: str, prog: Program) -> bool:
+        """False when the SetKernelArg/Replay values of enqueue ``number`` cannot be the
+        arguments of ``kname`` in ``prog`` (another count, or a value of another size)."""
+        source = self.program_source(prog)
+        scratch: list[Problem] = []
+        key = str(prog.source_path) + "\x00" + prog.options
+        sigs = self._signature(key, source, prog.options, scratch, number)
+        sig = sigs.get(kname)
+        if sig is None:
+            return False
+        params = list(sig.params)
+        known = self._ska_indexes(number, kname)
+        if known and max(known) >= len(params):
+            return False
+        replay = self._replay(number)
+        for i, param in enumerate(params):
+            raw = self._ska_raw(number, kname, i, None) if i in known else None
+            if raw is None and replay is not None:
+                raw = replay.arguments.get(i)
+            if raw is None or (param.is_pointer and param.address_space == "local"):
+                continue
+            if param.is_pointer or param.ctype.kind in ("image", "sampler"):
+                if len(raw) not in (4, 8):
+                    return False
+            elif param.ctype.size and len(raw) != param.ctype.size:
+                return False
+        return True
+
+    def _signature(
+        self, key: str, source: str, options: str, problems: list[Problem], number: int
+    ) -> dict[str, Any]:
         if key in self._sig_cache:
             return self._sig_cache[key]
         sigs: dict[str, Any] = {}
@@ -550,9 +724,7 @@ class Capture:
             try:
                 sigs = dict(parse_kernels(source, options))
             except Exception as e:
-                enq.problems.append(
-                    Problem(f"could not parse the kernel source: {e}", enqueue=enq.number)
-                )
+                problems.append(Problem(f"could not parse the kernel source: {e}", enqueue=number))
         self._sig_cache[key] = sigs
         return sigs
 
@@ -580,7 +752,7 @@ class Capture:
                 Problem(f"no program source found for kernel {kname!r}", enqueue=number)
             )
         key = str(prog.source_path) if prog is not None else f"replay:{number}"
-        sigs = self._signature(key + "\x00" + options, source, options, enq)
+        sigs = self._signature(key + "\x00" + options, source, options, enq.problems, number)
         raw_name = krec.name if krec is not None and krec.name else kname
         sig = sigs.get(raw_name) or sigs.get(kname)
         if source and sig is None and sigs:
@@ -606,9 +778,24 @@ class Capture:
             for i, d in (replay.post or {}).items():
                 dumps_post.setdefault(i, d)
         indexes |= set(dumps_pre) | set(dumps_post)
+        if enq.row.recovered and nargs is None:
+            indexes |= self._ska_indexes(number, kname)
+        obj_off = self._objects_at(pos)
+        memory: set[int] = set(dumps_pre) | set(dumps_post)
+        if replay is not None:
+            memory |= set(replay.svm_offsets) | set(replay.image_meta)
+        # no log: an SVM pointer argument is the memory argument that the SetKernelArg dumps
+        # lack (clSetKernelArgSVMPointer writes none) while they hold the launch's others
+        ska_set = self._ska_indexes(number, kname) if enq.row.recovered else set()
         for i in sorted(indexes):
             param = params[i] if i < len(params) else None
-            arg = self._make_arg(enq, i, param, setargs.get(i), replay, kname, off)
+            svm = bool(ska_set) and i not in ska_set and (
+                (param is not None and param.is_pointer and param.address_space != "local")
+                or (param is None and i in memory)
+            )
+            arg = self._make_arg(
+                enq, i, param, setargs.get(i), replay, kname, obj_off, i in memory, svm
+            )
             if (
                 log is not None
                 and off >= 0
@@ -626,6 +813,24 @@ class Capture:
             arg.pre = dumps_pre.get(i)
             arg.post = dumps_post.get(i)
             enq.args.append(arg)
+
+    def _ska_indexes(self, number: int, kname: str) -> set[int]:
+        """Argument indexes the SetKernelArg dumps hold for a launch of ``kname`` at ``number``
+        (its own group and the earlier groups of the same kernel that it completes)."""
+        table = getattr(self.dumps, "setkernelarg", {}) or {}
+        out: set[int] = set()
+        j = bisect.bisect_right(self._ska_keys, number) - 1
+        steps = 0
+        while j >= 0 and steps < 64:
+            mine = {i for k, i in table[self._ska_keys[j]] if k == kname}
+            if out and not mine:
+                break
+            out |= mine
+            if 0 in mine:
+                break
+            j -= 1
+            steps += 1
+        return out
 
     def _ska_raw(self, number: int, kname: str, i: int, setarg: li.SetArg | None) -> bytes | None:
         table = getattr(self.dumps, "setkernelarg", {}) or {}
@@ -653,6 +858,8 @@ class Capture:
         replay: Any,
         kname: str,
         off: int,
+        memory_hint: bool = False,
+        svm_hint: bool = False,
     ) -> KernelArg:
         number = enq.number
         arg = KernelArg(index=i, kind=ArgKind.UNKNOWN, size=setarg.size if setarg else 0)
@@ -686,10 +893,17 @@ class Capture:
         if setarg is not None and setarg.is_svm:
             arg.kind = ArgKind.SVM
             arg.handle = setarg.pointer
+        elif svm_hint and raw is not None and len(raw) == 8:
+            arg.kind = ArgKind.SVM  # the Replay folder's Argument holds the allocation base
+            arg.handle = int.from_bytes(raw, "little")
         elif is_local_ptr or (local is not None and raw is None):
             arg.kind = ArgKind.LOCAL
             arg.local_size = local if local is not None else (setarg.size if setarg else None)
-        elif (setarg is not None and setarg.sampler is not None) or ckind == "sampler":
+        elif (
+            (setarg is not None and setarg.sampler is not None)
+            or ckind == "sampler"
+            or (ckind is None and replay is not None and i in getattr(replay, "samplers", {}))
+        ):
             arg.kind = ArgKind.SAMPLER
             arg.sampler = setarg.sampler if setarg is not None else None
             if replay is not None and i in getattr(replay, "samplers", {}):
@@ -697,7 +911,9 @@ class Capture:
             if arg.sampler is None and raw is not None and len(raw) == 8 and self.log:
                 arg.handle = int.from_bytes(raw, "little")
                 arg.sampler = self.log.sampler_at(arg.handle, off)
-        elif ckind in ("pointer", "image") or (ckind is None and self._is_mem(raw, off)):
+        elif ckind in ("pointer", "image") or (
+            ckind is None and (memory_hint or self._is_mem(raw, off))
+        ):
             h = int.from_bytes(raw[:8], "little") if raw is not None and len(raw) >= 8 else None
             arg.handle = h
             if h == 0:
@@ -712,7 +928,11 @@ class Capture:
                         arg.mem = alloc
                         arg.svm_offset = h - alloc.handle
                 if arg.kind is ArgKind.UNKNOWN:
-                    if ckind == "image" or (arg.mem is not None and arg.mem.kind == "image"):
+                    if (
+                        ckind == "image"
+                        or (arg.mem is not None and arg.mem.kind == "image")
+                        or (ckind is None and replay is not None and i in replay.image_meta)
+                    ):
                         arg.kind = ArgKind.IMAGE
                     else:
                         arg.kind = ArgKind.BUFFER
@@ -859,14 +1079,14 @@ class Capture:
         pre = getattr(d, "pre", {}) or {}
         post = getattr(d, "post", {}) or {}
         ska = getattr(d, "setkernelarg", {}) or {}
-        devices = sorted(
-            {
-                q.device
-                for lst in (self.log.queues.values() if self.log else [])
-                for q in lst
-                if q.device
-            }
-        )
+        named = {q.device for lst in (self.log.queues.values() if self.log else []) for q in lst}
+        if not named or self.recovery is not None:
+            # the queues' lines were lost (or never written): the report and recovery name it
+            for t in getattr(self.report, "devices", None) or []:
+                named.add(t.device_name)
+            if self.recovery is not None:
+                named.add(self.recovery.device)
+        devices = sorted(d for d in named if d)
         report: dict[str, Any] | None = None
         if self.report is not None:
             rep = self.report
@@ -920,6 +1140,8 @@ class Capture:
             },
             "report": report,
             "sessions": len(self.log.sessions) if self.log else 0,
+            "recovered": int(self.recovered.sum()),
+            "recovery": self.recovery.to_json() if self.recovery is not None else None,
             "problems": len(self.problems),
         }
 
@@ -1142,7 +1364,7 @@ def _open(root: Path, progress: ProgressFn | None, cancel: threading.Event | Non
         report = files.parse_report(rp)
         if report is None:
             problems.append(Problem("the report could not be read", rp.name))
-    cap = Capture(root, log, dumps, programs, report, problems)
+    cap = Capture(root, log, dumps, programs, report, problems, log_missing=not logs)
     if report is not None and log is not None:
         total = getattr(report, "total_enqueues", None)
         if total is not None and len(cap) and total != int(cap.numbers.max()) + 1:

@@ -757,6 +757,21 @@ def _parse_worksizes(
     return g, (None if all(x == 0 for x in lo) else lo), off
 
 
+def read_worksizes(
+    folder: Path | str,
+) -> tuple[tuple[int, ...], tuple[int, ...] | None, tuple[int, ...]] | None:
+    """(global, local or None, offset) from a Replay folder's ``worksizes.txt``; None when it
+    is missing, unreadable or garbled (one small read, for recovering enqueues without a log)."""
+    try:
+        with open(Path(folder) / "worksizes.txt", "rb") as f:
+            data = f.read(4097)
+    except OSError:
+        return None
+    if len(data) > 4096:
+        return None
+    return _parse_worksizes(_text(data))
+
+
 def _scan_sub_dumps(folder: Path, rf: ReplayFolder, sub: str) -> dict[int, Dump]:
     out: dict[int, Dump] = {}
     for entry in _scandir(folder, rf.problems, rf.path, rf.root):

@@ -221,6 +221,7 @@ class EnqueueRow:
     has_post: bool
     has_replay: bool
     hashes_only: bool
+    recovered: bool = False  # rebuilt from dump files: the log lost this enqueue
 
 
 @dataclass(slots=True)
@@ -268,7 +269,15 @@ class Enqueue:
     nbytes: int | None = None
     blocking: bool | None = None
     problems: list[Problem] = field(default_factory=list)
+    # recovered enqueues: what rebuilt it ("memdump", "replay", "setkernelarg", "device_time",
+    # "mapunmap"; see cltui.capture.recovery.SOURCE_TEXT)
+    recovered_from: tuple[str, ...] = ()
 
     @property
     def number(self) -> int:
         return self.row.number
+
+    @property
+    def recovered(self) -> bool:
+        """True when the log lost this enqueue and the dump files rebuilt it."""
+        return self.row.recovered

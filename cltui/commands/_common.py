@@ -84,6 +84,7 @@ def row_json(row: EnqueueRow) -> dict[str, Any]:
             "replay": row.has_replay,
             "hashes_only": row.hashes_only,
         },
+        "recovered": row.recovered,
     }
 
 

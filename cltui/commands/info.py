@@ -53,4 +53,23 @@ def info_cmd(dumpdir: str, as_json: bool) -> None:
     if as_json:
         emit_json(data)
     else:
+        rec = data.get("recovery")
+        if rec:
+            click.echo(f"lost: {rec['line']}")
+            data["recovery"] = _recovery_text(rec)
         _print_tree(data)
+
+
+def _recovery_text(rec: dict[str, Any]) -> dict[str, Any]:
+    """The ``recovery`` object with its [first, last] runs written as ``0-1,3,5-9``."""
+    from cltui.capture.recovery import range_text
+
+    out: dict[str, Any] = {}
+    for key, value in rec.items():
+        if key == "line":
+            continue
+        if isinstance(value, list) and all(isinstance(v, list) for v in value):
+            out[key] = range_text([(int(a), int(b)) for a, b in value], 1 << 30) or "none"
+        else:
+            out[key] = value
+    return out

@@ -72,10 +72,12 @@ def ls_cmd(dumpdir: str, pattern: str | None, regex: bool, rng: str | None, as_j
                 "O" if row.has_post else ".",
                 "R" if row.has_replay else ".",
                 "#" if row.hashes_only else "",
+                " recovered" if row.recovered else "",
             ]
         )
         dev = fmt_ns(row.device_time.start_to_end) if row.device_time else "-"
         gsz = fmt_size(row.global_size) if row.global_size is not None else ""
-        lsz = fmt_size(row.local_size) if row.kind.label == "kernel" else ""
+        known = row.kind.label == "kernel" and row.global_size is not None
+        lsz = fmt_size(row.local_size) if known else ""
         out.write(f"{row.number:>7}  {row.kind.label:<7} {name[:32]:<32} {gsz:<13} {lsz:<9} "
                   f"{dev:>10}  {badges}\n")

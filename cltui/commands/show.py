@@ -101,6 +101,8 @@ def enqueue_to_json(cap: Any, number: int) -> dict[str, Any]:
             "log_line": enq.line,
         }
     )
+    if enq.recovered:
+        data["recovered_from"] = list(enq.recovered_from)
     if enq.program is not None:
         prog = enq.program
         data["program"] = {
@@ -182,6 +184,11 @@ def show_cmd(dumpdir: str, number: int, as_json: bool) -> None:
 def show_enqueue(cap: Any, number: int, as_json: bool) -> None:
     """What ``cltui show`` prints for enqueue ``number`` of an opened capture."""
     if cap.position_of(number) is None:
+        rec = cap.recovery
+        if rec is not None and rec.is_lost(number):
+            fail(
+                f"enqueue {number} was lost with the log ({rec.why}) and no dump file names it"
+            )
         fail(f"enqueue {number} is not in this capture (it has {len(cap)} enqueues)")
     data = enqueue_to_json(cap, number)
     if as_json:
@@ -208,11 +215,20 @@ def _fmt(value: Any) -> str:
 def _print_human(d: dict[str, Any]) -> None:
     title = d["kernel"] or d["function"]
     echo(f"enqueue {d['number']}  {d['kind']}  {title}")
+    if d.get("recovered"):
+        from cltui.capture.recovery import sources_text
+
+        echo(
+            f"  recovered: the log lost this enqueue; rebuilt from "
+            f"{sources_text(d.get('recovered_from', []))}"
+        )
     if d.get("device"):
         echo(f"  device:   {d['device']}")
     if d.get("global_size"):
         off = f"  offset {d['global_offset']}" if d.get("global_offset") else ""
         echo(f"  global:   {d['global_size']}  local: {d['local_size'] or 'NULL'}{off}")
+    elif d.get("recovered") and d["kind"] == "kernel":
+        echo("  global:   unknown (lost with the log; no Replay/ folder holds the work sizes)")
     dt = d.get("device_time_ns")
     if dt:
         echo(

@@ -928,6 +928,7 @@ class Engine:
                         for j, ld in enumerate(st.get("loads", []))
                     ],
                     "timing": timing,
+                    **({"recovered": True} if st.get("recovered") else {}),
                 }
             )
         if self._writer is not None:

@@ -80,6 +80,11 @@ class Plan:
     capture_path: Path
     notes: list[str] = field(default_factory=list)
     changes: list[dict[str, Any]] = field(default_factory=list)
+    # kernel enqueues of the range that are not replayed: {enqueue, kernel, why, recovered}
+    skipped: list[dict[str, Any]] = field(default_factory=list)
+    # runs of numbers inside the range that the log lost and no file names:
+    # {first, last, count, why}
+    lost: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def steps(self) -> list[dict[str, Any]]:
@@ -126,6 +131,46 @@ class _Builder:
         # mem id -> (enqueue of the last step touching it, its captured Post dump or None)
         self.state: dict[str, tuple[int, Dump | None]] = {}
         self._replays: dict[int, ReplayFolder] = {}
+        self.skipped: list[dict[str, Any]] = []
+        self.lost: list[dict[str, Any]] = []
+
+    def skip(self, enq: Enqueue, why: str) -> None:
+        """A kernel enqueue of the range that is not replayed, and why (a note and a record)."""
+        rec = {"enqueue": enq.number, "kernel": enq.row.kernel, "why": why}
+        if enq.recovered:
+            rec["recovered"] = True
+        self.skipped.append(rec)
+        self.notes.append(f"enqueue {enq.number} skipped: {why}")
+
+    def add_lost(self, cap: Any, first: int, last: int) -> None:
+        """Numbers in ``first..last`` that the log lost and no file names (not replayed)."""
+        rec = getattr(cap, "recovery", None)
+        if rec is None:
+            return
+        runs = rec.unknown_runs(first, last)
+        if not runs:
+            return
+        by = rec.unknown_by_report
+        kinds = (
+            f"; by the report's counts the {rec.unknown_count} such enqueues of the capture are "
+            "not kernels ("
+            + ", ".join(f"{c} {f.removeprefix('clEnqueue')}" for f, c in sorted(by.items()))
+            + ")"
+            if by and "clEnqueueNDRangeKernel" not in by
+            else ""
+        )
+        why = "lost with the log; no file names it"
+        count = 0
+        for a, b in runs:
+            self.lost.append({"first": a, "last": b, "count": b - a + 1, "why": why})
+            count += b - a + 1
+        text = ",".join(str(a) if a == b else f"{a}-{b}" for a, b in runs[:12])
+        text += ",..." if len(runs) > 12 else ""
+        self.notes.append(
+            f"enqueue{'s' if count > 1 else ''} {text} lost with the log and "
+            f"named by no file{kinds}: not replayed, and what they did to the range's memory "
+            "objects is known only where a Pre dump shows it"
+        )
 
     def replay(self, enq: Enqueue) -> ReplayFolder | None:
         if enq.replay_dir is None:
@@ -282,20 +327,29 @@ class _Builder:
             )
             return
         kname = enq.row.kernel or ""
+        gsz = enq.row.global_size
+        if enq.recovered and not gsz:
+            from cltui.capture.recovery import sources_text
+
+            self.skip(
+                enq,
+                f"recovered from {sources_text(enq.recovered_from)}, without its work sizes: "
+                "the log that held them is lost and no Replay/ folder has them",
+            )
+            return
         pid = self.program(enq)
         if pid is None:
-            self.notes.append(f"enqueue {n} skipped: no program source or binary for {kname!r}")
+            self.skip(enq, f"no program source or binary for {kname!r}")
             return
-        gsz = enq.row.global_size
         if not gsz:
-            self.notes.append(f"enqueue {n} skipped: no global work size")
+            self.skip(enq, "no global work size")
             return
         args: list[dict[str, Any]] = []
         mem_args: dict[str, list[KernelArg]] = {}
         for a in enq.args:
             spec, problem = self.arg(enq, a, mem_args)
             if problem is not None:
-                self.notes.append(f"enqueue {n} skipped: {problem}")
+                self.skip(enq, problem)
                 return
             args.append(spec)
         loads: list[dict[str, Any]] = []
@@ -390,6 +444,8 @@ class _Builder:
             "prechecks": prechecks,
             "checks": checks,
         }
+        if enq.recovered:
+            step["recovered"] = True
         if enq.row.device_time is not None:
             dt = enq.row.device_time
             step["captured_time"] = {
@@ -519,12 +575,17 @@ class _Builder:
     def changed_by(self, mid: str, after: int, before: int) -> list[str]:
         """Enqueues between two steps that touch the object (bounded scan of the log)."""
         cap = self.cap
+        rec = getattr(cap, "recovery", None)
+        lost: list[str] = []
+        if rec is not None:
+            nums = rec.unknown_between(after + 1, before - 1, 20)
+            lost = [f"{u} (lost with the log)" for u in nums]
         if cap.log is None:
-            return []
+            return lost
         positions = cap.find(first=after + 1, last=before - 1)
         if len(positions) > 200:
             return [f"enqueues {after + 1}-{before - 1}"]
-        out: list[str] = []
+        out: list[str] = lost
         for pos in positions:
             number = int(cap.numbers[pos])
             e = cap.enqueue(number)
@@ -599,7 +660,8 @@ def build_plan(
         )
         if len(positions) == 0:
             kname = f" of kernel {rng.kernel!r}" if rng.kernel else ""
-            raise PlanError(f"no kernel enqueue{kname} in range {rng}")
+            lost = _lost_text(cap, rng.first, rng.last)
+            raise PlanError(f"no kernel enqueue{kname} in range {rng}{lost}")
         numbers = [int(cap.numbers[pos]) for pos in positions]
     else:
         numbers = sorted({int(n) for n in rng})
@@ -608,9 +670,15 @@ def build_plan(
         what = set_text(numbers)
         missing = [n for n in numbers if cap.position_of(n) is None]
         if missing:
+            is_lost = getattr(cap, "is_lost", None)
+            if is_lost is not None and is_lost(missing[0]):
+                raise PlanError(
+                    f"enqueue {missing[0]} was lost with the log and no dump file names it"
+                )
             raise PlanError(f"no enqueue {missing[0]} in this capture")
     for n in numbers:
         b.add(cap.enqueue(n))
+    b.add_lost(cap, numbers[0], numbers[-1])
     if not b.steps:
         raise PlanError(f"nothing in {what} can be replayed: " + "; ".join(b.notes[:3]))
     manifest = {
@@ -625,7 +693,28 @@ def build_plan(
         "changes": b.changes,
         "notes": b.notes,
     }
-    return Plan(manifest, Path(cap.path), b.notes, b.changes)
+    if b.skipped:
+        manifest["skipped"] = b.skipped
+    if b.lost:
+        manifest["lost"] = b.lost
+    return Plan(manifest, Path(cap.path), b.notes, b.changes, b.skipped, b.lost)
+
+
+def _lost_text(cap: Any, first: int | None, last: int | None) -> str:
+    """``: enqueues 2-13 were lost with the log ...`` when the log lost numbers of the range."""
+    rec = getattr(cap, "recovery", None)
+    if rec is None:
+        return ""
+    lo = 0 if first is None else first
+    hi = (1 << 62) if last is None else last
+    runs = rec.unknown_runs(lo, hi)
+    if not runs:
+        return ""
+    one = len(runs) == 1 and runs[0][0] == runs[0][1]
+    word, verb = ("enqueue", "was") if one else ("enqueues", "were")
+    text = ",".join(str(a) if a == b else f"{a}-{b}" for a, b in runs[:12])
+    text += ",..." if len(runs) > 12 else ""
+    return f" ({word} {text} {verb} lost with the log and no dump file names them)"
 
 
 def set_text(numbers: Sequence[int]) -> str:

@@ -288,6 +288,8 @@ class ReplayJob:
                 "steps": len(self.plan.get("steps", [])),
                 "changes": self.plan.get("changes", []),
                 "notes": self.plan.get("notes", []),
+                "skipped": self.plan.get("skipped", []),
+                "lost": self.plan.get("lost", []),
             },
             "repeat": self.repeat,
             "devices": results,

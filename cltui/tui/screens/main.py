@@ -502,7 +502,13 @@ class MainScreen(Screen[None]):
             return False
         pos = cap.position_of(number)
         if pos is None:
-            self.notify(f"There is no enqueue {number} in this capture", severity="error")
+            if cap.is_lost(number):
+                self.notify(
+                    f"Enqueue {number} was lost with the log and no dump file names it",
+                    severity="error",
+                )
+            else:
+                self.notify(f"There is no enqueue {number} in this capture", severity="error")
             return False
         if not self.enqueue_list.move_to(pos):
             self.set_filter("", None)

@@ -179,4 +179,8 @@ def enqueue_summary(enq: Enqueue) -> str:
         parts.append(f"{enq.nbytes:,} B")
     if enq.device:
         parts.append(enq.device)
+    if row.recovered:
+        from cltui.capture.recovery import sources_text
+
+        parts.append(f"recovered (log lost) from {sources_text(enq.recovered_from)}")
     return " · ".join(parts)

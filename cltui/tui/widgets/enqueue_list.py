@@ -31,7 +31,10 @@ _IN_RANGE = 2
 _BOOKMARK = 4
 _FOCUSED = 8
 
-BADGE_LEGEND = "data: < pre-enqueue dump, > post-enqueue dump, R Replay folder, # hashes only"
+BADGE_LEGEND = (
+    "data: < pre-enqueue dump, > post-enqueue dump, R Replay folder, # hashes only; "
+    "~ after the number: recovered from the dump files (the log lost it)"
+)
 
 MarkFn = Callable[[int], "tuple[str, Style] | None"]  # position -> one-cell badge and its style
 
@@ -383,7 +386,8 @@ class EnqueueList(ScrollView, can_focus=True):
         )
         segments = [
             mark,
-            Segment(str(row.number).rjust(nw) + " ", base),
+            Segment(str(row.number).rjust(nw), base),
+            Segment("~", base + dim) if row.recovered else Segment(" ", base),
             Segment(ellipsize(row.kind.label, kw) + " ", base + kind_style),
             Segment(ellipsize(name, knw) + " ", base + (Style() if row.kernel else dim)),
             Segment(ellipsize(geometry, gw) + " ", base),

@@ -154,13 +154,21 @@ def enqueue_to_json(cap: Any, number: int) -> dict[str, Any]:
     return data
 
 
-@click.command("show")
+@click.command("show", context_settings={"ignore_unknown_options": True})
 @click.argument("dumpdir", type=click.Path(file_okay=False))
-@click.argument("number", type=int)
+@click.argument("number", type=str)
 @click.option("--json", "as_json", is_flag=True, help="JSON object (see docs/cli-json.md).")
-def show_cmd(dumpdir: str, number: int, as_json: bool) -> None:
+def show_cmd(dumpdir: str, number: str, as_json: bool) -> None:
     """Everything known about enqueue NUMBER of DUMPDIR."""
+    text = number.strip()
+    if not text.isdecimal() or not text.isascii():
+        shown = text.encode("unicode_escape").decode("ascii")[:40]
+        fail(f"{shown!r} is not an enqueue number (a whole number from 0, as `cltui ls` lists)")
     cap = load_capture(dumpdir, quiet=as_json)
+    show_enqueue(cap, int(text), as_json)
+
+
+def show_enqueue(cap: Any, number: int, as_json: bool) -> None:
     if cap.position_of(number) is None:
         fail(f"enqueue {number} is not in this capture (it has {len(cap)} enqueues)")
     data = enqueue_to_json(cap, number)

@@ -9,7 +9,6 @@ name marked and the selected finding's line scrolled into view.
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -21,6 +20,7 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
+from cltui.replay import lifecycle
 from cltui.tui.screens.replay_progress import TaskControl, TaskFailed
 from cltui.tui.widgets.source_view import SourceView
 
@@ -60,7 +60,7 @@ def check_task(
 
         control.progress(0.0, "planning")
         try:
-            with tempfile.TemporaryDirectory(prefix="cltui-check-") as work_dir:
+            with lifecycle.scratch("check") as work_dir:
                 return run_check(
                     capture, EnqueueRange(first, last), timeout=timeout, progress=progress,
                     cancel=control.cancel, work_dir=work_dir,

@@ -11,8 +11,13 @@ The replay runs in a child process (``python -m cltui.analysis.check JOB FD``) w
 Oclgrind checks enabled through its environment variables. The child runs the replay
 engine and stamps every progress event with the size of its stderr file at that
 moment, so the parent knows which bytes of Oclgrind's output each enqueue produced
-(no guessing from kernel names). A child that crashes or stops making progress is
-killed and the enqueue it was running is named.
+(no guessing from kernel names). A child that stops making progress is killed and the
+enqueue it was running is named. An enqueue that crashes Oclgrind (its uninitialised-value
+checker segfaults on some kernels) is run again alone, then alone with each checker of
+:data:`CHECKERS` off until a run finishes; the report names the enqueue, the signal, the
+checker and Oclgrind's output (:class:`Crash`), and the range goes on after it. A child
+killed from outside (SIGKILL, SIGTERM) is reported as such, not as a crash. Sources with
+``#line`` directives are mapped back to their own lines (:func:`line_map`).
 """
 
 from __future__ import annotations
@@ -336,7 +341,11 @@ def attribute(
                     if here != sl.line:
                         mapped.line, mapped.reported = here, sl.line
                     if 1 <= here <= len(text):
-                        mapped.matches = text[here - 1].strip() == sl.code.strip()
+                        if sl.code.strip() in ("", _NO_SOURCE):
+                            # Oclgrind cannot open a #line file name: the capture's text
+                            mapped.code, mapped.matches = text[here - 1].strip(), True
+                        else:
+                            mapped.matches = text[here - 1].strip() == sl.code.strip()
             lines.append(mapped)
         kernel = r.kernel or (step.kernel if step is not None else None)
         enqueue = step.enqueue if step is not None else None
@@ -358,6 +367,7 @@ def attribute(
     return [merged[k] for k in order]
 
 
+_NO_SOURCE = "(source not available)"  # Oclgrind's text for a file it cannot read
 # ``#line N`` / ``#line N "file"`` and the preprocessor's ``# N "file"`` line markers
 _LINE_DIRECTIVE = re.compile(r'^\s*#\s*(?:line\s+)?(\d+)(?:\s+"((?:[^"\\]|\\.)*)")?')
 
@@ -454,7 +464,7 @@ def run_check(
 
         seen: set[int] = set()
         current: dict[str, Any] | None = manifest
-        last: _Run | None = None
+        last: _Run | None = None  # the run that ended the check (None: a handled crash)
         while current is not None:
             run = once(current, all_on, progress)
             last = run
@@ -495,6 +505,7 @@ def run_check(
                 break
             later = [e for e, _k in steps_meta if e > bad]
             current = None
+            last = None if crash.checked or crash.retries else run
             if later:
                 try:
                     current = build_plan(
@@ -502,8 +513,9 @@ def run_check(
                     ).to_manifest()
                 except PlanError:
                     current = None
-        assert last is not None
         report.unchecked = [e for e, _k in steps_meta if e not in seen]
+        if last is None:  # the last enqueue crashed and was retried: nothing else ran
+            last = _Run("", None, [], [], {"notes": []}, report.device, "", "", "", "")
         where = f"enqueue {last.running}" if last.running is not None else "the replay"
         if last.status == "hang":
             report.status, report.failed_enqueue = "hang", last.running

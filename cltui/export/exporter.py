@@ -214,7 +214,7 @@ def _read_capture_file(root: Path, rel: str) -> Path:
     path = root / rel
     inside = path.resolve().is_relative_to(root.resolve())
     if path.is_symlink() and not inside:
-        raise ExportError(f"{path} is a symbolic link (not followed)")
+        raise ExportError(f"{path} is a symbolic link (not followed): it leads outside the capture")
     if not inside:
         raise ExportError(f"{path} leads outside the capture: not exported")
     if not path.is_file():

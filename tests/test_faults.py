@@ -308,6 +308,58 @@ def test_interrupted_replay_leaves_nothing_and_exits_130(
 
 
 @pytest.mark.device
+@pytest.mark.parametrize(
+    ("command", "kind", "module", "sig"),
+    [
+        (["check", "{root}", "0", "--timeout", "600"], "check", "cltui.analysis.check",
+         signal.SIGINT),
+        (["shrink", "{root}", "0", "-d", "pocl", "--timeout", "600"], "shrink",
+         "cltui.replay.runner", signal.SIGTERM),
+    ],
+)
+def test_interrupted_check_and_shrink_leave_nothing(
+    tmp_path: Path, command: list[str], kind: str, module: str, sig: signal.Signals
+) -> None:
+    _devices("oclgrind" if kind == "check" else "pocl")
+    root = _hang_capture(tmp_path / "hang")
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    proc = _cli([a.format(root=root) for a in command], tmpdir)
+    try:
+        child = _wait_for(lambda: _children(proc.pid, module))[0]
+        folder = _wait_for(lambda: _folders(tmpdir, kind))[0]
+        assert folder.name.startswith(f"cltui-{kind}-p{proc.pid}-")
+        time.sleep(1.0)
+        proc.send_signal(sig)
+        _out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert err.decode().strip().splitlines()[-1] == "cltui: interrupted"
+    assert list(tmpdir.iterdir()) == []
+    _wait_for(lambda: not _alive(child), 10)
+
+
+def test_interrupted_tar_export_leaves_nothing(pyocl_pocl: Path, tmp_path: Path) -> None:
+    """``export --tar -`` blocks on a pipe nobody reads: SIGTERM at that moment."""
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    proc = _cli(["export", str(pyocl_pocl), "0-20", "--tar", "-"], tmpdir)
+    try:
+        _wait_for(lambda: _folders(tmpdir, "export"))
+        time.sleep(1.0)  # the archive fills the pipe: the writer waits
+        proc.send_signal(signal.SIGTERM)
+        _out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert err.decode().strip().splitlines()[-1] == "cltui: interrupted"
+    assert list(tmpdir.iterdir()) == []
+
+
+@pytest.mark.device
 def test_a_killed_check_takes_oclgrind_along_and_its_folder_is_swept(tmp_path: Path) -> None:
     _devices("oclgrind")
     root = _hang_capture(tmp_path / "hang")
@@ -341,7 +393,7 @@ def test_the_sweep_spares_a_live_cltui_s_folder(tmp_path: Path) -> None:
     tmpdir.mkdir()
     proc = _cli(["replay", str(root), "0", "-d", "pocl", "--timeout", "600"], tmpdir)
     try:
-        _wait_for(lambda: _children(proc.pid, "cltui.replay.runner"))
+        child = _wait_for(lambda: _children(proc.pid, "cltui.replay.runner"))[0]
         folder = _wait_for(lambda: _folders(tmpdir, "replay"))[0]
         nxt = _cli(["info", str(root)], tmpdir)
         nxt.communicate(timeout=120)
@@ -349,6 +401,11 @@ def test_the_sweep_spares_a_live_cltui_s_folder(tmp_path: Path) -> None:
     finally:
         proc.kill()
         proc.wait()
+    # the spinning replay child dies with its parent; the next start sweeps the folder
+    _wait_for(lambda: not _alive(child), 10)
+    nxt = _cli(["info", str(root)], tmpdir)
+    nxt.communicate(timeout=120)
+    assert not folder.exists()
 
 
 def test_sweep_rules(tmp_path: Path) -> None:

@@ -111,7 +111,7 @@ class FindingsScreen(Screen[None]):
         rep = self.report
         text = Text()
         n = len(rep.findings)
-        if rep.status in ("crash", "hang", "error", "cancelled"):
+        if rep.status in ("crash", "hang", "error", "cancelled", "killed"):
             text.append(f"{rep.status.upper()} ", "bold red")
         elif n:
             text.append(f"{n} finding{'s' if n != 1 else ''} ", "bold red")
@@ -122,6 +122,10 @@ class FindingsScreen(Screen[None]):
                     f"({rep.mode}) on {rep.device or 'Oclgrind'}")
         if rep.error:
             text.append(f"\n{rep.error}", "bold red")
+        for crash in rep.crashes:
+            text.append(f"\n{crash.line()}", "bold red" if not crash.checked else "yellow")
+        if rep.unchecked:
+            text.append(f"\nunchecked: {len(rep.unchecked)} enqueue(s)", "yellow")
         for note in rep.notes[:3]:
             text.append(f"\nnote: {note}", "dim")
         return text

@@ -72,7 +72,6 @@ class ReplayJob:
         self.tolerance = tolerance or {}
         self.arg_tolerance = arg_tolerance or {}
         self.timeout = float(timeout)
-        self._own_dir = not save_dir
         self.save_dir = Path(save_dir) if save_dir else lifecycle.temp_dir("replay")
         self.report: dict[str, Any] | None = None
         self._cancel = threading.Event()

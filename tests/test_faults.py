@@ -478,6 +478,44 @@ def test_a_killed_export_s_staging_folder_is_swept_by_the_next(tmp_path: Path) -
     assert not w.root.exists()  # left without commit: removed
 
 
+def test_a_sigkilled_export_is_swept_by_any_next_start(
+    pyocl_pocl: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An export killed while it writes: its hidden staging folder beside the target is
+    noted in cltui's cache folder, so the next cltui start (any command) removes it."""
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("CLTUI_CACHE_DIR", str(cache))
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(REPO)
+    out = tmp_path / "dest" / "bundle"
+    code = (
+        "import sys, time\n"
+        "from cltui.export.bundle import BundleWriter\n"
+        f"w = BundleWriter({str(out)!r})\n"
+        "w.write_bytes('data/x.bin', b'x' * 4096)\n"
+        "print(w.root, flush=True)\n"
+        "time.sleep(600)\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE)
+    try:
+        assert proc.stdout is not None
+        staging = Path(proc.stdout.readline().decode().strip())
+        assert staging.name.startswith(f".bundle.tmp-p{proc.pid}-") and staging.is_dir()
+        # while its owner lives, a start leaves it alone
+        assert staging not in lifecycle.sweep()
+    finally:
+        proc.kill()
+        proc.wait()
+    assert staging.exists()  # stranded by the SIGKILL
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    nxt = _cli(["info", str(pyocl_pocl)], tmpdir)
+    nxt.communicate(timeout=120)
+    assert nxt.returncode == 0
+    assert not staging.exists() and not out.exists()
+    assert (cache / "staging.txt").read_text() == ""
+
+
 # --------------------------------------------------------------------------- messages
 
 

@@ -82,6 +82,7 @@ class BundleWriter:
             self.root = lifecycle.temp_dir(
                 "export", parent=parent, prefix=f".{self.outdir.name[:40]}.tmp-"
             )
+            lifecycle.note_staging(self.outdir, self.root)
         except OSError as exc:
             raise ExportError(f"cannot write in {parent}: {exc.strerror or exc}") from None
         self.files: dict[str, str] = {}  # relative path -> sha256
@@ -187,6 +188,7 @@ class BundleWriter:
                 )
             )
             os.rmdir(old)
+            lifecycle.note_staging(self.outdir, old)
             os.rename(self.outdir, old)
         try:
             os.rename(self.root, self.outdir)
@@ -197,12 +199,15 @@ class BundleWriter:
             raise ExportError(f"cannot move the bundle to {self.outdir}: {exc.strerror}") from None
         self._committed = True
         lifecycle.release(self.root)
+        lifecycle.forget_staging(self.root)
         if old is not None:
             shutil.rmtree(old, ignore_errors=True)
+            lifecycle.forget_staging(old)
         return self.outdir
 
     def abort(self) -> None:
         lifecycle.remove(self.root)
+        lifecycle.forget_staging(self.root)
 
 
 def _walk(root: Path) -> Iterator[Path]:

@@ -154,11 +154,118 @@ def _stale(path: Path, pid: int) -> bool:
         os.close(fd)
 
 
+def _registry() -> Path:
+    """Where export staging folders are noted (they live beside their targets, anywhere):
+    ``$CLTUI_CACHE_DIR/staging.txt``, else ``$XDG_CACHE_HOME/cltui/`` or ``~/.cache/cltui/``."""
+    base = os.environ.get("CLTUI_CACHE_DIR")
+    if not base:
+        xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        base = os.path.join(xdg, "cltui")
+    return Path(base) / "staging.txt"
+
+
+@contextlib.contextmanager
+def _registry_locked() -> Iterator[int | None]:
+    path = _registry()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    except OSError:
+        yield None
+        return
+    try:
+        try:
+            import fcntl
+
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except (ImportError, OSError):
+            pass
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def note_staging(target: str | Path, staging: str | Path) -> None:
+    """Remember an export staging folder (and its target) so that the next cltui start
+    finds it wherever it is, should a SIGKILL strand it (see :func:`sweep`)."""
+    line = f"{Path(target).absolute()}\t{Path(staging).absolute()}\n"
+    if "\n" in line[:-1]:
+        return  # a name with a line break: only the export of that target sweeps it
+    with _registry_locked() as fd:
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                os.lseek(fd, 0, os.SEEK_END)
+                os.write(fd, line.encode("utf-8", "surrogateescape"))
+
+
+def _sweep_noted() -> list[Path]:
+    """The noted staging folders: stale ones handled as :func:`sweep_staging` does, gone
+    ones forgotten, the rest kept in the list. A list over 1 MB is dropped (not ours)."""
+    out: list[Path] = []
+    with _registry_locked() as fd:
+        if fd is None:
+            return out
+        try:
+            if os.fstat(fd).st_size > (1 << 20):
+                os.ftruncate(fd, 0)
+                return out
+            data = b""
+            while chunk := os.read(fd, 1 << 16):
+                data += chunk
+        except OSError:
+            return out
+        keep: list[bytes] = []
+        for raw in data.splitlines():
+            target_text, _, staging_text = raw.decode("utf-8", "surrogateescape").partition("\t")
+            staging = Path(staging_text)
+            if not staging_text or not os.path.lexists(staging):
+                continue
+            if staging in _live:
+                keep.append(raw)
+                continue
+            m = _STAGE_RE.match(staging.name)
+            if m is None:
+                continue
+            if not _stale(staging, int(m.group(3))):
+                keep.append(raw)
+                continue
+            target = Path(target_text)
+            if m.group(2) == "old" and not os.path.lexists(target):
+                with contextlib.suppress(OSError):
+                    os.rename(staging, target)
+            if os.path.lexists(staging):
+                shutil.rmtree(staging, ignore_errors=True)
+            out.append(staging)
+        with contextlib.suppress(OSError):
+            os.lseek(fd, 0, os.SEEK_SET)
+            os.ftruncate(fd, 0)
+            os.write(fd, b"".join(k + b"\n" for k in keep))
+    return out
+
+
+def forget_staging(staging: str | Path) -> None:
+    """Drop a staging folder from the list (its export finished or cleaned up)."""
+    want = str(Path(staging).absolute()).encode("utf-8", "surrogateescape")
+    with _registry_locked() as fd:
+        if fd is None:
+            return
+        with contextlib.suppress(OSError):
+            data = b""
+            while chunk := os.read(fd, 1 << 16):
+                data += chunk
+            keep = [ln for ln in data.splitlines() if ln.partition(b"\t")[2] != want]
+            if len(keep) != len(data.splitlines()):
+                os.lseek(fd, 0, os.SEEK_SET)
+                os.ftruncate(fd, 0)
+                os.write(fd, b"".join(k + b"\n" for k in keep))
+
+
 def sweep(folder: str | Path | None = None) -> list[Path]:
     """Remove the scratch folders in ``folder`` (default: the temp folder) that a killed
-    cltui left: ``cltui-<kind>-p<pid>-*`` whose owner is dead. Returns what was removed."""
+    cltui left: ``cltui-<kind>-p<pid>-*`` whose owner is dead; and, without ``folder``,
+    the export staging folders :func:`note_staging` listed. Returns what was removed."""
     base = Path(folder) if folder is not None else Path(tempfile.gettempdir())
-    out: list[Path] = []
+    out: list[Path] = [] if folder is not None else _sweep_noted()
     try:
         entries = list(os.scandir(base))
     except OSError:
@@ -206,7 +313,13 @@ def sweep_staging(target: str | Path) -> list[Path]:
 
 
 def die_with_parent(parent: int | None = None) -> None:
-    """In a child process: be killed when the parent dies (see the module doc)."""
+    """In a child process: be killed when the parent dies (see the module doc). Also turns
+    on :mod:`faulthandler`: a driver's segfault leaves the Python stack on stderr (which
+    the parent reports), and the process still dies of the same signal."""
+    import faulthandler
+
+    with contextlib.suppress(OSError, RuntimeError, ValueError):
+        faulthandler.enable()
     if parent is None:
         parent = int(os.environ.get("CLTUI_PARENT_PID", "0") or 0) or os.getppid()
     armed = False

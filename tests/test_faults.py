@@ -127,6 +127,8 @@ def test_check_goes_on_after_an_oclgrind_crash(tmp_path: Path) -> None:
     crash = rep.crashes[0]
     assert crash.kernel == "shuffle_uninit" and crash.signal == "SIGSEGV"
     assert crash.checker == "uninitialized" and crash.checked
+    # Oclgrind writes nothing; the child's fault handler names where the driver crashed
+    assert "Segmentation fault" in crash.stderr and "in run" in crash.stderr
     assert [r["without"] for r in crash.retries] == [[], ["uninitialized"]]
     assert [r["outcome"] for r in crash.retries] == ["crash", "ok"]
     assert rep.unchecked == []
@@ -168,7 +170,7 @@ def test_line_map_follows_line_directives() -> None:
     assert lm.find("other.cl", 8) is None
     assert line_map(["__kernel void k() {}"]) is None
     # linear in the input: a million directives
-    assert line_map(["#line 5 \"a.cl\""] * 1_000_000 + ["x"]) is not None
+    assert line_map(["#line 5 \"a.cl\""] * 100_000 + ["x"]) is not None
 
 
 @pytest.mark.device

@@ -502,6 +502,7 @@ def run_check(
                 seen.add(bad)
                 break
             if cancel is not None and cancel.is_set():
+                last = _Run("cancelled", bad, [], [], None, report.device, "", "", "", "")
                 break
             later = [e for e, _k in steps_meta if e > bad]
             current = None

@@ -52,10 +52,48 @@ class CltuiGroup(click.Group):
             with formatter.section("Commands"):
                 formatter.write_dl(rows)
 
+    def invoke(self, ctx: click.Context) -> Any:
+        """Run a command: SIGTERM acts as ctrl-c, both exit 130 after cleaning up (temp
+        folders, children); folders a killed cltui stranded are swept first."""
+        before = _on_start()
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            click.echo("cltui: interrupted", err=True)
+            sys.exit(130)
+        except click.UsageError as exc:  # one line, not click's usage block
+            where = exc.ctx.command_path if exc.ctx is not None else "cltui"
+            click.echo(f"cltui: {exc.format_message()} (see '{where} --help')", err=True)
+            sys.exit(2)
+        finally:
+            if before is not None:
+                import signal
+
+                signal.signal(signal.SIGTERM, before)
+
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if args and args[0] not in COMMANDS and not args[0].startswith("-"):
             args = ["open", *args]
         return super().parse_args(ctx, args)
+
+
+def _sigterm(_signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def _on_start() -> Any:
+    """SIGTERM -> KeyboardInterrupt, and the sweep; returns the SIGTERM handler replaced."""
+    import signal
+
+    from cltui.replay import lifecycle
+
+    before = None
+    try:
+        before = signal.signal(signal.SIGTERM, _sigterm)
+    except ValueError:  # not the main thread (an embedding program): leave signals alone
+        before = None
+    lifecycle.sweep()
+    return before
 
 
 def _available(module: str) -> bool:

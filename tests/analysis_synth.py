@@ -357,3 +357,48 @@ def buggy_capture(n: int = 8) -> SynthCapture:
 
 def _lid(st: dict[str, npt.NDArray[Any]], a: list[Any]) -> None:
     st[a[0]][:] = np.arange(st[a[0]].size, dtype=np.int32) % st[a[0]].size
+
+
+# Oclgrind 21.10's uninitialised-value checker segfaults on shuffle2() of a vector whose
+# other lanes were never set (found for issue 11; it runs fine with --uninitialized off).
+CRASH_SOURCE = """\
+__kernel void clean(__global int *out)
+{
+    out[get_global_id(0)] = 2 * (int)get_global_id(0);
+}
+
+__kernel void shuffle_uninit(__global float4 *out, __global const float4 *in)
+{
+    float4 v;
+    float4 w = in[0];
+    v.x = w.x;
+    out[get_global_id(0)] = shuffle2(v, w, (uint4)(0, 5, 2, 7));
+}
+
+__kernel void oob_write(__global float *out, int n)
+{
+    int i = get_global_id(0);
+    out[i + 1] = (float)i;
+}
+"""
+CRASH_OOB_LINE = 17
+
+
+def crash_capture(n: int = 8) -> SynthCapture:
+    """0 clean, 1 shuffle_uninit (crashes Oclgrind's uninitialised-value checker),
+    2 oob_write (an out-of-bounds write after the crash), 3 clean."""
+    return SynthCapture(
+        CRASH_SOURCE,
+        {
+            "O": np.zeros(n, dtype=np.int32),
+            "V": np.zeros(4 * n, dtype=np.float32),
+            "W": np.arange(4 * n, dtype=np.float32),
+            "F": np.zeros(n, dtype=np.float32),
+        },
+        [
+            Launch("clean", [Arg("buf", "O")], n, n, _clean),
+            Launch("shuffle_uninit", [Arg("buf", "V"), Arg("buf", "W")], n, n),
+            Launch("oob_write", [Arg("buf", "F"), Arg("int", n)], n, n, _oob),
+            Launch("clean", [Arg("buf", "O")], n, n, _clean),
+        ],
+    )

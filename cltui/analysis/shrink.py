@@ -21,7 +21,6 @@ replay runner (one child process per tested set, results cached).
 
 from __future__ import annotations
 
-import shutil
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -31,6 +30,7 @@ from typing import Any, TypeVar
 from cltui.capture.capture import Capture
 from cltui.capture.model import EnqueueKind
 from cltui.capture.ranges import EnqueueRange
+from cltui.replay import lifecycle
 from cltui.replay.compare import Tolerance
 
 T = TypeVar("T")
@@ -201,7 +201,6 @@ def shrink(
     may be ``"capture"``). Raises :class:`ShrinkError` when the range holds nothing to
     replay, :class:`ShrinkCancelled` when ``cancel`` is set.
     """
-    import tempfile
 
     from cltui.replay import runner
     from cltui.replay.plan import PlanError, build_plan
@@ -216,7 +215,7 @@ def shrink(
     devices = [device] if isinstance(against, str) else [device, against]
     out = ShrinkResult(str(cap.path), str(rng), str(device.get("name")), against_name, mode,
                        start, [], "none", notes=list(full.notes))
-    base = Path(work_dir) if work_dir else Path(tempfile.mkdtemp(prefix="cltui-shrink-"))
+    base = Path(work_dir) if work_dir else lifecycle.temp_dir("shrink")
     try:
         tag = [0]
         against_key = against if isinstance(against, str) else "device"
@@ -274,7 +273,7 @@ def shrink(
         return out
     finally:
         if not work_dir:  # a folder of our own: remove it
-            shutil.rmtree(base, ignore_errors=True)
+            lifecycle.remove(base)
 
 
 def is_kernel_range(cap: Capture, enqueues: Sequence[int]) -> bool:

@@ -16,6 +16,8 @@ if TYPE_CHECKING:
 EXIT_OK = 0
 EXIT_MISMATCH = 1
 EXIT_BAD_INPUT = 2
+EXIT_INCOMPLETE = 3
+EXIT_INTERRUPTED = 130  # ctrl-c, SIGTERM (as shells report 128 + SIGINT)
 
 
 def echo(text: str = "", err: bool = False) -> None:

@@ -7,7 +7,16 @@ from typing import Any
 
 import click
 
-from cltui.commands._common import EXIT_MISMATCH, EXIT_OK, echo, emit_json, fail, load_capture
+from cltui.commands._common import (
+    EXIT_INCOMPLETE,
+    EXIT_INTERRUPTED,
+    EXIT_MISMATCH,
+    EXIT_OK,
+    echo,
+    emit_json,
+    fail,
+    load_capture,
+)
 
 _ADDR = re.compile(r"0x[0-9a-fA-F]+")
 _KIND_TEXT = {
@@ -37,8 +46,12 @@ def check_cmd(dumpdir: str, range_text: str, mode: str, timeout: float, as_json:
 
     Out-of-bounds accesses, data races, uninitialised values, barrier divergence and API
     errors are reported with the enqueue, the kernel and the line of the capture's
-    program source. Exit 0 when Oclgrind finds nothing, 1 on findings (or a crash, hang
-    or build failure under Oclgrind), 2 on bad input.
+    program source. An enqueue that crashes Oclgrind is checked again alone, then with
+    each checker off until it runs (the report names the checker), and the rest of the
+    range is checked. Exit 0 when Oclgrind finds nothing, 1 on findings (or a crash,
+    hang or build failure under Oclgrind), 3 when something was left unchecked (a
+    checker switched off after a crash, a check process killed from outside), 2 on bad
+    input, 130 when interrupted.
     """
     from cltui.analysis.check import CheckError, run_check
     from cltui.capture.ranges import RangeError, parse_range
@@ -62,8 +75,18 @@ def check_cmd(dumpdir: str, range_text: str, mode: str, timeout: float, as_json:
         emit_json(report.to_dict())
     else:
         _print(report)
-    bad = bool(report.findings) or report.status not in ("ok", "findings")
-    raise SystemExit(EXIT_MISMATCH if bad else EXIT_OK)
+    raise SystemExit(exit_code(report))
+
+
+def exit_code(report: Any) -> int:
+    """0 nothing found; 1 findings, a crash, hang or error; 3 incomplete; 130 cancelled."""
+    if report.findings or report.status in ("findings", "crash", "hang", "error"):
+        return EXIT_MISMATCH
+    if report.status == "cancelled":
+        return EXIT_INTERRUPTED
+    if report.status in ("incomplete", "killed") or report.unchecked:
+        return EXIT_INCOMPLETE
+    return EXIT_OK
 
 
 def _print(report: Any) -> None:
@@ -73,13 +96,32 @@ def _print(report: Any) -> None:
     n = len(report.enqueues)
     echo(f"{report.capture}: range {report.range} ({n} kernel enqueue{'s' if n != 1 else ''}, "
          f"{report.mode}) on {report.device or 'Oclgrind'}")
+    for c in report.crashes:
+        echo(f"CRASH: {c.line()}")
+        tried = ", ".join(
+            ("alone" if not r["without"] else "without " + "+".join(r["without"]))
+            + f": {r['outcome']}" for r in c.retries)
+        if tried:
+            echo(f"  retried {tried}")
+        for line in c.stderr.splitlines()[-8:]:
+            echo(f"  | {line}")
+        if not c.stderr:
+            echo("  (Oclgrind wrote nothing to stderr)")
     if report.error:
         echo(f"ERROR: {report.error}")
-        if report.stderr_tail:
+        if report.stderr_tail and not (report.crashes
+                                       and report.stderr_tail == report.crashes[-1].stderr):
             for line in report.stderr_tail.splitlines()[-8:]:
                 echo(f"  | {line}")
+    if report.unchecked:
+        echo(f"UNCHECKED: {len(report.unchecked)} enqueue(s): "
+             + ", ".join(str(e) for e in report.unchecked[:20])
+             + (" ..." if len(report.unchecked) > 20 else ""))
     if not report.findings and not report.error:
-        echo("Oclgrind found no problem")
+        if report.crashes or report.unchecked:
+            echo("Oclgrind found no problem in what it could check")
+        else:
+            echo("Oclgrind found no problem")
     # findings of one kind and message in one enqueue are printed as one group
     groups: dict[tuple[Any, ...], list[Any]] = {}
     for f in report.findings:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import tempfile
@@ -11,6 +12,7 @@ from typing import Any
 import click
 
 from cltui.commands._common import echo, emit_json, fail
+from cltui.replay import lifecycle
 
 
 @click.command("export")
@@ -119,7 +121,7 @@ def export_cmd(
             fail(f"{tar_path} already exists (use --force to replace it)")
         if tar_path.is_dir():
             fail(f"{tar_path} is a folder")
-    with tempfile.TemporaryDirectory(prefix="cltui-export-") as tmp:
+    with lifecycle.scratch("export") as tmp:
         from cltui.capture.names import sanitize_component
 
         name = sanitize_component(Path(outdir).name) if outdir else bundle_name(dumpdir, rng)
@@ -133,9 +135,7 @@ def export_cmd(
             fail(str(exc))
         info = result.to_dict()
         if to_stdout:
-            out = sys.stdout.buffer
-            stream_tar(folder, out)
-            out.flush()
+            _tar_to_stdout(folder)
             info["outdir"] = None
             info["tar"] = "-"
         else:
@@ -155,6 +155,28 @@ def export_cmd(
             info["outdir"] = None
             info["tar"] = str(tar_path)
     _report(info, as_json, err=to_stdout)
+
+
+def _tar_to_stdout(folder: Path) -> None:
+    """The archive on stdout; a reader that closes early or a full disk: one line, exit 2."""
+    from cltui.export.bundle import stream_tar
+
+    out = sys.stdout.buffer
+    try:
+        stream_tar(folder, out)
+        out.flush()
+    except OSError as exc:
+        import errno
+
+        # nothing more can go to stdout: point it at /dev/null so that the interpreter's
+        # final flush does not fail again
+        with contextlib.suppress(OSError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+        if isinstance(exc, BrokenPipeError) or exc.errno == errno.EPIPE:
+            fail("the archive was not complete: the reader of stdout closed the pipe early")
+        fail(f"cannot write the archive to stdout: {exc.strerror or exc}")
 
 
 def _report(info: dict[str, Any], as_json: bool, *, err: bool) -> None:

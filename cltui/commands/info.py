@@ -55,7 +55,7 @@ def info_cmd(dumpdir: str, as_json: bool) -> None:
     else:
         rec = data.get("recovery")
         if rec:
-            click.echo(f"lost: {rec['line']}")
+            echo(f"lost: {rec['line']}")
             data["recovery"] = _recovery_text(rec)
         _print_tree(data)
 

@@ -166,9 +166,11 @@ def replay_cmd(
                 )
             elif ev["type"] == "device_done" and show_progress:
                 echo("", err=True)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # ctrl-c, SIGTERM: stop the child, remove the outputs
         job.cancel()
-        fail("interrupted", EXIT_MISMATCH)
+        if outputs is None:
+            job.cleanup()
+        fail("interrupted", 130)
     report = job.report
     assert report is not None
     probes = probe_report(report, manifest) if probe else None

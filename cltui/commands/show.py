@@ -172,13 +172,18 @@ def enqueue_to_json(cap: Any, number: int) -> dict[str, Any]:
     return data
 
 
-@click.command("show")
+@click.command("show", context_settings={"ignore_unknown_options": True})
 @click.argument("dumpdir", type=click.Path())
-@click.argument("number", type=int)
+@click.argument("number", type=str)
 @click.option("--json", "as_json", is_flag=True, help="JSON object (see docs/cli-json.md).")
-def show_cmd(dumpdir: str, number: int, as_json: bool) -> None:
+def show_cmd(dumpdir: str, number: str, as_json: bool) -> None:
     """Everything known about enqueue NUMBER of DUMPDIR."""
-    show_enqueue(load_capture(dumpdir, quiet=as_json), number, as_json)
+    text = number.strip()
+    if not text.isdecimal() or not text.isascii():
+        shown = text.encode("unicode_escape").decode("ascii")[:40]
+        fail(f"{shown!r} is not an enqueue number (a whole number from 0, as `cltui ls` lists)")
+    cap = load_capture(dumpdir, quiet=as_json)
+    show_enqueue(cap, int(text), as_json)
 
 
 def show_enqueue(cap: Any, number: int, as_json: bool) -> None:

@@ -19,6 +19,7 @@ from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
 from cltui.capture.names import sanitize_component
+from cltui.replay import lifecycle
 
 CHUNK = 1 << 20
 
@@ -75,8 +76,13 @@ class BundleWriter:
             parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise ExportError(f"cannot create {parent}: {exc.strerror or exc}") from None
+        # staging folders of a killed export of this target (owner dead) go first
+        lifecycle.sweep_staging(self.outdir)
         try:
-            self.root = Path(tempfile.mkdtemp(prefix=f".{self.outdir.name[:40]}.tmp-", dir=parent))
+            self.root = lifecycle.temp_dir(
+                "export", parent=parent, prefix=f".{self.outdir.name[:40]}.tmp-"
+            )
+            lifecycle.note_staging(self.outdir, self.root)
         except OSError as exc:
             raise ExportError(f"cannot write in {parent}: {exc.strerror or exc}") from None
         self.files: dict[str, str] = {}  # relative path -> sha256
@@ -177,9 +183,12 @@ class BundleWriter:
                 self.abort()
                 raise ExportError(f"{self.outdir} already exists (use --force to replace it)")
             old = Path(
-                tempfile.mkdtemp(prefix=f".{self.outdir.name[:40]}.old-", dir=self.outdir.parent)
+                tempfile.mkdtemp(
+                    prefix=f".{self.outdir.name[:40]}.old-p{os.getpid()}-", dir=self.outdir.parent
+                )
             )
             os.rmdir(old)
+            lifecycle.note_staging(self.outdir, old)
             os.rename(self.outdir, old)
         try:
             os.rename(self.root, self.outdir)
@@ -189,12 +198,16 @@ class BundleWriter:
             self.abort()
             raise ExportError(f"cannot move the bundle to {self.outdir}: {exc.strerror}") from None
         self._committed = True
+        lifecycle.release(self.root)
+        lifecycle.forget_staging(self.root)
         if old is not None:
             shutil.rmtree(old, ignore_errors=True)
+            lifecycle.forget_staging(old)
         return self.outdir
 
     def abort(self) -> None:
-        shutil.rmtree(self.root, ignore_errors=True)
+        lifecycle.remove(self.root)
+        lifecycle.forget_staging(self.root)
 
 
 def _walk(root: Path) -> Iterator[Path]:

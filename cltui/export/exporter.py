@@ -282,10 +282,13 @@ def _read_capture_file(root: Path, rel: str) -> Path:
     """A capture file the plan references; a link that leads out of the capture is refused
     (its target's contents would otherwise travel with the bundle)."""
     path = root / rel
+    inside = path.resolve().is_relative_to(root.resolve())
+    if path.is_symlink() and not inside:
+        raise ExportError(f"{path} is a symbolic link (not followed): it leads outside the capture")
+    if not inside:
+        raise ExportError(f"{path} leads outside the capture: not exported")
     if not path.is_file():
         raise ExportError(f"cannot read {path}: not a file")
-    if not path.resolve().is_relative_to(root.resolve()):
-        raise ExportError(f"{path} leads outside the capture: not exported")
     return path
 
 

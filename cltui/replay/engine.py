@@ -29,8 +29,9 @@ A *plan* (see ``cltui.replay.plan`` and ``PLAN_FORMAT``) is a JSON-able dict:
 The engine builds each program once, creates every memory object once (aliasing
 kept: one memory id, one cl object), creates one kernel object per step with its
 arguments set before anything runs, then runs the steps.  The first repetition is
-the validation run: loads, the launch, non-blocking read-backs of what is checked,
-and a wait per step (so a crash is attributed to the right enqueue).  Further
+the validation run: loads, the launch, read-backs of what is checked,
+a wait per step (so a crash is attributed to the right enqueue) and the step's checks
+(sent with its ``step_done`` event, so a later crash keeps them).  Further
 repetitions (``repeat > 1``) restore the inputs outside the launch loop
 (device-side copies from staged buffers; host writes on a CPU device) and launch
 back to back.  Every launch records queued/submit/start/end (profiling queue) and
@@ -838,6 +839,8 @@ class Engine:
         # filled by the validation run: the loads timing repetitions do inside the loop
         inloop: list[list[tuple[_Mem, npt.NDArray[np.uint8]]]] = [[] for _ in steps]
         fired: list[list[bool]] = [[False] * len(row) for row in loads]
+        pres: list[list[dict[str, Any]]] = []  # each step's checks, made as it ends
+        chks: list[list[dict[str, Any]]] = []
 
         # ---- validation run: loads at each step, read-backs, a wait per launch
         for i in range(n):
@@ -869,13 +872,32 @@ class Engine:
                 read(m, host)
             try:
                 ev.wait()
+                q.finish()  # its read-backs too: the step is checked now (see below)
             except cl.Error as exc:
                 raise EngineError(
                     f"enqueue {steps[i]['enqueue']} ({steps[i]['kernel']}) failed on the "
                     f"device: {_cl_msg(exc)}",
                     steps[i]["enqueue"],
                 ) from None
-            self.progress({"type": "step_done", "i": i, "enqueue": steps[i]["enqueue"]})
+            # checked as each step ends, and sent with its step_done: a later crash or
+            # hang of the process still leaves the verdicts of the steps that finished
+            pres.append([
+                self._check(steps[i], c, host, "pre")
+                for c, (_m, host) in zip(steps[i].get("prechecks", []), prereads[i], strict=True)
+            ])
+            chks.append([
+                self._check(steps[i], c, host, "post")
+                for c, (_m, host) in zip(steps[i].get("checks", []), reads[i], strict=True)
+            ])
+            done_ok = all(c["status"] in ("equal", "within", "unchecked") for c in chks[i])
+            self.progress({
+                "type": "step_done", "i": i, "enqueue": steps[i]["enqueue"],
+                "step": {
+                    "enqueue": steps[i]["enqueue"], "kernel": steps[i]["kernel"],
+                    "status": "pass" if done_ok else "fail",
+                    "checks": chks[i], "prechecks": pres[i],
+                },
+            })
         q.finish()
 
         # ---- timing repetitions: inputs restored first, then launches back to back
@@ -901,14 +923,8 @@ class Engine:
                 "host_enqueue": _stats(host_ns[i]),
                 "samples": len(prof),
             }
-            pre = [
-                self._check(st, c, host, "pre")
-                for c, (_m, host) in zip(st.get("prechecks", []), prereads[i], strict=True)
-            ]
-            chk = [
-                self._check(st, c, host, "post")
-                for c, (_m, host) in zip(st.get("checks", []), reads[i], strict=True)
-            ]
+            pre = pres[i]
+            chk = chks[i]
             ok = all(c["status"] in ("equal", "within", "unchecked") for c in chk)
             all_ok = all_ok and ok
             results.append(

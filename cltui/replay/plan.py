@@ -181,10 +181,13 @@ class _Builder:
 
     # ---- data keys
     def key(self, path: Path) -> str:
-        try:
-            rel = str(path.resolve().relative_to(self.root.resolve()))
+        try:  # the name inside the capture, links not followed (the exporter refuses them)
+            rel = str(path.relative_to(self.root))
         except ValueError:
-            rel = str(path)
+            try:
+                rel = str(path.resolve().relative_to(self.root.resolve()))
+            except ValueError:
+                rel = str(path)
         if rel not in self.data:
             try:
                 size = path.stat().st_size

@@ -17,7 +17,10 @@ Event types: ``device`` (a device starts), ``build`` (a program builds), ``step`
 enqueue starts in the validation run), ``step_done``, ``timing`` (repetitions start),
 ``device_done`` (with that device's result), ``done`` (with the report).  A device that
 crashes, hangs or is cancelled gets a result with ``status`` ``crash`` / ``hang`` /
-``cancelled`` and ``failed_enqueue``.
+``cancelled`` and ``failed_enqueue``; a child killed by a signal it did not raise itself
+(SIGKILL, SIGTERM: a user, the OOM killer) gets ``killed``.  Each ``step_done`` event
+carries that step's checks, so such a result keeps the ``steps`` that finished before
+the fault (``partial: true``).
 """
 
 from __future__ import annotations
@@ -26,10 +29,8 @@ import contextlib
 import json
 import os
 import queue
-import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -37,6 +38,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from cltui.replay import compare as cmp
+from cltui.replay import lifecycle
 
 Event = dict[str, Any]
 Callback = Callable[[Event], None]
@@ -70,9 +72,7 @@ class ReplayJob:
         self.tolerance = tolerance or {}
         self.arg_tolerance = arg_tolerance or {}
         self.timeout = float(timeout)
-        self.save_dir = (
-            Path(save_dir) if save_dir else Path(tempfile.mkdtemp(prefix="cltui-replay-"))
-        )
+        self.save_dir = Path(save_dir) if save_dir else lifecycle.temp_dir("replay")
         self.report: dict[str, Any] | None = None
         self._cancel = threading.Event()
         self._proc: subprocess.Popen[bytes] | None = None
@@ -94,9 +94,7 @@ class ReplayJob:
 
     def cleanup(self) -> None:
         """Remove the outputs folder (replayed bytes, job files) once nothing needs them."""
-        import shutil
-
-        shutil.rmtree(self.save_dir, ignore_errors=True)
+        lifecycle.remove(self.save_dir)
 
     @property
     def cancelled(self) -> bool:
@@ -168,6 +166,7 @@ class ReplayJob:
         read_fd, write_fd = os.pipe()
         env = dict(os.environ)
         env["PYTHONUNBUFFERED"] = "1"
+        env["CLTUI_PARENT_PID"] = str(os.getpid())
         src_root = str(Path(__file__).resolve().parents[2])
         env["PYTHONPATH"] = src_root + (
             os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else ""
@@ -208,6 +207,7 @@ class ReplayJob:
         running: int | None = None
         building: str | None = None
         result: dict[str, Any] | None = None
+        finished: list[dict[str, Any]] = []  # the steps that ended, with their checks
         last = time.monotonic()
         status = ""
         while True:
@@ -234,6 +234,8 @@ class ReplayJob:
                 running, building = ev.get("enqueue"), None
             elif et == "step_done":
                 running = None
+                if isinstance(ev.get("step"), dict):
+                    finished.append(_partial_step(ev.pop("step")))
             elif et == "build":
                 building = ev.get("label")
             elif et == "timing":
@@ -251,29 +253,28 @@ class ReplayJob:
             rc = proc.wait()
         reader.join(timeout=1)
         stderr_tail = _tail(err_path)
+        where = _where(running, building)
         if status == "hang":
-            where = _where(running, building)
             msg = f"{where} did not finish within {self.timeout:g} s: the replay process was killed"
-            result = _failed(dev, "hang", msg, running)
+            result = _failed(dev, "hang", msg, running, finished)
         elif status == "cancelled" or (self._cancel.is_set() and result is None):
-            result = _failed(dev, "cancelled", f"cancelled ({_where(running, building)})", running)
+            result = _failed(dev, "cancelled", f"cancelled ({where})", running, finished)
         elif result is None:
-            if rc is not None and rc < 0:
-                try:
-                    sig = signal.Signals(-rc).name
-                except ValueError:
-                    sig = f"signal {-rc}"
-                msg = f"{_where(running, building)} crashed the driver ({sig})"
+            cause, how = lifecycle.exit_cause(rc)
+            if cause == "fault":
+                msg = f"{where} crashed the driver ({how})"
+                result = _failed(dev, "crash", msg, running, finished)
+            elif cause == "killed":
+                msg = f"the replay process was killed ({how}) from outside while {_during(where)}"
+                result = _failed(dev, "killed", msg, running, finished)
             else:
-                msg = (
-                    f"the replay process stopped with exit code {rc} ({_where(running, building)})"
-                )
-            result = _failed(dev, "crash", msg, running)
+                msg = f"the replay process stopped with {how or 'no result'} ({where})"
+                result = _failed(dev, "crash", msg, running, finished)
         else:
             result["status"] = (
                 "error" if result.get("error") else ("ok" if result.get("ok") else "mismatch")
             )
-        if result.get("status") in ("crash", "hang", "error") and stderr_tail:
+        if result.get("status") in ("crash", "hang", "error", "killed") and stderr_tail:
             result["stderr"] = stderr_tail
         yield {"type": "device_done", "device": dev["id"], "result": result}
 
@@ -320,14 +321,43 @@ def _where(running: int | None, building: str | None) -> str:
     return "the replay"
 
 
-def _failed(dev: dict[str, Any], status: str, msg: str, enqueue: int | None) -> dict[str, Any]:
+def _partial_step(step: dict[str, Any]) -> dict[str, Any]:
+    """A step as ``step_done`` sent it, shaped like a finished run's (no timing yet)."""
+    step.setdefault("checks", [])
+    step.setdefault("prechecks", [])
+    step.setdefault("loads", [])
+    step.setdefault(
+        "timing",
+        {"queued_to_submit": None, "submit_to_start": None, "start_to_end": None,
+         "host_enqueue": None, "samples": 0},
+    )
+    return step
+
+
+def _during(where: str) -> str:
+    if where.startswith("enqueue "):
+        return f"{where} ran"
+    if where.startswith("the build of "):
+        return f"{where} ran"
+    return "the replay ran"
+
+
+def _failed(
+    dev: dict[str, Any],
+    status: str,
+    msg: str,
+    enqueue: int | None,
+    finished: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """A device result for a fault: ``steps`` are those that finished before it."""
     return {
         "device": dev,
         "ok": False,
         "status": status,
         "error": msg,
         "failed_enqueue": enqueue,
-        "steps": [],
+        "steps": list(finished or []),
+        "partial": True,
         "builds": {},
         "notes": [],
     }
@@ -363,7 +393,7 @@ def cross_compare(
     """Each further device's replayed outputs against the first device's."""
     import numpy as np
 
-    usable = [r for r in results if r.get("steps")]
+    usable = [r for r in results if r.get("steps") and not r.get("partial")]
     if len(usable) < 2:
         return []
     base = usable[0]
@@ -489,17 +519,28 @@ def run(plan: dict[str, Any], devices: list[dict[str, Any]], **kw: Any) -> dict[
 # --------------------------------------------------------------------------- child side
 
 
-def _watch_parent() -> None:
-    """Exit when the parent dies: a hung kernel must not outlive cltui."""
-    parent = os.getppid()
+def capture_loader(plan: dict[str, Any], root: str | Path) -> Any:
+    """``engine.dir_loader`` that refuses a file whose path leaves ``root`` through a
+    symbolic link (a capture is untrusted: nothing outside it is read)."""
+    from cltui.replay import engine
 
-    def watch() -> None:
-        while True:
-            time.sleep(0.5)
-            if os.getppid() != parent:
-                os._exit(3)
+    inner = engine.dir_loader(plan, root)
+    base = Path(root)
+    top = base.resolve()
+    table: dict[str, Any] = plan.get("data", {})
+    ok: set[str] = set()
 
-    threading.Thread(target=watch, name="cltui-parent-watch", daemon=True).start()
+    def load(key: str) -> Any:
+        if key not in ok and key in table:
+            path = base / str(table[key]["path"])
+            if not path.resolve().is_relative_to(top):
+                raise engine.EngineError(
+                    f"{path} is a symbolic link leading outside the capture (not followed)"
+                )
+            ok.add(key)
+        return inner(key)
+
+    return load
 
 
 def _hash64(data: bytes) -> int:
@@ -513,8 +554,8 @@ def _hash64(data: bytes) -> int:
 def _child(job_path: str, fd: int) -> int:
     from cltui.replay import engine
 
+    lifecycle.die_with_parent()  # a hung kernel must not outlive cltui
     out: TextIO = os.fdopen(fd, "w", encoding="utf-8", buffering=1)
-    _watch_parent()
 
     def send(ev: Event) -> None:
         out.write(json.dumps(ev) + "\n")
@@ -522,7 +563,7 @@ def _child(job_path: str, fd: int) -> int:
 
     job = json.loads(Path(job_path).read_text())
     plan = job["plan"]
-    loader = engine.dir_loader(plan, job["data_root"])
+    loader = capture_loader(plan, job["data_root"])
     result = engine.run_plan(
         plan,
         job["device"],

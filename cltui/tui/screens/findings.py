@@ -9,7 +9,6 @@ name marked and the selected finding's line scrolled into view.
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -22,6 +21,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from cltui.capture.display import escape_controls
+from cltui.replay import lifecycle
 from cltui.tui.screens.replay_progress import TaskControl, TaskFailed
 from cltui.tui.widgets.source_view import SourceView
 
@@ -61,7 +61,7 @@ def check_task(
 
         control.progress(0.0, "planning")
         try:
-            with tempfile.TemporaryDirectory(prefix="cltui-check-") as work_dir:
+            with lifecycle.scratch("check") as work_dir:
                 return run_check(
                     capture, EnqueueRange(first, last), timeout=timeout, progress=progress,
                     cancel=control.cancel, work_dir=work_dir,
@@ -112,7 +112,7 @@ class FindingsScreen(Screen[None]):
         rep = self.report
         text = Text()
         n = len(rep.findings)
-        if rep.status in ("crash", "hang", "error", "cancelled"):
+        if rep.status in ("crash", "hang", "error", "cancelled", "killed"):
             text.append(f"{rep.status.upper()} ", "bold red")
         elif n:
             text.append(f"{n} finding{'s' if n != 1 else ''} ", "bold red")
@@ -123,6 +123,10 @@ class FindingsScreen(Screen[None]):
                     f"({rep.mode}) on {rep.device or 'Oclgrind'}")
         if rep.error:
             text.append(f"\n{rep.error}", "bold red")
+        for crash in rep.crashes:
+            text.append(f"\n{crash.line()}", "bold red" if not crash.checked else "yellow")
+        if rep.unchecked:
+            text.append(f"\nunchecked: {len(rep.unchecked)} enqueue(s)", "yellow")
         for note in rep.notes[:3]:
             text.append(f"\nnote: {note}", "dim")
         return text

@@ -14,7 +14,6 @@ child process per device, so a crashing or hanging kernel only ends that child).
 
 from __future__ import annotations
 
-import shutil
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -30,6 +29,7 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label, ProgressBar
 
+from cltui.replay import lifecycle
 from cltui.tui.screens.replay_dialog import ReplayRequest
 
 if TYPE_CHECKING:
@@ -223,7 +223,7 @@ class ReplayOutcome:
         return str(st["kernel"]) if st is not None else None
 
     def cleanup(self) -> None:
-        shutil.rmtree(self.save_dir, ignore_errors=True)
+        lifecycle.remove(self.save_dir)
 
 
 def replay_task(
@@ -232,7 +232,6 @@ def replay_task(
     """The replay of enqueues ``first..last`` as a :class:`ProgressScreen` task."""
 
     def run(control: TaskControl) -> ReplayOutcome:
-        import tempfile
 
         from cltui.capture.ranges import EnqueueRange
         from cltui.replay import runner
@@ -251,7 +250,7 @@ def replay_task(
         steps = manifest["steps"]
         n_dev = len(request.devices)
         units = max(1, n_dev * len(steps))
-        save_dir = Path(tempfile.mkdtemp(prefix="cltui-replay-"))
+        save_dir = lifecycle.temp_dir("replay")
         job = runner.start(
             manifest,
             request.devices,
@@ -293,7 +292,7 @@ def replay_task(
                 job.cancel()
         report = job.report
         if control.cancel.is_set() or report is None:
-            shutil.rmtree(save_dir, ignore_errors=True)
+            lifecycle.remove(save_dir)
             raise TaskFailed("replay cancelled" if report else "the replay ended without a report")
         return ReplayOutcome(report, manifest, request, str(rng), save_dir)
 

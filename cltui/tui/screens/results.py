@@ -51,9 +51,11 @@ _STATUS_STYLE = {
     "timed out": "bold red",
     "error": "bold red",
     "cancelled": "yellow",
+    "killed": "bold red",
 }
 _OK = ("equal", "unchecked")
-_FAILED = {"crash": "crashed", "hang": "timed out", "error": "error", "cancelled": "cancelled"}
+_FAILED = {"crash": "crashed", "hang": "timed out", "error": "error", "cancelled": "cancelled",
+           "killed": "killed"}
 
 
 @dataclass

@@ -241,25 +241,26 @@ def test_replay_cli_reports_hash_checks(images_svm: Path, tmp_path: Path) -> Non
     assert "!= captured" in res.output
 
 
-def _doc_table_fields(section: str) -> list[list[str]]:
-    """The backticked names of each table's first column in one section of docs/cli-json.md."""
-    import re
+@pytest.mark.parametrize(
+    ("capture", "rng", "devices"),
+    [
+        ("images_svm_pocl", "0-3", ["pocl"]),  # images, a sampler; all equal
+        ("pyopencl_lib_pocl", "14-22", ["pocl", "oclgrind"]),  # mismatches, cross, timing
+    ],
+)
+def test_replay_json_matches_the_schema(capture: str, rng: str, devices: list[str]) -> None:
+    """docs/replay.schema.json (the schema the bundle runners' --json is held to as well)."""
+    from tests.conftest import capture_path
+    from tests.schemas import validate
 
-    doc = (Path(__file__).resolve().parents[1] / "docs" / "cli-json.md").read_text()
-    text = doc.split(f"## `{section}")[1].split("\n## ")[0]
-    tables: list[list[str]] = []
-    for block in re.split(r"\n\s*\n", text):
-        rows = [ln for ln in block.splitlines() if ln.startswith("| `")]
-        if rows:
-            tables.append([n for ln in rows for n in re.findall(r"`(\w+)`", ln.split("|")[1])])
-    return tables
-
-
-def test_replay_json_has_the_documented_fields(images_svm: Path) -> None:
-    res = CliRunner().invoke(main, ["replay", str(images_svm), "0-3", "-d", "pocl", "--json"])
-    assert res.exit_code == 0, res.output
+    args = ["replay", str(capture_path(capture)), rng, "--json", "--repeat", "2"]
+    for d in devices:
+        args += ["-d", d]
+    res = CliRunner().invoke(main, args)
+    assert res.exit_code in (0, 1), res.output
     report = json.loads(res.stdout)
-    top, step = _doc_table_fields("cltui replay")
-    assert set(top) <= set(report), set(top) - set(report)
-    st = report["devices"][0]["steps"][0]
-    assert set(step) <= set(st), set(step) - set(st)
+    validate(report)
+    assert [d["runner"] for d in report["devices"]] == ["cltui"] * len(devices)
+    assert report["devices"][0]["steps"] and report["devices"][0]["loop"]["launches"] > 0
+    if len(devices) > 1:
+        assert report["cross"] and report["devices"][-1]["status"] == "mismatch"

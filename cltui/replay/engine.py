@@ -392,6 +392,10 @@ class Engine:
                         f"({arg['kind']}): {_cl_msg(exc)}",
                         step["enqueue"],
                     ) from None
+                except EngineError as exc:  # the enqueue that failed (failed_enqueue)
+                    if exc.enqueue is None:
+                        exc.enqueue = step["enqueue"]
+                    raise
             self.kernels.append(kern)
 
     def _build_programs(self) -> dict[str, Any]:

@@ -787,6 +787,9 @@ def test_a_bundle_run_as_its_readme_says_picks_the_capturing_device(
         "version": None,
         "driver": None,
     }
+    readme = " ".join((bundle / "README.md").read_text().split())
+    assert "Without `--device` both programs replay on the device that made the capture" in readme
+    assert "else on the first device that is not a simulator (Oclgrind)" in readme
     whys = []
     for proc in (
         run_py(bundle, "--validate", "--json"),

@@ -43,3 +43,23 @@ def default_device(
     not a simulator (Oclgrind), else the first.
     """
     return engine.choose_device(devices, captured)
+
+
+def range_device(
+    cap: Any, first: int | None, last: int | None, kernel: str | None = None
+) -> list[dict[str, Any]]:
+    """The device of the first kernel enqueue of a range, as the capture knows it (name,
+    platform, type): what :func:`default_device` looks for; [] when the capture does not say."""
+    from cltui.capture.devinfo import captured_devices
+    from cltui.capture.model import CaptureError, EnqueueKind
+
+    positions = cap.find(kernel, kinds=[EnqueueKind.KERNEL], first=first, last=last)
+    if not len(positions):
+        return []
+    try:
+        enq = cap.enqueue(int(cap.numbers[int(positions[0])]))
+    except (CaptureError, OSError, ValueError):  # only a default: the rule goes on without
+        return []
+    if not enq.device:
+        return []
+    return [dict(i) for i in captured_devices(cap.log, [enq.device])]

@@ -192,19 +192,12 @@ class ReplayDialog(FormDialog[ReplayRequest]):
     def _captured_device(self) -> list[dict[str, Any]]:
         """The device of the first kernel enqueue of the range (name, platform, type), from
         the capture's log; [] when the capture does not say."""
-        from cltui.capture.devinfo import captured_devices
-        from cltui.capture.model import EnqueueKind
+        from cltui.replay.devices import range_device
 
-        cap = self.capture
         try:
-            positions = cap.find(kinds=[EnqueueKind.KERNEL], first=self.first, last=self.last)
-            if len(positions):
-                enq = cap.enqueue(int(cap.numbers[int(positions[0])]))
-                if enq.device:
-                    return [dict(i) for i in captured_devices(cap.log, [enq.device])]
+            return range_device(self.capture, self.first, self.last)
         except Exception:  # only a default; the user picks anyway
             return []
-        return []
 
     def _devices_listed(
         self, devices: list[dict[str, Any]], captured: list[dict[str, Any]], error: str | None

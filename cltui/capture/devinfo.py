@@ -85,7 +85,9 @@ def device_identities(log: LogIndex | None) -> dict[str, DeviceIdentity]:
             "version": None,
             "driver": None,
         }
-        m = _DEVICE_RE.search(log.read_line(q.offset, limit=1 << 16))
+        line = log.read_line(q.offset, limit=1 << 16)
+        at = line.find("device = ")  # one anchored match: linear in the line, whatever it holds
+        m = _DEVICE_RE.match(line, at) if at >= 0 else None
         if m is not None and m.group(1) == name:
             ident["type"] = _type_text(m.group(2))
             ident["platform"] = _platform(log.path, q.offset, m.group(3).encode())

@@ -1,42 +1,79 @@
-"""The default replay device: the capture's own, else the one named most like it."""
+"""The default replay device: the capture's own, else the one named most like it, else a real
+device before a simulator, else the first; the same cases for the engine and replay.cpp."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+from pathlib import Path
 from typing import Any
 
-from cltui.replay.devices import closest_device
+import pytest
 
-GRIND = {"id": "0:0", "name": "Oclgrind Simulator"}
+from cltui.replay import engine
+from cltui.replay.devices import default_device
+from tests.test_export_device import cpp_replay  # a session fixture: the C++ replay, built once
+
+__all__ = ["cpp_replay"]
+
+CASES_FILE = Path(__file__).resolve().parent / "fixtures" / "device_choice_cases.json"
+CASES: list[dict[str, Any]] = json.loads(CASES_FILE.read_text(encoding="utf-8"))
+
+GRIND = {"id": "0:0", "name": "Oclgrind Simulator", "platform": "Oclgrind"}
 POCL_INTEL = {"id": "1:0", "name": "pthread-skylake-avx512-Intel(R) Xeon(R) Processor"}
-POCL_AMD = {"id": "1:0", "name": "pthread-skylake-avx512-AMD EPYC"}
-H200 = {"id": "2:0", "name": "NVIDIA H200"}
-DEVICES: list[dict[str, Any]] = [GRIND, POCL_INTEL, H200]
 
 
-def test_the_capture_s_own_device_wins() -> None:
-    assert closest_device([GRIND, POCL_AMD], ["pthread-skylake-avx512-AMD EPYC"]) == (
-        POCL_AMD,
-        "captured",
+def _check(case: dict[str, Any], index: int | None, rule: str, why: str) -> None:
+    want = case["expect"]
+    assert (index, rule) == (want["index"], want["rule"]), case["case"]
+    assert why and "\n" not in why and "\x1b" not in why, case["case"]
+    assert want.get("why_has", "") in why, (case["case"], why)
+    if index is not None:  # the line names the device it chose
+        dev = case["devices"][index]
+        assert f"{dev['id']} {dev['name']}" in why, (case["case"], why)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["case"] for c in CASES])
+def test_the_engine_follows_the_shared_device_choice_cases(case: dict[str, Any]) -> None:
+    """tests/fixtures/device_choice_cases.json: the cases replay.cpp is held to as well
+    (test_replay_cpp_follows_the_same_device_choice_cases)."""
+    dev, choice = default_device(case["devices"], case["captured"])
+    index = None if dev is None else case["devices"].index(dev)
+    _check(case, index, choice["rule"], choice["why"])
+
+
+def test_replay_cpp_follows_the_same_device_choice_cases(cpp_replay: Path) -> None:
+    """replay.cpp's choose_device on the same cases: the same device, rule and words."""
+    proc = subprocess.run(
+        [str(cpp_replay), "--choose-device-cases", str(CASES_FILE)],
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
-    # exact even when a longer common prefix exists elsewhere
-    assert closest_device(DEVICES, ["NVIDIA H200"]) == (H200, "captured")
+    assert proc.returncode == 0, proc.stderr
+    got = json.loads(proc.stdout)
+    assert len(got) == len(CASES)
+    for case, out in zip(CASES, got, strict=True):
+        _check(case, out["index"], out["rule"], out["why"])
+        _dev, choice = engine.choose_device(case["devices"], case["captured"])
+        assert out["why"] == choice["why"], case["case"]
 
 
-def test_a_device_named_like_the_capture_s_is_chosen_next() -> None:
-    assert closest_device(DEVICES, ["pthread-skylake-avx512-AMD EPYC"]) == (POCL_INTEL, "similar")
-    assert closest_device(DEVICES, ["NVIDIA H100 80GB HBM3"]) == (H200, "similar")
-    # the longest run of leading words decides, whatever the order of the devices
-    other = {"id": "3:0", "name": "pthread-haswell-AMD EPYC"}
-    assert closest_device([other, POCL_INTEL], ["pthread-skylake-avx512-AMD EPYC"]) == (
-        POCL_INTEL,
-        "similar",
-    )
+def test_the_cases_cover_every_rule() -> None:
+    rules = {c["expect"]["rule"] for c in CASES}
+    assert rules == {"captured", "most-alike", "real-before-simulator", "first"}
+    assert engine.user_choice(["pocl", "1:0"]) == {
+        "rule": "user",
+        "why": "chosen with --device pocl --device 1:0",
+    }
 
 
-def test_no_common_word_falls_back_to_the_first_device() -> None:
-    assert closest_device(DEVICES, ["gfx1100"]) == (GRIND, "first")
-    assert closest_device(DEVICES, []) == (GRIND, "first")
-    assert closest_device([], ["gfx1100"]) == (None, "none")
+def test_simulators_are_known_by_platform_or_name() -> None:
+    assert engine.is_simulator(GRIND)
+    assert engine.is_simulator({"platform": "Oclgrind", "name": "x"})
+    assert engine.is_simulator({"platform": "", "name": "oclgrind simulator"})
+    assert not engine.is_simulator(POCL_INTEL)
+    assert not engine.is_simulator({"platform": "Portable Computing Language", "name": None})
 
 
 def test_name_likeness_counts_leading_words() -> None:

@@ -23,6 +23,7 @@ from cltui.capture import open_capture
 from cltui.capture.names import sanitize_component
 from cltui.export import export_range
 from tests.conftest import copy_capture, rename_device
+from tests.schemas import validate
 
 pytestmark = pytest.mark.device
 
@@ -670,6 +671,18 @@ def test_misaligned_svm_offset_without_svm_is_a_clear_error(
         assert proc.returncode == 3, proc.stdout + proc.stderr
         assert "SVM offset 4 is not a multiple of its" in proc.stderr
         assert "Traceback" not in proc.stderr
+    for proc in (
+        run_py(b, "--device", "oclgrind", "--json"),
+        run_cpp(cpp_replay, b, "--device", "oclgrind", "--json"),
+    ):
+        results = json.loads(proc.stdout)
+        validate(results)  # docs/replay.schema.json: an error result
+        (res,) = results
+        assert res["status"] == "error" and res["failed_enqueue"] == 41, res
+        assert res["device_choice"]["rule"] == "user"
+    # a manifest that names no device: the first real device, and why
+    proc = run_cpp(cpp_replay, b, "--json")
+    assert "replay: device: the capture does not name its device; " in proc.stderr
 
 
 def test_hash_only_bundle_is_checked_by_hash_in_both_runners(
@@ -739,3 +752,60 @@ def test_binary_only_bundle_from_another_cpu_builds_from_the_similar_binary(
     ):
         assert proc.returncode == 3
         assert "no source and no binary for Oclgrind Simulator" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("renamed", "rule"),
+    [
+        (None, "captured"),
+        ("pthread-skylake-avx512-Elsewhere 9", "most-alike"),
+        ("Mystery GPU 9000", "real-before-simulator"),
+    ],
+)
+def test_a_bundle_run_as_its_readme_says_picks_the_capturing_device(
+    images_svm: Path, cpp_replay: Path, tmp_path: Path, renamed: str | None, rule: str
+) -> None:
+    """No --device: both runners replay on PoCL, not on Oclgrind, which ocl-icd lists first
+    here; stderr and --json say which device and why, in the same words."""
+    from cltui.replay import engine
+
+    _need("pocl")
+    _need("oclgrind")
+    devices = engine.list_devices()
+    pocl = next(d for d in devices if not engine.is_simulator(d))
+    cap = images_svm
+    if renamed is not None:
+        cap = copy_capture(images_svm, tmp_path)
+        rename_device(cap, "pthread-skylake-avx512-AMD EPYC", renamed)
+    bundle = tmp_path / "bundle"
+    export_range(open_capture(cap), "0-3", bundle)
+    ident = json.loads((bundle / "manifest.json").read_text())["bundle"]["capture"]["device"]
+    assert ident == {
+        "name": renamed or "pthread-skylake-avx512-AMD EPYC",
+        "platform": "Portable Computing Language",
+        "type": "CPU",
+        "version": None,
+        "driver": None,
+    }
+    readme = " ".join((bundle / "README.md").read_text().split())
+    assert "Without `--device` both programs replay on the device that made the capture" in readme
+    assert "else on the first device that is not a simulator (Oclgrind)" in readme
+    whys = []
+    for proc in (
+        run_py(bundle, "--validate", "--json"),
+        run_cpp(cpp_replay, bundle, "--validate", "--json"),
+    ):
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+        validate(json.loads(proc.stdout))  # docs/replay.schema.json
+        (res,) = json.loads(proc.stdout)
+        assert res["device"]["id"] == pocl["id"] and res["status"] == "ok"
+        assert res["device_choice"]["rule"] == rule
+        why = res["device_choice"]["why"]
+        assert f"replay: device: {why} (choose with --device)" in proc.stderr
+        whys.append(why)
+        text = run_py(bundle) if res["runner"] == "replay.py" else run_cpp(cpp_replay, bundle)
+        assert text.returncode == 0 and f"replay: device: {why}" in text.stderr
+    assert whys[0] == whys[1]
+    assert f"{pocl['id']} {pocl['name']}" in whys[0]
+    if rule == "captured" and engine.is_simulator(devices[0]):
+        assert pocl["id"] != devices[0]["id"]  # the case of issue 11: Oclgrind listed first

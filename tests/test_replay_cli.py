@@ -167,25 +167,61 @@ def test_result_rows_for_the_tui(images_svm: Path, tmp_path: Path) -> None:
     assert all(r.timing["start_to_end"]["median"] > 0 for r in firsts)  # type: ignore[index]
 
 
-def test_without_device_a_capture_from_another_cpu_replays_on_the_similar_pocl(
-    images_svm: Path, tmp_path: Path
+@pytest.mark.parametrize(
+    ("renamed", "rule", "said"),
+    [
+        (None, "captured", "{id} {name} is the device the capture ran on"),
+        (
+            "pthread-skylake-avx512-Elsewhere 9",
+            "most-alike",
+            "the capture ran on pthread-skylake-avx512-Elsewhere 9, which is not here; "
+            "{id} {name} shares the most leading words with it (3 words)",
+        ),
+        (
+            "Mystery GPU 9000",
+            "real-before-simulator",
+            "the capture ran on Mystery GPU 9000, which is not here and no device is named like "
+            "it; {id} {name} is the first device that is not a simulator",
+        ),
+    ],
+)
+def test_without_device_the_capture_s_device_or_the_rule_s_next_choice(
+    images_svm: Path, tmp_path: Path, renamed: str | None, rule: str, said: str
 ) -> None:
-    """A PoCL capture made on a CPU this machine does not have: PoCL here is chosen (named
-    like the capture's device) and the choice is said on stderr, not Oclgrind (the first)."""
+    """PoCL is chosen, not Oclgrind (listed first by ocl-icd here), whether the capture's
+    device is here, named like PoCL here (another CPU) or unknown; stderr says which and
+    why, the JSON's device_choice too."""
     from cltui.replay.devices import list_devices
     from tests.conftest import copy_capture, rename_device
 
-    pocl = [d for d in list_devices() if d["name"].startswith("pthread-")]
+    devices = list_devices()
+    pocl = [d for d in devices if d["name"].startswith("pthread-")]
     if not pocl:
         pytest.skip("no PoCL CPU device")
-    cap = copy_capture(images_svm, tmp_path)
-    rename_device(cap, "pthread-skylake-avx512-AMD EPYC", "pthread-skylake-avx512-Elsewhere 9")
-    res = CliRunner().invoke(main, ["replay", str(cap), "0-1", "--json"])
-    assert res.exit_code == 0, res.output
-    report = json.loads(res.stdout)
-    assert [d["device"]["id"] for d in report["devices"]] == [pocl[0]["id"]]
-    assert "the capture ran on pthread-skylake-avx512-Elsewhere 9, which is not here" in res.stderr
-    assert f"replaying on {pocl[0]['id']} {pocl[0]['name']} (the most similar name" in res.stderr
+    cap = images_svm
+    if renamed is not None:
+        cap = copy_capture(images_svm, tmp_path)
+        rename_device(cap, "pthread-skylake-avx512-AMD EPYC", renamed)
+    for extra in (["--json"], []):
+        res = CliRunner().invoke(main, ["replay", str(cap), "0-1", *extra])
+        assert res.exit_code == 0, res.output
+        line = said.format(id=pocl[0]["id"], name=pocl[0]["name"])
+        assert f"device: {line} (choose with --device)" in res.stderr, res.stderr
+    report = json.loads(CliRunner().invoke(main, ["replay", str(cap), "0-1", "--json"]).stdout)
+    (res_dev,) = report["devices"]
+    assert res_dev["device"]["id"] == pocl[0]["id"]
+    assert res_dev["device_choice"] == {"rule": rule, "why": line}
+    assert res_dev["runner"] == "cltui"
+
+
+def test_a_device_named_with_device_is_the_user_s_choice(images_svm: Path) -> None:
+    res = CliRunner().invoke(main, ["replay", str(images_svm), "0", "-d", "oclgrind", "--json"])
+    assert res.exit_code in (0, 1), res.output
+    (dev,) = json.loads(res.stdout)["devices"]
+    assert dev["device_choice"] == {"rule": "user", "why": "chosen with --device oclgrind"}
+    assert f"device: {dev['device']['id']} Oclgrind Simulator (chosen with --device oclgrind)" in (
+        res.stderr
+    )
 
 
 def test_replay_cli_reports_hash_checks(images_svm: Path, tmp_path: Path) -> None:
@@ -205,25 +241,26 @@ def test_replay_cli_reports_hash_checks(images_svm: Path, tmp_path: Path) -> Non
     assert "!= captured" in res.output
 
 
-def _doc_table_fields(section: str) -> list[list[str]]:
-    """The backticked names of each table's first column in one section of docs/cli-json.md."""
-    import re
+@pytest.mark.parametrize(
+    ("capture", "rng", "devices"),
+    [
+        ("images_svm_pocl", "0-3", ["pocl"]),  # images, a sampler; all equal
+        ("pyopencl_lib_pocl", "14-22", ["pocl", "oclgrind"]),  # mismatches, cross, timing
+    ],
+)
+def test_replay_json_matches_the_schema(capture: str, rng: str, devices: list[str]) -> None:
+    """docs/replay.schema.json (the schema the bundle runners' --json is held to as well)."""
+    from tests.conftest import capture_path
+    from tests.schemas import validate
 
-    doc = (Path(__file__).resolve().parents[1] / "docs" / "cli-json.md").read_text()
-    text = doc.split(f"## `{section}")[1].split("\n## ")[0]
-    tables: list[list[str]] = []
-    for block in re.split(r"\n\s*\n", text):
-        rows = [ln for ln in block.splitlines() if ln.startswith("| `")]
-        if rows:
-            tables.append([n for ln in rows for n in re.findall(r"`(\w+)`", ln.split("|")[1])])
-    return tables
-
-
-def test_replay_json_has_the_documented_fields(images_svm: Path) -> None:
-    res = CliRunner().invoke(main, ["replay", str(images_svm), "0-3", "-d", "pocl", "--json"])
-    assert res.exit_code == 0, res.output
+    args = ["replay", str(capture_path(capture)), rng, "--json", "--repeat", "2"]
+    for d in devices:
+        args += ["-d", d]
+    res = CliRunner().invoke(main, args)
+    assert res.exit_code in (0, 1), res.output
     report = json.loads(res.stdout)
-    top, step = _doc_table_fields("cltui replay")
-    assert set(top) <= set(report), set(top) - set(report)
-    st = report["devices"][0]["steps"][0]
-    assert set(step) <= set(st), set(step) - set(st)
+    validate(report)
+    assert [d["runner"] for d in report["devices"]] == ["cltui"] * len(devices)
+    assert report["devices"][0]["steps"] and report["devices"][0]["loop"]["launches"] > 0
+    if len(devices) > 1:
+        assert report["cross"] and report["devices"][-1]["status"] == "mismatch"

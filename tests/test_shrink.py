@@ -137,3 +137,29 @@ def test_against_a_second_device_sin_is_the_culprit(pyocl_pocl: Path,
     res = shrink(open_capture(pyocl_pocl), parse_range("22-24"), pocl, against=oclgrind)
     assert res.result == [22] and res.method == "isolated"
     assert "1331/8192 differ" in res.mismatch and "max 1 ULP" in res.mismatch
+
+
+@pytest.mark.device
+@pytest.mark.parametrize(
+    ("renamed", "rule"), [(None, "captured"), ("Mystery GPU 9000", "real-before-simulator")]
+)
+def test_without_device_shrink_follows_the_replay_device_rule(
+    pyocl_pocl: Path, pocl: dict[str, object], tmp_path: Path, renamed: str | None, rule: str
+) -> None:
+    """No --device: the capture's device (PoCL, bit-exact: nothing to shrink), or with that
+    device unknown the first real one, not Oclgrind; stderr and the JSON say which and why."""
+    from tests.conftest import copy_capture, rename_device
+    from tests.schemas import validate
+
+    cap = pyocl_pocl
+    if renamed is not None:
+        cap = copy_capture(pyocl_pocl, tmp_path)
+        rename_device(cap, "pthread-skylake-avx512-AMD EPYC", renamed)
+    res = CliRunner().invoke(main, ["shrink", str(cap), "22-23", "--json"])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    validate(data, "cli.schema.json", "shrink")
+    assert data["device"] == pocl["name"] and data["result"] == []
+    assert data["device_choice"]["rule"] == rule
+    assert f"{pocl['id']} {pocl['name']}" in data["device_choice"]["why"]
+    assert f"device: {data['device_choice']['why']} (choose with --device)" in res.stderr

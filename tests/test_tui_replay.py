@@ -354,18 +354,47 @@ async def test_cancel_kills_a_hanging_replay(
 
 
 @pytest.mark.parametrize(
-    ("pocl_name", "mark"),
+    ("pocl_name", "mark", "rule", "why"),
     [
-        ("pthread-skylake-avx512-AMD EPYC", "(captured here)"),  # the capture's own device
-        ("pthread-skylake-avx512-Intel(R) Xeon(R) Processor", "(similar to captured)"),
+        # the capture's own device
+        (
+            "pthread-skylake-avx512-AMD EPYC",
+            "(captured here)",
+            "captured",
+            "1:0 pthread-skylake-avx512-AMD EPYC is the device the capture ran on",
+        ),
+        # PoCL here on another CPU than the capture's
+        (
+            "pthread-skylake-avx512-Intel(R) Xeon(R) Processor",
+            "(similar to captured)",
+            "most-alike",
+            "the capture ran on pthread-skylake-avx512-AMD EPYC, which is not here; 1:0 "
+            "pthread-skylake-avx512-Intel(R) Xeon(R) Processor shares the most leading words "
+            "with it (3 words)",
+        ),
+        # a device named like nothing the capture names: real before the simulator
+        (
+            "cpu-x86-64-Intel(R) Xeon(R) Processor",
+            "(first real device)",
+            "real-before-simulator",
+            "the capture ran on pthread-skylake-avx512-AMD EPYC, which is not here and no device "
+            "is named like it; 1:0 cpu-x86-64-Intel(R) Xeon(R) Processor is the first device "
+            "that is not a simulator",
+        ),
     ],
 )
 @aio
-async def test_dialog_ticks_the_capture_s_device_or_the_one_named_like_it(
-    images_svm: Path, monkeypatch: pytest.MonkeyPatch, pocl_name: str, mark: str
+async def test_dialog_ticks_the_device_the_rule_chooses_and_says_why(
+    images_svm: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    pocl_name: str,
+    mark: str,
+    rule: str,
+    why: str,
 ) -> None:
-    """Not the first device (Oclgrind) when PoCL here runs on another CPU than the capture's."""
-    from textual.widgets import SelectionList
+    """Not the first device (Oclgrind): the capture's, else the one named like it, else the
+    first real one; a line under the list says which and why (the CLI's and bundles' rule)."""
+    from textual.widgets import Label, SelectionList
 
     devices = [
         {"id": "0:0", "name": "Oclgrind Simulator", "platform": "Oclgrind"},
@@ -381,3 +410,27 @@ async def test_dialog_ticks_the_capture_s_device_or_the_one_named_like_it(
         options = dialog.query_one("#replay-devices", SelectionList)
         prompts = [str(options.get_option_at_index(i).prompt) for i in range(2)]
         assert mark in prompts[1] and "(" not in prompts[0]
+        assert dialog.device_choice == {"rule": rule, "why": why}
+        shown = str(dialog.query_one("#replay-device-why", Label).render())
+        assert " ".join(shown.split()) == f"ticked: {why}"
+
+
+@aio
+async def test_dialog_without_the_capture_s_device_name_ticks_a_real_device(
+    images_svm: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A range whose device the capture does not know: PoCL, not Oclgrind listed first."""
+    devices = [
+        {"id": "0:0", "name": "Oclgrind Simulator", "platform": "Oclgrind"},
+        {"id": "1:0", "name": "pthread-x", "platform": "Portable Computing Language"},
+    ]
+    monkeypatch.setattr("cltui.replay.devices.list_devices", lambda: [dict(d) for d in devices])
+    monkeypatch.setattr(ReplayDialog, "_captured_device", lambda self: [])
+    async with make_app(images_svm).run_test(size=SIZE) as pilot:
+        main = await loaded(pilot)
+        await select(pilot, main, 0, 1)
+        dialog = await open_dialog(pilot)
+        request = dialog.request()
+        assert request is not None and [d["id"] for d in request.devices] == ["1:0"]
+        assert dialog.device_choice["rule"] == "real-before-simulator"
+        assert dialog.device_choice["why"].startswith("the capture does not name its device")

@@ -120,6 +120,7 @@ def replay_cmd(
     from cltui.replay import runner
     from cltui.replay.compare import Tolerance
     from cltui.replay.devices import DeviceError, select_devices
+    from cltui.replay.engine import choice_line, user_choice
     from cltui.replay.plan import PlanError, build_plan
 
     try:
@@ -136,9 +137,13 @@ def replay_cmd(
     except PlanError as exc:
         fail(str(exc))
     try:
-        chosen = select_devices(list(devices) or default_devices(plan.steps))
+        if devices:
+            chosen, choice = select_devices(list(devices)), user_choice(devices)
+        else:
+            chosen, choice = default_devices(cap, plan.steps)
     except DeviceError as exc:
         fail(str(exc))
+    echo(f"device: {choice_line(chosen, choice)}", err=True)
     manifest = plan.to_manifest()
     if probe:
         repeat = max(repeat, 2)
@@ -173,6 +178,8 @@ def replay_cmd(
         fail("interrupted", 130)
     report = job.report
     assert report is not None
+    for res in report["devices"]:
+        res["device_choice"] = choice
     probes = probe_report(report, manifest) if probe else None
     if outputs is None:
         job.cleanup()
@@ -234,23 +241,21 @@ def print_probe(probes: list[Any]) -> None:
             echo(f"probe {p.device}: {m}")
 
 
-def default_devices(steps: list[dict[str, Any]]) -> list[str]:
+def default_devices(
+    cap: Any, steps: list[dict[str, Any]]
+) -> tuple[list[dict[str, Any]], dict[str, str]]:
     """Without ``--device``: the device the capture ran on when it is here, else the one
-    named most like it (said on stderr), else the first device."""
-    from cltui.replay.devices import closest_device, list_devices
+    named most like it, else the first that is not a simulator, else the first (the rule of
+    :func:`cltui.replay.engine.choose_device`, which the bundles follow too), and why."""
+    from cltui.capture.devinfo import captured_devices
+    from cltui.replay.devices import DeviceError, default_device, list_devices
 
-    names = sorted({str(s.get("device") or "") for s in steps} - {""})
-    dev, how = closest_device(list_devices(), names)
+    names = [n for n in dict.fromkeys(str(s.get("device") or "") for s in steps) if n]
+    captured: list[dict[str, Any] | str] = [dict(i) for i in captured_devices(cap.log, names)]
+    dev, choice = default_device(list_devices(), captured)
     if dev is None:
-        return []
-    if how != "captured" and names:
-        why = "the most similar name" if how == "similar" else "no device has a similar name"
-        echo(
-            f"the capture ran on {', '.join(names)}, which is not here: replaying on "
-            f"{dev['id']} {dev['name']} ({why}; choose with --device)",
-            err=True,
-        )
-    return [str(dev["id"])]
+        raise DeviceError(choice["why"] + " (is an ICD installed?)")
+    return [dev], choice
 
 
 MAX_NOTES = 20

@@ -1,4 +1,4 @@
-"""``cltui shrink DUMPDIR RANGE --device D``: the smallest part of a range that still fails."""
+"""``cltui shrink DUMPDIR RANGE [--device D]``: the smallest part of a range that still fails."""
 
 from __future__ import annotations
 
@@ -12,8 +12,10 @@ from cltui.commands._common import EXIT_MISMATCH, EXIT_OK, echo, emit_json, fail
 @click.command("shrink")
 @click.argument("dumpdir", type=click.Path())
 @click.argument("range_text", metavar="RANGE")
-@click.option("--device", "-d", "device", required=True,
-              help="The device to replay on: P:D index or name substring (pocl, oclgrind).")
+@click.option("--device", "-d", "device", default=None,
+              help="The device to replay on: P:D index or name substring (pocl, oclgrind); "
+              "default: the capture's device, else the one named most like it, else the first "
+              "that is not a simulator (stderr says which and why).")
 @click.option("--against", default="capture", show_default=True, metavar="capture|DEVICE",
               help="Compare with the capture's Post dumps, or with the same replay on DEVICE.")
 @click.option(
@@ -34,7 +36,7 @@ from cltui.commands._common import EXIT_MISMATCH, EXIT_OK, echo, emit_json, fail
               help="Export the smallest failing set as a replay bundle (as `cltui export`).")
 @click.option("--force", is_flag=True, help="Replace an existing --export folder.")
 @click.option("--json", "as_json", is_flag=True, help="The result as JSON.")
-def shrink_cmd(dumpdir: str, range_text: str, device: str, against: str, mode: str,
+def shrink_cmd(dumpdir: str, range_text: str, device: str | None, against: str, mode: str,
                atol: float, rtol: float, ulp: int, timeout: float, export_dir: str | None,
                force: bool, as_json: bool) -> None:
     """Shrink RANGE to the smallest set of enqueues that still shows a mismatch.
@@ -48,7 +50,14 @@ def shrink_cmd(dumpdir: str, range_text: str, device: str, against: str, mode: s
     from cltui.analysis.shrink import ShrinkError, Trial, is_kernel_range, shrink
     from cltui.capture.ranges import EnqueueRange, RangeError, parse_range
     from cltui.replay.compare import Tolerance
-    from cltui.replay.devices import DeviceError, select_devices
+    from cltui.replay.devices import (
+        DeviceError,
+        default_device,
+        list_devices,
+        range_device,
+        select_devices,
+    )
+    from cltui.replay.engine import choice_line, user_choice
 
     try:
         rng = parse_range(range_text)
@@ -56,7 +65,16 @@ def shrink_cmd(dumpdir: str, range_text: str, device: str, against: str, mode: s
         fail(str(exc))
     cap = load_capture(dumpdir, quiet=as_json)
     try:
-        dev = select_devices([device])[0]
+        if device is not None:
+            dev, choice = select_devices([device])[0], user_choice([device])
+        else:
+            found, choice = default_device(
+                list_devices(), range_device(cap, rng.first, rng.last, rng.kernel)
+            )
+            if found is None:
+                fail(choice["why"])
+            dev = found
+        click.echo(f"device: {choice_line([dev], choice)}", err=True)
         other: str | dict[str, Any] = "capture"
         if against.strip().lower() != "capture":
             other = select_devices([against])[0]
@@ -93,6 +111,7 @@ def shrink_cmd(dumpdir: str, range_text: str, device: str, against: str, mode: s
                             "kernel enqueues, which is what a bundle holds: not exported")
     if as_json:
         data = res.to_dict()
+        data["device_choice"] = choice
         data["export"] = exported
         data["export_error"] = export_error or None
         emit_json(data)

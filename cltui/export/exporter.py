@@ -31,6 +31,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from cltui.capture.devinfo import captured_devices
 from cltui.capture.names import sanitize_component
 from cltui.export.bundle import BundleWriter, ExportCancelled, ExportError
 from cltui.export.includes import resolve_includes
@@ -397,6 +398,12 @@ def _bundle_info(
     from cltui import __version__
 
     devices = sorted({str(s.get("device")) for s in manifest["steps"] if s.get("device")})
+    # the device of the range's first kernel: the runners' default device (replay.py's
+    # engine.choose_device, replay.cpp's choose_device) is this one where it is present
+    first = next((str(s["device"]) for s in manifest["steps"] if s.get("device")), None)
+    identity = (
+        dict(captured_devices(getattr(capture, "log", None), [first])[0]) if first else None
+    )
     timing = {
         str(s["enqueue"]): s["captured_time"] for s in manifest["steps"] if s.get("captured_time")
     }
@@ -413,6 +420,7 @@ def _bundle_info(
             "name": cap_path.name,
             "path": str(cap_path),
             "devices": devices,
+            "device": identity,
             "captured_time_ns": timing,
         },
         "notes": notes,

@@ -32,6 +32,12 @@ def render_readme(manifest: dict[str, Any], files: list[str]) -> str:
     tol = manifest.get("tolerance", {})
     enqueues = [int(s["enqueue"]) for s in steps]
     devices = ", ".join(_code(d) for d in cap["devices"]) or "not recorded in the capture"
+    dev = cap.get("device") or {}
+    ident = (
+        _code(dev["name"]) + (f" on {_code(dev['platform'])}" if dev.get("platform") else "")
+        if dev.get("name")
+        else "not recorded in the capture"
+    )
     dumps = [v for v in manifest["data"].values() if str(v.get("path", "")).startswith("data/")]
     unique = {str(v["path"]): int(v.get("size", 0)) for v in dumps}
     has_cpp = "cpp" in b["languages"]
@@ -58,12 +64,19 @@ def render_readme(manifest: dict[str, Any], files: list[str]) -> str:
     if has_cpp:
         add(
             "```sh\ncmake -S . -B build && cmake --build build\n./build/replay --list-devices\n"
-            "./build/replay --validate --device 1:0\n```\n"
+            "./build/replay --validate\n```\n"
         )
         add(
             "`./build/replay` reads `manifest.json` from the current folder, else from the "
             "folder it was built from (`--bundle DIR` names another bundle).\n"
         )
+    add(
+        "Without `--device` both programs replay on the device that made the capture "
+        f"({ident}), else on the device sharing the most leading words of its name, else "
+        "on the first device that is not a simulator (Oclgrind), else on the first; each "
+        "says which and why on stderr (`replay: device: ...`) and in `--json` "
+        "(`device_choice`).\n"
+    )
     add(
         "Options (both programs): `--list-devices`, `--device P:D|NAME` (a case-insensitive "
         "name substring; repeat it to replay on several devices), `--validate` (exit code), "

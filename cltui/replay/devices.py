@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from cltui.replay import engine
@@ -30,33 +30,36 @@ def select_devices(specs: Sequence[str]) -> list[dict[str, Any]]:
         raise DeviceError(f"pyopencl is not available: {exc}") from None
 
 
-def closest_device(
-    devices: Sequence[dict[str, Any]], captured: Iterable[str]
-) -> tuple[dict[str, Any] | None, str]:
-    """The device to replay on by default, and how it was chosen.
+def default_device(
+    devices: Sequence[dict[str, Any]], captured: Sequence[dict[str, Any] | str]
+) -> tuple[dict[str, Any] | None, dict[str, str]]:
+    """The device to replay on when none is named, and ``{"rule", "why"}``: the engine's
+    :func:`~cltui.replay.engine.choose_device`, the rule the exported bundles follow too.
 
-    A device named like one of ``captured`` (the capture's device names) is ``"captured"``.
-    Otherwise the device whose name shares the longest run of leading words with one of
-    them is ``"similar"``: PoCL's ``pthread-skylake-avx512-AMD EPYC`` capture replays by
-    default on ``pthread-skylake-avx512-Intel(R) Xeon(R) Processor``, an ``NVIDIA H100``
-    capture on an ``NVIDIA H200``.  With no word in common: the first device, ``"first"``;
-    with no device at all, ``(None, "none")``.
+    ``captured``: the capture's devices, most wanted first (names or identities). PoCL's
+    ``pthread-skylake-avx512-AMD EPYC`` capture replays by default on that device, else on
+    ``pthread-skylake-avx512-Intel(R) Xeon(R) Processor`` (``"most-alike"``), an ``NVIDIA
+    H100`` capture on an ``NVIDIA H200``; with no name in common, the first device that is
+    not a simulator (Oclgrind), else the first.
     """
-    names = [n for n in captured if n]
-    for d in devices:
-        if d["name"] in names:
-            return d, "captured"
-    mine = [str(d["name"]) for d in devices]
-    best: tuple[int, int] | None = None  # (words in common, -device index)
-    for n in names:
-        i = engine.most_alike(mine, n)
-        if i is None:
-            continue
-        candidate = (engine.name_likeness(mine[i], n), -i)
-        if best is None or candidate > best:
-            best = candidate
-    if best is not None:
-        return devices[-best[1]], "similar"
-    if devices:
-        return devices[0], "first"
-    return None, "none"
+    return engine.choose_device(devices, captured)
+
+
+def range_device(
+    cap: Any, first: int | None, last: int | None, kernel: str | None = None
+) -> list[dict[str, Any]]:
+    """The device of the first kernel enqueue of a range, as the capture knows it (name,
+    platform, type): what :func:`default_device` looks for; [] when the capture does not say."""
+    from cltui.capture.devinfo import captured_devices
+    from cltui.capture.model import CaptureError, EnqueueKind
+
+    positions = cap.find(kernel, kinds=[EnqueueKind.KERNEL], first=first, last=last)
+    if not len(positions):
+        return []
+    try:
+        enq = cap.enqueue(int(cap.numbers[int(positions[0])]))
+    except (CaptureError, OSError, ValueError):  # only a default: the rule goes on without
+        return []
+    if not enq.device:
+        return []
+    return [dict(i) for i in captured_devices(cap.log, [enq.device])]

@@ -279,6 +279,11 @@ class ReplayJob:
         yield {"type": "device_done", "device": dev["id"], "result": result}
 
     def _make_report(self, results: list[dict[str, Any]]) -> dict[str, Any]:
+        for r in results:  # every device result has the documented fields (docs/cli-json.md)
+            r["runner"] = "cltui"
+            r.setdefault("repeat", self.repeat)
+            r.setdefault("loop", None)
+            r.setdefault("failed_enqueue", None)
         cross = cross_compare(self.plan, results, self.tolerance, self.arg_tolerance)
         # devices against each other is information: floating point differs by design
         ok = all(r.get("status") == "ok" for r in results)

@@ -350,6 +350,7 @@ struct Options {
     bool trace = false;
     int repeat = 1;
     std::string out_dir;
+    std::string choose_cases;  // --choose-device-cases FILE (tests)
     bool have_atol = false, have_rtol = false, have_ulp = false;
     double atol = 0, rtol = 0;
     long long ulp = 0;
@@ -362,8 +363,10 @@ const char* kUsage =
     "  --bundle DIR      the bundle folder (default: the current folder if it holds\n"
     "                    manifest.json, else the folder this program was built from)\n"
     "  --list-devices    list the OpenCL platforms and devices, then exit\n"
-    "  --device SEL      P:D indices or a case-insensitive name substring (default: the\n"
-    "                    first device); repeat it to replay on several devices\n"
+    "  --device SEL      P:D indices or a case-insensitive name substring; repeat it to\n"
+    "                    replay on several devices (default: the device that made the\n"
+    "                    capture, else the one named most like it, else the first that is\n"
+    "                    not a simulator, else the first; stderr says which and why)\n"
     "  --validate        exit 1 when a check is 'different'\n"
     "  --repeat N        run the range N times (inputs restored) and report stage timing\n"
     "  --json            print the results as JSON on stdout\n"
@@ -401,6 +404,8 @@ Options parse_args(int argc, char** argv) {
                 if (o.repeat < 1) throw UsageError("--repeat must be at least 1");
             } else if (a == "--out") {
                 o.out_dir = need(i);
+            } else if (a == "--choose-device-cases") {
+                o.choose_cases = need(i);
             } else if (a == "--atol") {
                 o.atol = std::stod(need(i));
                 o.have_atol = true;
@@ -481,12 +486,145 @@ std::string lower(std::string s) {
     return s;
 }
 
+int name_likeness(const std::string& a, const std::string& b);  // below
+
+// Device choice without --device: the rule of replay.py's engine.choose_device (and of cltui),
+// in the same words; tests/device_choice_cases.json holds both to the same cases.
+struct Candidate {
+    std::string id, platform, name;
+};
+struct Choice {
+    int index = -1;  // into the candidates; -1: no device at all
+    std::string rule, why;
+};
+
+std::string trim(const std::string& s) {
+    size_t a = 0, b = s.size();
+    while (a < b && std::isspace(static_cast<unsigned char>(s[a]))) ++a;
+    while (b > a && std::isspace(static_cast<unsigned char>(s[b - 1]))) --b;
+    return s.substr(a, b - a);
+}
+
+// A device that simulates OpenCL instead of running it (Oclgrind), by platform or name.
+bool is_simulator(const Candidate& c) {
+    return lower(c.platform + " " + c.name).find("oclgrind") != std::string::npos;
+}
+
+// A name from the capture (untrusted), control characters escaped as Python's repr does.
+std::string shown(const std::string& s) {
+    std::string out;
+    for (unsigned char c : s) {
+        if (c == '\n') {
+            out += "\\n";
+        } else if (c == '\t') {
+            out += "\\t";
+        } else if (c == '\r') {
+            out += "\\r";
+        } else if (c < 0x20 || c == 0x7f) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\x%02x", c);
+            out += buf;
+        } else {
+            out += static_cast<char>(c);
+        }
+    }
+    return out;
+}
+
+// captured: (name, platform or "") of the capture's devices, most wanted first.
+Choice choose_device(const std::vector<Candidate>& devices,
+                     const std::vector<std::pair<std::string, std::string>>& captured) {
+    std::vector<std::pair<std::string, std::string>> ids;
+    for (const auto& c : captured) {
+        std::string name = trim(c.first);
+        bool seen = name.empty();
+        for (const auto& i : ids) seen = seen || i.first == name;
+        if (!seen) ids.push_back({name, trim(c.second)});
+    }
+    auto label = [&](int i) { return devices[i].id + " " + devices[i].name; };
+    Choice ch;
+    if (devices.empty()) {
+        ch.rule = "first";
+        ch.why = "no OpenCL device found";
+        return ch;
+    }
+    for (const auto& id : ids) {
+        int same = -1;
+        for (int i = 0; i < static_cast<int>(devices.size()); ++i) {
+            if (trim(devices[i].name) != id.first) continue;
+            if (same < 0) same = i;
+            if (!id.second.empty() && trim(devices[i].platform) == id.second) {
+                same = i;
+                break;
+            }
+        }
+        if (same >= 0) {
+            ch.index = same;
+            ch.rule = "captured";
+            ch.why = label(same) + " is the device the capture ran on";
+            return ch;
+        }
+    }
+    std::string gone;
+    for (const auto& id : ids) gone += (gone.empty() ? "" : ", ") + shown(id.first);
+    int best_words = 0, best = -1;
+    for (const auto& id : ids) {
+        int pick = -1, score = 0;  // most_alike: the first of the names sharing the most words
+        for (int i = 0; i < static_cast<int>(devices.size()); ++i) {
+            int k = name_likeness(devices[i].name, id.first);
+            if (k > score) {
+                pick = i;
+                score = k;
+            }
+        }
+        if (pick >= 0 && (best < 0 || score > best_words || (score == best_words && pick < best))) {
+            best = pick;
+            best_words = score;
+        }
+    }
+    if (best >= 0) {
+        ch.index = best;
+        ch.rule = "most-alike";
+        ch.why = "the capture ran on " + gone + ", which is not here; " + label(best) +
+                 " shares the most leading words with it (" + std::to_string(best_words) +
+                 (best_words == 1 ? " word)" : " words)");
+        return ch;
+    }
+    std::string head = ids.empty() ? std::string("the capture does not name its device")
+                                   : "the capture ran on " + gone +
+                                         ", which is not here and no device is named like it";
+    for (int i = 0; i < static_cast<int>(devices.size()); ++i) {
+        if (!is_simulator(devices[i])) {
+            ch.index = i;
+            ch.rule = "real-before-simulator";
+            ch.why = head + "; " + label(i) + " is the first device that is not a simulator";
+            return ch;
+        }
+    }
+    ch.index = 0;
+    ch.rule = "first";
+    ch.why = head + "; every device here is a simulator: the first, " + label(0);
+    return ch;
+}
+
 // The devices --device names, in order (as replay.py: a name substring selects every device
-// it matches; no --device selects the first device).
-std::vector<DeviceRef> pick_devices(const std::vector<std::string>& specs) {
+// it matches); without --device the one choose_device picks for the capture's devices.
+std::vector<DeviceRef> pick_devices(const std::vector<std::string>& specs,
+                                    const std::vector<std::pair<std::string, std::string>>& captured,
+                                    Choice& choice) {
     auto devs = all_devices();
     if (devs.empty()) throw DeviceError("no OpenCL device found");
-    if (specs.empty()) return {devs[0]};
+    if (specs.empty()) {
+        std::vector<Candidate> cands;
+        for (const auto& r : devs)
+            cands.push_back({std::to_string(r.p) + ":" + std::to_string(r.d), r.platform_name,
+                             r.name});
+        choice = choose_device(cands, captured);
+        return {devs[choice.index]};
+    }
+    choice.rule = "user";
+    choice.why = "chosen with --device";
+    for (size_t i = 0; i < specs.size(); ++i) choice.why += (i ? " --device " : " ") + specs[i];
     std::vector<DeviceRef> chosen;
     auto add = [&](const DeviceRef& r) {
         for (const auto& c : chosen)
@@ -1094,6 +1232,13 @@ class Replayer {
 
     std::vector<std::string> notes;
     std::vector<StepOutcome> outcomes;
+    struct Build {
+        std::string program, how;
+        double seconds;
+    };
+    std::vector<Build> builds;    // per program built, in build order
+    std::vector<double> loop_ns;  // host time of each timing pass's launch loop
+    long long running = -1;       // the enqueue being set up or run (-1: none)
 
     // Everything that can fail before a kernel runs: context, programs, objects, arguments.
     void setup() {
@@ -1111,6 +1256,7 @@ class Replayer {
         for (const auto& m : plan_.mems) create_mem(m);
         zero_fill();
         for (const auto& s : plan_.steps) {
+            running = s.enqueue;
             cl_kernel k = clCreateKernel(program(s), s.kernel.c_str(), &err);
             check(err, "enqueue " + std::to_string(s.enqueue) + ": clCreateKernel(" + s.kernel +
                            ")");
@@ -1118,6 +1264,7 @@ class Replayer {
             set_args(k, s);
             outcomes.push_back({&s, {}, {}, {}});
         }
+        running = -1;
     }
 
     // One pass over all steps.  The first pass validates: pre-checks, loads ("input",
@@ -1134,9 +1281,11 @@ class Replayer {
                     if (is_first_input(i, j)) upload(plan_.steps[i].loads[j]);
             check(clFinish(queue_), "clFinish");
         }
+        auto loop_start = std::chrono::steady_clock::now();
         for (size_t i = 0; i < plan_.steps.size(); ++i) {
             const Step& s = plan_.steps[i];
             StepOutcome& out = outcomes[i];
+            running = s.enqueue;
             if (validate) {
                 if (opt_.trace)
                     std::cerr << "replay: enqueue " << s.enqueue << " (" << i + 1 << "/"
@@ -1172,7 +1321,12 @@ class Replayer {
             }
             events_.push_back({i, ev, std::chrono::duration<double, std::nano>(t1 - t0).count()});
         }
+        if (!validate)
+            loop_ns.push_back(std::chrono::duration<double, std::nano>(
+                                  std::chrono::steady_clock::now() - loop_start)
+                                  .count());
         check(clFinish(queue_), "clFinish");
+        running = -1;
     }
 
     // Whether load j of step i did happen in the validation pass.
@@ -1267,9 +1421,10 @@ class Replayer {
     }
 
     void build(const ProgramDesc& p) {
+        auto started = std::chrono::steady_clock::now();
         cl_int err = CL_SUCCESS;
         cl_program prog = nullptr;
-        std::string how;
+        std::string how, built;  // built: how, in the words of replay.py's "builds"
         if (!p.source.empty()) {
             const auto& src = data(p.source);
             std::string text(src.begin(), src.end());
@@ -1277,11 +1432,12 @@ class Replayer {
             const char* ptr = text.c_str();
             size_t len = text.size();
             prog = clCreateProgramWithSource(ctx_, 1, &ptr, &len, &err);
-            how = "source";
+            how = built = "source";
         } else if (!p.il.empty()) {
             const auto& il = data(p.il);
             prog = clCreateProgramWithIL(ctx_, il.data(), il.size(), &err);
             how = "SPIR-V";
+            built = "il";
         } else {
             // the binary made on this device, else the one made on the device named most like
             // it (PoCL's load on another CPU of the same target; NVIDIA's are PTX)
@@ -1308,8 +1464,10 @@ class Replayer {
             cl_int status;
             prog = clCreateProgramWithBinary(ctx_, 1, &dev_.device, &len, &ptr, &status, &err);
             how = "device binary";
+            built = "binary";
             if (best >= 0) {
                 how = "the binary made on " + pick->second;
+                built = "binary made on " + pick->second;
                 notes.push_back(p.label +
                                 ": no source in the capture; built from the binary made on " +
                                 pick->second + ", a device named like " + dev_.name +
@@ -1342,6 +1500,9 @@ class Replayer {
             check(err, "program " + p.label + ": build on " + dev_.name);
         }
         programs_[p.id] = prog;
+        builds.push_back({p.id, built,
+                          std::chrono::duration<double>(std::chrono::steady_clock::now() - started)
+                              .count()});
     }
 
     void create_mem(const MemDesc& m) {
@@ -1604,12 +1765,25 @@ std::string checks_json(const std::vector<CheckOutcome>& list) {
 
 // One device's result, in the shape of replay.py --json (which prints a list of them).
 std::string result_json(const Replayer& r, const DeviceRef& dev, bool ok, int repeat,
-                        const std::string& error) {
+                        const std::string& error, const Choice& choice) {
     std::ostringstream o;
     o << "{\"runner\": \"replay.cpp\", \"device\": " << device_json(dev)
+      << ", \"status\": " << json_str(!error.empty() ? "error" : ok ? "ok" : "mismatch")
       << ", \"ok\": " << (ok ? "true" : "false")
-      << ", \"error\": " << (error.empty() ? "null" : json_str(error))
-      << ", \"repeat\": " << repeat << ", \"notes\": [";
+      << ", \"error\": " << (error.empty() ? "null" : json_str(error)) << ", \"failed_enqueue\": "
+      << (error.empty() || r.running < 0 ? std::string("null") : std::to_string(r.running))
+      << ", \"device_choice\": {\"rule\": " << json_str(choice.rule)
+      << ", \"why\": " << json_str(choice.why) << "}"
+      << ", \"repeat\": " << repeat << ", \"loop\": "
+      << (error.empty() ? "{\"launches\": " + std::to_string(r.outcomes.size()) +
+                              ", \"host_ns_per_repetition\": " + stats_json(r.loop_ns) + "}"
+                        : std::string("null"))
+      << ", \"builds\": {";
+    for (size_t i = 0; i < r.builds.size(); ++i)
+        o << (i ? ", " : "") << json_str(r.builds[i].program) << ": {\"how\": "
+          << json_str(r.builds[i].how) << ", \"seconds\": " << json_num(r.builds[i].seconds)
+          << "}";
+    o << "}, \"notes\": [";
     for (size_t i = 0; i < r.notes.size(); ++i) o << (i ? ", " : "") << json_str(r.notes[i]);
     o << "], \"steps\": [";
     for (size_t i = 0; i < r.outcomes.size(); ++i) {
@@ -1707,6 +1881,55 @@ void print_text(const Replayer& r, const DeviceRef& dev, bool ok, int repeat) {
               << " checks equal or within tolerance\n";
 }
 
+// The capture's devices, most wanted first: the manifest's bundle.capture.device (name and
+// platform), then the devices of the steps.
+std::vector<std::pair<std::string, std::string>> captured_devices(const Json& manifest) {
+    std::vector<std::pair<std::string, std::string>> out;
+    const Json* bundle = manifest.find("bundle");
+    const Json* cap = bundle ? bundle->find("capture") : nullptr;
+    const Json* dev = cap ? cap->find("device") : nullptr;
+    if (dev && dev->kind == Json::Object && dev->find("name") &&
+        dev->find("name")->kind == Json::String) {
+        const Json* plat = dev->find("platform");
+        out.push_back({dev->find("name")->str,
+                       plat && plat->kind == Json::String ? plat->str : std::string()});
+    }
+    if (const Json* steps = manifest.find("steps"))
+        for (const auto& st : steps->arr)
+            if (const Json* d = st.find("device"))
+                if (d->kind == Json::String) out.push_back({d->str, ""});
+    return out;
+}
+
+// --choose-device-cases FILE (for cltui's tests): run choose_device on each case of FILE,
+// {"devices": [{"id", "platform", "name"}], "captured": [name | {"name", "platform"}]}, and
+// print [{"index", "rule", "why"}] in order.
+int print_choices(const std::string& path) {
+    auto bytes = read_file(path);
+    Json cases = JsonParser(std::string(bytes.begin(), bytes.end())).parse();
+    std::cout << "[";
+    for (size_t n = 0; n < cases.arr.size(); ++n) {
+        const Json& c = cases.arr[n];
+        std::vector<Candidate> devices;
+        for (const auto& d : c.at("devices").arr)
+            devices.push_back({str_or(d, "id"), str_or(d, "platform"), str_or(d, "name")});
+        std::vector<std::pair<std::string, std::string>> captured;
+        for (const auto& k : c.at("captured").arr) {
+            if (k.kind == Json::String)
+                captured.push_back({k.str, ""});
+            else
+                captured.push_back({str_or(k, "name"), str_or(k, "platform")});
+        }
+        Choice ch = choose_device(devices, captured);
+        std::cout << (n ? ",\n " : "") << "{\"index\": "
+                  << (ch.index < 0 ? std::string("null") : std::to_string(ch.index))
+                  << ", \"rule\": " << json_str(ch.rule) << ", \"why\": " << json_str(ch.why)
+                  << "}";
+    }
+    std::cout << "]\n";
+    return 0;
+}
+
 int run(int argc, char** argv) {
     Options opt = parse_args(argc, argv);
     if (opt.list_devices) {
@@ -1715,10 +1938,22 @@ int run(int argc, char** argv) {
                       << d.version << ")\n";
         return 0;
     }
+    if (!opt.choose_cases.empty()) return print_choices(opt.choose_cases);
     auto manifest_bytes = read_file(join(opt.bundle, "manifest.json"));
     std::string text(manifest_bytes.begin(), manifest_bytes.end());
-    Plan plan = read_plan(JsonParser(text).parse());
-    std::vector<DeviceRef> devices = pick_devices(opt.devices);
+    Json manifest = JsonParser(text).parse();
+    Plan plan = read_plan(manifest);
+    Choice choice;
+    std::vector<DeviceRef> devices = pick_devices(opt.devices, captured_devices(manifest), choice);
+    if (choice.rule == "user") {
+        std::cerr << "replay: device:";
+        for (size_t i = 0; i < devices.size(); ++i)
+            std::cerr << (i ? ", " : " ") << devices[i].p << ":" << devices[i].d << " "
+                      << devices[i].name;
+        std::cerr << " (" << choice.why << ")\n";
+    } else {
+        std::cerr << "replay: device: " << choice.why << " (choose with --device)\n";
+    }
     bool all_ok = true, any_error = false;
     std::vector<std::string> json;
     for (const auto& dev : devices) {
@@ -1747,7 +1982,7 @@ int run(int argc, char** argv) {
             std::cerr << "replay: " << dev.name << ": " << error << "\n";
         }
         if (opt.json)
-            json.push_back(result_json(r, dev, ok, opt.repeat, error));
+            json.push_back(result_json(r, dev, ok, opt.repeat, error, choice));
         else if (error.empty())
             print_text(r, dev, ok, opt.repeat);
         else

@@ -7,6 +7,9 @@ prints the results.
 
     python replay.py --list-devices
     python replay.py --validate                 # exit 0: all checks pass, 1: a check failed
+                                                # (no --device: the capture's own device, else
+                                                # the one named most like it, else the first
+                                                # that is not a simulator; stderr says which)
     python replay.py --device pocl --repeat 20  # stage timing: min / median / max
     python replay.py --json --out replayed/     # machine-readable results, replayed outputs
 
@@ -43,6 +46,19 @@ def load_manifest(path: Path) -> dict[str, Any]:
         if extra:
             prog["options"] = " ".join([prog.get("options") or "", *extra]).strip()
     return plan
+
+
+def default_device(plan: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """Without --device: the device that made the capture (the manifest's
+    ``bundle.capture.device``, then the steps' devices) where it is here, else the one named
+    most like it, else the first that is not a simulator, else the first; and why."""
+    cap = (plan.get("bundle") or {}).get("capture") or {}
+    captured: list[Any] = [cap["device"]] if cap.get("device") else []
+    captured += [s["device"] for s in plan.get("steps", []) if s.get("device")]
+    dev, choice = engine.choose_device(engine.list_devices(), captured)
+    if dev is None:
+        raise engine.EngineError("no OpenCL device found (is an ICD installed?)")
+    return [dev], choice
 
 
 def _ns(v: float | None) -> str:
@@ -107,7 +123,8 @@ def main(argv: list[str] | None = None) -> int:
         "--device",
         action="append",
         default=[],
-        help="P:D or a case-insensitive name substring (repeatable)",
+        help="P:D or a case-insensitive name substring (repeatable; default: the capture's "
+        "device, else the one named most like it, else the first that is not a simulator)",
     )
     ap.add_argument("--validate", action="store_true", help="exit 1 when a check fails")
     ap.add_argument("--repeat", type=int, default=1, help="runs, for stage timing")
@@ -137,10 +154,14 @@ def main(argv: list[str] | None = None) -> int:
             return EXIT_OK
         mpath = Path(args.manifest)
         plan = load_manifest(mpath)
-        devices = engine.resolve_devices(args.device)
+        if args.device:
+            devices, choice = engine.resolve_devices(args.device), engine.user_choice(args.device)
+        else:
+            devices, choice = default_device(plan)
     except (OSError, ValueError, engine.EngineError) as exc:
         print(f"replay: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    print(f"replay: device: {engine.choice_line(devices, choice)}", file=sys.stderr)
     tol = {
         k: v
         for k, v in (("atol", args.atol), ("rtol", args.rtol), ("ulp", args.ulp))
@@ -163,6 +184,11 @@ def main(argv: list[str] | None = None) -> int:
                 progress=_trace if args.trace else None,
             )
         )
+    for res in results:  # the device result of docs/cli-json.md
+        res["runner"] = "replay.py"
+        res["status"] = "error" if res.get("error") else ("ok" if res["ok"] else "mismatch")
+        res["device_choice"] = choice
+        res.setdefault("loop", None)
     if args.json:
         print(json.dumps(results, indent=1))
     else:

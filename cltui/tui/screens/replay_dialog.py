@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -131,6 +132,7 @@ class ReplayDialog(FormDialog[ReplayRequest]):
         self.first = first
         self.last = last
         self.devices: list[dict[str, Any]] = []
+        self.device_choice: dict[str, str] = {}  # the default tick's rule and why
         self.listing = True
 
     def compose(self) -> ComposeResult:
@@ -140,6 +142,7 @@ class ReplayDialog(FormDialog[ReplayRequest]):
             yield Label("Devices (space ticks, several allowed; ctrl+r or enter in a field starts)",
                         classes="action-label")
             yield SelectionList[str](id="replay-devices", compact=True)
+            yield Label("", id="replay-device-why", classes="action-hint")
             yield Label("Mode", classes="action-label")
             with RadioSet(id="replay-mode", compact=True):
                 for i, mode in enumerate(MODES):
@@ -174,7 +177,7 @@ class ReplayDialog(FormDialog[ReplayRequest]):
 
         error: str | None = None
         devices: list[dict[str, Any]] = []
-        captured: str | None = None
+        captured: list[dict[str, Any]] = []
         try:
             devices = list_devices()
         except DeviceError as exc:
@@ -186,22 +189,18 @@ class ReplayDialog(FormDialog[ReplayRequest]):
         if not get_current_worker().is_cancelled:
             self.app.call_from_thread(self._devices_listed, devices, captured, error)
 
-    def _captured_device(self) -> str | None:
-        """The device name of the first kernel enqueue of the range, from the capture's log."""
-        from cltui.capture.model import EnqueueKind
+    def _captured_device(self) -> list[dict[str, Any]]:
+        """The device of the first kernel enqueue of the range (name, platform, type), from
+        the capture's log; [] when the capture does not say."""
+        from cltui.replay.devices import range_device
 
-        cap = self.capture
         try:
-            positions = cap.find(kinds=[EnqueueKind.KERNEL], first=self.first, last=self.last)
-            if len(positions):
-                enq = cap.enqueue(int(cap.numbers[int(positions[0])]))
-                return enq.device
+            return range_device(self.capture, self.first, self.last)
         except Exception:  # only a default; the user picks anyway
-            return None
-        return None
+            return []
 
     def _devices_listed(
-        self, devices: list[dict[str, Any]], captured: str | None, error: str | None
+        self, devices: list[dict[str, Any]], captured: list[dict[str, Any]], error: str | None
     ) -> None:
         self.listing = False
         self.devices = devices
@@ -210,13 +209,22 @@ class ReplayDialog(FormDialog[ReplayRequest]):
         if error or not devices:
             self.show_error(error or "No OpenCL device found")
             return
-        from cltui.replay.devices import closest_device
+        from cltui.replay.devices import default_device
 
-        default, how = closest_device(devices, [captured] if captured else [])
+        default, choice = default_device(devices, captured)
         ticked = {default["id"]} if default is not None else set()
-        marks = {"captured": "  (captured here)", "similar": "  (similar to captured)"}
+        marks = {
+            "captured": "  (captured here)",
+            "most-alike": "  (similar to captured)",
+            "real-before-simulator": "  (first real device)",
+        }
+        self.device_choice = choice
+        self.query_one("#replay-device-why", Label).update(
+            Text(f"ticked: {choice['why']}")
+        )
         for d in devices:
-            mark = marks.get(how, "") if default is not None and d["id"] == default["id"] else ""
+            is_default = default is not None and d["id"] == default["id"]
+            mark = marks.get(choice["rule"], "") if is_default else ""
             # the mark before the platform: a long line is cut at its end
             prompt = f"{d['id']}  {d['name']}{mark} · {d['platform']}"
             lst.add_option(Selection(prompt, str(d["id"]), d["id"] in ticked))

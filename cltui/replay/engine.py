@@ -1432,6 +1432,7 @@ def verdict(plan: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
         for pre in st.get("prechecks", []):
             if pre.get("status") == "different" and pre.get("mem") not in reloaded:
                 c["departed"] += 1
+    c["outputs"] = max(c["outputs"], c["checked"])  # a result richer than its plan
     c["unchecked"] = c["outputs"] - c["checked"]
     err = result.get("error")
     state = str(result.get("status") or "")

@@ -373,6 +373,7 @@ class _Builder:
                         "args": [a.index for a in margs],
                         "after": prev_n,
                         "by": by,
+                        "transfers": [],
                         "action": "reload" if self.mode == "chain" else "none",
                     }
                     self.changes.append(rec)

@@ -987,23 +987,17 @@ class Engine:
                         for j, ld in enumerate(st.get("loads", []))
                     ],
                     "timing": timing,
-                    **(
+                    "transfers": [
                         {
-                            "transfers": [
-                                {
-                                    "enqueue": t["enqueue"],
-                                    "function": t.get("function", ""),
-                                    "mem": t.get("mem"),
-                                    "replayed": t.get("replayed"),
-                                    "why": t.get("why", ""),
-                                    "done": _replays(t),
-                                }
-                                for t in st["transfers"]
-                            ]
+                            "enqueue": t["enqueue"],
+                            "function": t.get("function", ""),
+                            "mem": t.get("mem"),
+                            "replayed": t.get("replayed"),
+                            "why": t.get("why", ""),
+                            "done": _replays(t),
                         }
-                        if st.get("transfers")
-                        else {}
-                    ),
+                        for t in st.get("transfers", [])
+                    ],
                     **({"recovered": True} if st.get("recovered") else {}),
                 }
             )

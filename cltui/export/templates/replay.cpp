@@ -1870,7 +1870,7 @@ std::string result_json(const Replayer& r, const DeviceRef& dev, bool ok, int re
               << ", \"done\": " << (r.load_done(i, j) ? "true" : "false") << "}";
         }
         o << "]";
-        if (!s.step->transfers.empty()) {
+        {
             o << ",\n   \"transfers\": [";
             for (size_t j = 0; j < s.step->transfers.size(); ++j) {
                 const Transfer& tr = s.step->transfers[j];

@@ -227,3 +227,16 @@ def test_verdict_rules_are_pure() -> None:
     both = combine_verdicts([v, verdict(plan, bad)], ["0:0", "1:0"])
     assert both["status"] == "fail" and both["counts"]["equal"] == 3
     assert both["line"].startswith("FAIL on 2 devices: 0:0: INCOMPLETE")
+
+
+def test_copy_into_an_object_before_its_first_use_is_replayed(tmp_path: Path) -> None:
+    """A copy into C before the first kernel that uses C, which has no Pre dump: the copy's
+    source is known (A), so it is replayed as an operation and the range passes."""
+    cap = _capture(tmp_path, [HostOp("copy", "C", src="A", size=4 * N)], pre=False)
+    plan = build_plan(open_capture(cap), parse_range("0-4"), "strict")
+    assert [(t["enqueue"], t["replayed"]) for t in plan.manifest["scope"]["transfers"]] == [
+        (2, "op")
+    ]
+    code, report = _replay(cap, "0-4", "strict")
+    assert (code, report["verdict"]["status"]) == (0, "pass"), report["verdict"]["line"]
+    assert _counts(report)["transfers_replayed"] == 1

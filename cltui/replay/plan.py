@@ -334,7 +334,14 @@ class _Builder:
                 # holds their result, when there is one
                 covered = pre is not None and not pre.hashed
                 for t in moved:
-                    self.decide(t, mid, "input" if covered else None, "")
+                    if covered:
+                        self.decide(t, mid, "input", "")
+                    elif t["runnable"] and t["op"]["op"] != "fill":
+                        self.decide(t, mid, "op", "")  # a copy into a fresh object
+                    else:
+                        why = "the fill pattern is not logged and no later dump shows it"
+                        self.decide(t, mid, None, why if t["op"] else "")
+                        self.taint.setdefault(mid, t["enqueue"])
                 if pre is not None and not pre.hashed:
                     loads.append(
                         {"mem": mid, "data": self.key(pre.path), "why": "input", "note": ""}

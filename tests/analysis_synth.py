@@ -54,6 +54,26 @@ class Launch:
     plant: dict[str, tuple[int, Any]] = field(default_factory=dict)  # buffer -> (index, value)
     # an unlogged host-side change before this launch: buffer -> (index, value)
     host_write: dict[str, tuple[int, Any]] = field(default_factory=dict)
+    # logged host-side enqueues before this launch (each takes an enqueue number)
+    before: list[HostOp] = field(default_factory=list)
+    pre: bool = True  # write its Pre dumps (memDump and Replay)
+    post: bool = True  # write its Post dumps
+
+
+@dataclass
+class HostOp:
+    """A logged ``fill`` (``pattern`` over ``size`` bytes at ``offset``), ``copy`` (``size``
+    bytes from ``src`` at ``offset`` to ``dst`` at ``dst_offset``) or ``write`` (``data``
+    at ``offset``) on buffer ``dst``."""
+
+    kind: str
+    dst: str
+    src: str | None = None
+    pattern: bytes = b""
+    data: bytes = b""
+    offset: int = 0
+    dst_offset: int = 0
+    size: int = 0
 
 
 @dataclass
@@ -152,8 +172,32 @@ def write_capture(spec: SynthCapture, root: Path) -> Path:
                  f": returned {_hex(khandles[launch.kernel])}", n0)
 
     state = {k: v.copy() for k, v in spec.buffers.items()}
-    for j, launch in enumerate(spec.launches):
-        e = n0 + j
+    e = n0 - 1
+    for launch in spec.launches:
+        for op in launch.before:
+            e += 1
+            dst = state[op.dst].view(np.uint8)
+            q = f"queue = {_hex(QUEUE)}"
+            if op.kind == "fill":
+                dst[op.offset : op.offset + op.size] = np.frombuffer(
+                    op.pattern * (op.size // len(op.pattern)), np.uint8
+                )
+                call(f"clEnqueueFillBuffer: {q}, buffer = {_hex(handles[op.dst])}, pattern_size "
+                     f"= {len(op.pattern)}, offset = {op.offset}, size = {op.size}", "", e)
+            elif op.kind == "copy":
+                assert op.src is not None
+                sv = state[op.src].view(np.uint8)
+                dst[op.dst_offset : op.dst_offset + op.size] = sv[op.offset : op.offset + op.size]
+                call(f"clEnqueueCopyBuffer: {q}, src_buffer = {_hex(handles[op.src])}, "
+                     f"dst_buffer = {_hex(handles[op.dst])}, src_offset = {op.offset}, "
+                     f"dst_offset = {op.dst_offset}, cb = {op.size}", "", e)
+            elif op.kind == "write":
+                dst[op.offset : op.offset + len(op.data)] = np.frombuffer(op.data, np.uint8)
+                call(f"clEnqueueWriteBuffer: {q}, buffer = {_hex(handles[op.dst])}, blocking, "
+                     f"offset = {op.offset}, cb = {len(op.data)}, ptr = 0x7f0000001000", "", e)
+            else:
+                raise ValueError(op.kind)
+        e += 1
         k = launch.kernel
         kh = khandles[k]
         replay = root / "Replay" / f"Enqueue_{e}_{k}"
@@ -179,7 +223,7 @@ def write_capture(spec: SynthCapture, root: Path) -> Path:
         bufs = [(i, a.value) for i, a in enumerate(launch.args) if a.kind == "buf"]
         for name, (idx, value) in launch.host_write.items():
             state[name][idx] = value
-        for i, name in bufs:
+        for i, name in bufs if launch.pre else []:
             fname = f"Enqueue_{e:04d}_Kernel_{k}_Arg_{i}_Buffer_{mem_ids[name]:04d}.bin"
             (pre_dir / fname).write_bytes(_dump_bytes(state[name], spec.hashes))
             (replay / "Pre" / fname).write_bytes(state[name].tobytes())
@@ -187,7 +231,7 @@ def write_capture(spec: SynthCapture, root: Path) -> Path:
             launch.sim(state, [a.value for a in launch.args])
         for name, (idx, value) in launch.plant.items():
             state[name][idx] = value
-        for i, name in bufs:
+        for i, name in bufs if launch.post else []:
             fname = f"Enqueue_{e:04d}_Kernel_{k}_Arg_{i}_Buffer_{mem_ids[name]:04d}.bin"
             (post_dir / fname).write_bytes(_dump_bytes(state[name], spec.hashes))
             (replay / "Post" / fname).write_bytes(state[name].tobytes())

@@ -220,7 +220,10 @@ def test_heat2d_host_write_is_reloaded_and_reported(bundles: Bundles, cpp_replay
     for out in (py.stdout, cpp.stdout):
         assert "reload" in out and "122407 WriteBuffer" in out
         assert "before: arg 2 (buffer 0000): different" in out
-        assert out.rstrip().endswith("PASS: 21/21 checks equal or within tolerance")
+        assert out.rstrip().endswith(
+            "PASS: 13/13 kernel enqueues replayed, 21/21 outputs checked (21 equal), "
+            "1/1 host transfers replayed"
+        )
 
 
 def test_verify_loads_where_the_capture_has_no_post_dump(
@@ -235,7 +238,16 @@ def test_verify_loads_where_the_capture_has_no_post_dump(
         (s["enqueue"], ld["mem"]) for s in m["steps"] for ld in s["loads"] if ld["why"] == "verify"
     ]
     assert [e for e, _ in verify] == [122380, 122380]
-    py, cpp = both(bundle, cpp_replay, "pocl")
+    # the outputs of the first four kernels were not dumped: unchecked, so INCOMPLETE (exit 3)
+    runs = [
+        run_py(bundle, "--validate", "--json", "--device", "pocl"),
+        run_cpp(cpp_replay, bundle, "--validate", "--json", "--device", "pocl"),
+    ]
+    assert [p.returncode for p in runs] == [3, 3], runs[0].stderr + runs[1].stderr
+    py, cpp = (json.loads(p.stdout) for p in runs)
+    assert py[0]["verdict"] == cpp[0]["verdict"]
+    assert py[0]["verdict"]["status"] == "incomplete"
+    assert py[0]["verdict"]["counts"]["different"] == 0
     assert verdicts(py) == verdicts(cpp)
 
     def loads(res: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
@@ -621,7 +633,7 @@ def test_binary_only_bundle_runs_on_its_own_device_only(
         run_py(bundle, "--validate", "--device", "oclgrind"),
         run_cpp(cpp_replay, bundle, "--validate", "--device", "oclgrind"),
     ):
-        assert proc.returncode == 3
+        assert proc.returncode == 1  # a device that cannot run it: an error, not incomplete
         assert "no source and no binary for Oclgrind Simulator" in proc.stderr
         assert here in proc.stderr
         assert "Traceback" not in proc.stderr
@@ -668,7 +680,7 @@ def test_misaligned_svm_offset_without_svm_is_a_clear_error(
         run_py(b, "--device", "oclgrind"),
         run_cpp(cpp_replay, b, "--device", "oclgrind"),
     ):
-        assert proc.returncode == 3, proc.stdout + proc.stderr
+        assert proc.returncode == 1, proc.stdout + proc.stderr
         assert "SVM offset 4 is not a multiple of its" in proc.stderr
         assert "Traceback" not in proc.stderr
     for proc in (
@@ -750,7 +762,7 @@ def test_binary_only_bundle_from_another_cpu_builds_from_the_similar_binary(
         run_py(bundle, "--validate", "--device", "oclgrind"),
         run_cpp(cpp_replay, bundle, "--validate", "--device", "oclgrind"),
     ):
-        assert proc.returncode == 3
+        assert proc.returncode == 1  # a device that cannot run it: an error, not incomplete
         assert "no source and no binary for Oclgrind Simulator" in proc.stderr
 
 
@@ -809,3 +821,66 @@ def test_a_bundle_run_as_its_readme_says_picks_the_capturing_device(
     assert f"{pocl['id']} {pocl['name']}" in whys[0]
     if rule == "captured" and engine.is_simulator(devices[0]):
         assert pocl["id"] != devices[0]["id"]  # the case of issue 11: Oclgrind listed first
+
+
+@pytest.mark.parametrize(
+    ("case", "rng", "mode", "status"),
+    [
+        ("fill_unknown", "0-3", "chain", "incomplete"),  # (a) a fill, no dumps after it
+        ("fill_copy", "0-5", "strict", "pass"),  # a fill and a copy replayed as operations
+        ("write", "0-4", "strict", "incomplete"),  # a host write strict mode cannot replay
+        ("no_post", "0-3", "chain", "incomplete"),  # (c) a kernel without Post dumps
+        ("pyocl", "14-38", "chain", "pass"),  # (b) everything replayed and checked
+    ],
+)
+def test_both_runners_give_the_cli_verdict(
+    case: str, rng: str, mode: str, status: str, pyocl_pocl: Path, cpp_replay: Path,
+    tmp_path: Path,
+) -> None:  # fmt: skip
+    """(e) The exported replay.py (from a fresh folder) and replay.cpp give the same verdict
+    status, line and exit code as ``cltui replay`` on the same range."""
+    import numpy as np
+    from click.testing import CliRunner
+
+    from cltui.cli import main
+    from tests.analysis_synth import HostOp
+    from tests.test_verdict import SEVEN, N, _capture
+
+    _need("pocl")
+    data = np.arange(100, 100 + N, dtype=np.int32).tobytes()
+    if case == "pyocl":
+        cap = pyocl_pocl
+    else:
+        ops = {
+            "fill_unknown": [HostOp("fill", "A", pattern=SEVEN, size=4 * N)],
+            "fill_copy": [
+                HostOp("fill", "A", pattern=SEVEN, offset=8, size=16),
+                HostOp("copy", "B", src="A", offset=0, dst_offset=4, size=12),
+            ],
+            "write": [HostOp("write", "B", data=data, size=len(data))],
+            "no_post": [],
+        }[case]
+        dumps = {"fill_unknown": (False, False), "no_post": (True, False)}.get(case, (True, True))
+        cap = _capture(tmp_path, ops, pre=dumps[0], post=dumps[1])
+    args = ["replay", str(cap), rng, "--mode", mode, "-d", "pocl", "--json"]
+    cli = CliRunner().invoke(main, args)
+    want = json.loads(cli.stdout)["verdict"]
+    assert want["status"] == status, want["line"]
+    first = tmp_path / "export" / "bundle"
+    export_range(open_capture(cap), rng, first, mode=mode)
+    bundle = tmp_path / "fresh" / "bundle"
+    shutil.copytree(first, bundle)
+    shutil.rmtree(first.parent)
+    for proc in (
+        run_py(bundle, "--validate", "--json", "--device", "pocl"),
+        run_cpp(cpp_replay, bundle, "--validate", "--json", "--device", "pocl"),
+    ):
+        assert proc.returncode == cli.exit_code, proc.stdout[-3000:] + proc.stderr[-2000:]
+        (res,) = json.loads(proc.stdout)
+        assert res["verdict"]["status"] == want["status"]
+        assert res["verdict"]["counts"] == want["counts"]
+        assert res["verdict"]["line"] == want["line"]
+    text = run_cpp(cpp_replay, bundle, "--validate", "--device", "pocl")
+    assert text.stdout.splitlines()[1].strip() == want["line"]
+    text = run_py(bundle, "--validate", "--device", "pocl")
+    assert text.stdout.splitlines()[1].strip() == want["line"]

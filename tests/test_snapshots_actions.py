@@ -155,8 +155,8 @@ def _outcome(tmp: Path) -> ReplayOutcome:
              "error": "enqueue 23 crashed the driver (SIGSEGV)"},
         ],
     }
-    manifest = {"steps": [{"enqueue": 22, "kernel": "sin_kernel", "checks": []},
-                          {"enqueue": 23, "kernel": "axpb", "checks": []}]}
+    manifest = {"steps": [{"enqueue": 22, "kernel": "sin_kernel", "checks": [{}, {}]},
+                          {"enqueue": 23, "kernel": "axpb", "checks": [{}]}]}
     request = ReplayRequest([DEVICES[1], DEVICES[0]], "chain", Tolerance(), 1, 60.0)
     return ReplayOutcome(report, manifest, request, "22-23", tmp)
 

@@ -111,9 +111,10 @@ def replay_cmd(
     """Replay the kernel enqueues of RANGE (12, 12-40, 12-, 12-40/saxpy) on devices.
 
     Each enqueue's results are compared, argument by argument, with the capture's Post
-    dumps (and devices with each other).  Exit 0 when all checks pass, 1 on a mismatch,
-    a crash or a hang, 2 on bad input.  With --probe, also 1 when an output varies
-    across the repetitions.
+    dumps (and devices with each other).  Exit 0 when every kernel enqueue was replayed and
+    every output checked and equal (PASS), 1 on a mismatch, a crash or a hang, 2 on bad
+    input, 3 when nothing failed but something was skipped, unchecked or not replayed.
+    With --probe, also 1 when an output varies across the repetitions.
     """
     from cltui.capture.ranges import RangeError, parse_range
     from cltui.commands._common import load_capture
@@ -199,7 +200,16 @@ def replay_cmd(
         print_report(report, manifest)
         if probes is not None:
             print_probe(probes)
-    sys.exit(EXIT_OK if report["ok"] and deterministic else EXIT_MISMATCH)
+    sys.exit(exit_code(report, deterministic))
+
+
+def exit_code(report: dict[str, Any], deterministic: bool = True) -> int:
+    """The verdict's exit code (0 pass, 1 fail, 3 incomplete); a nondeterministic output
+    found by --probe fails."""
+    from cltui.replay.engine import verdict_exit
+
+    code = verdict_exit(str(report["verdict"]["status"]))
+    return EXIT_MISMATCH if not deterministic else code  # a failure dominates incomplete
 
 
 def probe_report(report: dict[str, Any], manifest: dict[str, Any]) -> list[Any]:
@@ -305,6 +315,7 @@ def print_report(report: dict[str, Any], manifest: dict[str, Any]) -> None:
         f"[bold]range {plan['range']}[/] mode {plan['mode']}, {plan['steps']} enqueues, "
         f"{len(devs)} device(s)"
     )
+    print_verdict(con, report)
     notes = plan["notes"]
     for note in notes[:MAX_NOTES]:
         con.print(f"note: {note}", soft_wrap=True, markup=False, highlight=False, style="dim")
@@ -314,7 +325,7 @@ def print_report(report: dict[str, Any], manifest: dict[str, Any]) -> None:
         )
     for ch in plan["changes"]:
         by = ", ".join(ch["by"]) if ch["by"] else "something outside the replayed kernels"
-        act = "reloaded from the capture" if ch["action"] == "reload" else "not reloaded (strict)"
+        act = _ACTIONS.get(ch["action"], ch["action"])
         con.print(
             f"host-side change before enqueue {ch['enqueue']}: {ch['label']} "
             f"changed after enqueue {ch['after']} (by {by}); {act}",
@@ -440,17 +451,46 @@ def print_report(report: dict[str, Any], manifest: dict[str, Any]) -> None:
                     markup=False,
                     highlight=False,
                 )
-    checked = sum(
-        1
-        for r in devs
-        for st in r.get("steps", [])
-        for c in st["checks"]
-        if c["status"] != "unchecked"
-    )
-    if report["ok"] and not checked:
-        con.print("[bold yellow]PASS (no check ran: no captured Post data in this range)[/]")
-    else:
-        con.print("[bold green]PASS[/]" if report["ok"] else "[bold red]FAIL[/]")
+    print_verdict(con, report, details=False)
+
+
+_ACTIONS = {
+    "reload": "reloaded from the capture",
+    "none": "not reloaded (strict)",
+    "replay": "replayed",
+    "unreplayed": "NOT replayed (its data is not in the capture)",
+}
+_VERDICT_STYLE = {"pass": "bold green", "fail": "bold red", "error": "bold red"}
+
+
+def print_verdict(con: Any, report: dict[str, Any], details: bool = True) -> None:
+    """The verdict line, per device when there are several, and (``details``) each host
+    transfer that was not replayed: never collapsed."""
+    v = report["verdict"]
+    style = _VERDICT_STYLE.get(v["status"], "bold yellow")
+    con.print(v["line"], style=style, soft_wrap=True, markup=False, highlight=False)
+    devs = report["devices"]
+    if len(devs) > 1 and details:
+        for r in devs:
+            d = r.get("verdict") or {}
+            con.print(
+                f"  {r['device']['id']} {r['device']['name']}: {d.get('line', '')}",
+                soft_wrap=True,
+                markup=False,
+                highlight=False,
+            )
+    for r in devs[: 1 if details else 0]:
+        for st in r.get("steps", []):
+            for t in st.get("transfers", []):
+                if not t.get("replayed"):
+                    con.print(
+                        f"host transfer {t['enqueue']} {t['function']} before enqueue "
+                        f"{st['enqueue']}: not replayed ({t['why']})",
+                        soft_wrap=True,
+                        markup=False,
+                        highlight=False,
+                        style="yellow",
+                    )
 
 
 __all__ = ["EXIT_BAD_INPUT", "replay_cmd"]

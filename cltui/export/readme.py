@@ -58,7 +58,8 @@ def render_readme(manifest: dict[str, Any], files: list[str]) -> str:
     add("## Run it\n")
     add(
         "```sh\npython replay.py --list-devices\npython replay.py --validate            "
-        "# exit 0: pass, 1: a check failed\npython replay.py --device pocl --repeat 20 --json\n"
+        "# exit 0: PASS, 1: FAIL, 3: INCOMPLETE\n"
+        "python replay.py --device pocl --repeat 20 --json\n"
         "```\n"
     )
     if has_cpp:
@@ -85,9 +86,12 @@ def render_readme(manifest: dict[str, Any], files: list[str]) -> str:
         "`--out DIR` (write each checked object as replayed), "
         "`--atol X --rtol X --ulp N` (tolerances for floating point), `--trace` (each "
         "enqueue on stderr before it runs: the last one named is the one that crashed). "
-        "Exit codes: 0 pass, "
-        "1 a check failed (with `--validate`), 2 bad usage or bundle, 3 the device could not "
-        "run the bundle. On a device without shared virtual memory (an OpenCL 1.2 device) "
+        "Each device's output starts with its verdict: PASS only when every kernel enqueue "
+        "was replayed and every output it should check was checked; otherwise one line says "
+        "what was not done, with counts. Exit codes (with `--validate`): 0 PASS, 1 FAIL (a "
+        "check differs, or the device could not run the bundle), 2 bad usage or bundle, "
+        "3 INCOMPLETE (nothing failed, but something was skipped, unchecked or not "
+        "replayed). On a device without shared virtual memory (an OpenCL 1.2 device) "
         "SVM allocations are emulated with buffers, and the output says so.\n"
     )
     add('## What "pass" means\n')

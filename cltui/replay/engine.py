@@ -351,6 +351,7 @@ class Engine:
         self._timed: list[tuple[Any, ...]] = []
         self._hoisted: list[Callable[[], Any]] = []
         self._timing_parts: tuple[Any, ...] = ()
+        self._ops: list[list[Callable[[], Any]]] = []  # per step: replayed host transfers
         self._hash_kernel: Any = None  # built on the first hash-only check
         self._hash_error = ""  # why the device could not hash (then the host hasher)
 
@@ -704,7 +705,7 @@ class Engine:
             (
                 kernels[i],
                 *geoms[i],
-                [restorer(m, h) for m, h in inloop[i]] or None,
+                [*self._ops[i], *(restorer(m, h) for m, h in inloop[i])] or None,
                 events[i].append,
                 host_ns[i].append,
             )
@@ -781,6 +782,56 @@ class Engine:
         self._arg_refs.append(buf)
         return arr  # type: ignore[no-any-return]
 
+    def _transfer_op(self, step: dict[str, Any], t: dict[str, Any]) -> Callable[[], Any]:
+        """A host-side transfer of the capture (a fill, a copy) as one bound OpenCL call."""
+        import pyopencl as cl
+
+        op = t["op"]
+        kind = op["op"]
+        q = self.queue
+        dst = self.mems[t["mem"]]
+        where = f"enqueue {t['enqueue']} ({t.get('function', kind)}, before {step['enqueue']})"
+        if dst.buf is None:
+            raise EngineError(f"{where}: cannot replay it on an SVM allocation", t["enqueue"])
+        if kind == "fill":
+            pattern = np.frombuffer(bytes.fromhex(op["pattern"]), np.uint8).copy()
+            return functools.partial(
+                cl.enqueue_fill_buffer, q, dst.buf, pattern, int(op["offset"]), int(op["size"])
+            )
+        src = self.mems[op["src"]]
+        if src.buf is None:
+            raise EngineError(f"{where}: cannot replay it from an SVM allocation", t["enqueue"])
+        if kind == "copy":
+            return functools.partial(
+                cl._cl._enqueue_copy_buffer, q, src.buf, dst.buf, int(op["size"]),
+                int(op["src_offset"]), int(op["dst_offset"]),
+            )  # fmt: skip
+        if kind == "copy_rect":
+            keys = ("src_row_pitch", "src_slice_pitch", "dst_row_pitch", "dst_slice_pitch")
+            pitches = [int(op.get(k) or 0) for k in keys]
+            return functools.partial(
+                cl._cl._enqueue_copy_buffer_rect, q, src.buf, dst.buf,
+                tuple(op["src_origin"] or (0, 0, 0)), tuple(op["dst_origin"] or (0, 0, 0)),
+                tuple(op["region"]), tuple(pitches[:2]), tuple(pitches[2:]),
+            )  # fmt: skip
+        # copy_whole: the log has no image origin/region: the whole object
+        zero = (0, 0, 0)
+        if src.image_region is not None and dst.image_region is not None:
+            return functools.partial(
+                cl._cl._enqueue_copy_image, q, src.buf, dst.buf, zero, zero, src.image_region
+            )
+        if src.image_region is not None:
+            return functools.partial(
+                cl._cl._enqueue_copy_image_to_buffer, q, src.buf, dst.buf, zero,
+                src.image_region, 0,
+            )  # fmt: skip
+        if dst.image_region is not None:
+            return functools.partial(
+                cl._cl._enqueue_copy_buffer_to_image, q, src.buf, dst.buf, 0, zero,
+                dst.image_region,
+            )  # fmt: skip
+        return functools.partial(cl._cl._enqueue_copy_buffer, q, src.buf, dst.buf, dst.size)
+
     # ---- run ---------------------------------------------------------------
 
     def run(self, repeat: int = 1) -> dict[str, Any]:
@@ -832,6 +883,12 @@ class Engine:
             )
             for st in steps
         ]
+        # host-side transfers the plan replays before a step (fills, copies): bound calls
+        self._ops = [
+            [self._transfer_op(st, t) for t in st.get("transfers", []) if _replays(t)]
+            for st in steps
+        ]
+        ops = self._ops
         events: list[list[Any]] = [[] for _ in steps]
         host_ns: list[list[int]] = [[] for _ in steps]
         q = self.queue
@@ -849,6 +906,8 @@ class Engine:
         # ---- validation run: loads at each step, read-backs, a wait per launch
         for i in range(n):
             self.progress({"type": "step", "i": i, "n": n, "enqueue": steps[i]["enqueue"]})
+            for op in ops[i]:
+                op()
             for m, host in prereads[i]:
                 read(m, host)
             for j, (m, host, kind) in enumerate(loads[i]):
@@ -948,6 +1007,17 @@ class Engine:
                         for j, ld in enumerate(st.get("loads", []))
                     ],
                     "timing": timing,
+                    "transfers": [
+                        {
+                            "enqueue": t["enqueue"],
+                            "function": t.get("function", ""),
+                            "mem": t.get("mem"),
+                            "replayed": t.get("replayed"),
+                            "why": t.get("why", ""),
+                            "done": _replays(t),
+                        }
+                        for t in st.get("transfers", [])
+                    ],
                     **({"recovered": True} if st.get("recovered") else {}),
                 }
             )
@@ -1159,6 +1229,10 @@ class Engine:
         else:
             out["status"] = "unchecked"
             out["summary"] = c.get("note", "no captured data to compare with")
+        if c.get("after_unreplayed") is not None:
+            at = int(c["after_unreplayed"])
+            out["after_unreplayed"] = at
+            out["summary"] = f"after unreplayed host write at {at}: {out['summary']}"
         return out
 
     def _hash64(
@@ -1420,6 +1494,137 @@ def _image_1d(ctx: Any, flags: Any, fmt: Any, width: int, layers: int, itype: An
     desc.num_mip_levels = 0
     desc.num_samples = 0
     return cl.Image(ctx, flags, fmt, desc=desc)
+
+
+def _replays(t: dict[str, Any]) -> bool:
+    """The plan replays this host-side transfer as an operation (a fill, a copy)."""
+    return t.get("replayed") == "op" and bool(t.get("op"))
+
+
+# --------------------------------------------------------------------------- verdict
+# One rule for cltui, replay.py and replay.cpp (which holds the same rules in C++).
+# PASS: every kernel enqueue of the range was replayed, every output it should check was
+# checked and none differs, every host-side transfer inside the range was replayed (as an
+# operation or from captured data), no replayed state departed from the capture unreloaded
+# and no check follows an unreplayed host write.  FAIL: a check differs (one that follows an
+# unreplayed host write only makes the verdict incomplete), or a crash or hang.  ERROR: the
+# plan could not run.  Otherwise INCOMPLETE.  Exit codes: 0, 1, 1, 3.
+
+VERDICT_EXIT = {"pass": 0, "fail": 1, "error": 1, "incomplete": 3}
+VERDICT_COUNTS = (
+    "kernels", "replayed", "skipped", "outputs", "checked", "unchecked", "equal", "within",
+    "different", "departed", "recovered", "lost", "after_unreplayed", "transfers",
+    "transfers_replayed",
+)  # fmt: skip
+
+
+def verdict(plan: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
+    """The verdict of one device result of ``plan``: ``{status, line, counts}`` (pure)."""
+    steps: list[dict[str, Any]] = plan.get("steps", [])
+    scope = plan.get("scope") or {}
+    kernels = scope.get("kernels")
+    if kernels is None:  # a plan written before scopes: its steps are its kernels
+        kernels = [{"enqueue": s["enqueue"], "replayed": True} for s in steps]
+    transfers = scope.get("transfers") or []
+    ran = result.get("steps") or []
+    c = dict.fromkeys(VERDICT_COUNTS, 0)
+    c["kernels"] = len(kernels)
+    c["replayed"] = len(ran)
+    c["skipped"] = sum(1 for k in kernels if not k.get("replayed"))
+    c["recovered"] = sum(1 for k in kernels if k.get("recovered"))
+    c["lost"] = sum(int(x.get("count", 0)) for x in plan.get("lost") or [])
+    c["outputs"] = sum(len(s.get("checks", [])) for s in steps)
+    c["transfers"] = len(transfers)
+    c["transfers_replayed"] = sum(1 for t in transfers if t.get("replayed"))
+    tainted_different = 0
+    for st in ran:
+        for chk in st.get("checks", []):
+            status = chk.get("status")
+            if status in ("equal", "within", "different"):
+                c[status] += 1
+                c["checked"] += 1
+            if chk.get("after_unreplayed") is not None:
+                c["after_unreplayed"] += 1
+                tainted_different += status == "different"
+        reloaded = {ld.get("mem") for ld in st.get("loads", []) if ld.get("done")}
+        for pre in st.get("prechecks", []):
+            if pre.get("status") == "different" and pre.get("mem") not in reloaded:
+                c["departed"] += 1
+    c["outputs"] = max(c["outputs"], c["checked"])  # a result richer than its plan
+    c["unchecked"] = c["outputs"] - c["checked"]
+    err = result.get("error")
+    state = str(result.get("status") or "")
+    if err and state in ("crash", "hang"):
+        status, head = "fail", f"{state}: {err}"
+    elif state == "killed":  # from outside (SIGKILL, the OOM killer): not a failure found
+        status, head = "incomplete", f"killed: {err}" if err else "killed"
+    elif err or state in ("error", "cancelled"):
+        status, head = "error", str(err or state)
+    elif c["different"] > tainted_different:
+        bad = c["different"] - tainted_different
+        status, head = "fail", f"{bad} output{'s' if bad != 1 else ''} different"
+    elif (
+        c["skipped"] or c["lost"] or c["unchecked"] or c["departed"] or c["after_unreplayed"]
+        or c["transfers_replayed"] < c["transfers"] or c["replayed"] < len(steps)
+    ):  # fmt: skip
+        status, head = "incomplete", ""
+    else:
+        status, head = "pass", ""
+    return {"status": status, "line": _verdict_line(status, head, c), "counts": c}
+
+
+def _verdict_line(status: str, head: str, c: dict[str, int]) -> str:
+    """``INCOMPLETE: 24/25 kernel enqueues replayed (1 skipped), 40/52 outputs checked (12
+    unchecked)``: what was done, and what was not, with counts."""
+    k = f"{c['replayed']}/{c['kernels']} kernel enqueues replayed"
+    if c["skipped"]:
+        k += f" ({c['skipped']} skipped)"
+    if c["recovered"]:
+        k += f" ({c['recovered']} recovered)"
+    if c["lost"]:
+        k += f" ({c['lost']} enqueue{'s' if c['lost'] != 1 else ''} lost with the log)"
+    o = f"{c['checked']}/{c['outputs']} outputs checked"
+    how = [f"{c[w]} {w}" for w in ("equal", "within", "different") if c[w]]
+    if c["unchecked"]:
+        how.append(f"{c['unchecked']} unchecked")
+    if how:
+        o += f" ({', '.join(how)})"
+    parts = [k, o]
+    if c["transfers"]:
+        t = f"{c['transfers_replayed']}/{c['transfers']} host transfers replayed"
+        missed = c["transfers"] - c["transfers_replayed"]
+        parts.append(t + (f" ({missed} not)" if missed else ""))
+    if c["after_unreplayed"]:
+        parts.append(f"{c['after_unreplayed']} checks after an unreplayed host write")
+    if c["departed"]:
+        parts.append(f"{c['departed']} departed from the capture (not reloaded)")
+    body = ", ".join(parts)
+    return f"{status.upper()}: " + (f"{head}; {body}" if head else body)
+
+
+def combine_verdicts(
+    verdicts: Sequence[dict[str, Any]], names: Sequence[str] | None = None
+) -> dict[str, Any]:
+    """The verdict of several devices: the worst status (fail, error, incomplete, pass),
+    counts summed, one line (each device's, after its name, when there are several)."""
+    if not verdicts:
+        c = dict.fromkeys(VERDICT_COUNTS, 0)
+        return {"status": "error", "line": "ERROR: no device ran", "counts": c}
+    order = ("fail", "error", "incomplete", "pass")
+    status = min((v["status"] for v in verdicts), key=order.index)
+    counts = {k: sum(int(v["counts"].get(k, 0)) for v in verdicts) for k in VERDICT_COUNTS}
+    if len(verdicts) == 1:
+        return {"status": status, "line": verdicts[0]["line"], "counts": counts}
+    tags = list(names or [str(i) for i in range(len(verdicts))])
+    line = f"{status.upper()} on {len(verdicts)} devices: " + "; ".join(
+        f"{tag}: {v['line']}" for tag, v in zip(tags, verdicts, strict=False)
+    )
+    return {"status": status, "line": line, "counts": counts}
+
+
+def verdict_exit(status: str) -> int:
+    """The exit code of a verdict status (0 pass, 1 fail or error, 3 incomplete)."""
+    return VERDICT_EXIT.get(status, 1)
 
 
 def _safe(s: str) -> str:

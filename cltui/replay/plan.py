@@ -23,6 +23,7 @@ argument 2 (buffer 0007)") and the step still runs when it can.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -131,16 +132,18 @@ class _Builder:
         # mem id -> (enqueue of the last step touching it, its captured Post dump or None)
         self.state: dict[str, tuple[int, Dump | None]] = {}
         self._replays: dict[int, ReplayFolder] = {}
+        # host-side transfers seen in the log (see :meth:`transfer`): per memory id the
+        # ones since its last step, the ops waiting for the next step, the scope entries
+        # (one per transfer that changes an object a later step uses), and per memory id
+        # the enqueue of the unreplayed transfer its replayed state follows
+        self.pending: dict[str, list[dict[str, Any]]] = {}
+        self.queued_ops: list[dict[str, Any]] = []
+        self.transfers: dict[int, dict[str, Any]] = {}
+        self.taint: dict[str, int] = {}
+        self.kernels: list[dict[str, Any]] = []
         self.skipped: list[dict[str, Any]] = []
         self.lost: list[dict[str, Any]] = []
 
-    def skip(self, enq: Enqueue, why: str) -> None:
-        """A kernel enqueue of the range that is not replayed, and why (a note and a record)."""
-        rec = {"enqueue": enq.number, "kernel": enq.row.kernel, "why": why}
-        if enq.recovered:
-            rec["recovered"] = True
-        self.skipped.append(rec)
-        self.notes.append(f"enqueue {enq.number} skipped: {why}")
 
     def add_lost(self, cap: Any, first: int, last: int) -> None:
         """Numbers in ``first..last`` that the log lost and no file names (not replayed)."""
@@ -331,30 +334,36 @@ class _Builder:
             return
         kname = enq.row.kernel or ""
         gsz = enq.row.global_size
+        scope: dict[str, Any] = {"enqueue": n, "kernel": kname, "replayed": False}
+        if enq.recovered:
+            scope["recovered"] = True
+        self.kernels.append(scope)
         if enq.recovered and not gsz:
             from cltui.capture.recovery import sources_text
 
             self.skip(
-                enq,
+                scope,
                 f"recovered from {sources_text(enq.recovered_from)}, without its work sizes: "
                 "the log that held them is lost and no Replay/ folder has them",
             )
             return
         pid = self.program(enq)
         if pid is None:
-            self.skip(enq, f"no program source or binary for {kname!r}")
+            self.skip(scope, f"no program source or binary for {kname!r}")
             return
         if not gsz:
-            self.skip(enq, "no global work size")
+            self.skip(scope, "no global work size")
             return
         args: list[dict[str, Any]] = []
         mem_args: dict[str, list[KernelArg]] = {}
         for a in enq.args:
             spec, problem = self.arg(enq, a, mem_args)
             if problem is not None:
-                self.skip(enq, problem)
+                self.skip(scope, problem)
                 return
             args.append(spec)
+        scope["replayed"] = True
+        written: set[str] = set()
         loads: list[dict[str, Any]] = []
         checks: list[dict[str, Any]] = []
         prechecks: list[dict[str, Any]] = []
@@ -365,7 +374,24 @@ class _Builder:
             post = self.best_dump(enq, margs, "post")
             dspec, shape = self.dtype_for(mid, a0)
             first_use = mid not in self.state
-            if first_use or self.mode == "isolated":
+            if any(not _reads_only(a) for a in margs):
+                written.add(mid)
+            moved = self.pending.pop(mid, [])
+            if moved and self.mode != "isolated" and not first_use:
+                self.settle(enq, mid, margs, label, pre, dspec, shape, moved, loads, prechecks)
+            elif first_use or self.mode == "isolated":
+                # transfers before the object's first use (or isolated): its input load
+                # holds their result, when there is one
+                covered = pre is not None and not pre.hashed
+                for t in moved:
+                    if covered:
+                        self.decide(t, mid, "input", "")
+                    elif t["runnable"] and t["op"]["op"] != "fill":
+                        self.decide(t, mid, "op", "")  # a copy into a fresh object
+                    else:
+                        why = "the fill pattern is not logged and no later dump shows it"
+                        self.decide(t, mid, None, why if t["op"] else "")
+                        self.taint.setdefault(mid, t["enqueue"])
                 if pre is not None and not pre.hashed:
                     loads.append(
                         {"mem": mid, "data": self.key(pre.path), "why": "input", "note": ""}
@@ -404,6 +430,7 @@ class _Builder:
                         "args": [a.index for a in margs],
                         "after": prev_n,
                         "by": by,
+                        "transfers": [],
                         "action": "reload" if self.mode == "chain" else "none",
                     }
                     self.changes.append(rec)
@@ -429,11 +456,33 @@ class _Builder:
             if post is not None:
                 checks.append(self.check(mid, margs, label, post, dspec, shape))
             else:
-                self.notes.append(
-                    f"enqueue {n}: no Post dump of argument {a0.index} "
-                    f"({self.memory[mid]['label']}): not checked"
+                why = (
+                    f"no Post dump of argument {a0.index} ({self.memory[mid]['label']}): "
+                    "not checked"
+                )
+                self.notes.append(f"enqueue {n}: {why}")
+                checks.append(
+                    {
+                        "mem": mid,
+                        "args": [a.index for a in margs],
+                        "label": label,
+                        "dtype": dspec,
+                        "shape": shape,
+                        "note": why,
+                    }
                 )
             self.state[mid] = (n, post)
+        # an unreplayed host write an input follows taints what this kernel writes
+        loaded = {ld["mem"] for ld in loads}
+        for mid in loaded:
+            self.taint.pop(mid, None)
+        tainted = [self.taint[mid] for mid in mem_args if mid in self.taint]
+        if tainted:
+            at = min(tainted)
+            for c in checks:
+                c["after_unreplayed"] = self.taint.get(c["mem"], at)
+            for mid in written:
+                self.taint.setdefault(mid, at)
         step = {
             "enqueue": n,
             "kernel": kname,
@@ -447,7 +496,10 @@ class _Builder:
             "prechecks": prechecks,
             "checks": checks,
         }
-        if enq.recovered:
+        if self.queued_ops:
+            step["transfers"] = self.queued_ops
+            self.queued_ops = []
+        if scope.get("recovered"):
             step["recovered"] = True
         if enq.row.device_time is not None:
             dt = enq.row.device_time
@@ -457,6 +509,236 @@ class _Builder:
                 "start_to_end": dt.start_to_end,
             }
         self.steps.append(step)
+
+    def skip(self, scope: dict[str, Any], why: str) -> None:
+        """A kernel enqueue of the range that is not replayed, and why (in its scope entry,
+        the plan's ``skipped`` list and a note)."""
+        scope["why"] = why
+        rec = {"enqueue": scope["enqueue"], "kernel": scope["kernel"], "why": why}
+        if scope.get("recovered"):
+            rec["recovered"] = True
+        self.skipped.append(rec)
+        self.notes.append(f"enqueue {scope['enqueue']} skipped: {why}")
+
+    # ---- host-side transfers the log shows inside the range
+    def transfer(self, enq: Enqueue) -> None:
+        """A non-kernel enqueue between two steps: what it changes and whether it can be
+        replayed.  Replayed as an operation: fills (the pattern is not logged: it is read
+        from the next Pre dump of the object, where the filled region repeats one pattern)
+        and copies from an object of the range whose replayed state is known here (buffer,
+        rect, and image copies, whole-object: the log has no image origin/region).  Writes
+        and mapped writes carry data the log does not hold: replayed only by a reload from
+        the next Pre dump of the object (chain mode), see :meth:`settle`."""
+        kind, fn, n = enq.row.kind, enq.row.function, enq.number
+        kv = _line_kv(enq.line)
+        dst: MemObject | None = None
+        deps: list[dict[str, Any]] = []
+        op: dict[str, Any] | None = None
+        why = ""
+        runnable = False
+        if kind is EnqueueKind.FILL:
+            dst = enq.mem
+            ps = _int(kv.get("pattern_size"))
+            if fn == "clEnqueueFillBuffer" and enq.nbytes and ps:
+                op = {
+                    "op": "fill",
+                    "offset": enq.offset or 0,
+                    "size": enq.nbytes,
+                    "pattern_size": ps,
+                }
+                runnable = True
+            else:
+                why = "the fill colour and region are not logged"
+        elif kind is EnqueueKind.COPY:
+            dst, src = enq.dst_mem, enq.mem
+            smid = _mid(src) if src is not None else None
+            if fn == "clEnqueueCopyBuffer" and enq.nbytes is not None:
+                op = {
+                    "op": "copy",
+                    "src_offset": enq.offset or 0,
+                    "dst_offset": _int(kv.get("dst_offset")),
+                    "size": enq.nbytes,
+                }
+            elif fn == "clEnqueueCopyBufferRect":
+                op = {"op": "copy_rect"}
+                for key in ("src_origin", "dst_origin", "region"):
+                    op[key] = _triple(kv.get(key))
+                for key in ("src_row_pitch", "src_slice_pitch", "dst_row_pitch", "dst_slice_pitch"):
+                    op[key] = _int(kv.get(key))
+                if op["region"] is None:
+                    op = None
+            elif fn in (
+                "clEnqueueCopyImage",
+                "clEnqueueCopyImageToBuffer",
+                "clEnqueueCopyBufferToImage",
+            ):
+                op = {"op": "copy_whole"}  # origin/region not logged: the whole object
+            if op is None:
+                why = "its region is not logged"
+            elif smid is None or smid not in self.state:
+                why = "its source is not an object whose replayed state is known here"
+            elif smid in self.taint or not all(d["runnable"] for d in self.pending.get(smid, [])):
+                why = "its source follows a host-side change that is not replayed"
+            else:  # the source's own pending transfers (replayable) run before it, in order
+                op["src"] = smid
+                runnable = True
+                deps = list(self.pending.get(smid, []))
+        elif kind is EnqueueKind.WRITE:
+            dst, why = enq.mem, "the written data is not in the log"
+        elif kind is EnqueueKind.MAP:
+            if "WRITE" in kv.get("map_flags", "WRITE"):
+                dst, why = enq.mem, "what the host wrote through the map is not in the log"
+        elif kind in (EnqueueKind.SVM, EnqueueKind.USM):
+            if "Memcpy" in fn:
+                dst = enq.dst_mem
+            elif "Fill" in fn or ("Map" in fn and "WRITE" in kv.get("map_flags", "WRITE")):
+                dst = enq.mem
+            why = "SVM and USM transfers are not replayed"
+        if dst is None:
+            return
+        t: dict[str, Any] = {
+            "enqueue": n,
+            "function": fn,
+            "mem": _mid(dst),
+            "op": op,
+            "replayed": None,
+            "why": why,
+            "runnable": runnable,
+            "deps": deps,
+        }
+        self.pending.setdefault(t["mem"], []).append(t)
+        if op is not None:
+            self.queued_ops.append(t)
+
+    def decide(self, t: dict[str, Any], mid: str, how: str | None, why: str) -> None:
+        """Record how transfer ``t`` is replayed: ``op``, ``reload`` (its result loaded from
+        the next Pre dump), ``input`` (before the object's first use) or None (not)."""
+        t["replayed"] = how
+        if why:
+            t["why"] = why
+        if how is None and not t["why"]:
+            t["why"] = "not replayed"
+        if how != "op":
+            t["runnable"] = False
+        self.transfers[t["enqueue"]] = {
+            "enqueue": t["enqueue"],
+            "function": t["function"],
+            "mem": mid,
+            "label": self.memory[mid]["label"],
+            "replayed": how,
+            "why": "" if how else t["why"],
+        }
+
+    def settle(
+        self,
+        enq: Enqueue,
+        mid: str,
+        margs: list[KernelArg],
+        label: str,
+        pre: Dump | None,
+        dspec: Any,
+        shape: list[int] | None,
+        moved: list[dict[str, Any]],
+        loads: list[dict[str, Any]],
+        prechecks: list[dict[str, Any]],
+    ) -> None:
+        """The transfers the log shows on ``mid`` since its last step, at its next step."""
+        n = enq.number
+        prev_n, _prev_post = self.state[mid]
+        raw = pre is not None and not pre.hashed
+        info = self.memory[mid]
+        for k, t in enumerate(moved):
+            op = t["op"]
+            if op is None or not t["runnable"]:
+                continue
+            if op["op"] == "fill":
+                pat = _fill_pattern(pre, op) if raw and k == len(moved) - 1 else None
+                if pat is None or info["kind"] != "buffer":
+                    t["runnable"] = False
+                    t["why"] = "the fill pattern is not logged and no later dump shows it"
+                else:
+                    op["pattern"] = pat.hex()
+            if any(not d["runnable"] for d in t["deps"]):
+                t["runnable"] = False
+                t["why"] = "its source follows a host-side change that is not replayed"
+            elif op["op"] == "copy_whole":
+                src = self.memory.get(op["src"], {})
+                if src.get("size") != info["size"] or (
+                    src.get("kind") == "image"
+                    and info["kind"] == "image"
+                    and src.get("image") != info.get("image")
+                ):
+                    t["runnable"] = False
+                    t["why"] = "its region is not logged and the objects differ in size"
+        nums = ", ".join(f"{t['enqueue']} {t['function'].replace('clEnqueue', '')}" for t in moved)
+        by = [f"{t['enqueue']} {t['function'].replace('clEnqueue', '')}" for t in moved]
+        if all(t["runnable"] for t in moved):
+            action = "replay"
+            for t in moved:
+                self.decide(t, mid, "op", "")
+            if pre is not None:
+                note = f"replayed state after host-side {nums} vs captured Pre"
+                prechecks.append(self.check(mid, margs, label, pre, dspec, shape, note=note))
+            if raw and self.mode == "chain":
+                assert pre is not None
+                loads.append(
+                    {
+                        "mem": mid,
+                        "data": self.key(pre.path),
+                        "why": "verify",
+                        "note": f"after {nums} (replayed): reloaded if it differs",
+                    }
+                )
+        elif raw and self.mode == "chain":
+            assert pre is not None
+            action = "reload"
+            for t in moved:
+                self.decide(t, mid, "reload", "")
+            prechecks.append(
+                self.check(
+                    mid,
+                    margs,
+                    label,
+                    pre,
+                    dspec,
+                    shape,
+                    note=f"replayed state before enqueue {n} vs captured Pre",
+                )
+            )
+            loads.append(
+                {
+                    "mem": mid,
+                    "data": self.key(pre.path),
+                    "why": "reload",
+                    "note": f"changed between enqueue {prev_n} and {n} by {nums}",
+                }
+            )
+        else:
+            action = "none" if self.mode == "strict" and raw else "unreplayed"
+            first = None
+            for t in moved:
+                if t["runnable"]:
+                    self.decide(t, mid, "op", "")
+                else:
+                    self.decide(t, mid, None, "")
+                    first = t["enqueue"] if first is None else first
+            if first is not None:
+                self.taint[mid] = first
+            if pre is not None:
+                note = f"replayed state before enqueue {n} vs captured Pre"
+                prechecks.append(self.check(mid, margs, label, pre, dspec, shape, note=note))
+        self.changes.append(
+            {
+                "enqueue": n,
+                "mem": mid,
+                "label": info["label"],
+                "args": [a.index for a in margs],
+                "after": prev_n,
+                "by": by,
+                "transfers": [t["enqueue"] for t in moved],
+                "action": action,
+            }
+        )
 
     def best_dump(self, enq: Enqueue, margs: list[KernelArg], when: str) -> Dump | None:
         """The argument's dump; a raw Replay dump beats a hash-only memDump of the same data."""
@@ -612,6 +894,64 @@ class _Builder:
         return out
 
 
+def _mid(m: MemObject) -> str:
+    return f"h{m.handle:x}@{m.line_offset}"
+
+
+_KV_RE = re.compile(r"(\w+) = (<[^>]*>|[^,;]*)")
+
+
+def _line_kv(line: str) -> dict[str, str]:
+    """``key = value`` pairs of a transfer's log line (values: text or ``< a, b, c >``)."""
+    return {m.group(1): m.group(2).strip() for m in _KV_RE.finditer(line)}
+
+
+def _int(text: str | None) -> int:
+    try:
+        return int(str(text).split()[0], 0)
+    except (ValueError, IndexError):
+        return 0
+
+
+def _triple(text: str | None) -> list[int] | None:
+    if not text:
+        return None
+    parts = [p.strip() for p in text.strip("<> ").split(",")]
+    try:
+        vals = [int(p) for p in parts if p]
+    except ValueError:
+        return None
+    return [*vals, 1, 1, 1][:3] if vals else None
+
+
+def _fill_pattern(pre: Dump | None, op: dict[str, Any]) -> bytes | None:
+    """The fill's pattern as the next Pre dump shows it: the filled region must repeat one
+    ``pattern_size``-byte pattern (the log does not hold the pattern)."""
+    if pre is None:
+        return None
+    off, size, ps = int(op["offset"]), int(op["size"]), int(op["pattern_size"])
+    try:
+        arr = pre.array()
+    except (OSError, ValueError):
+        return None
+    if ps <= 0 or size <= 0 or size % ps or off + size > arr.size:
+        return None
+    region = np.asarray(arr[off : off + size]).reshape(-1, ps)
+    if not bool((region == region[0]).all()):
+        return None
+    return bytes(region[0])
+
+
+def _reads_only(a: KernelArg) -> bool:
+    """The kernel cannot write the argument (``__constant``, ``const``, read-only image)."""
+    tname = a.type_name or ""
+    return (
+        a.address_space == "constant"
+        or a.access == "read_only"
+        or re.search(r"\bconst\b", tname) is not None
+    )
+
+
 def _region(itype: str, w: int, h: int, d: int, array_size: int) -> tuple[int, int, int]:
     """The region the layer dumps (capture-format §3.3)."""
     if itype.endswith("IMAGE1D_ARRAY"):
@@ -679,9 +1019,30 @@ def build_plan(
                     f"enqueue {missing[0]} was lost with the log and no dump file names it"
                 )
             raise PlanError(f"no enqueue {missing[0]} in this capture")
-    for n in numbers:
-        b.add(cap.enqueue(n))
+    selected = set(numbers)
+    for n in _with_transfers(cap, numbers, mode):
+        enq = cap.enqueue(n)
+        if n in selected:
+            b.add(enq)
+        else:
+            b.transfer(enq)
+    # the transfers a later step depends on, each with how it is replayed
+    for st in b.steps:
+        kept = [t for t in st.get("transfers", []) if t["enqueue"] in b.transfers]
+        for t in kept:
+            t.pop("runnable", None)
+            t.pop("deps", None)
+        if kept:
+            st["transfers"] = kept
+        else:
+            st.pop("transfers", None)
     b.add_lost(cap, numbers[0], numbers[-1])
+    for t in b.transfers.values():
+        if t["replayed"] is None:
+            b.notes.append(
+                f"enqueue {t['enqueue']}: {t['function']} on {t['label']} is not replayed "
+                f"({t['why']}): later checks of what it changed follow an unreplayed host write"
+            )
     if not b.steps:
         raise PlanError(f"nothing in {what} can be replayed: " + "; ".join(b.notes[:3]))
     manifest = {
@@ -695,6 +1056,10 @@ def build_plan(
         "steps": b.steps,
         "changes": b.changes,
         "notes": b.notes,
+        "scope": {
+            "kernels": b.kernels,
+            "transfers": [b.transfers[k] for k in sorted(b.transfers)],
+        },
     }
     if b.skipped:
         manifest["skipped"] = b.skipped
@@ -718,6 +1083,28 @@ def _lost_text(cap: Any, first: int | None, last: int | None) -> str:
     text = ",".join(str(a) if a == b else f"{a}-{b}" for a, b in runs[:12])
     text += ",..." if len(runs) > 12 else ""
     return f" ({word} {text} {verb} lost with the log and no dump file names them)"
+
+
+_CHANGES = (
+    EnqueueKind.WRITE,
+    EnqueueKind.COPY,
+    EnqueueKind.FILL,
+    EnqueueKind.MAP,
+    EnqueueKind.SVM,
+    EnqueueKind.USM,
+)
+
+
+def _with_transfers(cap: Any, numbers: list[int], mode: str) -> list[int]:
+    """The steps' enqueue numbers with the transfers the log shows between the first and
+    the last (in log order); isolated mode loads every kernel's own inputs: none."""
+    if mode == "isolated" or cap.log is None or len(numbers) < 2:
+        return numbers
+    kinds = [int(k) for k in _CHANGES]
+    positions = cap.find(first=numbers[0] + 1, last=numbers[-1] - 1)
+    mask = np.isin(np.asarray(cap.kinds)[positions], kinds)
+    extra = {int(cap.numbers[p]) for p in np.asarray(positions)[mask]}
+    return sorted(extra.union(numbers))
 
 
 def set_text(numbers: Sequence[int]) -> str:

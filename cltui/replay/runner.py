@@ -39,6 +39,7 @@ from typing import Any, TextIO
 
 from cltui.replay import compare as cmp
 from cltui.replay import lifecycle
+from cltui.replay.engine import combine_verdicts, verdict
 
 Event = dict[str, Any]
 Callback = Callable[[Event], None]
@@ -287,7 +288,11 @@ class ReplayJob:
         cross = cross_compare(self.plan, results, self.tolerance, self.arg_tolerance)
         # devices against each other is information: floating point differs by design
         ok = all(r.get("status") == "ok" for r in results)
+        for r in results:
+            r["verdict"] = verdict(self.plan, r)
+        names = [str(r.get("device", {}).get("id", "?")) for r in results]
         return {
+            "verdict": combine_verdicts([r["verdict"] for r in results], names),
             "plan": {
                 "range": self.plan.get("source", {}).get("range"),
                 "mode": self.plan.get("source", {}).get("mode"),

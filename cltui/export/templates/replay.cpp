@@ -716,6 +716,19 @@ struct Check {
     Layout layout;
     Tol tol;
     std::string note;
+    long long after_unreplayed = -1;  // the unreplayed host write this check follows
+};
+
+// A host-side transfer of the capture before a step: replayed ("op": fill, copy, copy_rect,
+// copy_whole) or only reported (replayed: "reload", "input" or empty: not replayed).
+struct Transfer {
+    long long enqueue = 0;
+    std::string function, mem, replayed, why, op, src;
+    size_t offset = 0, size = 0, src_offset = 0, dst_offset = 0;
+    std::vector<unsigned char> pattern;
+    size_t src_origin[3] = {0, 0, 0}, dst_origin[3] = {0, 0, 0}, region[3] = {1, 1, 1};
+    size_t pitches[4] = {0, 0, 0, 0};  // src row, src slice, dst row, dst slice
+    bool runs() const { return replayed == "op" && !op.empty(); }
 };
 
 struct Step {
@@ -725,6 +738,7 @@ struct Step {
     std::vector<ArgDesc> args;
     std::vector<Load> loads;
     std::vector<Check> prechecks, checks;
+    std::vector<Transfer> transfers;
 };
 
 struct ProgramDesc {
@@ -740,6 +754,10 @@ struct Plan {
     std::map<std::string, std::string> data;  // key -> path relative to the bundle
     Tol tolerance;
     std::string mode;
+    // the range's scope (the verdict's counts): kernels (-1: a plan without a scope),
+    // skipped and recovered kernels, host transfers and those replayed
+    long long kernels = -1, skipped = 0, recovered = 0, transfers = 0, transfers_replayed = 0;
+    long long lost = 0;  // numbers of the range the log lost and no file names
 };
 
 // OpenCL enums may be written as numbers or as their names ("CL_RGBA", "CL_FLOAT", ...).
@@ -874,6 +892,8 @@ std::vector<Check> read_checks(const Json* list, const Tol& base) {
         ch.data = str_or(c, "data");
         ch.hash64 = str_or(c, "hash64");
         ch.note = str_or(c, "note");
+        if (const Json* au = c.find("after_unreplayed"))
+            if (au->kind == Json::Number) ch.after_unreplayed = au->as_int();
         if (const Json* a = c.find("args"))
             for (const auto& e : a->arr) ch.args.push_back(static_cast<int>(e.as_int()));
         ch.layout = read_layout(c.find("dtype"));
@@ -954,7 +974,67 @@ Plan read_plan(const Json& m) {
                                     str_or(l, "note")});
         st.prechecks = read_checks(s.find("prechecks"), plan.tolerance);
         st.checks = read_checks(s.find("checks"), plan.tolerance);
+        if (const Json* ts = s.find("transfers"))
+            for (const auto& t : ts->arr) {
+                Transfer tr;
+                tr.enqueue = t.at("enqueue").as_int();
+                tr.function = str_or(t, "function");
+                tr.mem = str_or(t, "mem");
+                tr.replayed = str_or(t, "replayed");
+                tr.why = str_or(t, "why");
+                const Json* op = t.find("op");
+                if (op && op->kind == Json::Object) {
+                    tr.op = str_or(*op, "op");
+                    tr.src = str_or(*op, "src");
+                    auto num = [&](const char* k) {
+                        const Json* v = op->find(k);
+                        return v && v->kind == Json::Number ? static_cast<size_t>(v->as_int())
+                                                            : size_t(0);
+                    };
+                    tr.offset = num("offset");
+                    tr.size = num("size");
+                    tr.src_offset = num("src_offset");
+                    tr.dst_offset = num("dst_offset");
+                    tr.pitches[0] = num("src_row_pitch");
+                    tr.pitches[1] = num("src_slice_pitch");
+                    tr.pitches[2] = num("dst_row_pitch");
+                    tr.pitches[3] = num("dst_slice_pitch");
+                    if (op->has("pattern")) tr.pattern = from_hex(op->at("pattern").as_str());
+                    auto triple = [&](const char* k, size_t* out) {
+                        const Json* v = op->find(k);
+                        if (!v || v->kind != Json::Array) return;
+                        for (size_t i = 0; i < 3 && i < v->arr.size(); ++i)
+                            out[i] = static_cast<size_t>(v->arr[i].as_int());
+                    };
+                    triple("src_origin", tr.src_origin);
+                    triple("dst_origin", tr.dst_origin);
+                    triple("region", tr.region);
+                }
+                st.transfers.push_back(tr);
+            }
         plan.steps.push_back(st);
+    }
+    if (const Json* scope = m.find("scope")) {
+        if (const Json* ks = scope->find("kernels")) {
+            plan.kernels = static_cast<long long>(ks->arr.size());
+            for (const auto& k : ks->arr) {
+                const Json* r = k.find("replayed");
+                if (!(r && r->kind == Json::Bool && r->as_bool())) ++plan.skipped;
+                const Json* rc = k.find("recovered");
+                if (rc && rc->kind == Json::Bool && rc->as_bool()) ++plan.recovered;
+            }
+        }
+        if (const Json* ls = m.find("lost"))
+            for (const auto& l : ls->arr)
+                if (const Json* c = l.find("count"))
+                    if (c->kind == Json::Number) plan.lost += c->as_int();
+        if (const Json* ts = scope->find("transfers")) {
+            plan.transfers = static_cast<long long>(ts->arr.size());
+            for (const auto& t : ts->arr) {
+                const Json* r = t.find("replayed");
+                if (r && r->kind == Json::String && !r->as_str().empty()) ++plan.transfers_replayed;
+            }
+        }
     }
     return plan;
 }
@@ -1142,6 +1222,7 @@ struct CheckOutcome {
     std::string output;  // --out file
     bool hashed = false;  // compared by the layer's hash (no element-wise result)
     std::uint64_t hash = 0;  // the replayed bytes' hash
+    long long after_unreplayed = -1;
 };
 
 // The layer's 64-bit hash (capture-format §5.2): Bob Jenkins' 96-bit mix over little-endian
@@ -1209,6 +1290,8 @@ struct StepOutcome {
     const Step* step;
     std::vector<CheckOutcome> prechecks, checks;
     Timing timing;
+    std::vector<bool> fired;  // per load: done in the validation pass
+    bool ran = false;         // launched in the validation pass
 };
 
 class Replayer {
@@ -1262,7 +1345,7 @@ class Replayer {
                            ")");
             kernels_.push_back(k);
             set_args(k, s);
-            outcomes.push_back({&s, {}, {}, {}});
+            outcomes.push_back({&s, {}, {}, {}, {}, false});
         }
         running = -1;
     }
@@ -1290,6 +1373,7 @@ class Replayer {
                 if (opt_.trace)
                     std::cerr << "replay: enqueue " << s.enqueue << " (" << i + 1 << "/"
                               << plan_.steps.size() << ")" << std::endl;
+                run_transfers(s);
                 for (const auto& c : s.prechecks) out.prechecks.push_back(evaluate(s, c, false));
                 for (const auto& l : s.loads) {
                     bool done = true;
@@ -1300,8 +1384,10 @@ class Replayer {
                     }
                     if (done) upload(l);
                     fired_[i].push_back(done);
+                    out.fired.push_back(done);
                 }
             } else {
+                run_transfers(s);
                 for (size_t j = 0; j < s.loads.size(); ++j)
                     if (fired_[i][j] && !is_first_input(i, j)) upload(s.loads[j]);
             }
@@ -1318,6 +1404,7 @@ class Replayer {
                 check(clWaitForEvents(1, &ev),
                       "enqueue " + std::to_string(s.enqueue) + " (" + s.kernel + ") on the device");
                 for (const auto& c : s.checks) out.checks.push_back(evaluate(s, c, true));
+                out.ran = true;
             }
             events_.push_back({i, ev, std::chrono::duration<double, std::nano>(t1 - t0).count()});
         }
@@ -1376,6 +1463,48 @@ class Replayer {
     std::vector<Launch> events_;
     std::map<std::string, std::vector<unsigned char>> cache_;
     std::vector<std::vector<bool>> fired_;  // per step and load: done in the validation pass
+
+    // The host-side transfers the plan replays before step s, in the capture's order.
+    void run_transfers(const Step& s) {
+        for (const auto& t : s.transfers) {
+            if (!t.runs()) continue;
+            const std::string what = "enqueue " + std::to_string(t.enqueue) + " (" + t.function +
+                                     ", before " + std::to_string(s.enqueue) + ")";
+            cl_mem dst = mem(t.mem);
+            const MemDesc* dd = desc_.at(t.mem);
+            cl_int err = CL_SUCCESS;
+            if (t.op == "fill") {
+                err = clEnqueueFillBuffer(queue_, dst, t.pattern.data(), t.pattern.size(),
+                                          t.offset, t.size, 0, nullptr, nullptr);
+            } else {
+                cl_mem src = mem(t.src);
+                const MemDesc* sd = desc_.at(t.src);
+                const size_t zero[3] = {0, 0, 0};
+                if (t.op == "copy") {
+                    err = clEnqueueCopyBuffer(queue_, src, dst, t.src_offset, t.dst_offset,
+                                              t.size, 0, nullptr, nullptr);
+                } else if (t.op == "copy_rect") {
+                    err = clEnqueueCopyBufferRect(queue_, src, dst, t.src_origin, t.dst_origin,
+                                                  t.region, t.pitches[0], t.pitches[1],
+                                                  t.pitches[2], t.pitches[3], 0, nullptr,
+                                                  nullptr);
+                } else if (sd->kind == "image" && dd->kind == "image") {
+                    err = clEnqueueCopyImage(queue_, src, dst, zero, zero, sd->region, 0, nullptr,
+                                             nullptr);
+                } else if (sd->kind == "image") {
+                    err = clEnqueueCopyImageToBuffer(queue_, src, dst, zero, sd->region, 0, 0,
+                                                     nullptr, nullptr);
+                } else if (dd->kind == "image") {
+                    err = clEnqueueCopyBufferToImage(queue_, src, dst, 0, zero, dd->region, 0,
+                                                     nullptr, nullptr);
+                } else {
+                    err = clEnqueueCopyBuffer(queue_, src, dst, 0, 0, dd->size, 0, nullptr,
+                                              nullptr);
+                }
+            }
+            check(err, what);
+        }
+    }
 
     // An "input" load at the first step that uses its object: restored before each pass.
     bool is_first_input(size_t i, size_t j) const {
@@ -1659,6 +1788,7 @@ class Replayer {
 
     CheckOutcome evaluate(const Step& s, const Check& c, bool post) {
         CheckOutcome out{&c, "unchecked", {}, {}};
+        out.after_unreplayed = c.after_unreplayed;
         auto actual = read(c.mem);
         if (post && !out_dir_.empty()) {
             std::string safe;
@@ -1719,6 +1849,123 @@ bool step_ok(const StepOutcome& s) {
     return true;
 }
 
+// The verdict: the same rules as engine.verdict() (replay.py, cltui).  PASS: every kernel
+// enqueue replayed, every output checked and none different, every host transfer replayed,
+// nothing departed, no check after an unreplayed host write; FAIL: a check differs (one
+// after an unreplayed host write only makes it incomplete); ERROR: the plan could not run.
+struct Verdict {
+    std::string status, line;
+    std::vector<std::pair<std::string, long long>> counts;
+    long long count(const std::string& k) const {
+        for (const auto& kv : counts)
+            if (kv.first == k) return kv.second;
+        return 0;
+    }
+};
+
+Verdict make_verdict(const Plan& plan, const std::vector<StepOutcome>& outcomes,
+                     const std::string& error) {
+    long long kernels = plan.kernels >= 0 ? plan.kernels
+                                          : static_cast<long long>(plan.steps.size());
+    long long replayed = 0, outputs = 0, checked = 0, equal = 0, within = 0, different = 0;
+    long long departed = 0, after = 0, tainted_diff = 0;
+    for (const auto& st : plan.steps) outputs += static_cast<long long>(st.checks.size());
+    for (const auto& o : outcomes) {
+        if (!o.ran) continue;  // not launched (an error before it)
+        ++replayed;
+        for (const auto& c : o.checks) {
+            if (c.status == "equal") ++equal;
+            if (c.status == "within") ++within;
+            if (c.status == "different") ++different;
+            if (c.status != "unchecked") ++checked;
+            if (c.after_unreplayed >= 0) {
+                ++after;
+                if (c.status == "different") ++tainted_diff;
+            }
+        }
+        for (const auto& p : o.prechecks) {
+            if (p.status != "different") continue;
+            bool reloaded = false;
+            const auto& loads = o.step->loads;
+            for (size_t j = 0; j < loads.size() && j < o.fired.size(); ++j)
+                reloaded = reloaded || (loads[j].mem == p.check->mem && o.fired[j]);
+            if (!reloaded) ++departed;
+        }
+    }
+    long long unchecked = outputs - checked;
+    Verdict v;
+    v.counts = {{"kernels", kernels},
+                {"replayed", replayed},
+                {"skipped", plan.kernels >= 0 ? plan.skipped : 0},
+                {"outputs", outputs},
+                {"checked", checked},
+                {"unchecked", unchecked},
+                {"equal", equal},
+                {"within", within},
+                {"different", different},
+                {"departed", departed},
+                {"recovered", plan.recovered},
+                {"lost", plan.lost},
+                {"after_unreplayed", after},
+                {"transfers", plan.transfers},
+                {"transfers_replayed", plan.transfers_replayed}};
+    std::string head;
+    if (!error.empty()) {
+        v.status = "error";
+        head = error;
+    } else if (different > tainted_diff) {
+        long long bad = different - tainted_diff;
+        v.status = "fail";
+        head = std::to_string(bad) + " output" + (bad != 1 ? "s" : "") + " different";
+    } else if (v.count("skipped") || plan.lost || unchecked || departed || after ||
+               plan.transfers_replayed < plan.transfers ||
+               replayed < static_cast<long long>(plan.steps.size())) {
+        v.status = "incomplete";
+    } else {
+        v.status = "pass";
+    }
+    std::ostringstream o;
+    o << replayed << "/" << kernels << " kernel enqueues replayed";
+    if (v.count("skipped")) o << " (" << v.count("skipped") << " skipped)";
+    if (plan.recovered) o << " (" << plan.recovered << " recovered)";
+    if (plan.lost)
+        o << " (" << plan.lost << " enqueue" << (plan.lost != 1 ? "s" : "") << " lost with the log)";
+    o << ", " << checked << "/" << outputs << " outputs checked";
+    std::vector<std::string> how;
+    if (equal) how.push_back(std::to_string(equal) + " equal");
+    if (within) how.push_back(std::to_string(within) + " within");
+    if (different) how.push_back(std::to_string(different) + " different");
+    if (unchecked) how.push_back(std::to_string(unchecked) + " unchecked");
+    for (size_t i = 0; i < how.size(); ++i) o << (i ? ", " : " (") << how[i];
+    if (!how.empty()) o << ")";
+    if (plan.transfers) {
+        o << ", " << plan.transfers_replayed << "/" << plan.transfers << " host transfers replayed";
+        if (plan.transfers_replayed < plan.transfers)
+            o << " (" << plan.transfers - plan.transfers_replayed << " not)";
+    }
+    if (after) o << ", " << after << " checks after an unreplayed host write";
+    if (departed) o << ", " << departed << " departed from the capture (not reloaded)";
+    std::string upper = v.status;
+    for (auto& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    v.line = upper + ": " + (head.empty() ? o.str() : head + "; " + o.str());
+    return v;
+}
+
+int verdict_exit(const std::string& status) {
+    if (status == "pass") return 0;
+    if (status == "incomplete") return 3;
+    return 1;
+}
+
+std::string verdict_json(const Verdict& v) {
+    std::ostringstream o;
+    o << "{\"status\": " << json_str(v.status) << ", \"line\": " << json_str(v.line)
+      << ", \"counts\": {";
+    for (size_t i = 0; i < v.counts.size(); ++i)
+        o << (i ? ", " : "") << json_str(v.counts[i].first) << ": " << v.counts[i].second;
+    return o.str() + "}}";
+}
+
 std::string device_json(const DeviceRef& dev) {
     return "{\"id\": " + json_str(std::to_string(dev.p) + ":" + std::to_string(dev.d)) +
            ", \"platform\": " + json_str(dev.platform_name) + ", \"name\": " + json_str(dev.name) +
@@ -1739,7 +1986,10 @@ std::string checks_json(const std::vector<CheckOutcome>& list) {
         o << "], \"label\": " << json_str(oc.check->label)
           << ", \"status\": " << json_str(oc.status)
           << ", \"output\": " << (oc.output.empty() ? "null" : json_str(oc.output));
-        if (oc.hashed) {
+        if (oc.after_unreplayed >= 0)
+            o << ", \"after_unreplayed\": " << oc.after_unreplayed
+              << ", \"summary\": " << json_str(summary(oc));
+        if (oc.hashed && oc.after_unreplayed < 0) {
             o << ", \"summary\": " << json_str(summary(oc));
         } else if (oc.status != "unchecked") {
             o << ", \"result\": {\"status\": " << json_str(c.status)
@@ -1765,9 +2015,11 @@ std::string checks_json(const std::vector<CheckOutcome>& list) {
 
 // One device's result, in the shape of replay.py --json (which prints a list of them).
 std::string result_json(const Replayer& r, const DeviceRef& dev, bool ok, int repeat,
-                        const std::string& error, const Choice& choice) {
+                        const std::string& error, const Choice& choice,
+                        const Verdict& verdict) {
     std::ostringstream o;
-    o << "{\"runner\": \"replay.cpp\", \"device\": " << device_json(dev)
+    o << "{\"runner\": \"replay.cpp\", \"verdict\": " << verdict_json(verdict)
+      << ", \"device\": " << device_json(dev)
       << ", \"status\": " << json_str(!error.empty() ? "error" : ok ? "ok" : "mismatch")
       << ", \"ok\": " << (ok ? "true" : "false")
       << ", \"error\": " << (error.empty() ? "null" : json_str(error)) << ", \"failed_enqueue\": "
@@ -1800,8 +2052,21 @@ std::string result_json(const Replayer& r, const DeviceRef& dev, bool ok, int re
               << json_str(l.why) << ", \"note\": " << json_str(l.note)
               << ", \"done\": " << (r.load_done(i, j) ? "true" : "false") << "}";
         }
-        o << "]"
-          << ",\n   \"timing\": {\"queued_to_submit\": " << stats_json(t.queued_submit)
+        o << "]";
+        {
+            o << ",\n   \"transfers\": [";
+            for (size_t j = 0; j < s.step->transfers.size(); ++j) {
+                const Transfer& tr = s.step->transfers[j];
+                o << (j ? ", " : "") << "{\"enqueue\": " << tr.enqueue
+                  << ", \"function\": " << json_str(tr.function)
+                  << ", \"mem\": " << json_str(tr.mem) << ", \"replayed\": "
+                  << (tr.replayed.empty() ? "null" : json_str(tr.replayed))
+                  << ", \"why\": " << json_str(tr.why)
+                  << ", \"done\": " << (tr.runs() ? "true" : "false") << "}";
+            }
+            o << "]";
+        }
+        o << ",\n   \"timing\": {\"queued_to_submit\": " << stats_json(t.queued_submit)
           << ", \"submit_to_start\": " << stats_json(t.submit_start)
           << ", \"start_to_end\": " << stats_json(t.start_end)
           << ", \"host_enqueue\": " << stats_json(t.host_enqueue)
@@ -1822,7 +2087,16 @@ std::string fmt_ns(double ns) {
     return buf;
 }
 
+std::string plain_summary(const CheckOutcome& oc);
+
 std::string summary(const CheckOutcome& oc) {
+    if (oc.after_unreplayed >= 0)
+        return "after unreplayed host write at " + std::to_string(oc.after_unreplayed) + ": " +
+               plain_summary(oc);
+    return plain_summary(oc);
+}
+
+std::string plain_summary(const CheckOutcome& oc) {
     const auto& c = oc.result;
     if (oc.hashed)
         return oc.status == "equal"
@@ -1845,11 +2119,17 @@ std::string summary(const CheckOutcome& oc) {
     return o.str();
 }
 
-void print_text(const Replayer& r, const DeviceRef& dev, bool ok, int repeat) {
+void print_text(const Replayer& r, const DeviceRef& dev, int repeat, const Verdict& verdict) {
     std::cout << "== " << dev.p << ":" << dev.d << " " << dev.name << " (" << dev.platform_name
               << ")\n";
+    std::cout << "   " << verdict.line << "\n";
+    for (const auto& s : r.outcomes)
+        for (const auto& t : s.step->transfers)
+            if (t.replayed.empty())
+                std::cout << "   host transfer " << t.enqueue << " " << t.function
+                          << " before enqueue " << s.step->enqueue << ": not replayed (" << t.why
+                          << ")\n";
     for (const auto& n : r.notes) std::cout << "   note: " << n << "\n";
-    size_t total = 0, bad = 0;
     for (size_t i = 0; i < r.outcomes.size(); ++i) {
         const StepOutcome& s = r.outcomes[i];
         const Timing& t = s.timing;
@@ -1871,14 +2151,11 @@ void print_text(const Replayer& r, const DeviceRef& dev, bool ok, int repeat) {
             std::cout << "      before: " << c.check->label << ": " << c.status << " "
                       << summary(c) << "\n";
         for (const auto& c : s.checks) {
-            ++total;
-            bad += c.status == "different";
             std::cout << "      " << c.check->label << ": " << c.status << " " << summary(c)
                       << "\n";
         }
     }
-    std::cout << (ok ? "PASS" : "FAIL") << ": " << total - bad << "/" << total
-              << " checks equal or within tolerance\n";
+    std::cout << verdict.line << "\n";
 }
 
 // The capture's devices, most wanted first: the manifest's bundle.capture.device (name and
@@ -1956,6 +2233,7 @@ int run(int argc, char** argv) {
     }
     bool all_ok = true, any_error = false;
     std::vector<std::string> json;
+    int worst = 0;  // the verdict exit codes: failure (1) dominates incomplete (3)
     for (const auto& dev : devices) {
         std::string out_dir = opt.out_dir;
         if (!out_dir.empty()) {
@@ -1981,21 +2259,25 @@ int run(int argc, char** argv) {
             any_error = true;
             std::cerr << "replay: " << dev.name << ": " << error << "\n";
         }
+        Verdict verdict = make_verdict(plan, r.outcomes, error);
+        int code = verdict_exit(verdict.status);
+        if (code == 1 || (code == 3 && worst == 0)) worst = code;
         if (opt.json)
-            json.push_back(result_json(r, dev, ok, opt.repeat, error, choice));
+            json.push_back(result_json(r, dev, ok, opt.repeat, error, choice, verdict));
         else if (error.empty())
-            print_text(r, dev, ok, opt.repeat);
+            print_text(r, dev, opt.repeat, verdict);
         else
             std::cout << "== " << dev.p << ":" << dev.d << " " << dev.name << " ("
-                      << dev.platform_name << ")\n   ERROR: " << error << "\n";
+                      << dev.platform_name << ")\n   " << verdict.line << "\n";
     }
     if (opt.json) {
         std::cout << "[";
         for (size_t i = 0; i < json.size(); ++i) std::cout << (i ? ",\n" : "") << json[i];
         std::cout << "]\n";
     }
-    if (any_error) return 3;
-    return (opt.validate && !all_ok) ? 1 : 0;
+    if (any_error) return 1;  // a device could not run the bundle
+    (void)all_ok;
+    return opt.validate ? worst : 0;
 }
 
 }  // namespace
@@ -2008,7 +2290,7 @@ int main(int argc, char** argv) {
         return 2;
     } catch (const DeviceError& e) {
         std::cerr << "replay: " << e.what() << "\n";
-        return 3;
+        return 1;
     } catch (const std::exception& e) {
         std::cerr << "replay: " << e.what() << "\n";
         return 2;

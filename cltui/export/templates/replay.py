@@ -6,15 +6,18 @@ comparison, copied unchanged; this file only reads ``manifest.json``, picks the 
 prints the results.
 
     python replay.py --list-devices
-    python replay.py --validate                 # exit 0: all checks pass, 1: a check failed
+    python replay.py --validate                 # exit 0 PASS, 1 FAIL, 3 INCOMPLETE
                                                 # (no --device: the capture's own device, else
                                                 # the one named most like it, else the first
                                                 # that is not a simulator; stderr says which)
     python replay.py --device pocl --repeat 20  # stage timing: min / median / max
     python replay.py --json --out replayed/     # machine-readable results, replayed outputs
 
-Exit codes: 0 ok, 1 a check is "different" (with --validate), 2 bad usage or bundle,
-3 a device could not run the bundle (its message says why).
+Every device result carries a verdict (the engine's, as cltui's): PASS when every kernel
+enqueue was replayed and every output checked and equal or within tolerance.
+Exit codes: 0 PASS, 1 FAIL (a check differs, with --validate) or a device could not run
+the bundle (its message says why), 2 bad usage or bundle, 3 INCOMPLETE (with --validate:
+nothing failed, but something was skipped, unchecked or not replayed).
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ except ImportError as _exc:  # numpy missing
     print(f"replay: {_exc.name or _exc} is needed: pip install numpy pyopencl", file=sys.stderr)
     sys.exit(2)
 
-EXIT_OK, EXIT_MISMATCH, EXIT_USAGE, EXIT_DEVICE = 0, 1, 2, 3
+EXIT_OK, EXIT_MISMATCH, EXIT_USAGE, EXIT_DEVICE = 0, 1, 2, 1
 
 
 def load_manifest(path: Path) -> dict[str, Any]:
@@ -74,12 +77,19 @@ def _ns(v: float | None) -> str:
 def print_result(res: dict[str, Any]) -> None:
     dev = res["device"]
     print(f"== {dev['id']} {dev['name']} ({dev['platform']})")
+    print(f"   {res['verdict']['line']}")
+    for st in res.get("steps", []):
+        for t in st.get("transfers", []):
+            if not t.get("replayed"):
+                print(
+                    f"   host transfer {t['enqueue']} {t['function']} before enqueue "
+                    f"{st['enqueue']}: not replayed ({t['why']})"
+                )
     for note in res.get("notes", []):
         print(f"   note: {note}")
     if res.get("error"):
         print(f"   ERROR: {res['error']}")
         return
-    total = bad = 0
     for st in res["steps"]:
         t = st["timing"]
         kern = t.get("start_to_end") or {}
@@ -100,11 +110,8 @@ def print_result(res: dict[str, Any]) -> None:
         for c in st["prechecks"]:
             print(f"      before: {c['label']}: {c['status']} {c.get('summary', '')}")
         for c in st["checks"]:
-            total += 1
-            bad += c["status"] == "different"
             print(f"      {c['label']}: {c['status']} {c.get('summary', '')}")
-    verdict = "PASS" if res["ok"] else "FAIL"
-    print(f"{verdict}: {total - bad}/{total} checks equal or within tolerance")
+    print(res["verdict"]["line"])
 
 
 def _trace(event: dict[str, Any]) -> None:
@@ -126,7 +133,11 @@ def main(argv: list[str] | None = None) -> int:
         help="P:D or a case-insensitive name substring (repeatable; default: the capture's "
         "device, else the one named most like it, else the first that is not a simulator)",
     )
-    ap.add_argument("--validate", action="store_true", help="exit 1 when a check fails")
+    ap.add_argument(
+        "--validate",
+        action="store_true",
+        help="exit with the verdict: 0 PASS, 1 FAIL, 3 INCOMPLETE",
+    )
     ap.add_argument("--repeat", type=int, default=1, help="runs, for stage timing")
     ap.add_argument("--json", action="store_true", help="print results as JSON")
     ap.add_argument("--out", metavar="DIR", help="write the replayed outputs into DIR")
@@ -189,9 +200,15 @@ def main(argv: list[str] | None = None) -> int:
         res["status"] = "error" if res.get("error") else ("ok" if res["ok"] else "mismatch")
         res["device_choice"] = choice
         res.setdefault("loop", None)
+        res["verdict"] = engine.verdict(plan, res)
+    overall = engine.combine_verdicts(
+        [res["verdict"] for res in results], [res["device"]["id"] for res in results]
+    )
     if args.json:
         print(json.dumps(results, indent=1))
     else:
+        if len(results) > 1:
+            print(overall["line"])
         for res in results:
             print_result(res)
     for res in results:
@@ -199,8 +216,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"replay: {res['device']['name']}: {res['error']}", file=sys.stderr)
     if any(res.get("error") for res in results):
         return EXIT_DEVICE
-    if args.validate and not all(res["ok"] for res in results):
-        return EXIT_MISMATCH
+    if args.validate:
+        return int(engine.verdict_exit(overall["status"]))
     return EXIT_OK
 
 

@@ -27,6 +27,7 @@ from textual.widgets import DataTable, Footer, Static
 from cltui.capture.cltypes import CType, parse_type
 from cltui.capture.display import escape_controls
 from cltui.replay.compare import make_dtype
+from cltui.replay.engine import combine_verdicts, verdict
 from cltui.tui.format import fmt_ns
 from cltui.tui.screens.replay_progress import ReplayOutcome
 from cltui.tui.widgets.buffer_pane import element_ctype
@@ -56,6 +57,13 @@ _STATUS_STYLE = {
 _OK = ("equal", "unchecked")
 _FAILED = {"crash": "crashed", "hang": "timed out", "error": "error", "cancelled": "cancelled",
            "killed": "killed"}
+_VERDICT_STYLE = {"pass": "bold green", "fail": "bold red", "error": "bold red"}
+_ACTIONS = {
+    "reload": "reloaded from the capture",
+    "replay": "replayed",
+    "none": "not reloaded (strict)",
+    "unreplayed": "NOT replayed (its data is not in the capture)",
+}
 
 
 @dataclass
@@ -233,16 +241,23 @@ class ReplayResultsScreen(Screen[None]):
         req = self.outcome.request
         devs = ", ".join(f"{d['device']['id']} {d['device']['name']}" for d in rep["devices"])
         text = Text()
-        verdict = "PASS" if rep.get("ok") else "FAIL"
-        text.append(f"{verdict} ", "bold green" if rep.get("ok") else "bold red")
+        # the verdict and its counts lead the screen (what was not done, never collapsed)
+        verdicts = [
+            r.get("verdict") or verdict(self.outcome.manifest, r) for r in rep["devices"]
+        ]
+        overall = rep.get("verdict") or combine_verdicts(
+            verdicts, [str(r["device"]["id"]) for r in rep["devices"]]
+        )
+        style = _VERDICT_STYLE.get(str(overall["status"]), "bold yellow")
+        if len(verdicts) > 1:
+            text.append(f"{str(overall['status']).upper()} on {len(verdicts)} devices\n", style)
+            for r, v in zip(rep["devices"], verdicts, strict=True):
+                vs = _VERDICT_STYLE.get(str(v["status"]), "bold yellow")
+                text.append(f"{r['device']['id']}: {v['line']}\n", vs)
+        else:
+            text.append(f"{overall['line']}\n", style)
         text.append(f"range {self.outcome.range_text} · {req.mode} · "
                     f"{len(self.outcome.manifest.get('steps', []))} kernel enqueues · {devs}")
-        counts: dict[str, int] = {}
-        for row in self.rows:
-            if row.cross is None and not row.prechecks:
-                counts[row.status] = counts.get(row.status, 0) + 1
-        if counts:
-            text.append(" · " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())))
         tol = req.tolerance
         if tol.atol or tol.rtol or tol.ulp:
             text.append(f" · tolerance atol {tol.atol:g} rtol {tol.rtol:g} ULP {tol.ulp}")
@@ -263,7 +278,7 @@ class ReplayResultsScreen(Screen[None]):
                               "bold red"))
         for ch in rep.get("plan", {}).get("changes", []):
             by = ", ".join(ch.get("by") or []) or "something outside the replayed kernels"
-            act = "reloaded from the capture" if ch.get("action") == "reload" else "not reloaded"
+            act = _ACTIONS.get(str(ch.get("action")), "not reloaded")
             lines.append((f"host-side change before enqueue {ch['enqueue']}: {ch['label']} "
                           f"changed after enqueue {ch['after']} (by {by}); {act}", "cyan"))
         for note in rep.get("plan", {}).get("notes", []):

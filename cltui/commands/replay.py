@@ -10,7 +10,6 @@ import click
 from cltui.commands._common import (
     EXIT_BAD_INPUT,
     EXIT_MISMATCH,
-    EXIT_OK,
     echo,
     emit_json,
     escape_tree,

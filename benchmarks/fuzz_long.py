@@ -17,6 +17,7 @@ Set ``CLTUI_SHARED`` when the shared captures are not in ``../shared``.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import sys
 import time
@@ -44,6 +45,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument(
         "--skip", default="", help="comma-separated mutation kinds to leave out (exploring)"
+    )
+    ap.add_argument(
+        "--max-minutes", type=float, default=None,
+        help="start no new input after this long (the summary says how many ran)",
     )
     ap.add_argument("--max-hangs", type=int, default=None, help="stop after this many hangs")
     ap.add_argument(
@@ -78,8 +83,12 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"unknown kinds: {', '.join(sorted(skip - set(fm.KINDS)))}")
     kinds = tuple(k for k in fm.KINDS if k not in skip)
     t0 = time.time()
+    inputs = fm.specs(args.inputs, args.seed, rare_every=args.rare_every, kinds=kinds)
+    if args.max_minutes is not None:
+        end = time.monotonic() + 60 * args.max_minutes
+        inputs = itertools.takewhile(lambda _s: time.monotonic() < end, inputs)
     summary = fm.run_campaign(
-        fm.specs(args.inputs, args.seed, rare_every=args.rare_every, kinds=kinds),
+        inputs,
         workers=args.workers,
         deadline=args.deadline,
         max_hangs=args.max_hangs,
@@ -88,7 +97,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     data = summary.to_dict()
     data["started"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t0))
-    data["kinds"] = list(fm.KINDS)
+    data["kinds"] = list(kinds)
+    data["inputs_asked"] = args.inputs
     args.json.write_text(json.dumps(data, indent=1) + "\n")
     print(summary.report())
     print(f"summary: {args.json}")

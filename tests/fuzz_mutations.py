@@ -72,6 +72,9 @@ KINDS: tuple[str, ...] = (
     "symlink_outside",
     "symlink_loop",
     "symlink_dangling",
+    "repeated_tags",
+    "one_line_log",
+    "binary_garbage",
 )
 
 #: small shared captures the campaign damages (the first is the cheapest: most inputs use it)
@@ -79,6 +82,8 @@ BASES: tuple[str, ...] = ("images_svm_pocl", "pyopencl_lib_pocl", "opencv_tapi_p
 
 #: text a file outside the capture holds; seen in any output = a read outside the capture
 OUTSIDE_MARKER = "CLTUI_FUZZ_OUTSIDE_FILE"
+#: the marker, and a line of /etc/passwd (the other file the links lead to)
+OUTSIDE_SIGNS = (OUTSIDE_MARKER, "root:x:0:0:")
 
 _LOG = "clintercept_log.txt"
 _REPORT = "clintercept_report.txt"
@@ -95,6 +100,22 @@ _HUGE = (  # the last ones are too long for a file name (255 bytes)
 _CONTROL = ("\x1b[31m", "\x07", "\x00", "\x1b]0;t\x07", "\r", "\x08", "\x7f", "\x9b")
 _NON_UTF8 = (b"\xff", b"\xfe\xff", b"\x80", b"\xc3(", b"\xed\xa0\x80", b"\xf8\x88\x80\x80\x80")
 _NUM_RE = re.compile(rb"\d+")
+#: what the log index and the report parser look for
+_TAGS = (
+    b">>>> ",
+    b"<<<< ",
+    b"; EnqueueCounter: ",
+    b"clEnqueueNDRangeKernel( k ): ",
+    b"EnqueueCounter: 1\n",
+    b">>>> clEnqueueNDRangeKernel",
+    b"-------> Start of Build Log:\n",
+    b"Device Time for ",
+    b"\x00>>>> clCreateKernel",
+    b" = ",
+    b"Build Info for program ",
+    b"-=-=-=-=",
+    b"\n",
+)
 
 
 # ---------------------------------------------------------------------------- the captures
@@ -392,7 +413,8 @@ def _outside_target(ws: Workspace, rng: random.Random, want_dir: bool) -> str:
     outside = ws.root.parent / "outside"
     if want_dir:
         return rng.choice((str(outside), "/etc", "/", str(ws.root.parent)))
-    return rng.choice((str(outside / "secret.txt"), "/etc/passwd", "/proc/self/environ"))
+    secret = str(outside / "secret.txt")
+    return rng.choice((secret, secret, "/etc/passwd", "/proc/self/environ"))
 
 
 def mutate(ws: Workspace, kind: str, rng: random.Random) -> str:
@@ -516,6 +538,29 @@ def mutate(ws: Workspace, kind: str, rng: random.Random) -> str:
             target = "x" * 300
         ws.symlink(rel, target)
         return f"{rel} -> {target[:40]} (dangling)"
+    if kind == "repeated_tags":  # a tag the index looks for, repeated up to a million times
+        tag = rng.choice(_TAGS)
+        n = _log_weighted(rng, 10, 1_000_000)
+        data = bytearray(ws.read(_LOG))
+        at = rng.randrange(len(data) + 1)
+        data[at:at] = tag * n
+        ws.write(_LOG, bytes(data))
+        return f"{tag[:30]!r} x {n} at {at}"
+    if kind == "one_line_log":  # every line end gone (or turned into another separator)
+        sep = rng.choice((b"", b" ", b"\r", b"\x00", b"\t"))
+        ws.write(_LOG, ws.read(_LOG).replace(b"\n", sep))
+        return f"log as one line (line ends -> {sep!r})"
+    if kind == "binary_garbage":  # random bytes: inserted into, or instead of, a text file
+        rel = _pick_text(ws, rng)
+        n = _log_weighted(rng, 16, 2_000_000)
+        junk = rng.randbytes(n)
+        if rng.random() < 0.5:
+            ws.write(rel, junk)
+            return f"{rel} replaced by {n} random bytes"
+        data = ws.read(rel)
+        at = rng.randrange(len(data) + 1)
+        ws.write(rel, data[:at] + junk + data[at:])
+        return f"{rel}: {n} random bytes at {at}"
     raise ValueError(f"unknown mutation kind {kind!r}")
 
 
@@ -618,7 +663,7 @@ def exercise(path: Path) -> list[Finding]:
     finally:
         cap.close()
     texts.append(out.getvalue())
-    if any(OUTSIDE_MARKER in t for t in texts):
+    if any(sign in t for t in texts for sign in OUTSIDE_SIGNS):
         findings.append(
             Finding("outside", "read outside the capture", "a file outside it shows in the output")
         )

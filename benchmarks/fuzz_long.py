@@ -66,8 +66,13 @@ def main(argv: list[str] | None = None) -> int:
         return 1 if result["findings"] else 0
 
     last = [0.0]
+    seen: set[str] = set()
 
     def progress(s: fm.Summary) -> None:
+        for key, sig in s.signatures.items():  # each new kind of finding as soon as it is seen
+            if key not in seen:
+                seen.add(key)
+                print(f"  new: {key}  repro: {sig['repro']}", file=sys.stderr, flush=True)
         if s.seconds - last[0] >= 30:
             last[0] = s.seconds
             rate = s.inputs / max(s.seconds, 1e-9)

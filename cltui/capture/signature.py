@@ -20,6 +20,7 @@ import importlib.util
 import io
 import os
 import re
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TextIO
@@ -135,38 +136,11 @@ class ProgramSignatures:
 
 # --------------------------------------------------------------------------- options
 
-# a word of shell text: unquoted runs, backslash escapes, '...' and "..." (POSIX shlex rules)
-_SH_WORD = re.compile(
-    r"(?:[^ \t\r\n'\"\\]+|\\[\s\S]|'[^']*'|\"(?:[^\"\\]|\\[\s\S])*\")+"
-)
-_SH_PART = re.compile(r"([^'\"\\]+)|\\([\s\S])|'([^']*)'|\"((?:[^\"\\]|\\[\s\S])*)\"")
-_SH_DQ_ESC = re.compile(r'\\([\\"])')
-
-
 def _split_options(options: str) -> list[str]:
-    """``shlex.split(options)`` in linear time (shlex grows each word a character at a time:
-    quadratic in a word's length); text shlex rejects (an open quote, a trailing backslash)
-    is split at whitespace, as before."""
-    words: list[str] = []
-    pos, end = 0, len(options)
-    while True:
-        while pos < end and options[pos] in " \t\r\n":
-            pos += 1
-        if pos >= end:
-            return words
-        m = _SH_WORD.match(options, pos)
-        if m is None or (m.end() < end and options[m.end()] not in " \t\r\n"):
-            return options.split()  # an unterminated quote or a lone trailing backslash
-        parts = []
-        for q in _SH_PART.finditer(m.group()):
-            plain, escaped, single, double = q.groups()
-            if double is not None:
-                parts.append(_SH_DQ_ESC.sub(r"\1", double))
-            else:
-                parts.append(plain if plain is not None else escaped if escaped is not None
-                             else single)
-        words.append("".join(parts))
-        pos = m.end()
+    try:
+        return shlex.split(options)
+    except ValueError:
+        return options.split()
 
 
 def parse_build_options(options: str) -> BuildOptions:

@@ -80,10 +80,14 @@ class Report:
         return any(ln.startswith(("Possible leak", "Unexpected counts")) for ln in self.leak_check)
 
 
-_DEVICE_HEAD_RE = re.compile(r"Device Performance Timing Results for (.*) \((\d+)CUs, (\d+)MHz\):")
+# numbers of at most 30 digits (a report's counts and times fit in 64 bits): a longer one is
+# an unreadable line, not a ValueError from int() (over 4300 digits) or a quadratic conversion
+_DEVICE_HEAD_RE = re.compile(
+    r"Device Performance Timing Results for (.*) \((\d{1,30})CUs, (\d{1,30})MHz\):"
+)
 _HIST_HEAD_RE = re.compile(r"Device Performance Timing Histogram for (.*):")
-_HIST_ROW_RE = re.compile(r"\s*(<|>=)\s*(\d+) ns:\s*(\d+) :.*")
-_INT_RE = re.compile(r"-?\d+")
+_HIST_ROW_RE = re.compile(r"\s*(<|>=)\s*(\d{1,30}) ns:\s*(\d{1,30}) :.*")
+_INT_RE = re.compile(r"-?\d{1,30}")
 
 
 def _parse_row(line: str) -> TimingRow | None:

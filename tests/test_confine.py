@@ -121,6 +121,21 @@ def test_symlinked_log(cap_and_host: tuple[Path, Path]) -> None:
     assert any("clintercept_log.txt" in p for p in _outside_problems(cap))
 
 
+def test_links_whose_target_name_is_too_long(cap_and_host: tuple[Path, Path]) -> None:
+    """A dangling link to a 300-character name: ``Path.is_file`` raises ENAMETOOLONG; the log
+    and the report become problems, the capture opens from its dump files."""
+    cap, _ = cap_and_host
+    for name in ("clintercept_log.txt", "clintercept_report.txt"):
+        _relink(cap / name, Path("x" * 300))
+    c = open_capture(cap)
+    assert c.log is None and c.report is None and len(c) > 0
+    why = {p.where: p.message for p in c.problems}
+    assert "cannot look at it" in why["clintercept_log.txt"]
+    assert "cannot look at it" in why["clintercept_report.txt"]
+    r = CliRunner().invoke(main, ["info", str(cap)])
+    assert r.exit_code == 0 and "Traceback" not in r.output, r.output
+
+
 def test_symlinked_report(cap_and_host: tuple[Path, Path]) -> None:
     cap, host = cap_and_host
     shutil.copy(cap / "clintercept_report.txt", host / "report.txt")

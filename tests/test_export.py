@@ -52,7 +52,7 @@ def test_bundle_layout_single_kernel(pyocl_pocl: Path, tmp_path: Path) -> None:
     res = _export(pyocl_pocl, "14", out)
     names = {p.name for p in out.iterdir()}
     assert names == {
-        "manifest.json", "data", "kernels", "replay.py", "engine.py", "compare.py",
+        "manifest.json", "data", "kernels", "replay.py", "engine.py", "compare.py", "shellwords.py",
         "replay.cpp", "CMakeLists.txt", "README.md", "SHA256SUMS",
     }  # fmt: skip
     assert res.steps == 1 and res.enqueues == [14]

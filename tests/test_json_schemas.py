@@ -56,6 +56,11 @@ def test_devices_export_check_shrink_diverge_match_the_schema(
 def _runner_result() -> dict[str, Any]:
     return {
         "runner": "replay.cpp",
+        "verdict": {
+            "status": "incomplete",
+            "line": "INCOMPLETE: 1/1 kernel enqueues replayed, 0/1 outputs checked (1 unchecked)",
+            "counts": {"kernels": 1, "replayed": 1, "outputs": 1, "checked": 0, "unchecked": 1},
+        },
         "device": {"id": "1:0", "platform": "P", "name": "D", "version": "OpenCL 3.0"},
         "device_choice": {"rule": "captured", "why": "1:0 D is the device the capture ran on"},
         "status": "ok",
@@ -104,6 +109,7 @@ def _runner_result() -> dict[str, Any]:
         "a check without status",
         "a step without timing",
         "a verdict without counts",
+        "no verdict",
     ],
 )
 def test_the_replay_schema_rejects_what_breaks_the_contract(breakage: str) -> None:
@@ -135,6 +141,8 @@ def test_the_replay_schema_rejects_what_breaks_the_contract(breakage: str) -> No
         del r["steps"][0]["timing"]
     elif breakage == "a verdict without counts":
         r["verdict"] = {"status": "pass", "line": "PASS"}
+    elif breakage == "no verdict":
+        del r["verdict"]
     with pytest.raises(AssertionError, match="schema violation"):
         validate(bad)
     with pytest.raises(AssertionError, match="schema violation"):

@@ -254,3 +254,30 @@ def test_a_number_past_64_bits_skips_one_file(tmp_path: Path) -> None:
     assert parse_replay_dir_name(f"Enqueue_{huge}_k") is None
     assert not too_large_number("Enqueue_0001_Kernel_k_Arg_0_Buffer_0002.bin")
     assert parse_dump_name(f"Enqueue_{2**63 - 1}_Kernel_k_Arg_0_Buffer_0002.bin") is not None
+
+
+def test_unclosed_literals_do_not_make_the_preprocessor_quadratic() -> None:
+    """A line of ``"\\`` pairs (or ``'\\``): pcpp tried a literal at every quote, each to the
+    end of the line (20,000 characters took 2.6 s, 400,000 would take ~20 minutes)."""
+    kernel = "__kernel void k(__global int* a) { a[0] = 1; }\n"
+    for unit in ('"\\', "'\\", "\"'\\"):
+        junk = unit * (400_000 // len(unit))
+
+        def run(junk: str = junk) -> None:
+            sigs = sig.parse_program(kernel + junk + "\n" + kernel.replace("k(", "k2("), "")
+            assert "k" in sigs.kernels
+
+        bounded(f"a source with a {len(junk)}-character line of {unit!r}", run)
+
+
+def test_unclosed_literals_become_spaces_and_closed_ones_stay() -> None:
+    d = sig.defuse_literals
+    assert d("char c = 'a'; // it's\n\"ok\" \"bad\n") == "char c = 'a'; // it's\n\"ok\"  bad\n"
+    assert d("/* it's */ x = 'a';") == "/* it's */ x = 'a';"  # a quote in a comment
+    assert d('"a\\"b" \'\\\'\'') == '"a\\"b" \'\\\'\''  # escaped quotes inside literals
+    assert d('"\\\\"x"') == '"\\\\"x '  # an escaped backslash ends the escape
+    assert d('"abc\\\ndef"') == '"abc\\\ndef"'  # a continued line holds the literal
+    assert d('/* open "x\n') == '/* open  x\n'  # an unclosed comment is no comment
+    assert d('"\\"\\"\\"') == ' \\ \\ \\ '  # every quote on the first one's escape path
+    text = "plain text, no quotes\n" * 3
+    assert d(text) is text

@@ -31,7 +31,7 @@ import numpy.typing as npt
 from cltui.capture import files
 from cltui.capture import logindex as li
 from cltui.capture.cltypes import decode_value
-from cltui.capture.confine import leaves, outside_message, read_bytes_inside
+from cltui.capture.confine import is_file, leaves, outside_message, read_bytes_inside
 from cltui.capture.model import (
     CAPTURE_HOLDS,
     ArgKind,
@@ -1226,7 +1226,7 @@ def pid_folders(root: Path) -> list[tuple[Path, int | None, int]]:
             continue
         total = None
         rp = d / "clintercept_report.txt"
-        if rp.is_file():
+        if is_file(rp)[0]:
             rep = files.parse_report(rp)
             total = getattr(rep, "total_enqueues", None) if rep is not None else None
         out.append((d, total, logs[0].stat().st_size))
@@ -1330,7 +1330,10 @@ def _open(root: Path, progress: ProgressFn | None, cancel: threading.Event | Non
     if not logs and not have_dumps:
         inside = _capture_folders(root)
         hint = f"; captures inside it: {', '.join(inside)}" if inside else ""
-        raise CaptureError(f"{root} contains no clintercept_log.txt and no dump folders{hint}")
+        why = "".join(f"; {p.where}: {p.message}" for p in problems if "clintercept_log" in p.where)
+        raise CaptureError(
+            f"{root} contains no readable clintercept_log.txt and no dump folders{why}{hint}"
+        )
     log: li.LogIndex | None = None
     if logs:
         if len(logs) > 1:
@@ -1360,7 +1363,9 @@ def _open(root: Path, progress: ProgressFn | None, cancel: threading.Event | Non
     rp_target = leaves(root, rp) if rp.is_symlink() else None
     if rp_target is not None:
         problems.append(Problem(outside_message(rp_target), rp.name))
-    elif rp.is_file():
+    elif (rp_state := is_file(rp))[1] is not None:
+        problems.append(Problem(f"the report: {rp_state[1]}", rp.name))
+    elif rp_state[0]:
         report = files.parse_report(rp)
         if report is None:
             problems.append(Problem("the report could not be read", rp.name))

@@ -23,6 +23,7 @@ __all__ = [
     "check_inside",
     "entry_leaves",
     "host_header_refusal",
+    "is_file",
     "leaves",
     "open_inside",
     "outside_message",
@@ -75,6 +76,17 @@ def entry_leaves(entry: os.DirEntry[str], root_real: str) -> str | None:
         return None
     target = os.path.realpath(entry.path)
     return None if _inside(target, root_real) else target
+
+
+def is_file(path: str | Path) -> tuple[bool, str | None]:
+    """(``path`` is a regular file, links followed; why it could not be looked at, or None).
+
+    ``Path.is_file`` raises for some errors (a link whose target name is too long: ENAMETOOLONG);
+    a capture's names are untrusted, so the reason becomes the caller's problem to report."""
+    try:
+        return Path(path).is_file(), None
+    except OSError as e:
+        return False, f"cannot look at it: {e.strerror or e}"
 
 
 def check_inside(root: str | Path, path: str | Path) -> Path:

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from cltui.capture.confine import leaves, outside_message
+from cltui.capture.confine import is_file, leaves, outside_message
 from cltui.capture.model import (
     CaptureError,
     EnqueueKind,
@@ -967,8 +967,12 @@ def find_logs(root: Path, problems: list[Problem] | None = None) -> list[Path]:
         if target is not None:
             if problems is not None:
                 problems.append(Problem(outside_message(target), p.name))
-        elif p.is_file():
-            out.append(p)
+        else:
+            ok, why = is_file(p)
+            if ok:
+                out.append(p)
+            elif why is not None and problems is not None:
+                problems.append(Problem(why, p.name))
     return out
 
 

@@ -36,6 +36,7 @@ from cltui.capture.cltypes import (
     unknown,
 )
 from cltui.capture.confine import host_header_refusal
+from cltui.capture.shellwords import split_words
 
 __all__ = [
     "BuildOptions",
@@ -137,53 +138,10 @@ class ProgramSignatures:
 # --------------------------------------------------------------------------- options
 
 # one shell word piece: blanks, plain characters, a quoted string, an escaped character
-_SH_RE = re.compile(r"""[ \t\r\n]+|[^ \t\r\n'"\\]+|'[^']*'|"(?:[^"\\]|\\.)*"|\\.""", re.DOTALL)
-_SH_DQ_ESC = re.compile(r'\\(["\\])')
-
-
-def _shell_split(text: str) -> list[str] | None:
-    """``shlex.split(text)`` in one pass (shlex grows each word one character at a time:
-    quadratic in a long word); None where shlex raises (an open quote, a final ``\\``)."""
-    out: list[str] = []
-    word: list[str] = []
-    in_word = False
-    pos = 0
-    n = len(text)
-    while pos < n:
-        m = _SH_RE.match(text, pos)
-        if m is None:
-            return None
-        t = m.group()
-        pos = m.end()
-        c = t[0]
-        if c in " \t\r\n":
-            if in_word:
-                out.append("".join(word))
-                word, in_word = [], False
-            continue
-        in_word = True
-        if c == "'":
-            word.append(t[1:-1])
-        elif c == '"':
-            word.append(_SH_DQ_ESC.sub(r"\1", t[1:-1]))
-        elif c == "\\":
-            word.append(t[1])
-        else:
-            word.append(t)
-    if in_word:
-        out.append("".join(word))
-    return out
-
-
-def _split_options(options: str) -> list[str]:
-    words = _shell_split(options)
-    return words if words is not None else options.split()
-
-
 def parse_build_options(options: str) -> BuildOptions:
     """``-D name=value``/``-Dname``/``-U``/``-I dir``/``-Idir``/``-cl-std=CLx.y`` (rest ignored)."""
     out = BuildOptions([], [])
-    toks = _split_options(options or "")
+    toks = split_words(options or "")
     i = 0
     while i < len(toks):
         t = toks[i]
@@ -392,13 +350,68 @@ def _predefine(p: _Pre, opts: BuildOptions) -> None:
                 p.errors.append(f"bad macro definition -D {mname}={mvalue}")
 
 
+_LIT_BODY = {
+    q: re.compile(r"(?:[^%s\\\n]++|\\.)*+" % q, re.DOTALL) for q in ('"', "'")
+}
+_LIT_NEXT_RE = re.compile(r"""["']|/\*|//""")
+
+
+def defuse_literals(text: str) -> str:
+    """``text`` with each quote that starts no complete string or character literal (one
+    that does not close on its line) turned into a space.
+
+    pcpp's lexer tries a literal at such a quote, scans to the end of the line, fails, skips
+    one character and tries again at the next quote: quadratic in a line of ``"\\`` pairs.
+    One pass here, linear: a literal of one quote kind that fails from ``q`` to ``e`` makes
+    every quote of that kind inside it fail too (each sits on the first one's escape path),
+    so those are turned into spaces at once.  Comments are skipped as the C lexer does."""
+    if '"' not in text and "'" not in text:
+        return text
+    bad: list[int] = []
+    failed_until = {'"': -1, "'": -1}
+    pos = 0
+    n = len(text)
+    while pos < n:
+        m = _LIT_NEXT_RE.search(text, pos)
+        if m is None:
+            break
+        tok = m.group()
+        at = m.start()
+        if tok == "/*":
+            end = text.find("*/", at + 2)
+            pos = at + 2 if end < 0 else end + 2  # unclosed: the lexer goes on after it
+            continue
+        if tok == "//":
+            end = text.find("\n", at)
+            pos = n if end < 0 else end
+            continue
+        if at < failed_until[tok]:
+            bad.append(at)
+            pos = at + 1
+            continue
+        body = _LIT_BODY[tok].match(text, at + 1)
+        end = body.end() if body is not None else at + 1
+        if text.startswith(tok, end):
+            pos = end + 1
+            continue
+        bad.append(at)
+        failed_until[tok] = end
+        pos = at + 1
+    if not bad:
+        return text
+    chars = list(text)
+    for i in bad:
+        chars[i] = " "
+    return "".join(chars)
+
+
 def preprocess(source: str, options: str, include_dirs: Sequence[str] = (),
                skeleton: bool = True) -> tuple[str, list[str], list[str], bool]:
     """Returns (text, missing includes, warnings, skeleton_used)."""
     warnings: list[str] = []
     opts = parse_build_options(options)
     text = source[1:] if source.startswith("\ufeff") else source
-    text = text.replace("\r\n", "\n").replace("\x00", " ")
+    text = defuse_literals(text.replace("\r\n", "\n").replace("\x00", " "))
     used = False
     if skeleton:
         sk = skeletonize(text)

@@ -6,7 +6,8 @@ reference rewritten to a file inside the bundle, plus the programs that run it:
 * ``data/<sha256>.bin``: every input and expected output, each distinct content once;
 * ``kernels/``: program sources (device binaries / SPIR-V only when that is all there is) and,
   under ``kernels/include/<n>/``, the headers the sources include;
-* ``replay.py`` + ``engine.py`` + ``compare.py``: cltui's own engine, copied unchanged;
+* ``replay.py`` + ``engine.py`` + ``compare.py`` + ``shellwords.py``: cltui's own engine,
+  copied unchanged;
 * ``replay.cpp`` + ``CMakeLists.txt``: the same replay in C++17 (``--lang cpp``);
 * ``README.md`` and ``SHA256SUMS``.
 
@@ -137,6 +138,11 @@ def _replay_module(name: str) -> bytes:
     return (resources.files("cltui.replay") / name).read_bytes()
 
 
+def _capture_module(name: str) -> bytes:
+    """``cltui/capture/<name>``, byte for byte (a standard-library helper of the engine)."""
+    return (resources.files("cltui.capture") / name).read_bytes()
+
+
 def parse_langs(langs: str | Sequence[str]) -> list[str]:
     items = langs.split(",") if isinstance(langs, str) else list(langs)
     out: list[str] = []
@@ -243,6 +249,7 @@ def _write_bundle(
         w.write_text("manifest.json", json.dumps(manifest, indent=1) + "\n")
         w.write_bytes("engine.py", _replay_module("engine.py"))
         w.write_bytes("compare.py", _replay_module("compare.py"))
+        w.write_bytes("shellwords.py", _capture_module("shellwords.py"))
         w.write_bytes("replay.py", _template("replay.py"), executable=True)
         if "cpp" in chosen:
             w.write_bytes("replay.cpp", _template("replay.cpp"))

@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import importlib.util
 import re
-import shlex
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from cltui.capture.confine import read_host_header
 from cltui.capture.names import sanitize_component
+from cltui.capture.shellwords import split_words
 
 _INCLUDE_RE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"\r\n]+)[>"]', re.MULTILINE)
 MAX_HEADERS = 500
@@ -50,10 +50,7 @@ class IncludeSet:
 
 def split_include_options(options: str) -> tuple[list[str], list[str]]:
     """(``-I`` folders in order, the other options as words)."""
-    try:
-        words = shlex.split(options)
-    except ValueError:
-        words = options.split()
+    words = split_words(options)
     dirs: list[str] = []
     rest: list[str] = []
     i = 0

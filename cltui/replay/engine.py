@@ -61,9 +61,11 @@ import numpy as np
 import numpy.typing as npt
 
 if __package__:
+    from ..capture.shellwords import split_words
     from . import compare as _compare
 else:  # pragma: no cover - the exported bundle runs this file as a script
     import compare as _compare  # type: ignore[no-redef, import-not-found]
+    from shellwords import split_words  # type: ignore[no-redef, import-not-found]
 
 PLAN_FORMAT = "cltui-replay-plan"
 PINNED_MIN_BYTES = 0
@@ -209,10 +211,7 @@ def _build_options(options: str) -> tuple[str, list[str]]:
     """Captured options with include paths that do not exist here mapped or dropped."""
     import shlex
 
-    try:
-        parts = shlex.split(options)
-    except ValueError:
-        parts = options.split()
+    parts = split_words(options)
     out: list[str] = []
     notes: list[str] = []
     i = 0
@@ -485,7 +484,6 @@ class Engine:
         if self.binary_cache is None:
             return None
         import hashlib
-        import shlex
 
         import pyopencl as cl
 
@@ -494,10 +492,7 @@ class Engine:
         for part in (d.get("name"), d.get("driver"), d.get("version"),
                      d.get("platform_version"), cl.VERSION_TEXT, options, src):
             h.update(str(part).encode("utf-8", "replace") + b"\0")
-        try:
-            parts = shlex.split(options)
-        except ValueError:
-            parts = options.split()
+        parts = split_words(options)
         for i, part in enumerate(parts):
             folder = parts[i + 1] if part == "-I" and i + 1 < len(parts) else None
             if folder is None and part.startswith("-I") and len(part) > 2:

@@ -1,0 +1,55 @@
+"""Build options split into words the way ``shlex.split`` does, in linear time.
+
+``shlex`` grows each word one character at a time (quadratic in a long word), and build
+options come from an untrusted capture.  Standard library only: an exported bundle ships this
+file beside ``engine.py``, which imports it from there.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["shell_split", "split_words"]
+
+_SH_RE = re.compile(r"""[ \t\r\n]+|[^ \t\r\n'"\\]+|'[^']*'|"(?:[^"\\]|\\.)*"|\\.""", re.DOTALL)
+_SH_DQ_ESC = re.compile(r'\\(["\\])')
+
+
+def shell_split(text: str) -> list[str] | None:
+    """``shlex.split(text)`` in one pass; None where shlex raises (an open quote, a final
+    ``\\``)."""
+    out: list[str] = []
+    word: list[str] = []
+    in_word = False
+    pos = 0
+    n = len(text)
+    while pos < n:
+        m = _SH_RE.match(text, pos)
+        if m is None:
+            return None
+        t = m.group()
+        pos = m.end()
+        c = t[0]
+        if c in " \t\r\n":
+            if in_word:
+                out.append("".join(word))
+                word, in_word = [], False
+            continue
+        in_word = True
+        if c == "'":
+            word.append(t[1:-1])
+        elif c == '"':
+            word.append(_SH_DQ_ESC.sub(r"\1", t[1:-1]))
+        elif c == "\\":
+            word.append(t[1])
+        else:
+            word.append(t)
+    if in_word:
+        out.append("".join(word))
+    return out
+
+
+def split_words(text: str) -> list[str]:
+    """:func:`shell_split`, or plain whitespace words where the quoting is broken."""
+    words = shell_split(text)
+    return words if words is not None else text.split()

@@ -351,7 +351,8 @@ def _predefine(p: _Pre, opts: BuildOptions) -> None:
 
 
 _LIT_BODY = {
-    q: re.compile(r"(?:[^%s\\\n]++|\\.)*+" % q, re.DOTALL) for q in ('"', "'")
+    '"': re.compile(r'(?:[^"\\\n]++|\\.)*+', re.DOTALL),
+    "'": re.compile(r"(?:[^'\\\n]++|\\.)*+", re.DOTALL),
 }
 _LIT_NEXT_RE = re.compile(r"""["']|/\*|//""")
 

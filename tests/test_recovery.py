@@ -193,8 +193,15 @@ def test_coldcache_replays_14_38_on_pocl(coldcache: Path) -> None:
     res = CliRunner().invoke(
         main, ["replay", str(coldcache), "14-38", "-d", "pocl", "--json"]
     )
-    assert res.exit_code in (0, 3), res.output  # 3: incomplete (15 and 17 were lost)
+    assert res.exit_code == 3, res.output  # incomplete: 15 and 17 were lost
     report = json.loads(res.stdout)
+    verdict = report["verdict"]
+    assert verdict["status"] == "incomplete"
+    assert verdict["line"] == (
+        "INCOMPLETE: 23/23 kernel enqueues replayed (23 recovered, 2 enqueues lost with the log), "
+        "53/53 outputs checked (53 equal)"
+    )
+    assert verdict["counts"]["lost"] == 2 and verdict["counts"]["recovered"] == 23
     assert report["plan"]["steps"] == 23
     assert [x["first"] for x in report["plan"]["lost"]] == [15, 17]
     (dev,) = report["devices"]

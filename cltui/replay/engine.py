@@ -1572,12 +1572,11 @@ def _verdict_line(status: str, head: str, c: dict[str, int]) -> str:
     """``INCOMPLETE: 24/25 kernel enqueues replayed (1 skipped), 40/52 outputs checked (12
     unchecked)``: what was done, and what was not, with counts."""
     k = f"{c['replayed']}/{c['kernels']} kernel enqueues replayed"
-    if c["skipped"]:
-        k += f" ({c['skipped']} skipped)"
-    if c["recovered"]:
-        k += f" ({c['recovered']} recovered)"
+    about = [f"{c[w]} {w}" for w in ("skipped", "recovered") if c[w]]
     if c["lost"]:
-        k += f" ({c['lost']} enqueue{'s' if c['lost'] != 1 else ''} lost with the log)"
+        about.append(f"{c['lost']} enqueue{'s' if c['lost'] != 1 else ''} lost with the log")
+    if about:
+        k += f" ({', '.join(about)})"
     o = f"{c['checked']}/{c['outputs']} outputs checked"
     how = [f"{c[w]} {w}" for w in ("equal", "within", "different") if c[w]]
     if c["unchecked"]:

@@ -1926,10 +1926,14 @@ Verdict make_verdict(const Plan& plan, const std::vector<StepOutcome>& outcomes,
     }
     std::ostringstream o;
     o << replayed << "/" << kernels << " kernel enqueues replayed";
-    if (v.count("skipped")) o << " (" << v.count("skipped") << " skipped)";
-    if (plan.recovered) o << " (" << plan.recovered << " recovered)";
+    std::vector<std::string> about;
+    if (v.count("skipped")) about.push_back(std::to_string(v.count("skipped")) + " skipped");
+    if (plan.recovered) about.push_back(std::to_string(plan.recovered) + " recovered");
     if (plan.lost)
-        o << " (" << plan.lost << " enqueue" << (plan.lost != 1 ? "s" : "") << " lost with the log)";
+        about.push_back(std::to_string(plan.lost) + " enqueue" + (plan.lost != 1 ? "s" : "") +
+                        " lost with the log");
+    for (size_t i = 0; i < about.size(); ++i) o << (i ? ", " : " (") << about[i];
+    if (!about.empty()) o << ")";
     o << ", " << checked << "/" << outputs << " outputs checked";
     std::vector<std::string> how;
     if (equal) how.push_back(std::to_string(equal) + " equal");

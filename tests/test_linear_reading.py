@@ -281,3 +281,26 @@ def test_unclosed_literals_become_spaces_and_closed_ones_stay() -> None:
     assert d('"\\"\\"\\"') == ' \\ \\ \\ '  # every quote on the first one's escape path
     text = "plain text, no quotes\n" * 3
     assert d(text) is text
+
+
+def test_binary_garbage_in_a_source_is_left_out_and_the_kernels_around_it_parse() -> None:
+    """Random bytes (a damaged source): pcpp spent a token and an error on each byte (a
+    2 MB one took ~40 s); lines holding control characters are left out, with a warning."""
+    import random
+
+    junk = random.Random(3).randbytes(2_000_000).decode("latin-1")
+    head = "__kernel void before(__global int* a) { a[0] = 1; }\n"
+    tail = "\n__kernel void after(__global float* b, int n) { b[n] = 0; }\n"
+
+    def run() -> None:
+        text, _missing, warnings, _sk = sig.preprocess(head + junk + tail, "")
+        assert any("hold control characters" in w for w in warnings), warnings
+        # after random bytes anything may follow (an open comment, an open brace), as for a
+        # compiler; lines of binary data are left out whole, so what follows them parses
+        assert "before" in sig.parse_program(head + junk + tail, "").kernels
+        lines = "".join(f"\x1b[{i}m{{ /* \x07\n" for i in range(100_000))
+        kernels = sig.parse_program(head + lines + tail, "").kernels
+        assert {"before", "after"} <= set(kernels), sorted(kernels)
+        assert [p.name for p in kernels["after"].params] == ["b", "n"]
+
+    bounded("a source with 2 MB of random bytes between two kernels", run)

@@ -406,13 +406,38 @@ def defuse_literals(text: str) -> str:
     return "".join(chars)
 
 
+# a line holding a control character (other than white space) is not OpenCL C: binary
+# garbage in a damaged source; pcpp would spend a token and an error on each of its bytes
+_CONTROL_LINE_RE = re.compile(r"^[^\n]*[\x00-\x08\x0e-\x1f\x7f][^\n]*$", re.MULTILINE)
+
+
+def _drop_control_lines(text: str, warnings: list[str]) -> str:
+    """``text`` with each line that holds a control character emptied (its line break kept,
+    so line numbers stay), and a warning that says how many."""
+    dropped = 0
+
+    def empty(_m: re.Match[str]) -> str:
+        nonlocal dropped
+        dropped += 1
+        return ""
+
+    out = _CONTROL_LINE_RE.sub(empty, text)
+    if dropped:
+        warnings.append(
+            f"{dropped} line{'s' if dropped != 1 else ''} of the source hold control characters "
+            "(binary data, not OpenCL C): left out of the signature parse"
+        )
+    return out
+
+
 def preprocess(source: str, options: str, include_dirs: Sequence[str] = (),
                skeleton: bool = True) -> tuple[str, list[str], list[str], bool]:
     """Returns (text, missing includes, warnings, skeleton_used)."""
     warnings: list[str] = []
     opts = parse_build_options(options)
     text = source[1:] if source.startswith("\ufeff") else source
-    text = defuse_literals(text.replace("\r\n", "\n").replace("\x00", " "))
+    text = text.replace("\r\n", "\n").replace("\x00", " ")
+    text = defuse_literals(_drop_control_lines(text, warnings))
     used = False
     if skeleton:
         sk = skeletonize(text)

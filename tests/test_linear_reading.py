@@ -293,7 +293,7 @@ def test_binary_garbage_in_a_source_is_left_out_and_the_kernels_around_it_parse(
     tail = "\n__kernel void after(__global float* b, int n) { b[n] = 0; }\n"
 
     def run() -> None:
-        text, _missing, warnings, _sk = sig.preprocess(head + junk + tail, "")
+        _text, _missing, warnings, _sk = sig.preprocess(head + junk + tail, "")
         assert any("hold control characters" in w for w in warnings), warnings
         # after random bytes anything may follow (an open comment, an open brace), as for a
         # compiler; lines of binary data are left out whole, so what follows them parses

@@ -66,6 +66,11 @@ SCENES = [
     Scene("22-check-findings", "opencv_tapi_pocl", (120, 36), jump=4, keys=["C", "down"]),
     Scene("23-diverge", "pyopencl_lib_pocl", (120, 36), keys=["d"],
           capture_b="pyopencl_lib_oclgrind"),
+    # a damaged capture: enqueues rebuilt from the dump files (~), and a replay of 14-38 whose
+    # verdict says what the log lost
+    Scene("24-damaged-list", "pyopencl_lib_coldcache", (120, 36), jump=14),
+    Scene("25-damaged-replay", "pyopencl_lib_coldcache", (140, 36), jump=14,
+          keys=["shift+down"] * 22 + ["r", "ctrl+r"]),
 ]
 
 

@@ -304,3 +304,27 @@ def test_binary_garbage_in_a_source_is_left_out_and_the_kernels_around_it_parse(
         assert [p.name for p in kernels["after"].params] == ["b", "n"]
 
     bounded("a source with 2 MB of random bytes between two kernels", run)
+
+
+def test_a_transfer_line_with_a_long_word_is_split_in_linear_time() -> None:
+    """``key = value`` of a transfer's log line (plan.py): the key pattern retried at every
+    character of a word of 200 KB (a fuzz input took over 200 CPU seconds)."""
+    from cltui.replay.plan import _line_kv
+
+    line = "clEnqueueFillBuffer( queue = 0x1, buffer = 0x2, pattern = < 1, 2 >, size = 8 )"
+    assert _line_kv(line) == {
+        "queue": "0x1", "buffer": "0x2", "pattern": "< 1, 2 >", "size": "8 )"
+    }  # fmt: skip
+    for junk in ("w" * 2_000_000, "a = <" * 400_000, "a = <b, " * 250_000):
+        bounded(f"_line_kv of a line of {junk[:8]!r}...", lambda junk=junk: _line_kv(junk))
+
+
+def test_the_source_view_scans_unclosed_literals_in_linear_time() -> None:
+    """The app's comment scan (highlight.py) retried a string at every quote of a line of
+    ``"\\`` pairs, each to the end of the line."""
+    from cltui.tui.highlight import _comment_starts
+
+    for unit in ('"\\', "'\\", "/* '\n*/"):
+        src = unit * (2_000_000 // len(unit))
+        bounded(f"the comment scan of {unit!r} repeated",
+                lambda src=src: _comment_starts(src, src.count("\n") + 1))  # fmt: skip

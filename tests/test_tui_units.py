@@ -181,3 +181,15 @@ def test_wheel_ships_styles_and_the_helper_finds_them(tmp_path: Path) -> None:
         env={"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin"},
     )
     assert Path(out.stdout.strip()) == site / "cltui" / "_styles"
+
+
+def test_comment_starts_skip_comments_whole_and_unclosed_strings_end_at_their_line() -> None:
+    from cltui.tui.highlight import _comment_starts
+
+    # a quote inside a comment starts no string (it used to swallow the comment's end)
+    assert _comment_starts("/* it's */ x; /* m\nl */ y = \"/*\";\nz", 3) == [False, True, False]
+    assert _comment_starts('/* x "*/ b; /* m\nl */', 2) == [False, True]
+    # "/*" inside a string, or after an unclosed quote on its line, opens no comment
+    assert _comment_starts('s = "/* not";\nx', 2) == [False, False]
+    assert _comment_starts('s = "open /*\nx', 2) == [False, False]
+    assert _comment_starts("a /* multi\nline\n*/ b", 3) == [False, True, True]

@@ -898,7 +898,9 @@ def _mid(m: MemObject) -> str:
     return f"h{m.handle:x}@{m.line_offset}"
 
 
-_KV_RE = re.compile(r"(\w+) = (<[^>]*>|[^,;]*)")
+# linear in a line of any content: a key starts a word (no retry inside a long one) and a
+# ``< ... >`` value cannot run past the next ``<`` (no rescan from each of a run of them)
+_KV_RE = re.compile(r"(?<!\w)(\w+) = (<[^<>]*>|[^,;]*)")
 
 
 def _line_kv(line: str) -> dict[str, str]:

@@ -164,7 +164,13 @@ def token_style(token: _TokenType) -> Style:
     return Style()
 
 
-_COMMENT_OR_STRING = re.compile(r'/\*|\*/|//[^\n]*|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'')
+# a literal that does not close ends at its line's end (as for the compiler): one attempt
+# per quote that always matches, so a line of ``"\\`` pairs costs linear time
+_COMMENT_OR_STRING = re.compile(
+    r'/\*|\*/|//[^\n]*'
+    r'|"(?:[^"\\\n]++|\\[\s\S]?)*+(?:"|(?=\n)|\Z)'
+    r"|'(?:[^'\\\n]++|\\[\s\S]?)*+(?:'|(?=\n)|\Z)"
+)
 
 
 class LineHighlighter:
@@ -205,25 +211,24 @@ class LineHighlighter:
 
 
 def _comment_starts(source: str, n_lines: int) -> list[bool]:
-    """For each line, whether it starts inside a ``/* */`` comment (one regex pass)."""
+    """For each line, whether it starts inside a ``/* */`` comment (one pass: a comment is
+    skipped whole, so a quote inside it starts no string)."""
     starts = [False] * n_lines
-    inside = False
     line_no = 0
     last = 0
-    for match in _COMMENT_OR_STRING.finditer(source):
-        token = match.group()
-        if token == "/*" and not inside:
-            start_line = line_no + source.count("\n", last, match.start())
-            end = source.find("*/", match.end())
-            end = len(source) if end < 0 else end
-            end_line = start_line + source.count("\n", match.start(), end)
-            for k in range(start_line + 1, min(end_line, n_lines - 1) + 1):
-                starts[k] = True
-            line_no = end_line
-            last = end
-            inside = True
-        elif token == "*/" and inside:
-            inside = False
-        elif inside:
+    pos = 0
+    search = _COMMENT_OR_STRING.search
+    while (match := search(source, pos)) is not None:
+        if match.group() != "/*":  # a string, a line comment or a stray */: skipped
+            pos = match.end()
             continue
+        start_line = line_no + source.count("\n", last, match.start())
+        end = source.find("*/", match.end())
+        end = len(source) if end < 0 else end
+        end_line = start_line + source.count("\n", match.start(), end)
+        for k in range(start_line + 1, min(end_line, n_lines - 1) + 1):
+            starts[k] = True
+        line_no = end_line
+        last = end
+        pos = end + 2
     return starts

@@ -373,6 +373,8 @@ def _rename_entry(ws: Workspace, rng: random.Random, new_name: Callable[[str], b
     rel = rng.choice(ents)
     head, tail = os.path.split(rel)
     new_rel = os.path.join(os.fsencode(head), new_name(tail)) if head else new_name(tail)
+    if os.path.lexists(ws.path(new_rel)):  # the new name is taken (a number hit another's)
+        return f"{rel}: its new name {os.fsdecode(new_rel)[:120]!r} is taken: not renamed"
     ws.rename(rel, new_rel)
     return f"{rel} -> {os.fsdecode(new_rel)[:120]!r}"
 

@@ -9,6 +9,8 @@ import re
 import shutil
 from pathlib import Path
 
+import pytest
+
 import cltui.capture.logindex as li
 from cltui.capture import open_capture
 from cltui.capture import signature as sig
@@ -328,3 +330,65 @@ def test_the_source_view_scans_unclosed_literals_in_linear_time() -> None:
         src = unit * (2_000_000 // len(unit))
         bounded(f"the comment scan of {unit!r} repeated",
                 lambda src=src: _comment_starts(src, src.count("\n") + 1))  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("field", "pattern"),
+    [
+        ("a Device Time value", rb"(Device Time for [^\n]*?\(enqueue \d+\) = )\d+"),
+        ("a clSetKernelArg size", rb"(clSetKernelArg[^\n]*? size = )\d+"),
+        ("a clSetKernelArg index", rb"(clSetKernelArg[^\n]*?index = )\d+"),
+        ("Num Args", rb"(Num Args: )\d+"),
+        ("a program number", rb"(program number = )\d+"),
+    ],
+)
+def test_numbers_of_5000_digits_in_log_fields(tmp_path: Path, field: str, pattern: bytes) -> None:
+    """int() refuses more than 4,300 digits (ValueError): one such number in a Device Time
+    line kept the whole capture from opening, one in a clSetKernelArg size the enqueue from
+    decoding (found by the long fuzz run). Such a field is unreadable; the rest reads."""
+    from .conftest import copy_capture
+
+    root = copy_capture(capture_path("images_svm_pocl"), tmp_path)
+    log = root / "clintercept_log.txt"
+    data, n = re.subn(pattern, lambda m: m.group(1) + b"9" * 5000, log.read_bytes())
+    assert n, field
+    log.write_bytes(data)
+
+    def run() -> None:
+        cap = open_capture(root)
+        try:
+            assert len(cap) == 11
+            for k in cap.numbers.tolist():
+                enq = cap.enqueue(int(k))
+                bad = [p.message for p in enq.problems if "could not decode" in p.message]
+                assert not bad, bad
+            cap.info()
+        finally:
+            cap.close()
+
+    bounded(f"a capture with {field} of 5000 digits", run)
+
+
+def test_a_log_line_of_half_a_million_enqueue_tags(tmp_path: Path) -> None:
+    """A tag repeated 500,000 times inside an enqueue line made a kernel name of 14 MB that
+    the source search compiled into a pattern (over 20 CPU seconds): a name that is no C
+    identifier names no definition."""
+    from .conftest import copy_capture
+
+    root = copy_capture(capture_path("images_svm_pocl"), tmp_path)
+    log = root / "clintercept_log.txt"
+    data = log.read_bytes()
+    at = data.index(b"clEnqueueNDRangeKernel( ") + len(b"clEnqueueNDRangeKernel( ")
+    log.write_bytes(data[:at] + b">>>> clEnqueueNDRangeKernel" * 500_000 + data[at:])
+
+    def run() -> None:
+        cap = open_capture(root)
+        try:
+            for k in cap.numbers.tolist():
+                cap.enqueue(int(k))
+            cap.info()
+        finally:
+            cap.close()
+
+    bounded("a capture with 500,000 enqueue tags in one line", run)
+    assert sig.kernel_span("__kernel void k(int a) {}", ">>>> k") is None

@@ -590,7 +590,7 @@ class Capture:
                     enq.problems.append(Problem(how, enqueue=enq.number))
                 return prog, self.program_source(prog), prog.options
         # grep the sources for the kernel definition
-        if kernel_name:
+        if kernel_name and kernel_name.isidentifier():  # (a damaged log's name may be no C name)
             rx = re.compile(_KERNEL_DEF_RE.format(re.escape(kernel_name)), re.DOTALL)
             hits = [p for p in self._programs if rx.search(self.program_source(p))]
             if len(hits) > 1:

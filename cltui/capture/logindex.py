@@ -391,7 +391,8 @@ class LogIndex:
         mm = self._mm
         if mm is None:
             return None
-        m = re.compile(rb"\n\s*Num Args: (\d+)").search(mm, offset, min(self.size, offset + 4096))
+        num_args = re.compile(rb"\n\s*Num Args: (\d{1,9})\b")
+        m = num_args.search(mm, offset, min(self.size, offset + 4096))
         if m is None:
             return None
         between = mm[offset : m.start()]
@@ -529,7 +530,7 @@ class LogIndex:
 
 _SETARG_ANY_RE = re.compile(
     rb">>>> " + _PREFIX + rb"clSetKernelArg(SVMPointer|MemPointerINTEL|DevicePointerEXT)?"
-    rb"\( [^\n]*?: kernel = (?:0x[0-9a-f]+|[0-9A-F]{16}), index = (\d+), ([^\n]*)"
+    rb"\( [^\n]*?: kernel = (?:0x[0-9a-f]+|[0-9A-F]{16}), index = (\d{1,9}), ([^\n]*)"
 )
 
 
@@ -551,7 +552,7 @@ def _setarg_pattern(kernel: int) -> re.Pattern[bytes]:
     hx = f"0x{kernel:x}".encode() + rb"|" + f"{kernel:016X}".encode()
     return re.compile(
         rb">>>> " + _PREFIX + rb"clSetKernelArg(SVMPointer|MemPointerINTEL|DevicePointerEXT)?"
-        rb"\( [^\n]*?: kernel = (?:" + hx + rb"), index = (\d+), ([^\n]*)"
+        rb"\( [^\n]*?: kernel = (?:" + hx + rb"), index = (\d{1,9}), ([^\n]*)"
     )
 
 
@@ -577,7 +578,7 @@ def _decode_setarg(m: re.Match[bytes], mm: mmap.mmap, size: int) -> SetArg:
         p = parse_ptr(text)
         return SetArg(idx, 8, text, None, True, None, off, p, counter)
     sz = 0
-    ms = re.match(r"size = (\d+)", rest)
+    ms = re.match(r"size = (\d{1,19})\b", rest)  # longer: no size (int() refuses 4,300 digits)
     if ms:
         sz = int(ms.group(1))
     text = ""
@@ -1300,6 +1301,8 @@ def _quads(found: list[tuple[bytes, bytes, bytes, bytes]]) -> bytes:
         return bytes(q.tobytes())
     out = array("q")  # a value past int64: keep the lines that fit
     for t in found:
+        if max(len(x) for x in t) > 19:  # past int64 (and int() refuses 4,300 digits)
+            continue
         v = [int(x) for x in t]
         if max(v) <= _I64_MAX:
             out.extend(v)

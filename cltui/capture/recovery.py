@@ -360,6 +360,8 @@ def _named_device_times(
     try:
         with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
             for m in _DEVTIME_NAMED_RE.finditer(mm):
+                if max(len(x) for x in m.group(2, 3, 4, 5)) > 19:  # past int64: not a line
+                    continue
                 n = int(m.group(2))
                 if lost(n):
                     name = m.group(1).replace(b"\x00", b"").decode("utf-8", "replace").strip()

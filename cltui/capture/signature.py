@@ -20,7 +20,7 @@ import importlib.util
 import io
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TextIO
 
@@ -461,7 +461,8 @@ def preprocess(source: str, options: str, include_dirs: Sequence[str] = (),
 # --------------------------------------------------------------------------- C tokens
 
 _C_TOKEN_RE = re.compile(
-    r"(?P<nl>\n)|(?P<line>^[ \t]*#[ \t]*(?:line[ \t]+)?(?P<ln>\d+)(?:[ \t]+\"(?P<file>[^\"]*)\")?"
+    r"(?P<nl>\n)|(?P<line>^[ \t]*#[ \t]*(?:line[ \t]+)?(?P<ln>\d{1,9})(?!\d)"
+    r"(?:[ \t]+\"(?P<file>[^\"]*)\")?"
     r"[^\n]*)|(?P<dir>^[ \t]*#[^\n]*)|(?P<ws>[ \t\r\f\v]+|//[^\n]*|/\*.*?\*/)"
     r"|(?P<str>\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*')"
     r"|(?P<tok>[A-Za-z_]\w*|\.?\d(?:[\w.]|[eEpP][+-])*|->|\+\+|--|<<|>>|&&|\|\||##|[^\s])",
@@ -843,14 +844,15 @@ def _definitions(source: str, name: str) -> list[tuple[int, int, int, int]]:
     Each candidate costs a bounded amount of work (parentheses matched, braces closed and
     declaration starts found once per source, by :func:`_masked`): a source of a million
     ``k(`` is one pass, not a million."""
+    found: list[tuple[int, int, int, int]] = []
+    if not name.isidentifier():  # a name from a damaged log: no C name, no definition
+        return found
     mk = _masked(source)
     masked, braces, depth_after = mk.text, mk.braces, mk.depth_after
-    found: list[tuple[int, int, int, int]] = []
-    for m in re.finditer(r"\b" + re.escape(name) + r"\s*\(", masked):
-        k = bisect.bisect_left(braces, m.start())
+    for start, open_paren in _calls(masked, name):
+        k = bisect.bisect_left(braces, start)
         if k > 0 and depth_after[k - 1] != 0:
             continue
-        open_paren = m.end() - 1
         close_paren = mk.close_paren.get(open_paren)
         if close_paren is None or close_paren - open_paren > 200_000:
             continue
@@ -870,8 +872,27 @@ def _definitions(source: str, name: str) -> list[tuple[int, int, int, int]]:
         end = mk.next_top[j]
         if end < 0:
             continue
-        found.append((_decl_start(mk, m.start()), open_paren, close_paren, end))
+        found.append((_decl_start(mk, start), open_paren, close_paren, end))
     return found
+
+
+def _calls(text: str, name: str) -> Iterator[tuple[int, int]]:
+    """(start, ``(`` offset) of each ``name (`` in ``text`` with ``name`` a whole word: a
+    literal search (no pattern compiled from a name that a damaged log may make megabytes
+    long); linear, since the blanks after one match end before the next match starts."""
+    n = len(text)
+    at = text.find(name)
+    while at >= 0:
+        end = at + len(name)
+        if (at == 0 or not _is_word(text[at - 1])) and (end == n or not _is_word(text[end])):
+            p = _SPACE_RE.match(text, end).end()  # type: ignore[union-attr]
+            if p < n and text[p] == "(":
+                yield at, p
+        at = text.find(name, at + 1)
+
+
+def _is_word(ch: str) -> bool:
+    return ch.isalnum() or ch == "_"
 
 
 def _pick(source: str, name: str, near: int | None) -> tuple[int, int, int, int] | None:

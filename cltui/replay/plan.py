@@ -144,7 +144,6 @@ class _Builder:
         self.skipped: list[dict[str, Any]] = []
         self.lost: list[dict[str, Any]] = []
 
-
     def add_lost(self, cap: Any, first: int, last: int) -> None:
         """Numbers in ``first..last`` that the log lost and no file names (not replayed)."""
         rec = getattr(cap, "recovery", None)

@@ -665,6 +665,10 @@ def exercise(path: Path) -> list[Finding]:
     finally:
         cap.close()
     texts.append(out.getvalue())
+    # click caches its stdout wrapper per stream in a WeakKeyDictionary whose value is the
+    # stream itself (a StringIO under redirect_stdout): the object is never freed, so its
+    # buffer is (a worker grew ~27 KB an input, MemoryError after ~40,000 inputs)
+    out.close()
     if any(sign in t for t in texts for sign in OUTSIDE_SIGNS):
         findings.append(
             Finding("outside", "read outside the capture", "a file outside it shows in the output")
@@ -762,6 +766,8 @@ class Runner:
 #: address space of a worker: a runaway read fails there as a MemoryError (a finding)
 #: instead of taking the machine's memory
 WORKER_MEMORY = 3 << 30
+#: inputs a worker process runs before a fresh one takes its place
+RECYCLE_EVERY = 5000
 
 
 def _worker(conn: Connection, work: str, verify: bool, bases: tuple[str, ...]) -> None:
@@ -1034,6 +1040,10 @@ def run_campaign(
                         feed(s)
                         continue
                     summary.add(result)
+                    s["done"] = s.get("done", 0) + 1
+                    if s["done"] >= RECYCLE_EVERY:  # a fresh process: bounded caches and
+                        _replace(s, spawn())  # heap fragmentation start over
+                        s["done"] = 0
                     feed(s)
                     continue
                 wall = time.perf_counter() - s["t0"]

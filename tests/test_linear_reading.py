@@ -392,3 +392,24 @@ def test_a_log_line_of_half_a_million_enqueue_tags(tmp_path: Path) -> None:
 
     bounded("a capture with 500,000 enqueue tags in one line", run)
     assert sig.kernel_span("__kernel void k(int a) {}", ">>>> k") is None
+
+
+def test_kernel_definition_search_over_unclosed_attributes() -> None:
+    """The capture's search for a kernel's program (and for every kernel a source defines)
+    scanned lazily to the end of the source from each ``kernel __attribute__((``: 440 KB
+    took 33 s. Attribute parentheses are matched now."""
+    from cltui.capture.capture import _ANY_KERNEL_DEF_RE, _KERNEL_DEF_RE
+
+    one = re.compile(_KERNEL_DEF_RE.format("k"), re.DOTALL)
+    real = (
+        "__kernel __attribute__((reqd_work_group_size(64, 1, 1))) void k(__global int* a) {}\n"
+        "KERNEL REQD_WG_SIZE(64, 1, 1) void k2(int b) {}\n"
+        "__kernel __attribute__((vec_type_hint(float4))) __attribute__((x)) void k3() {}\n"
+    )
+    assert one.search(real) and _ANY_KERNEL_DEF_RE.findall(real) == ["k", "k2", "k3"]
+    junk = "kernel __attribute__((" * 100_000
+
+    def run() -> None:
+        assert one.search(junk) is None and _ANY_KERNEL_DEF_RE.findall(junk) == []
+
+    bounded("the kernel definition patterns over 100,000 unclosed attributes", run)

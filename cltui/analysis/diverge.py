@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from cltui.capture import images
 from cltui.capture.capture import Capture
 from cltui.capture.files import cli_hash64
 from cltui.capture.model import Dump, Enqueue, EnqueueKind, KernelArg
@@ -313,31 +314,15 @@ def align(cap_a: Capture, cap_b: Capture) -> tuple[list[tuple[int | None, int | 
 
 # --------------------------------------------------------------------------- compare
 
-_CHANNELS = {
-    "CL_R": 1, "CL_A": 1, "CL_INTENSITY": 1, "CL_LUMINANCE": 1, "CL_DEPTH": 1, "CL_Rx": 1,
-    "CL_RG": 2, "CL_RA": 2, "CL_RGx": 2, "CL_RGB": 3, "CL_RGBx": 3,
-    "CL_RGBA": 4, "CL_BGRA": 4, "CL_ARGB": 4, "CL_ABGR": 4, "CL_sRGBA": 4, "CL_sBGRA": 4,
-}
-_CHANNEL_TYPES = {
-    "CL_FLOAT": "<f4", "CL_HALF_FLOAT": "<f2", "CL_UNORM_INT8": "u1", "CL_UNSIGNED_INT8": "u1",
-    "CL_SNORM_INT8": "i1", "CL_SIGNED_INT8": "i1", "CL_UNORM_INT16": "<u2",
-    "CL_UNSIGNED_INT16": "<u2", "CL_SNORM_INT16": "<i2", "CL_SIGNED_INT16": "<i2",
-    "CL_SIGNED_INT32": "<i4", "CL_UNSIGNED_INT32": "<u4",
-}
-
-
 def arg_dtype(arg: KernelArg, dump: Dump) -> tuple[np.dtype[Any], tuple[int, ...] | None]:
     """The element dtype to compare a dump with, and an image's (w, h, d) grid."""
     if dump.is_image:
         shape = dump.image_region
         fmt = arg.mem.image if arg.mem is not None else None
         if fmt is not None:
-            ch = _CHANNELS.get(fmt.channel_order)
-            base = _CHANNEL_TYPES.get(fmt.channel_data_type)
-            if ch is not None and base is not None:
-                dt = np.dtype(base) if ch == 1 else np.dtype(f"({ch},){base}")
-                if dump.image_bpp is None or dt.itemsize * 8 == dump.image_bpp:
-                    return dt, shape
+            dt = images.texel_dtype(fmt.channel_order, fmt.channel_data_type)
+            if dt is not None and (dump.image_bpp is None or dt.itemsize * 8 == dump.image_bpp):
+                return dt, shape
         if dump.image_bpp and dump.image_bpp % 8 == 0 and dump.image_bpp > 8:
             return np.dtype(f"({dump.image_bpp // 8},)u1"), shape
         return np.dtype(np.uint8), shape

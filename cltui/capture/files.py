@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from cltui.capture import images
 from cltui.capture.confine import (
     entry_leaves,
     leaves,
@@ -534,50 +535,6 @@ def scan_dumps(
 # ---------------------------------------------------------------------------------------------
 # Replay folders (§6.2)
 
-_CL_CHANNEL_ORDERS: dict[int, tuple[str, int]] = {
-    0x10B0: ("CL_R", 1),
-    0x10B1: ("CL_A", 1),
-    0x10B2: ("CL_RG", 2),
-    0x10B3: ("CL_RA", 2),
-    0x10B4: ("CL_RGB", 3),
-    0x10B5: ("CL_RGBA", 4),
-    0x10B6: ("CL_BGRA", 4),
-    0x10B7: ("CL_ARGB", 4),
-    0x10B8: ("CL_INTENSITY", 1),
-    0x10B9: ("CL_LUMINANCE", 1),
-    0x10BA: ("CL_Rx", 1),
-    0x10BB: ("CL_RGx", 2),
-    0x10BC: ("CL_RGBx", 3),
-    0x10BD: ("CL_DEPTH", 1),
-    0x10BE: ("CL_DEPTH_STENCIL", 1),
-    0x10BF: ("CL_sRGB", 3),
-    0x10C0: ("CL_sRGBx", 3),
-    0x10C1: ("CL_sRGBA", 4),
-    0x10C2: ("CL_sBGRA", 4),
-    0x10C3: ("CL_ABGR", 4),
-}
-
-# name, numpy dtype, packed (one element holds every channel)
-_CL_CHANNEL_TYPES: dict[int, tuple[str, str, bool]] = {
-    0x10D0: ("CL_SNORM_INT8", "i1", False),
-    0x10D1: ("CL_SNORM_INT16", "<i2", False),
-    0x10D2: ("CL_UNORM_INT8", "u1", False),
-    0x10D3: ("CL_UNORM_INT16", "<u2", False),
-    0x10D4: ("CL_UNORM_SHORT_565", "<u2", True),
-    0x10D5: ("CL_UNORM_SHORT_555", "<u2", True),
-    0x10D6: ("CL_UNORM_INT_101010", "<u4", True),
-    0x10D7: ("CL_SIGNED_INT8", "i1", False),
-    0x10D8: ("CL_SIGNED_INT16", "<i2", False),
-    0x10D9: ("CL_SIGNED_INT32", "<i4", False),
-    0x10DA: ("CL_UNSIGNED_INT8", "u1", False),
-    0x10DB: ("CL_UNSIGNED_INT16", "<u2", False),
-    0x10DC: ("CL_UNSIGNED_INT32", "<u4", False),
-    0x10DD: ("CL_HALF_FLOAT", "<f2", False),
-    0x10DE: ("CL_FLOAT", "<f4", False),
-    0x10DF: ("CL_UNORM_INT24", "<u4", True),
-    0x10E0: ("CL_UNORM_INT_101010_2", "<u4", True),
-}
-
 _CL_MEM_OBJECT_TYPES: dict[int, str] = {
     0x10F0: "CL_MEM_OBJECT_BUFFER",
     0x10F1: "CL_MEM_OBJECT_IMAGE2D",
@@ -588,16 +545,6 @@ _CL_MEM_OBJECT_TYPES: dict[int, str] = {
     0x10F6: "CL_MEM_OBJECT_IMAGE1D_BUFFER",
     0x10F7: "CL_MEM_OBJECT_PIPE",
 }
-
-
-def channel_order_name(value: int) -> str:
-    entry = _CL_CHANNEL_ORDERS.get(value)
-    return entry[0] if entry else f"0x{value:X}"
-
-
-def channel_type_name(value: int) -> str:
-    entry = _CL_CHANNEL_TYPES.get(value)
-    return entry[0] if entry else f"0x{value:X}"
 
 
 def image_type_name(value: int) -> str:
@@ -621,11 +568,11 @@ class ImageMeta:
 
     @property
     def channel_data_type_name(self) -> str:
-        return channel_type_name(self.channel_data_type)
+        return images.type_name(self.channel_data_type)
 
     @property
     def channel_order_name(self) -> str:
-        return channel_order_name(self.channel_order)
+        return images.order_name(self.channel_order)
 
     @property
     def image_type_name(self) -> str:
@@ -647,13 +594,11 @@ class ImageMeta:
         packing word's dtype.  A file holding ``W·H·D`` texels reshapes to
         ``(D, H, W, channels)`` with this dtype.
         """
-        order = _CL_CHANNEL_ORDERS.get(self.channel_order)
-        ctype = _CL_CHANNEL_TYPES.get(self.channel_data_type)
+        order = images.channel_order(self.channel_order)
+        ctype = images.channel_type(self.channel_data_type)
         if order is None or ctype is None:
             return None
-        _, dt, packed = ctype
-        channels = 1 if packed else order[1]
-        return np.dtype(dt), channels
+        return np.dtype(ctype.component), 1 if ctype.packed else order.channels
 
 
 def _parse_image_meta(text: str) -> ImageMeta | None:

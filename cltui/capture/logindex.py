@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from cltui.capture import images
 from cltui.capture.confine import is_file, leaves, outside_message
 from cltui.capture.model import (
     CaptureError,
@@ -884,53 +885,9 @@ def _image_format(kv: dict[str, str], fn: str) -> ImageFormat:
     )
 
 
-_CHANNELS = {
-    "CL_R": 1,
-    "CL_A": 1,
-    "CL_INTENSITY": 1,
-    "CL_LUMINANCE": 1,
-    "CL_DEPTH": 1,
-    "CL_Rx": 1,
-    "CL_RG": 2,
-    "CL_RA": 2,
-    "CL_RGx": 2,
-    "CL_RGB": 3,
-    "CL_RGBx": 3,
-    "CL_sRGB": 3,
-    "CL_RGBA": 4,
-    "CL_BGRA": 4,
-    "CL_ARGB": 4,
-    "CL_ABGR": 4,
-    "CL_sRGBA": 4,
-    "CL_sBGRA": 4,
-}
-_CHANNEL_BYTES = {
-    "CL_SNORM_INT8": 1,
-    "CL_UNORM_INT8": 1,
-    "CL_SIGNED_INT8": 1,
-    "CL_UNSIGNED_INT8": 1,
-    "CL_SNORM_INT16": 2,
-    "CL_UNORM_INT16": 2,
-    "CL_SIGNED_INT16": 2,
-    "CL_UNSIGNED_INT16": 2,
-    "CL_HALF_FLOAT": 2,
-    "CL_SIGNED_INT32": 4,
-    "CL_UNSIGNED_INT32": 4,
-    "CL_FLOAT": 4,
-}
-_PACKED = {
-    "CL_UNORM_SHORT_565": 2,
-    "CL_UNORM_SHORT_555": 2,
-    "CL_UNORM_INT_101010": 4,
-    "CL_UNORM_INT_101010_2": 4,
-    "CL_UNORM_INT24": 4,
-}
-
-
 def image_texel_bytes(fmt: ImageFormat) -> int:
-    if fmt.channel_data_type in _PACKED:
-        return _PACKED[fmt.channel_data_type]
-    return _CHANNELS.get(fmt.channel_order, 0) * _CHANNEL_BYTES.get(fmt.channel_data_type, 0)
+    """Bytes of one texel of ``fmt`` (0 for an unknown order or data type)."""
+    return images.texel_bytes(fmt.channel_order, fmt.channel_data_type)
 
 
 def image_region(fmt: ImageFormat) -> tuple[int, int, int]:

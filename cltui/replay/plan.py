@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from cltui.capture import images
 from cltui.capture.files import ReplayFolder, read_replay_folder
 from cltui.capture.model import ArgKind, Dump, Enqueue, EnqueueKind, KernelArg, MemObject
 from cltui.capture.ranges import EnqueueRange
@@ -38,35 +39,6 @@ from cltui.replay.compare import Tolerance, bytes_equal, dtype_spec
 from cltui.replay.engine import PLAN_FORMAT, PLAN_VERSION
 
 MODES = ("chain", "isolated", "strict")
-
-# channel data type -> numpy component dtype; channel order -> channels per texel
-_CHANNEL_DTYPES = {
-    "CL_SNORM_INT8": "|i1",
-    "CL_SNORM_INT16": "<i2",
-    "CL_UNORM_INT8": "|u1",
-    "CL_UNORM_INT16": "<u2",
-    "CL_SIGNED_INT8": "|i1",
-    "CL_SIGNED_INT16": "<i2",
-    "CL_SIGNED_INT32": "<i4",
-    "CL_UNSIGNED_INT8": "|u1",
-    "CL_UNSIGNED_INT16": "<u2",
-    "CL_UNSIGNED_INT32": "<u4",
-    "CL_HALF_FLOAT": "<f2",
-    "CL_FLOAT": "<f4",
-}
-_PACKED = {
-    "CL_UNORM_SHORT_565": "<u2",
-    "CL_UNORM_SHORT_555": "<u2",
-    "CL_UNORM_INT_101010": "<u4",
-    "CL_UNORM_INT_101010_2": "<u4",
-    "CL_UNORM_INT24": "<u4",
-}
-_CHANNELS = {
-    "CL_R": 1, "CL_A": 1, "CL_INTENSITY": 1, "CL_LUMINANCE": 1, "CL_DEPTH": 1, "CL_Rx": 1,
-    "CL_RG": 2, "CL_RA": 2, "CL_RGx": 2,
-    "CL_RGB": 3, "CL_RGBx": 3, "CL_sRGB": 3, "CL_sRGBx": 3,
-    "CL_RGBA": 4, "CL_BGRA": 4, "CL_ARGB": 4, "CL_ABGR": 4, "CL_sRGBA": 4, "CL_sBGRA": 4,
-}  # fmt: skip
 
 
 class PlanError(ValueError):
@@ -102,16 +74,6 @@ class Plan:
 
     def data_path(self, key: str) -> Path:
         return Path(self.capture_path / str(self.manifest["data"][key]["path"]))
-
-
-def image_dtype_spec(order: str, ctype: str) -> str | None:
-    if ctype in _PACKED:
-        return _PACKED[ctype]
-    base = _CHANNEL_DTYPES.get(ctype)
-    ch = _CHANNELS.get(order)
-    if base is None or ch is None:
-        return None
-    return base if ch == 1 else f"({ch},){base}"
 
 
 class _Builder:
@@ -293,11 +255,7 @@ class _Builder:
             elif meta is not None:
                 esize = meta.element_size
             else:
-                comp = _CHANNEL_DTYPES.get(ctype) or _PACKED.get(ctype)
-                if comp is not None:
-                    esize = np.dtype(comp).itemsize * (
-                        1 if ctype in _PACKED else _CHANNELS.get(order, 1)
-                    )
+                esize = images.texel_bytes(order, ctype)
             if not esize:
                 return mid, f"unknown texel size for the image of argument {a.index} ({label})"
             info["image"] = {
@@ -799,7 +757,7 @@ class _Builder:
         info = self.memory[mid]
         if info["kind"] == "image":
             im = info["image"]
-            return image_dtype_spec(im["order"], im["type"]), list(im["shape"])
+            return images.texel_dtype_spec(im["order"], im["type"]), list(im["shape"])
         if a.dtype is not None:
             try:
                 return dtype_spec(np.dtype(a.dtype)), None

@@ -11,6 +11,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Input, Label, Static
 from textual.worker import get_current_worker
 
+from cltui.capture import images
 from cltui.capture.cltypes import CType, TypeParseError, parse_type
 from cltui.capture.model import ArgKind, Enqueue, KernelArg
 from cltui.capture.signature import parse_program
@@ -190,12 +191,6 @@ def stats_text(pre: BufferStats | None, post: BufferStats | None) -> Text:
     return text
 
 
-_TEXEL_SCALARS = {
-    "CL_FLOAT": "float", "CL_HALF_FLOAT": "half", "CL_UNORM_INT8": "uchar",
-    "CL_UNSIGNED_INT8": "uchar", "CL_SNORM_INT8": "char", "CL_SIGNED_INT8": "char",
-    "CL_UNORM_INT16": "ushort", "CL_UNSIGNED_INT16": "ushort", "CL_SNORM_INT16": "short",
-    "CL_SIGNED_INT16": "short", "CL_UNSIGNED_INT32": "uint", "CL_SIGNED_INT32": "int",
-}
 _TEXEL_BY_BPP = {8: "uchar", 16: "ushort", 32: "uchar4", 64: "ushort4", 128: "float4"}
 
 
@@ -204,13 +199,8 @@ def texel_ctype(arg: KernelArg) -> CType | None:
     fmt = arg.mem.image if arg.mem is not None else None
     dump = arg.pre or arg.post
     name = None
-    if fmt is not None and fmt.channel_data_type in _TEXEL_SCALARS:
-        scalar = _TEXEL_SCALARS[fmt.channel_data_type]
-        order = fmt.channel_order.removeprefix("CL_").removeprefix("s")
-        lanes = {"R": 1, "A": 1, "INTENSITY": 1, "LUMINANCE": 1, "DEPTH": 1, "RG": 2, "RA": 2,
-                 "RGBA": 4, "BGRA": 4, "ARGB": 4, "ABGR": 4}.get(order)
-        if lanes is not None:
-            name = scalar if lanes == 1 else f"{scalar}{lanes}"
+    if fmt is not None:
+        name = images.texel_scalar(fmt.channel_order, fmt.channel_data_type)
     if name is None and dump is not None and dump.image_bpp in _TEXEL_BY_BPP:
         name = _TEXEL_BY_BPP[dump.image_bpp]
     return parse_type(name) if name else None

@@ -13,27 +13,13 @@ from rich.style import Style
 from textual.binding import Binding, BindingType
 from textual.widget import Widget
 
+from cltui.capture import images
 from cltui.capture.model import ArgKind, Dump, Enqueue, ImageFormat, KernelArg
 
 if TYPE_CHECKING:
     from cltui.capture.capture import Capture
 
 __all__ = ["ImageView", "image_rgb"]
-
-_CHANNELS = {
-    "CL_R": 1, "CL_A": 1, "CL_INTENSITY": 1, "CL_LUMINANCE": 1, "CL_DEPTH": 1, "CL_Rx": 1,
-    "CL_RG": 2, "CL_RA": 2, "CL_RGx": 2, "CL_RGB": 3, "CL_RGBx": 3, "CL_RGBA": 4,
-    "CL_BGRA": 4, "CL_ARGB": 4, "CL_ABGR": 4, "CL_sRGBA": 4, "CL_sBGRA": 4,
-}
-_DTYPES = {
-    "CL_FLOAT": ("f4", False), "CL_HALF_FLOAT": ("f2", False),
-    "CL_UNORM_INT8": ("u1", True), "CL_SNORM_INT8": ("i1", True),
-    "CL_UNORM_INT16": ("u2", True), "CL_SNORM_INT16": ("i2", True),
-    "CL_UNSIGNED_INT8": ("u1", False), "CL_SIGNED_INT8": ("i1", False),
-    "CL_UNSIGNED_INT16": ("u2", False), "CL_SIGNED_INT16": ("i2", False),
-    "CL_UNSIGNED_INT32": ("u4", False), "CL_SIGNED_INT32": ("i4", False),
-}
-
 
 def image_rgb(
     data: npt.NDArray[np.uint8], region: tuple[int, int, int], bpp: int,
@@ -43,9 +29,10 @@ def image_rgb(
     w, h, d = region
     texel = max(1, bpp // 8)
     channels, (code, normalized) = 4, ("u1", True)
-    if fmt is not None and fmt.channel_data_type in _DTYPES:
-        code, normalized = _DTYPES[fmt.channel_data_type]
-        channels = _CHANNELS.get(fmt.channel_order, 4)
+    ctype = images.channel_type(fmt.channel_data_type) if fmt is not None else None
+    if fmt is not None and ctype is not None and not ctype.packed:
+        code, normalized = ctype.component, ctype.normalized
+        channels = images.channels(fmt.channel_order) or 4
     else:  # no format in the log: guess from the bits per texel
         channels, code = {8: (1, "u1"), 16: (1, "u2"), 32: (4, "u1"), 64: (4, "u2"),
                           128: (4, "f4")}.get(bpp, (texel, "u1"))

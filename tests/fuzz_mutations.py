@@ -603,10 +603,11 @@ def exercise(path: Path) -> list[Finding]:
     ``info``, ``info --json`` and a whole-range replay plan would; returns the findings."""
     from cltui.capture import CaptureError, open_capture
     from cltui.capture.ranges import EnqueueRange
+    from cltui.capture.textfmt import fmt_ns
     from cltui.commands import info as info_cmd
     from cltui.commands import show as show_cmd
     from cltui.commands._common import _json_default, row_json
-    from cltui.commands.ls import fmt_ns, fmt_size
+    from cltui.commands.ls import fmt_size
     from cltui.replay.plan import PlanError, build_plan
 
     findings: list[Finding] = []
@@ -634,7 +635,7 @@ def exercise(path: Path) -> list[Finding]:
                 row = cap.row(pos)
                 texts.append(json.dumps(row_json(row)))
                 name = row.kernel if row.kernel is not None else row.function
-                dev = fmt_ns(row.device_time.start_to_end) if row.device_time else "-"
+                dev = fmt_ns(row.device_time.start_to_end, "-") if row.device_time else "-"
                 gsz = fmt_size(row.global_size) if row.global_size is not None else ""
                 texts.append(f"{row.number:>7}  {row.kind.label} {name[:32]:<32} {gsz} {dev}")
             # show and show --json, every enqueue

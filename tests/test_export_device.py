@@ -386,7 +386,7 @@ def _edge_case_bundle(root: Path) -> Path:
     are its input, checked against expected data made to differ in chosen ways."""
     import numpy as np
 
-    from cltui.export.exporter import _capture_module, _replay_module, _template
+    from cltui.export.exporter import _template, engine_modules
 
     b = root / "edge"
     (b / "data").mkdir(parents=True)
@@ -469,9 +469,8 @@ def _edge_case_bundle(root: Path) -> Path:
         ],
     }
     (b / "manifest.json").write_text(json.dumps(manifest))
-    (b / "engine.py").write_bytes(_replay_module("engine.py"))
-    (b / "compare.py").write_bytes(_replay_module("compare.py"))
-    (b / "shellwords.py").write_bytes(_capture_module("shellwords.py"))
+    for name, data in engine_modules().items():
+        (b / name).write_bytes(data)
     (b / "replay.py").write_bytes(_template("replay.py"))
     return b
 
@@ -646,7 +645,7 @@ def test_misaligned_svm_offset_without_svm_is_a_clear_error(
     """On a device without SVM an SVM argument at an offset becomes a sub-buffer, which needs
     an aligned offset: both runners name the enqueue and the alignment, no traceback."""
     _need("oclgrind")
-    from cltui.export.exporter import _capture_module, _replay_module, _template
+    from cltui.export.exporter import _template, engine_modules
 
     b = tmp_path / "svm"
     (b / "data").mkdir(parents=True)
@@ -674,9 +673,8 @@ def test_misaligned_svm_offset_without_svm_is_a_clear_error(
         ],
     }
     (b / "manifest.json").write_text(json.dumps(manifest))
-    (b / "engine.py").write_bytes(_replay_module("engine.py"))
-    (b / "compare.py").write_bytes(_replay_module("compare.py"))
-    (b / "shellwords.py").write_bytes(_capture_module("shellwords.py"))
+    for name, data in engine_modules().items():
+        (b / name).write_bytes(data)
     (b / "replay.py").write_bytes(_template("replay.py"))
     for proc in (
         run_py(b, "--device", "oclgrind"),

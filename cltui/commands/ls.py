@@ -8,21 +8,12 @@ import sys
 import click
 
 from cltui.capture.display import escape_controls
+from cltui.capture.textfmt import fmt_ns
 from cltui.commands._common import fail, load_capture, row_json
 
 
 def fmt_size(size: tuple[int, ...] | None) -> str:
     return "NULL" if size is None else "x".join(str(s) for s in size)
-
-
-def fmt_ns(ns: int) -> str:
-    if ns < 0:
-        return "-"
-    if ns < 10_000:
-        return f"{ns} ns"
-    if ns < 10_000_000:
-        return f"{ns / 1e3:.1f} us"
-    return f"{ns / 1e6:.2f} ms"
 
 
 @click.command("ls")
@@ -75,7 +66,7 @@ def ls_cmd(dumpdir: str, pattern: str | None, regex: bool, rng: str | None, as_j
                 " recovered" if row.recovered else "",
             ]
         )
-        dev = fmt_ns(row.device_time.start_to_end) if row.device_time else "-"
+        dev = fmt_ns(row.device_time.start_to_end, "-") if row.device_time else "-"
         gsz = fmt_size(row.global_size) if row.global_size is not None else ""
         known = row.kind.label == "kernel" and row.global_size is not None
         lsz = fmt_size(row.local_size) if known else ""

@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from cltui.capture.textfmt import fmt_ns
 from cltui.commands._common import (
     EXIT_BAD_INPUT,
     EXIT_MISMATCH,
@@ -291,16 +292,6 @@ def _num(v: Any) -> str:
     return str(v)
 
 
-def _ns(v: float | None) -> str:
-    if v is None:
-        return "-"
-    if v >= 1e6:
-        return f"{v / 1e6:.2f} ms"
-    if v >= 1e3:
-        return f"{v / 1e3:.1f} us"
-    return f"{v:.0f} ns"
-
-
 def print_report(report: dict[str, Any], manifest: dict[str, Any]) -> None:
     """Rich tables: checks per enqueue x argument x device, host changes, timing."""
     from rich.console import Console
@@ -400,15 +391,15 @@ def print_report(report: dict[str, Any], manifest: dict[str, Any]) -> None:
     steps_by_dev = [{st["enqueue"]: st for st in r.get("steps", [])} for r in devs]
     for s in manifest["steps"]:
         n = s["enqueue"]
-        cells = [str(n), s["kernel"], _ns((captured.get(n) or {}).get("start_to_end"))]
+        cells = [str(n), s["kernel"], fmt_ns((captured.get(n) or {}).get("start_to_end"), "-")]
         for sd in steps_by_dev:
             st = sd.get(n)
             if st is None:
                 cells += ["-", "-"]
                 continue
             t = st["timing"]
-            cells.append(_ns((t.get("start_to_end") or {}).get("median")))
-            cells.append(_ns((t.get("host_enqueue") or {}).get("median")))
+            cells.append(fmt_ns((t.get("start_to_end") or {}).get("median"), "-"))
+            cells.append(fmt_ns((t.get("host_enqueue") or {}).get("median"), "-"))
         timing.add_row(*cells)
     if any(r.get("steps") for r in devs):
         con.print(timing)
@@ -429,14 +420,17 @@ def print_report(report: dict[str, Any], manifest: dict[str, Any]) -> None:
                     for stage in stages:
                         v = st["timing"].get(stage)
                         cells.append(
-                            f"{_ns(v['min'])} / {_ns(v['median'])} / {_ns(v['max'])}" if v else "-"
+                            " / ".join(fmt_ns(v[k], "-") for k in ("min", "median", "max"))
+                            if v
+                            else "-"
                         )
                     stats.add_row(*cells)
                 con.print(stats)
                 loop = (r.get("loop") or {}).get("host_ns_per_repetition")
                 if loop:
                     per = loop["median"] / max(int(r["loop"]["launches"]), 1)
-                    con.print(f"host time per launch in the timing loop: {_ns(per)} (median)")
+                    per_text = fmt_ns(per, "-")
+                    con.print(f"host time per launch in the timing loop: {per_text} (median)")
 
     if report["cross"]:
         same = sum(1 for c in report["cross"] if c["status"] == "equal")

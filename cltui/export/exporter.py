@@ -6,8 +6,8 @@ reference rewritten to a file inside the bundle, plus the programs that run it:
 * ``data/<sha256>.bin``: every input and expected output, each distinct content once;
 * ``kernels/``: program sources (device binaries / SPIR-V only when that is all there is) and,
   under ``kernels/include/<n>/``, the headers the sources include;
-* ``replay.py`` + ``engine.py`` + ``compare.py`` + ``shellwords.py``: cltui's own engine,
-  copied unchanged;
+* ``replay.py`` + the modules of :func:`engine_modules` (``engine.py``, ``compare.py``,
+  ``shellwords.py``, ``textfmt.py``): cltui's own engine, copied unchanged;
 * ``replay.cpp`` + ``CMakeLists.txt``: the same replay in C++17 (``--lang cpp``);
 * ``README.md`` and ``SHA256SUMS``.
 
@@ -143,6 +143,16 @@ def _capture_module(name: str) -> bytes:
     return (resources.files("cltui.capture") / name).read_bytes()
 
 
+def engine_modules() -> dict[str, bytes]:
+    """The cltui modules a bundle's ``replay.py`` imports, by file name, byte for byte."""
+    return {
+        "engine.py": _replay_module("engine.py"),
+        "compare.py": _replay_module("compare.py"),
+        "shellwords.py": _capture_module("shellwords.py"),
+        "textfmt.py": _capture_module("textfmt.py"),
+    }
+
+
 def parse_langs(langs: str | Sequence[str]) -> list[str]:
     items = langs.split(",") if isinstance(langs, str) else list(langs)
     out: list[str] = []
@@ -247,9 +257,8 @@ def _write_bundle(
         manifest["bundle"]["host_files"] = [h.to_dict() for h in host.copied]
         manifest["bundle"]["refused_includes"] = [r.to_dict() for r in host.refused]
         w.write_text("manifest.json", json.dumps(manifest, indent=1) + "\n")
-        w.write_bytes("engine.py", _replay_module("engine.py"))
-        w.write_bytes("compare.py", _replay_module("compare.py"))
-        w.write_bytes("shellwords.py", _capture_module("shellwords.py"))
+        for name, data in engine_modules().items():
+            w.write_bytes(name, data)
         w.write_bytes("replay.py", _template("replay.py"), executable=True)
         if "cpp" in chosen:
             w.write_bytes("replay.cpp", _template("replay.cpp"))

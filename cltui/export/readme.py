@@ -8,21 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from cltui.capture.textfmt import fmt_bytes
+
 
 def _code(text: Any) -> str:
     s = " ".join(str(text).split()).replace("`", "'")
     return f"`{s}`" if s else "``"
-
-
-def _size(n: int) -> str:
-    if n < 1024:
-        return f"{n} bytes"
-    value = float(n)
-    for unit in ("KiB", "MiB", "GiB"):
-        value /= 1024
-        if value < 1024 or unit == "GiB":
-            break
-    return f"{value:.1f} {unit}"
 
 
 def render_readme(manifest: dict[str, Any], files: list[str]) -> str:
@@ -155,7 +146,7 @@ def render_readme(manifest: dict[str, Any], files: list[str]) -> str:
         "memory objects (buffers, images with their format and size, SVM), and per step the "
         "work sizes, arguments by kind, the inputs loaded before it, the checks after it; "
         "`data` maps each reference to its file; `bundle` says where it came from.\n"
-        f"- `data/`: {len(unique)} distinct contents ({_size(sum(unique.values()))}) for "
+        f"- `data/`: {len(unique)} distinct contents ({fmt_bytes(sum(unique.values()))}) for "
         f"{len(dumps)} references, each named by its SHA-256 and stored once however often "
         "the range uses it.\n"
         "- `kernels/`: the program sources (a device binary only where the capture has "
@@ -163,8 +154,8 @@ def render_readme(manifest: dict[str, Any], files: list[str]) -> str:
         "device named like it, whose driver may accept it: PoCL's on another CPU of the same "
         "target, NVIDIA's PTX on another NVIDIA GPU) and, under "
         "`kernels/include/`, the headers they include.\n"
-        "- `replay.py`, `engine.py`, `compare.py`, `shellwords.py`: the Python replay "
-        "(`engine.py`, `compare.py` and `shellwords.py` are cltui's own modules, unchanged).\n"
+        "- `replay.py`, `engine.py`, `compare.py`, `shellwords.py`, `textfmt.py`: the Python "
+        "replay (all but `replay.py` are cltui's own modules, unchanged).\n"
         + ("- `replay.cpp`, `CMakeLists.txt`: the same replay in C++17.\n" if has_cpp else "")
         + "- `SHA256SUMS`: check the bundle with `sha256sum -c SHA256SUMS`.\n"
     )

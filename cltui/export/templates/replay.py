@@ -34,6 +34,7 @@ sys.path.insert(0, str(HERE))
 
 try:
     import engine  # type: ignore[import-not-found]  # (the bundle folder is on sys.path now)
+    from textfmt import fmt_ns  # type: ignore[import-not-found]
 except ImportError as _exc:  # numpy missing
     print(f"replay: {_exc.name or _exc} is needed: pip install numpy pyopencl", file=sys.stderr)
     sys.exit(2)
@@ -64,16 +65,6 @@ def default_device(plan: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str
     return [dev], choice
 
 
-def _ns(v: float | None) -> str:
-    if v is None:
-        return "-"
-    if v >= 1e6:
-        return f"{v / 1e6:.2f} ms"
-    if v >= 1e3:
-        return f"{v / 1e3:.1f} us"
-    return f"{v:.0f} ns"
-
-
 def print_result(res: dict[str, Any]) -> None:
     dev = res["device"]
     print(f"== {dev['id']} {dev['name']} ({dev['platform']})")
@@ -94,14 +85,15 @@ def print_result(res: dict[str, Any]) -> None:
         t = st["timing"]
         kern = t.get("start_to_end") or {}
         line = f"   enqueue {st['enqueue']} {st['kernel']}: {st['status'].upper()}"
-        line += f"  (kernel {_ns(kern.get('median'))}"
+        line += f"  (kernel {fmt_ns(kern.get('median'), '-')}"
         if res.get("repeat", 1) > 1:
             q = (t.get("queued_to_submit") or {}).get("median")
             s = (t.get("submit_to_start") or {}).get("median")
             h = (t.get("host_enqueue") or {}).get("median")
             line += (
-                f" [{_ns(kern.get('min'))} .. {_ns(kern.get('max'))}], queued->submit {_ns(q)},"
-                f" submit->start {_ns(s)}, host enqueue {_ns(h)}"
+                f" [{fmt_ns(kern.get('min'), '-')} .. {fmt_ns(kern.get('max'), '-')}],"
+                f" queued->submit {fmt_ns(q, '-')}, submit->start {fmt_ns(s, '-')},"
+                f" host enqueue {fmt_ns(h, '-')}"
             )
         print(line + ")")
         for ld in st["loads"]:

@@ -52,3 +52,60 @@ def test_opening_a_capture_from_the_cli_does_not_import_textual(tmp_path: object
     )
     mods = _modules_after(code)
     assert not _top(mods, ("textual", "pyopencl"))
+
+
+def _import_graph() -> dict[str, set[str]]:
+    """cltui's modules and the cltui modules each imports, at top level or inside a function
+    (an import of one of its own parent packages is no edge: Python imports those first)."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    mods: dict[str, Path] = {}
+    for path in (root / "cltui").rglob("*.py"):
+        if "templates" in path.parts:  # bundle files, run outside cltui
+            continue
+        parts = path.relative_to(root).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        mods[name] = path
+    graph: dict[str, set[str]] = {m: set() for m in mods}
+    for name, path in mods.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    target = ".".join([*base, *([node.module] if node.module else [])])
+                else:
+                    target = node.module or ""
+                found = [target, *(f"{target}.{a.name}" for a in node.names)]
+            elif isinstance(node, ast.Import):
+                found = [a.name for a in node.names]
+            else:
+                continue
+            for target in found:
+                if target in mods and target != name and not name.startswith(target + "."):
+                    graph[name].add(target)
+    return graph
+
+
+def test_no_import_circle() -> None:
+    """No module of cltui imports, through any chain, a module that imports it back."""
+    graph = _import_graph()
+    assert "cltui.capture.model" in graph and graph["cltui.capture.capture"]
+    done: set[str] = set()
+    circles: list[list[str]] = []
+
+    def visit(name: str, path: list[str]) -> None:
+        if name in path:
+            circles.append([*path[path.index(name) :], name])
+            return
+        if name in done:
+            return
+        for target in sorted(graph[name]):
+            visit(target, [*path, name])
+        done.add(name)
+
+    for name in sorted(graph):
+        visit(name, [])
+    assert circles == []

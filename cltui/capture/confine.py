@@ -15,7 +15,10 @@ from __future__ import annotations
 import errno
 import os
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
+
+import numpy as np
+import numpy.typing as npt
 
 __all__ = [
     "HEADER_SUFFIXES",
@@ -25,6 +28,7 @@ __all__ = [
     "host_header_refusal",
     "is_file",
     "leaves",
+    "map_bytes",
     "open_inside",
     "outside_message",
     "read_bytes_inside",
@@ -180,3 +184,21 @@ def read_host_header(path: str | Path) -> tuple[bytes | None, str | None]:
     if why is None and len(data) > MAX_HOST_HEADER_BYTES:
         why = f"{os.path.realpath(path)} is larger than {MAX_HOST_HEADER_BYTES} bytes"
     return (None, why) if why is not None else (data, None)
+
+
+def map_bytes(
+    path: Path | str, dtype: npt.DTypeLike = np.uint8, *, root: Path | str | None = None
+) -> npt.NDArray[Any]:
+    """A read-only ``np.memmap`` of ``path`` viewed as ``dtype``.
+
+    Trailing bytes that do not fill a whole element are dropped; a 0-byte file (or one smaller
+    than one element) gives an empty array.  Raises ``OSError`` if the file cannot be opened,
+    :class:`~cltui.capture.confine.OutsideCapture` when it leads outside the capture ``root``.
+    """
+    dt = np.dtype(dtype)
+    with open_inside(root, path) as f:
+        size = os.fstat(f.fileno()).st_size
+        count = size // dt.itemsize if dt.itemsize else 0
+        if count == 0:
+            return np.empty(0, dtype=dt)
+        return np.memmap(f, dtype=dt, mode="r", shape=(count,))

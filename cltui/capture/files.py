@@ -27,6 +27,7 @@ from cltui.capture import images
 from cltui.capture.confine import (
     entry_leaves,
     leaves,
+    map_bytes,
     open_inside,
     outside_message,
     real_root,
@@ -146,24 +147,6 @@ def hash_file(path: Path | str) -> int:
 
 # ---------------------------------------------------------------------------------------------
 # Memory maps
-
-
-def map_bytes(
-    path: Path | str, dtype: npt.DTypeLike = np.uint8, *, root: Path | str | None = None
-) -> npt.NDArray[Any]:
-    """A read-only ``np.memmap`` of ``path`` viewed as ``dtype``.
-
-    Trailing bytes that do not fill a whole element are dropped; a 0-byte file (or one smaller
-    than one element) gives an empty array.  Raises ``OSError`` if the file cannot be opened,
-    :class:`~cltui.capture.confine.OutsideCapture` when it leads outside the capture ``root``.
-    """
-    dt = np.dtype(dtype)
-    with open_inside(root, path) as f:
-        size = os.fstat(f.fileno()).st_size
-        count = size // dt.itemsize if dt.itemsize else 0
-        if count == 0:
-            return np.empty(0, dtype=dt)
-        return np.memmap(f, dtype=dt, mode="r", shape=(count,))
 
 
 # ---------------------------------------------------------------------------------------------

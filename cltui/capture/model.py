@@ -17,6 +17,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from cltui.capture.confine import check_inside, map_bytes, read_bytes_inside
+
 
 class CaptureError(Exception):
     """The one documented error type of the capture layer.
@@ -165,8 +167,6 @@ class Dump:
 
     @property
     def size(self) -> int:
-        from cltui.capture.confine import check_inside
-
         try:
             if self.root is not None:
                 check_inside(self.root, self.path)
@@ -178,8 +178,6 @@ class Dump:
         """The 64-bit content hash a hash-only dump holds (None for raw dumps)."""
         if not self.hashed:
             return None
-        from cltui.capture.confine import read_bytes_inside
-
         try:
             return int(read_bytes_inside(self.root, self.path).strip() or b"0", 16)
         except (OSError, ValueError):
@@ -189,8 +187,6 @@ class Dump:
         """A read-only memmap of the data, viewed as ``dtype`` (trailing bytes dropped).
         Raises ``OSError`` (:class:`~cltui.capture.confine.OutsideCapture` for a link that
         leads out of the capture)."""
-        from cltui.capture.files import map_bytes  # local: keeps model import-light
-
         return map_bytes(self.path, dtype, root=self.root)
 
 

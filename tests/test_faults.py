@@ -247,8 +247,9 @@ def test_a_child_killed_from_outside_is_not_a_driver_crash(
     job = runner.start(plan, dev, save_dir=tmp_path / "out", timeout=120)
     for ev in job.events():
         if ev["type"] == "step" and ev["enqueue"] == 8:
-            assert job._proc is not None
-            os.kill(job._proc.pid, sig)  # a user's kill, the OOM killer
+            pid = job.child_pid
+            assert pid is not None
+            os.kill(pid, sig)  # a user's kill, the OOM killer
     assert job.report is not None
     res = job.report["devices"][0]
     assert res["status"] == "killed", res

@@ -25,16 +25,13 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import queue
 import re
-import subprocess
 import sys
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from cltui.capture.capture import Capture
 from cltui.capture.ranges import EnqueueRange
@@ -659,79 +656,23 @@ def _run_child(
     checkers: list[str] | None = None,
 ) -> tuple[list[dict[str, Any]], int | None, str]:
     """Run the child; (events, return code, "" | "hang" | "cancelled")."""
-    env = dict(os.environ)
+    from cltui.replay.child import Child
+
     on = list(CHECKERS) if checkers is None else checkers
-    for name, var in CHECKERS.items():
-        if name in on:
-            env[var] = "1"
-        else:
-            env.pop(var, None)
+    env: dict[str, str | None] = {var: "1" if n in on else None for n, var in CHECKERS.items()}
     env["PYOPENCL_NO_CACHE"] = "1"
-    env["PYTHONUNBUFFERED"] = "1"
-    env["CLTUI_PARENT_PID"] = str(os.getpid())
-    src_root = str(Path(__file__).resolve().parents[2])
-    env["PYTHONPATH"] = src_root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH")
-                                    else "")
-    read_fd, write_fd = os.pipe()
-    with open(err_path, "wb") as err:
-        try:
-            proc = subprocess.Popen(
-                [sys.executable, "-m", "cltui.analysis.check", str(job_path), str(write_fd)],
-                stdin=subprocess.DEVNULL, stdout=err, stderr=err, pass_fds=(write_fd,),
-                env=env, start_new_session=True,
-            )
-        except OSError as exc:
-            os.close(read_fd)
-            os.close(write_fd)
-            raise CheckError(f"cannot start the check process: {exc}") from None
-    os.close(write_fd)
-    lines: queue.Queue[str | None] = queue.Queue()
-
-    def pump() -> None:
-        with os.fdopen(read_fd, "r", encoding="utf-8", errors="replace") as f:
-            for ln in f:
-                lines.put(ln)
-        lines.put(None)
-
-    reader = threading.Thread(target=pump, daemon=True)
-    reader.start()
-    events: list[dict[str, Any]] = []
-    status = ""
-    last = time.monotonic()
     try:
-        while True:
-            try:
-                ln = lines.get(timeout=0.1)
-            except queue.Empty:
-                if cancel is not None and cancel.is_set():
-                    status = "cancelled"
-                    break
-                if time.monotonic() - last > timeout:
-                    status = "hang"
-                    break
-                continue
-            if ln is None:
-                break
-            last = time.monotonic()
-            try:
-                ev = json.loads(ln)
-            except ValueError:
-                continue
+        child = Child("cltui.analysis.check", job_path, err_path, env=env)
+    except OSError as exc:
+        raise CheckError(f"cannot start the check process: {exc}") from None
+    events: list[dict[str, Any]] = []
+    with child:  # also on ctrl-c: no Oclgrind is left running
+        for ev in child.events(timeout, cancel):
             events.append(ev)
             if progress is not None and ev.get("type") != "result":
                 progress(ev)
-    finally:  # also on ctrl-c: no Oclgrind is left running
-        if (status or sys.exc_info()[0] is not None) and proc.poll() is None:
-            with contextlib.suppress(OSError):
-                proc.kill()
-    try:
-        rc = proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(OSError):
-            proc.kill()
-        rc = proc.wait()
-    reader.join(timeout=1)
-    return events, rc, status
+        rc = child.finish()
+    return events, rc, child.status
 
 
 # --------------------------------------------------------------------------- child
@@ -739,10 +680,10 @@ def _run_child(
 
 def _child(job_path: str, fd: int) -> int:
     from cltui.capture.files import cli_hash64
-    from cltui.replay import engine, lifecycle
+    from cltui.replay import engine
+    from cltui.replay.child import connect
 
-    lifecycle.die_with_parent()  # an Oclgrind check must not outlive a killed cltui
-    out: TextIO = os.fdopen(fd, "w", encoding="utf-8", buffering=1)
+    out = connect(fd)  # an Oclgrind check must not outlive a killed cltui
 
     def send(ev: dict[str, Any]) -> None:
         sys.stderr.flush()

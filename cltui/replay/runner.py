@@ -25,20 +25,17 @@ the fault (``partial: true``).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import queue
-import subprocess
 import sys
 import threading
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from cltui.replay import compare as cmp
 from cltui.replay import lifecycle
+from cltui.replay.child import Child, connect
 from cltui.replay.engine import combine_verdicts, verdict
 
 Event = dict[str, Any]
@@ -76,7 +73,7 @@ class ReplayJob:
         self.save_dir = Path(save_dir) if save_dir else lifecycle.temp_dir("replay")
         self.report: dict[str, Any] | None = None
         self._cancel = threading.Event()
-        self._proc: subprocess.Popen[bytes] | None = None
+        self._child: Child | None = None
         self._lock = threading.Lock()
         self._events: Iterator[Event] | None = None
         self._done = threading.Event()
@@ -88,10 +85,15 @@ class ReplayJob:
         """Stop now: the running child is killed, remaining devices are skipped."""
         self._cancel.set()
         with self._lock:
-            proc = self._proc
-        if proc is not None and proc.poll() is None:
-            with contextlib.suppress(OSError):
-                proc.kill()
+            child = self._child
+        if child is not None:
+            child.kill()
+
+    @property
+    def child_pid(self) -> int | None:
+        """The process id of the running child (None between devices)."""
+        with self._lock:
+            return None if self._child is None else self._child.proc.pid
 
     def cleanup(self) -> None:
         """Remove the outputs folder (replayed bytes, job files) once nothing needs them."""
@@ -164,71 +166,27 @@ class ReplayJob:
         job_path = self.save_dir / f"job_{tag}.json"
         job_path.write_text(json.dumps(job))
         err_path = self.save_dir / f"stderr_{tag}.txt"
-        read_fd, write_fd = os.pipe()
-        env = dict(os.environ)
-        env["PYTHONUNBUFFERED"] = "1"
-        env["CLTUI_PARENT_PID"] = str(os.getpid())
-        src_root = str(Path(__file__).resolve().parents[2])
-        env["PYTHONPATH"] = src_root + (
-            os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else ""
-        )
-        with open(err_path, "wb") as err:
-            try:
-                proc = subprocess.Popen(
-                    [sys.executable, "-m", "cltui.replay.runner", str(job_path), str(write_fd)],
-                    stdin=subprocess.DEVNULL,
-                    stdout=err,
-                    stderr=err,
-                    pass_fds=(write_fd,),
-                    env=env,
-                    start_new_session=True,
-                )
-            except OSError as exc:
-                os.close(read_fd)
-                os.close(write_fd)
-                res = _failed(dev, "error", f"cannot start the replay process: {exc}", None)
-                yield {"type": "device_done", "device": dev["id"], "result": res}
-                return
-        os.close(write_fd)
-        with self._lock:
-            self._proc = proc
         try:
-            yield from self._watch(dev, proc, read_fd, err_path)
-        finally:  # also when the consumer drops the iterator: no child is left behind
-            _kill(proc)
+            proc = Child("cltui.replay.runner", job_path, err_path)
+        except OSError as exc:
+            res = _failed(dev, "error", f"cannot start the replay process: {exc}", None)
+            yield {"type": "device_done", "device": dev["id"], "result": res}
+            return
+        with self._lock:
+            self._child = proc
+        try:
+            with proc:  # also when the consumer drops the iterator: no child is left behind
+                yield from self._watch(dev, proc)
+        finally:
             with self._lock:
-                self._proc = None
+                self._child = None
 
-    def _watch(
-        self, dev: dict[str, Any], proc: subprocess.Popen[bytes], read_fd: int, err_path: Path
-    ) -> Iterator[Event]:
-        lines: queue.Queue[str | None] = queue.Queue()
-        reader = threading.Thread(target=_pump, args=(read_fd, lines), daemon=True)
-        reader.start()
+    def _watch(self, dev: dict[str, Any], proc: Child) -> Iterator[Event]:
         running: int | None = None
         building: str | None = None
         result: dict[str, Any] | None = None
         finished: list[dict[str, Any]] = []  # the steps that ended, with their checks
-        last = time.monotonic()
-        status = ""
-        while True:
-            try:
-                line = lines.get(timeout=0.1)
-            except queue.Empty:
-                if self._cancel.is_set():
-                    status = "cancelled"
-                    break
-                if time.monotonic() - last > self.timeout:
-                    status = "hang"
-                    break
-                continue
-            if line is None:  # the child closed its pipe (exit or crash)
-                break
-            last = time.monotonic()
-            try:
-                ev = json.loads(line)
-            except ValueError:
-                continue
+        for ev in proc.events(self.timeout, self._cancel):
             ev["device"] = dev["id"]
             et = ev.get("type")
             if et == "step":
@@ -245,15 +203,9 @@ class ReplayJob:
                 result = ev["result"]
                 continue
             yield ev
-        if status:
-            _kill(proc)
-        try:
-            rc = proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            _kill(proc)
-            rc = proc.wait()
-        reader.join(timeout=1)
-        stderr_tail = _tail(err_path)
+        status = proc.status
+        rc = proc.finish()
+        stderr_tail = proc.stderr_tail()
         where = _where(running, building)
         if status == "hang":
             msg = f"{where} did not finish within {self.timeout:g} s: the replay process was killed"
@@ -371,27 +323,6 @@ def _failed(
         "builds": {},
         "notes": [],
     }
-
-
-def _pump(fd: int, out: queue.Queue[str | None]) -> None:
-    with os.fdopen(fd, "r", encoding="utf-8", errors="replace") as f:
-        for line in f:
-            out.put(line)
-    out.put(None)
-
-
-def _kill(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is None:
-        with contextlib.suppress(OSError):
-            proc.kill()
-
-
-def _tail(path: Path, limit: int = 2000) -> str:
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return ""
-    return data[-limit:].decode("utf-8", "replace").strip()
 
 
 def cross_compare(
@@ -564,8 +495,7 @@ def _hash64(data: bytes) -> int:
 def _child(job_path: str, fd: int) -> int:
     from cltui.replay import engine
 
-    lifecycle.die_with_parent()  # a hung kernel must not outlive cltui
-    out: TextIO = os.fdopen(fd, "w", encoding="utf-8", buffering=1)
+    out = connect(fd)  # a hung kernel must not outlive cltui
 
     def send(ev: Event) -> None:
         out.write(json.dumps(ev) + "\n")

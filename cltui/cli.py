@@ -14,6 +14,8 @@ from typing import Any
 
 import click
 
+from cltui.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, Cancelled, CltuiError
+
 # name -> (module, attribute, one-line help).  Help text lives here so that
 # ``cltui --help`` needs no command module at all.
 COMMANDS: dict[str, tuple[str, str, str]] = {
@@ -58,13 +60,19 @@ class CltuiGroup(click.Group):
         before = _on_start()
         try:
             return super().invoke(ctx)
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, Cancelled):
             click.echo("cltui: interrupted", err=True)
-            sys.exit(130)
+            sys.exit(EXIT_INTERRUPTED)
+        except CltuiError as exc:  # the last resort: one line, the error's exit code
+            from cltui.capture.display import escape_controls
+
+            text = " ".join(str(exc).split()) or type(exc).__name__
+            click.echo(f"cltui: {escape_controls(text)}", err=True)
+            sys.exit(exc.exit_code)
         except click.UsageError as exc:  # one line, not click's usage block
             where = exc.ctx.command_path if exc.ctx is not None else "cltui"
             click.echo(f"cltui: {exc.format_message()} (see '{where} --help')", err=True)
-            sys.exit(2)
+            sys.exit(EXIT_BAD_INPUT)
         finally:
             if before is not None:
                 import signal

@@ -35,6 +35,7 @@ from typing import Any
 
 from cltui.capture.capture import Capture
 from cltui.capture.ranges import EnqueueRange
+from cltui.errors import CltuiError
 
 OCLGRIND_ENV = {
     "OCLGRIND_CHECK_API": "1",
@@ -75,7 +76,7 @@ _ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
 _INFO_QUERY = re.compile(r"^clGet\w*Info$")
 
 
-class CheckError(Exception):
+class CheckError(CltuiError):
     """The check could not run at all (one-line message)."""
 
 

@@ -32,6 +32,7 @@ from cltui.capture import images
 from cltui.capture.capture import Capture
 from cltui.capture.files import cli_hash64
 from cltui.capture.model import Dump, Enqueue, EnqueueKind, KernelArg
+from cltui.errors import CltuiError
 from cltui.replay.compare import (
     DIFFERENT,
     EQUAL,
@@ -65,7 +66,7 @@ ProgressFn = Callable[[float], None]
 _MAX_DIFFLIB = 100_000
 
 
-class DivergeError(Exception):
+class DivergeError(CltuiError):
     """A specific one-line problem (the comparison could not be made at all)."""
 
 

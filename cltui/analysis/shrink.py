@@ -30,6 +30,7 @@ from typing import Any, TypeVar
 from cltui.capture.capture import Capture
 from cltui.capture.model import EnqueueKind
 from cltui.capture.ranges import EnqueueRange
+from cltui.errors import Cancelled, CltuiError
 from cltui.replay import lifecycle
 from cltui.replay.compare import Tolerance
 
@@ -38,11 +39,11 @@ T = TypeVar("T")
 AGAINST_CAPTURE = "capture"
 
 
-class ShrinkError(Exception):
+class ShrinkError(CltuiError):
     """Bad input or nothing to shrink (one-line message)."""
 
 
-class ShrinkCancelled(ShrinkError):
+class ShrinkCancelled(Cancelled, ShrinkError):
     pass
 
 

@@ -39,6 +39,7 @@ from typing import Any, NoReturn, TypeVar
 from cltui.capture import logindex as li
 from cltui.capture.capture import Capture, ProgressFn, open_capture
 from cltui.capture.model import CaptureError, Enqueue, NotACapture, Problem
+from cltui.errors import Cancelled
 
 __all__ = [
     "CallCancelled",
@@ -71,7 +72,7 @@ class _TransferFailed(ReaderGone):
     """The child opened the capture but could not pickle it."""
 
 
-class CallCancelled(CaptureError):
+class CallCancelled(Cancelled, CaptureError):
     """A :meth:`CaptureReader.call` was given up (its cancel event was set)."""
 
     def __init__(self) -> None:

@@ -27,6 +27,8 @@ from typing import Any, Literal
 
 import numpy as np
 
+from cltui.errors import CltuiError
+
 Kind = Literal[
     "scalar", "vector", "struct", "union", "pointer", "image", "sampler", "event", "void",
     "array", "unknown",
@@ -36,7 +38,7 @@ VECTOR_WIDTHS = (2, 3, 4, 8, 16)
 POINTER_SIZE = 8
 
 
-class TypeParseError(ValueError):
+class TypeParseError(CltuiError, ValueError):
     """A type text that cannot be parsed; the message is one line meant for the user."""
 
 

@@ -20,6 +20,8 @@ from typing import Any, BinaryIO
 import numpy as np
 import numpy.typing as npt
 
+from cltui.errors import CltuiError
+
 __all__ = [
     "HEADER_SUFFIXES",
     "OutsideCapture",
@@ -37,7 +39,7 @@ __all__ = [
 ]
 
 
-class OutsideCapture(OSError):
+class OutsideCapture(CltuiError, OSError):
     """A path of the capture whose target lies outside the capture folder."""
 
     def __init__(self, path: str | Path, target: str) -> None:

@@ -45,6 +45,7 @@ from cltui.capture.model import (
     Problem,
     SamplerDesc,
 )
+from cltui.errors import Cancelled
 
 CHUNK = 16 * 1024 * 1024
 _PREFIX = rb"(?:Time: \d+ )?(?:TID = \d+ )?(?:TNum = \d+ )?"
@@ -139,7 +140,7 @@ def kind_of(function: str) -> EnqueueKind:
     return EnqueueKind.OTHER
 
 
-class IndexCancelled(CaptureError):
+class IndexCancelled(Cancelled, CaptureError):
     """Raised when the ``cancel`` event is set while indexing."""
 
     def __init__(self) -> None:

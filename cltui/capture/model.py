@@ -18,9 +18,10 @@ import numpy as np
 import numpy.typing as npt
 
 from cltui.capture.confine import check_inside, map_bytes, read_bytes_inside
+from cltui.errors import CltuiError
 
 
-class CaptureError(Exception):
+class CaptureError(CltuiError):
     """The one documented error type of the capture layer.
 
     Raised only when nothing useful can be opened at all (not a directory, no

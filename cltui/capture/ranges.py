@@ -5,10 +5,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from cltui.errors import CltuiError
+
 _RANGE_RE = re.compile(r"^\s*(?P<a>\d+)?\s*(?P<dash>-)?\s*(?P<b>\d+)?\s*(?:/(?P<k>.*))?$")
 
 
-class RangeError(ValueError):
+class RangeError(CltuiError, ValueError):
     """A RANGE text that cannot be read (one-line message)."""
 
 

@@ -13,11 +13,27 @@ if TYPE_CHECKING:
     from cltui.capture.capture import Capture
     from cltui.capture.model import EnqueueRow
 
-EXIT_OK = 0
-EXIT_MISMATCH = 1
-EXIT_BAD_INPUT = 2
-EXIT_INCOMPLETE = 3
-EXIT_INTERRUPTED = 130  # ctrl-c, SIGTERM (as shells report 128 + SIGINT)
+from cltui.errors import (
+    EXIT_BAD_INPUT,
+    EXIT_INCOMPLETE,
+    EXIT_INTERRUPTED,
+    EXIT_MISMATCH,
+    EXIT_OK,
+)
+
+__all__ = [
+    "EXIT_BAD_INPUT",
+    "EXIT_INCOMPLETE",
+    "EXIT_INTERRUPTED",
+    "EXIT_MISMATCH",
+    "EXIT_OK",
+    "echo",
+    "emit_json",
+    "escape_tree",
+    "fail",
+    "load_capture",
+    "row_json",
+]
 
 
 def echo(text: str = "", err: bool = False) -> None:

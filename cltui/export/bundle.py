@@ -19,16 +19,17 @@ from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
 from cltui.capture.names import sanitize_component
+from cltui.errors import Cancelled, CltuiError
 from cltui.replay import lifecycle
 
 CHUNK = 1 << 20
 
 
-class ExportError(Exception):
+class ExportError(CltuiError):
     """A specific one-line problem with an export (destination exists, cancelled, unreadable)."""
 
 
-class ExportCancelled(ExportError):
+class ExportCancelled(Cancelled, ExportError):
     """The caller's cancel event was set; nothing was left behind."""
 
 

@@ -7,7 +7,7 @@ reference rewritten to a file inside the bundle, plus the programs that run it:
 * ``kernels/``: program sources (device binaries / SPIR-V only when that is all there is) and,
   under ``kernels/include/<n>/``, the headers the sources include;
 * ``replay.py`` + the modules of :func:`engine_modules` (``engine.py``, ``compare.py``,
-  ``shellwords.py``, ``textfmt.py``): cltui's own engine, copied unchanged;
+  ``shellwords.py``, ``textfmt.py``, ``errors.py``): cltui's own engine, copied unchanged;
 * ``replay.cpp`` + ``CMakeLists.txt``: the same replay in C++17 (``--lang cpp``);
 * ``README.md`` and ``SHA256SUMS``.
 
@@ -150,6 +150,7 @@ def engine_modules() -> dict[str, bytes]:
         "compare.py": _replay_module("compare.py"),
         "shellwords.py": _capture_module("shellwords.py"),
         "textfmt.py": _capture_module("textfmt.py"),
+        "errors.py": (resources.files("cltui") / "errors.py").read_bytes(),
     }
 
 

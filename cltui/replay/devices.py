@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from cltui.errors import CltuiError
 from cltui.replay import engine
 
 
-class DeviceError(ValueError):
+class DeviceError(CltuiError, ValueError):
     """A ``--device`` spec matches nothing, or there is no device at all."""
 
 

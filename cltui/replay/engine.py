@@ -62,9 +62,11 @@ import numpy.typing as npt
 
 if __package__:
     from ..capture.shellwords import split_words
+    from ..errors import CltuiError
     from . import compare as _compare
 else:  # pragma: no cover - the exported bundle runs this file as a script
     import compare as _compare  # type: ignore[no-redef, import-not-found]
+    from errors import CltuiError  # type: ignore[no-redef, import-not-found]
     from shellwords import split_words  # type: ignore[no-redef, import-not-found]
 
 PLAN_FORMAT = "cltui-replay-plan"
@@ -78,7 +80,7 @@ Hasher = Callable[[bytes], int]
 STAGES = ("queued_to_submit", "submit_to_start", "start_to_end", "host_enqueue")
 
 
-class EngineError(Exception):
+class EngineError(CltuiError):
     """A specific, one-line problem (bad device, missing data, build failure...)."""
 
     def __init__(self, message: str, enqueue: int | None = None) -> None:

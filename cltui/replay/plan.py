@@ -35,13 +35,14 @@ from cltui.capture import images
 from cltui.capture.files import ReplayFolder, read_replay_folder
 from cltui.capture.model import ArgKind, Dump, Enqueue, EnqueueKind, KernelArg, MemObject
 from cltui.capture.ranges import EnqueueRange
+from cltui.errors import CltuiError
 from cltui.replay.compare import Tolerance, bytes_equal, dtype_spec
 from cltui.replay.engine import PLAN_FORMAT, PLAN_VERSION
 
 MODES = ("chain", "isolated", "strict")
 
 
-class PlanError(ValueError):
+class PlanError(CltuiError, ValueError):
     """Nothing in the range can be replayed (one-line message)."""
 
 

@@ -19,6 +19,7 @@ from textual.worker import get_current_worker
 
 from cltui.capture.display import escape_controls
 from cltui.capture.model import CaptureError, Enqueue, EnqueueKind, KernelArg, NotACapture
+from cltui.errors import Cancelled
 from cltui.tui.format import fmt_bytes
 from cltui.tui.messages import (
     CaptureFailed,
@@ -602,7 +603,7 @@ class MainScreen(Screen[None]):
 _DUMPS_PER_CALL = 32  # enqueues per reader call: a details decode waits for one such call
 
 
-class _Abandoned(Exception):
+class _Abandoned(Cancelled):
     """The worker was cancelled (the cursor moved on, the app exits) while the reader ran."""
 
 

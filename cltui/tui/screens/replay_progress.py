@@ -29,6 +29,7 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label, ProgressBar
 
+from cltui.errors import CltuiError
 from cltui.replay import lifecycle
 from cltui.tui.screens.replay_dialog import ReplayRequest
 
@@ -49,7 +50,7 @@ T = TypeVar("T")
 _REFRESH = 0.1  # seconds between two looks at the task's progress
 
 
-class TaskFailed(Exception):
+class TaskFailed(CltuiError):
     """A task's expected failure: the message is shown as it is (one line)."""
 
 

@@ -26,6 +26,7 @@ from textual.widgets import DataTable, Footer, Static
 
 from cltui.capture.cltypes import CType, parse_type
 from cltui.capture.display import escape_controls
+from cltui.errors import CltuiError
 from cltui.replay.compare import make_dtype
 from cltui.replay.engine import combine_verdicts, verdict
 from cltui.tui.format import fmt_ns
@@ -354,7 +355,7 @@ class ReplayResultsScreen(Screen[None]):
 # ------------------------------------------------------------------------------- three-way
 
 
-class DiffUnavailable(Exception):
+class DiffUnavailable(CltuiError):
     """The row has no data to diff (one-line reason)."""
 
 

@@ -27,7 +27,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -38,8 +38,7 @@ from cltui.capture.ranges import EnqueueRange
 from cltui.errors import CltuiError
 from cltui.replay.compare import Tolerance, bytes_equal, dtype_spec
 from cltui.replay.engine import PLAN_FORMAT, PLAN_VERSION
-
-MODES = ("chain", "isolated", "strict")
+from cltui.replay.modes import MODES, input_rule, input_source
 
 
 class PlanError(CltuiError, ValueError):
@@ -335,9 +334,10 @@ class _Builder:
             if any(not _reads_only(a) for a in margs):
                 written.add(mid)
             moved = self.pending.pop(mid, [])
-            if moved and self.mode != "isolated" and not first_use:
+            source = input_source(self.mode, first_use=first_use, transfers=bool(moved))
+            if source == "transfers":
                 self.settle(enq, mid, margs, label, pre, dspec, shape, moved, loads, prechecks)
-            elif first_use or self.mode == "isolated":
+            elif source == "fresh":
                 # transfers before the object's first use (or isolated): its input load
                 # holds their result, when there is one
                 covered = pre is not None and not pre.hashed
@@ -350,7 +350,8 @@ class _Builder:
                         why = "the fill pattern is not logged and no later dump shows it"
                         self.decide(t, mid, None, why if t["op"] else "")
                         self.taint.setdefault(mid, t["enqueue"])
-                if pre is not None and not pre.hashed:
+                if input_rule(self.mode, source, pre=_pre_state(pre)).load == "input":
+                    assert pre is not None
                     loads.append(
                         {"mem": mid, "data": self.key(pre.path), "why": "input", "note": ""}
                     )
@@ -362,24 +363,32 @@ class _Builder:
                     )
             else:
                 prev_n, prev_post = self.state[mid]
-                change = self.host_change(prev_post, pre)
-                if prev_post is None and pre is not None and not pre.hashed:
+                rule = input_rule(
+                    self.mode,
+                    source,
+                    pre=_pre_state(pre),
+                    previous_post=prev_post is not None,
+                    changed=self.host_change(prev_post, pre),
+                )
+                if rule.precheck and rule.action is None:
+                    assert pre is not None
                     # the capture does not say what enqueue prev_n left: verify at run time
                     note = (
                         f"no Post dump of enqueue {prev_n}: the replayed state is compared "
                         f"with the Pre dump of enqueue {n}"
                     )
                     prechecks.append(self.check(mid, margs, label, pre, dspec, shape, note=note))
-                    if self.mode == "chain":
+                    if rule.load is not None:
                         loads.append(
                             {
                                 "mem": mid,
                                 "data": self.key(pre.path),
-                                "why": "verify",
+                                "why": rule.load,
                                 "note": note + " and reloaded if it differs",
                             }
                         )
-                elif change:
+                elif rule.action is not None:
+                    assert pre is not None
                     by = self.changed_by(mid, prev_n, n)
                     rec = {
                         "enqueue": n,
@@ -389,13 +398,14 @@ class _Builder:
                         "after": prev_n,
                         "by": by,
                         "transfers": [],
-                        "action": "reload" if self.mode == "chain" else "none",
+                        "action": rule.action,
                     }
                     self.changes.append(rec)
+                    if rule.action == "unreplayed":  # no bytes to put back: checks after it
+                        self.taint.setdefault(mid, prev_n + 1)  # are marked
                     why = f"changed between enqueue {prev_n} and {n}" + (
                         f" by {', '.join(by)}" if by else " outside the replayed kernels"
                     )
-                    assert pre is not None
                     prechecks.append(
                         self.check(
                             mid,
@@ -407,9 +417,9 @@ class _Builder:
                             note=f"replayed state before enqueue {n} vs captured Pre",
                         )
                     )
-                    if self.mode == "chain":
+                    if rule.load is not None:
                         loads.append(
-                            {"mem": mid, "data": self.key(pre.path), "why": "reload", "note": why}
+                            {"mem": mid, "data": self.key(pre.path), "why": rule.load, "note": why}
                         )
             if post is not None:
                 checks.append(self.check(mid, margs, label, post, dspec, shape))
@@ -630,26 +640,32 @@ class _Builder:
                     t["why"] = "its region is not logged and the objects differ in size"
         nums = ", ".join(f"{t['enqueue']} {t['function'].replace('clEnqueue', '')}" for t in moved)
         by = [f"{t['enqueue']} {t['function'].replace('clEnqueue', '')}" for t in moved]
-        if all(t["runnable"] for t in moved):
-            action = "replay"
+        rule = input_rule(
+            self.mode,
+            "transfers",
+            pre=_pre_state(pre),
+            transfers_replayable=all(t["runnable"] for t in moved),
+        )
+        action = rule.action
+        if action == "replay":
             for t in moved:
                 self.decide(t, mid, "op", "")
-            if pre is not None:
+            if rule.precheck:
+                assert pre is not None
                 note = f"replayed state after host-side {nums} vs captured Pre"
                 prechecks.append(self.check(mid, margs, label, pre, dspec, shape, note=note))
-            if raw and self.mode == "chain":
+            if rule.load is not None:
                 assert pre is not None
                 loads.append(
                     {
                         "mem": mid,
                         "data": self.key(pre.path),
-                        "why": "verify",
+                        "why": rule.load,
                         "note": f"after {nums} (replayed): reloaded if it differs",
                     }
                 )
-        elif raw and self.mode == "chain":
-            assert pre is not None
-            action = "reload"
+        elif action == "reload":
+            assert pre is not None and rule.load is not None
             for t in moved:
                 self.decide(t, mid, "reload", "")
             prechecks.append(
@@ -667,12 +683,11 @@ class _Builder:
                 {
                     "mem": mid,
                     "data": self.key(pre.path),
-                    "why": "reload",
+                    "why": rule.load,
                     "note": f"changed between enqueue {prev_n} and {n} by {nums}",
                 }
             )
         else:
-            action = "none" if self.mode == "strict" and raw else "unreplayed"
             first = None
             for t in moved:
                 if t["runnable"]:
@@ -682,7 +697,8 @@ class _Builder:
                     first = t["enqueue"] if first is None else first
             if first is not None:
                 self.taint[mid] = first
-            if pre is not None:
+            if rule.precheck:
+                assert pre is not None
                 note = f"replayed state before enqueue {n} vs captured Pre"
                 prechecks.append(self.check(mid, margs, label, pre, dspec, shape, note=note))
         self.changes.append(
@@ -882,6 +898,12 @@ def _triple(text: str | None) -> list[int] | None:
     except ValueError:
         return None
     return [*vals, 1, 1, 1][:3] if vals else None
+
+
+def _pre_state(pre: Dump | None) -> Literal["none", "hash", "raw"]:
+    if pre is None:
+        return "none"
+    return "hash" if pre.hashed else "raw"
 
 
 def _fill_pattern(pre: Dump | None, op: dict[str, Any]) -> bytes | None:

@@ -9,12 +9,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cltui.analysis.diverge import arg_dtype
 from cltui.capture import images
+from cltui.capture.elements import element_ctype, element_dtype
 from cltui.capture.files import ImageMeta
 from cltui.capture.logindex import image_texel_bytes
 from cltui.capture.model import ArgKind, Dump, ImageFormat, KernelArg, MemObject
-from cltui.tui.widgets.buffer_pane import texel_ctype
 from cltui.tui.widgets.image_view import image_rgb
 
 CL_H = Path("/usr/include/CL/cl.h")  # Debian opencl-headers, installed by ./dev setup
@@ -93,10 +92,10 @@ def test_every_consumer_types_an_srgb_image_alike(order: str, tmp_path: Path) ->
     dump = Dump(path, 0, "k", 0, 1, True, (4, 2, 1), size * 8)
     mem = MemObject(1, "image", 4 * 2 * size, "", 0, 0, image=fmt)
     arg = KernelArg(0, ArgKind.IMAGE, 8, mem=mem, pre=dump)
-    dt, shape = arg_dtype(arg, dump)
+    dt, shape = element_dtype(arg, dump)
     assert dt.itemsize == size and shape == (4, 2, 1)
     # the buffer pane's texel type: a C type of this size, or none (3 channels have none)
-    ct = texel_ctype(arg)
+    ct = element_ctype(arg)
     if images.texel_scalar(order, "CL_UNORM_INT8") is not None:
         assert ct is not None and ct.size == size
     # the image pane reads the same channels

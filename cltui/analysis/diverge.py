@@ -28,8 +28,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from cltui.capture import images
 from cltui.capture.capture import Capture
+from cltui.capture.elements import element_dtype
 from cltui.capture.files import cli_hash64
 from cltui.capture.model import Dump, Enqueue, EnqueueKind, KernelArg
 from cltui.errors import CltuiError
@@ -315,23 +315,6 @@ def align(cap_a: Capture, cap_b: Capture) -> tuple[list[tuple[int | None, int | 
 
 # --------------------------------------------------------------------------- compare
 
-def arg_dtype(arg: KernelArg, dump: Dump) -> tuple[np.dtype[Any], tuple[int, ...] | None]:
-    """The element dtype to compare a dump with, and an image's (w, h, d) grid."""
-    if dump.is_image:
-        shape = dump.image_region
-        fmt = arg.mem.image if arg.mem is not None else None
-        if fmt is not None:
-            dt = images.texel_dtype(fmt.channel_order, fmt.channel_data_type)
-            if dt is not None and (dump.image_bpp is None or dt.itemsize * 8 == dump.image_bpp):
-                return dt, shape
-        if dump.image_bpp and dump.image_bpp % 8 == 0 and dump.image_bpp > 8:
-            return np.dtype(f"({dump.image_bpp // 8},)u1"), shape
-        return np.dtype(np.uint8), shape
-    if arg.dtype is not None and arg.dtype.itemsize > 0:
-        return arg.dtype, None
-    return np.dtype(np.uint8), None
-
-
 def _dump_hash(d: Dump) -> int | None:
     if d.hashed:
         return d.hash_value()
@@ -368,7 +351,7 @@ def compare_dumps(
         which = "A" if ea is None else "B"
         return ArgDiff(arg_a.index, name, tname, MISSING,
                        note=f"the dump of capture {which} could not be read")
-    dt, shape = arg_dtype(arg_a if arg_a.dtype is not None or da.is_image else arg_b, da)
+    dt, shape = element_dtype(arg_a if arg_a.dtype is not None or da.is_image else arg_b, da)
     res = compare_bytes(ea, eb, dt, tol, shape)
     return ArgDiff(arg_a.index, name, tname, res.status, res)
 

@@ -30,7 +30,7 @@ import numpy.typing as npt
 
 from cltui.capture import files
 from cltui.capture import logindex as li
-from cltui.capture.cltypes import decode_value
+from cltui.capture.cltypes import CType, decode_value
 from cltui.capture.confine import is_file, leaves, outside_message, read_bytes_inside
 from cltui.capture.model import (
     CAPTURE_HOLDS,
@@ -384,6 +384,18 @@ class Capture:
             except OSError:
                 self._source_cache[key] = ""
         return self._source_cache[key]
+
+    def program_typedefs(self, program: Program | None) -> dict[str, CType]:
+        """The typedefs (structs, enums, aliases) of a program's source, by name."""
+        source = self.program_source(program) if program is not None else ""
+        if not source:
+            return {}
+        from cltui.capture.signature import parse_program
+
+        try:
+            return parse_program(source, program.options if program else "").typedefs
+        except Exception:  # an odd source has no typedefs to offer
+            return {}
 
     def build_log(self, program: Program) -> str:
         parts = []
@@ -959,6 +971,8 @@ class Capture:
         # dtype and value
         if ctype is not None and ckind not in ("image", "sampler"):
             arg.dtype = ctype.dtype
+            pointee = ctype.element if ctype.kind == "pointer" else None
+            arg.ctype = pointee if pointee is not None else ctype
         if arg.kind is ArgKind.SCALAR and raw is not None and ctype is not None:
             arg.value = decode_value(raw, ctype)
             size = ctype.size

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from cltui.capture.cltypes import CType
 from cltui.capture.confine import check_inside, map_bytes, read_bytes_inside
 from cltui.errors import CltuiError
 
@@ -233,6 +234,9 @@ class KernelArg:
     address_space: str | None = None  # "global" | "local" | "constant" | "private"
     access: str | None = None  # "read_only" | "write_only" | "read_write" (images)
     dtype: np.dtype[Any] | None = None  # element dtype (pointers) or value dtype (scalars)
+    # the signature's element type (pointers) or value type (scalars); None for images,
+    # samplers and arguments without a signature (cltui.capture.elements)
+    ctype: CType | None = None
     raw: bytes | None = None  # the value bytes (SetKernelArg dump, Replay Argument, or log)
     raw_source: str = ""  # where ``raw`` came from: "setkernelarg" | "replay" | "log" | ""
     value: Any = None  # decoded scalar value (number, tuple for vectors, dict for structs)

@@ -26,12 +26,12 @@ from textual.widgets import DataTable, Footer, Static
 
 from cltui.capture.cltypes import CType, parse_type
 from cltui.capture.display import escape_controls
+from cltui.capture.elements import element_ctype
 from cltui.errors import CltuiError
 from cltui.replay.compare import make_dtype
 from cltui.replay.engine import combine_verdicts, verdict
 from cltui.tui.format import fmt_ns
 from cltui.tui.screens.replay_progress import ReplayOutcome
-from cltui.tui.widgets.buffer_pane import element_ctype
 from cltui.tui.widgets.diff_view import DiffView, as_bytes
 
 if TYPE_CHECKING:
@@ -365,7 +365,7 @@ def ctype_for(capture: Capture, enqueue: int, arg: int | None, spec: Any) -> CTy
         try:
             enq = capture.enqueue(enqueue)
             if 0 <= arg < len(enq.args):
-                ctype, _ = element_ctype(capture, enq, enq.args[arg])
+                ctype = element_ctype(enq.args[arg])
                 if ctype is not None:
                     return ctype
         except Exception:  # the plan's dtype below is as good

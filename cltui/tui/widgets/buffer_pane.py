@@ -11,17 +11,16 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Input, Label, Static
 from textual.worker import get_current_worker
 
-from cltui.capture import images
 from cltui.capture.cltypes import CType, TypeParseError, parse_type
+from cltui.capture.elements import element_ctype
 from cltui.capture.model import ArgKind, Enqueue, KernelArg
-from cltui.capture.signature import parse_program
 from cltui.tui.format import fmt_bytes
 from cltui.tui.widgets.buffer_view import BufferStats, BufferView, buffer_stats
 
 if TYPE_CHECKING:
     from cltui.capture.capture import Capture
 
-__all__ = ["BufferPane", "element_ctype"]
+__all__ = ["BufferPane"]
 
 _BYTES = parse_type("uchar")
 
@@ -71,7 +70,8 @@ class BufferPane(Vertical):
             fmt_input.value = ""
             return
         self.arg = target
-        ctype, self.typedefs = element_ctype(cap, enq, target) if enq else (None, {})
+        ctype = element_ctype(target)
+        self.typedefs = cap.program_typedefs(enq.program) if enq is not None else {}
         self.default_ctype = ctype or _BYTES
         dump = target.pre or target.post
         assert dump is not None
@@ -189,48 +189,6 @@ def stats_text(pre: BufferStats | None, post: BufferStats | None) -> Text:
             pct = 100.0 * st.changed / st.count if st.count else 0.0
             text.append(f" │ changed {st.changed:,}/{st.count:,} ({pct:.1f}%)", "bold")
     return text
-
-
-_TEXEL_BY_BPP = {8: "uchar", 16: "ushort", 32: "uchar4", 64: "ushort4", 128: "float4"}
-
-
-def texel_ctype(arg: KernelArg) -> CType | None:
-    """One texel of an image argument: from the image format, else from the dump's bpp."""
-    fmt = arg.mem.image if arg.mem is not None else None
-    dump = arg.pre or arg.post
-    name = None
-    if fmt is not None:
-        name = images.texel_scalar(fmt.channel_order, fmt.channel_data_type)
-    if name is None and dump is not None and dump.image_bpp in _TEXEL_BY_BPP:
-        name = _TEXEL_BY_BPP[dump.image_bpp]
-    return parse_type(name) if name else None
-
-
-def element_ctype(
-    cap: Capture, enq: Enqueue, arg: KernelArg
-) -> tuple[CType | None, dict[str, CType]]:
-    """The element type of a pointer argument from the kernel signature, and the typedefs."""
-    if arg.kind is ArgKind.IMAGE:
-        return texel_ctype(arg), {}
-    program, kernel = enq.program, enq.row.kernel
-    if program is None or kernel is None:
-        return None, {}
-    source = cap.program_source(program)
-    if not source:
-        return None, {}
-    try:
-        parsed = parse_program(source, program.options)
-    except Exception:  # an odd source must not break the view; fall back to bytes
-        return None, {}
-    sig = parsed.kernels.get(kernel)
-    if sig is None or arg.index >= len(sig.params):
-        return None, parsed.typedefs
-    ctype = sig.params[arg.index].ctype
-    if ctype.kind == "pointer" and ctype.element is not None:
-        ctype = ctype.element
-    if not ctype.size or ctype.dtype is None:
-        return None, parsed.typedefs
-    return ctype, parsed.typedefs
 
 
 def _no_buffer_reason(enq: Enqueue | None, arg: KernelArg | None) -> str:

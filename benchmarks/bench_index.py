@@ -27,7 +27,7 @@ size = log.stat().st_size
 imported = 0.0
 if mode == "cltui":  # the import (numpy, the capture package) is timed on its own
     t0 = time.perf_counter()
-    from cltui.capture.logindex import build_index
+    from cltui.capture.log import build_index
     imported = time.perf_counter() - t0
 t0 = time.perf_counter()
 c0 = time.process_time()

@@ -228,7 +228,7 @@ def make(kind: str, size: int, template: tuple[bytes, bytes, bytes] | None = Non
 CHILD = r"""
 import json, sys, time
 from pathlib import Path
-from cltui.capture.logindex import build_index
+from cltui.capture.log import build_index
 best = None
 for _ in range(int(sys.argv[2])):  # best of N in this process (small logs: timer noise)
     t0 = time.perf_counter()

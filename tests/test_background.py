@@ -23,7 +23,7 @@ from cltui.capture.background import (
     reader_of,
 )
 from cltui.capture.capture import Capture, open_capture
-from cltui.capture.logindex import IndexCancelled
+from cltui.capture.log import IndexCancelled
 from cltui.capture.model import EnqueueKind
 from tests.conftest import SMALL_CAPTURES, capture_path
 

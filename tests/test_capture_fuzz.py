@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cltui.capture import CaptureError, open_capture
-from cltui.capture.logindex import build_index
+from cltui.capture.log import build_index
 
 from . import hang
 from .conftest import capture_path

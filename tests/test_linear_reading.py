@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-import cltui.capture.logindex as li
+import cltui.capture.log.grammar as li
 from cltui.capture import open_capture
 from cltui.capture import signature as sig
-from cltui.capture.logindex import build_index
+from cltui.capture.log import build_index
 from cltui.capture.names import (
     parse_dump_name,
     parse_replay_dir_name,
@@ -136,8 +136,8 @@ def test_a_long_word_in_enqueue_and_creator_lines(tmp_path: Path) -> None:
 
 def test_quadratic_helpers_are_linear() -> None:
     cases = {
-        "_kv of a 1 MB word": lambda: li._kv("x" * MB + " = 1, y = 2"),
-        "_kv of 100k words": lambda: li._kv("ab-cd>e " * 100_000),
+        "_kv of a 1 MB word": lambda: li.kv_pairs("x" * MB + " = 1, y = 2"),
+        "_kv of 100k words": lambda: li.kv_pairs("ab-cd>e " * 100_000),
         "_flags of 1 MB of blanks": lambda: li._flags("CL_MEM" + " " * MB + "x (1)"),
         "the queue device of repeated device types": lambda: li._queue_device(
             "device = " + " (CL_DEVICE_TYPE_CPU" * 100_000
@@ -162,7 +162,7 @@ def test_quadratic_helpers_are_linear() -> None:
     for desc, fn in cases.items():
         bounded(desc, fn)
     # the results where they are small enough to check
-    assert li._kv("flags = CL_MEM_READ_WRITE (1), size = 4, x>y = a-b") == {
+    assert li.kv_pairs("flags = CL_MEM_READ_WRITE (1), size = 4, x>y = a-b") == {
         "flags": "CL_MEM_READ_WRITE (1)",
         "size": "4",
         "x>y": "a-b",

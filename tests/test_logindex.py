@@ -12,8 +12,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-import cltui.capture.logindex as li
-from cltui.capture.logindex import (
+import cltui.capture.log.devtimes as li_devtimes
+import cltui.capture.log.parallel as li
+import cltui.capture.log.scan as li_scan
+from cltui.capture.log import (
     IndexCancelled,
     LogIndex,
     build_index,
@@ -406,6 +408,7 @@ def tiny_pieces_in_workers(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(li, "PARALLEL_MIN", 0)
     monkeypatch.setattr(li, "MIN_PIECE", 1)
     monkeypatch.setattr(li, "CHUNK", 4096)
+    monkeypatch.setattr(li_devtimes, "CHUNK", 4096)
     monkeypatch.setattr(li, "_workers", lambda: 2)
 
 
@@ -417,6 +420,7 @@ def test_workers_and_small_pieces_give_the_same_index(
     whole = _index(log)
     assert whole["numbers"] and whole["mem"] and whole["kernel_table"]
     monkeypatch.setattr(li, "CHUNK", 4096)
+    monkeypatch.setattr(li_devtimes, "CHUNK", 4096)
     assert _index(log) == whole  # in this process, many pieces
     monkeypatch.setattr(li, "PARALLEL_MIN", 0)
     monkeypatch.setattr(li, "MIN_PIECE", 1)
@@ -707,11 +711,11 @@ def test_line_aligned_cuts_read_with_pread_match_the_map(
 ) -> None:
     """Pieces found with pread in small windows (not through the map, which would put the
     touched pages in the RSS) are the ones the map gave: line-aligned, tiling the file."""
-    monkeypatch.setattr(li, "_CUT_WINDOW", 7)
+    monkeypatch.setattr(li_scan, "_CUT_WINDOW", 7)
     path = tmp_path / "log.txt"
     path.write_bytes(text)
     for step in (1, 5, 64, 1 << 20):
-        cuts = li._line_aligned_cuts(path, len(text), step)
+        cuts = li_scan._line_aligned_cuts(path, len(text), step)
         assert cuts == _cuts_reference(text, step)
         assert [a for a, _ in cuts] == ([0, *[e for _, e in cuts][:-1]] if cuts else [])
         assert all(

@@ -36,7 +36,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
-from cltui.capture import logindex as li
+from cltui.capture import log as li
 from cltui.capture.capture import Capture, ProgressFn, open_capture
 from cltui.capture.model import CaptureError, Enqueue, NotACapture, Problem
 from cltui.errors import Cancelled
@@ -229,7 +229,7 @@ class CaptureReader:
         self, progress: ProgressFn | None = None, cancel: threading.Event | None = None
     ) -> Capture:
         """The opened capture.  Raises what :func:`open_capture` raises (NotACapture, other
-        CaptureErrors), :class:`~cltui.capture.logindex.IndexCancelled` when ``cancel`` is set
+        CaptureErrors), :class:`~cltui.capture.log.IndexCancelled` when ``cancel`` is set
         (the child is killed at once) and :class:`ReaderGone` when the child dies or cannot
         send the capture back."""
         import cltui.capture.signature  # noqa: F401 - imported here, not in the child (below)

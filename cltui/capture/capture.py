@@ -5,7 +5,7 @@ Positions vs numbers: the index stores enqueues in log order; ``pos`` is the
 normal single-session log ``number == pos`` but never rely on it: use
 ``position_of``/``numbers``.
 
-Opening reads the call log once (:mod:`cltui.capture.logindex`), lists the dump
+Opening reads the call log once (:mod:`cltui.capture.log`), lists the dump
 files (:func:`cltui.capture.files.scan_dumps`), the program files and the
 report.  Everything per enqueue (argument values, types, dumps, program) is
 decoded lazily by :meth:`Capture.enqueue` and kept in a small LRU.
@@ -29,7 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from cltui.capture import files
-from cltui.capture import logindex as li
+from cltui.capture import log as li
 from cltui.capture.cltypes import CType, decode_value
 from cltui.capture.confine import is_file, leaves, outside_message, read_bytes_inside
 from cltui.capture.model import (
@@ -478,7 +478,7 @@ class Capture:
             rest = line[i + len(fn) :] if i >= 0 else ""
             _, args_text = li.split_kernel_name(rest)
             args_text, _ = li.strip_counter(args_text)
-        kv = li._kv(_EWL_RE.sub("", args_text))
+        kv = li.kv_pairs(_EWL_RE.sub("", args_text))
         off = int(self.offsets[pos])
         log = self.log
         enq = Enqueue(

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict
 
 if TYPE_CHECKING:
-    from cltui.capture.logindex import LogIndex
+    from cltui.capture.log import LogIndex
 
 WINDOW = 4 << 20
 _DEVICE_RE = re.compile(

@@ -1,6 +1,6 @@
 """The capture model: plain data classes that every other layer reads.
 
-This module is the contract between the parsers (``logindex``, ``files``,
+This module is the contract between the parsers (``log``, ``files``,
 ``signature``) and the views (CLI, TUI, replay, export).  It holds no parsing
 logic; :mod:`cltui.capture.capture` builds these objects lazily.
 

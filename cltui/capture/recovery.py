@@ -62,7 +62,7 @@ _DEVTIME_NAMED_RE = re.compile(
     rb"submit\), (\d{1,18}) ns \(submit -> start\), (\d{1,18}) ns \(start -> end\)"
 )
 _NUL_RUN_RE = re.compile(rb"\x00+")
-_LOST_DEVICE_TIMES = "Device Time lines name enqueues"  # logindex's problem about such lines
+_LOST_DEVICE_TIMES = "Device Time lines name enqueues"  # the log index's problem about such lines
 
 
 @dataclass(frozen=True, slots=True)
@@ -373,7 +373,7 @@ def _named_device_times(
 
 
 def _kind_of(function: str) -> EnqueueKind:
-    from cltui.capture.logindex import kind_of  # local: logindex is large; recovery is rare
+    from cltui.capture.log import kind_of  # local: the log index is large; recovery is rare
 
     return kind_of(function)
 

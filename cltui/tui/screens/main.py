@@ -172,7 +172,7 @@ class MainScreen(Screen[None]):
     def _index(self, cancel: threading.Event) -> None:
         """Open the capture (the default opener reads it in a child process: see
         :mod:`cltui.capture.background`); this thread only waits, the GIL released."""
-        from cltui.capture.logindex import IndexCancelled
+        from cltui.capture.log import IndexCancelled
 
         def progress(fraction: float) -> None:
             if fraction - self._last_progress >= 0.01 or fraction >= 1.0:

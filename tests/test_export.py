@@ -53,7 +53,8 @@ def test_bundle_layout_single_kernel(pyocl_pocl: Path, tmp_path: Path) -> None:
     names = {p.name for p in out.iterdir()}
     assert names == {
         "manifest.json", "data", "kernels", "replay.py", "engine.py", "compare.py", "shellwords.py",
-        "textfmt.py", "errors.py", "replay.cpp", "CMakeLists.txt", "README.md", "SHA256SUMS",
+        "textfmt.py", "errors.py", "schema.py",
+        "replay.cpp", "CMakeLists.txt", "README.md", "SHA256SUMS",
     }  # fmt: skip
     assert res.steps == 1 and res.enqueues == [14]
     # the engine and compare modules are cltui's own, byte for byte

@@ -36,6 +36,7 @@ from typing import Any
 from cltui.capture.capture import Capture
 from cltui.capture.ranges import EnqueueRange
 from cltui.errors import CltuiError
+from cltui.replay.schema import Manifest
 
 OCLGRIND_ENV = {
     "OCLGRIND_CHECK_API": "1",
@@ -456,12 +457,12 @@ def run_check(
         wd.mkdir(parents=True, exist_ok=True)
         tag = [0]
 
-        def once(man: dict[str, Any], checkers: list[str], prog: Progress | None) -> _Run:
+        def once(man: Manifest, checkers: list[str], prog: Progress | None) -> _Run:
             tag[0] += 1
             return _run_once(man, cap.path, wd, tag[0], checkers, timeout, prog, cancel)
 
         seen: set[int] = set()
-        current: dict[str, Any] | None = manifest
+        current: Manifest | None = manifest
         last: _Run | None = None  # the run that ended the check (None: a handled crash)
         while current is not None:
             run = once(current, all_on, progress)
@@ -577,7 +578,7 @@ class _Run:
 
 
 def _run_once(
-    manifest: dict[str, Any],
+    manifest: Manifest,
     root: Path,
     wd: Path,
     tag: int,
@@ -633,7 +634,7 @@ def _run_once(
                 own_text.decode("utf-8", "replace").strip())
 
 
-def _program_sources(manifest: dict[str, Any], root: Path) -> dict[str, tuple[str, list[str]]]:
+def _program_sources(manifest: Manifest, root: Path) -> dict[str, tuple[str, list[str]]]:
     out: dict[str, tuple[str, list[str]]] = {}
     for pid, info in manifest.get("programs", {}).items():
         key = info.get("source")

@@ -33,6 +33,7 @@ from cltui.capture.ranges import EnqueueRange
 from cltui.errors import Cancelled, CltuiError
 from cltui.replay import lifecycle
 from cltui.replay.compare import Tolerance
+from cltui.replay.schema import Manifest, Report
 
 T = TypeVar("T")
 
@@ -149,7 +150,7 @@ def plan_for(
     enqueues: Sequence[int],
     mode: str = "chain",
     tolerance: Tolerance | None = None,
-) -> dict[str, Any]:
+) -> Manifest:
     """The replay plan (manifest) of an arbitrary set of kernel enqueues, in order.
 
     :func:`cltui.replay.plan.build_plan` for a set with holes.
@@ -162,7 +163,7 @@ def plan_for(
         raise ShrinkError(str(exc)) from None
 
 
-def _mismatches(report: dict[str, Any], against: str) -> tuple[list[tuple[int, str]], str]:
+def _mismatches(report: Report, against: str) -> tuple[list[tuple[int, str]], str]:
     """((enqueue, text) of each failing output, why the run does not count or "")."""
     devices = report.get("devices", [])
     for res in devices:
@@ -176,10 +177,10 @@ def _mismatches(report: dict[str, Any], against: str) -> tuple[list[tuple[int, s
                     out.append((int(st["enqueue"]), f"enqueue {st['enqueue']} {st['kernel']} "
                                 f"{c.get('label', '')}: {c.get('summary', '')}"))
     else:
-        for c in report.get("cross", []):
-            if c.get("status") == "different":
-                out.append((int(c["enqueue"]), f"enqueue {c['enqueue']} {c['kernel']} "
-                            f"{c.get('label', '')}: {c.get('summary', '')}"))
+        for x in report.get("cross", []):
+            if x.get("status") == "different":
+                out.append((int(x["enqueue"]), f"enqueue {x['enqueue']} {x['kernel']} "
+                            f"{x.get('label', '')}: {x.get('summary', '')}"))
     return out, ""
 
 
@@ -221,7 +222,7 @@ def shrink(
         tag = [0]
         against_key = against if isinstance(against, str) else "device"
 
-        def run(manifest: dict[str, Any], enqueues: list[int]) -> tuple[list[tuple[int, str]], str]:
+        def run(manifest: Manifest, enqueues: list[int]) -> tuple[list[tuple[int, str]], str]:
             if cancel is not None and cancel.is_set():
                 raise ShrinkCancelled("shrink cancelled")
             tag[0] += 1

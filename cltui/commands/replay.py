@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import click
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    from cltui.replay.schema import CheckResult, DeviceChoice, Manifest, Report
 
 from cltui.capture.textfmt import fmt_ns
 from cltui.commands._common import (
@@ -180,7 +185,7 @@ def replay_cmd(
     report = job.report
     assert report is not None
     for res in report["devices"]:
-        res["device_choice"] = choice
+        res["device_choice"] = cast("DeviceChoice", choice)
     probes = probe_report(report, manifest) if probe else None
     if outputs is None:
         job.cleanup()
@@ -203,7 +208,7 @@ def replay_cmd(
     sys.exit(exit_code(report, deterministic))
 
 
-def exit_code(report: dict[str, Any], deterministic: bool = True) -> int:
+def exit_code(report: Report, deterministic: bool = True) -> int:
     """The verdict's exit code (0 pass, 1 fail, 3 incomplete); a nondeterministic output
     found by --probe fails."""
     from cltui.replay.engine import verdict_exit
@@ -212,7 +217,7 @@ def exit_code(report: dict[str, Any], deterministic: bool = True) -> int:
     return EXIT_MISMATCH if not deterministic else code  # a failure dominates incomplete
 
 
-def probe_report(report: dict[str, Any], manifest: dict[str, Any]) -> list[Any]:
+def probe_report(report: Report, manifest: Manifest) -> list[Any]:
     """One :class:`~cltui.analysis.probe.ProbeReport` per device that ran (``--probe``)."""
     from cltui.analysis.probe import meta_of, probe_outputs
     from cltui.replay.runner import probe_runs
@@ -252,7 +257,7 @@ def print_probe(probes: list[Any]) -> None:
 
 
 def default_devices(
-    cap: Any, steps: list[dict[str, Any]]
+    cap: Any, steps: Sequence[Mapping[str, Any]]
 ) -> tuple[list[dict[str, Any]], dict[str, str]]:
     """Without ``--device``: the device the capture ran on when it is here, else the one
     named most like it, else the first that is not a simulator, else the first (the rule of
@@ -273,9 +278,9 @@ MAX_NOTES = 20
 _STYLE = {"equal": "green", "within": "yellow", "different": "bold red", "unchecked": "dim"}
 
 
-def _short(c: dict[str, Any]) -> str:
+def _short(c: CheckResult) -> str:
     """A table cell: the status and the key figure."""
-    res = c.get("result") or {}
+    res: Mapping[str, Any] = c.get("result") or {}
     if c["status"] in ("equal", "unchecked"):
         return str(c["status"])
     if not res:  # compared by hash: no element counts
@@ -292,7 +297,7 @@ def _num(v: Any) -> str:
     return str(v)
 
 
-def print_report(report: dict[str, Any], manifest: dict[str, Any]) -> None:
+def print_report(report: Report, manifest: Manifest) -> None:
     """Rich tables: checks per enqueue x argument x device, host changes, timing."""
     from rich.console import Console
     from rich.table import Table
@@ -361,7 +366,7 @@ def print_report(report: dict[str, Any], manifest: dict[str, Any]) -> None:
                 key = (st["enqueue"], label)
                 if key not in rows:
                     rows[key] = [""] * len(devs)
-                    order.append((st["enqueue"], st["kernel"], label))
+                    order.append((st["enqueue"], st["kernel"] or "?", label))
                 style = "cyan" if pre else _STYLE.get(c["status"], "")
                 rows[key][col] = f"[{style}]{_short(c)}[/]" if style else _short(c)
                 if c["status"] != "equal":
@@ -393,13 +398,13 @@ def print_report(report: dict[str, Any], manifest: dict[str, Any]) -> None:
         n = s["enqueue"]
         cells = [str(n), s["kernel"], fmt_ns((captured.get(n) or {}).get("start_to_end"), "-")]
         for sd in steps_by_dev:
-            st = sd.get(n)
-            if st is None:
+            ran = sd.get(n)
+            if ran is None:
                 cells += ["-", "-"]
                 continue
-            t = st["timing"]
-            cells.append(fmt_ns((t.get("start_to_end") or {}).get("median"), "-"))
-            cells.append(fmt_ns((t.get("host_enqueue") or {}).get("median"), "-"))
+            kern, host = ran["timing"]["start_to_end"], ran["timing"]["host_enqueue"]
+            cells.append(fmt_ns(kern["median"] if kern else None, "-"))
+            cells.append(fmt_ns(host["median"] if host else None, "-"))
         timing.add_row(*cells)
     if any(r.get("steps") for r in devs):
         con.print(timing)
@@ -418,7 +423,7 @@ def print_report(report: dict[str, Any], manifest: dict[str, Any]) -> None:
                 for st in r["steps"]:
                     cells = [str(st["enqueue"])]
                     for stage in stages:
-                        v = st["timing"].get(stage)
+                        v = cast("Mapping[str, Any]", st["timing"]).get(stage)
                         cells.append(
                             " / ".join(fmt_ns(v[k], "-") for k in ("min", "median", "max"))
                             if v
@@ -426,7 +431,8 @@ def print_report(report: dict[str, Any], manifest: dict[str, Any]) -> None:
                         )
                     stats.add_row(*cells)
                 con.print(stats)
-                loop = (r.get("loop") or {}).get("host_ns_per_repetition")
+                loop_info: dict[str, Any] = r.get("loop") or {}
+                loop = loop_info.get("host_ns_per_repetition")
                 if loop:
                     per = loop["median"] / max(int(r["loop"]["launches"]), 1)
                     per_text = fmt_ns(per, "-")
@@ -435,11 +441,11 @@ def print_report(report: dict[str, Any], manifest: dict[str, Any]) -> None:
     if report["cross"]:
         same = sum(1 for c in report["cross"] if c["status"] == "equal")
         con.print(f"devices against each other: {same}/{len(report['cross'])} outputs bit-exact")
-        for c in report["cross"]:
-            if c["status"] != "equal":
+        for x in report["cross"]:
+            if x["status"] != "equal":
                 con.print(
-                    f"  enqueue {c['enqueue']} {c['kernel']} {c['label']}: {c['a']} vs "
-                    f"{c['b']}: {c['status']}: {c['summary']}",
+                    f"  enqueue {x['enqueue']} {x['kernel']} {x['label']}: {x['a']} vs "
+                    f"{x['b']}: {x['status']}: {x['summary']}",
                     soft_wrap=True,
                     markup=False,
                     highlight=False,
@@ -456,7 +462,7 @@ _ACTIONS = {
 _VERDICT_STYLE = {"pass": "bold green", "fail": "bold red", "error": "bold red"}
 
 
-def print_verdict(con: Any, report: dict[str, Any], details: bool = True) -> None:
+def print_verdict(con: Any, report: Report, details: bool = True) -> None:
     """The verdict line, per device when there are several, and (``details``) each host
     transfer that was not replayed: never collapsed."""
     v = report["verdict"]

@@ -7,7 +7,8 @@ reference rewritten to a file inside the bundle, plus the programs that run it:
 * ``kernels/``: program sources (device binaries / SPIR-V only when that is all there is) and,
   under ``kernels/include/<n>/``, the headers the sources include;
 * ``replay.py`` + the modules of :func:`engine_modules` (``engine.py``, ``compare.py``,
-  ``shellwords.py``, ``textfmt.py``, ``errors.py``): cltui's own engine, copied unchanged;
+  ``shellwords.py``, ``textfmt.py``, ``errors.py``, ``schema.py``): cltui's own engine,
+  copied unchanged;
 * ``replay.cpp`` + ``CMakeLists.txt``: the same replay in C++17 (``--lang cpp``);
 * ``README.md`` and ``SHA256SUMS``.
 
@@ -37,6 +38,7 @@ from cltui.capture.names import sanitize_component
 from cltui.export.bundle import BundleWriter, ExportCancelled, ExportError
 from cltui.export.includes import resolve_includes
 from cltui.export.readme import render_readme
+from cltui.replay.schema import Manifest
 
 BUNDLE_FORMAT = "cltui-bundle"
 BUNDLE_VERSION = 1
@@ -151,6 +153,7 @@ def engine_modules() -> dict[str, bytes]:
         "shellwords.py": _capture_module("shellwords.py"),
         "textfmt.py": _capture_module("textfmt.py"),
         "errors.py": (resources.files("cltui") / "errors.py").read_bytes(),
+        "schema.py": _replay_module("schema.py"),
     }
 
 
@@ -237,7 +240,7 @@ def export_range(
 
 
 def _write_bundle(
-    manifest: dict[str, Any],
+    manifest: Manifest,
     root: Path,
     capture: Any,
     rng: Any,
@@ -312,7 +315,7 @@ def _read_capture_file(root: Path, rel: str) -> Path:
 
 def _write_programs(
     w: BundleWriter,
-    manifest: dict[str, Any],
+    manifest: Manifest,
     root: Path,
     host: HostIncludes,
     host_includes: bool = True,
@@ -373,8 +376,8 @@ def _write_programs(
                 notes.append(
                     f"{label}: #include {r.include!r} not bundled ({r.why}): {NOT_FROM_SOURCE}"
                 )
-        elif prog.get("il"):
-            place(prog["il"], f"kernels/{stem}.spv")
+        elif il := prog.get("il"):
+            place(il, f"kernels/{stem}.spv")
         for b in prog.get("binaries", []):
             name = "_".join(str(b.get("device") or "device").lower().split())
             dev = sanitize_component(name, max_len=60)
@@ -383,7 +386,7 @@ def _write_programs(
 
 
 def _write_data(
-    w: BundleWriter, manifest: dict[str, Any], root: Path, report: ExportProgress
+    w: BundleWriter, manifest: Manifest, root: Path, report: ExportProgress
 ) -> None:
     """Every other data reference -> ``data/<sha256>.bin`` (each content stored once)."""
     data = manifest["data"]
@@ -406,7 +409,7 @@ def _write_data(
 
 def _bundle_info(
     capture: Any,
-    manifest: dict[str, Any],
+    manifest: Manifest,
     rng: Any,
     mode: str,
     langs: list[str],

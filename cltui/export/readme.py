@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from cltui.capture.textfmt import fmt_bytes
+from cltui.replay.schema import Manifest
 
 
 def _code(text: Any) -> str:
@@ -16,7 +17,7 @@ def _code(text: Any) -> str:
     return f"`{s}`" if s else "``"
 
 
-def render_readme(manifest: dict[str, Any], files: list[str]) -> str:
+def render_readme(manifest: Manifest, files: list[str]) -> str:
     b = manifest["bundle"]
     cap = b["capture"]
     steps = manifest["steps"]
@@ -135,7 +136,8 @@ def render_readme(manifest: dict[str, Any], files: list[str]) -> str:
     for s in steps:
         t = s.get("captured_time") or {}
         dur = f"{t['start_to_end'] / 1000:.1f} us" if "start_to_end" in t else "-"
-        local = "x".join(str(v) for v in s["local"]) if s.get("local") else "NULL"
+        loc = s["local"]
+        local = "x".join(str(v) for v in loc) if loc else "NULL"
         glob = "x".join(str(v) for v in s["global"])
         add(f"| {s['enqueue']} | {_code(s['kernel'])} | {glob} | {local} | {dur} |")
     add("")
@@ -154,8 +156,9 @@ def render_readme(manifest: dict[str, Any], files: list[str]) -> str:
         "device named like it, whose driver may accept it: PoCL's on another CPU of the same "
         "target, NVIDIA's PTX on another NVIDIA GPU) and, under "
         "`kernels/include/`, the headers they include.\n"
-        "- `replay.py`, `engine.py`, `compare.py`, `shellwords.py`, `textfmt.py`, `errors.py`: "
-        "the Python replay (all but `replay.py` are cltui's own modules, unchanged).\n"
+        "- `replay.py`, `engine.py`, `compare.py`, `shellwords.py`, `textfmt.py`, `errors.py`, "
+        "`schema.py`: the Python replay (all but `replay.py` are cltui's own modules, "
+        "unchanged).\n"
         + ("- `replay.cpp`, `CMakeLists.txt`: the same replay in C++17.\n" if has_cpp else "")
         + "- `SHA256SUMS`: check the bundle with `sha256sum -c SHA256SUMS`.\n"
     )

@@ -55,7 +55,7 @@ import time
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -64,9 +64,17 @@ if __package__:
     from ..capture.shellwords import split_words
     from ..errors import CltuiError
     from . import compare as _compare
+    from .schema import DeviceResult, Manifest, Verdict, VerdictCounts, VerdictStatus
 else:  # pragma: no cover - the exported bundle runs this file as a script
     import compare as _compare  # type: ignore[no-redef, import-not-found]
     from errors import CltuiError  # type: ignore[no-redef, import-not-found]
+    from schema import (  # type: ignore[no-redef, import-not-found]
+        DeviceResult,
+        Manifest,
+        Verdict,
+        VerdictCounts,
+        VerdictStatus,
+    )
     from shellwords import split_words  # type: ignore[no-redef, import-not-found]
 
 PLAN_FORMAT = "cltui-replay-plan"
@@ -1515,16 +1523,16 @@ VERDICT_COUNTS = (
 )  # fmt: skip
 
 
-def verdict(plan: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
+def verdict(plan: Manifest, result: DeviceResult) -> Verdict:
     """The verdict of one device result of ``plan``: ``{status, line, counts}`` (pure)."""
-    steps: list[dict[str, Any]] = plan.get("steps", [])
-    scope = plan.get("scope") or {}
-    kernels = scope.get("kernels")
+    steps = plan.get("steps", [])
+    scope: dict[str, Any] = plan.get("scope") or {}
+    kernels: list[dict[str, Any]] | None = scope.get("kernels")
     if kernels is None:  # a plan written before scopes: its steps are its kernels
         kernels = [{"enqueue": s["enqueue"], "replayed": True} for s in steps]
     transfers = scope.get("transfers") or []
     ran = result.get("steps") or []
-    c = dict.fromkeys(VERDICT_COUNTS, 0)
+    c: dict[str, int] = dict.fromkeys(VERDICT_COUNTS, 0)
     c["kernels"] = len(kernels)
     c["replayed"] = len(ran)
     c["skipped"] = sum(1 for k in kernels if not k.get("replayed"))
@@ -1536,13 +1544,13 @@ def verdict(plan: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
     tainted_different = 0
     for st in ran:
         for chk in st.get("checks", []):
-            status = chk.get("status")
-            if status in ("equal", "within", "different"):
-                c[status] += 1
+            outcome = chk.get("status")
+            if outcome in ("equal", "within", "different"):
+                c[outcome] += 1
                 c["checked"] += 1
             if chk.get("after_unreplayed") is not None:
                 c["after_unreplayed"] += 1
-                tainted_different += status == "different"
+                tainted_different += outcome == "different"
         reloaded = {ld.get("mem") for ld in st.get("loads", []) if ld.get("done")}
         for pre in st.get("prechecks", []):
             if pre.get("status") == "different" and pre.get("mem") not in reloaded:
@@ -1551,6 +1559,7 @@ def verdict(plan: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
     c["unchecked"] = c["outputs"] - c["checked"]
     err = result.get("error")
     state = str(result.get("status") or "")
+    status: VerdictStatus
     if err and state in ("crash", "hang"):
         status, head = "fail", f"{state}: {err}"
     elif state == "killed":  # from outside (SIGKILL, the OOM killer): not a failure found
@@ -1567,7 +1576,8 @@ def verdict(plan: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
         status, head = "incomplete", ""
     else:
         status, head = "pass", ""
-    return {"status": status, "line": _verdict_line(status, head, c), "counts": c}
+    counts = cast(VerdictCounts, c)  # every key of VERDICT_COUNTS
+    return {"status": status, "line": _verdict_line(status, head, c), "counts": counts}
 
 
 def _verdict_line(status: str, head: str, c: dict[str, int]) -> str:
@@ -1599,16 +1609,20 @@ def _verdict_line(status: str, head: str, c: dict[str, int]) -> str:
 
 
 def combine_verdicts(
-    verdicts: Sequence[dict[str, Any]], names: Sequence[str] | None = None
-) -> dict[str, Any]:
+    verdicts: Sequence[Verdict], names: Sequence[str] | None = None
+) -> Verdict:
     """The verdict of several devices: the worst status (fail, error, incomplete, pass),
     counts summed, one line (each device's, after its name, when there are several)."""
     if not verdicts:
-        c = dict.fromkeys(VERDICT_COUNTS, 0)
-        return {"status": "error", "line": "ERROR: no device ran", "counts": c}
+        zero = cast(VerdictCounts, dict.fromkeys(VERDICT_COUNTS, 0))
+        return {"status": "error", "line": "ERROR: no device ran", "counts": zero}
     order = ("fail", "error", "incomplete", "pass")
     status = min((v["status"] for v in verdicts), key=order.index)
-    counts = {k: sum(int(v["counts"].get(k, 0)) for v in verdicts) for k in VERDICT_COUNTS}
+    summed = {
+        k: sum(int(cast(dict[str, int], v["counts"]).get(k, 0)) for v in verdicts)
+        for k in VERDICT_COUNTS
+    }
+    counts = cast(VerdictCounts, summed)
     if len(verdicts) == 1:
         return {"status": status, "line": verdicts[0]["line"], "counts": counts}
     tags = list(names or [str(i) for i in range(len(verdicts))])

@@ -27,7 +27,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 
@@ -39,6 +39,7 @@ from cltui.errors import CltuiError
 from cltui.replay.compare import Tolerance, bytes_equal, dtype_spec
 from cltui.replay.engine import PLAN_FORMAT, PLAN_VERSION
 from cltui.replay.modes import MODES, input_rule, input_source
+from cltui.replay.schema import Manifest, StepSpec
 
 
 class PlanError(CltuiError, ValueError):
@@ -49,7 +50,7 @@ class PlanError(CltuiError, ValueError):
 class Plan:
     """The plan: a thin wrapper over the manifest dict the engine reads."""
 
-    manifest: dict[str, Any]
+    manifest: Manifest
     capture_path: Path
     notes: list[str] = field(default_factory=list)
     changes: list[dict[str, Any]] = field(default_factory=list)
@@ -60,15 +61,14 @@ class Plan:
     lost: list[dict[str, Any]] = field(default_factory=list)
 
     @property
-    def steps(self) -> list[dict[str, Any]]:
-        steps: list[dict[str, Any]] = self.manifest["steps"]
-        return steps
+    def steps(self) -> list[StepSpec]:
+        return self.manifest["steps"]
 
     @property
     def enqueues(self) -> list[int]:
         return [int(s["enqueue"]) for s in self.steps]
 
-    def to_manifest(self) -> dict[str, Any]:
+    def to_manifest(self) -> Manifest:
         """The JSON-able manifest (data paths relative to the capture directory)."""
         return self.manifest
 
@@ -1027,7 +1027,7 @@ def build_plan(
             )
     if not b.steps:
         raise PlanError(f"nothing in {what} can be replayed: " + "; ".join(b.notes[:3]))
-    manifest = {
+    manifest: dict[str, Any] = {
         "format": PLAN_FORMAT,
         "version": PLAN_VERSION,
         "source": {"capture": str(cap.path), "range": what, "mode": mode},
@@ -1047,7 +1047,8 @@ def build_plan(
         manifest["skipped"] = b.skipped
     if b.lost:
         manifest["lost"] = b.lost
-    return Plan(manifest, Path(cap.path), b.notes, b.changes, b.skipped, b.lost)
+    # the builder assembles plain dicts; tests/test_schema_types.py holds them to Manifest
+    return Plan(cast(Manifest, manifest), Path(cap.path), b.notes, b.changes, b.skipped, b.lost)
 
 
 def _lost_text(cap: Any, first: int | None, last: int | None) -> str:

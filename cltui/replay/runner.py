@@ -31,12 +31,13 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from cltui.replay import compare as cmp
 from cltui.replay import lifecycle
 from cltui.replay.child import Child, connect
 from cltui.replay.engine import combine_verdicts, verdict
+from cltui.replay.schema import CrossCheck, DeviceResult, Manifest, Report
 
 Event = dict[str, Any]
 Callback = Callable[[Event], None]
@@ -49,7 +50,7 @@ class ReplayJob:
 
     def __init__(
         self,
-        plan: dict[str, Any],
+        plan: Manifest,
         data_root: str | Path,
         devices: list[dict[str, Any]],
         *,
@@ -71,7 +72,7 @@ class ReplayJob:
         self.arg_tolerance = arg_tolerance or {}
         self.timeout = float(timeout)
         self.save_dir = Path(save_dir) if save_dir else lifecycle.temp_dir("replay")
-        self.report: dict[str, Any] | None = None
+        self.report: Report | None = None
         self._cancel = threading.Event()
         self._child: Child | None = None
         self._lock = threading.Lock()
@@ -113,7 +114,7 @@ class ReplayJob:
     def done(self) -> bool:
         return self._done.is_set()
 
-    def wait(self, timeout: float | None = None) -> dict[str, Any]:
+    def wait(self, timeout: float | None = None) -> Report:
         """The report (consumes the events unless a callback does; ``timeout`` then applies)."""
         if self._pumped:
             if not self._done.wait(timeout):
@@ -231,32 +232,36 @@ class ReplayJob:
             result["stderr"] = stderr_tail
         yield {"type": "device_done", "device": dev["id"], "result": result}
 
-    def _make_report(self, results: list[dict[str, Any]]) -> dict[str, Any]:
-        for r in results:  # every device result has the documented fields (docs/cli-json.md)
+    def _make_report(self, raw: list[dict[str, Any]]) -> Report:
+        """The report of the device results the children sent (JSON: typed here, once every
+        documented field is set)."""
+        for r in raw:  # every device result has the documented fields (docs/cli-json.md)
             r["runner"] = "cltui"
             r.setdefault("repeat", self.repeat)
             r.setdefault("loop", None)
             r.setdefault("failed_enqueue", None)
-        cross = cross_compare(self.plan, results, self.tolerance, self.arg_tolerance)
+        results = cast(list[DeviceResult], raw)
+        cross = cross_compare(self.plan, raw, self.tolerance, self.arg_tolerance)
         # devices against each other is information: floating point differs by design
         ok = all(r.get("status") == "ok" for r in results)
-        for r in results:
-            r["verdict"] = verdict(self.plan, r)
-        names = [str(r.get("device", {}).get("id", "?")) for r in results]
+        for res in results:
+            res["verdict"] = verdict(self.plan, res)
+        names = [str(r["device"].get("id", "?")) if r.get("device") else "?" for r in results]
+        plan = self.plan
         return {
             "verdict": combine_verdicts([r["verdict"] for r in results], names),
             "plan": {
-                "range": self.plan.get("source", {}).get("range"),
-                "mode": self.plan.get("source", {}).get("mode"),
-                "steps": len(self.plan.get("steps", [])),
-                "changes": self.plan.get("changes", []),
-                "notes": self.plan.get("notes", []),
-                "skipped": self.plan.get("skipped", []),
-                "lost": self.plan.get("lost", []),
+                "range": plan["source"].get("range"),
+                "mode": plan["source"].get("mode"),
+                "steps": len(plan.get("steps", [])),
+                "changes": plan.get("changes", []),
+                "notes": plan.get("notes", []),
+                "skipped": plan.get("skipped", []),
+                "lost": plan.get("lost", []),
             },
             "repeat": self.repeat,
             "devices": results,
-            "cross": cross,
+            "cross": cast(list[CrossCheck], cross),
             "ok": ok and bool(results),
             "outputs": str(self.save_dir),
         }
@@ -326,7 +331,7 @@ def _failed(
 
 
 def cross_compare(
-    plan: dict[str, Any],
+    plan: Manifest,
     results: list[dict[str, Any]],
     tolerance: dict[str, Any] | None = None,
     arg_tolerance: dict[int, dict[str, Any]] | None = None,
@@ -377,7 +382,7 @@ def cross_compare(
     return out
 
 
-def probe_runs(result: dict[str, Any]) -> list[dict[tuple[int, str], Any]]:
+def probe_runs(result: DeviceResult) -> list[dict[tuple[int, str], Any]]:
     """A probed device result's outputs, one mapping (enqueue, mem) -> bytes per repetition.
 
     Repetitions whose bytes equal repetition 0's share its file (and its array here).
@@ -385,7 +390,7 @@ def probe_runs(result: dict[str, Any]) -> list[dict[tuple[int, str], Any]]:
     """
     import numpy as np
 
-    probe = result.get("probe") or {}
+    probe: dict[str, Any] = result.get("probe") or {}
     runs: list[dict[tuple[int, str], Any]] = [{} for _ in range(int(probe.get("runs", 0)))]
     loaded: dict[str, Any] = {}
     for o in probe.get("outputs", []):
@@ -400,7 +405,7 @@ def probe_runs(result: dict[str, Any]) -> list[dict[tuple[int, str], Any]]:
 
 
 def start(
-    plan: dict[str, Any],
+    plan: Manifest,
     devices: list[dict[str, Any]],
     *,
     data_root: str | Path | None = None,
@@ -452,7 +457,7 @@ def start(
     return job
 
 
-def run(plan: dict[str, Any], devices: list[dict[str, Any]], **kw: Any) -> dict[str, Any]:
+def run(plan: Manifest, devices: list[dict[str, Any]], **kw: Any) -> Report:
     """Start and wait: the report."""
     return start(plan, devices, **kw).wait()
 

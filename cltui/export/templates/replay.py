@@ -34,6 +34,7 @@ sys.path.insert(0, str(HERE))
 
 try:
     import engine  # type: ignore[import-not-found]  # (the bundle folder is on sys.path now)
+    from schema import DeviceResult, Manifest  # type: ignore[import-not-found]
     from textfmt import fmt_ns  # type: ignore[import-not-found]
 except ImportError as _exc:  # numpy missing
     print(f"replay: {_exc.name or _exc} is needed: pip install numpy pyopencl", file=sys.stderr)
@@ -42,9 +43,9 @@ except ImportError as _exc:  # numpy missing
 EXIT_OK, EXIT_MISMATCH, EXIT_USAGE, EXIT_DEVICE = 0, 1, 2, 1
 
 
-def load_manifest(path: Path) -> dict[str, Any]:
+def load_manifest(path: Path) -> Manifest:
     """The plan, with each program's bundled include folders turned into ``-I`` options."""
-    plan: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    plan: Manifest = json.loads(path.read_text(encoding="utf-8"))  # the JSON boundary
     for prog in plan.get("programs", {}).values():
         extra = [f"-I {shlex.quote(str(path.parent / d))}" for d in prog.get("include_dirs", [])]
         if extra:
@@ -52,7 +53,7 @@ def load_manifest(path: Path) -> dict[str, Any]:
     return plan
 
 
-def default_device(plan: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, str]]:
+def default_device(plan: Manifest) -> tuple[list[dict[str, Any]], dict[str, str]]:
     """Without --device: the device that made the capture (the manifest's
     ``bundle.capture.device``, then the steps' devices) where it is here, else the one named
     most like it, else the first that is not a simulator, else the first; and why."""
@@ -65,7 +66,7 @@ def default_device(plan: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str
     return [dev], choice
 
 
-def print_result(res: dict[str, Any]) -> None:
+def print_result(res: DeviceResult) -> None:
     dev = res["device"]
     print(f"== {dev['id']} {dev['name']} ({dev['platform']})")
     print(f"   {res['verdict']['line']}")

@@ -31,6 +31,7 @@ from textual.widgets import Button, Label, ProgressBar
 
 from cltui.errors import CltuiError
 from cltui.replay import lifecycle
+from cltui.replay.schema import Manifest, Report
 from cltui.tui.screens.replay_dialog import ReplayRequest
 
 if TYPE_CHECKING:
@@ -205,8 +206,8 @@ def failure_text(what: str, exc: BaseException) -> str:
 class ReplayOutcome:
     """A finished replay: the runner's report and the plan's manifest it ran."""
 
-    report: dict[str, Any]
-    manifest: dict[str, Any]
+    report: Report
+    manifest: Manifest
     request: ReplayRequest
     range_text: str
     save_dir: Path  # replayed outputs (removed when the results screen closes)

@@ -10,7 +10,7 @@ Post and replayed Post of that argument in a :class:`~cltui.tui.widgets.diff_vie
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -30,6 +30,7 @@ from cltui.capture.elements import element_ctype
 from cltui.errors import CltuiError
 from cltui.replay.compare import make_dtype
 from cltui.replay.engine import combine_verdicts, verdict
+from cltui.replay.schema import CheckResult, CrossCheck, DeviceResult, Report, StepTiming
 from cltui.tui.format import fmt_ns
 from cltui.tui.screens.replay_progress import ReplayOutcome
 from cltui.tui.widgets.diff_view import DiffView, as_bytes
@@ -76,16 +77,16 @@ class ResultRow:
     label: str
     device: str  # "1:0", or "1:0 vs 0:0" for a cross comparison
     status: str
-    check: dict[str, Any] | None = None  # the runner's check (None for failures)
-    timing: dict[str, Any] | None = None  # the step's timing (first row of a step only)
+    check: CheckResult | None = None  # the runner's check (None for failures)
+    timing: StepTiming | None = None  # the step's timing (first row of a step only)
     message: str = ""
     prechecks: bool = False  # a "before" check (replayed state vs the capture's Pre)
-    cross: dict[str, Any] | None = None
+    cross: CrossCheck | None = None
 
     @property
-    def result(self) -> dict[str, Any]:
+    def result(self) -> Mapping[str, Any]:
         src = self.cross if self.cross is not None else self.check
-        res = (src or {}).get("result")
+        res = src.get("result") if src is not None else None
         return res if isinstance(res, dict) else {}
 
     def cells(self) -> list[Text | str]:
@@ -116,7 +117,7 @@ class ResultRow:
             _num(res.get("max_ulp")),
             first,
         ]
-        t = self.timing or {}
+        t: Mapping[str, Any] = self.timing or {}
         for stage in ("start_to_end", "queued_to_submit", "submit_to_start", "host_enqueue"):
             v = t.get(stage)
             cells.append(_stage(v))
@@ -147,7 +148,7 @@ def _stage(v: Any) -> str:
     return med
 
 
-def failure_message(outcome: ReplayOutcome, res: dict[str, Any]) -> str:
+def failure_message(outcome: ReplayOutcome, res: DeviceResult) -> str:
     """"enqueue 5 (svm_scale) crashed: ..." for a device whose child crashed, hung or failed."""
     status = _FAILED.get(str(res.get("status")), str(res.get("status")))
     n = res.get("failed_enqueue")
@@ -186,10 +187,10 @@ def result_rows(outcome: ReplayOutcome) -> list[ResultRow]:
                 None if n is None else int(n), outcome.kernel_of(n) or "", "", dev,
                 _FAILED[str(res["status"])], message=failure_message(outcome, res),
             ))
-    for c in outcome.report.get("cross", []):
+    for x in outcome.report.get("cross", []):
         rows.append(ResultRow(
-            int(c["enqueue"]), str(c["kernel"]), str(c.get("label", c["mem"])),
-            f"{c['b']} vs {c['a']}", str(c["status"]), cross=c,
+            int(x["enqueue"]), str(x["kernel"]), str(x.get("label", x["mem"])),
+            f"{x['b']} vs {x['a']}", str(x["status"]), cross=x,
         ))
     return rows
 
@@ -445,7 +446,8 @@ class DiffScreen(Screen[None]):
                     planned = c
                     break
         root = Path(capture.path)
-        args = list((row.check or {}).get("args") or (planned or {}).get("args") or [])
+        checked = row.check["args"] if row.check is not None else None
+        args = list(checked or (planned or {}).get("args") or [])
         arg = int(args[0]) if args else None
         pre = post = None
         try:
@@ -480,7 +482,7 @@ class DiffScreen(Screen[None]):
                      f"{row.cross['b']} against {row.cross['a']}")
             return cls(title, detail, pre, a_out, b_out, ctype, first_index,
                        ("captured pre", f"{row.cross['a']} replayed", f"{row.cross['b']} replayed"))
-        out = src.get("output")
+        out = row.check.get("output") if row.check is not None else None
         replayed = _load(Path(out)) if out else None
         if replayed is None and post is None:
             raise DiffUnavailable(f"enqueue {row.enqueue} {row.label}: no data to compare")
@@ -522,7 +524,7 @@ class DiffScreen(Screen[None]):
         self.dismiss(None)
 
 
-def _path(report: dict[str, Any], device: str, enqueue: int, mem: Any) -> Path | None:
+def _path(report: Report, device: str, enqueue: int, mem: Any) -> Path | None:
     for res in report.get("devices", []):
         if res.get("device", {}).get("id") != device:
             continue
@@ -530,6 +532,6 @@ def _path(report: dict[str, Any], device: str, enqueue: int, mem: Any) -> Path |
             if int(st["enqueue"]) != enqueue:
                 continue
             for c in st.get("checks", []):
-                if c.get("mem") == mem and c.get("output"):
-                    return Path(c["output"])
+                if c.get("mem") == mem and (out := c.get("output")):
+                    return Path(out)
     return None

@@ -1,0 +1,397 @@
+"""The typed contracts of a replay: the plan (a bundle's ``manifest.json``) and every result
+shape, as TypedDicts.
+
+They stay plain dicts at run time (JSON in, JSON out, nothing to convert), and type checkers
+hold every reader to these keys: the plan builder, the engine, the runner, the CLI report, the
+app's results screen, the exporter and the bundle's ``replay.py`` (this file is copied beside
+``engine.py``).  ``docs/replay.schema.json`` documents the results for other tools; a test
+holds it to these definitions key for key.  Standard library only.
+"""
+
+from typing import Any, Literal, NotRequired, TypedDict
+
+__all__ = [
+    "ArgSpec",
+    "Change",
+    "CheckResult",
+    "CheckSpec",
+    "CompareResult",
+    "CrossCheck",
+    "DataRef",
+    "Device",
+    "DeviceChoice",
+    "DeviceResult",
+    "ImageSpec",
+    "LoadResult",
+    "LoadSpec",
+    "LostRun",
+    "Manifest",
+    "MemorySpec",
+    "PlanSource",
+    "ProgramSpec",
+    "Report",
+    "ReportPlan",
+    "ScopeKernel",
+    "ScopeTransfer",
+    "Skipped",
+    "Stats",
+    "StepResult",
+    "StepSpec",
+    "StepTiming",
+    "TransferOp",
+    "TransferSpec",
+    "Verdict",
+    "VerdictCounts",
+    "VerdictStatus",
+]
+
+Status = Literal["equal", "within", "different", "unchecked"]
+DeviceStatus = Literal["ok", "mismatch", "error", "crash", "killed", "hang", "cancelled"]
+VerdictStatus = Literal["pass", "fail", "incomplete", "error"]
+Mode = Literal["chain", "isolated", "strict"]
+
+# --------------------------------------------------------------------------- the plan
+
+
+class PlanSource(TypedDict):
+    capture: str
+    range: str | None
+    mode: Mode
+
+
+class DataRef(TypedDict):
+    """A file the plan reads: its path (relative to the capture or the bundle) and size."""
+
+    path: str
+    size: int
+    sha256: NotRequired[str]  # in a bundle: the content's hash (the file is data/<sha256>.bin)
+    captured_path: NotRequired[str]  # in a bundle: where the capture had it
+
+
+class ProgramSpec(TypedDict):
+    label: str
+    source: str | None  # a data key
+    il: NotRequired[str | None]  # SPIR-V, a data key
+    options: str
+    binaries: list[dict[str, str]]  # {data, device}
+    include_dirs: NotRequired[list[str]]  # bundle folders (the exporter adds them)
+    captured_options: NotRequired[str]  # in a bundle: the options before -I were rewritten
+
+
+class ImageSpec(TypedDict):
+    order: str
+    type: str
+    image_type: str
+    shape: list[int]
+    element_size: int
+
+
+class MemorySpec(TypedDict):
+    kind: Literal["buffer", "image", "svm"]
+    label: str
+    size: int
+    image: NotRequired[ImageSpec]
+
+
+class ArgSpec(TypedDict, total=False):
+    """One kernel argument: ``kind`` buffer/image/svm (``mem``), scalar (``hex``), local
+    (``size``), sampler (``normalized``, ``addressing``, ``filter``), null."""
+
+    index: int
+    kind: str
+    name: str | None
+    type: str | None
+    mem: str
+    offset: int
+    hex: str
+    size: int
+    value: Any
+    normalized: bool
+    addressing: str
+    filter: str
+
+
+class LoadSpec(TypedDict):
+    mem: str
+    data: str  # a data key
+    why: Literal["input", "verify", "reload"]
+    note: str
+
+
+class CheckSpec(TypedDict):
+    mem: str
+    args: list[int]
+    label: str
+    dtype: Any  # a numpy dtype string, or a structured dtype's description
+    shape: list[int] | None
+    data: NotRequired[str]  # a data key; absent when there is nothing to compare with
+    hash: NotRequired[str]  # a hash-only dump's 64-bit hash (hex)
+    note: NotRequired[str]
+    tol: NotRequired[dict[str, Any]]
+    after_unreplayed: NotRequired[int]
+
+
+class TransferOp(TypedDict, total=False):
+    op: Literal["fill", "copy", "copy_whole"]
+    src: str
+    src_offset: int
+    dst_offset: int
+    size: int
+    pattern: str  # hex
+
+
+class TransferSpec(TypedDict):
+    enqueue: int
+    function: str
+    mem: str
+    op: TransferOp | None
+    replayed: str | None  # "op" | "reload" | "input" | None
+    why: str
+
+
+# one kernel enqueue of the plan ("global" is a Python keyword: the functional form)
+StepSpec = TypedDict(
+    "StepSpec",
+    {
+        "enqueue": int,
+        "kernel": str,
+        "program": str,
+        "device": NotRequired[str | None],
+        "recovered": NotRequired[bool],
+        "captured_time": NotRequired[dict[str, int]],
+        "global": list[int],
+        "local": list[int] | None,
+        "offset": list[int] | None,
+        "args": list[ArgSpec],
+        "loads": list[LoadSpec],
+        "prechecks": list[CheckSpec],
+        "checks": list[CheckSpec],
+        "transfers": NotRequired[list[TransferSpec]],
+    },
+)
+
+
+class Change(TypedDict):
+    """A host-side change the capture shows between two kernels of the range."""
+
+    enqueue: int
+    mem: str
+    label: str
+    args: list[int]
+    after: int
+    by: list[str]
+    transfers: list[int]
+    action: Literal["replay", "reload", "none", "unreplayed"]
+
+
+class ScopeKernel(TypedDict):
+    enqueue: int
+    kernel: str | None
+    replayed: bool
+    why: str
+    recovered: bool
+
+
+class ScopeTransfer(TypedDict):
+    enqueue: int
+    function: str
+    mem: str
+    label: str
+    replayed: str | None
+    why: str
+
+
+class Skipped(TypedDict):
+    enqueue: int
+    kernel: str | None
+    why: str
+    recovered: bool
+
+
+class LostRun(TypedDict):
+    first: int
+    last: int
+    count: int
+    why: str
+
+
+class Manifest(TypedDict):
+    """A replay plan: what the engine runs (and a bundle's ``manifest.json``)."""
+
+    format: str
+    version: int
+    source: PlanSource
+    tolerance: dict[str, Any]
+    data: dict[str, DataRef]
+    programs: dict[str, ProgramSpec]
+    memory: dict[str, MemorySpec]
+    steps: list[StepSpec]
+    changes: list[Change]
+    notes: list[str]
+    scope: NotRequired[dict[str, Any]]  # {kernels: [ScopeKernel], transfers: [ScopeTransfer]}
+    skipped: NotRequired[list[Skipped]]
+    lost: NotRequired[list[LostRun]]
+    bundle: NotRequired[dict[str, Any]]  # what the exporter adds (docs/cli-json.md)
+
+
+# --------------------------------------------------------------------------- results
+
+
+class Stats(TypedDict):
+    min: float
+    median: float
+    max: float
+    n: int
+
+
+class Device(TypedDict):
+    id: str
+    platform: str
+    name: str
+    version: str
+    platform_version: NotRequired[str]
+    driver: NotRequired[str]
+    type: NotRequired[str]
+    svm: NotRequired[bool]
+    images: NotRequired[bool]
+    max_work_group_size: NotRequired[int]
+    global_mem: NotRequired[int]
+
+
+class DeviceChoice(TypedDict):
+    rule: Literal["user", "captured", "most-alike", "real-before-simulator", "first"]
+    why: str
+
+
+class VerdictCounts(TypedDict, total=False):
+    kernels: int
+    replayed: int
+    skipped: int
+    outputs: int
+    checked: int
+    unchecked: int
+    equal: int
+    within: int
+    different: int
+    departed: int
+    recovered: int
+    lost: int
+    after_unreplayed: int
+    transfers: int
+    transfers_replayed: int
+
+
+class Verdict(TypedDict):
+    status: VerdictStatus
+    line: str
+    counts: VerdictCounts
+
+
+class CompareResult(TypedDict):
+    status: Status
+    dtype: str
+    elements: int
+    expected_size: int
+    actual_size: int
+    n_diff: int
+    n_bad: int
+    max_abs: float | str | None
+    max_rel: NotRequired[float | str | None]
+    max_ulp: float | str | None
+    first: Any
+    note: str
+    leaves: NotRequired[list[Any]]
+
+
+class CheckResult(TypedDict):
+    mem: str
+    args: list[int]
+    label: str
+    dtype: NotRequired[Any]
+    shape: NotRequired[list[int] | None]
+    output: str | None
+    tolerance: NotRequired[dict[str, Any]]
+    data: NotRequired[str | None]
+    status: Status
+    summary: NotRequired[str]
+    result: NotRequired[CompareResult]
+
+
+class LoadResult(TypedDict):
+    mem: str
+    why: str
+    note: str
+    done: bool
+
+
+class StepTiming(TypedDict):
+    queued_to_submit: Stats | None
+    submit_to_start: Stats | None
+    start_to_end: Stats | None
+    host_enqueue: Stats | None
+    samples: int
+
+
+class StepResult(TypedDict):
+    enqueue: int
+    kernel: str | None
+    status: str
+    checks: list[CheckResult]
+    prechecks: list[CheckResult]
+    loads: list[LoadResult]
+    timing: StepTiming
+    transfers: NotRequired[list[TransferSpec]]  # the host transfers before it, as planned
+
+
+class DeviceResult(TypedDict):
+    runner: Literal["cltui", "replay.py", "replay.cpp"]
+    device: Device
+    device_choice: DeviceChoice
+    status: DeviceStatus
+    ok: bool
+    error: str | None
+    failed_enqueue: int | None
+    stderr: NotRequired[str]
+    partial: NotRequired[bool]
+    probe: NotRequired[dict[str, Any]]  # --probe: {runs, outputs: [{enqueue, mem, files}]}
+    repeat: int
+    loop: Any
+    builds: dict[str, Any]
+    notes: list[str]
+    steps: list[StepResult]
+    verdict: Verdict
+
+
+class ReportPlan(TypedDict):
+    range: str | None
+    mode: Mode | None
+    steps: int
+    changes: list[Change]
+    notes: list[str]
+    skipped: NotRequired[list[Skipped]]
+    lost: NotRequired[list[LostRun]]
+
+
+class CrossCheck(TypedDict):
+    enqueue: int
+    kernel: str | None
+    mem: str
+    label: str
+    a: str
+    b: str
+    status: Status
+    summary: str
+    result: NotRequired[CompareResult]
+
+
+class Report(TypedDict):
+    """What ``cltui replay --json`` prints: one run of a plan on one or more devices."""
+
+    plan: ReportPlan
+    repeat: int
+    devices: list[DeviceResult]
+    cross: list[CrossCheck]
+    ok: bool
+    outputs: str | None
+    probe: NotRequired[list[Any]]
+    verdict: Verdict

@@ -53,7 +53,7 @@ def test_bundle_layout_single_kernel(pyocl_pocl: Path, tmp_path: Path) -> None:
     names = {p.name for p in out.iterdir()}
     assert names == {
         "manifest.json", "data", "kernels", "replay.py", "engine.py", "compare.py", "shellwords.py",
-        "textfmt.py", "errors.py", "schema.py",
+        "textfmt.py", "errors.py", "schema.py", "choice.py", "verdicts.py",
         "replay.cpp", "CMakeLists.txt", "README.md", "SHA256SUMS",
     }  # fmt: skip
     assert res.steps == 1 and res.enqueues == [14]

@@ -7,8 +7,8 @@ reference rewritten to a file inside the bundle, plus the programs that run it:
 * ``kernels/``: program sources (device binaries / SPIR-V only when that is all there is) and,
   under ``kernels/include/<n>/``, the headers the sources include;
 * ``replay.py`` + the modules of :func:`engine_modules` (``engine.py``, ``compare.py``,
-  ``shellwords.py``, ``textfmt.py``, ``errors.py``, ``schema.py``): cltui's own engine,
-  copied unchanged;
+  ``choice.py``, ``verdicts.py``, ``schema.py``, ``errors.py``, ``shellwords.py``,
+  ``textfmt.py``): cltui's own engine, copied unchanged;
 * ``replay.cpp`` + ``CMakeLists.txt``: the same replay in C++17 (``--lang cpp``);
 * ``README.md`` and ``SHA256SUMS``.
 
@@ -154,6 +154,8 @@ def engine_modules() -> dict[str, bytes]:
         "textfmt.py": _capture_module("textfmt.py"),
         "errors.py": (resources.files("cltui") / "errors.py").read_bytes(),
         "schema.py": _replay_module("schema.py"),
+        "choice.py": _replay_module("choice.py"),
+        "verdicts.py": _replay_module("verdicts.py"),
     }
 
 

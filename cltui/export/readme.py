@@ -156,9 +156,9 @@ def render_readme(manifest: Manifest, files: list[str]) -> str:
         "device named like it, whose driver may accept it: PoCL's on another CPU of the same "
         "target, NVIDIA's PTX on another NVIDIA GPU) and, under "
         "`kernels/include/`, the headers they include.\n"
-        "- `replay.py`, `engine.py`, `compare.py`, `shellwords.py`, `textfmt.py`, `errors.py`, "
-        "`schema.py`: the Python replay (all but `replay.py` are cltui's own modules, "
-        "unchanged).\n"
+        "- `replay.py`, `engine.py`, `compare.py`, `choice.py`, `verdicts.py`, `schema.py`, "
+        "`errors.py`, `shellwords.py`, `textfmt.py`: the Python replay (all but `replay.py` are "
+        "cltui's own modules, unchanged).\n"
         + ("- `replay.cpp`, `CMakeLists.txt`: the same replay in C++17.\n" if has_cpp else "")
         + "- `SHA256SUMS`: check the bundle with `sha256sum -c SHA256SUMS`.\n"
     )

@@ -1,8 +1,10 @@
 """Run a replay plan on one OpenCL device (stdlib + numpy + pyopencl only).
 
-This module is SELF-CONTAINED on purpose: ``cltui export`` copies it verbatim
-(with ``compare.py``) into a bundle next to ``manifest.json`` and ``data/``; the
-bundle's ``replay.py`` is this engine plus a manifest.  Do not import cltui here.
+This module is SELF-CONTAINED on purpose: ``cltui export`` copies it verbatim (with the
+standard-library modules it imports: ``compare.py``, ``choice.py``, ``verdicts.py``,
+``schema.py``, ``errors.py``, ``shellwords.py``; :func:`cltui.export.exporter.engine_modules`)
+into a bundle next to ``manifest.json`` and ``data/``; the bundle's ``replay.py`` is this engine
+plus a manifest.  Import nothing else of cltui here.
 
 A *plan* (see ``cltui.replay.plan`` and ``PLAN_FORMAT``) is a JSON-able dict:
 
@@ -49,13 +51,12 @@ from __future__ import annotations
 import functools
 import gc
 import os
-import re
 import statistics
 import time
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -64,18 +65,65 @@ if __package__:
     from ..capture.shellwords import split_words
     from ..errors import CltuiError
     from . import compare as _compare
-    from .schema import DeviceResult, Manifest, Verdict, VerdictCounts, VerdictStatus
+    from .choice import (
+        SIMULATORS,
+        choice_line,
+        choose_device,
+        is_simulator,
+        most_alike,
+        name_likeness,
+        name_tokens,
+        user_choice,
+    )
+    from .verdicts import VERDICT_COUNTS, VERDICT_EXIT, combine_verdicts, verdict, verdict_exit
 else:  # pragma: no cover - the exported bundle runs this file as a script
     import compare as _compare  # type: ignore[no-redef, import-not-found]
-    from errors import CltuiError  # type: ignore[no-redef, import-not-found]
-    from schema import (  # type: ignore[no-redef, import-not-found]
-        DeviceResult,
-        Manifest,
-        Verdict,
-        VerdictCounts,
-        VerdictStatus,
+    from choice import (  # type: ignore[no-redef, import-not-found]
+        SIMULATORS,
+        choice_line,
+        choose_device,
+        is_simulator,
+        most_alike,
+        name_likeness,
+        name_tokens,
+        user_choice,
     )
+    from errors import CltuiError  # type: ignore[no-redef, import-not-found]
     from shellwords import split_words  # type: ignore[no-redef, import-not-found]
+    from verdicts import (  # type: ignore[no-redef, import-not-found]
+        VERDICT_COUNTS,
+        VERDICT_EXIT,
+        combine_verdicts,
+        verdict,
+        verdict_exit,
+    )
+
+# the device rule and the verdict live in choice.py and verdicts.py (copied beside this file
+# in a bundle); they are re-exported here for the runners
+__all__ = [
+    "PLAN_FORMAT",
+    "PLAN_VERSION",
+    "SIMULATORS",
+    "STAGES",
+    "VERDICT_COUNTS",
+    "VERDICT_EXIT",
+    "Engine",
+    "EngineError",
+    "choice_line",
+    "choose_device",
+    "combine_verdicts",
+    "dir_loader",
+    "is_simulator",
+    "list_devices",
+    "most_alike",
+    "name_likeness",
+    "name_tokens",
+    "resolve_devices",
+    "run_plan",
+    "user_choice",
+    "verdict",
+    "verdict_exit",
+]
 
 PLAN_FORMAT = "cltui-replay-plan"
 PINNED_MIN_BYTES = 0
@@ -1324,135 +1372,6 @@ __kernel void cltui_hash64(__global const uint* w, const ulong base, const uint 
 """
 
 
-def name_tokens(name: str) -> list[str]:
-    """A device name's words, lower-case (``pthread-skylake-avx512-AMD EPYC`` ->
-    ``pthread``, ``skylake``, ``avx512``, ``amd``, ``epyc``)."""
-    return [t for t in re.split(r"[\s\-_/,]+", name.lower()) if t]
-
-
-def name_likeness(a: str, b: str) -> int:
-    """How many leading words two device names share (0: none)."""
-    k = 0
-    for x, y in zip(name_tokens(a), name_tokens(b), strict=False):
-        if x != y:
-            break
-        k += 1
-    return k
-
-
-def most_alike(names: Sequence[str], target: str) -> int | None:
-    """The index of the name in ``names`` that shares the most leading words with
-    ``target`` (at least one; the first of equals), or None."""
-    best, score = None, 0
-    for i, n in enumerate(names):
-        k = name_likeness(n, target)
-        if k > score:
-            best, score = i, k
-    return best
-
-
-# Device choice without --device: the same rule in cltui (CLI and app), the bundle's replay.py
-# (this file) and replay.cpp (``choose_device`` there), held to the same cases by
-# tests/device_choice_cases.json.
-SIMULATORS = ("oclgrind",)
-
-
-def is_simulator(device: dict[str, Any]) -> bool:
-    """A device that simulates OpenCL instead of running it (Oclgrind), by its platform or
-    device name."""
-    text = f"{device.get('platform') or ''} {device.get('name') or ''}".lower()
-    return any(s in text for s in SIMULATORS)
-
-
-def _shown(text: str) -> str:
-    """A name from a capture (untrusted), with control characters escaped."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
-
-
-def choose_device(
-    devices: Sequence[dict[str, Any]], captured: Sequence[dict[str, Any] | str]
-) -> tuple[dict[str, Any] | None, dict[str, str]]:
-    """The device to replay on when none is named, and ``{"rule", "why"}``.
-
-    ``captured``: the capture's devices, most wanted first (names, or identities with
-    ``name`` and ``platform``).  In order: the device the capture ran on (``"captured"``:
-    the same name; the same platform too where both say it), else the device sharing the
-    most leading words with a captured name (``"most-alike"``, :func:`most_alike`), else
-    the first device that is not a simulator (``"real-before-simulator"``), else the first
-    device (``"first"``).  ``why`` is one line saying which and why; with no device at all
-    the device is None.
-    """
-    ids: list[tuple[str, str | None]] = []
-    for c in captured:
-        if isinstance(c, str):
-            name, plat = c, None
-        else:
-            name, plat = str(c.get("name") or ""), c.get("platform")
-        name = name.strip()
-        if name and all(n != name for n, _ in ids):
-            ids.append((name, str(plat).strip() if plat else None))
-
-    def label(d: dict[str, Any]) -> str:
-        return f"{d.get('id', '?')} {d.get('name', '?')}"
-
-    if not devices:
-        return None, {"rule": "first", "why": "no OpenCL device found"}
-    for name, plat in ids:
-        same = [d for d in devices if str(d.get("name", "")).strip() == name]
-        if plat:
-            same.sort(key=lambda d: str(d.get("platform", "")).strip() != plat)
-        if same:
-            return same[0], {
-                "rule": "captured",
-                "why": f"{label(same[0])} is the device the capture ran on",
-            }
-    gone = ", ".join(_shown(n) for n, _ in ids)
-    mine = [str(d.get("name", "")) for d in devices]
-    best: tuple[int, int] | None = None  # (words in common, -device index)
-    for name, _ in ids:
-        i = most_alike(mine, name)
-        if i is not None:
-            candidate = (name_likeness(mine[i], name), -i)
-            if best is None or candidate > best:
-                best = candidate
-    if best is not None:
-        d = devices[-best[1]]
-        words = "word" if best[0] == 1 else "words"
-        return d, {
-            "rule": "most-alike",
-            "why": f"the capture ran on {gone}, which is not here; {label(d)} shares the most "
-            f"leading words with it ({best[0]} {words})",
-        }
-    head = (
-        f"the capture ran on {gone}, which is not here and no device is named like it"
-        if ids
-        else "the capture does not name its device"
-    )
-    for d in devices:
-        if not is_simulator(d):
-            return d, {
-                "rule": "real-before-simulator",
-                "why": f"{head}; {label(d)} is the first device that is not a simulator",
-            }
-    return devices[0], {
-        "rule": "first",
-        "why": f"{head}; every device here is a simulator: the first, {label(devices[0])}",
-    }
-
-
-def user_choice(spec: Sequence[str]) -> dict[str, str]:
-    """The ``device_choice`` of devices named with ``--device``."""
-    return {"rule": "user", "why": "chosen with --device " + " --device ".join(spec)}
-
-
-def choice_line(devices: Sequence[dict[str, Any]], choice: dict[str, str]) -> str:
-    """The devices replayed on and why, in one line (stderr of the CLI and the runners)."""
-    if choice.get("rule") == "user":
-        names = ", ".join(f"{d.get('id', '?')} {d.get('name', '?')}" for d in devices)
-        return f"{names} ({choice['why']})"
-    return f"{choice['why']} (choose with --device)"
-
-
 def _pick_binary(
     binaries: list[dict[str, Any]], device: str
 ) -> tuple[dict[str, Any] | None, str]:
@@ -1504,137 +1423,6 @@ def _image_1d(ctx: Any, flags: Any, fmt: Any, width: int, layers: int, itype: An
 def _replays(t: dict[str, Any]) -> bool:
     """The plan replays this host-side transfer as an operation (a fill, a copy)."""
     return t.get("replayed") == "op" and bool(t.get("op"))
-
-
-# --------------------------------------------------------------------------- verdict
-# One rule for cltui, replay.py and replay.cpp (which holds the same rules in C++).
-# PASS: every kernel enqueue of the range was replayed, every output it should check was
-# checked and none differs, every host-side transfer inside the range was replayed (as an
-# operation or from captured data), no replayed state departed from the capture unreloaded
-# and no check follows an unreplayed host write.  FAIL: a check differs (one that follows an
-# unreplayed host write only makes the verdict incomplete), or a crash or hang.  ERROR: the
-# plan could not run.  Otherwise INCOMPLETE.  Exit codes: 0, 1, 1, 3.
-
-VERDICT_EXIT = {"pass": 0, "fail": 1, "error": 1, "incomplete": 3}
-VERDICT_COUNTS = (
-    "kernels", "replayed", "skipped", "outputs", "checked", "unchecked", "equal", "within",
-    "different", "departed", "recovered", "lost", "after_unreplayed", "transfers",
-    "transfers_replayed",
-)  # fmt: skip
-
-
-def verdict(plan: Manifest, result: DeviceResult) -> Verdict:
-    """The verdict of one device result of ``plan``: ``{status, line, counts}`` (pure)."""
-    steps = plan.get("steps", [])
-    scope: dict[str, Any] = plan.get("scope") or {}
-    kernels: list[dict[str, Any]] | None = scope.get("kernels")
-    if kernels is None:  # a plan written before scopes: its steps are its kernels
-        kernels = [{"enqueue": s["enqueue"], "replayed": True} for s in steps]
-    transfers = scope.get("transfers") or []
-    ran = result.get("steps") or []
-    c: dict[str, int] = dict.fromkeys(VERDICT_COUNTS, 0)
-    c["kernels"] = len(kernels)
-    c["replayed"] = len(ran)
-    c["skipped"] = sum(1 for k in kernels if not k.get("replayed"))
-    c["recovered"] = sum(1 for k in kernels if k.get("recovered"))
-    c["lost"] = sum(int(x.get("count", 0)) for x in plan.get("lost") or [])
-    c["outputs"] = sum(len(s.get("checks", [])) for s in steps)
-    c["transfers"] = len(transfers)
-    c["transfers_replayed"] = sum(1 for t in transfers if t.get("replayed"))
-    tainted_different = 0
-    for st in ran:
-        for chk in st.get("checks", []):
-            outcome = chk.get("status")
-            if outcome in ("equal", "within", "different"):
-                c[outcome] += 1
-                c["checked"] += 1
-            if chk.get("after_unreplayed") is not None:
-                c["after_unreplayed"] += 1
-                tainted_different += outcome == "different"
-        reloaded = {ld.get("mem") for ld in st.get("loads", []) if ld.get("done")}
-        for pre in st.get("prechecks", []):
-            if pre.get("status") == "different" and pre.get("mem") not in reloaded:
-                c["departed"] += 1
-    c["outputs"] = max(c["outputs"], c["checked"])  # a result richer than its plan
-    c["unchecked"] = c["outputs"] - c["checked"]
-    err = result.get("error")
-    state = str(result.get("status") or "")
-    status: VerdictStatus
-    if err and state in ("crash", "hang"):
-        status, head = "fail", f"{state}: {err}"
-    elif state == "killed":  # from outside (SIGKILL, the OOM killer): not a failure found
-        status, head = "incomplete", f"killed: {err}" if err else "killed"
-    elif err or state in ("error", "cancelled"):
-        status, head = "error", str(err or state)
-    elif c["different"] > tainted_different:
-        bad = c["different"] - tainted_different
-        status, head = "fail", f"{bad} output{'s' if bad != 1 else ''} different"
-    elif (
-        c["skipped"] or c["lost"] or c["unchecked"] or c["departed"] or c["after_unreplayed"]
-        or c["transfers_replayed"] < c["transfers"] or c["replayed"] < len(steps)
-    ):  # fmt: skip
-        status, head = "incomplete", ""
-    else:
-        status, head = "pass", ""
-    counts = cast(VerdictCounts, c)  # every key of VERDICT_COUNTS
-    return {"status": status, "line": _verdict_line(status, head, c), "counts": counts}
-
-
-def _verdict_line(status: str, head: str, c: dict[str, int]) -> str:
-    """``INCOMPLETE: 24/25 kernel enqueues replayed (1 skipped), 40/52 outputs checked (12
-    unchecked)``: what was done, and what was not, with counts."""
-    k = f"{c['replayed']}/{c['kernels']} kernel enqueues replayed"
-    about = [f"{c[w]} {w}" for w in ("skipped", "recovered") if c[w]]
-    if c["lost"]:
-        about.append(f"{c['lost']} enqueue{'s' if c['lost'] != 1 else ''} lost with the log")
-    if about:
-        k += f" ({', '.join(about)})"
-    o = f"{c['checked']}/{c['outputs']} outputs checked"
-    how = [f"{c[w]} {w}" for w in ("equal", "within", "different") if c[w]]
-    if c["unchecked"]:
-        how.append(f"{c['unchecked']} unchecked")
-    if how:
-        o += f" ({', '.join(how)})"
-    parts = [k, o]
-    if c["transfers"]:
-        t = f"{c['transfers_replayed']}/{c['transfers']} host transfers replayed"
-        missed = c["transfers"] - c["transfers_replayed"]
-        parts.append(t + (f" ({missed} not)" if missed else ""))
-    if c["after_unreplayed"]:
-        parts.append(f"{c['after_unreplayed']} checks after an unreplayed host write")
-    if c["departed"]:
-        parts.append(f"{c['departed']} departed from the capture (not reloaded)")
-    body = ", ".join(parts)
-    return f"{status.upper()}: " + (f"{head}; {body}" if head else body)
-
-
-def combine_verdicts(
-    verdicts: Sequence[Verdict], names: Sequence[str] | None = None
-) -> Verdict:
-    """The verdict of several devices: the worst status (fail, error, incomplete, pass),
-    counts summed, one line (each device's, after its name, when there are several)."""
-    if not verdicts:
-        zero = cast(VerdictCounts, dict.fromkeys(VERDICT_COUNTS, 0))
-        return {"status": "error", "line": "ERROR: no device ran", "counts": zero}
-    order = ("fail", "error", "incomplete", "pass")
-    status = min((v["status"] for v in verdicts), key=order.index)
-    summed = {
-        k: sum(int(cast(dict[str, int], v["counts"]).get(k, 0)) for v in verdicts)
-        for k in VERDICT_COUNTS
-    }
-    counts = cast(VerdictCounts, summed)
-    if len(verdicts) == 1:
-        return {"status": status, "line": verdicts[0]["line"], "counts": counts}
-    tags = list(names or [str(i) for i in range(len(verdicts))])
-    line = f"{status.upper()} on {len(verdicts)} devices: " + "; ".join(
-        f"{tag}: {v['line']}" for tag, v in zip(tags, verdicts, strict=False)
-    )
-    return {"status": status, "line": line, "counts": counts}
-
-
-def verdict_exit(status: str) -> int:
-    """The exit code of a verdict status (0 pass, 1 fail or error, 3 incomplete)."""
-    return VERDICT_EXIT.get(status, 1)
 
 
 def _safe(s: str) -> str:

@@ -1,0 +1,152 @@
+"""The verdict of a replay: pass, fail, incomplete or error, one line, with counts.
+
+One rule for cltui, replay.py and replay.cpp (which holds the same rules in C++).
+PASS: every kernel enqueue of the range was replayed, every output it should check was
+checked and none differs, every host-side transfer inside the range was replayed (as an
+operation or from captured data), no replayed state departed from the capture unreloaded
+and no check follows an unreplayed host write.  FAIL: a check differs (one that follows an
+unreplayed host write only makes the verdict incomplete), or a crash or hang.  ERROR: the
+plan could not run.  Otherwise INCOMPLETE.  Exit codes: 0, 1, 1, 3.
+
+Pure (a plan and a device result in, a verdict out); copied beside ``engine.py`` in a bundle.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, cast
+
+if __package__:
+    from .schema import DeviceResult, Manifest, Verdict, VerdictCounts, VerdictStatus
+else:  # pragma: no cover - the exported bundle imports this file from its folder
+    from schema import (  # type: ignore[no-redef, import-not-found]
+        DeviceResult,
+        Manifest,
+        Verdict,
+        VerdictCounts,
+        VerdictStatus,
+    )
+
+__all__ = ["VERDICT_COUNTS", "VERDICT_EXIT", "combine_verdicts", "verdict", "verdict_exit"]
+
+
+VERDICT_EXIT = {"pass": 0, "fail": 1, "error": 1, "incomplete": 3}
+
+
+VERDICT_COUNTS = (
+    "kernels", "replayed", "skipped", "outputs", "checked", "unchecked", "equal", "within",
+    "different", "departed", "recovered", "lost", "after_unreplayed", "transfers",
+    "transfers_replayed",
+)  # fmt: skip
+
+
+def verdict(plan: Manifest, result: DeviceResult) -> Verdict:
+    """The verdict of one device result of ``plan``: ``{status, line, counts}`` (pure)."""
+    steps = plan.get("steps", [])
+    scope: dict[str, Any] = plan.get("scope") or {}
+    kernels: list[dict[str, Any]] | None = scope.get("kernels")
+    if kernels is None:  # a plan written before scopes: its steps are its kernels
+        kernels = [{"enqueue": s["enqueue"], "replayed": True} for s in steps]
+    transfers = scope.get("transfers") or []
+    ran = result.get("steps") or []
+    c: dict[str, int] = dict.fromkeys(VERDICT_COUNTS, 0)
+    c["kernels"] = len(kernels)
+    c["replayed"] = len(ran)
+    c["skipped"] = sum(1 for k in kernels if not k.get("replayed"))
+    c["recovered"] = sum(1 for k in kernels if k.get("recovered"))
+    c["lost"] = sum(int(x.get("count", 0)) for x in plan.get("lost") or [])
+    c["outputs"] = sum(len(s.get("checks", [])) for s in steps)
+    c["transfers"] = len(transfers)
+    c["transfers_replayed"] = sum(1 for t in transfers if t.get("replayed"))
+    tainted_different = 0
+    for st in ran:
+        for chk in st.get("checks", []):
+            outcome = chk.get("status")
+            if outcome in ("equal", "within", "different"):
+                c[outcome] += 1
+                c["checked"] += 1
+            if chk.get("after_unreplayed") is not None:
+                c["after_unreplayed"] += 1
+                tainted_different += outcome == "different"
+        reloaded = {ld.get("mem") for ld in st.get("loads", []) if ld.get("done")}
+        for pre in st.get("prechecks", []):
+            if pre.get("status") == "different" and pre.get("mem") not in reloaded:
+                c["departed"] += 1
+    c["outputs"] = max(c["outputs"], c["checked"])  # a result richer than its plan
+    c["unchecked"] = c["outputs"] - c["checked"]
+    err = result.get("error")
+    state = str(result.get("status") or "")
+    status: VerdictStatus
+    if err and state in ("crash", "hang"):
+        status, head = "fail", f"{state}: {err}"
+    elif state == "killed":  # from outside (SIGKILL, the OOM killer): not a failure found
+        status, head = "incomplete", f"killed: {err}" if err else "killed"
+    elif err or state in ("error", "cancelled"):
+        status, head = "error", str(err or state)
+    elif c["different"] > tainted_different:
+        bad = c["different"] - tainted_different
+        status, head = "fail", f"{bad} output{'s' if bad != 1 else ''} different"
+    elif (
+        c["skipped"] or c["lost"] or c["unchecked"] or c["departed"] or c["after_unreplayed"]
+        or c["transfers_replayed"] < c["transfers"] or c["replayed"] < len(steps)
+    ):  # fmt: skip
+        status, head = "incomplete", ""
+    else:
+        status, head = "pass", ""
+    counts = cast(VerdictCounts, c)  # every key of VERDICT_COUNTS
+    return {"status": status, "line": _verdict_line(status, head, c), "counts": counts}
+
+
+def _verdict_line(status: str, head: str, c: dict[str, int]) -> str:
+    """``INCOMPLETE: 24/25 kernel enqueues replayed (1 skipped), 40/52 outputs checked (12
+    unchecked)``: what was done, and what was not, with counts."""
+    k = f"{c['replayed']}/{c['kernels']} kernel enqueues replayed"
+    about = [f"{c[w]} {w}" for w in ("skipped", "recovered") if c[w]]
+    if c["lost"]:
+        about.append(f"{c['lost']} enqueue{'s' if c['lost'] != 1 else ''} lost with the log")
+    if about:
+        k += f" ({', '.join(about)})"
+    o = f"{c['checked']}/{c['outputs']} outputs checked"
+    how = [f"{c[w]} {w}" for w in ("equal", "within", "different") if c[w]]
+    if c["unchecked"]:
+        how.append(f"{c['unchecked']} unchecked")
+    if how:
+        o += f" ({', '.join(how)})"
+    parts = [k, o]
+    if c["transfers"]:
+        t = f"{c['transfers_replayed']}/{c['transfers']} host transfers replayed"
+        missed = c["transfers"] - c["transfers_replayed"]
+        parts.append(t + (f" ({missed} not)" if missed else ""))
+    if c["after_unreplayed"]:
+        parts.append(f"{c['after_unreplayed']} checks after an unreplayed host write")
+    if c["departed"]:
+        parts.append(f"{c['departed']} departed from the capture (not reloaded)")
+    body = ", ".join(parts)
+    return f"{status.upper()}: " + (f"{head}; {body}" if head else body)
+
+
+def combine_verdicts(verdicts: Sequence[Verdict], names: Sequence[str] | None = None) -> Verdict:
+    """The verdict of several devices: the worst status (fail, error, incomplete, pass),
+    counts summed, one line (each device's, after its name, when there are several)."""
+    if not verdicts:
+        zero = cast(VerdictCounts, dict.fromkeys(VERDICT_COUNTS, 0))
+        return {"status": "error", "line": "ERROR: no device ran", "counts": zero}
+    order = ("fail", "error", "incomplete", "pass")
+    status = min((v["status"] for v in verdicts), key=order.index)
+    summed = {
+        k: sum(int(cast(dict[str, int], v["counts"]).get(k, 0)) for v in verdicts)
+        for k in VERDICT_COUNTS
+    }
+    counts = cast(VerdictCounts, summed)
+    if len(verdicts) == 1:
+        return {"status": status, "line": verdicts[0]["line"], "counts": counts}
+    tags = list(names or [str(i) for i in range(len(verdicts))])
+    line = f"{status.upper()} on {len(verdicts)} devices: " + "; ".join(
+        f"{tag}: {v['line']}" for tag, v in zip(tags, verdicts, strict=False)
+    )
+    return {"status": status, "line": line, "counts": counts}
+
+
+def verdict_exit(status: str) -> int:
+    """The exit code of a verdict status (0 pass, 1 fail or error, 3 incomplete)."""
+    return VERDICT_EXIT.get(status, 1)

@@ -56,7 +56,8 @@ def test_opening_a_capture_from_the_cli_does_not_import_textual(tmp_path: object
 
 def _import_graph() -> dict[str, set[str]]:
     """cltui's modules and the cltui modules each imports, at top level or inside a function
-    (an import of one of its own parent packages is no edge: Python imports those first)."""
+    (an import of one of its own parent packages is no edge: Python imports those first; nor
+    is an ``if TYPE_CHECKING:`` import, which only annotations read)."""
     import ast
     from pathlib import Path
 
@@ -71,7 +72,16 @@ def _import_graph() -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {m: set() for m in mods}
     for name, path in mods.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        for node in ast.walk(ast.parse(path.read_text())):
+        tree = ast.parse(path.read_text())
+        typing_only = {  # ``if TYPE_CHECKING:`` imports: annotations, never run
+            id(n)
+            for block in ast.walk(tree)
+            if isinstance(block, ast.If) and ast.unparse(block.test).endswith("TYPE_CHECKING")
+            for n in ast.walk(block)
+        }
+        for node in ast.walk(tree):
+            if id(node) in typing_only:
+                continue
             if isinstance(node, ast.ImportFrom):
                 if node.level:
                     base = package.split(".")[: len(package.split(".")) - node.level + 1]

@@ -147,7 +147,7 @@ def differing(sizes: tuple[int, ...], repeat: int) -> list[dict[str, Any]]:
 
 
 def hashing(sizes_mb: tuple[int, ...], repeat: int, device: str = "pocl") -> list[dict[str, Any]]:
-    from cltui.capture.files import cli_hash64
+    from cltui.capture.hashing import cli_hash64
     from cltui.replay.engine import PLAN_FORMAT, Engine, resolve_devices
 
     dev = resolve_devices([device])[0]

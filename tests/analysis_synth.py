@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from cltui.capture.files import cli_hash64
+from cltui.capture.hashing import cli_hash64
 
 DEVICE = "pthread-synthetic-cpu"
 CTX = 0x5A000010

@@ -87,7 +87,7 @@ def hash_only_capture(images_svm: Path, dest: Path) -> Path:
     """A copy of images_svm_pocl as if captured with DumpBufferHashes: its buffer dumps hold
     the layer's 64-bit hash, enqueue 3's Post one a hash that will not match; the Replay
     folders of enqueues 2 and 3 (raw dumps, preferred over hashes) removed."""
-    from cltui.capture.files import cli_hash64
+    from cltui.capture.hashing import cli_hash64
 
     cap_dir = copy_capture(images_svm, dest)
     log = cap_dir / "clintercept_log.txt"

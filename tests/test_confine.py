@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 from cltui.capture import open_capture
 from cltui.capture.confine import OutsideCapture, check_inside, leaves
-from cltui.capture.files import read_replay_folder
+from cltui.capture.replayfolder import read_replay_folder
 from cltui.cli import main
 from tests.conftest import copy_capture
 

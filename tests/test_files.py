@@ -14,19 +14,16 @@ import numpy as np
 import pytest
 
 from cltui.capture.files import (
-    ImageMeta,
-    cli_hash64,
-    hash_file,
     looks_like_hash_dump,
     map_bytes,
     parse_sampler_text,
-    read_replay_folder,
     read_text_lenient,
     scan_dumps,
     scan_program_files,
     scan_programs,
     source_is_utf8,
 )
+from cltui.capture.hashing import cli_hash64, hash_file
 from cltui.capture.model import Dump
 from cltui.capture.names import (
     parse_dump_name,
@@ -35,6 +32,7 @@ from cltui.capture.names import (
     parse_replay_dir_name,
     parse_setkernelarg_name,
 )
+from cltui.capture.replayfolder import ImageMeta, read_replay_folder
 from cltui.capture.report import parse_report, parse_report_text
 from tests.conftest import CAPTURES, SMALL_CAPTURES
 

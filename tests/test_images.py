@@ -11,9 +11,9 @@ import pytest
 
 from cltui.capture import images
 from cltui.capture.elements import element_ctype, element_dtype
-from cltui.capture.files import ImageMeta
 from cltui.capture.log import image_texel_bytes
 from cltui.capture.model import ArgKind, Dump, ImageFormat, KernelArg, MemObject
+from cltui.capture.replayfolder import ImageMeta
 from cltui.tui.widgets.image_view import image_rgb
 
 CL_H = Path("/usr/include/CL/cl.h")  # Debian opencl-headers, installed by ./dev setup

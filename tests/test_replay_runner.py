@@ -251,7 +251,7 @@ def test_the_device_hash_kernel_is_the_layer_s_hash(
     """Hash-only checks hash the replayed bytes with a one-work-item kernel on the device;
     it must give cli_hash64's value (the layer's hash) for every length, tails included."""
     import cltui.replay.engine as engine_mod
-    from cltui.capture.files import cli_hash64
+    from cltui.capture.hashing import cli_hash64
 
     dev = _devices(name)[0]
     plan = {"format": PLAN_FORMAT, "version": 1, "programs": {}, "memory": {}, "steps": []}

@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import bench_compare
 
-from cltui.capture.files import cli_hash64
+from cltui.capture.hashing import cli_hash64
 from cltui.replay import engine as eng_mod
 
 

@@ -681,7 +681,7 @@ def _run_child(
 
 
 def _child(job_path: str, fd: int) -> int:
-    from cltui.capture.files import cli_hash64
+    from cltui.capture.hashing import cli_hash64
     from cltui.replay import engine
     from cltui.replay.child import connect
 

@@ -30,7 +30,7 @@ import numpy.typing as npt
 
 from cltui.capture.capture import Capture
 from cltui.capture.elements import element_dtype
-from cltui.capture.files import cli_hash64
+from cltui.capture.hashing import cli_hash64
 from cltui.capture.model import Dump, Enqueue, EnqueueKind, KernelArg
 from cltui.errors import CltuiError
 from cltui.replay.compare import (

@@ -43,6 +43,7 @@ from cltui.capture.model import (
     Program,
 )
 from cltui.capture.recovery import RecoveredEnqueue, Recovery, recover
+from cltui.capture.replayfolder import read_replay_folder
 from cltui.capture.summary import capture_info
 
 ProgressFn = Callable[[float], None]  # fraction 0..1, called from the indexing thread
@@ -443,7 +444,7 @@ class Capture:
         folder = (getattr(self.dumps, "replay", {}) or {}).get(number)
         rf = None
         if folder is not None:
-            rf = files.read_replay_folder(Path(folder), self.path)
+            rf = read_replay_folder(Path(folder), self.path)
         self._replay_cache[number] = rf
         return rf
 

@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from cltui.capture import files
 from cltui.capture import log as li
 from cltui.capture.cltypes import decode_value
 from cltui.capture.confine import read_bytes_inside
+from cltui.capture.hashing import cli_hash64
 from cltui.capture.model import (
     ArgKind,
     Enqueue,
@@ -194,7 +194,7 @@ def _program_for(
         src = bytes(replay.kernel_source).replace(b"\x00", b"").decode("utf-8", "replace")
         opts = getattr(replay, "build_options", "") or ""
         # the CLI_<P4>_<H8> hash of kernel.cl names its program (capture-format §5.2)
-        h8 = f"{files.cli_hash64(bytes(replay.kernel_source)) & 0xFFFFFFFF:08X}"
+        h8 = f"{cli_hash64(bytes(replay.kernel_source)) & 0xFFFFFFFF:08X}"
         same = [p for p in cap._programs if p.hash == h8 and cap.program_source(p) == src]
         if same:
             fit = [p for p in same if p.options.strip() == opts.strip()]
@@ -278,7 +278,7 @@ def _assign(cap: Capture) -> dict[int, tuple[Program, str]]:
         elif folder is not None:
             rf = cap._replay(n)
             if rf is not None and rf.kernel_source:
-                h8 = f"{files.cli_hash64(bytes(rf.kernel_source)) & 0xFFFFFFFF:08X}"
+                h8 = f"{cli_hash64(bytes(rf.kernel_source)) & 0xFFFFFFFF:08X}"
                 same = [p for p in cands if p.hash == h8]
                 prog = same[-1] if same else None
         if prog is None and recovered and len(cands) > 1:

@@ -33,8 +33,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from cltui.capture.files import read_worksizes
 from cltui.capture.model import DeviceTime, EnqueueKind, Problem
+from cltui.capture.replayfolder import read_worksizes
 
 __all__ = [
     "SOURCE_TEXT",

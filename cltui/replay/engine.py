@@ -1347,7 +1347,7 @@ class Engine:
 
 
 # The layer's hash (capture-format §5.2: Bob Jenkins' 96-bit mix over little-endian 32-bit
-# words), one work-item walking the chain; ``cltui.capture.files.cli_hash64`` is the same
+# words), one work-item walking the chain; ``cltui.capture.hashing.cli_hash64`` is the same
 # in Python (the tests hold the two to each other).
 HASH64_SEED = (0x428A2F98, 0x71374491, 0xB5C0FBCF)
 HASH64_CHUNK_WORDS = 1 << 22

@@ -32,9 +32,9 @@ from typing import Any, Literal, cast
 import numpy as np
 
 from cltui.capture import images
-from cltui.capture.files import ReplayFolder, read_replay_folder
 from cltui.capture.model import ArgKind, Dump, Enqueue, EnqueueKind, KernelArg, MemObject
 from cltui.capture.ranges import EnqueueRange
+from cltui.capture.replayfolder import ReplayFolder, read_replay_folder
 from cltui.errors import CltuiError
 from cltui.replay.compare import Tolerance, bytes_equal, dtype_spec
 from cltui.replay.engine import PLAN_FORMAT, PLAN_VERSION

@@ -492,7 +492,7 @@ def capture_loader(plan: dict[str, Any], root: str | Path) -> Any:
 def _hash64(data: bytes) -> int:
     """The capture's 64-bit hash (imported on first use: most ranges hold no hashed dump,
     and importing ``cltui.capture`` costs the child ~0.13 s)."""
-    from cltui.capture.files import cli_hash64
+    from cltui.capture.hashing import cli_hash64
 
     return cli_hash64(data)
 

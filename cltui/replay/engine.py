@@ -48,6 +48,7 @@ and builds from it next time (same source, options, device, driver and include f
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import gc
 import os
@@ -353,6 +354,46 @@ class _Mem:
         self.subs: dict[int, Any] = {}
 
 
+@dataclasses.dataclass
+class _Schedule:
+    """What :meth:`Engine.run` precomputes before any launch, per step ``i``, and what the
+    validation run leaves for the timing repetitions.
+
+    ``loads[i]``: (object, host data, why: input | reload | verify); ``hoisted``: the input
+    loads of each object's first use (restored before every repetition; their positions in
+    ``hoisted_at``); ``reads``/``prereads``: the read-back buffers of the checks and
+    pre-checks; ``geoms``: global, local, offset; ``ops``: the host transfers replayed before
+    the step (bound calls); ``events``/``host_ns``: each launch's event and host time;
+    ``inloop``: the loads the validation run did inside the loop (repetitions redo them);
+    ``fired``: which loads ran; ``pres``/``chks``: the step's pre-check and check results.
+    """
+
+    steps: list[dict[str, Any]]
+    loads: list[list[tuple[_Mem, npt.NDArray[np.uint8], str]]] = dataclasses.field(
+        default_factory=list
+    )
+    hoisted: list[tuple[_Mem, npt.NDArray[np.uint8]]] = dataclasses.field(default_factory=list)
+    hoisted_at: set[tuple[int, int]] = dataclasses.field(default_factory=set)
+    reads: list[list[tuple[_Mem, npt.NDArray[np.uint8]]]] = dataclasses.field(
+        default_factory=list
+    )
+    prereads: list[list[tuple[_Mem, npt.NDArray[np.uint8]]]] = dataclasses.field(
+        default_factory=list
+    )
+    geoms: list[tuple[tuple[int, ...], tuple[int, ...] | None, tuple[int, ...] | None]] = (
+        dataclasses.field(default_factory=list)
+    )
+    ops: list[list[Callable[[], Any]]] = dataclasses.field(default_factory=list)
+    events: list[list[Any]] = dataclasses.field(default_factory=list)
+    host_ns: list[list[int]] = dataclasses.field(default_factory=list)
+    inloop: list[list[tuple[_Mem, npt.NDArray[np.uint8]]]] = dataclasses.field(
+        default_factory=list
+    )
+    fired: list[list[bool]] = dataclasses.field(default_factory=list)
+    pres: list[list[dict[str, Any]]] = dataclasses.field(default_factory=list)
+    chks: list[list[dict[str, Any]]] = dataclasses.field(default_factory=list)
+
+
 class Engine:
     """One plan on one device.  ``prepare()`` then ``run()``; see the module doc."""
 
@@ -404,11 +445,9 @@ class Engine:
         # copies only the handle, and a released sampler makes NVIDIA's driver fail the
         # enqueue with CL_INVALID_KERNEL_ARGS (PoCL happens to tolerate it)
         self._arg_refs: list[Any] = []
-        self._fired: list[list[bool]] = []
         self._timed: list[tuple[Any, ...]] = []
         self._hoisted: list[Callable[[], Any]] = []
-        self._timing_parts: tuple[Any, ...] = ()
-        self._ops: list[list[Callable[[], Any]]] = []  # per step: replayed host transfers
+        self._sched = _Schedule([])  # the last run's (repeat_launches times it again)
         self._hash_kernel: Any = None  # built on the first hash-only check
         self._hash_error = ""  # why the device could not hash (then the host hasher)
 
@@ -743,7 +782,9 @@ class Engine:
     def _prepare_timing(self) -> None:
         """What timing repetitions run: reloads inside the loop are device-side copies from
         staged inputs; the restores before each repetition too, except on a CPU device."""
-        kernels, geoms, inloop, hoisted, events, host_ns = self._timing_parts
+        sched = self._sched
+        kernels, geoms, inloop, hoisted = self.kernels, sched.geoms, sched.inloop, sched.hoisted
+        events, host_ns = sched.events, sched.host_ns
         staged: dict[int, Callable[[], Any]] = {}
 
         def restorer(m: _Mem, host: npt.NDArray[np.uint8]) -> Callable[[], Any]:
@@ -758,7 +799,7 @@ class Engine:
             (
                 kernels[i],
                 *geoms[i],
-                [*self._ops[i], *(restorer(m, h) for m, h in inloop[i])] or None,
+                [*sched.ops[i], *(restorer(m, h) for m, h in inloop[i])] or None,
                 events[i].append,
                 host_ns[i].append,
             )
@@ -888,20 +929,36 @@ class Engine:
     # ---- run ---------------------------------------------------------------
 
     def run(self, repeat: int = 1) -> dict[str, Any]:
-        import pyopencl as cl
+        """The validation run, then ``repeat - 1`` timing repetitions; the device result.
 
+        Three steps: :meth:`_schedule` precomputes everything the launch loops touch,
+        :meth:`_validate` runs each step once with its loads, read-backs and checks (a wait
+        per launch, so a fault names its enqueue), :meth:`repeat_launches` (or
+        :meth:`_probe_repetitions`) times the launches back to back, :meth:`_results`
+        assembles the result.
+        """
+        sched = self._schedule()
+        self._validate(sched)
+        if repeat > 1:
+            self.progress({"type": "timing", "repeat": repeat})
+        self._sched = sched
+        self._timed = []
+        probed: dict[str, Any] | None = None
+        if self.probe:
+            loop_ns, probed = self._probe_repetitions(max(repeat, 1) - 1, sched.reads)
+        else:
+            loop_ns = self.repeat_launches(max(repeat, 1) - 1)
+        return self._results(sched, repeat, loop_ns, probed)
+
+    def _schedule(self) -> _Schedule:
+        """Everything precomputed before the launch loops (see :class:`_Schedule`)."""
         steps: list[dict[str, Any]] = self.plan["steps"]
-        n = len(steps)
-        # ---- everything precomputed before the launch loops
         first_use: dict[str, int] = {}
         for i, st in enumerate(steps):
             for arg in st["args"]:
                 if arg.get("mem") is not None:
                     first_use.setdefault(arg["mem"], i)
-        # loads[i]: (mem, host data, kind); kind "input" | "reload" | "verify"
-        loads: list[list[tuple[_Mem, npt.NDArray[np.uint8], str]]] = []
-        hoisted: list[tuple[_Mem, npt.NDArray[np.uint8]]] = []  # restored before each repetition
-        hoisted_at: set[tuple[int, int]] = set()
+        sched = _Schedule(steps)
         for i, st in enumerate(steps):
             row: list[tuple[_Mem, npt.NDArray[np.uint8], str]] = []
             for ld in st.get("loads", []):
@@ -909,26 +966,24 @@ class Engine:
                 host = self._host_input(ld, m)
                 kind = str(ld.get("why", "input"))
                 if kind == "input" and first_use.get(ld["mem"]) == i:
-                    hoisted.append((m, host))
-                    hoisted_at.add((i, len(row)))
+                    sched.hoisted.append((m, host))
+                    sched.hoisted_at.add((i, len(row)))
                 row.append((m, host, kind))
-            loads.append(row)
-        reads: list[list[tuple[_Mem, npt.NDArray[np.uint8]]]] = []
-        prereads: list[list[tuple[_Mem, npt.NDArray[np.uint8]]]] = []
+            sched.loads.append(row)
         for st in steps:
-            reads.append(
+            sched.reads.append(
                 [
                     (self.mems[c["mem"]], self._readback(self.mems[c["mem"]]))
                     for c in st.get("checks", [])
                 ]
             )
-            prereads.append(
+            sched.prereads.append(
                 [
                     (self.mems[c["mem"]], self._readback(self.mems[c["mem"]]))
                     for c in st.get("prechecks", [])
                 ]
             )
-        geoms = [
+        sched.geoms = [
             (
                 tuple(int(x) for x in st["global"]),
                 tuple(int(x) for x in st["local"]) if st.get("local") else None,
@@ -937,29 +992,33 @@ class Engine:
             for st in steps
         ]
         # host-side transfers the plan replays before a step (fills, copies): bound calls
-        self._ops = [
+        sched.ops = [
             [self._transfer_op(st, t) for t in st.get("transfers", []) if _replays(t)]
             for st in steps
         ]
-        ops = self._ops
-        events: list[list[Any]] = [[] for _ in steps]
-        host_ns: list[list[int]] = [[] for _ in steps]
+        sched.events = [[] for _ in steps]
+        sched.host_ns = [[] for _ in steps]
+        sched.inloop = [[] for _ in steps]
+        sched.fired = [[False] * len(row) for row in sched.loads]
+        return sched
+
+    def _validate(self, sched: _Schedule) -> None:
+        """The validation run: loads at each step, read-backs, a wait per launch, the
+        step's checks sent with its ``step_done`` (so a later crash keeps them)."""
+        import pyopencl as cl
+
+        steps, loads, fired, inloop = sched.steps, sched.loads, sched.fired, sched.inloop
+        reads, prereads = sched.reads, sched.prereads
+        n = len(steps)
         q = self.queue
         launch = cl.enqueue_nd_range_kernel
         clock = time.perf_counter_ns
         kernels = self.kernels
         write = self._write
         read = self._read
-        # filled by the validation run: the loads timing repetitions do inside the loop
-        inloop: list[list[tuple[_Mem, npt.NDArray[np.uint8]]]] = [[] for _ in steps]
-        fired: list[list[bool]] = [[False] * len(row) for row in loads]
-        pres: list[list[dict[str, Any]]] = []  # each step's checks, made as it ends
-        chks: list[list[dict[str, Any]]] = []
-
-        # ---- validation run: loads at each step, read-backs, a wait per launch
         for i in range(n):
             self.progress({"type": "step", "i": i, "n": n, "enqueue": steps[i]["enqueue"]})
-            for op in ops[i]:
+            for op in sched.ops[i]:
                 op()
             for m, host in prereads[i]:
                 read(m, host)
@@ -969,9 +1028,9 @@ class Engine:
                 else:
                     write(m, host)
                     fired[i][j] = True
-                if fired[i][j] and (i, j) not in hoisted_at:
+                if fired[i][j] and (i, j) not in sched.hoisted_at:
                     inloop[i].append((m, host))
-            g, lws, off = geoms[i]
+            g, lws, off = sched.geoms[i]
             t0 = clock()
             try:
                 ev = launch(q, kernels[i], g, lws, off)
@@ -982,8 +1041,8 @@ class Engine:
                     steps[i]["enqueue"],
                 ) from None
             t1 = clock()
-            events[i].append(ev)
-            host_ns[i].append(t1 - t0)
+            sched.events[i].append(ev)
+            sched.host_ns[i].append(t1 - t0)
             for m, host in reads[i]:
                 read(m, host)
             try:
@@ -997,50 +1056,45 @@ class Engine:
                 ) from None
             # checked as each step ends, and sent with its step_done: a later crash or
             # hang of the process still leaves the verdicts of the steps that finished
-            pres.append([
+            sched.pres.append([
                 self._check(steps[i], c, host, "pre")
                 for c, (_m, host) in zip(steps[i].get("prechecks", []), prereads[i], strict=True)
             ])
-            chks.append([
+            sched.chks.append([
                 self._check(steps[i], c, host, "post")
                 for c, (_m, host) in zip(steps[i].get("checks", []), reads[i], strict=True)
             ])
-            done_ok = all(c["status"] in ("equal", "within", "unchecked") for c in chks[i])
+            done_ok = all(c["status"] in ("equal", "within", "unchecked") for c in sched.chks[i])
             self.progress({
                 "type": "step_done", "i": i, "enqueue": steps[i]["enqueue"],
                 "step": {
                     "enqueue": steps[i]["enqueue"], "kernel": steps[i]["kernel"],
                     "status": "pass" if done_ok else "fail",
-                    "checks": chks[i], "prechecks": pres[i],
+                    "checks": sched.chks[i], "prechecks": sched.pres[i],
                 },
             })
         q.finish()
 
-        # ---- timing repetitions: inputs restored first, then launches back to back
-        if repeat > 1:
-            self.progress({"type": "timing", "repeat": repeat})
-        self._timing_parts = (kernels, geoms, inloop, hoisted, events, host_ns)
-        self._timed = []
-        probed: dict[str, Any] | None = None
-        if self.probe:
-            loop_ns, probed = self._probe_repetitions(max(repeat, 1) - 1, reads)
-        else:
-            loop_ns = self.repeat_launches(max(repeat, 1) - 1)
-        self._fired = fired
-
+    def _results(
+        self,
+        sched: _Schedule,
+        repeat: int,
+        loop_ns: list[int],
+        probed: dict[str, Any] | None,
+    ) -> dict[str, Any]:
+        """The device result: each step's checks, loads, transfers and timing."""
         results = []
         all_ok = True
-        for i, st in enumerate(steps):
-            prof = [_profile(e) for e in events[i]]
+        for i, st in enumerate(sched.steps):
+            prof = [_profile(e) for e in sched.events[i]]
             timing = {
                 "queued_to_submit": _stats([p[1] - p[0] for p in prof]),
                 "submit_to_start": _stats([p[2] - p[1] for p in prof]),
                 "start_to_end": _stats([p[3] - p[2] for p in prof]),
-                "host_enqueue": _stats(host_ns[i]),
+                "host_enqueue": _stats(sched.host_ns[i]),
                 "samples": len(prof),
             }
-            pre = pres[i]
-            chk = chks[i]
+            chk = sched.chks[i]
             ok = all(c["status"] in ("equal", "within", "unchecked") for c in chk)
             all_ok = all_ok and ok
             results.append(
@@ -1049,13 +1103,13 @@ class Engine:
                     "kernel": st["kernel"],
                     "status": "pass" if ok else "fail",
                     "checks": chk,
-                    "prechecks": pre,
+                    "prechecks": sched.pres[i],
                     "loads": [
                         {
                             "mem": ld["mem"],
                             "why": ld.get("why", "input"),
                             "note": ld.get("note", ""),
-                            "done": self._fired[i][j],
+                            "done": sched.fired[i][j],
                         }
                         for j, ld in enumerate(st.get("loads", []))
                     ],
@@ -1087,7 +1141,7 @@ class Engine:
             "failed_enqueue": None,
             "repeat": max(repeat, 1),
             "loop": {
-                "launches": n,
+                "launches": len(sched.steps),
                 "host_ns_per_repetition": _stats(loop_ns),
                 **({"probe": True} if probed is not None else {}),
             },
@@ -1113,7 +1167,7 @@ class Engine:
         out: list[int] = []
         paused = gc.isenabled()
         gc.disable()  # no collector pause inside the timed loops (as timeit does)
-        event_lists = self._timing_parts[4]
+        event_lists = self._sched.events
         try:
             _settle_events(event_lists)
             for _rep in range(count):

@@ -54,7 +54,7 @@ def test_bundle_layout_single_kernel(pyocl_pocl: Path, tmp_path: Path) -> None:
     assert names == {
         "manifest.json", "data", "kernels", "replay.py", "engine.py", "compare.py", "shellwords.py",
         "textfmt.py", "errors.py", "schema.py", "choice.py", "verdicts.py",
-        "replay.cpp", "CMakeLists.txt", "README.md", "SHA256SUMS",
+        "replay.cpp", "cpp", "CMakeLists.txt", "README.md", "SHA256SUMS",
     }  # fmt: skip
     assert res.steps == 1 and res.enqueues == [14]
     # the engine and compare modules are cltui's own, byte for byte
@@ -63,6 +63,11 @@ def test_bundle_layout_single_kernel(pyocl_pocl: Path, tmp_path: Path) -> None:
     assert (out / "replay.cpp").read_bytes() == (
         REPO / "cltui/export/templates/replay.cpp"
     ).read_bytes()
+    headers = sorted(p.name for p in (REPO / "cltui/export/templates/cpp").glob("*.hpp"))
+    assert sorted(p.name for p in (out / "cpp").iterdir()) == headers and len(headers) >= 8
+    for name in headers:
+        want = (REPO / "cltui/export/templates/cpp" / name).read_bytes()
+        assert (out / "cpp" / name).read_bytes() == want
     m = json.loads((out / "manifest.json").read_text())
     assert m["format"] == "cltui-replay-plan" and m["version"] >= 1
     assert m["bundle"]["format"] == "cltui-bundle" and m["bundle"]["version"] == 1
@@ -93,6 +98,7 @@ def test_python_only_bundle_has_no_cpp(images_svm: Path, tmp_path: Path) -> None
     res = _export(images_svm, "0-3", out, langs="python")
     assert res.langs == ["python"]
     assert not (out / "replay.cpp").exists() and not (out / "CMakeLists.txt").exists()
+    assert not (out / "cpp").exists()
     assert (out / "replay.py").stat().st_mode & 0o111
 
 

@@ -9,7 +9,8 @@ reference rewritten to a file inside the bundle, plus the programs that run it:
 * ``replay.py`` + the modules of :func:`engine_modules` (``engine.py``, ``compare.py``,
   ``choice.py``, ``verdicts.py``, ``schema.py``, ``errors.py``, ``shellwords.py``,
   ``textfmt.py``): cltui's own engine, copied unchanged;
-* ``replay.cpp`` + ``CMakeLists.txt``: the same replay in C++17 (``--lang cpp``);
+* ``replay.cpp`` + ``cpp/*.hpp`` + ``CMakeLists.txt`` (:func:`cpp_files`): the same replay in
+  C++17 (``--lang cpp``);
 * ``README.md`` and ``SHA256SUMS``.
 
 Export-side changes to the plan (the plan itself is not modified): ``data[key].path`` points into
@@ -159,6 +160,17 @@ def engine_modules() -> dict[str, bytes]:
     }
 
 
+def cpp_files() -> dict[str, bytes]:
+    """The C++ replay's files, by bundle path: ``replay.cpp``, its ``cpp/*.hpp`` and
+    ``CMakeLists.txt``, byte for byte."""
+    folder = resources.files("cltui.export") / "templates" / "cpp"
+    out = {"replay.cpp": _template("replay.cpp"), "CMakeLists.txt": _template("CMakeLists.txt")}
+    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
+        if entry.name.endswith(".hpp"):
+            out[f"cpp/{entry.name}"] = entry.read_bytes()
+    return out
+
+
 def parse_langs(langs: str | Sequence[str]) -> list[str]:
     items = langs.split(",") if isinstance(langs, str) else list(langs)
     out: list[str] = []
@@ -267,8 +279,8 @@ def _write_bundle(
             w.write_bytes(name, data)
         w.write_bytes("replay.py", _template("replay.py"), executable=True)
         if "cpp" in chosen:
-            w.write_bytes("replay.cpp", _template("replay.cpp"))
-            w.write_bytes("CMakeLists.txt", _template("CMakeLists.txt"))
+            for name, data in cpp_files().items():
+                w.write_bytes(name, data)
         w.write_text("README.md", render_readme(manifest, sorted(w.files)))
         w.write_checksums()
         data_files = len(w.data_sizes)

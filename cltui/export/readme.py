@@ -159,7 +159,11 @@ def render_readme(manifest: Manifest, files: list[str]) -> str:
         "- `replay.py`, `engine.py`, `compare.py`, `choice.py`, `verdicts.py`, `schema.py`, "
         "`errors.py`, `shellwords.py`, `textfmt.py`: the Python replay (all but `replay.py` are "
         "cltui's own modules, unchanged).\n"
-        + ("- `replay.cpp`, `CMakeLists.txt`: the same replay in C++17.\n" if has_cpp else "")
+        + (
+            "- `replay.cpp`, `cpp/*.hpp`, `CMakeLists.txt`: the same replay in C++17.\n"
+            if has_cpp
+            else ""
+        )
         + "- `SHA256SUMS`: check the bundle with `sha256sum -c SHA256SUMS`.\n"
     )
     notes = [*manifest.get("notes", []), *b.get("notes", [])]

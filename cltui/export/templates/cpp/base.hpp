@@ -1,0 +1,104 @@
+// cpp/base.hpp: the OpenCL and standard headers, errors, and file helpers of replay.cpp.
+// Part of replay.cpp (see its head): one file of the C++ replay, included once.
+#pragma once
+
+#define CL_TARGET_OPENCL_VERSION 210
+#define CL_USE_DEPRECATED_OPENCL_1_2_APIS
+#ifdef __APPLE__
+#include <OpenCL/opencl.h>
+#else
+#include <CL/cl.h>
+#endif
+
+#include <algorithm>
+#include <cctype>
+#include <cfloat>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#ifndef CLTUI_BUNDLE_DIR
+#define CLTUI_BUNDLE_DIR "."
+#endif
+
+
+namespace cltui {
+
+// Errors
+
+struct UsageError : std::runtime_error {  // exit 2
+    using std::runtime_error::runtime_error;
+};
+struct DeviceError : std::runtime_error {  // exit 3
+    using std::runtime_error::runtime_error;
+};
+
+inline const char* cl_error_name(cl_int err) {
+    switch (err) {
+#define E(x) \
+    case x:  \
+        return #x;
+        E(CL_DEVICE_NOT_FOUND) E(CL_DEVICE_NOT_AVAILABLE) E(CL_COMPILER_NOT_AVAILABLE)
+        E(CL_MEM_OBJECT_ALLOCATION_FAILURE) E(CL_OUT_OF_RESOURCES) E(CL_OUT_OF_HOST_MEMORY)
+        E(CL_PROFILING_INFO_NOT_AVAILABLE) E(CL_IMAGE_FORMAT_NOT_SUPPORTED)
+        E(CL_BUILD_PROGRAM_FAILURE) E(CL_INVALID_VALUE) E(CL_INVALID_DEVICE)
+        E(CL_INVALID_CONTEXT) E(CL_INVALID_COMMAND_QUEUE) E(CL_INVALID_MEM_OBJECT)
+        E(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR) E(CL_INVALID_IMAGE_SIZE) E(CL_INVALID_SAMPLER)
+        E(CL_INVALID_BINARY) E(CL_INVALID_BUILD_OPTIONS) E(CL_INVALID_PROGRAM)
+        E(CL_INVALID_PROGRAM_EXECUTABLE) E(CL_INVALID_KERNEL_NAME) E(CL_INVALID_KERNEL)
+        E(CL_INVALID_ARG_INDEX) E(CL_INVALID_ARG_VALUE) E(CL_INVALID_ARG_SIZE)
+        E(CL_INVALID_KERNEL_ARGS) E(CL_INVALID_WORK_DIMENSION) E(CL_INVALID_WORK_GROUP_SIZE)
+        E(CL_INVALID_WORK_ITEM_SIZE) E(CL_INVALID_GLOBAL_OFFSET) E(CL_INVALID_EVENT)
+        E(CL_INVALID_OPERATION) E(CL_INVALID_BUFFER_SIZE) E(CL_INVALID_GLOBAL_WORK_SIZE)
+        E(CL_INVALID_PROPERTY) E(CL_INVALID_IMAGE_DESCRIPTOR) E(CL_MISALIGNED_SUB_BUFFER_OFFSET)
+        E(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST) E(CL_INVALID_HOST_PTR)
+        E(CL_INVALID_PLATFORM) E(CL_INVALID_QUEUE_PROPERTIES) E(CL_INVALID_EVENT_WAIT_LIST)
+        E(CL_INVALID_COMPILER_OPTIONS) E(CL_INVALID_LINKER_OPTIONS) E(CL_LINK_PROGRAM_FAILURE)
+#undef E
+        default:
+            return "CL error";
+    }
+}
+
+inline void check(cl_int err, const std::string& what) {
+    if (err != CL_SUCCESS)
+        throw DeviceError(what + " failed: " + cl_error_name(err) + " (" + std::to_string(err) +
+                          ")");
+}
+
+
+// ------------------------------------------------------------------------------------------
+// Files
+
+inline std::vector<unsigned char> read_file(const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
+    if (!f) throw UsageError("cannot read " + path);
+    return std::vector<unsigned char>((std::istreambuf_iterator<char>(f)),
+                                      std::istreambuf_iterator<char>());
+}
+
+inline std::string join(const std::string& dir, const std::string& rel) {
+    if (rel.empty() || rel[0] == '/') return rel;
+    return dir + "/" + rel;
+}
+
+inline std::vector<unsigned char> from_hex(const std::string& hex) {
+    std::vector<unsigned char> out(hex.size() / 2);
+    for (size_t i = 0; i < out.size(); ++i)
+        out[i] = static_cast<unsigned char>(std::stoul(hex.substr(2 * i, 2), nullptr, 16));
+    return out;
+}
+
+
+}  // namespace cltui

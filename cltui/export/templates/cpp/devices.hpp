@@ -1,0 +1,259 @@
+// cpp/devices.hpp: listing OpenCL devices and the device rule (the same as the Python engine's).
+// Part of replay.cpp (see its head): one file of the C++ replay, included once.
+#pragma once
+
+#include "base.hpp"
+
+namespace cltui {
+
+// How many leading words two device names share (words: lower-case, split at white space,
+// '-', '_', '/' and ','); the same as the Python engine's name_likeness.
+inline std::vector<std::string> name_tokens(const std::string& name) {
+    std::vector<std::string> out;
+    std::string cur;
+    for (char ch : name) {
+        if (std::isspace(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' || ch == '/' ||
+            ch == ',') {
+            if (!cur.empty()) out.push_back(cur);
+            cur.clear();
+        } else {
+            cur += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+        }
+    }
+    if (!cur.empty()) out.push_back(cur);
+    return out;
+}
+
+inline int name_likeness(const std::string& a, const std::string& b) {
+    const auto x = name_tokens(a), y = name_tokens(b);
+    int k = 0;
+    while (k < static_cast<int>(std::min(x.size(), y.size())) && x[k] == y[k]) ++k;
+    return k;
+}
+
+// ------------------------------------------------------------------------------------------
+// Devices
+
+struct DeviceRef {
+    int p, d;
+    cl_platform_id platform;
+    cl_device_id device;
+    std::string platform_name, name, version, platform_version;
+};
+
+inline std::string platform_info(cl_platform_id p, cl_platform_info what) {
+    size_t n = 0;
+    clGetPlatformInfo(p, what, 0, nullptr, &n);
+    std::string s(n, '\0');
+    clGetPlatformInfo(p, what, n, &s[0], nullptr);
+    while (!s.empty() && s.back() == '\0') s.pop_back();
+    return s;
+}
+
+inline std::string device_info(cl_device_id d, cl_device_info what) {
+    size_t n = 0;
+    clGetDeviceInfo(d, what, 0, nullptr, &n);
+    std::string s(n, '\0');
+    clGetDeviceInfo(d, what, n, &s[0], nullptr);
+    while (!s.empty() && s.back() == '\0') s.pop_back();
+    return s;
+}
+
+inline std::vector<DeviceRef> all_devices() {
+    cl_uint np = 0;
+    if (clGetPlatformIDs(0, nullptr, &np) != CL_SUCCESS || np == 0)
+        throw DeviceError("no OpenCL platform found (is an ICD installed?)");
+    std::vector<cl_platform_id> plats(np);
+    clGetPlatformIDs(np, plats.data(), nullptr);
+    std::vector<DeviceRef> out;
+    for (cl_uint p = 0; p < np; ++p) {
+        cl_uint nd = 0;
+        if (clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, 0, nullptr, &nd) != CL_SUCCESS) continue;
+        std::vector<cl_device_id> devs(nd);
+        clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, nd, devs.data(), nullptr);
+        for (cl_uint d = 0; d < nd; ++d)
+            out.push_back({static_cast<int>(p), static_cast<int>(d), plats[p], devs[d],
+                           platform_info(plats[p], CL_PLATFORM_NAME),
+                           device_info(devs[d], CL_DEVICE_NAME),
+                           device_info(devs[d], CL_DEVICE_VERSION),
+                           platform_info(plats[p], CL_PLATFORM_VERSION)});
+    }
+    return out;
+}
+
+inline std::string lower(std::string s) {
+    for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+}
+
+
+// Device choice without --device: the rule of replay.py's engine.choose_device (and of cltui),
+// in the same words; tests/device_choice_cases.json holds both to the same cases.
+struct Candidate {
+    std::string id, platform, name;
+};
+struct Choice {
+    int index = -1;  // into the candidates; -1: no device at all
+    std::string rule, why;
+};
+
+inline std::string trim(const std::string& s) {
+    size_t a = 0, b = s.size();
+    while (a < b && std::isspace(static_cast<unsigned char>(s[a]))) ++a;
+    while (b > a && std::isspace(static_cast<unsigned char>(s[b - 1]))) --b;
+    return s.substr(a, b - a);
+}
+
+// A device that simulates OpenCL instead of running it (Oclgrind), by platform or name.
+inline bool is_simulator(const Candidate& c) {
+    return lower(c.platform + " " + c.name).find("oclgrind") != std::string::npos;
+}
+
+// A name from the capture (untrusted), control characters escaped as Python's repr does.
+inline std::string shown(const std::string& s) {
+    std::string out;
+    for (unsigned char c : s) {
+        if (c == '\n') {
+            out += "\\n";
+        } else if (c == '\t') {
+            out += "\\t";
+        } else if (c == '\r') {
+            out += "\\r";
+        } else if (c < 0x20 || c == 0x7f) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\x%02x", c);
+            out += buf;
+        } else {
+            out += static_cast<char>(c);
+        }
+    }
+    return out;
+}
+
+// captured: (name, platform or "") of the capture's devices, most wanted first.
+inline Choice choose_device(const std::vector<Candidate>& devices,
+                     const std::vector<std::pair<std::string, std::string>>& captured) {
+    std::vector<std::pair<std::string, std::string>> ids;
+    for (const auto& c : captured) {
+        std::string name = trim(c.first);
+        bool seen = name.empty();
+        for (const auto& i : ids) seen = seen || i.first == name;
+        if (!seen) ids.push_back({name, trim(c.second)});
+    }
+    auto label = [&](int i) { return devices[i].id + " " + devices[i].name; };
+    Choice ch;
+    if (devices.empty()) {
+        ch.rule = "first";
+        ch.why = "no OpenCL device found";
+        return ch;
+    }
+    for (const auto& id : ids) {
+        int same = -1;
+        for (int i = 0; i < static_cast<int>(devices.size()); ++i) {
+            if (trim(devices[i].name) != id.first) continue;
+            if (same < 0) same = i;
+            if (!id.second.empty() && trim(devices[i].platform) == id.second) {
+                same = i;
+                break;
+            }
+        }
+        if (same >= 0) {
+            ch.index = same;
+            ch.rule = "captured";
+            ch.why = label(same) + " is the device the capture ran on";
+            return ch;
+        }
+    }
+    std::string gone;
+    for (const auto& id : ids) gone += (gone.empty() ? "" : ", ") + shown(id.first);
+    int best_words = 0, best = -1;
+    for (const auto& id : ids) {
+        int pick = -1, score = 0;  // most_alike: the first of the names sharing the most words
+        for (int i = 0; i < static_cast<int>(devices.size()); ++i) {
+            int k = name_likeness(devices[i].name, id.first);
+            if (k > score) {
+                pick = i;
+                score = k;
+            }
+        }
+        if (pick >= 0 && (best < 0 || score > best_words || (score == best_words && pick < best))) {
+            best = pick;
+            best_words = score;
+        }
+    }
+    if (best >= 0) {
+        ch.index = best;
+        ch.rule = "most-alike";
+        ch.why = "the capture ran on " + gone + ", which is not here; " + label(best) +
+                 " shares the most leading words with it (" + std::to_string(best_words) +
+                 (best_words == 1 ? " word)" : " words)");
+        return ch;
+    }
+    std::string head = ids.empty() ? std::string("the capture does not name its device")
+                                   : "the capture ran on " + gone +
+                                         ", which is not here and no device is named like it";
+    for (int i = 0; i < static_cast<int>(devices.size()); ++i) {
+        if (!is_simulator(devices[i])) {
+            ch.index = i;
+            ch.rule = "real-before-simulator";
+            ch.why = head + "; " + label(i) + " is the first device that is not a simulator";
+            return ch;
+        }
+    }
+    ch.index = 0;
+    ch.rule = "first";
+    ch.why = head + "; every device here is a simulator: the first, " + label(0);
+    return ch;
+}
+
+// The devices --device names, in order (as replay.py: a name substring selects every device
+// it matches); without --device the one choose_device picks for the capture's devices.
+inline std::vector<DeviceRef> pick_devices(const std::vector<std::string>& specs,
+                                    const std::vector<std::pair<std::string, std::string>>& captured,
+                                    Choice& choice) {
+    auto devs = all_devices();
+    if (devs.empty()) throw DeviceError("no OpenCL device found");
+    if (specs.empty()) {
+        std::vector<Candidate> cands;
+        for (const auto& r : devs)
+            cands.push_back({std::to_string(r.p) + ":" + std::to_string(r.d), r.platform_name,
+                             r.name});
+        choice = choose_device(cands, captured);
+        return {devs[choice.index]};
+    }
+    choice.rule = "user";
+    choice.why = "chosen with --device";
+    for (size_t i = 0; i < specs.size(); ++i) choice.why += (i ? " --device " : " ") + specs[i];
+    std::vector<DeviceRef> chosen;
+    auto add = [&](const DeviceRef& r) {
+        for (const auto& c : chosen)
+            if (c.p == r.p && c.d == r.d) return;
+        chosen.push_back(r);
+    };
+    for (const auto& sel : specs) {
+        int p = -1, d = -1;
+        char tail = 0;
+        bool found = false;
+        if (std::sscanf(sel.c_str(), "%d:%d%c", &p, &d, &tail) == 2) {
+            for (auto& r : devs)
+                if (r.p == p && r.d == d) {
+                    add(r);
+                    found = true;
+                }
+        } else {
+            for (auto& r : devs) {
+                // the name, the platform, and both versions (where PoCL says "PoCL")
+                std::string hay = r.name + " " + r.platform_name + " " + r.version + " " +
+                                  r.platform_version;
+                if (lower(hay).find(lower(sel)) != std::string::npos) {
+                    add(r);
+                    found = true;
+                }
+            }
+        }
+        if (!found) throw UsageError("no device matches '" + sel + "' (see --list-devices)");
+    }
+    return chosen;
+}
+
+}  // namespace cltui

@@ -1,0 +1,101 @@
+// cpp/options.hpp: the command line.
+// Part of replay.cpp (see its head): one file of the C++ replay, included once.
+#pragma once
+
+#include "base.hpp"
+
+namespace cltui {
+
+// Options
+
+struct Options {
+    std::string bundle = "";
+    std::vector<std::string> devices;  // --device, repeatable
+    bool list_devices = false;
+    bool validate = false;
+    bool json = false;
+    bool trace = false;
+    int repeat = 1;
+    std::string out_dir;
+    std::string choose_cases;  // --choose-device-cases FILE (tests)
+    bool have_atol = false, have_rtol = false, have_ulp = false;
+    double atol = 0, rtol = 0;
+    long long ulp = 0;
+};
+
+const char* kUsage =
+    "usage: replay [--bundle DIR] [--list-devices] [--device P:D|NAME]... [--validate]\n"
+    "              [--repeat N] [--json] [--out DIR] [--atol X] [--rtol X] [--ulp N] [--trace]\n"
+    "\n"
+    "  --bundle DIR      the bundle folder (default: the current folder if it holds\n"
+    "                    manifest.json, else the folder this program was built from)\n"
+    "  --list-devices    list the OpenCL platforms and devices, then exit\n"
+    "  --device SEL      P:D indices or a case-insensitive name substring; repeat it to\n"
+    "                    replay on several devices (default: the device that made the\n"
+    "                    capture, else the one named most like it, else the first that is\n"
+    "                    not a simulator, else the first; stderr says which and why)\n"
+    "  --validate        exit 1 when a check is 'different'\n"
+    "  --repeat N        run the range N times (inputs restored) and report stage timing\n"
+    "  --json            print the results as JSON on stdout\n"
+    "  --out DIR         write each checked object as replayed into DIR (DIR/P_D with\n"
+    "                    several devices)\n"
+    "  --atol/--rtol/--ulp  tolerances for floating point (override the manifest's)\n"
+    "  --trace           print each enqueue on stderr before it runs (which one crashed?)\n";
+
+inline Options parse_args(int argc, char** argv) {
+    Options o;
+    auto need = [&](int& i) -> std::string {
+        if (i + 1 >= argc) throw UsageError(std::string(argv[i]) + " needs a value");
+        return argv[++i];
+    };
+    for (int i = 1; i < argc; ++i) {
+        std::string a = argv[i];
+        try {
+            if (a == "-h" || a == "--help") {
+                std::cout << kUsage;
+                std::exit(0);
+            } else if (a == "--bundle") {
+                o.bundle = need(i);
+            } else if (a == "--device") {
+                o.devices.push_back(need(i));
+            } else if (a == "--list-devices") {
+                o.list_devices = true;
+            } else if (a == "--validate") {
+                o.validate = true;
+            } else if (a == "--json") {
+                o.json = true;
+            } else if (a == "--trace") {
+                o.trace = true;
+            } else if (a == "--repeat") {
+                o.repeat = std::stoi(need(i));
+                if (o.repeat < 1) throw UsageError("--repeat must be at least 1");
+            } else if (a == "--out") {
+                o.out_dir = need(i);
+            } else if (a == "--choose-device-cases") {
+                o.choose_cases = need(i);
+            } else if (a == "--atol") {
+                o.atol = std::stod(need(i));
+                o.have_atol = true;
+            } else if (a == "--rtol") {
+                o.rtol = std::stod(need(i));
+                o.have_rtol = true;
+            } else if (a == "--ulp") {
+                o.ulp = std::stoll(need(i));
+                o.have_ulp = true;
+            } else {
+                throw UsageError("unknown option " + a + " (see --help)");
+            }
+        } catch (const std::invalid_argument&) {
+            throw UsageError("bad value for " + a);
+        } catch (const std::out_of_range&) {
+            throw UsageError("value out of range for " + a);
+        }
+    }
+    if (o.bundle.empty()) {
+        std::ifstream here("manifest.json");
+        o.bundle = here ? "." : CLTUI_BUNDLE_DIR;
+    }
+    return o;
+}
+
+}  // namespace cltui

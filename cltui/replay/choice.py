@@ -2,8 +2,8 @@
 
 The same rule in cltui (CLI and app), the bundle's ``replay.py`` (this file is copied beside
 ``engine.py``) and ``replay.cpp`` (``choose_device`` there), held to the same cases by
-``tests/device_choice_cases.json``: the device the capture ran on, else the one named most
-like it, else the first that is not a simulator, else the first.  Standard library only.
+``tests/fixtures/device_choice_cases.json``: the device the capture ran on, else the one named
+most like it, else the first that is not a simulator, else the first.  Standard library only.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ def most_alike(names: Sequence[str], target: str) -> int | None:
 
 # Device choice without --device: the same rule in cltui (CLI and app), the bundle's replay.py
 # (this file) and replay.cpp (``choose_device`` there), held to the same cases by
-# tests/device_choice_cases.json.
+# tests/fixtures/device_choice_cases.json.
 SIMULATORS = ("oclgrind",)
 
 

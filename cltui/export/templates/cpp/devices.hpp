@@ -88,7 +88,7 @@ inline std::string lower(std::string s) {
 
 
 // Device choice without --device: the rule of replay.py's engine.choose_device (and of cltui),
-// in the same words; tests/device_choice_cases.json holds both to the same cases.
+// in the same words; tests/fixtures/device_choice_cases.json holds both to the same cases.
 struct Candidate {
     std::string id, platform, name;
 };

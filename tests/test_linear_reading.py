@@ -13,6 +13,7 @@ import pytest
 
 import cltui.capture.log.grammar as li
 from cltui.capture import open_capture
+from cltui.capture import preprocess as pre
 from cltui.capture import signature as sig
 from cltui.capture.log import build_index
 from cltui.capture.names import (
@@ -155,8 +156,8 @@ def test_quadratic_helpers_are_linear() -> None:
         "parameter spans in 50k definitions": lambda: sig.param_spans(
             "__kernel void k(int a){}" * 50_000, "k"
         ),
-        "skeleton of 500k comment openers": lambda: sig.skeletonize("/*" * 500_000),
-        "skeleton of 200k top-level blocks": lambda: sig.skeletonize("{}" * 200_000),
+        "skeleton of 500k comment openers": lambda: pre.skeletonize("/*" * 500_000),
+        "skeleton of 200k top-level blocks": lambda: pre.skeletonize("{}" * 200_000),
         "the masked source of 300k escaped quotes": lambda: sig.kernel_span('"\\' * 300_000, "k"),
     }
     for desc, fn in cases.items():
@@ -273,7 +274,7 @@ def test_unclosed_literals_do_not_make_the_preprocessor_quadratic() -> None:
 
 
 def test_unclosed_literals_become_spaces_and_closed_ones_stay() -> None:
-    d = sig.defuse_literals
+    d = pre.defuse_literals
     assert d("char c = 'a'; // it's\n\"ok\" \"bad\n") == "char c = 'a'; // it's\n\"ok\"  bad\n"
     assert d("/* it's */ x = 'a';") == "/* it's */ x = 'a';"  # a quote in a comment
     assert d('"a\\"b" \'\\\'\'') == '"a\\"b" \'\\\'\''  # escaped quotes inside literals

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from cltui.capture.cltypes import CType
+from cltui.capture.preprocess import skeletonize
 from cltui.capture.signature import (
     KernelSignature,
     Param,
@@ -20,7 +21,6 @@ from cltui.capture.signature import (
     parse_build_options,
     parse_kernels,
     parse_program,
-    skeletonize,
 )
 
 REPO = Path(__file__).resolve().parent.parent

@@ -26,6 +26,7 @@ from cltui.capture.model import (
     Problem,
     Program,
 )
+from cltui.capture.spans import ATTRIBUTE
 
 if TYPE_CHECKING:
     from cltui.capture.capture import Capture
@@ -42,7 +43,7 @@ _ERR_RE = re.compile(r" -> (\S+)\s*$")
 # an attribute's parentheses are matched, not scanned for lazily: a body cannot run past a
 # parenthesis, so a source of unclosed ``kernel __attribute__((`` costs linear time (a lazy
 # ``.*?`` rescanned to the end from each: 440 KB took 33 s)
-_ATTR = r"__attribute__\s*\(\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)\)"
+_ATTR = ATTRIBUTE
 
 
 _KERNEL_DEF_RE = (

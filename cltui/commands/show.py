@@ -82,7 +82,7 @@ def _kernel_line(cap: Any, program: Any, kernel: str | None) -> int | None:
     the app's Source tab scrolls to), or None without a source or a definition found."""
     if not kernel or program.source_path is None:
         return None
-    from cltui.capture.signature import kernel_span
+    from cltui.capture.spans import kernel_span
 
     span = kernel_span(cap.program_source(program), kernel)
     return None if span is None else span[0]

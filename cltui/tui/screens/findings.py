@@ -189,7 +189,7 @@ class FindingsScreen(Screen[None]):
             view.set_source(("findings", line.source), source)
             self.shown_source = line.source
             self.source_text = source
-        from cltui.capture.signature import kernel_span
+        from cltui.capture.spans import kernel_span
 
         span = None
         if f.kernel:

@@ -12,7 +12,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Static
 
 from cltui.capture.display import escape_controls
-from cltui.capture.signature import kernel_span, param_spans
+from cltui.capture.spans import kernel_span, param_spans
 from cltui.tui.widgets.source_view import SourceView
 
 if TYPE_CHECKING:

@@ -54,6 +54,7 @@ def test_bundle_layout_single_kernel(pyocl_pocl: Path, tmp_path: Path) -> None:
     assert names == {
         "manifest.json", "data", "kernels", "replay.py", "engine.py", "compare.py", "shellwords.py",
         "textfmt.py", "errors.py", "schema.py", "choice.py", "verdicts.py",
+        "engine_base.py", "engine_programs.py", "engine_memory.py", "engine_checks.py",
         "replay.cpp", "cpp", "CMakeLists.txt", "README.md", "SHA256SUMS",
     }  # fmt: skip
     assert res.steps == 1 and res.enqueues == [14]

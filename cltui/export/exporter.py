@@ -6,9 +6,10 @@ reference rewritten to a file inside the bundle, plus the programs that run it:
 * ``data/<sha256>.bin``: every input and expected output, each distinct content once;
 * ``kernels/``: program sources (device binaries / SPIR-V only when that is all there is) and,
   under ``kernels/include/<n>/``, the headers the sources include;
-* ``replay.py`` + the modules of :func:`engine_modules` (``engine.py``, ``compare.py``,
-  ``choice.py``, ``verdicts.py``, ``schema.py``, ``errors.py``, ``shellwords.py``,
-  ``textfmt.py``): cltui's own engine, copied unchanged;
+* ``replay.py`` + the modules of :func:`engine_modules` (``engine.py`` and its parts
+  ``engine_base.py``, ``engine_programs.py``, ``engine_memory.py``, ``engine_checks.py``;
+  ``compare.py``, ``choice.py``, ``verdicts.py``, ``schema.py``, ``errors.py``,
+  ``shellwords.py``, ``textfmt.py``): cltui's own engine, copied unchanged;
 * ``replay.cpp`` + ``cpp/*.hpp`` + ``CMakeLists.txt`` (:func:`cpp_files`): the same replay in
   C++17 (``--lang cpp``);
 * ``README.md`` and ``SHA256SUMS``.
@@ -150,6 +151,10 @@ def engine_modules() -> dict[str, bytes]:
     """The cltui modules a bundle's ``replay.py`` imports, by file name, byte for byte."""
     return {
         "engine.py": _replay_module("engine.py"),
+        "engine_base.py": _replay_module("engine_base.py"),
+        "engine_programs.py": _replay_module("engine_programs.py"),
+        "engine_memory.py": _replay_module("engine_memory.py"),
+        "engine_checks.py": _replay_module("engine_checks.py"),
         "compare.py": _replay_module("compare.py"),
         "shellwords.py": _capture_module("shellwords.py"),
         "textfmt.py": _capture_module("textfmt.py"),

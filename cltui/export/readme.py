@@ -156,7 +156,7 @@ def render_readme(manifest: Manifest, files: list[str]) -> str:
         "device named like it, whose driver may accept it: PoCL's on another CPU of the same "
         "target, NVIDIA's PTX on another NVIDIA GPU) and, under "
         "`kernels/include/`, the headers they include.\n"
-        "- `replay.py`, `engine.py`, `compare.py`, `choice.py`, `verdicts.py`, `schema.py`, "
+        "- `replay.py`, `engine*.py`, `compare.py`, `choice.py`, `verdicts.py`, `schema.py`, "
         "`errors.py`, `shellwords.py`, `textfmt.py`: the Python replay (all but `replay.py` are "
         "cltui's own modules, unchanged).\n"
         + (

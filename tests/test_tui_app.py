@@ -566,3 +566,22 @@ async def test_a_failing_record_or_pane_shows_a_line_not_a_traceback(images_svm:
         assert "source tab cannot show enqueue 0: OSError: disk on fire" in str(box.render())
         await pilot.press("down", "down", "down")  # the app is still alive and browsing
         assert screen.state()["cursor"] == 3
+
+
+@aio
+async def test_a_typedef_of_the_program_as_the_buffer_format(pyocl_pocl: Path) -> None:
+    """The element type comes decoded with the enqueue; the program's typedefs are parsed only
+    when a typed format names one (philox4x32_ctr_t of pyopencl's RNG program: uint4)."""
+    async with make_app(pyocl_pocl).run_test(size=SIZE) as pilot:
+        await wait_loaded(pilot)
+        await jump(pilot, 0)
+        await pilot.press("3")  # the Buffer tab: arg 0 (the RNG's output of kind buffer)
+        await settle(pilot)
+        pane = pilot.app.screen.query_one(BufferPane)
+        view = pilot.app.screen.query_one(BufferView)
+        assert pane.arg is not None and view.ctype is not None
+        assert pane.typedefs == {}  # nothing parsed for the signature's own type
+        assert pane.apply_format("philox4x32_ctr_t")
+        assert "philox4x32_ctr_t" in pane.typedefs
+        assert view.ctype.size == 16
+        assert not pane.apply_format("no_such_type_t")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
@@ -33,7 +34,10 @@ class BufferPane(Vertical):
         self._shown: tuple[Any, ...] | None = None
         self.arg: KernelArg | None = None
         self.default_ctype: CType | None = None
+        # the program's typedefs, for a format the user types: parsed only when one names a
+        # type that is no OpenCL builtin (the element type itself comes decoded with the enqueue)
         self.typedefs: dict[str, CType] = {}
+        self._typedefs_of: Callable[[], dict[str, CType]] | None = None
         self.stats: tuple[BufferStats | None, BufferStats | None] = (None, None)
 
     def compose(self) -> ComposeResult:
@@ -71,7 +75,9 @@ class BufferPane(Vertical):
             return
         self.arg = target
         ctype = element_ctype(target)
-        self.typedefs = cap.program_typedefs(enq.program) if enq is not None else {}
+        program = enq.program if enq is not None else None
+        self.typedefs = {}
+        self._typedefs_of = lambda: cap.program_typedefs(program)
         self.default_ctype = ctype or _BYTES
         dump = target.pre or target.post
         assert dump is not None
@@ -136,7 +142,13 @@ class BufferPane(Vertical):
             ctype = self.default_ctype or _BYTES
         else:
             try:
-                ctype = parse_type(text, self.typedefs)
+                try:
+                    ctype = parse_type(text, self.typedefs)
+                except TypeParseError:
+                    if self._typedefs_of is None:
+                        raise
+                    self.typedefs, self._typedefs_of = self._typedefs_of(), None
+                    ctype = parse_type(text, self.typedefs)
             except TypeParseError as exc:
                 self.notify(f"Element format {text.strip()!r}: {exc}", severity="error")
                 return False

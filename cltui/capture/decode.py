@@ -33,9 +33,7 @@ if TYPE_CHECKING:
 
 _EWL_RE = re.compile(r", event_wait_list = \( size = \d+ \)\[[^\]]*\]")
 
-
 _EVENT_RE = re.compile(r" created event = (0x[0-9a-fA-F]+|\(nil\)|[0-9A-F]{8,16})")
-
 
 _ERR_RE = re.compile(r" -> (\S+)\s*$")
 
@@ -44,7 +42,6 @@ _ERR_RE = re.compile(r" -> (\S+)\s*$")
 # parenthesis, so a source of unclosed ``kernel __attribute__((`` costs linear time (a lazy
 # ``.*?`` rescanned to the end from each: 440 KB took 33 s)
 _ATTR = ATTRIBUTE
-
 
 _KERNEL_DEF_RE = (
     r"(?:__kernel|kernel|KERNEL)\s+(?:(?:"

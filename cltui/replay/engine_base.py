@@ -28,21 +28,15 @@ else:  # pragma: no cover - the exported bundle runs this file as a script
 
 PLAN_FORMAT = "cltui-replay-plan"
 
-
 PINNED_MIN_BYTES = 0
-
 
 PLAN_VERSION = 1
 
-
 Loader = Callable[[str], npt.NDArray[np.uint8]]
-
 
 Progress = Callable[[dict[str, Any]], None]
 
-
 Hasher = Callable[[bytes], int]
-
 
 STAGES = ("queued_to_submit", "submit_to_start", "start_to_end", "host_enqueue")
 

@@ -407,17 +407,7 @@ class _Builder(_Transfers):
                     why = f"changed between enqueue {prev_n} and {n}" + (
                         f" by {', '.join(by)}" if by else " outside the replayed kernels"
                     )
-                    prechecks.append(
-                        self.check(
-                            mid,
-                            margs,
-                            label,
-                            pre,
-                            dspec,
-                            shape,
-                            note=f"replayed state before enqueue {n} vs captured Pre",
-                        )
-                    )
+                    prechecks.append(self.check_before(n, mid, margs, label, pre, dspec, shape))
                     if rule.load is not None:
                         loads.append(
                             {"mem": mid, "data": self.key(pre.path), "why": rule.load, "note": why}

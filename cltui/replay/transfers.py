@@ -38,6 +38,23 @@ class _Transfers(_BuilderState):
     """Host-side transfers inside a range, recorded as the builder passes them and settled at
     the next kernel that uses their object."""
 
+    def check_before(
+        self,
+        n: int,
+        mid: str,
+        margs: list[KernelArg],
+        label: str,
+        pre: Dump,
+        dspec: Any,
+        shape: list[int] | None,
+    ) -> dict[str, Any]:
+        """The pre-check of ``mid`` before enqueue ``n``: the replayed state against the
+        captured Pre dump (after a host-side change the capture shows)."""
+        return self.check(
+            mid, margs, label, pre, dspec, shape,
+            note=f"replayed state before enqueue {n} vs captured Pre",
+        )  # fmt: skip
+
     # ---- host-side transfers the log shows inside the range
     def transfer(self, enq: Enqueue) -> None:
         """A non-kernel enqueue between two steps: what it changes and whether it can be
@@ -218,17 +235,7 @@ class _Transfers(_BuilderState):
             assert pre is not None and rule.load is not None
             for t in moved:
                 self.decide(t, mid, "reload", "")
-            prechecks.append(
-                self.check(
-                    mid,
-                    margs,
-                    label,
-                    pre,
-                    dspec,
-                    shape,
-                    note=f"replayed state before enqueue {n} vs captured Pre",
-                )
-            )
+            prechecks.append(self.check_before(n, mid, margs, label, pre, dspec, shape))
             loads.append(
                 {
                     "mem": mid,
@@ -249,8 +256,7 @@ class _Transfers(_BuilderState):
                 self.taint[mid] = first
             if rule.precheck:
                 assert pre is not None
-                note = f"replayed state before enqueue {n} vs captured Pre"
-                prechecks.append(self.check(mid, margs, label, pre, dspec, shape, note=note))
+                prechecks.append(self.check_before(n, mid, margs, label, pre, dspec, shape))
         self.changes.append(
             {
                 "enqueue": n,

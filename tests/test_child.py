@@ -13,29 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_replay_runner import _devices, _fill, _plan, _step
+from tests.test_faults import _alive, _children
+from tests.test_replay_runner import _devices, spin_plan
 
 pytestmark = pytest.mark.device
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def _spin_plan(tmp: Path) -> dict[str, object]:
-    return _plan(
-        tmp,
-        [
-            _fill(7, 0),
-            _step(
-                8,
-                "spin",
-                [
-                    {"index": 0, "kind": "buffer", "mem": "m0"},
-                    {"index": 1, "kind": "buffer", "mem": "m1"},
-                ],
-            ),
-        ],
-        {"m0": {"kind": "buffer", "size": 256}, "m1": {"kind": "buffer", "size": 256}},
-    )
 
 
 _REPLAY = """
@@ -59,32 +42,9 @@ _run_child(job, Path(sys.argv[2]) / "err.txt", 600, lambda ev: print(json.dumps(
 """
 
 
-def _children(pid: int) -> list[int]:
-    out = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        fields = stat[stat.rindex(")") + 2 :].split()
-        if int(fields[1]) == pid:
-            out.append(int(entry.name))
-    return out
-
-
-def _alive(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat[stat.rindex(")") + 2] != "Z"
-
-
-def _kill_cltui_while_spinning(tmp_path: Path, code: str, *extra: str) -> None:
+def _kill_cltui_while_spinning(tmp_path: Path, module: str, code: str, *extra: str) -> None:
     plan_path = tmp_path / "plan.json"
-    plan_path.write_text(json.dumps(_spin_plan(tmp_path)))
+    plan_path.write_text(json.dumps(spin_plan(tmp_path)))
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     stand_in = subprocess.Popen(
         [sys.executable, "-c", code, str(plan_path), str(tmp_path / "out"), *extra],
@@ -102,7 +62,7 @@ def _kill_cltui_while_spinning(tmp_path: Path, code: str, *extra: str) -> None:
             assert time.monotonic() < deadline
         else:
             pytest.fail("the spinning kernel never started")
-        children = _children(stand_in.pid)
+        children = _children(stand_in.pid, module)
         assert children, "no child process"
         time.sleep(0.5)  # the kernel is launched, the child is busy in the driver
         assert all(_alive(c) for c in children)
@@ -123,10 +83,10 @@ def _kill_cltui_while_spinning(tmp_path: Path, code: str, *extra: str) -> None:
 def test_replay_child_dies_with_cltui(tmp_path: Path) -> None:
     _devices("pocl")
     (tmp_path / "out").mkdir()
-    _kill_cltui_while_spinning(tmp_path, _REPLAY)
+    _kill_cltui_while_spinning(tmp_path, "cltui.replay.runner", _REPLAY)
 
 
 def test_oclgrind_check_child_dies_with_cltui(tmp_path: Path) -> None:
     _devices("oclgrind")
     (tmp_path / "out").mkdir()
-    _kill_cltui_while_spinning(tmp_path, _CHECK, str(tmp_path))
+    _kill_cltui_while_spinning(tmp_path, "cltui.analysis.check", _CHECK, str(tmp_path))

@@ -145,10 +145,10 @@ def test_wild_pointer_crash_names_the_enqueue(tmp_path: Path) -> None:
     assert runner.run(good, dev, save_dir=tmp_path / "out2")["ok"]
 
 
-def test_endless_kernel_times_out_and_is_named(tmp_path: Path) -> None:
-    dev = _devices("pocl")
-    plan = _plan(
-        tmp_path,
+def spin_plan(tmp: Path) -> dict[str, Any]:
+    """Enqueue 7 fills a flag with 0; enqueue 8 (``spin``) waits for it forever."""
+    return _plan(
+        tmp,
         [
             _fill(7, 0),
             _step(
@@ -162,7 +162,11 @@ def test_endless_kernel_times_out_and_is_named(tmp_path: Path) -> None:
         ],
         {"m0": {"kind": "buffer", "size": 256}, "m1": {"kind": "buffer", "size": 256}},
     )
-    report = runner.run(plan, dev, save_dir=tmp_path / "out", timeout=4)
+
+
+def test_endless_kernel_times_out_and_is_named(tmp_path: Path) -> None:
+    dev = _devices("pocl")
+    report = runner.run(spin_plan(tmp_path), dev, save_dir=tmp_path / "out", timeout=4)
     res = report["devices"][0]
     assert res["status"] == "hang", res
     assert res["failed_enqueue"] == 8

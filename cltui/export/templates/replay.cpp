@@ -18,32 +18,25 @@
 // Files (one translation unit; each header includes what it builds on):
 //   cpp/base.hpp      OpenCL and standard headers, errors, file helpers
 //   cpp/json.hpp      a small JSON reader        cpp/options.hpp   the command line
-//   cpp/devices.hpp   devices and the device rule
-//   cpp/plan.hpp      manifest.json as structs   cpp/compare.hpp   compare rules, the hash
-//   cpp/replayer.hpp  running the steps          cpp/report.hpp    verdict, JSON, text
+//   cpp/devices.hpp   devices, the device rule, name matching
+//   cpp/layout.hpp    element types, tolerances  cpp/plan.hpp      manifest.json as structs
+//   cpp/compare.hpp   compare rules, the hash
+//   cpp/replayer.hpp  the Replayer: outcomes and state
+//   cpp/setup.hpp     context, programs, objects, arguments
+//   cpp/steps.hpp     the passes over the steps, transfers, checks
+//   cpp/verdict.hpp   the verdict                cpp/report.hpp    JSON and text
+//   cpp/cases.hpp     the shared edge cases (--...-cases FILE: cltui's tests)
 //   replay.cpp        run() and main()
 
+#include "cpp/cases.hpp"
 #include "cpp/report.hpp"
 
 namespace {
 
 using namespace cltui;
 
-int run(int argc, char** argv) {
-    Options opt = parse_args(argc, argv);
-    if (opt.list_devices) {
-        for (const auto& d : all_devices())
-            std::cout << d.p << ":" << d.d << "  " << d.name << "  (" << d.platform_name << ", "
-                      << d.version << ")\n";
-        return 0;
-    }
-    if (!opt.choose_cases.empty()) return print_choices(opt.choose_cases);
-    auto manifest_bytes = read_file(join(opt.bundle, "manifest.json"));
-    std::string text(manifest_bytes.begin(), manifest_bytes.end());
-    Json manifest = JsonParser(text).parse();
-    Plan plan = read_plan(manifest);
-    Choice choice;
-    std::vector<DeviceRef> devices = pick_devices(opt.devices, captured_devices(manifest), choice);
+// stderr: which device(s) and why.
+void announce(const Choice& choice, const std::vector<DeviceRef>& devices) {
     if (choice.rule == "user") {
         std::cerr << "replay: device:";
         for (size_t i = 0; i < devices.size(); ++i)
@@ -53,44 +46,74 @@ int run(int argc, char** argv) {
     } else {
         std::cerr << "replay: device: " << choice.why << " (choose with --device)\n";
     }
-    bool all_ok = true, any_error = false;
+}
+
+// --out DIR for one device (DIR/P_D with several), created.
+std::string device_out_dir(const Options& opt, const DeviceRef& dev, size_t n_devices) {
+    std::string out_dir = opt.out_dir;
+    if (out_dir.empty()) return out_dir;
+    if (n_devices > 1) out_dir += "/" + std::to_string(dev.p) + "_" + std::to_string(dev.d);
+    std::error_code ec;
+    std::filesystem::create_directories(out_dir, ec);
+    if (ec) throw UsageError("--out " + out_dir + ": " + ec.message());
+    return out_dir;
+}
+
+struct DeviceRun {
+    std::string error;  // the device could not run the bundle
+    int code = 0;       // the verdict's exit code
+};
+
+// The bundle on one device: set up, run (--repeat times), report (text, or JSON into json).
+DeviceRun run_device(const Plan& plan, const Options& opt, const DeviceRef& dev,
+                     size_t n_devices, const Choice& choice, std::vector<std::string>& json) {
+    Replayer r(plan, opt.bundle, dev, opt, device_out_dir(opt, dev, n_devices));
+    DeviceRun run;
+    try {
+        r.setup();
+        for (int i = 0; i < opt.repeat; ++i) r.run_once(i == 0);
+        r.collect_timing();
+    } catch (const DeviceError& e) {
+        run.error = e.what();
+    }
+    bool ok = run.error.empty();
+    for (const auto& s : r.outcomes) ok = ok && step_ok(s);
+    if (!run.error.empty()) std::cerr << "replay: " << dev.name << ": " << run.error << "\n";
+    Verdict verdict = make_verdict(plan, r.outcomes, run.error);
+    run.code = verdict_exit(verdict.status);
+    if (opt.json)
+        json.push_back(result_json(r, dev, ok, opt.repeat, run.error, choice, verdict));
+    else if (run.error.empty())
+        print_text(r, dev, opt.repeat, verdict);
+    else
+        std::cout << "== " << dev.p << ":" << dev.d << " " << dev.name << " ("
+                  << dev.platform_name << ")\n   " << verdict.line << "\n";
+    return run;
+}
+
+int run(int argc, char** argv) {
+    Options opt = parse_args(argc, argv);
+    if (opt.list_devices) {
+        for (const auto& d : all_devices())
+            std::cout << d.p << ":" << d.d << "  " << d.name << "  (" << d.platform_name << ", "
+                      << d.version << ")\n";
+        return 0;
+    }
+    if (!opt.cases.empty()) return print_cases(opt.cases, opt.cases_file);
+    auto manifest_bytes = read_file(join(opt.bundle, "manifest.json"));
+    std::string text(manifest_bytes.begin(), manifest_bytes.end());
+    Json manifest = JsonParser(text).parse();
+    Plan plan = read_plan(manifest);
+    Choice choice;
+    std::vector<DeviceRef> devices = pick_devices(opt.devices, captured_devices(manifest), choice);
+    announce(choice, devices);
+    bool any_error = false;
     std::vector<std::string> json;
     int worst = 0;  // the verdict exit codes: failure (1) dominates incomplete (3)
     for (const auto& dev : devices) {
-        std::string out_dir = opt.out_dir;
-        if (!out_dir.empty()) {
-            if (devices.size() > 1)
-                out_dir += "/" + std::to_string(dev.p) + "_" + std::to_string(dev.d);
-            std::error_code ec;
-            std::filesystem::create_directories(out_dir, ec);
-            if (ec) throw UsageError("--out " + out_dir + ": " + ec.message());
-        }
-        Replayer r(plan, opt.bundle, dev, opt, out_dir);
-        std::string error;
-        try {
-            r.setup();
-            for (int i = 0; i < opt.repeat; ++i) r.run_once(i == 0);
-            r.collect_timing();
-        } catch (const DeviceError& e) {
-            error = e.what();
-        }
-        bool ok = error.empty();
-        for (const auto& s : r.outcomes) ok = ok && step_ok(s);
-        all_ok = all_ok && ok;
-        if (!error.empty()) {
-            any_error = true;
-            std::cerr << "replay: " << dev.name << ": " << error << "\n";
-        }
-        Verdict verdict = make_verdict(plan, r.outcomes, error);
-        int code = verdict_exit(verdict.status);
-        if (code == 1 || (code == 3 && worst == 0)) worst = code;
-        if (opt.json)
-            json.push_back(result_json(r, dev, ok, opt.repeat, error, choice, verdict));
-        else if (error.empty())
-            print_text(r, dev, opt.repeat, verdict);
-        else
-            std::cout << "== " << dev.p << ":" << dev.d << " " << dev.name << " ("
-                      << dev.platform_name << ")\n   " << verdict.line << "\n";
+        DeviceRun one = run_device(plan, opt, dev, devices.size(), choice, json);
+        any_error = any_error || !one.error.empty();
+        if (one.code == 1 || (one.code == 3 && worst == 0)) worst = one.code;
     }
     if (opt.json) {
         std::cout << "[";
@@ -98,7 +121,6 @@ int run(int argc, char** argv) {
         std::cout << "]\n";
     }
     if (any_error) return 1;  // a device could not run the bundle
-    (void)all_ok;
     return opt.validate ? worst : 0;
 }
 

@@ -2,7 +2,7 @@
 // Part of replay.cpp (see its head): one file of the C++ replay, included once.
 #pragma once
 
-#include "plan.hpp"
+#include "layout.hpp"
 
 namespace cltui {
 
@@ -53,15 +53,20 @@ inline double to_double(const unsigned char* p, size_t size) {
     return d;
 }
 
+// A lane's value as compare.py shows it: floats %.9g ("nan" whatever its sign), integers in
+// decimal, booleans True/False, anything else as hex bytes.
 inline std::string lane_text(const unsigned char* p, const Leaf& leaf) {
     char buf[64];
     if (leaf.kind == 'f' && (leaf.size == 2 || leaf.size == 4 || leaf.size == 8)) {
-        std::snprintf(buf, sizeof buf, "%.9g", to_double(p, leaf.size));
+        double v = to_double(p, leaf.size);
+        if (std::isnan(v)) return "nan";
+        std::snprintf(buf, sizeof buf, "%.9g", v);
         return buf;
     }
     if ((leaf.kind == 'i' || leaf.kind == 'u' || leaf.kind == 'b') && leaf.size <= 8) {
         uint64_t u = 0;
         std::memcpy(&u, p, leaf.size);
+        if (leaf.kind == 'b') return u ? "True" : "False";
         if (leaf.kind == 'i' && leaf.size < 8 && (u >> (leaf.size * 8 - 1)) & 1)
             u |= ~0ULL << (leaf.size * 8);  // sign-extend
         if (leaf.kind == 'i')
@@ -78,87 +83,106 @@ inline std::string lane_text(const unsigned char* p, const Leaf& leaf) {
     return hex;
 }
 
-// Where (field, lane) the first reported element differs, with both values.
-inline void describe_first(const std::vector<unsigned char>& expected,
-                    const std::vector<unsigned char>& actual, const Layout& layout,
-                    size_t itemsize, CompareResult& r) {
-    size_t base = static_cast<size_t>(r.first) * itemsize;
+inline bool is_float(const Leaf& leaf) {
+    return leaf.kind == 'f' && (leaf.size == 2 || leaf.size == 4 || leaf.size == 8);
+}
+
+// One lane: the same bits (or NaN and NaN: equal), within tolerance, or beyond it.
+enum class Lane { Same, Within, Bad };
+
+// Compares one lane; a differing floating-point lane's errors raise r's maxima.
+inline Lane compare_lane(const unsigned char* e, const unsigned char* a, const Leaf& leaf,
+                         const Tol& tol, CompareResult& r) {
+    if (std::memcmp(e, a, leaf.size) == 0) return Lane::Same;
+    if (!is_float(leaf)) return Lane::Bad;  // integers and raw bytes: exact
+    double ev = to_double(e, leaf.size), av = to_double(a, leaf.size);
+    bool en = std::isnan(ev), an = std::isnan(av);
+    if (en && an) return Lane::Same;  // NaN equals NaN
+    double absd, ulps;
+    if (en != an) {
+        absd = ulps = INFINITY;
+    } else {
+        absd = (std::isinf(ev) && ev == av) ? 0.0 : std::fabs(av - ev);
+        uint64_t eb = 0, ab = 0;
+        std::memcpy(&eb, e, leaf.size);
+        std::memcpy(&ab, a, leaf.size);
+        ulps = std::fabs(static_cast<double>(ordered(ab, leaf.size)) -
+                         static_cast<double>(ordered(eb, leaf.size)));
+    }
+    r.max_abs = std::max(r.max_abs, absd);
+    r.max_ulp = std::max(r.max_ulp, ulps);
+    double e_abs = en ? 0.0 : std::isinf(ev) ? DBL_MAX : std::fabs(ev);
+    bool within = absd <= tol.atol + tol.rtol * e_abs || ulps <= static_cast<double>(tol.ulp);
+    return within ? Lane::Within : Lane::Bad;
+}
+
+// The lane index as compare.py writes it: "2", or "1,2" in a lane grid "(2,3)".
+inline std::string lane_name(size_t lane, const std::vector<size_t>& dims) {
+    std::vector<size_t> at(dims.size());
+    for (size_t k = dims.size(); k-- > 0;) {
+        at[k] = dims[k] ? lane % dims[k] : 0;
+        lane = dims[k] ? lane / dims[k] : 0;
+    }
+    std::string out;
+    for (size_t k = 0; k < at.size(); ++k) out += (k ? "," : "") + std::to_string(at[k]);
+    return out;
+}
+
+// The element's place: "[12]", or "(x=3, y=1)" in a grid (shape: x fastest) that holds it.
+inline std::string element_name(size_t index, const std::vector<size_t>& shape) {
+    size_t total = 1;
+    for (size_t s : shape) total *= s;
+    if (shape.empty() || total == 0 || index >= total) return "[" + std::to_string(index) + "]";
+    std::string out = "(";
+    for (size_t k = 0; k < shape.size(); ++k) {
+        if (k < 4)
+            out += std::string(k ? ", " : "") + "xyzw"[k] + "=" + std::to_string(index % shape[k]);
+        index /= shape[k];
+    }
+    return out + ")";
+}
+
+// Where (field, lane) the first reported element differs, with both values: its first lane
+// beyond tolerance (bad) or its first differing lane.
+inline void describe_first(const unsigned char* e, const unsigned char* a, const Layout& layout,
+                           const std::vector<size_t>& shape, bool bad, Tol tol, CompareResult& r) {
+    CompareResult scratch;  // the maxima are counted already
     for (const Leaf& leaf : layout.leaves) {
         for (size_t lane = 0; lane < leaf.count; ++lane) {
-            size_t off = base + leaf.offset + lane * leaf.size;
-            if (std::memcmp(&expected[off], &actual[off], leaf.size) == 0) continue;
-            r.first_where = "[" + std::to_string(r.first) + "]";
+            size_t off = leaf.offset + lane * leaf.size;
+            Lane how = compare_lane(e + off, a + off, leaf, tol, scratch);
+            if (how == Lane::Same || (bad && how != Lane::Bad)) continue;
+            r.first_where = element_name(static_cast<size_t>(r.first), shape);
             if (!leaf.name.empty()) r.first_where += "." + leaf.name;
-            if (leaf.count > 1) r.first_where += " lane " + std::to_string(lane);
-            r.first_expected = lane_text(&expected[off], leaf);
-            r.first_actual = lane_text(&actual[off], leaf);
+            if (!leaf.dims.empty()) r.first_where += " lane " + lane_name(lane, leaf.dims);
+            r.first_expected = lane_text(e + off, leaf);
+            r.first_actual = lane_text(a + off, leaf);
             return;
         }
     }
 }
 
-inline CompareResult compare(const std::vector<unsigned char>& expected,
-                      const std::vector<unsigned char>& actual, const Layout& layout, Tol tol) {
-    CompareResult r;
-    r.expected_size = expected.size();
-    r.actual_size = actual.size();
-    size_t common = std::min(expected.size(), actual.size());
-    size_t itemsize = std::max<size_t>(layout.itemsize, 1);
-    r.elements = common / itemsize;
-    if (expected == actual) return r;
-    long long first_diff = -1, first_bad = -1;
-    for (size_t i = 0; i < r.elements; ++i) {
-        const unsigned char* e = expected.data() + i * itemsize;
-        const unsigned char* a = actual.data() + i * itemsize;
-        if (std::memcmp(e, a, itemsize) == 0) continue;
-        bool diff = false, bad = false;
-        for (const Leaf& leaf : layout.leaves) {
-            for (size_t lane = 0; lane < leaf.count; ++lane) {
-                size_t off = leaf.offset + lane * leaf.size;
-                if (std::memcmp(e + off, a + off, leaf.size) == 0) continue;
-                bool is_float = leaf.kind == 'f' && (leaf.size == 2 || leaf.size == 4 ||
-                                                     leaf.size == 8);
-                if (!is_float) {
-                    diff = bad = true;
-                    continue;
-                }
-                r.has_float = true;
-                double ev = to_double(e + off, leaf.size), av = to_double(a + off, leaf.size);
-                bool en = std::isnan(ev), an = std::isnan(av);
-                if (en && an) continue;  // NaN equals NaN
-                diff = true;
-                double absd, ulps;
-                if (en != an) {
-                    absd = ulps = INFINITY;
-                } else {
-                    absd = (std::isinf(ev) && ev == av) ? 0.0 : std::fabs(av - ev);
-                    uint64_t eb = 0, ab = 0;
-                    std::memcpy(&eb, e + off, leaf.size);
-                    std::memcpy(&ab, a + off, leaf.size);
-                    ulps = std::fabs(static_cast<double>(ordered(ab, leaf.size)) -
-                                     static_cast<double>(ordered(eb, leaf.size)));
-                }
-                r.max_abs = std::max(r.max_abs, absd);
-                r.max_ulp = std::max(r.max_ulp, ulps);
-                double e_abs = en ? 0.0 : std::isinf(ev) ? DBL_MAX : std::fabs(ev);
-                bool within = absd <= tol.atol + tol.rtol * e_abs ||
-                              ulps <= static_cast<double>(tol.ulp);
-                if (!within) bad = true;
-            }
-        }
-        if (diff) {
-            ++r.n_diff;
-            if (first_diff < 0) first_diff = static_cast<long long>(i);
-        }
-        if (bad) {
-            ++r.n_bad;
-            if (first_bad < 0) first_bad = static_cast<long long>(i);
+// One element (whose bytes differ): does a lane differ (diff), is one beyond tolerance (bad)?
+inline void compare_element(const unsigned char* e, const unsigned char* a, const Layout& layout,
+                            const Tol& tol, CompareResult& r, bool& diff, bool& bad) {
+    diff = bad = false;
+    for (const Leaf& leaf : layout.leaves) {
+        for (size_t lane = 0; lane < leaf.count; ++lane) {
+            size_t off = leaf.offset + lane * leaf.size;
+            Lane how = compare_lane(e + off, a + off, leaf, tol, r);
+            diff = diff || how != Lane::Same;
+            bad = bad || how == Lane::Bad;
         }
     }
-    size_t tail_start = r.elements * itemsize;
-    if (tail_start < common &&
-        std::memcmp(expected.data() + tail_start, actual.data() + tail_start,
-                    common - tail_start) != 0) {
+}
+
+// The notes on what lies past the whole elements: a differing tail, a size mismatch.
+inline void compare_tail(const std::vector<unsigned char>& expected,
+                         const std::vector<unsigned char>& actual, size_t tail_start,
+                         CompareResult& r) {
+    size_t common = std::min(expected.size(), actual.size());
+    if (tail_start < common && std::memcmp(expected.data() + tail_start,
+                                           actual.data() + tail_start, common - tail_start) != 0) {
         ++r.n_diff;
         ++r.n_bad;
         r.note = "trailing " + std::to_string(common - tail_start) + " bytes differ";
@@ -168,12 +192,62 @@ inline CompareResult compare(const std::vector<unsigned char>& expected,
                         " bytes, got " + std::to_string(actual.size());
         r.note = r.note.empty() ? n : n + "; " + r.note;
     }
+}
+
+// shape: the element grid (an image's width, height, depth), for the first difference's
+// coordinates; empty: element indices.
+inline CompareResult compare(const std::vector<unsigned char>& expected,
+                             const std::vector<unsigned char>& actual, const Layout& layout,
+                             Tol tol, const std::vector<size_t>& shape = {}) {
+    CompareResult r;
+    r.expected_size = expected.size();
+    r.actual_size = actual.size();
+    size_t itemsize = std::max<size_t>(layout.itemsize, 1);
+    r.elements = std::min(expected.size(), actual.size()) / itemsize;
+    if (expected == actual) return r;
+    bool floats = false;  // as compare.py: maxima (0 at least) once an element's bytes differ
+    for (const Leaf& leaf : layout.leaves) floats = floats || is_float(leaf);
+    long long first_diff = -1, first_bad = -1;
+    for (size_t i = 0; i < r.elements; ++i) {
+        const unsigned char* e = expected.data() + i * itemsize;
+        const unsigned char* a = actual.data() + i * itemsize;
+        if (std::memcmp(e, a, itemsize) == 0) continue;
+        r.has_float = r.has_float || floats;
+        bool diff, bad;
+        compare_element(e, a, layout, tol, r, diff, bad);
+        if (diff && ++r.n_diff && first_diff < 0) first_diff = static_cast<long long>(i);
+        if (bad && ++r.n_bad && first_bad < 0) first_bad = static_cast<long long>(i);
+    }
+    compare_tail(expected, actual, r.elements * itemsize, r);
     r.first = first_bad >= 0 ? first_bad : first_diff;
-    if (r.first >= 0) describe_first(expected, actual, layout, itemsize, r);
+    if (r.first >= 0) {
+        size_t at = static_cast<size_t>(r.first) * itemsize;
+        describe_first(expected.data() + at, actual.data() + at, layout, shape, first_bad >= 0,
+                       tol, r);
+    }
     r.status = (r.n_bad || expected.size() != actual.size()) ? "different" : "within";
     return r;
 }
 
+// A comparison as JSON, in the keys of compare.py's result (dtype: the element type's label).
+inline std::string compare_json(const CompareResult& c, const std::string& dtype) {
+    std::ostringstream o;
+    o << "{\"status\": " << json_str(c.status) << ", \"dtype\": " << json_str(dtype)
+      << ", \"elements\": " << c.elements << ", \"expected_size\": " << c.expected_size
+      << ", \"actual_size\": " << c.actual_size << ", \"n_diff\": " << c.n_diff
+      << ", \"n_bad\": " << c.n_bad
+      << ", \"max_abs\": " << (c.has_float ? json_num(c.max_abs) : "null")
+      << ", \"max_ulp\": " << (c.has_float ? json_num(c.max_ulp) : "null")
+      << ", \"first_index\": " << (c.first >= 0 ? std::to_string(c.first) : "null")
+      << ", \"first\": "
+      << (c.first_where.empty()
+              ? std::string("null")
+              : "{\"where\": " + json_str(c.first_where) +
+                    ", \"expected\": " + json_str(c.first_expected) +
+                    ", \"actual\": " + json_str(c.first_actual) + "}")
+      << ", \"note\": " << json_str(c.note) << "}";
+    return o.str();
+}
 
 // The layer's 64-bit hash (capture-format §5.2): Bob Jenkins' 96-bit mix over little-endian
 // 32-bit words, the last 1-3 bytes as one zero-padded word; the same as cltui's Python.

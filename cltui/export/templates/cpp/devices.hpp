@@ -6,14 +6,19 @@
 
 namespace cltui {
 
+// White space as Python's str.isspace() has it in ASCII (\x1c-\x1f too).
+inline bool is_space(char ch) {
+    unsigned char c = static_cast<unsigned char>(ch);
+    return std::isspace(c) || (c >= 0x1c && c <= 0x1f);
+}
+
 // How many leading words two device names share (words: lower-case, split at white space,
 // '-', '_', '/' and ','); the same as the Python engine's name_likeness.
 inline std::vector<std::string> name_tokens(const std::string& name) {
     std::vector<std::string> out;
     std::string cur;
     for (char ch : name) {
-        if (std::isspace(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' || ch == '/' ||
-            ch == ',') {
+        if (is_space(ch) || ch == '-' || ch == '_' || ch == '/' || ch == ',') {
             if (!cur.empty()) out.push_back(cur);
             cur.clear();
         } else {
@@ -24,11 +29,46 @@ inline std::vector<std::string> name_tokens(const std::string& name) {
     return out;
 }
 
+inline std::string trim(const std::string& s) {
+    size_t a = 0, b = s.size();
+    while (a < b && is_space(s[a])) ++a;
+    while (b > a && is_space(s[b - 1])) --b;
+    return s.substr(a, b - a);
+}
+
 inline int name_likeness(const std::string& a, const std::string& b) {
     const auto x = name_tokens(a), y = name_tokens(b);
     int k = 0;
     while (k < static_cast<int>(std::min(x.size(), y.size())) && x[k] == y[k]) ++k;
     return k;
+}
+
+// The captured binary to build a program from on `device` (made_on: the device each binary
+// was made on): the first made on it (exact), else the first made on the device named most
+// like it; the same as the Python engine's _pick_binary.
+struct BinaryPick {
+    int index = -1;  // -1: none
+    bool exact = false;
+    std::string made_on;  // trimmed
+};
+
+inline BinaryPick pick_binary(const std::vector<std::string>& made_on, const std::string& device) {
+    BinaryPick pick;
+    int best = 0;
+    for (size_t i = 0; i < made_on.size(); ++i) {
+        if (trim(made_on[i]) == device) {
+            pick.index = static_cast<int>(i);
+            pick.exact = true;
+            break;
+        }
+        int k = name_likeness(made_on[i], device);
+        if (k > best) {
+            pick.index = static_cast<int>(i);
+            best = k;
+        }
+    }
+    if (pick.index >= 0) pick.made_on = trim(made_on[static_cast<size_t>(pick.index)]);
+    return pick;
 }
 
 // ------------------------------------------------------------------------------------------
@@ -97,13 +137,6 @@ struct Choice {
     std::string rule, why;
 };
 
-inline std::string trim(const std::string& s) {
-    size_t a = 0, b = s.size();
-    while (a < b && std::isspace(static_cast<unsigned char>(s[a]))) ++a;
-    while (b > a && std::isspace(static_cast<unsigned char>(s[b - 1]))) --b;
-    return s.substr(a, b - a);
-}
-
 // A device that simulates OpenCL instead of running it (Oclgrind), by platform or name.
 inline bool is_simulator(const Candidate& c) {
     return lower(c.platform + " " + c.name).find("oclgrind") != std::string::npos;
@@ -130,9 +163,9 @@ inline std::string shown(const std::string& s) {
     return out;
 }
 
-// captured: (name, platform or "") of the capture's devices, most wanted first.
-inline Choice choose_device(const std::vector<Candidate>& devices,
-                     const std::vector<std::pair<std::string, std::string>>& captured) {
+// The capture's device names (trimmed, each once, empty ones dropped) with their platforms.
+inline std::vector<std::pair<std::string, std::string>> captured_ids(
+    const std::vector<std::pair<std::string, std::string>>& captured) {
     std::vector<std::pair<std::string, std::string>> ids;
     for (const auto& c : captured) {
         std::string name = trim(c.first);
@@ -140,13 +173,13 @@ inline Choice choose_device(const std::vector<Candidate>& devices,
         for (const auto& i : ids) seen = seen || i.first == name;
         if (!seen) ids.push_back({name, trim(c.second)});
     }
-    auto label = [&](int i) { return devices[i].id + " " + devices[i].name; };
-    Choice ch;
-    if (devices.empty()) {
-        ch.rule = "first";
-        ch.why = "no OpenCL device found";
-        return ch;
-    }
+    return ids;
+}
+
+// The first device named as one of ids (the first id found wins; the same platform
+// preferred among devices of that name), else -1.
+inline int captured_device(const std::vector<Candidate>& devices,
+                           const std::vector<std::pair<std::string, std::string>>& ids) {
     for (const auto& id : ids) {
         int same = -1;
         for (int i = 0; i < static_cast<int>(devices.size()); ++i) {
@@ -157,16 +190,17 @@ inline Choice choose_device(const std::vector<Candidate>& devices,
                 break;
             }
         }
-        if (same >= 0) {
-            ch.index = same;
-            ch.rule = "captured";
-            ch.why = label(same) + " is the device the capture ran on";
-            return ch;
-        }
+        if (same >= 0) return same;
     }
-    std::string gone;
-    for (const auto& id : ids) gone += (gone.empty() ? "" : ", ") + shown(id.first);
-    int best_words = 0, best = -1;
+    return -1;
+}
+
+// The device sharing the most leading words with one of ids (the first of equals), else -1.
+inline int most_alike_device(const std::vector<Candidate>& devices,
+                             const std::vector<std::pair<std::string, std::string>>& ids,
+                             int& best_words) {
+    int best = -1;
+    best_words = 0;
     for (const auto& id : ids) {
         int pick = -1, score = 0;  // most_alike: the first of the names sharing the most words
         for (int i = 0; i < static_cast<int>(devices.size()); ++i) {
@@ -181,36 +215,40 @@ inline Choice choose_device(const std::vector<Candidate>& devices,
             best_words = score;
         }
     }
-    if (best >= 0) {
-        ch.index = best;
-        ch.rule = "most-alike";
-        ch.why = "the capture ran on " + gone + ", which is not here; " + label(best) +
-                 " shares the most leading words with it (" + std::to_string(best_words) +
-                 (best_words == 1 ? " word)" : " words)");
-        return ch;
-    }
+    return best;
+}
+
+// captured: (name, platform or "") of the capture's devices, most wanted first.
+inline Choice choose_device(const std::vector<Candidate>& devices,
+                            const std::vector<std::pair<std::string, std::string>>& captured) {
+    const auto ids = captured_ids(captured);
+    auto label = [&](int i) { return devices[i].id + " " + devices[i].name; };
+    if (devices.empty()) return {-1, "first", "no OpenCL device found"};
+    int same = captured_device(devices, ids);
+    if (same >= 0) return {same, "captured", label(same) + " is the device the capture ran on"};
+    std::string gone;
+    for (const auto& id : ids) gone += (gone.empty() ? "" : ", ") + shown(id.first);
+    int best_words = 0, best = most_alike_device(devices, ids, best_words);
+    if (best >= 0)
+        return {best, "most-alike",
+                "the capture ran on " + gone + ", which is not here; " + label(best) +
+                    " shares the most leading words with it (" + std::to_string(best_words) +
+                    (best_words == 1 ? " word)" : " words)")};
     std::string head = ids.empty() ? std::string("the capture does not name its device")
                                    : "the capture ran on " + gone +
                                          ", which is not here and no device is named like it";
-    for (int i = 0; i < static_cast<int>(devices.size()); ++i) {
-        if (!is_simulator(devices[i])) {
-            ch.index = i;
-            ch.rule = "real-before-simulator";
-            ch.why = head + "; " + label(i) + " is the first device that is not a simulator";
-            return ch;
-        }
-    }
-    ch.index = 0;
-    ch.rule = "first";
-    ch.why = head + "; every device here is a simulator: the first, " + label(0);
-    return ch;
+    for (int i = 0; i < static_cast<int>(devices.size()); ++i)
+        if (!is_simulator(devices[i]))
+            return {i, "real-before-simulator",
+                    head + "; " + label(i) + " is the first device that is not a simulator"};
+    return {0, "first", head + "; every device here is a simulator: the first, " + label(0)};
 }
 
 // The devices --device names, in order (as replay.py: a name substring selects every device
 // it matches); without --device the one choose_device picks for the capture's devices.
-inline std::vector<DeviceRef> pick_devices(const std::vector<std::string>& specs,
-                                    const std::vector<std::pair<std::string, std::string>>& captured,
-                                    Choice& choice) {
+inline std::vector<DeviceRef> pick_devices(
+    const std::vector<std::string>& specs,
+    const std::vector<std::pair<std::string, std::string>>& captured, Choice& choice) {
     auto devs = all_devices();
     if (devs.empty()) throw DeviceError("no OpenCL device found");
     if (specs.empty()) {

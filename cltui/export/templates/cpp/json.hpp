@@ -79,56 +79,8 @@ class JsonParser {
         if (i_ >= s_.size()) fail("unexpected end");
         Json v;
         char c = s_[i_];
-        if (c == '{') {
-            v.kind = Json::Object;
-            ++i_;
-            ws();
-            if (s_[i_] == '}') {
-                ++i_;
-                return v;
-            }
-            for (;;) {
-                ws();
-                if (s_[i_] != '"') fail("expected a key");
-                std::string key = string();
-                ws();
-                if (s_[i_] != ':') fail("expected ':'");
-                ++i_;
-                v.obj.emplace_back(key, value());
-                ws();
-                if (s_[i_] == ',') {
-                    ++i_;
-                    continue;
-                }
-                if (s_[i_] == '}') {
-                    ++i_;
-                    return v;
-                }
-                fail("expected ',' or '}'");
-            }
-        }
-        if (c == '[') {
-            v.kind = Json::Array;
-            ++i_;
-            ws();
-            if (s_[i_] == ']') {
-                ++i_;
-                return v;
-            }
-            for (;;) {
-                v.arr.push_back(value());
-                ws();
-                if (s_[i_] == ',') {
-                    ++i_;
-                    continue;
-                }
-                if (s_[i_] == ']') {
-                    ++i_;
-                    return v;
-                }
-                fail("expected ',' or ']'");
-            }
-        }
+        if (c == '{') return object();
+        if (c == '[') return array();
         if (c == '"') {
             v.kind = Json::String;
             v.str = string();
@@ -151,6 +103,58 @@ class JsonParser {
         v.str = s_.substr(start, i_ - start);
         v.num = std::strtod(v.str.c_str(), nullptr);
         return v;
+    }
+    Json object() {
+        Json v;
+        v.kind = Json::Object;
+        ++i_;
+        ws();
+        if (s_[i_] == '}') {
+            ++i_;
+            return v;
+        }
+        for (;;) {
+            ws();
+            if (s_[i_] != '"') fail("expected a key");
+            std::string key = string();
+            ws();
+            if (s_[i_] != ':') fail("expected ':'");
+            ++i_;
+            v.obj.emplace_back(key, value());
+            ws();
+            if (s_[i_] == ',') {
+                ++i_;
+                continue;
+            }
+            if (s_[i_] == '}') {
+                ++i_;
+                return v;
+            }
+            fail("expected ',' or '}'");
+        }
+    }
+    Json array() {
+        Json v;
+        v.kind = Json::Array;
+        ++i_;
+        ws();
+        if (s_[i_] == ']') {
+            ++i_;
+            return v;
+        }
+        for (;;) {
+            v.arr.push_back(value());
+            ws();
+            if (s_[i_] == ',') {
+                ++i_;
+                continue;
+            }
+            if (s_[i_] == ']') {
+                ++i_;
+                return v;
+            }
+            fail("expected ',' or ']'");
+        }
     }
     std::string string() {
         ++i_;  // opening quote

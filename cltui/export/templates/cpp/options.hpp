@@ -17,7 +17,8 @@ struct Options {
     bool trace = false;
     int repeat = 1;
     std::string out_dir;
-    std::string choose_cases;  // --choose-device-cases FILE (tests)
+    std::string cases, cases_file;  // --choose-device-cases, --compare-cases, --hash-cases,
+                                    // --name-cases FILE (cltui's tests; see cpp/cases.hpp)
     bool have_atol = false, have_rtol = false, have_ulp = false;
     double atol = 0, rtol = 0;
     long long ulp = 0;
@@ -71,8 +72,10 @@ inline Options parse_args(int argc, char** argv) {
                 if (o.repeat < 1) throw UsageError("--repeat must be at least 1");
             } else if (a == "--out") {
                 o.out_dir = need(i);
-            } else if (a == "--choose-device-cases") {
-                o.choose_cases = need(i);
+            } else if (a == "--choose-device-cases" || a == "--compare-cases" ||
+                       a == "--hash-cases" || a == "--name-cases") {
+                o.cases = a.substr(2);
+                o.cases_file = need(i);
             } else if (a == "--atol") {
                 o.atol = std::stod(need(i));
                 o.have_atol = true;

@@ -2,7 +2,7 @@
 // Part of replay.cpp (see its head): one file of the C++ replay, included once.
 #pragma once
 
-#include "json.hpp"
+#include "layout.hpp"
 
 namespace cltui {
 
@@ -12,23 +12,6 @@ namespace cltui {
 //   steps     [{enqueue, kernel, program, global, local, offset, args, loads, prechecks, checks}]
 //   data      key -> {path (relative to the bundle), size}
 //   tolerance {atol, rtol, ulp}
-
-struct Leaf {  // one scalar field of an element: `count` lanes of `size` bytes at `offset`
-    size_t offset, size, count;
-    char kind;  // 'f' float, 'i' signed, 'u' unsigned, 'b' bool, 'V' raw bytes
-    std::string name;
-};
-
-struct Layout {
-    size_t itemsize = 1;
-    std::vector<Leaf> leaves;
-    std::string label = "uint8";
-};
-
-struct Tol {
-    double atol = 0, rtol = 0;
-    long long ulp = 0;
-};
 
 struct MemDesc {
     std::string id, kind, label;  // kind: buffer | subbuffer | image | svm
@@ -65,6 +48,7 @@ struct Check {
     Tol tol;
     std::string note;
     long long after_unreplayed = -1;  // the unreplayed host write this check follows
+    std::vector<size_t> shape;  // an image's (width, height, depth): the first difference's place
 };
 
 // A host-side transfer of the capture before a step: replayed ("op": fill, copy, copy_rect,
@@ -143,79 +127,6 @@ inline cl_uint enum_value(const Json& j) {
     return it->second;
 }
 
-// numpy dtype specs as compare.py writes them: "<f4", "(4,)<f4", "float32", or a struct
-// [[name, spec, offset], ...].  The result lists every scalar leaf with its byte offset.
-inline void add_leaves(const Json& spec, size_t base, const std::string& prefix, Layout& out,
-                size_t& itemsize);
-
-inline void add_scalar(std::string s, size_t base, const std::string& name, Layout& out,
-                size_t& itemsize) {
-    size_t lanes = 1;
-    if (!s.empty() && s[0] == '(') {  // "(4,)<f4" or "(2,3)<i4"
-        size_t close = s.find(')');
-        std::stringstream dims(s.substr(1, close - 1));
-        std::string d;
-        while (std::getline(dims, d, ','))
-            if (!d.empty()) lanes *= static_cast<size_t>(std::stoul(d));
-        s = s.substr(close + 1);
-    }
-    static const std::map<std::string, std::string> named = {
-        {"float16", "<f2"}, {"float32", "<f4"}, {"float64", "<f8"}, {"int8", "|i1"},
-        {"int16", "<i2"}, {"int32", "<i4"}, {"int64", "<i8"}, {"uint8", "|u1"},
-        {"uint16", "<u2"}, {"uint32", "<u4"}, {"uint64", "<u8"}, {"bool", "|b1"}};
-    auto it = named.find(s);
-    if (it != named.end()) s = it->second;
-    if (!s.empty() && std::strchr("<>|=", s[0])) s = s.substr(1);
-    if (s.size() < 2) throw UsageError("manifest: bad dtype '" + s + "'");
-    char kind = s[0];
-    size_t size = static_cast<size_t>(std::stoul(s.substr(1)));
-    if (kind == 'S' || kind == 'a') kind = 'V';
-    out.leaves.push_back({base, size, lanes, kind, name});
-    itemsize = std::max(itemsize, base + size * lanes);
-}
-
-inline void add_leaves(const Json& spec, size_t base, const std::string& prefix, Layout& out,
-                size_t& itemsize) {
-    if (spec.kind == Json::String) {
-        add_scalar(spec.str, base, prefix, out, itemsize);
-        return;
-    }
-    if (spec.kind != Json::Array) throw UsageError("manifest: bad dtype");
-    size_t cursor = base;
-    for (const auto& field : spec.arr) {
-        std::string name = field.arr.at(0).as_str();
-        size_t offset = field.arr.size() >= 3
-                            ? base + static_cast<size_t>(field.arr[2].as_int())
-                            : cursor;
-        size_t end = offset;
-        add_leaves(field.arr.at(1), offset, prefix.empty() ? name : prefix + "." + name, out,
-                   end);
-        cursor = end;
-        itemsize = std::max(itemsize, end);
-    }
-}
-
-inline Layout read_layout(const Json* spec) {
-    Layout l;
-    if (!spec || spec->kind == Json::Null) {
-        l.leaves.push_back({0, 1, 1, 'u', ""});
-        return l;
-    }
-    size_t itemsize = 0;
-    add_leaves(*spec, 0, "", l, itemsize);
-    l.itemsize = std::max<size_t>(itemsize, 1);
-    l.label = spec->kind == Json::String ? spec->str : "struct";
-    return l;
-}
-
-inline Tol read_tol(const Json* j, Tol base) {
-    if (!j || j->kind != Json::Object) return base;
-    if (j->has("atol")) base.atol = j->at("atol").as_double();
-    if (j->has("rtol")) base.rtol = j->at("rtol").as_double();
-    if (j->has("ulp")) base.ulp = j->at("ulp").as_int();
-    return base;
-}
-
 inline std::vector<size_t> sizes(const Json* j) {
     std::vector<size_t> v;
     if (j && j->kind == Json::Array)
@@ -246,9 +157,150 @@ inline std::vector<Check> read_checks(const Json* list, const Tol& base) {
             for (const auto& e : a->arr) ch.args.push_back(static_cast<int>(e.as_int()));
         ch.layout = read_layout(c.find("dtype"));
         ch.tol = read_tol(c.find("tol"), base);
+        ch.shape = sizes(c.find("shape"));
         out.push_back(ch);
     }
     return out;
+}
+
+inline MemDesc read_mem(const std::string& id, const Json& j) {
+    MemDesc d;
+    d.id = id;
+    d.kind = j.at("kind").as_str();
+    d.size = j.has("size") ? static_cast<size_t>(j.at("size").as_int()) : 0;
+    d.label = str_or(j, "label", d.id);
+    d.parent = str_or(j, "parent");
+    d.origin = j.has("origin") ? static_cast<size_t>(j.at("origin").as_int()) : 0;
+    if (d.kind == "image") {
+        const Json& im = j.at("image");
+        d.format.image_channel_order = enum_value(im.at("order"));
+        d.format.image_channel_data_type = enum_value(im.at("type"));
+        d.image_type =
+            im.has("image_type") ? enum_value(im.at("image_type")) : CL_MEM_OBJECT_IMAGE2D;
+        auto shape = sizes(im.find("shape"));
+        for (size_t i = 0; i < 3; ++i) d.region[i] = i < shape.size() ? shape[i] : 1;
+        d.element_size = static_cast<size_t>(im.at("element_size").as_int());
+        d.size = d.region[0] * d.region[1] * d.region[2] * d.element_size;
+    }
+    return d;
+}
+
+inline ProgramDesc read_program(const std::string& id, const Json& j) {
+    ProgramDesc d;
+    d.id = id;
+    d.label = str_or(j, "label", d.id);
+    d.source = str_or(j, "source");
+    d.il = str_or(j, "il");
+    d.options = str_or(j, "options");
+    if (const Json* b = j.find("binaries"))
+        for (const auto& e : b->arr)
+            d.binaries.emplace_back(str_or(e, "data"), str_or(e, "device"));
+    if (const Json* inc = j.find("include_dirs"))
+        for (const auto& e : inc->arr) d.include_dirs.push_back(e.as_str());
+    return d;
+}
+
+inline ArgDesc read_arg(const Json& a) {
+    ArgDesc d;
+    d.index = static_cast<int>(a.at("index").as_int());
+    d.kind = a.at("kind").as_str();
+    d.mem = str_or(a, "mem");
+    if (a.has("offset")) d.offset = static_cast<size_t>(a.at("offset").as_int());
+    if (a.has("size")) d.size = static_cast<size_t>(a.at("size").as_int());
+    if (a.has("hex")) d.bytes = from_hex(a.at("hex").as_str());
+    if (d.kind == "sampler") {
+        d.normalized = a.at("normalized").as_bool() ? CL_TRUE : CL_FALSE;
+        d.addressing = enum_value(a.at("addressing"));
+        d.filter = enum_value(a.at("filter"));
+    }
+    return d;
+}
+
+// A transfer's "op" (what replay runs): offsets, sizes, pitches, the fill pattern, origins.
+inline void read_transfer_op(const Json& op, Transfer& tr) {
+    tr.op = str_or(op, "op");
+    tr.src = str_or(op, "src");
+    auto num = [&](const char* k) {
+        const Json* v = op.find(k);
+        return v && v->kind == Json::Number ? static_cast<size_t>(v->as_int()) : size_t(0);
+    };
+    tr.offset = num("offset");
+    tr.size = num("size");
+    tr.src_offset = num("src_offset");
+    tr.dst_offset = num("dst_offset");
+    tr.pitches[0] = num("src_row_pitch");
+    tr.pitches[1] = num("src_slice_pitch");
+    tr.pitches[2] = num("dst_row_pitch");
+    tr.pitches[3] = num("dst_slice_pitch");
+    if (op.has("pattern")) tr.pattern = from_hex(op.at("pattern").as_str());
+    auto triple = [&](const char* k, size_t* out) {
+        const Json* v = op.find(k);
+        if (!v || v->kind != Json::Array) return;
+        for (size_t i = 0; i < 3 && i < v->arr.size(); ++i)
+            out[i] = static_cast<size_t>(v->arr[i].as_int());
+    };
+    triple("src_origin", tr.src_origin);
+    triple("dst_origin", tr.dst_origin);
+    triple("region", tr.region);
+}
+
+inline Transfer read_transfer(const Json& t) {
+    Transfer tr;
+    tr.enqueue = t.at("enqueue").as_int();
+    tr.function = str_or(t, "function");
+    tr.mem = str_or(t, "mem");
+    tr.replayed = str_or(t, "replayed");
+    tr.why = str_or(t, "why");
+    const Json* op = t.find("op");
+    if (op && op->kind == Json::Object) read_transfer_op(*op, tr);
+    return tr;
+}
+
+inline Step read_step(const Json& s, const Tol& tolerance) {
+    Step st;
+    st.enqueue = s.at("enqueue").as_int();
+    st.kernel = s.at("kernel").as_str();
+    st.program = str_or(s, "program");
+    st.global = sizes(s.find("global"));
+    st.local = sizes(s.find("local"));
+    st.offset = sizes(s.find("offset"));
+    for (const auto& a : s.at("args").arr) st.args.push_back(read_arg(a));
+    if (const Json* loads = s.find("loads"))
+        for (const auto& l : loads->arr)
+            st.loads.push_back({str_or(l, "mem"), str_or(l, "data"), str_or(l, "why", "input"),
+                                str_or(l, "note")});
+    st.prechecks = read_checks(s.find("prechecks"), tolerance);
+    st.checks = read_checks(s.find("checks"), tolerance);
+    if (const Json* ts = s.find("transfers"))
+        for (const auto& t : ts->arr) st.transfers.push_back(read_transfer(t));
+    return st;
+}
+
+// The range's scope (the verdict's counts): kernels, skipped and recovered, lost numbers,
+// host transfers and those replayed.
+inline void read_scope(const Json& m, Plan& plan) {
+    const Json* scope = m.find("scope");
+    if (!scope) return;
+    if (const Json* ks = scope->find("kernels")) {
+        plan.kernels = static_cast<long long>(ks->arr.size());
+        for (const auto& k : ks->arr) {
+            const Json* r = k.find("replayed");
+            if (!(r && r->kind == Json::Bool && r->as_bool())) ++plan.skipped;
+            const Json* rc = k.find("recovered");
+            if (rc && rc->kind == Json::Bool && rc->as_bool()) ++plan.recovered;
+        }
+    }
+    if (const Json* ls = m.find("lost"))
+        for (const auto& l : ls->arr)
+            if (const Json* c = l.find("count"))
+                if (c->kind == Json::Number) plan.lost += c->as_int();
+    if (const Json* ts = scope->find("transfers")) {
+        plan.transfers = static_cast<long long>(ts->arr.size());
+        for (const auto& t : ts->arr) {
+            const Json* r = t.find("replayed");
+            if (r && r->kind == Json::String && !r->as_str().empty()) ++plan.transfers_replayed;
+        }
+    }
 }
 
 inline Plan read_plan(const Json& m) {
@@ -256,134 +308,11 @@ inline Plan read_plan(const Json& m) {
     plan.mode = str_or(m, "mode");
     plan.tolerance = read_tol(m.find("tolerance"), Tol{});
     for (const auto& kv : m.at("data").obj) plan.data[kv.first] = kv.second.at("path").as_str();
-    for (const auto& kv : m.at("memory").obj) {
-        const Json& j = kv.second;
-        MemDesc d;
-        d.id = kv.first;
-        d.kind = j.at("kind").as_str();
-        d.size = j.has("size") ? static_cast<size_t>(j.at("size").as_int()) : 0;
-        d.label = str_or(j, "label", d.id);
-        d.parent = str_or(j, "parent");
-        d.origin = j.has("origin") ? static_cast<size_t>(j.at("origin").as_int()) : 0;
-        if (d.kind == "image") {
-            const Json& im = j.at("image");
-            d.format.image_channel_order = enum_value(im.at("order"));
-            d.format.image_channel_data_type = enum_value(im.at("type"));
-            d.image_type = im.has("image_type") ? enum_value(im.at("image_type"))
-                                                : CL_MEM_OBJECT_IMAGE2D;
-            auto shape = sizes(im.find("shape"));
-            for (size_t i = 0; i < 3; ++i) d.region[i] = i < shape.size() ? shape[i] : 1;
-            d.element_size = static_cast<size_t>(im.at("element_size").as_int());
-            d.size = d.region[0] * d.region[1] * d.region[2] * d.element_size;
-        }
-        plan.mems.push_back(d);
-    }
-    for (const auto& kv : m.at("programs").obj) {
-        const Json& j = kv.second;
-        ProgramDesc d;
-        d.id = kv.first;
-        d.label = str_or(j, "label", d.id);
-        d.source = str_or(j, "source");
-        d.il = str_or(j, "il");
-        d.options = str_or(j, "options");
-        if (const Json* b = j.find("binaries"))
-            for (const auto& e : b->arr)
-                d.binaries.emplace_back(str_or(e, "data"), str_or(e, "device"));
-        if (const Json* inc = j.find("include_dirs"))
-            for (const auto& e : inc->arr) d.include_dirs.push_back(e.as_str());
-        plan.programs.push_back(d);
-    }
-    for (const auto& s : m.at("steps").arr) {
-        Step st;
-        st.enqueue = s.at("enqueue").as_int();
-        st.kernel = s.at("kernel").as_str();
-        st.program = str_or(s, "program");
-        st.global = sizes(s.find("global"));
-        st.local = sizes(s.find("local"));
-        st.offset = sizes(s.find("offset"));
-        for (const auto& a : s.at("args").arr) {
-            ArgDesc d;
-            d.index = static_cast<int>(a.at("index").as_int());
-            d.kind = a.at("kind").as_str();
-            d.mem = str_or(a, "mem");
-            if (a.has("offset")) d.offset = static_cast<size_t>(a.at("offset").as_int());
-            if (a.has("size")) d.size = static_cast<size_t>(a.at("size").as_int());
-            if (a.has("hex")) d.bytes = from_hex(a.at("hex").as_str());
-            if (d.kind == "sampler") {
-                d.normalized = a.at("normalized").as_bool() ? CL_TRUE : CL_FALSE;
-                d.addressing = enum_value(a.at("addressing"));
-                d.filter = enum_value(a.at("filter"));
-            }
-            st.args.push_back(d);
-        }
-        if (const Json* loads = s.find("loads"))
-            for (const auto& l : loads->arr)
-                st.loads.push_back({str_or(l, "mem"), str_or(l, "data"), str_or(l, "why", "input"),
-                                    str_or(l, "note")});
-        st.prechecks = read_checks(s.find("prechecks"), plan.tolerance);
-        st.checks = read_checks(s.find("checks"), plan.tolerance);
-        if (const Json* ts = s.find("transfers"))
-            for (const auto& t : ts->arr) {
-                Transfer tr;
-                tr.enqueue = t.at("enqueue").as_int();
-                tr.function = str_or(t, "function");
-                tr.mem = str_or(t, "mem");
-                tr.replayed = str_or(t, "replayed");
-                tr.why = str_or(t, "why");
-                const Json* op = t.find("op");
-                if (op && op->kind == Json::Object) {
-                    tr.op = str_or(*op, "op");
-                    tr.src = str_or(*op, "src");
-                    auto num = [&](const char* k) {
-                        const Json* v = op->find(k);
-                        return v && v->kind == Json::Number ? static_cast<size_t>(v->as_int())
-                                                            : size_t(0);
-                    };
-                    tr.offset = num("offset");
-                    tr.size = num("size");
-                    tr.src_offset = num("src_offset");
-                    tr.dst_offset = num("dst_offset");
-                    tr.pitches[0] = num("src_row_pitch");
-                    tr.pitches[1] = num("src_slice_pitch");
-                    tr.pitches[2] = num("dst_row_pitch");
-                    tr.pitches[3] = num("dst_slice_pitch");
-                    if (op->has("pattern")) tr.pattern = from_hex(op->at("pattern").as_str());
-                    auto triple = [&](const char* k, size_t* out) {
-                        const Json* v = op->find(k);
-                        if (!v || v->kind != Json::Array) return;
-                        for (size_t i = 0; i < 3 && i < v->arr.size(); ++i)
-                            out[i] = static_cast<size_t>(v->arr[i].as_int());
-                    };
-                    triple("src_origin", tr.src_origin);
-                    triple("dst_origin", tr.dst_origin);
-                    triple("region", tr.region);
-                }
-                st.transfers.push_back(tr);
-            }
-        plan.steps.push_back(st);
-    }
-    if (const Json* scope = m.find("scope")) {
-        if (const Json* ks = scope->find("kernels")) {
-            plan.kernels = static_cast<long long>(ks->arr.size());
-            for (const auto& k : ks->arr) {
-                const Json* r = k.find("replayed");
-                if (!(r && r->kind == Json::Bool && r->as_bool())) ++plan.skipped;
-                const Json* rc = k.find("recovered");
-                if (rc && rc->kind == Json::Bool && rc->as_bool()) ++plan.recovered;
-            }
-        }
-        if (const Json* ls = m.find("lost"))
-            for (const auto& l : ls->arr)
-                if (const Json* c = l.find("count"))
-                    if (c->kind == Json::Number) plan.lost += c->as_int();
-        if (const Json* ts = scope->find("transfers")) {
-            plan.transfers = static_cast<long long>(ts->arr.size());
-            for (const auto& t : ts->arr) {
-                const Json* r = t.find("replayed");
-                if (r && r->kind == Json::String && !r->as_str().empty()) ++plan.transfers_replayed;
-            }
-        }
-    }
+    for (const auto& kv : m.at("memory").obj) plan.mems.push_back(read_mem(kv.first, kv.second));
+    for (const auto& kv : m.at("programs").obj)
+        plan.programs.push_back(read_program(kv.first, kv.second));
+    for (const auto& s : m.at("steps").arr) plan.steps.push_back(read_step(s, plan.tolerance));
+    read_scope(m, plan);
     return plan;
 }
 

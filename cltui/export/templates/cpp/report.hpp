@@ -2,7 +2,7 @@
 // Part of replay.cpp (see its head): one file of the C++ replay, included once.
 #pragma once
 
-#include "replayer.hpp"
+#include "verdict.hpp"
 
 namespace cltui {
 
@@ -27,133 +27,6 @@ inline std::string stats_json(const std::vector<double>& v) {
            ", \"max\": " + json_num(s.max) + "}";
 }
 
-inline bool step_ok(const StepOutcome& s) {
-    for (const auto& c : s.checks)
-        if (c.status == "different") return false;
-    return true;
-}
-
-// The verdict: the same rules as engine.verdict() (replay.py, cltui).  PASS: every kernel
-// enqueue replayed, every output checked and none different, every host transfer replayed,
-// nothing departed, no check after an unreplayed host write; FAIL: a check differs (one
-// after an unreplayed host write only makes it incomplete); ERROR: the plan could not run.
-struct Verdict {
-    std::string status, line;
-    std::vector<std::pair<std::string, long long>> counts;
-    long long count(const std::string& k) const {
-        for (const auto& kv : counts)
-            if (kv.first == k) return kv.second;
-        return 0;
-    }
-};
-
-inline Verdict make_verdict(const Plan& plan, const std::vector<StepOutcome>& outcomes,
-                     const std::string& error) {
-    long long kernels = plan.kernels >= 0 ? plan.kernels
-                                          : static_cast<long long>(plan.steps.size());
-    long long replayed = 0, outputs = 0, checked = 0, equal = 0, within = 0, different = 0;
-    long long departed = 0, after = 0, tainted_diff = 0;
-    for (const auto& st : plan.steps) outputs += static_cast<long long>(st.checks.size());
-    for (const auto& o : outcomes) {
-        if (!o.ran) continue;  // not launched (an error before it)
-        ++replayed;
-        for (const auto& c : o.checks) {
-            if (c.status == "equal") ++equal;
-            if (c.status == "within") ++within;
-            if (c.status == "different") ++different;
-            if (c.status != "unchecked") ++checked;
-            if (c.after_unreplayed >= 0) {
-                ++after;
-                if (c.status == "different") ++tainted_diff;
-            }
-        }
-        for (const auto& p : o.prechecks) {
-            if (p.status != "different") continue;
-            bool reloaded = false;
-            const auto& loads = o.step->loads;
-            for (size_t j = 0; j < loads.size() && j < o.fired.size(); ++j)
-                reloaded = reloaded || (loads[j].mem == p.check->mem && o.fired[j]);
-            if (!reloaded) ++departed;
-        }
-    }
-    long long unchecked = outputs - checked;
-    Verdict v;
-    v.counts = {{"kernels", kernels},
-                {"replayed", replayed},
-                {"skipped", plan.kernels >= 0 ? plan.skipped : 0},
-                {"outputs", outputs},
-                {"checked", checked},
-                {"unchecked", unchecked},
-                {"equal", equal},
-                {"within", within},
-                {"different", different},
-                {"departed", departed},
-                {"recovered", plan.recovered},
-                {"lost", plan.lost},
-                {"after_unreplayed", after},
-                {"transfers", plan.transfers},
-                {"transfers_replayed", plan.transfers_replayed}};
-    std::string head;
-    if (!error.empty()) {
-        v.status = "error";
-        head = error;
-    } else if (different > tainted_diff) {
-        long long bad = different - tainted_diff;
-        v.status = "fail";
-        head = std::to_string(bad) + " output" + (bad != 1 ? "s" : "") + " different";
-    } else if (v.count("skipped") || plan.lost || unchecked || departed || after ||
-               plan.transfers_replayed < plan.transfers ||
-               replayed < static_cast<long long>(plan.steps.size())) {
-        v.status = "incomplete";
-    } else {
-        v.status = "pass";
-    }
-    std::ostringstream o;
-    o << replayed << "/" << kernels << " kernel enqueues replayed";
-    std::vector<std::string> about;
-    if (v.count("skipped")) about.push_back(std::to_string(v.count("skipped")) + " skipped");
-    if (plan.recovered) about.push_back(std::to_string(plan.recovered) + " recovered");
-    if (plan.lost)
-        about.push_back(std::to_string(plan.lost) + " enqueue" + (plan.lost != 1 ? "s" : "") +
-                        " lost with the log");
-    for (size_t i = 0; i < about.size(); ++i) o << (i ? ", " : " (") << about[i];
-    if (!about.empty()) o << ")";
-    o << ", " << checked << "/" << outputs << " outputs checked";
-    std::vector<std::string> how;
-    if (equal) how.push_back(std::to_string(equal) + " equal");
-    if (within) how.push_back(std::to_string(within) + " within");
-    if (different) how.push_back(std::to_string(different) + " different");
-    if (unchecked) how.push_back(std::to_string(unchecked) + " unchecked");
-    for (size_t i = 0; i < how.size(); ++i) o << (i ? ", " : " (") << how[i];
-    if (!how.empty()) o << ")";
-    if (plan.transfers) {
-        o << ", " << plan.transfers_replayed << "/" << plan.transfers << " host transfers replayed";
-        if (plan.transfers_replayed < plan.transfers)
-            o << " (" << plan.transfers - plan.transfers_replayed << " not)";
-    }
-    if (after) o << ", " << after << " checks after an unreplayed host write";
-    if (departed) o << ", " << departed << " departed from the capture (not reloaded)";
-    std::string upper = v.status;
-    for (auto& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-    v.line = upper + ": " + (head.empty() ? o.str() : head + "; " + o.str());
-    return v;
-}
-
-inline int verdict_exit(const std::string& status) {
-    if (status == "pass") return 0;
-    if (status == "incomplete") return 3;
-    return 1;
-}
-
-inline std::string verdict_json(const Verdict& v) {
-    std::ostringstream o;
-    o << "{\"status\": " << json_str(v.status) << ", \"line\": " << json_str(v.line)
-      << ", \"counts\": {";
-    for (size_t i = 0; i < v.counts.size(); ++i)
-        o << (i ? ", " : "") << json_str(v.counts[i].first) << ": " << v.counts[i].second;
-    return o.str() + "}}";
-}
-
 inline std::string device_json(const DeviceRef& dev) {
     return "{\"id\": " + json_str(std::to_string(dev.p) + ":" + std::to_string(dev.d)) +
            ", \"platform\": " + json_str(dev.platform_name) + ", \"name\": " + json_str(dev.name) +
@@ -167,7 +40,6 @@ inline std::string checks_json(const std::vector<CheckOutcome>& list) {
     o << "[";
     for (size_t i = 0; i < list.size(); ++i) {
         const auto& oc = list[i];
-        const auto& c = oc.result;
         o << (i ? ", " : "") << "{\"mem\": " << json_str(oc.check->mem) << ", \"args\": [";
         for (size_t a = 0; a < oc.check->args.size(); ++a)
             o << (a ? ", " : "") << oc.check->args[a];
@@ -180,31 +52,49 @@ inline std::string checks_json(const std::vector<CheckOutcome>& list) {
         if (oc.hashed && oc.after_unreplayed < 0) {
             o << ", \"summary\": " << json_str(summary(oc));
         } else if (oc.status != "unchecked") {
-            o << ", \"result\": {\"status\": " << json_str(c.status)
-              << ", \"dtype\": " << json_str(oc.check->layout.label)
-              << ", \"elements\": " << c.elements << ", \"expected_size\": " << c.expected_size
-              << ", \"actual_size\": " << c.actual_size << ", \"n_diff\": " << c.n_diff
-              << ", \"n_bad\": " << c.n_bad << ", \"max_abs\": "
-              << (c.has_float ? json_num(c.max_abs) : "null")
-              << ", \"max_ulp\": " << (c.has_float ? json_num(c.max_ulp) : "null")
-              << ", \"first_index\": " << (c.first >= 0 ? std::to_string(c.first) : "null")
-              << ", \"first\": "
-              << (c.first_where.empty()
-                      ? std::string("null")
-                      : "{\"where\": " + json_str(c.first_where) + ", \"expected\": " +
-                            json_str(c.first_expected) + ", \"actual\": " +
-                            json_str(c.first_actual) + "}")
-              << ", \"note\": " << json_str(c.note) << "}";
+            o << ", \"result\": " << compare_json(oc.result, oc.check->layout.label);
         }
         o << "}";
     }
     return o.str() + "]";
 }
 
+// Step i of a device's result: its checks, loads, transfers and timing.
+inline std::string step_json(const Replayer& r, size_t i) {
+    const auto& s = r.outcomes[i];
+    const Timing& t = s.timing;
+    std::ostringstream o;
+    o << "\n  {\"enqueue\": " << s.step->enqueue << ", \"kernel\": " << json_str(s.step->kernel)
+      << ", \"status\": " << (step_ok(s) ? "\"pass\"" : "\"fail\"")
+      << ",\n   \"checks\": " << checks_json(s.checks)
+      << ",\n   \"prechecks\": " << checks_json(s.prechecks) << ",\n   \"loads\": [";
+    for (size_t j = 0; j < s.step->loads.size(); ++j) {
+        const Load& l = s.step->loads[j];
+        o << (j ? ", " : "") << "{\"mem\": " << json_str(l.mem) << ", \"why\": " << json_str(l.why)
+          << ", \"note\": " << json_str(l.note)
+          << ", \"done\": " << (r.load_done(i, j) ? "true" : "false") << "}";
+    }
+    o << "],\n   \"transfers\": [";
+    for (size_t j = 0; j < s.step->transfers.size(); ++j) {
+        const Transfer& tr = s.step->transfers[j];
+        o << (j ? ", " : "") << "{\"enqueue\": " << tr.enqueue
+          << ", \"function\": " << json_str(tr.function) << ", \"mem\": " << json_str(tr.mem)
+          << ", \"replayed\": " << (tr.replayed.empty() ? "null" : json_str(tr.replayed))
+          << ", \"why\": " << json_str(tr.why) << ", \"done\": " << (tr.runs() ? "true" : "false")
+          << "}";
+    }
+    o << "],\n   \"timing\": {\"queued_to_submit\": " << stats_json(t.queued_submit)
+      << ", \"submit_to_start\": " << stats_json(t.submit_start)
+      << ", \"start_to_end\": " << stats_json(t.start_end)
+      << ", \"host_enqueue\": " << stats_json(t.host_enqueue)
+      << ", \"samples\": " << t.start_end.size() << "}}";
+    return o.str();
+}
+
 // One device's result, in the shape of replay.py --json (which prints a list of them).
 inline std::string result_json(const Replayer& r, const DeviceRef& dev, bool ok, int repeat,
-                        const std::string& error, const Choice& choice,
-                        const Verdict& verdict) {
+                               const std::string& error, const Choice& choice,
+                               const Verdict& verdict) {
     std::ostringstream o;
     o << "{\"runner\": \"replay.cpp\", \"verdict\": " << verdict_json(verdict)
       << ", \"device\": " << device_json(dev)
@@ -226,40 +116,7 @@ inline std::string result_json(const Replayer& r, const DeviceRef& dev, bool ok,
     o << "}, \"notes\": [";
     for (size_t i = 0; i < r.notes.size(); ++i) o << (i ? ", " : "") << json_str(r.notes[i]);
     o << "], \"steps\": [";
-    for (size_t i = 0; i < r.outcomes.size(); ++i) {
-        const auto& s = r.outcomes[i];
-        const Timing& t = s.timing;
-        o << (i ? "," : "") << "\n  {\"enqueue\": " << s.step->enqueue
-          << ", \"kernel\": " << json_str(s.step->kernel)
-          << ", \"status\": " << (step_ok(s) ? "\"pass\"" : "\"fail\"")
-          << ",\n   \"checks\": " << checks_json(s.checks)
-          << ",\n   \"prechecks\": " << checks_json(s.prechecks) << ",\n   \"loads\": [";
-        for (size_t j = 0; j < s.step->loads.size(); ++j) {
-            const Load& l = s.step->loads[j];
-            o << (j ? ", " : "") << "{\"mem\": " << json_str(l.mem) << ", \"why\": "
-              << json_str(l.why) << ", \"note\": " << json_str(l.note)
-              << ", \"done\": " << (r.load_done(i, j) ? "true" : "false") << "}";
-        }
-        o << "]";
-        {
-            o << ",\n   \"transfers\": [";
-            for (size_t j = 0; j < s.step->transfers.size(); ++j) {
-                const Transfer& tr = s.step->transfers[j];
-                o << (j ? ", " : "") << "{\"enqueue\": " << tr.enqueue
-                  << ", \"function\": " << json_str(tr.function)
-                  << ", \"mem\": " << json_str(tr.mem) << ", \"replayed\": "
-                  << (tr.replayed.empty() ? "null" : json_str(tr.replayed))
-                  << ", \"why\": " << json_str(tr.why)
-                  << ", \"done\": " << (tr.runs() ? "true" : "false") << "}";
-            }
-            o << "]";
-        }
-        o << ",\n   \"timing\": {\"queued_to_submit\": " << stats_json(t.queued_submit)
-          << ", \"submit_to_start\": " << stats_json(t.submit_start)
-          << ", \"start_to_end\": " << stats_json(t.start_end)
-          << ", \"host_enqueue\": " << stats_json(t.host_enqueue)
-          << ", \"samples\": " << t.start_end.size() << "}}";
-    }
+    for (size_t i = 0; i < r.outcomes.size(); ++i) o << (i ? "," : "") << step_json(r, i);
     o << "]}";
     return o.str();
 }
@@ -307,7 +164,8 @@ inline std::string plain_summary(const CheckOutcome& oc) {
     return o.str();
 }
 
-inline void print_text(const Replayer& r, const DeviceRef& dev, int repeat, const Verdict& verdict) {
+inline void print_text(const Replayer& r, const DeviceRef& dev, int repeat,
+                       const Verdict& verdict) {
     std::cout << "== " << dev.p << ":" << dev.d << " " << dev.name << " (" << dev.platform_name
               << ")\n";
     std::cout << "   " << verdict.line << "\n";
@@ -364,35 +222,6 @@ inline std::vector<std::pair<std::string, std::string>> captured_devices(const J
             if (const Json* d = st.find("device"))
                 if (d->kind == Json::String) out.push_back({d->str, ""});
     return out;
-}
-
-// --choose-device-cases FILE (for cltui's tests): run choose_device on each case of FILE,
-// {"devices": [{"id", "platform", "name"}], "captured": [name | {"name", "platform"}]}, and
-// print [{"index", "rule", "why"}] in order.
-inline int print_choices(const std::string& path) {
-    auto bytes = read_file(path);
-    Json cases = JsonParser(std::string(bytes.begin(), bytes.end())).parse();
-    std::cout << "[";
-    for (size_t n = 0; n < cases.arr.size(); ++n) {
-        const Json& c = cases.arr[n];
-        std::vector<Candidate> devices;
-        for (const auto& d : c.at("devices").arr)
-            devices.push_back({str_or(d, "id"), str_or(d, "platform"), str_or(d, "name")});
-        std::vector<std::pair<std::string, std::string>> captured;
-        for (const auto& k : c.at("captured").arr) {
-            if (k.kind == Json::String)
-                captured.push_back({k.str, ""});
-            else
-                captured.push_back({str_or(k, "name"), str_or(k, "platform")});
-        }
-        Choice ch = choose_device(devices, captured);
-        std::cout << (n ? ",\n " : "") << "{\"index\": "
-                  << (ch.index < 0 ? std::string("null") : std::to_string(ch.index))
-                  << ", \"rule\": " << json_str(ch.rule) << ", \"why\": " << json_str(ch.why)
-                  << "}";
-    }
-    std::cout << "]\n";
-    return 0;
 }
 
 }  // namespace cltui

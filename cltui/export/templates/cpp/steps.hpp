@@ -1,0 +1,223 @@
+// cpp/steps.hpp: the Replayer's passes over the steps: host transfers, loads, launches, reads
+// and writes of the objects, the checks and timing.
+// Part of replay.cpp (see its head): one file of the C++ replay, included once.
+#pragma once
+
+#include "setup.hpp"
+
+namespace cltui {
+
+inline void Replayer::run_once(bool validate) {
+    if (validate) {
+        fired_.assign(plan_.steps.size(), {});
+    } else {
+        for (size_t i = 0; i < plan_.steps.size(); ++i)
+            for (size_t j = 0; j < plan_.steps[i].loads.size(); ++j)
+                if (is_first_input(i, j)) upload(plan_.steps[i].loads[j]);
+        check(clFinish(queue_), "clFinish");
+    }
+    auto loop_start = std::chrono::steady_clock::now();
+    for (size_t i = 0; i < plan_.steps.size(); ++i) {
+        const Step& s = plan_.steps[i];
+        running = s.enqueue;
+        if (validate) {
+            validate_step(i, s, outcomes[i]);
+        } else {
+            run_transfers(s);
+            for (size_t j = 0; j < s.loads.size(); ++j)
+                if (fired_[i][j] && !is_first_input(i, j)) upload(s.loads[j]);
+        }
+        launch(i, s, outcomes[i], validate);
+    }
+    if (!validate)
+        loop_ns.push_back(
+            std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - loop_start)
+                .count());
+    check(clFinish(queue_), "clFinish");
+    running = -1;
+}
+
+// Before step i's launch in the validation pass: transfers, pre-checks, loads.
+inline void Replayer::validate_step(size_t i, const Step& s, StepOutcome& out) {
+    if (opt_.trace)
+        std::cerr << "replay: enqueue " << s.enqueue << " (" << i + 1 << "/" << plan_.steps.size()
+                  << ")" << std::endl;
+    run_transfers(s);
+    for (const auto& c : s.prechecks) out.prechecks.push_back(evaluate(s, c, false));
+    for (const auto& l : s.loads) {
+        bool done = true;
+        if (l.why == "verify") {
+            std::vector<unsigned char> want(data(l.data));
+            want.resize(desc_.at(l.mem)->size, 0);
+            done = read(l.mem) != want;
+        }
+        if (done) upload(l);
+        fired_[i].push_back(done);
+        out.fired.push_back(done);
+    }
+}
+
+// Step i's launch; in the validation pass also the wait and the checks.
+inline void Replayer::launch(size_t i, const Step& s, StepOutcome& out, bool validate) {
+    cl_event ev;
+    auto t0 = std::chrono::steady_clock::now();
+    cl_int err = clEnqueueNDRangeKernel(queue_, kernels_[i], static_cast<cl_uint>(s.global.size()),
+                                        s.offset.empty() ? nullptr : s.offset.data(),
+                                        s.global.data(), s.local.empty() ? nullptr : s.local.data(),
+                                        0, nullptr, &ev);
+    auto t1 = std::chrono::steady_clock::now();
+    check(err,
+          "enqueue " + std::to_string(s.enqueue) + " (" + s.kernel + "): clEnqueueNDRangeKernel");
+    if (validate) {
+        check(clWaitForEvents(1, &ev),
+              "enqueue " + std::to_string(s.enqueue) + " (" + s.kernel + ") on the device");
+        for (const auto& c : s.checks) out.checks.push_back(evaluate(s, c, true));
+        out.ran = true;
+    }
+    events_.push_back({i, ev, std::chrono::duration<double, std::nano>(t1 - t0).count()});
+}
+
+inline void Replayer::collect_timing() {
+    for (auto& e : events_) {
+        cl_ulong q = 0, sub = 0, st = 0, en = 0;
+        clGetEventProfilingInfo(e.ev, CL_PROFILING_COMMAND_QUEUED, sizeof q, &q, nullptr);
+        clGetEventProfilingInfo(e.ev, CL_PROFILING_COMMAND_SUBMIT, sizeof sub, &sub, nullptr);
+        clGetEventProfilingInfo(e.ev, CL_PROFILING_COMMAND_START, sizeof st, &st, nullptr);
+        clGetEventProfilingInfo(e.ev, CL_PROFILING_COMMAND_END, sizeof en, &en, nullptr);
+        Timing& t = outcomes[e.step].timing;
+        t.queued_submit.push_back(static_cast<double>(sub) - static_cast<double>(q));
+        t.submit_start.push_back(static_cast<double>(st) - static_cast<double>(sub));
+        t.start_end.push_back(static_cast<double>(en) - static_cast<double>(st));
+        t.host_enqueue.push_back(e.host_ns);
+        clReleaseEvent(e.ev);
+    }
+    events_.clear();
+}
+
+// The host-side transfers the plan replays before step s, in the capture's order.
+inline void Replayer::run_transfers(const Step& s) {
+    for (const auto& t : s.transfers) {
+        if (!t.runs()) continue;
+        const std::string what = "enqueue " + std::to_string(t.enqueue) + " (" + t.function +
+                                 ", before " + std::to_string(s.enqueue) + ")";
+        cl_mem dst = mem(t.mem);
+        const MemDesc* dd = desc_.at(t.mem);
+        cl_int err = CL_SUCCESS;
+        if (t.op == "fill")
+            err = clEnqueueFillBuffer(queue_, dst, t.pattern.data(), t.pattern.size(), t.offset,
+                                      t.size, 0, nullptr, nullptr);
+        else
+            err = run_copy(t, dst, dd);
+        check(err, what);
+    }
+}
+
+// A copy transfer: between buffers (whole, a range or a rectangle), images, or both.
+inline cl_int Replayer::run_copy(const Transfer& t, cl_mem dst, const MemDesc* dd) {
+    cl_mem src = mem(t.src);
+    const MemDesc* sd = desc_.at(t.src);
+    const size_t zero[3] = {0, 0, 0};
+    if (t.op == "copy")
+        return clEnqueueCopyBuffer(queue_, src, dst, t.src_offset, t.dst_offset, t.size, 0,
+                                   nullptr, nullptr);
+    if (t.op == "copy_rect")
+        return clEnqueueCopyBufferRect(queue_, src, dst, t.src_origin, t.dst_origin, t.region,
+                                       t.pitches[0], t.pitches[1], t.pitches[2], t.pitches[3], 0,
+                                       nullptr, nullptr);
+    if (sd->kind == "image" && dd->kind == "image")
+        return clEnqueueCopyImage(queue_, src, dst, zero, zero, sd->region, 0, nullptr, nullptr);
+    if (sd->kind == "image")
+        return clEnqueueCopyImageToBuffer(queue_, src, dst, zero, sd->region, 0, 0, nullptr,
+                                          nullptr);
+    if (dd->kind == "image")
+        return clEnqueueCopyBufferToImage(queue_, src, dst, 0, zero, dd->region, 0, nullptr,
+                                          nullptr);
+    return clEnqueueCopyBuffer(queue_, src, dst, 0, 0, dd->size, 0, nullptr, nullptr);
+}
+
+inline void Replayer::write(const std::string& id, const std::vector<unsigned char>& bytes) {
+    const MemDesc& m = *desc_.at(id);
+    std::vector<unsigned char> host(bytes);
+    host.resize(m.size, 0);  // as replay.py: pad or cut to the object's size
+    const std::string what = "writing " + m.label;
+    auto svm = svms_.find(id);
+    if (svm != svms_.end()) {
+        check(clEnqueueSVMMemcpy(queue_, CL_TRUE, svm->second, host.data(), host.size(), 0,
+                                 nullptr, nullptr),
+              what);
+    } else if (m.kind == "image") {
+        size_t origin[3] = {0, 0, 0};
+        check(clEnqueueWriteImage(queue_, mem(id), CL_TRUE, origin, m.region, 0, 0, host.data(),
+                                  0, nullptr, nullptr),
+              what);
+    } else if (!host.empty()) {
+        check(clEnqueueWriteBuffer(queue_, mem(id), CL_TRUE, 0, host.size(), host.data(), 0,
+                                   nullptr, nullptr),
+              what);
+    }
+}
+
+inline std::vector<unsigned char> Replayer::read(const std::string& id) {
+    const MemDesc& m = *desc_.at(id);
+    std::vector<unsigned char> out(m.size);
+    const std::string what = "reading back " + m.label;
+    auto svm = svms_.find(id);
+    if (svm != svms_.end()) {
+        check(clEnqueueSVMMemcpy(queue_, CL_TRUE, out.data(), svm->second, out.size(), 0, nullptr,
+                                 nullptr),
+              what);
+    } else if (m.kind == "image") {
+        size_t origin[3] = {0, 0, 0};
+        check(clEnqueueReadImage(queue_, mem(id), CL_TRUE, origin, m.region, 0, 0, out.data(), 0,
+                                 nullptr, nullptr),
+              what);
+    } else if (!out.empty()) {
+        check(clEnqueueReadBuffer(queue_, mem(id), CL_TRUE, 0, out.size(), out.data(), 0, nullptr,
+                                  nullptr),
+              what);
+    }
+    return out;
+}
+
+// A check: the object read back, written to --out (after the launch), then compared with
+// the captured bytes (or the captured hash).
+inline CheckOutcome Replayer::evaluate(const Step& s, const Check& c, bool post) {
+    CheckOutcome out{&c, "unchecked", {}, {}};
+    out.after_unreplayed = c.after_unreplayed;
+    auto actual = read(c.mem);
+    if (post && !out_dir_.empty()) out.output = save_output(s, c, actual);
+    if (c.data.empty() && !c.hash64.empty()) {  // the capture holds only a hash
+        out.hashed = true;
+        out.hash = cli_hash64(actual);
+        const std::uint64_t want = std::strtoull(c.hash64.c_str(), nullptr, 16);
+        out.status = out.hash == want ? "equal" : "different";
+        return out;
+    }
+    if (c.data.empty()) return out;  // the capture has nothing to compare with
+    Tol tol = c.tol;
+    if (opt_.have_atol) tol.atol = opt_.atol;
+    if (opt_.have_rtol) tol.rtol = opt_.rtol;
+    if (opt_.have_ulp) tol.ulp = opt_.ulp;
+    out.result = compare(data(c.data), actual, c.layout, tol, c.shape);
+    out.status = out.result.status;
+    return out;
+}
+
+// --out DIR: the object as replayed, in DIR/<enqueue>_<object>.bin.
+inline std::string Replayer::save_output(const Step& s, const Check& c,
+                                         const std::vector<unsigned char>& bytes) {
+    std::string safe;
+    for (char ch : c.mem)
+        safe += (std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' ||
+                 ch == '.')
+                    ? ch
+                    : '_';
+    std::string path = out_dir_ + "/" + std::to_string(s.enqueue) + "_" + safe + ".bin";
+    std::ofstream f(path, std::ios::binary);
+    f.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
+    if (!f) throw UsageError("cannot write " + path);
+    return path;
+}
+
+}  // namespace cltui

@@ -50,7 +50,7 @@ inline int print_choices(const std::string& path) {
 }
 
 // --compare-cases FILE: [{"dtype", "shape"?, "tol"?, "expected": hex, "actual": hex}] ->
-// [compare.py's result keys] (see compare_json).
+// [compare.py's result keys (see compare_json) and "summary"].
 inline int print_comparisons(const std::string& path) {
     Json cases = read_cases(path);
     std::cout << "[";
@@ -60,7 +60,10 @@ inline int print_comparisons(const std::string& path) {
         CompareResult r = compare(from_hex(c.at("expected").as_str()),
                                   from_hex(c.at("actual").as_str()), layout,
                                   read_tol(c.find("tol"), Tol{}), sizes(c.find("shape")));
-        std::cout << (n ? ",\n " : "") << compare_json(r, layout.label);
+        std::string result = compare_json(r, layout.label);  // with the summary line
+        result.pop_back();
+        std::cout << (n ? ",\n " : "") << result
+                  << ", \"summary\": " << json_str(compare_summary(r)) << "}";
     }
     std::cout << "]\n";
     return 0;

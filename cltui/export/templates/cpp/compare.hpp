@@ -11,7 +11,7 @@ namespace cltui {
 struct CompareResult {
     std::string status = "equal";  // equal | within | different
     size_t elements = 0, expected_size = 0, actual_size = 0, n_diff = 0, n_bad = 0;
-    double max_abs = 0, max_ulp = 0;
+    double max_abs = 0, max_ulp = 0, max_rel = 0;  // max_rel: NaN once one is (inf / inf)
     bool has_float = false;
     long long first = -1;  // first element beyond tolerance (else first differing)
     std::string first_where, first_expected, first_actual;  // its first differing lane
@@ -53,16 +53,39 @@ inline double to_double(const unsigned char* p, size_t size) {
     return d;
 }
 
-// A lane's value as compare.py shows it: floats %.9g ("nan" whatever its sign), integers in
-// decimal, booleans True/False, anything else as hex bytes.
-inline std::string lane_text(const unsigned char* p, const Leaf& leaf) {
+// A number as compare.py's summaries write it (_fmt): whole numbers below 1e15 in full
+// (-0.0 as 0), others %.9g, "nan" whatever its sign.
+inline std::string fmt_number(double v) {
     char buf[64];
-    if (leaf.kind == 'f' && (leaf.size == 2 || leaf.size == 4 || leaf.size == 8)) {
-        double v = to_double(p, leaf.size);
-        if (std::isnan(v)) return "nan";
+    if (std::isnan(v)) return "nan";
+    if (v == 0) return "0";
+    if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 1e15)
+        std::snprintf(buf, sizeof buf, "%.0f", v);
+    else
         std::snprintf(buf, sizeof buf, "%.9g", v);
-        return buf;
+    return buf;
+}
+
+// Raw bytes as compare.py shows them: the leaf's every lane, as lists of byte values
+// ("[[4, 5, 6]]"), whichever lane differs.
+inline std::string bytes_text(const unsigned char* leaf_start, const Leaf& leaf) {
+    std::string out = "[";
+    for (size_t lane = 0; lane < leaf.count; ++lane) {
+        out += lane ? ", [" : "[";
+        for (size_t i = 0; i < leaf.size; ++i)
+            out += (i ? ", " : "") + std::to_string(leaf_start[lane * leaf.size + i]);
+        out += "]";
     }
+    return out + "]";
+}
+
+// A lane's value as compare.py shows it: floats by fmt_number, integers in decimal, booleans
+// True/False, raw bytes by bytes_text (p: the lane, in an element at elem).
+inline std::string lane_text(const unsigned char* elem, const unsigned char* p,
+                             const Leaf& leaf) {
+    char buf[64];
+    if (leaf.kind == 'f' && (leaf.size == 2 || leaf.size == 4 || leaf.size == 8))
+        return fmt_number(to_double(p, leaf.size));
     if ((leaf.kind == 'i' || leaf.kind == 'u' || leaf.kind == 'b') && leaf.size <= 8) {
         uint64_t u = 0;
         std::memcpy(&u, p, leaf.size);
@@ -75,12 +98,7 @@ inline std::string lane_text(const unsigned char* p, const Leaf& leaf) {
             std::snprintf(buf, sizeof buf, "%llu", static_cast<unsigned long long>(u));
         return buf;
     }
-    std::string hex;
-    for (size_t i = 0; i < leaf.size; ++i) {
-        std::snprintf(buf, sizeof buf, "%02x", p[i]);
-        hex += buf;
-    }
-    return hex;
+    return bytes_text(elem + leaf.offset, leaf);
 }
 
 inline bool is_float(const Leaf& leaf) {
@@ -111,6 +129,8 @@ inline Lane compare_lane(const unsigned char* e, const unsigned char* a, const L
     }
     r.max_abs = std::max(r.max_abs, absd);
     r.max_ulp = std::max(r.max_ulp, ulps);
+    double rel = absd == 0 ? 0.0 : std::fabs(ev) > 0 ? absd / std::fabs(ev) : INFINITY;
+    if (std::isnan(rel) || rel > r.max_rel) r.max_rel = rel;  // as numpy's max: NaN wins
     double e_abs = en ? 0.0 : std::isinf(ev) ? DBL_MAX : std::fabs(ev);
     bool within = absd <= tol.atol + tol.rtol * e_abs || ulps <= static_cast<double>(tol.ulp);
     return within ? Lane::Within : Lane::Bad;
@@ -155,8 +175,8 @@ inline void describe_first(const unsigned char* e, const unsigned char* a, const
             r.first_where = element_name(static_cast<size_t>(r.first), shape);
             if (!leaf.name.empty()) r.first_where += "." + leaf.name;
             if (!leaf.dims.empty()) r.first_where += " lane " + lane_name(lane, leaf.dims);
-            r.first_expected = lane_text(e + off, leaf);
-            r.first_actual = lane_text(a + off, leaf);
+            r.first_expected = lane_text(e, e + off, leaf);
+            r.first_actual = lane_text(a, a + off, leaf);
             return;
         }
     }
@@ -227,6 +247,22 @@ inline CompareResult compare(const std::vector<unsigned char>& expected,
     }
     r.status = (r.n_bad || expected.size() != actual.size()) ? "different" : "within";
     return r;
+}
+
+// The one-line summary, in compare.py's words: "1/8 differ, max 1 ULP, abs 1.1920929e-07,
+// rel 1.1920929e-07, first [0]: expected 1 got 1.00000012".
+inline std::string compare_summary(const CompareResult& c) {
+    if (c.status == "equal") return "bit-exact";
+    std::string out = std::to_string(c.n_diff) + "/" + std::to_string(c.elements) + " differ";
+    if (c.n_bad != c.n_diff) out += ", " + std::to_string(c.n_bad) + " beyond tolerance";
+    if (c.has_float)
+        out += ", max " + fmt_number(c.max_ulp) + " ULP, abs " + fmt_number(c.max_abs) +
+               ", rel " + fmt_number(c.max_rel);
+    if (!c.first_where.empty())
+        out += ", first " + c.first_where + ": expected " + c.first_expected + " got " +
+               c.first_actual;
+    if (!c.note.empty()) out += ", " + c.note;
+    return out;
 }
 
 // A comparison as JSON, in the keys of compare.py's result (dtype: the element type's label).

@@ -142,7 +142,6 @@ inline std::string summary(const CheckOutcome& oc) {
 }
 
 inline std::string plain_summary(const CheckOutcome& oc) {
-    const auto& c = oc.result;
     if (oc.hashed)
         return oc.status == "equal"
                    ? "hash matches"
@@ -150,18 +149,7 @@ inline std::string plain_summary(const CheckOutcome& oc) {
                          hex64(std::strtoull(oc.check->hash64.c_str(), nullptr, 16));
     if (oc.status == "unchecked")
         return oc.check->note.empty() ? "no captured data" : oc.check->note;
-    if (oc.status == "equal") return "bit-exact";
-    std::ostringstream o;
-    o << c.n_diff << "/" << c.elements << " differ";
-    if (c.n_bad != c.n_diff) o << ", " << c.n_bad << " beyond tolerance";
-    if (c.has_float) o << ", max " << c.max_ulp << " ULP, abs " << c.max_abs;
-    if (!c.first_where.empty())
-        o << ", first " << c.first_where << ": expected " << c.first_expected << " got "
-          << c.first_actual;
-    else if (c.first >= 0)
-        o << ", first [" << c.first << "]";
-    if (!c.note.empty()) o << ", " << c.note;
-    return o.str();
+    return compare_summary(oc.result);
 }
 
 inline void print_text(const Replayer& r, const DeviceRef& dev, int repeat,

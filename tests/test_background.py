@@ -22,9 +22,10 @@ from cltui.capture.background import (
     open_in_child,
     reader_of,
 )
-from cltui.capture.capture import Capture, open_capture
+from cltui.capture.capture import Capture
 from cltui.capture.log import IndexCancelled
 from cltui.capture.model import EnqueueKind
+from cltui.capture.opening import open_capture
 from tests.conftest import SMALL_CAPTURES, capture_path
 
 

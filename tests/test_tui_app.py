@@ -16,7 +16,7 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input, Static
 
-from cltui.capture.capture import open_capture
+from cltui.capture.opening import open_capture
 from cltui.tui.app import CltuiApp, make_app
 from cltui.tui.screens.help import HelpScreen
 from cltui.tui.screens.kinds import KindScreen

@@ -29,7 +29,8 @@ from textual.pilot import Pilot
 
 from cltui.capture import background
 from cltui.capture.background import open_in_child
-from cltui.capture.capture import Capture, ProgressFn, open_capture
+from cltui.capture.capture import Capture, ProgressFn
+from cltui.capture.opening import open_capture
 from cltui.tui.app import CltuiApp, make_app
 from cltui.tui.screens.main import MainScreen
 from tests.conftest import REPO, copy_capture

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from cltui.capture.capture import open_capture
+from cltui.capture.opening import open_capture
 from cltui.capture.ranges import parse_range
 from cltui.cli import main
 from cltui.replay.engine import combine_verdicts, verdict, verdict_exit

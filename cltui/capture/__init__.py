@@ -1,6 +1,6 @@
 """The pure capture model: reading an Intercept Layer dump (stdlib, numpy, pcpp only)."""
 
-from cltui.capture.capture import Capture, check_capture_folder, open_capture
+from cltui.capture.capture import Capture
 from cltui.capture.model import (
     ArgKind,
     CaptureError,
@@ -17,6 +17,7 @@ from cltui.capture.model import (
     Program,
     SamplerDesc,
 )
+from cltui.capture.opening import check_capture_folder, open_capture
 
 __all__ = [
     "ArgKind",

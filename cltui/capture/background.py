@@ -17,11 +17,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import copyreg
-import dataclasses
-import io
 import math
-import mmap
 import os
 import pickle
 import select
@@ -34,11 +30,13 @@ import warnings
 import weakref
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import NoReturn, TypeVar
 
 from cltui.capture import log as li
-from cltui.capture.capture import Capture, ProgressFn, open_capture
+from cltui.capture.capture import Capture, ProgressFn
 from cltui.capture.model import CaptureError, Enqueue, NotACapture, Problem
+from cltui.capture.opening import open_capture
+from cltui.capture.pickling import dumps
 from cltui.errors import Cancelled
 
 __all__ = [
@@ -47,7 +45,6 @@ __all__ = [
     "ReaderGone",
     "close_all",
     "decode_enqueue",
-    "dumps",
     "open_in_child",
     "reader_available",
     "reader_of",
@@ -87,74 +84,6 @@ def reader_available() -> bool:
 def decode_enqueue(cap: Capture, number: int) -> Enqueue:
     """:meth:`Capture.enqueue` (a :meth:`CaptureReader.call` target)."""
     return cap.enqueue(number)
-
-
-# ---- pickling a capture ----------------------------------------------------------------------
-# A capture holds a memory map of its log (LogIndex._mm) and locks; neither pickles.  Locks
-# travel as new locks, a LogIndex as its fields with the map dropped and mapped again from
-# its ``path`` on arrival.
-
-_LOCK = type(threading.Lock())
-_RLOCK = type(threading.RLock())
-
-
-def _new_lock() -> Any:
-    return threading.Lock()
-
-
-def _new_rlock() -> Any:
-    return threading.RLock()
-
-
-def _reduce_logindex(idx: li.LogIndex) -> tuple[Any, ...]:
-    state: dict[str, Any] = {}
-    mapped: list[str] = []
-    for f in dataclasses.fields(idx):
-        value = getattr(idx, f.name)
-        if isinstance(value, mmap.mmap):
-            mapped.append(f.name)
-            value = None
-        state[f.name] = value
-    return (_restore_logindex, (type(idx), state, mapped))
-
-
-def _restore_logindex(cls: type[li.LogIndex], state: dict[str, Any], mapped: list[str]) -> Any:
-    obj = cls.__new__(cls)
-    for name, value in state.items():
-        object.__setattr__(obj, name, value)
-    for name in mapped:
-        object.__setattr__(obj, name, _map(Path(state["path"])))
-    return obj
-
-
-def _map(path: Path) -> mmap.mmap | None:
-    try:
-        with open(path, "rb") as f:
-            return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-    except (OSError, ValueError):  # gone or emptied since: reads of its lines find nothing
-        return None
-
-
-def _reduce_mmap(m: mmap.mmap) -> NoReturn:
-    raise pickle.PicklingError("a memory map outside a log index cannot be sent")
-
-
-_DISPATCH: dict[type, Callable[[Any], Any]] = {
-    **copyreg.dispatch_table,
-    _LOCK: lambda _lock: (_new_lock, ()),
-    _RLOCK: lambda _lock: (_new_rlock, ()),
-    li.LogIndex: _reduce_logindex,
-    mmap.mmap: _reduce_mmap,
-}
-
-
-def dumps(obj: object) -> bytes:
-    """``obj`` pickled as the reader sends it (capture objects included)."""
-    buf = io.BytesIO()
-    p = pickle.Pickler(buf, protocol=pickle.HIGHEST_PROTOCOL)
-    p.dispatch_table = _DISPATCH
-    p.dump(obj)
-    return buf.getvalue()
 
 
 # ---- the parent's side -----------------------------------------------------------------------

@@ -14,14 +14,12 @@ decoded lazily by :meth:`Capture.enqueue` and kept in a small LRU.
 from __future__ import annotations
 
 import dataclasses
-import glob
-import os
 import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -29,22 +27,25 @@ import numpy.typing as npt
 from cltui.capture import files
 from cltui.capture import log as li
 from cltui.capture.cltypes import CType
-from cltui.capture.confine import is_file, leaves, outside_message
+from cltui.capture.columns import IndexColumns
 from cltui.capture.decode import decode_enqueue
+from cltui.capture.files import DumpIndex
 from cltui.capture.model import (
-    CAPTURE_HOLDS,
     CaptureError,
     DeviceTime,
     Enqueue,
     EnqueueKind,
     EnqueueRow,
-    NotACapture,
     Problem,
     Program,
 )
 from cltui.capture.recovery import RecoveredEnqueue, Recovery, recover
-from cltui.capture.replayfolder import read_replay_folder
-from cltui.capture.summary import capture_info
+from cltui.capture.replayfolder import ReplayFolder, read_replay_folder
+from cltui.capture.report import Report
+from cltui.capture.summary import CaptureInfo, capture_info
+
+if TYPE_CHECKING:
+    from cltui.capture.signature import KernelSignature
 
 ProgressFn = Callable[[float], None]  # fraction 0..1, called from the indexing thread
 
@@ -85,14 +86,18 @@ class Capture:
     kernel_ids: npt.NDArray[np.int32]  # index into kernel_names, -1 for non-kernels
     kernel_names: list[str]  # distinct short kernel names
     device_times: npt.NDArray[np.int64]  # shape (n, 3): q->s, s->st, st->e ns; -1 missing
+    offsets: npt.NDArray[np.int64]  # log offset of each enqueue line, -1 if recovered
+    function_ids: npt.NDArray[np.uint16]  # index into functions
+    functions: list[str]
+    recovered: npt.NDArray[np.bool_]  # recovered from the dump files (the log lost it)
 
     def __init__(
         self,
         path: Path,
         log: li.LogIndex | None,
-        dumps: Any,
+        dumps: DumpIndex,
         programs: list[Program],
-        report: Any,
+        report: Report | None,
         problems: list[Problem],
         log_missing: bool | None = None,
     ) -> None:
@@ -106,30 +111,12 @@ class Capture:
         self._programs_by_number: dict[int, Program] = {}
         self._lock = threading.RLock()
         self._cache: OrderedDict[int, Enqueue] = OrderedDict()
-        self._sig_cache: dict[str, dict[str, Any]] = {}
-        self._replay_cache: dict[int, Any] = {}
+        self._sig_cache: dict[str, dict[str, KernelSignature]] = {}
+        self._replay_cache: dict[int, ReplayFolder | None] = {}
         self._source_cache: dict[str, str] = {}
         self._defs: dict[str, list[Program]] | None = None
         self._assigned: dict[int, tuple[Program, str]] | None = None
-        if log is not None:
-            self.numbers = log.numbers
-            self.offsets = log.offsets
-            self.kinds = log.kinds
-            self.kernel_ids = log.kernel_ids
-            self.kernel_names = log.kernel_names
-            self.device_times = log.device_times
-            self.function_ids = log.function_ids
-            self.functions = log.functions
-        else:
-            self.numbers = np.zeros(0, dtype=np.int64)
-            self.offsets = np.zeros(0, dtype=np.int64)
-            self.kinds = np.zeros(0, dtype=np.uint8)
-            self.kernel_ids = np.zeros(0, dtype=np.int32)
-            self.kernel_names = []
-            self.device_times = np.zeros((0, 3), dtype=np.int64)
-            self.function_ids = np.zeros(0, dtype=np.uint16)
-            self.functions = []
-        self.recovered = np.zeros(len(self.numbers), dtype=bool)
+        self._set_columns(IndexColumns.of_log(log))
         self.recovery: Recovery | None = None
         self._recovered: dict[int, RecoveredEnqueue] = {}
         self._max_logged = int(self.numbers.max()) if len(self.numbers) else -1
@@ -145,7 +132,7 @@ class Capture:
         if not self._sorted:
             self._order = np.argsort(self.numbers, kind="stable")
         self._fill_flags()
-        self._ska_keys = sorted(getattr(dumps, "setkernelarg", {}) or {})
+        self._ska_keys = sorted(dumps.setkernelarg)
 
     # ------------------------------------------------------------------ index
     def _recover(self, log_missing: bool) -> None:
@@ -167,60 +154,34 @@ class Capture:
         self.recovery = rec
         self.problems.extend(rec.problems)
         self.problems.append(Problem(rec.line(), self.log.path.name if self.log else ""))
-        extra = sorted(rec.enqueues)
-        if not extra:
+        if not rec.enqueues:
             return
-        kernel_names = list(self.kernel_names)
-        kmap = {k: i for i, k in enumerate(kernel_names)}
-        functions = list(self.functions)
-        fmap = {f: i for i, f in enumerate(functions)}
-        kids: list[int] = []
-        fids: list[int] = []
-        kinds: list[int] = []
-        times = np.full((len(extra), 3), -1, dtype=np.int64)
-        for j, n in enumerate(extra):
-            r = rec.enqueues[n]
-            if r.kernel is not None:
-                if r.kernel not in kmap:
-                    kmap[r.kernel] = len(kernel_names)
-                    kernel_names.append(r.kernel)
-                kids.append(kmap[r.kernel])
-            else:
-                kids.append(-1)
-            if r.function not in fmap:
-                fmap[r.function] = len(functions)
-                functions.append(r.function)
-            fids.append(fmap[r.function])
-            kinds.append(int(r.kind))
-            if r.device_time is not None:
-                dt = r.device_time
-                times[j] = (dt.queued_to_submit, dt.submit_to_start, dt.start_to_end)
-        m = len(extra)
-        numbers = np.concatenate([self.numbers, np.array(extra, dtype=np.int64)])
-        cols = {
-            "offsets": np.concatenate([self.offsets, np.full(m, -1, dtype=np.int64)]),
-            "kinds": np.concatenate([self.kinds, np.array(kinds, dtype=np.uint8)]),
-            "kernel_ids": np.concatenate([self.kernel_ids, np.array(kids, dtype=np.int32)]),
-            "device_times": np.concatenate([self.device_times, times]),
-            "function_ids": np.concatenate([self.function_ids, np.array(fids, dtype=np.uint16)]),
-            "recovered": np.concatenate([self.recovered, np.ones(m, dtype=bool)]),
-        }
-        n0 = len(self.numbers)
-        if n0 < 2 or bool(np.all(np.diff(self.numbers) > 0)):
-            # a single-session log: recovered enqueues take their place in number order
-            order = np.argsort(numbers, kind="stable")
-            numbers = numbers[order]
-            cols = {k: v[order] for k, v in cols.items()}
-        self.numbers = numbers
-        self.offsets = cols["offsets"]
-        self.kinds = cols["kinds"]
-        self.kernel_ids = cols["kernel_ids"]
-        self.device_times = cols["device_times"]
-        self.function_ids = cols["function_ids"]
-        self.recovered = cols["recovered"]
-        self.kernel_names = kernel_names
-        self.functions = functions
+        self._set_columns(self._columns().with_recovered(rec))
         self._recovered = dict(rec.enqueues)
+
+    def _columns(self) -> IndexColumns:
+        return IndexColumns(
+            numbers=self.numbers,
+            offsets=self.offsets,
+            kinds=self.kinds,
+            kernel_ids=self.kernel_ids,
+            kernel_names=self.kernel_names,
+            device_times=self.device_times,
+            function_ids=self.function_ids,
+            functions=self.functions,
+            recovered=self.recovered,
+        )
+
+    def _set_columns(self, cols: IndexColumns) -> None:
+        self.numbers = cols.numbers
+        self.offsets = cols.offsets
+        self.kinds = cols.kinds
+        self.kernel_ids = cols.kernel_ids
+        self.kernel_names = cols.kernel_names
+        self.device_times = cols.device_times
+        self.function_ids = cols.function_ids
+        self.functions = cols.functions
+        self.recovered = cols.recovered
 
     def recovered_enqueue(self, number: int) -> RecoveredEnqueue | None:
         """What recovery knows of enqueue ``number`` (None if the log holds it or none)."""
@@ -232,20 +193,15 @@ class Capture:
 
     def _fill_flags(self) -> None:
         d = self.dumps
-        if d is None:
-            return
-        for table, arr in (
-            (getattr(d, "pre", {}), self.has_pre),
-            (getattr(d, "post", {}), self.has_post),
-        ):
-            for e, lst in (table or {}).items():
+        for table, arr in ((d.pre, self.has_pre), (d.post, self.has_post)):
+            for e, lst in table.items():
                 p = self.position_of(int(e))
                 if p is None or not lst:
                     continue
                 arr[p] = True
                 if all(x.hashed for x in lst):
                     self.hashes_only[p] = True
-        for e in getattr(d, "replay", {}) or {}:
+        for e in d.replay:
             p = self.position_of(int(e))
             if p is not None:
                 self.has_replay[p] = True
@@ -438,19 +394,18 @@ class Capture:
                 bool(self.recovered[pos]),
             )
 
-    def _replay(self, number: int) -> Any:
+    def _replay(self, number: int) -> ReplayFolder | None:
         if number in self._replay_cache:
             return self._replay_cache[number]
-        folder = (getattr(self.dumps, "replay", {}) or {}).get(number)
+        folder = self.dumps.replay.get(number)
         rf = None
         if folder is not None:
             rf = read_replay_folder(Path(folder), self.path)
         self._replay_cache[number] = rf
         return rf
 
-
     # ------------------------------------------------------------------ info
-    def info(self) -> dict[str, Any]:
+    def info(self) -> CaptureInfo:
         """Everything ``cltui info`` shows (:func:`cltui.capture.summary.capture_info`)."""
         return capture_info(self)
 
@@ -491,194 +446,3 @@ def find_positions(
     if last is not None:
         mask &= numbers <= last
     return np.flatnonzero(mask).astype(np.int64)
-
-
-def open_capture(
-    path: str | Path,
-    progress: ProgressFn | None = None,
-    cancel: threading.Event | None = None,
-) -> Capture:
-    """Open a dump directory; raises only :class:`CaptureError`."""
-    try:
-        return _open(Path(path), progress, cancel)
-    except CaptureError:
-        raise
-    except Exception as e:
-        raise CaptureError(f"{path}: cannot open capture: {type(e).__name__}: {e}") from None
-
-
-def pid_folders(root: Path) -> list[tuple[Path, int | None, int]]:
-    """``<root>.<pid>`` folders beside ``root`` holding a call log (the layer's ``AppendPid``:
-    each process writes its own), as (folder, the report's total enqueues or None, log size),
-    the process with the most enqueues first (a process that left no report ranks by its
-    log's size, after those whose report counts enqueues)."""
-    out: list[tuple[Path, int | None, int]] = []
-    try:
-        siblings = list(root.parent.glob(f"{glob.escape(root.name)}.*"))
-    except OSError:
-        return out
-    for d in siblings:
-        if not d.name[len(root.name) + 1 :].isdigit() or not d.is_dir():
-            continue
-        logs = li.find_logs(d)
-        if not logs:
-            continue
-        total = None
-        rp = d / "clintercept_report.txt"
-        if is_file(rp)[0]:
-            rep = files.parse_report(rp)
-            total = getattr(rep, "total_enqueues", None) if rep is not None else None
-        out.append((d, total, logs[0].stat().st_size))
-
-    def rank(t: tuple[Path, int | None, int]) -> tuple[int, int]:
-        # the report's count first; a process without a report (it did not exit normally)
-        # by its log's size, before one whose report says it made no enqueue
-        if t[1] is None:
-            return (1, t[2])
-        return (2, t[1]) if t[1] > 0 else (0, t[2])
-
-    out.sort(key=rank, reverse=True)
-    return out
-
-
-def _capture_folders(root: Path, limit: int = 8) -> list[str]:
-    """Names of the folders directly inside ``root`` that hold a call log."""
-    try:
-        subs = sorted(d for d in root.iterdir() if d.is_dir())
-    except OSError:
-        return []
-    return [d.name for d in subs if li.find_logs(d)][:limit]
-
-
-def _shown(path: Path | str) -> str:
-    """``path`` for a message: control and other unprintable characters escaped."""
-    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in str(path))
-
-
-def _layer_file(name: str, is_dir: bool) -> bool:
-    """True for a name the Intercept Layer writes into its dump folder."""
-    if is_dir:
-        return name.startswith("memDump") or name in ("SetKernelArg", "Replay")
-    return name.startswith(("clintercept_", "CLI_"))
-
-
-def check_capture_folder(path: str | Path) -> None:
-    """Raise :class:`NotACapture` unless ``path`` names a capture: a folder holding at least
-    one file or folder of the layer's (however damaged the capture is), or the
-    ``<path>.<pid>`` folders of the layer's AppendPid.  Reads one directory listing."""
-    root = Path(path)
-    shown = _shown(root)
-    try:
-        is_dir = root.is_dir()
-        exists = is_dir or root.exists()
-    except OSError as e:  # e.g. a name too long, a folder we may not enter
-        raise NotACapture(f"{shown}: {e.strerror or e}") from None
-    if not exists:
-        if pid_folders(root):
-            return
-        raise NotACapture(f"{shown} does not exist (a capture folder holds {CAPTURE_HOLDS})")
-    if not is_dir:
-        hint = ""
-        if _layer_file(root.name, False) or root.suffix.lower() in (".bin", ".raw", ".cl"):
-            hint = f"; give the folder that holds it: {_shown(root.parent)}"
-        raise NotACapture(
-            f"{shown} is a file, not a capture folder: expected {CAPTURE_HOLDS}{hint}"
-        )
-    try:
-        with os.scandir(root) as it:
-            for entry in it:
-                try:
-                    entry_is_dir = entry.is_dir(follow_symlinks=False)
-                except OSError:
-                    continue
-                if _layer_file(entry.name, entry_is_dir):
-                    return
-    except OSError as e:
-        raise NotACapture(f"{shown}: cannot list the folder: {e.strerror or e}") from None
-    inside = _capture_folders(root)
-    hint = f"; captures inside it: {', '.join(_shown(n) for n in inside)}" if inside else ""
-    raise NotACapture(f"{shown} is not a capture folder: expected {CAPTURE_HOLDS}{hint}")
-
-
-def _open(root: Path, progress: ProgressFn | None, cancel: threading.Event | None) -> Capture:
-    problems: list[Problem] = []
-    check_capture_folder(root)  # NotACapture: missing, a file, none of the layer's files
-    if not root.exists():
-        pids = pid_folders(root)
-        if not pids:
-            raise NotACapture(f"{_shown(root)} does not exist")
-        # AppendPid: open the folder of the process with the most enqueues, say which
-        chosen = pids[0][0]
-        others = ", ".join(
-            f"{d.name} ({'no report' if t is None else f'{t:,} enqueues'})"
-            for d, t, _ in pids[1:]
-        )
-        problems.append(
-            Problem(
-                f"{root.name} does not exist; opened {chosen.name}, one folder per process "
-                f"(AppendPid)" + (f"; the others: {others}" if others else "")
-            )
-        )
-        root = chosen
-    if not root.is_dir():
-        raise NotACapture(f"{_shown(root)} is not a directory")
-    logs = li.find_logs(root, problems)
-    dumps = files.scan_dumps(root, None)
-    problems.extend(getattr(dumps, "problems", []) or [])
-    have_dumps = bool(dumps.pre or dumps.post or dumps.replay or dumps.setkernelarg)
-    if not logs and not have_dumps:
-        inside = _capture_folders(root)
-        hint = f"; captures inside it: {', '.join(inside)}" if inside else ""
-        why = "".join(f"; {p.where}: {p.message}" for p in problems if "clintercept_log" in p.where)
-        raise CaptureError(
-            f"{root} contains no readable clintercept_log.txt and no dump folders{why}{hint}"
-        )
-    log: li.LogIndex | None = None
-    if logs:
-        if len(logs) > 1:
-            problems.append(Problem(f"{len(logs)} call logs found; using {logs[0].name}"))
-        try:
-            log = li.build_index(logs[0], progress, cancel)
-        except li.IndexCancelled:
-            raise
-        except CaptureError as e:
-            if not have_dumps:
-                raise
-            problems.append(Problem(f"{e}; using the dump files only", logs[0].name, None, "error"))
-    if log is not None:
-        problems.extend(log.problems)
-        if len(log.numbers) == 0 and have_dumps:
-            problems.append(
-                Problem("the call log holds no enqueues; using the dump files", logs[0].name)
-            )
-            log.close()
-            log = None
-    if not logs:
-        problems.append(Problem("no clintercept_log.txt: enqueues come from the dump files only"))
-    programs, pprobs = files.scan_programs(root)
-    problems.extend(pprobs)
-    report = None
-    rp = root / "clintercept_report.txt"
-    rp_target = leaves(root, rp) if rp.is_symlink() else None
-    if rp_target is not None:
-        problems.append(Problem(outside_message(rp_target), rp.name))
-    elif (rp_state := is_file(rp))[1] is not None:
-        problems.append(Problem(f"the report: {rp_state[1]}", rp.name))
-    elif rp_state[0]:
-        report = files.parse_report(rp)
-        if report is None:
-            problems.append(Problem("the report could not be read", rp.name))
-    cap = Capture(root, log, dumps, programs, report, problems, log_missing=not logs)
-    if report is not None and log is not None:
-        total = getattr(report, "total_enqueues", None)
-        if total is not None and len(cap) and total != int(cap.numbers.max()) + 1:
-            problems.append(
-                Problem(
-                    f"the report says {total} enqueues, the log ends at "
-                    f"{int(cap.numbers.max()) + 1}",
-                    rp.name,
-                )
-            )
-    if progress is not None:
-        progress(1.0)
-    return cap

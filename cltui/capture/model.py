@@ -233,13 +233,13 @@ class KernelArg:
     type_name: str | None = None  # "float4", "__global const float*", "clip_params_t"
     address_space: str | None = None  # "global" | "local" | "constant" | "private"
     access: str | None = None  # "read_only" | "write_only" | "read_write" (images)
-    dtype: np.dtype[Any] | None = None  # element dtype (pointers) or value dtype (scalars)
+    dtype: np.dtype[np.generic] | None = None  # element dtype (pointers) or value dtype (scalars)
     # the signature's element type (pointers) or value type (scalars); None for images,
     # samplers and arguments without a signature (cltui.capture.elements)
     ctype: CType | None = None
     raw: bytes | None = None  # the value bytes (SetKernelArg dump, Replay Argument, or log)
     raw_source: str = ""  # where ``raw`` came from: "setkernelarg" | "replay" | "log" | ""
-    value: Any = None  # decoded scalar value (number, tuple for vectors, dict for structs)
+    value: object = None  # decoded scalar value (number, tuple for vectors, dict for structs)
     handle: int | None = None  # cl_mem / sampler handle, SVM pointer
     mem: MemObject | None = None
     sampler: SamplerDesc | None = None

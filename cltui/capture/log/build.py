@@ -9,8 +9,9 @@ import re
 import threading
 from array import array
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -37,11 +38,14 @@ from cltui.capture.log.parallel import (
 )
 from cltui.capture.log.scan import (
     _UNKNOWN,
+    _Piece,
 )
 from cltui.capture.model import (
     CaptureError,
     Problem,
 )
+
+_S = TypeVar("_S", bound=np.generic)
 
 
 def find_logs(root: Path, problems: list[Problem] | None = None) -> list[Path]:
@@ -92,6 +96,30 @@ def build_index(
         raise
 
 
+_Rare = tuple[int, int, str, str, int]  # (offset, type, fn/tag, rest, counter)
+
+
+@dataclass
+class _Merged:
+    """The scanned pieces of a log, merged in file order (rows: one per enqueue line)."""
+
+    numbers: array[int] = field(default_factory=lambda: array("q"))
+    offsets: array[int] = field(default_factory=lambda: array("q"))
+    fids: array[int] = field(default_factory=lambda: array("H"))
+    kids: array[int] = field(default_factory=lambda: array("i"))
+    dev: _DeviceTimes = field(default_factory=_DeviceTimes)
+    functions: list[str] = field(default_factory=list)
+    fkind: list[int] = field(default_factory=list)  # the EnqueueKind of each function
+    fmap: dict[bytes, int] = field(default_factory=dict)
+    knames: list[str] = field(default_factory=list)
+    kmap: dict[bytes, int] = field(default_factory=dict)
+    rare: list[_Rare] = field(default_factory=list)
+    build_starts: list[int] = field(default_factory=list)
+    missing_counter: int = 0
+    first_nul: int = -1
+    by_order: list[int] = field(default_factory=list)  # rows numbered by order (no counter)
+
+
 def _scan(
     path: Path,
     mm: mmap.mmap | None,
@@ -99,108 +127,135 @@ def _scan(
     progress: Callable[[float], None] | None,
     cancel: threading.Event | None,
 ) -> LogIndex:
-    numbers = array("q")
-    offsets = array("q")
-    fids = array("H")
-    kids = array("i")
-    dev = _DeviceTimes()
-    functions: list[str] = []
-    fkind: list[int] = []
-    fmap: dict[bytes, int] = {}
-    kmap: dict[bytes, int] = {}
-    knames: list[str] = []
-    rare: list[tuple[int, int, str, str, int]] = []  # (offset, type, fn/tag, rest, counter)
-    build_starts: list[int] = []
-    missing_counter = 0
-    first_nul = -1
-    by_order: list[int] = []  # rows numbered by order (no usable EnqueueCounter)
+    m = _Merged()
     for p in _pieces(path, mm, size, progress, cancel) if mm is not None else ():
-        if first_nul < 0:
-            first_nul = p.first_nul
-        if p.functions:
-            remap = np.array([_global_id(fmap, functions, fb, fkind) for fb in p.functions])
-            fids.frombytes(remap.astype(np.uint16)[np.frombuffer(p.fids, np.uint16)].tobytes())
-        if p.knames:
-            kre = np.array([_kernel_id(kmap, knames, kb) for kb in p.knames] + [-1], np.int32)
-            kids.frombytes(kre[np.frombuffer(p.kids, np.int32)].tobytes())  # -1 -> -1
-        else:
-            kids.extend(p.kids)
-        if p.fix:
-            _number_by_order(p.numbers, p.fix, numbers[-1] if numbers else -1)
-            base = len(numbers)
-            by_order.extend(int(r) + base for r in p.fix)
-        numbers.extend(p.numbers)
-        offsets.extend(p.offsets)
-        missing_counter += p.missing
-        dev.add_rows(p.numbers)
-        if p.dt:
-            dev.add_quads(numbers, p.dt)
-        rare.extend(p.rare)
-        build_starts.extend(p.build_starts)
+        _add_piece(m, p)
         del p
-    # a build log spans from its start tag to the first end tag after it (or the end of the
-    # file); one search serves every start before the end it found, so the file is
-    # searched at most once in all (not to its end from each start tag)
+    skip_spans = _build_log_spans(mm, size, m.build_starts)
+    m.build_starts.clear()
+    idx = _new_index(path, size, m)
+    idx._mm = mm
+    dev, rare = m.dev, m.rare
+    _number_creators(idx, rare)
+    n = len(idx.numbers)
+    if skip_spans and n:
+        n = _drop_build_log_rows(idx, skip_spans, dev)
+    if n > 1:
+        n = _drop_duplicates(idx, rare, skip_spans, m.by_order)
+    if n:
+        dev.finish(idx, mm, size)
+    del dev
+    if m.missing_counter and n:
+        idx.problems.append(
+            Problem(
+                f"{m.missing_counter} enqueue lines have no EnqueueCounter (numbered by order)",
+                path.name,
+            )
+        )
+    _replay_rare(idx, rare, skip_spans)
+    _check_structure(idx, mm, size, m.first_nul)
+    return idx
+
+
+def _add_piece(m: _Merged, p: _Piece) -> None:
+    """Append one scanned piece (the next in file order): its local function and kernel ids
+    mapped to the log's, its rows numbered by order after the rows before it."""
+    if m.first_nul < 0:
+        m.first_nul = p.first_nul
+    if p.functions:
+        remap = np.array([_global_id(m.fmap, m.functions, fb, m.fkind) for fb in p.functions])
+        m.fids.frombytes(remap.astype(np.uint16)[np.frombuffer(p.fids, np.uint16)].tobytes())
+    if p.knames:
+        kre = np.array([_kernel_id(m.kmap, m.knames, kb) for kb in p.knames] + [-1], np.int32)
+        m.kids.frombytes(kre[np.frombuffer(p.kids, np.int32)].tobytes())  # -1 -> -1
+    else:
+        m.kids.extend(p.kids)
+    numbers = m.numbers
+    if p.fix:
+        _number_by_order(p.numbers, p.fix, numbers[-1] if numbers else -1)
+        base = len(numbers)
+        m.by_order.extend(int(r) + base for r in p.fix)
+    numbers.extend(p.numbers)
+    m.offsets.extend(p.offsets)
+    m.missing_counter += p.missing
+    m.dev.add_rows(p.numbers)
+    if p.dt:
+        m.dev.add_quads(numbers, p.dt)
+    m.rare.extend(p.rare)
+    m.build_starts.extend(p.build_starts)
+
+
+def _build_log_spans(mm: mmap.mmap | None, size: int, starts: list[int]) -> list[tuple[int, int]]:
+    """The ``[start, end)`` of each build log: from its start tag to the first end tag after
+    it (or the end of the file).  One search serves every start before the end it found,
+    so the file is searched at most once in all (not to its end from each start tag)."""
     skip_spans: list[tuple[int, int]] = []
     e = -2  # the end found by the last search (-1: none after it), -2: no search yet
-    for a in sorted(build_starts):
+    for a in sorted(starts):
         if mm is not None and (e == -2 or 0 <= e < a):
             e = mm.find(_END_BUILD_LOG, a, size)
         skip_spans.append((a, size if e < 0 else e))
-    del build_starts
-    fk = np.array(fkind, dtype=np.uint8)
-    idx = LogIndex(
+    return skip_spans
+
+
+def _new_index(path: Path, size: int, m: _Merged) -> LogIndex:
+    """The index of the merged rows (numpy views of the merged arrays, no copy)."""
+    fk = np.array(m.fkind, dtype=np.uint8)
+    return LogIndex(
         path=path,
         size=size,
-        numbers=_arr(numbers, np.int64) if numbers else _empty(np.int64),
-        offsets=_arr(offsets, np.int64) if offsets else _empty(np.int64),
-        kinds=fk[_arr(fids, np.uint16)] if fids else _empty(np.uint8),
-        function_ids=_arr(fids, np.uint16) if fids else _empty(np.uint16),
-        functions=functions,
-        kernel_ids=_arr(kids, np.int32) if kids else _empty(np.int32),
-        kernel_names=knames,
-        device_times=dev.table(),
+        numbers=_arr(m.numbers, np.int64) if m.numbers else _empty(np.int64),
+        offsets=_arr(m.offsets, np.int64) if m.offsets else _empty(np.int64),
+        kinds=fk[_arr(m.fids, np.uint16)] if m.fids else _empty(np.uint8),
+        function_ids=_arr(m.fids, np.uint16) if m.fids else _empty(np.uint16),
+        functions=m.functions,
+        kernel_ids=_arr(m.kids, np.int32) if m.kids else _empty(np.int32),
+        kernel_names=m.knames,
+        device_times=m.dev.table(),
     )
-    del numbers, offsets, fids, kids
-    idx._mm = mm
-    # creators logged without an EnqueueCounter: the number the next enqueue would get
+
+
+def _number_creators(idx: LogIndex, rare: list[_Rare]) -> None:
+    """Creators logged without an EnqueueCounter get the number the next enqueue would get."""
     for i, r in enumerate(rare):
         if r[4] == _UNKNOWN:
             k = int(np.searchsorted(idx.offsets, r[0]))
             rare[i] = (r[0], r[1], r[2], r[3], int(idx.numbers[k - 1]) + 1 if k else 0)
+
+
+def _drop_build_log_rows(
+    idx: LogIndex, skip_spans: list[tuple[int, int]], dev: _DeviceTimes
+) -> int:
+    """Drop the enqueue-like lines inside build logs: they are not enqueues (offsets are in
+    file order).  Returns the row count."""
     n = len(idx.numbers)
-    if skip_spans and n:
-        # enqueue-like lines inside build logs are not enqueues (offsets are in file order)
-        keep: npt.NDArray[np.bool_] | None = None
-        for a, e in skip_spans:
-            i0, i1 = np.searchsorted(idx.offsets, [a, e])
-            if i1 > i0:
-                if keep is None:
-                    keep = np.ones(n, dtype=bool)
-                keep[i0:i1] = False
-        if keep is not None:
-            idx.numbers = idx.numbers[keep]
-            idx.offsets = idx.offsets[keep]
-            idx.kinds = idx.kinds[keep]
-            idx.function_ids = idx.function_ids[keep]
-            idx.kernel_ids = idx.kernel_ids[keep]
-            if (idx.device_times[~keep, 0] >= 0).any():
-                dev.early = False  # device times of non-enqueues: count them as the log does
-            idx.device_times = idx.device_times[keep]
-            n = len(idx.numbers)
-    if n > 1:
-        n = _drop_duplicates(idx, rare, skip_spans, by_order)
-    if n:
-        dev.finish(idx, mm, size)
-    del dev
-    if missing_counter and n:
-        idx.problems.append(
-            Problem(
-                f"{missing_counter} enqueue lines have no EnqueueCounter (numbered by order)",
-                path.name,
-            )
-        )
-    # rare lines, in file order
+    keep: npt.NDArray[np.bool_] | None = None
+    for a, e in skip_spans:
+        i0, i1 = np.searchsorted(idx.offsets, [a, e])
+        if i1 > i0:
+            if keep is None:
+                keep = np.ones(n, dtype=bool)
+            keep[i0:i1] = False
+    if keep is None:
+        return n
+    if (idx.device_times[~keep, 0] >= 0).any():
+        dev.early = False  # device times of non-enqueues: count them as the log does
+    _keep_rows(idx, keep)
+    return len(idx.numbers)
+
+
+def _keep_rows(idx: LogIndex, keep: npt.NDArray[np.bool_]) -> None:
+    idx.numbers = idx.numbers[keep]
+    idx.offsets = idx.offsets[keep]
+    idx.kinds = idx.kinds[keep]
+    idx.function_ids = idx.function_ids[keep]
+    idx.kernel_ids = idx.kernel_ids[keep]
+    idx.device_times = idx.device_times[keep]
+
+
+def _replay_rare(idx: LogIndex, rare: list[_Rare], skip_spans: list[tuple[int, int]]) -> None:
+    """The rare lines (creations, releases, side lines), in file order, into the handle
+    tables (one call per rare line, none per log line)."""
     rare.sort(key=lambda r: r[0])
     b = _Builder(idx)
     for off, typ, fn, rest, counter in rare:
@@ -216,13 +271,11 @@ def _scan(
             h = parse_ptr(rest)
             if h is not None:
                 b._close_mem(h, off)
-    _check_structure(idx, mm, size, first_nul)
-    return idx
 
 
 def _drop_duplicates(
     idx: LogIndex,
-    rare: list[tuple[int, int, str, str, int]],
+    rare: list[_Rare],
     skip_spans: list[tuple[int, int]],
     by_order: list[int],
 ) -> int:
@@ -251,11 +304,25 @@ def _drop_duplicates(
         dup[np.array(by_order, dtype=np.int64)] = False  # numbered by order: not a counter
     if not dup.any():
         return len(nums)
-    # keep the first intact line of each number: a line that a NUL run joined to the tail
-    # of a later line carries that line's counter (it is the copy, not the enqueue)
-    # (a device time went to the last line of a number: it moves to the line kept)
+    _keep_first_intact(idx, dup, dup_sorted, order, set(by_order))
+    _report_duplicates(idx, dup)
+    _keep_rows(idx, ~dup)
+    return len(idx.numbers)
+
+
+def _keep_first_intact(
+    idx: LogIndex,
+    dup: npt.NDArray[np.bool_],
+    dup_sorted: npt.NDArray[np.bool_],
+    order: npt.NDArray[np.intp],
+    ordered: set[int],
+) -> None:
+    """In each group of rows with one number (``order``: rows sorted by session and
+    number, ``dup_sorted``: a row repeats the one before it), mark all but the first
+    intact line in ``dup``.  A line that a NUL run joined to the tail of a later line
+    carries that line's counter (it is the copy, not the enqueue); a device time went to
+    the last line of a number: it moves to the line kept."""
     mm = idx._mm
-    ordered = set(by_order)
     dts = idx.device_times
     first = np.flatnonzero(dup_sorted[1:] & ~dup_sorted[:-1])  # group starts (sorted)
     for g in first.tolist():
@@ -277,8 +344,10 @@ def _drop_duplicates(
         timed = [r for r in rows if dts[r, 0] >= 0]
         if timed and dts[kept, 0] < 0:
             dts[kept] = dts[timed[-1]]
-    keep = ~dup
-    numbers = sorted({int(x) for x in nums[dup]})
+
+
+def _report_duplicates(idx: LogIndex, dup: npt.NDArray[np.bool_]) -> None:
+    numbers = sorted({int(x) for x in idx.numbers[dup]})
     shown = ", ".join(str(x) for x in numbers[:10])
     more = f" and {len(numbers) - 10} more" if len(numbers) > 10 else ""
     lines = int(dup.sum())
@@ -290,13 +359,6 @@ def _drop_duplicates(
             idx.path.name,
         )
     )
-    idx.numbers = idx.numbers[keep]
-    idx.offsets = idx.offsets[keep]
-    idx.kinds = idx.kinds[keep]
-    idx.function_ids = idx.function_ids[keep]
-    idx.kernel_ids = idx.kernel_ids[keep]
-    idx.device_times = idx.device_times[keep]
-    return len(idx.numbers)
 
 
 def _has_nul(mm: mmap.mmap, off: int, size: int) -> bool:
@@ -342,11 +404,11 @@ def _inside(spans: list[tuple[int, int]], off: int) -> bool:
     return i >= 0 and spans[i][0] <= off < spans[i][1]
 
 
-def _empty(dt: Any) -> npt.NDArray[Any]:
+def _empty(dt: type[_S]) -> npt.NDArray[_S]:
     return np.zeros(0, dtype=dt)
 
 
-def _arr(a: array[Any], dt: Any) -> npt.NDArray[Any]:
+def _arr(a: array[int], dt: type[_S]) -> npt.NDArray[_S]:
     """A numpy view of an ``array.array`` (no copy: the array stays alive under the view)."""
     return np.frombuffer(a, dtype=dt)
 

@@ -113,53 +113,8 @@ class _Builder:
         if not handle:
             return
         kv = kv_pairs(args)
-        if fn.startswith("clCreateBuffer"):
-            obj = MemObject(
-                handle,
-                "buffer",
-                int(kv.get("size", "0") or 0),
-                _flags(kv.get("flags", "")),
-                counter,
-                eoff,
-            )
-            idx.mem.setdefault(handle, []).append((eoff, None, obj))
-        elif fn == "clCreateSubBuffer":
-            parent = parse_ptr(kv.get("buffer", ""))
-            rm = re.search(r"origin = (\d+), size = (\d+)", args)
-            kv["origin"], kv["size"] = (rm.group(1), rm.group(2)) if rm else ("0", "0")
-            obj = MemObject(
-                handle,
-                "subbuffer",
-                int(kv.get("size", "0") or 0),
-                _flags(kv.get("flags", "")),
-                counter,
-                eoff,
-                parent=parent,
-                origin=int(kv.get("origin", "0") or 0),
-            )
-            idx.mem.setdefault(handle, []).append((eoff, None, obj))
-        elif fn.startswith("clCreateImage") or fn.startswith("clCreateFromGL"):
-            img = _image_format(kv, fn)
-            obj = MemObject(
-                handle,
-                "image",
-                _image_bytes(img),
-                _flags(kv.get("flags", "")),
-                counter,
-                eoff,
-                image=img,
-            )
-            idx.mem.setdefault(handle, []).append((eoff, None, obj))
-        elif fn in ("clSVMAlloc", "clSVMAllocWithPropertiesKHR") or fn.endswith("MemAllocINTEL"):
-            kind = "svm" if fn.startswith("clSVM") else "usm"
-            obj = MemObject(
-                handle,
-                kind,
-                int(kv.get("size", "0") or 0),
-                _flags(kv.get("flags", "")),
-                counter,
-                eoff,
-            )
+        obj = _mem_object(fn, handle, kv, args, counter, eoff)
+        if obj is not None:
             idx.mem.setdefault(handle, []).append((eoff, None, obj))
         elif fn == "clCreateKernel":
             pm = re.search(r"program = " + _PTR.decode(), args)
@@ -216,3 +171,34 @@ class _Builder:
             idx.shutdowns += 1
         elif tag.startswith("Dumping kernel capture replay"):
             idx.replay_lines += 1
+
+
+def _mem_object(
+    fn: str, handle: int, kv: dict[str, str], args: str, counter: int, eoff: int
+) -> MemObject | None:
+    """The memory object a creator ``fn`` made (buffer, sub-buffer, image, SVM/USM
+    allocation); None when ``fn`` creates no memory object."""
+    flags = _flags(kv.get("flags", ""))
+    if fn.startswith("clCreateBuffer"):
+        return MemObject(handle, "buffer", int(kv.get("size", "0") or 0), flags, counter, eoff)
+    if fn == "clCreateSubBuffer":
+        parent = parse_ptr(kv.get("buffer", ""))
+        rm = re.search(r"origin = (\d+), size = (\d+)", args)
+        kv["origin"], kv["size"] = (rm.group(1), rm.group(2)) if rm else ("0", "0")
+        return MemObject(
+            handle,
+            "subbuffer",
+            int(kv.get("size", "0") or 0),
+            flags,
+            counter,
+            eoff,
+            parent=parent,
+            origin=int(kv.get("origin", "0") or 0),
+        )
+    if fn.startswith("clCreateImage") or fn.startswith("clCreateFromGL"):
+        img = _image_format(kv, fn)
+        return MemObject(handle, "image", _image_bytes(img), flags, counter, eoff, image=img)
+    if fn in ("clSVMAlloc", "clSVMAllocWithPropertiesKHR") or fn.endswith("MemAllocINTEL"):
+        kind = "svm" if fn.startswith("clSVM") else "usm"
+        return MemObject(handle, kind, int(kv.get("size", "0") or 0), flags, counter, eoff)
+    return None

@@ -9,9 +9,10 @@ import mmap
 import re
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -40,6 +41,8 @@ from cltui.capture.model import (
     Problem,
     SamplerDesc,
 )
+
+_R = TypeVar("_R")
 
 _ARGS_WINDOW = 16 << 10  # first backward window of kernel_args_at (x4 per step)
 _ARGS_WINDOW_MAX = 64 << 20
@@ -107,23 +110,24 @@ class LogIndex:
 
     # ---- lookups that respect handle recycling ----
     @staticmethod
-    def _latest(table: dict[int, list[Any]], handle: int, before: int) -> Any:
-        lst = table.get(handle)
+    def _latest(lst: list[_R] | None, before: int, start: Callable[[_R], int]) -> _R | None:
+        """The record of ``lst`` (one handle's, in creation order) that starts latest
+        before ``before`` (``start``: where a record starts)."""
         if not lst:
             return None
-        keys = [r[0] if isinstance(r, tuple) else r.entry_offset for r in lst]
+        keys = [start(r) for r in lst]
         i = bisect.bisect_right(keys, before) - 1
         return lst[i] if i >= 0 else None
 
     def mem_at(self, handle: int, before: int) -> MemObject | None:
         """The memory object with this handle created latest before ``before`` (still alive)."""
-        rec = self._latest(self.mem, handle, before)
+        rec = self._latest(self.mem.get(handle), before, lambda r: r[0])
         if rec is None:
             return None
         _, released, obj = rec
         if released is not None and released < before:
             return None
-        return obj  # type: ignore[no-any-return]
+        return obj
 
     def svm_containing(self, ptr: int, before: int) -> MemObject | None:
         """An SVM/USM allocation (alive at ``before``) whose range contains ``ptr``."""
@@ -140,7 +144,7 @@ class LogIndex:
         return best
 
     def kernel_at(self, handle: int, before: int) -> KernelRecord | None:
-        r = self._latest(self.kernels, handle, before)
+        r = self._latest(self.kernels.get(handle), before, lambda r: r.entry_offset)
         if r is None:
             r = self._kernels_in_program(handle, before)
         return r if isinstance(r, KernelRecord) else None
@@ -175,7 +179,7 @@ class LogIndex:
         return None
 
     def program_at(self, handle: int, before: int) -> ProgramRecord | None:
-        r = self._latest(self.programs, handle, before)
+        r = self._latest(self.programs.get(handle), before, lambda r: r.entry_offset)
         return r if isinstance(r, ProgramRecord) else None
 
     def queue_at(self, handle: int, before: int) -> QueueRecord | None:
@@ -187,7 +191,7 @@ class LogIndex:
         return lst[i] if i >= 0 else None
 
     def sampler_at(self, handle: int, before: int) -> SamplerDesc | None:
-        r = self._latest(self.samplers, handle, before)
+        r = self._latest(self.samplers.get(handle), before, lambda r: r[0])
         return r[1] if r else None
 
     def num_args_after(self, offset: int) -> int | None:

@@ -186,17 +186,31 @@ def _heads(mm: mmap.mmap, size: int) -> tuple[int, int]:
 def _scan_piece(
     mm: mmap.mmap, pos: int, end: int, size: int, heads: tuple[int, int] | None = None
 ) -> _Piece:
+    """What ``[pos, end)`` of the log holds: side lines, enqueue lines, creators' exit
+    lines and last releases, Device Time lines (``heads``: :func:`_heads` of the log)."""
     if heads is None:
         heads = _heads(mm, size)
     p = _Piece(pos, end)
-    rare = p.rare
     nul = mm.find(b"\x00", pos, end)
     p.first_nul = nul
     if pos == 0:
         head = mm[: min(size, 64)].lstrip(b"\x00")
         if head.startswith(b"-=-=-=-="):
-            rare.append((0, 2, "-=-=-=-=", "", 0))
-    # side lines
+            p.rare.append((0, 2, "-=-=-=-=", "", 0))
+    dev_at = _side_lines(mm, p, nul)
+    _enqueue_lines(mm, p, heads[1])
+    _exits_and_releases(mm, p, heads[0])
+    p.dt = _device_quads(mm, pos, end, nul, dev_at)
+    if _MADVISE:
+        _drop_pages(mm, pos, end)
+    return p
+
+
+def _side_lines(mm: mmap.mmap, p: _Piece, nul: int) -> list[int]:
+    """The side lines of piece ``p`` (banner, controls, program dumps...: a match per
+    candidate line, and after each NUL run when the piece holds a NUL at ``nul``) into its
+    rare lines and build-log starts; returns the starts of its Device Time lines."""
+    pos, end = p.start, p.end
     side: list[re.Match[bytes]] = []
     match_side = _SIDE_AT_RE.match
     side_at, dev_at = _line_candidates(mm, pos, end)
@@ -219,8 +233,19 @@ def _scan_piece(
         if tag.startswith("-------> Start of Build Log"):
             p.build_starts.append(off)  # its end: the first end tag after it, at the merge
             continue
-        rare.append((off, 2, tag, _dec(m.group(2)), 0))
-    # enqueue entry lines
+        p.rare.append((off, 2, tag, _dec(m.group(2)), 0))
+    return dev_at
+
+
+def _enqueue_lines(mm: mmap.mmap, p: _Piece, first_text: int) -> None:
+    """The enqueue entry lines of piece ``p``: number, line offset, function and kernel
+    ids (local to the piece) per line (``first_text``: the log's first byte that is no NUL
+    or space, for a line that starts at offset 0).
+
+    One loop body per enqueue line of the log (10^6 in heat2d): it stays inline, with its
+    attributes bound to locals and no function call per line, because the index's time is
+    this loop's time (benchmarks/run.py)."""
+    pos, end = p.start, p.end
     numbers = p.numbers
     offsets = p.offsets
     fids = p.fids
@@ -237,7 +262,7 @@ def _scan_piece(
         ls = rfind(b"\n", s - 512 if s > 512 else 0, s) + 1
         if mm[ls : ls + 5] != b">>>> ":
             if ls == 0:  # (the same as the stripped copy of mm[0:s], without the copy)
-                h = heads[1]
+                h = first_text
                 if h + 5 > s or mm[h : h + 5] != b">>>> ":
                     continue
             elif not mm[ls:s].lstrip(b" \x00").startswith(b">>>> "):
@@ -279,12 +304,17 @@ def _scan_piece(
         fids.append(fid)
         kids.append(kid)
         row += 1
-    # exit lines of creators (" returned "), last releases of memory objects
+
+
+def _exits_and_releases(mm: mmap.mmap, p: _Piece, first_nonnul: int) -> None:
+    """The exit lines of creators (`` returned ``) with their entry lines, and the last
+    releases of memory objects, of piece ``p`` into its rare lines (``bytes.find`` loops)."""
+    pos, end, rare = p.start, p.end, p.rare
     find = mm.find
     at = find(_RETURNED, pos, end)
     memo: dict[bytes, tuple[int, int, tuple[int, int, str, str, int] | None]] = {}
     while at >= 0:
-        le = _creation(mm, at, rare, memo, heads[0])
+        le = _creation(mm, at, rare, memo, first_nonnul)
         at = find(_RETURNED, le, end) if 0 <= le < end else -1
     at = find(_RELEASE1, pos, end)
     while at >= 0:
@@ -295,15 +325,15 @@ def _scan_piece(
             at = find(_RELEASE1, le, end) if le >= 0 else -1
         else:
             at = find(_RELEASE1, at + 1, end)
-    p.dt = _device_quads(mm, pos, end, nul, dev_at)
-    if _MADVISE:
-        # drop the scanned pages from our RSS (they stay in the page cache)
-        a0 = (pos // mmap.PAGESIZE) * mmap.PAGESIZE
-        a1 = (end // mmap.PAGESIZE) * mmap.PAGESIZE
-        if a1 > a0:
-            with contextlib.suppress(OSError, ValueError):
-                mm.madvise(mmap.MADV_DONTNEED, a0, a1 - a0)
-    return p
+
+
+def _drop_pages(mm: mmap.mmap, pos: int, end: int) -> None:
+    """Drop the scanned pages from our RSS (they stay in the page cache)."""
+    a0 = (pos // mmap.PAGESIZE) * mmap.PAGESIZE
+    a1 = (end // mmap.PAGESIZE) * mmap.PAGESIZE
+    if a1 > a0:
+        with contextlib.suppress(OSError, ValueError):
+            mm.madvise(mmap.MADV_DONTNEED, a0, a1 - a0)
 
 
 def _device_quads(mm: mmap.mmap, pos: int, end: int, nul: int, dev_at: list[int]) -> bytes:

@@ -27,7 +27,7 @@ from cltui.capture.cltypes import (
     BUILTINS,
     CType,
     TypeParseError,
-    _TypeParser,
+    TypeParser,
     lookup,
     unknown,
 )
@@ -287,7 +287,7 @@ class _ProgramParser:
             return
         try:
             if toks[0] == "typedef":
-                p = _TypeParser(toks[1:], self.typedefs, self.tags)
+                p = TypeParser(toks[1:], self.typedefs, self.tags)
                 base = p.specifier()
                 p.attributes()
                 while p.peek() is not None:
@@ -301,7 +301,7 @@ class _ProgramParser:
                         continue
                     break
             elif "{" in toks and toks[0] in ("struct", "union", "__attribute__"):
-                p = _TypeParser([t for t in toks if t != "typedef"], self.typedefs, self.tags)
+                p = TypeParser([t for t in toks if t != "typedef"], self.typedefs, self.tags)
                 p.specifier()
             elif toks[0] in KERNEL_WORDS or "__kernel" in toks:
                 self._kernel_decl(start, end, definition=False)
@@ -369,7 +369,7 @@ class _ProgramParser:
         ctype: CType
         is_pointer = False
         try:
-            p = _TypeParser(core, self.typedefs, self.tags)
+            p = TypeParser(core, self.typedefs, self.tags)
             base = p.specifier()
             p.attributes()
             pname, ct, _ = p.declarator(base)

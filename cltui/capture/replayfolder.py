@@ -7,7 +7,6 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -82,7 +81,7 @@ class ImageMeta:
         """Bytes of the tightly packed ``.raw`` dump of this region."""
         return self.width * self.height * self.depth * self.element_size
 
-    def numpy_dtype_and_channels(self) -> tuple[np.dtype[Any], int] | None:
+    def numpy_dtype_and_channels(self) -> tuple[np.dtype[np.generic], int] | None:
         """The texel component dtype and channels per texel, or None for unknown enums.
 
         Packed formats (565, 555, 101010, 101010_2, UNORM_INT24) give one channel of the
@@ -373,55 +372,54 @@ def _decode_replay_text(
     name: str,
 ) -> None:
     """A small text file of the folder into ``rf`` (a problem when it does not parse)."""
-
-    def bad(where: str, msg: str) -> None:
-        _bad(rf, where, msg)
-
     text = lenient_text(data)
-    if kind == "enqueue_number":
+    if i is not None:
+        _decode_indexed(rf, kind, i, data, text, name)
+    elif kind == "enqueue_number":
         n = _parse_int_file(data)
         if n is None or n < 0:
-            bad(name, f"not an enqueue number: {text.strip()[:40]!r}")
+            _bad(rf, name, f"not an enqueue number: {text.strip()[:40]!r}")
         else:
             if rf.enqueue is not None and n != rf.enqueue:
-                bad(name, f"says enqueue {n} but the folder name says {rf.enqueue}")
+                _bad(rf, name, f"says enqueue {n} but the folder name says {rf.enqueue}")
             rf.enqueue = n
     elif kind == "kernel_name":
         kname = _strip_eol(text)
         if not kname:
-            bad(name, "empty kernel name")
+            _bad(rf, name, "empty kernel name")
         else:
             rf.kernel_name = kname
     elif kind == "worksizes":
         ws = _parse_worksizes(text)
         if ws is None:
-            bad(name, "expected 3 lines of global / local / offset sizes")
+            _bad(rf, name, "expected 3 lines of global / local / offset sizes")
         else:
             rf.global_size, rf.local_size, rf.offset = ws
     elif kind == "build_options":
         rf.build_options = _strip_eol(text)
     elif kind == "arg_types":
         rf.arg_types = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    elif kind in ("local", "svm_offset"):
-        assert i is not None
+
+
+def _decode_indexed(rf: ReplayFolder, kind: str, i: int, data: bytes, text: str, name: str) -> None:
+    """A per-argument text file (local size, SVM offset, sampler, image metadata) into ``rf``."""
+    if kind in ("local", "svm_offset"):
         n = _parse_int_file(data)
         if n is None or n < 0:
-            bad(name, f"not a byte count: {text.strip()[:40]!r}")
+            _bad(rf, name, f"not a byte count: {text.strip()[:40]!r}")
         elif kind == "local":
             rf.locals[i] = n
         else:
             rf.svm_offsets[i] = n
     elif kind == "sampler":
-        assert i is not None
         s = parse_sampler_text(_strip_eol(text))
         if s is None:
-            bad(name, "not a sampler description")
+            _bad(rf, name, "not a sampler description")
         else:
             rf.samplers[i] = s
     elif kind == "image_meta":
-        assert i is not None
         meta = _parse_image_meta(text)
         if meta is None:
-            bad(name, "expected 9 non-negative integers")
+            _bad(rf, name, "expected 9 non-negative integers")
         else:
             rf.image_meta[i] = meta

@@ -17,7 +17,7 @@ handle).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 
@@ -68,7 +68,7 @@ class CType:
     kind: Kind
     size: int | None
     align: int
-    dtype: np.dtype[Any] | None = field(default=None, compare=False)
+    dtype: np.dtype[np.generic] | None = field(default=None, compare=False)
     fields: tuple[Field, ...] = ()
     element: CType | None = None
     lanes: int = 1
@@ -127,7 +127,7 @@ def _scalar(name: str) -> CType:
     return CType(name, "scalar", dt.itemsize, dt.itemsize, dt)
 
 
-def vector_dtype(elem: np.dtype[Any], lanes: int) -> np.dtype[Any]:
+def vector_dtype(elem: np.dtype[np.generic], lanes: int) -> np.dtype[np.generic]:
     if lanes == 3:
         return np.dtype({"names": ["v"], "formats": [(elem, (3,))], "offsets": [0],
                          "itemsize": 4 * elem.itemsize})
@@ -232,7 +232,7 @@ def make_record(
     if aligned:
         align = max(align, aligned)
     size = _round_up(size, align)
-    dtype: np.dtype[Any] | None
+    dtype: np.dtype[np.generic] | None
     try:
         names = [f.name or f"_{i}" for i, f in enumerate(out)]
         if len(set(names)) != len(names):

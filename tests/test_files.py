@@ -13,9 +13,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from cltui.capture.confine import map_bytes
 from cltui.capture.files import (
     looks_like_hash_dump,
-    map_bytes,
     parse_sampler_text,
     read_text_lenient,
     scan_dumps,
@@ -23,6 +23,7 @@ from cltui.capture.files import (
     scan_programs,
     source_is_utf8,
 )
+from cltui.capture.files.report import parse_report, parse_report_text
 from cltui.capture.hashing import cli_hash64, hash_file
 from cltui.capture.model import Dump
 from cltui.capture.names import (
@@ -33,7 +34,6 @@ from cltui.capture.names import (
     parse_setkernelarg_name,
 )
 from cltui.capture.replayfolder import ImageMeta, read_replay_folder
-from cltui.capture.report import parse_report, parse_report_text
 from tests.conftest import CAPTURES, SMALL_CAPTURES
 
 # ---------------------------------------------------------------------------------------------

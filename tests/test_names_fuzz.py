@@ -9,6 +9,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from cltui.capture.files import parse_sampler_text
+from cltui.capture.files.report import parse_report_text
 from cltui.capture.names import (
     parse_dump_name,
     parse_mapunmap_name,
@@ -19,7 +20,6 @@ from cltui.capture.names import (
     sanitize_component,
     too_large_number,
 )
-from cltui.capture.report import parse_report_text
 
 PARSERS = [
     parse_dump_name,

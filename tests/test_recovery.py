@@ -1,4 +1,4 @@
-"""Recovery of the enqueues a damaged or missing call log lost (cltui/capture/recovery.py).
+"""Recovery of the enqueues a damaged or missing call log lost (cltui/capture/recovery/).
 
 The real damaged capture (pyopencl_lib_coldcache: its log lost everything before enqueue 101 to
 a 929 KB NUL run) is checked against its intact twin pyopencl_lib_pocl (same program, same

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from cltui.capture import open_capture
-from cltui.capture.report import parse_report_text
+from cltui.capture.files.report import parse_report_text
 
 from .conftest import capture_path, copy_capture
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import errno
 import os
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 import numpy as np
 import numpy.typing as npt
@@ -190,7 +190,7 @@ def read_host_header(path: str | Path) -> tuple[bytes | None, str | None]:
 
 def map_bytes(
     path: Path | str, dtype: npt.DTypeLike = np.uint8, *, root: Path | str | None = None
-) -> npt.NDArray[Any]:
+) -> npt.NDArray[np.generic]:
     """A read-only ``np.memmap`` of ``path`` viewed as ``dtype``.
 
     Trailing bytes that do not fill a whole element are dropped; a 0-byte file (or one smaller

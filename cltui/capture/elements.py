@@ -8,8 +8,6 @@ A buffer's element is the kernel signature's pointee type (decoded once, with th
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from cltui.capture import images
@@ -37,7 +35,9 @@ def element_ctype(arg: KernelArg) -> CType | None:
     return ctype
 
 
-def element_dtype(arg: KernelArg, dump: Dump) -> tuple[np.dtype[Any], tuple[int, ...] | None]:
+def element_dtype(
+    arg: KernelArg, dump: Dump
+) -> tuple[np.dtype[np.generic], tuple[int, ...] | None]:
     """The numpy dtype to read ``dump`` of ``arg`` with, and an image's (w, h, d) grid.
 
     An image's format is trusted only when its texel size is the dump's; else the dump's

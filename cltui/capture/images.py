@@ -14,7 +14,6 @@ Khronos' ``CL/cl.h`` (a test reads the header and compares).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -166,7 +165,7 @@ def texel_dtype_spec(order: str | int, ctype: str | int) -> str | None:
     return t.component if ch == 1 else f"({ch},){t.component}"
 
 
-def texel_dtype(order: str | int, ctype: str | int) -> np.dtype[Any] | None:
+def texel_dtype(order: str | int, ctype: str | int) -> np.dtype[np.generic] | None:
     """:func:`texel_dtype_spec` as a numpy dtype."""
     spec = texel_dtype_spec(order, ctype)
     return None if spec is None else np.dtype(spec)

@@ -11,7 +11,7 @@ import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import Protocol, TextIO
 
 from pcpp import Action, OutputDirective, Preprocessor
 
@@ -172,6 +172,12 @@ def _strip_comments(text: str) -> str:
 
 # --------------------------------------------------------------------------- preprocessing
 
+
+class _Token(Protocol):
+    """What this module reads of a pcpp (ply) token: its text."""
+
+    value: str
+
 class _Pre(Preprocessor):  # type: ignore[misc]
     def __init__(self, skeleton: bool) -> None:
         super().__init__()
@@ -187,8 +193,8 @@ class _Pre(Preprocessor):  # type: ignore[misc]
         self.missing.append(includepath)
         raise OutputDirective(Action.IgnoreAndRemove)
 
-    def on_directive_unknown(self, directive: Any, toks: Any, ifpassthru: bool,
-                             precedingtoks: Any) -> bool | None:
+    def on_directive_unknown(self, directive: _Token, toks: Sequence[_Token], ifpassthru: bool,
+                             precedingtoks: Sequence[_Token]) -> bool | None:
         if directive.value in ("error", "warning"):
             self.errors.append("#" + directive.value + " " + "".join(t.value for t in toks))
             return True

@@ -7,7 +7,6 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -15,16 +14,9 @@ from cltui.capture import images
 from cltui.capture.confine import (
     open_inside,
 )
-from cltui.capture.files import (
-    _TOO_LARGE,
-    _is_dir,
-    _is_file,
-    _make_dump,
-    _scandir,
-    _text,
-    _unrecognised,
-    parse_sampler_text,
-)
+from cltui.capture.files.dumps import make_dump
+from cltui.capture.files.listing import TOO_LARGE, is_dir, is_file, scandir, unrecognised
+from cltui.capture.files.text import lenient_text, parse_sampler_text
 from cltui.capture.model import Dump, Problem, SamplerDesc
 from cltui.capture.names import (
     parse_dump_name,
@@ -89,7 +81,7 @@ class ImageMeta:
         """Bytes of the tightly packed ``.raw`` dump of this region."""
         return self.width * self.height * self.depth * self.element_size
 
-    def numpy_dtype_and_channels(self) -> tuple[np.dtype[Any], int] | None:
+    def numpy_dtype_and_channels(self) -> tuple[np.dtype[np.generic], int] | None:
         """The texel component dtype and channels per texel, or None for unknown enums.
 
         Packed formats (565, 555, 101010, 101010_2, UNORM_INT24) give one channel of the
@@ -180,7 +172,7 @@ def _strip_eol(s: str) -> str:
 
 
 def _parse_int_file(data: bytes) -> int | None:
-    s = _text(data).strip()
+    s = lenient_text(data).strip()
     if not s or not (s.isdigit() or (s[0] == "-" and s[1:].isdigit())) or len(s) > 20:
         return None
     v = int(s)
@@ -216,15 +208,15 @@ def read_worksizes(
         return None
     if len(data) > 4096:
         return None
-    return _parse_worksizes(_text(data))
+    return _parse_worksizes(lenient_text(data))
 
 
 def _scan_sub_dumps(folder: Path, rf: ReplayFolder, sub: str) -> dict[int, Dump]:
     out: dict[int, Dump] = {}
-    for entry in _scandir(folder, rf.problems, rf.path, rf.root):
-        p = parse_dump_name(entry.name) if _is_file(entry) else None
+    for entry in scandir(folder, rf.problems, rf.path, rf.root):
+        p = parse_dump_name(entry.name) if is_file(entry) else None
         if p is None:
-            msg = _unrecognised("dump file name", entry.name)
+            msg = unrecognised("dump file name", entry.name)
             rf.problems.append(Problem(msg, f"{sub}/{entry.name}"))
             continue
         if rf.enqueue is not None and p.enqueue != rf.enqueue & 0xFFFFFFFF:
@@ -240,7 +232,7 @@ def _scan_sub_dumps(folder: Path, rf: ReplayFolder, sub: str) -> dict[int, Dump]
                 Problem(f"two dumps for argument {p.arg}", f"{sub}/{entry.name}", rf.enqueue)
             )
             continue
-        out[p.arg] = _make_dump(Path(entry.path), p, False, False, rf.root)
+        out[p.arg] = make_dump(Path(entry.path), p, False, False, rf.root)
     return dict(sorted(out.items()))
 
 
@@ -252,90 +244,111 @@ def read_replay_folder(path: Path | str, root: Path | str | None = None) -> Repl
     path = Path(path)
     if root is None:
         root = path.parent.parent if path.parent.name == "Replay" else path.parent
-    parsed_dir = parse_replay_dir_name(path.name)
-    rf = ReplayFolder(
-        path=path,
-        enqueue=parsed_dir.enqueue if parsed_dir else None,
-        kernel_name=parsed_dir.kernel if parsed_dir else path.name,
-        root=Path(root),
-    )
-    if parsed_dir is None:
-        msg = (
-            _TOO_LARGE
-            if too_large_number(path.name)
-            else "folder name is not Enqueue_<number>_<kernel>"
-        )
-        rf.problems.append(Problem(msg, path.name))
-    entries = _scandir(path, rf.problems, path, rf.root)
+    rf = _named_folder(path, Path(root))
+    entries = scandir(path, rf.problems, path, rf.root)
     if not entries:
         if not path.is_dir():
             rf.problems.append(Problem("Replay folder not found", str(path), rf.enqueue, "error"))
         else:
             rf.problems.append(Problem("Replay folder is empty", path.name, rf.enqueue))
         return _finish_replay(rf)
-
-    def bad(name: str, msg: str) -> None:
-        rf.problems.append(Problem(msg, name, rf.enqueue))
-
     seen: set[str] = set()
     device_bins: dict[int, Path] = {}
     for entry in sorted(entries, key=lambda e: e.name):
-        name = entry.name
-        fpath = Path(entry.path)
-        if _is_dir(entry):
-            if name in ("Pre", "Post"):
-                table = _scan_sub_dumps(fpath, rf, name)
-                if name == "Pre":
-                    rf.pre = table
-                else:
-                    rf.post = table
-            elif name != "Test":  # Test/ is written by run.py when a user replays
-                bad(name, "unexpected folder")
-            continue
-        pf = parse_replay_file_name(name)
-        if pf is None:
-            bad(name, _TOO_LARGE if too_large_number(name) else "unexpected file")
-            continue
-        seen.add(pf.kind)
-        kind, i = pf.kind, pf.index
-        if kind == "run_py":
-            rf.has_run_py = True
-        elif kind == "spirv":
-            rf.spirv = fpath
-        elif kind == "device_binary":
-            assert i is not None
-            device_bins[i] = fpath
-        elif kind == "kernel_source":
-            data = _read_small(fpath, rf, 1 << 30)
-            rf.kernel_source_path = fpath
-            if data is not None:
-                src = data.replace(b"\0", b"")
-                rf.kernel_source = src if src.strip() else None
-        elif kind == "argument":
-            assert i is not None
-            data = _read_small(fpath, rf)
-            if data is not None:
-                rf.arguments[i] = data
-                rf.argument_paths[i] = fpath
+        if is_dir(entry):
+            _read_subfolder(rf, entry.name, Path(entry.path))
         else:
-            data = _read_small(fpath, rf)
-            if data is None:
-                continue
-            _decode_replay_text(rf, kind, i, data, name, bad)
+            _read_file(rf, entry.name, Path(entry.path), seen, device_bins)
     rf.device_binaries = [device_bins[k] for k in sorted(device_bins)]
+    _check_complete(rf, seen)
+    return _finish_replay(rf)
+
+
+def _named_folder(path: Path, root: Path) -> ReplayFolder:
+    """An empty :class:`ReplayFolder` with what the folder's name says (a problem if it is
+    not ``Enqueue_<number>_<kernel>``)."""
+    parsed_dir = parse_replay_dir_name(path.name)
+    rf = ReplayFolder(
+        path=path,
+        enqueue=parsed_dir.enqueue if parsed_dir else None,
+        kernel_name=parsed_dir.kernel if parsed_dir else path.name,
+        root=root,
+    )
+    if parsed_dir is None:
+        msg = (
+            TOO_LARGE
+            if too_large_number(path.name)
+            else "folder name is not Enqueue_<number>_<kernel>"
+        )
+        rf.problems.append(Problem(msg, path.name))
+    return rf
+
+
+def _bad(rf: ReplayFolder, name: str, msg: str) -> None:
+    rf.problems.append(Problem(msg, name, rf.enqueue))
+
+
+def _read_subfolder(rf: ReplayFolder, name: str, fpath: Path) -> None:
+    """``Pre/`` and ``Post/`` dumps; ``Test/`` is written by run.py when a user replays."""
+    if name == "Pre":
+        rf.pre = _scan_sub_dumps(fpath, rf, name)
+    elif name == "Post":
+        rf.post = _scan_sub_dumps(fpath, rf, name)
+    elif name != "Test":
+        _bad(rf, name, "unexpected folder")
+
+
+def _read_file(
+    rf: ReplayFolder, name: str, fpath: Path, seen: set[str], device_bins: dict[int, Path]
+) -> None:
+    """One file of the folder, by the kind its name gives (``seen``: the kinds met so far)."""
+    pf = parse_replay_file_name(name)
+    if pf is None:
+        _bad(rf, name, TOO_LARGE if too_large_number(name) else "unexpected file")
+        return
+    seen.add(pf.kind)
+    kind, i = pf.kind, pf.index
+    if kind == "run_py":
+        rf.has_run_py = True
+    elif kind == "spirv":
+        rf.spirv = fpath
+    elif kind == "device_binary":
+        assert i is not None
+        device_bins[i] = fpath
+    elif kind == "kernel_source":
+        data = _read_small(fpath, rf, 1 << 30)
+        rf.kernel_source_path = fpath
+        if data is not None:
+            src = data.replace(b"\0", b"")
+            rf.kernel_source = src if src.strip() else None
+    elif kind == "argument":
+        assert i is not None
+        data = _read_small(fpath, rf)
+        if data is not None:
+            rf.arguments[i] = data
+            rf.argument_paths[i] = fpath
+    else:
+        data = _read_small(fpath, rf)
+        if data is not None:
+            _decode_replay_text(rf, kind, i, data, name)
+
+
+def _check_complete(rf: ReplayFolder, seen: set[str]) -> None:
+    """A problem for each file the layer always writes that is missing; tables sorted."""
     for kind, fname in (
         ("enqueue_number", "enqueueNumber.txt"),
         ("kernel_name", "kernelName.txt"),
         ("worksizes", "worksizes.txt"),
     ):
         if kind not in seen:
-            bad(fname, "missing")
+            _bad(rf, fname, "missing")
     if "kernel_source" not in seen and rf.spirv is None and not rf.device_binaries:
-        bad("kernel.cl", "no kernel.cl, kernel.spv or DeviceBinary*.bin: cannot be rebuilt")
-    for attr in ("arguments", "locals", "samplers", "svm_offsets", "image_meta"):
-        table = getattr(rf, attr)
-        setattr(rf, attr, dict(sorted(table.items())))
-    return _finish_replay(rf)
+        _bad(rf, "kernel.cl", "no kernel.cl, kernel.spv or DeviceBinary*.bin: cannot be rebuilt")
+    rf.arguments = dict(sorted(rf.arguments.items()))
+    rf.locals = dict(sorted(rf.locals.items()))
+    rf.samplers = dict(sorted(rf.samplers.items()))
+    rf.svm_offsets = dict(sorted(rf.svm_offsets.items()))
+    rf.image_meta = dict(sorted(rf.image_meta.items()))
 
 
 def _finish_replay(rf: ReplayFolder) -> ReplayFolder:
@@ -357,53 +370,56 @@ def _decode_replay_text(
     i: int | None,
     data: bytes,
     name: str,
-    bad: Any,
 ) -> None:
-    text = _text(data)
-    if kind == "enqueue_number":
+    """A small text file of the folder into ``rf`` (a problem when it does not parse)."""
+    text = lenient_text(data)
+    if i is not None:
+        _decode_indexed(rf, kind, i, data, text, name)
+    elif kind == "enqueue_number":
         n = _parse_int_file(data)
         if n is None or n < 0:
-            bad(name, f"not an enqueue number: {text.strip()[:40]!r}")
+            _bad(rf, name, f"not an enqueue number: {text.strip()[:40]!r}")
         else:
             if rf.enqueue is not None and n != rf.enqueue:
-                bad(name, f"says enqueue {n} but the folder name says {rf.enqueue}")
+                _bad(rf, name, f"says enqueue {n} but the folder name says {rf.enqueue}")
             rf.enqueue = n
     elif kind == "kernel_name":
         kname = _strip_eol(text)
         if not kname:
-            bad(name, "empty kernel name")
+            _bad(rf, name, "empty kernel name")
         else:
             rf.kernel_name = kname
     elif kind == "worksizes":
         ws = _parse_worksizes(text)
         if ws is None:
-            bad(name, "expected 3 lines of global / local / offset sizes")
+            _bad(rf, name, "expected 3 lines of global / local / offset sizes")
         else:
             rf.global_size, rf.local_size, rf.offset = ws
     elif kind == "build_options":
         rf.build_options = _strip_eol(text)
     elif kind == "arg_types":
         rf.arg_types = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    elif kind in ("local", "svm_offset"):
-        assert i is not None
+
+
+def _decode_indexed(rf: ReplayFolder, kind: str, i: int, data: bytes, text: str, name: str) -> None:
+    """A per-argument text file (local size, SVM offset, sampler, image metadata) into ``rf``."""
+    if kind in ("local", "svm_offset"):
         n = _parse_int_file(data)
         if n is None or n < 0:
-            bad(name, f"not a byte count: {text.strip()[:40]!r}")
+            _bad(rf, name, f"not a byte count: {text.strip()[:40]!r}")
         elif kind == "local":
             rf.locals[i] = n
         else:
             rf.svm_offsets[i] = n
     elif kind == "sampler":
-        assert i is not None
         s = parse_sampler_text(_strip_eol(text))
         if s is None:
-            bad(name, "not a sampler description")
+            _bad(rf, name, "not a sampler description")
         else:
             rf.samplers[i] = s
     elif kind == "image_meta":
-        assert i is not None
         meta = _parse_image_meta(text)
         if meta is None:
-            bad(name, "expected 9 non-negative integers")
+            _bad(rf, name, "expected 9 non-negative integers")
         else:
             rf.image_meta[i] = meta

@@ -19,7 +19,6 @@ import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 import numpy as np
 
@@ -27,7 +26,7 @@ from cltui.capture.cltypes import (
     BUILTINS,
     CType,
     TypeParseError,
-    _TypeParser,
+    TypeParser,
     lookup,
     unknown,
 )
@@ -84,7 +83,7 @@ class Param:
     ctype: CType
 
     @property
-    def dtype(self) -> np.dtype[Any] | None:
+    def dtype(self) -> np.dtype[np.generic] | None:
         """Element dtype for pointers, value dtype for by-value params (None for images etc.)."""
         return self.ctype.dtype
 
@@ -287,7 +286,7 @@ class _ProgramParser:
             return
         try:
             if toks[0] == "typedef":
-                p = _TypeParser(toks[1:], self.typedefs, self.tags)
+                p = TypeParser(toks[1:], self.typedefs, self.tags)
                 base = p.specifier()
                 p.attributes()
                 while p.peek() is not None:
@@ -301,7 +300,7 @@ class _ProgramParser:
                         continue
                     break
             elif "{" in toks and toks[0] in ("struct", "union", "__attribute__"):
-                p = _TypeParser([t for t in toks if t != "typedef"], self.typedefs, self.tags)
+                p = TypeParser([t for t in toks if t != "typedef"], self.typedefs, self.tags)
                 p.specifier()
             elif toks[0] in KERNEL_WORDS or "__kernel" in toks:
                 self._kernel_decl(start, end, definition=False)
@@ -343,33 +342,22 @@ class _ProgramParser:
                                              name_line=self.lines[name_i])
 
     def _param(self, index: int, g: list[str]) -> Param:
-        space: str | None = None
-        access: str | None = None
-        is_const = is_restrict = is_volatile = False
-        text_toks: list[str] = []
-        core: list[str] = []
-        seen_star = False
-        for t in g:
-            if t in ADDRESS_SPACES:
-                space = ADDRESS_SPACES[t]
-            elif t in ACCESS:
-                access = ACCESS[t]
-            elif t in ("const", "__const"):
-                if not seen_star:
-                    is_const = True
-            elif t in ("restrict", "__restrict", "__restrict__"):
-                is_restrict = True
-            elif t == "volatile":
-                if not seen_star:
-                    is_volatile = True
-            elif t == "*":
-                seen_star = True
-            core.append(t) if t not in ADDRESS_SPACES and t not in ACCESS else None
-        name = ""
-        ctype: CType
-        is_pointer = False
+        space, access, is_const, is_restrict, is_volatile, core = _qualifiers(g)
+        name, ctype, is_pointer = self._declared(core)
+        if ctype.kind == "image":
+            access = access or "read_only"
+            space = space or "global"
+        text_toks = [t for t in g if t != name]
+        if space is None:
+            space = "private"
+        return Param(index, name, space, access, is_pointer, is_const, is_restrict, is_volatile,
+                     _join(text_toks), ctype)
+
+    def _declared(self, core: list[str]) -> tuple[str, CType, bool]:
+        """(name, type, is a pointer) of one parameter's tokens without address space and
+        access; a pointer's type is its innermost pointee, an unknown type when unparsable."""
         try:
-            p = _TypeParser(core, self.typedefs, self.tags)
+            p = TypeParser(core, self.typedefs, self.tags)
             base = p.specifier()
             p.attributes()
             pname, ct, _ = p.declarator(base)
@@ -379,29 +367,46 @@ class _ProgramParser:
                     p.i += 1
                 p.i += 1
                 ct = CType(f"{ct.name}*", "pointer", 8, 8, np.dtype("u8"), element=ct)
-            name = pname
-            if ct.kind == "pointer" and ct.element is not None:
-                is_pointer = True
-                ctype = ct.element
-                while ctype.kind == "pointer" and ctype.element is not None:
-                    ctype = ctype.element  # pointer to pointer: report the innermost type
-            else:
-                ctype = ct
         except (TypeParseError, IndexError, ValueError):
             words = [t for t in core if re.match(r"[A-Za-z_]\w*$", t)]
             name = words[-1] if len(words) > 1 else ""
-            ctype = unknown(" ".join(words[:-1]) if len(words) > 1 else " ".join(core))
-            is_pointer = "*" in core
-        if ctype.kind == "image":
-            access = access or "read_only"
-            space = space or "global"
-        for t in g:
-            if t != name:
-                text_toks.append(t)
-        if space is None:
-            space = "private"
-        return Param(index, name, space, access, is_pointer, is_const, is_restrict, is_volatile,
-                     _join(text_toks), ctype)
+            unk = unknown(" ".join(words[:-1]) if len(words) > 1 else " ".join(core))
+            return name, unk, "*" in core
+        if ct.kind != "pointer" or ct.element is None:
+            return pname, ct, False
+        ctype = ct.element
+        while ctype.kind == "pointer" and ctype.element is not None:
+            ctype = ctype.element  # pointer to pointer: report the innermost type
+        return pname, ctype, True
+
+
+def _qualifiers(
+    g: list[str],
+) -> tuple[str | None, str | None, bool, bool, bool, list[str]]:
+    """(address space, access, const, restrict, volatile, the other tokens) of one parameter;
+    ``const`` and ``volatile`` after a ``*`` qualify the pointer, not the data."""
+    space: str | None = None
+    access: str | None = None
+    is_const = is_restrict = is_volatile = False
+    core: list[str] = []
+    seen_star = False
+    for t in g:
+        if t in ADDRESS_SPACES:
+            space = ADDRESS_SPACES[t]
+            continue
+        if t in ACCESS:
+            access = ACCESS[t]
+            continue
+        if t in ("const", "__const"):
+            is_const = is_const or not seen_star
+        elif t in ("restrict", "__restrict", "__restrict__"):
+            is_restrict = True
+        elif t == "volatile":
+            is_volatile = is_volatile or not seen_star
+        elif t == "*":
+            seen_star = True
+        core.append(t)
+    return space, access, is_const, is_restrict, is_volatile, core
 
 
 def _join(toks: list[str]) -> str:

@@ -30,6 +30,7 @@ from cltui.capture.cltypes import CType
 from cltui.capture.columns import IndexColumns
 from cltui.capture.decode import decode_enqueue
 from cltui.capture.files import DumpIndex
+from cltui.capture.files.report import Report
 from cltui.capture.model import (
     CaptureError,
     DeviceTime,
@@ -41,7 +42,6 @@ from cltui.capture.model import (
 )
 from cltui.capture.recovery import RecoveredEnqueue, Recovery, recover
 from cltui.capture.replayfolder import ReplayFolder, read_replay_folder
-from cltui.capture.report import Report
 from cltui.capture.summary import CaptureInfo, capture_info
 
 if TYPE_CHECKING:

@@ -13,8 +13,8 @@ from cltui.capture import files
 from cltui.capture import log as li
 from cltui.capture.capture import Capture, ProgressFn
 from cltui.capture.confine import is_file, leaves, outside_message
+from cltui.capture.files.report import Report
 from cltui.capture.model import CAPTURE_HOLDS, CaptureError, NotACapture, Problem
-from cltui.capture.report import Report
 
 
 def open_capture(

@@ -3,7 +3,7 @@ kernels and their device times, devices, programs, dumps, recovery and problems.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, TypedDict
 
 import numpy as np
 
@@ -11,7 +11,8 @@ from cltui.capture.model import EnqueueKind
 
 if TYPE_CHECKING:
     from cltui.capture.capture import Capture
-    from cltui.capture.report import Report
+    from cltui.capture.files.report import Report
+    from cltui.capture.recovery.result import RecoveryJSON
 
 
 class KernelInfo(TypedDict):
@@ -80,7 +81,7 @@ class CaptureInfo(TypedDict):
     report: ReportInfo | None
     sessions: int
     recovered: int
-    recovery: dict[str, Any] | None  # Recovery.to_json()
+    recovery: RecoveryJSON | None
     problems: int | list[str]  # a count here; ``cltui info`` puts the problems' lines
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import click
@@ -53,18 +54,19 @@ def info_cmd(dumpdir: str, as_json: bool) -> None:
     if as_json:
         emit_json(data)
     else:
+        shown: dict[str, object] = dict(data)
         rec = data.get("recovery")
         if rec:
             echo(f"lost: {rec['line']}")
-            data["recovery"] = _recovery_text(rec)
-        _print_tree(data)
+            shown["recovery"] = _recovery_text(rec)
+        _print_tree(shown)
 
 
-def _recovery_text(rec: dict[str, Any]) -> dict[str, Any]:
+def _recovery_text(rec: Mapping[str, object]) -> dict[str, object]:
     """The ``recovery`` object with its [first, last] runs written as ``0-1,3,5-9``."""
     from cltui.capture.recovery import range_text
 
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     for key, value in rec.items():
         if key == "line":
             continue

@@ -17,7 +17,8 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input
 
-from cltui.analysis.check import CheckReport, Finding, SourceLine
+from cltui.analysis.check_report import CheckReport, Finding
+from cltui.analysis.oclgrind import SourceLine
 from cltui.replay.compare import Tolerance
 from cltui.tui.app import CltuiApp, make_app
 from cltui.tui.screens.export_dialog import ExportDialog

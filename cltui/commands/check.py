@@ -90,7 +90,7 @@ def exit_code(report: Any) -> int:
 
 
 def _print(report: Any) -> None:
-    from cltui.analysis.check import CheckReport
+    from cltui.analysis.check_report import CheckReport
 
     assert isinstance(report, CheckReport)
     n = len(report.enqueues)

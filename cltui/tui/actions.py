@@ -33,7 +33,7 @@ from cltui.tui.widgets.source_pane import SourcePane
 if TYPE_CHECKING:
     from textual.worker import Worker
 
-    from cltui.analysis.check import CheckReport
+    from cltui.analysis.check_report import CheckReport
     from cltui.analysis.diverge import DivergeReport, EnqueueDiff
     from cltui.capture.capture import Capture, ProgressFn
     from cltui.capture.model import Enqueue

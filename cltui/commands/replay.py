@@ -10,6 +10,8 @@ import click
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
+    from cltui.capture.capture import Capture
+    from cltui.replay.runner import ReplayJob
     from cltui.replay.schema import DeviceChoice, Manifest, Report
 
 from cltui.commands._common import (
@@ -124,8 +126,7 @@ def replay_cmd(
     from cltui.commands._common import load_capture
     from cltui.replay import runner
     from cltui.replay.compare import Tolerance
-    from cltui.replay.devices import DeviceError, select_devices
-    from cltui.replay.engine import choice_line, user_choice
+    from cltui.replay.engine import choice_line
     from cltui.replay.plan import PlanError, build_plan
 
     try:
@@ -141,13 +142,7 @@ def replay_cmd(
         plan = build_plan(cap, rng, mode, tol, per_arg)
     except PlanError as exc:
         fail(str(exc))
-    try:
-        if devices:
-            chosen, choice = select_devices(list(devices)), user_choice(devices)
-        else:
-            chosen, choice = default_devices(cap, plan.steps)
-    except DeviceError as exc:
-        fail(str(exc))
+    chosen, choice = _choose_devices(cap, plan.steps, devices)
     echo(f"device: {choice_line(chosen, choice)}", err=True)
     manifest = plan.to_manifest()
     if probe:
@@ -162,25 +157,7 @@ def replay_cmd(
         save_dir=outputs,
         probe=probe,
     )
-    show_progress = not as_json and sys.stderr.isatty()
-    try:
-        for ev in job.events():
-            if ev["type"] == "device" and not as_json:
-                echo(
-                    f"replaying {len(plan.steps)} enqueues on {ev['device']} {ev['name']} ...",
-                    err=True,
-                )
-            elif ev["type"] == "step" and show_progress:
-                click.echo(  # numbers only; the \r redraws the progress line
-                    f"\r  {ev['i'] + 1}/{ev['n']} enqueue {ev['enqueue']}   ", err=True, nl=False
-                )
-            elif ev["type"] == "device_done" and show_progress:
-                echo("", err=True)
-    except KeyboardInterrupt:  # ctrl-c, SIGTERM: stop the child, remove the outputs
-        job.cancel()
-        if outputs is None:
-            job.cleanup()
-        fail("interrupted", 130)
+    _follow(job, len(plan.steps), as_json, keep=outputs is not None)
     report = job.report
     assert report is not None
     for res in report["devices"]:
@@ -188,12 +165,7 @@ def replay_cmd(
     probes = probe_report(report, manifest) if probe else None
     if outputs is None:
         job.cleanup()
-        report["outputs"] = None
-        for res in report["devices"]:
-            for st in res.get("steps", []):
-                for c in st["checks"]:
-                    c["output"] = None
-            res.pop("probe", None)  # its files are gone
+        _forget_outputs(report)
     deterministic = True
     if probes is not None:
         report["probe"] = [p.to_dict() for p in probes]
@@ -205,6 +177,55 @@ def replay_cmd(
         if probes is not None:
             print_probe(probes)
     sys.exit(exit_code(report, deterministic))
+
+
+def _choose_devices(
+    cap: Capture, steps: Sequence[Mapping[str, Any]], devices: tuple[str, ...]
+) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """--device as given, else the capture's device by the house rule; bad input: exit 2."""
+    from cltui.replay.devices import DeviceError, select_devices
+    from cltui.replay.engine import user_choice
+
+    try:
+        if devices:
+            return select_devices(list(devices)), user_choice(devices)
+        return default_devices(cap, steps)
+    except DeviceError as exc:
+        fail(str(exc))
+
+
+def _follow(job: ReplayJob, n_steps: int, as_json: bool, *, keep: bool) -> None:
+    """Wait for the replay, saying on stderr which device runs (and, on a terminal, which
+    enqueue); ctrl-c or SIGTERM stops the child and removes the outputs unless ``keep``."""
+    show_progress = not as_json and sys.stderr.isatty()
+    try:
+        for ev in job.events():
+            if ev["type"] == "device" and not as_json:
+                echo(
+                    f"replaying {n_steps} enqueues on {ev['device']} {ev['name']} ...",
+                    err=True,
+                )
+            elif ev["type"] == "step" and show_progress:
+                click.echo(  # numbers only; the \r redraws the progress line
+                    f"\r  {ev['i'] + 1}/{ev['n']} enqueue {ev['enqueue']}   ", err=True, nl=False
+                )
+            elif ev["type"] == "device_done" and show_progress:
+                echo("", err=True)
+    except KeyboardInterrupt:  # ctrl-c, SIGTERM: stop the child, remove the outputs
+        job.cancel()
+        if not keep:
+            job.cleanup()
+        fail("interrupted", 130)
+
+
+def _forget_outputs(report: Report) -> None:
+    """Without --outputs the replayed files are removed: the report names none."""
+    report["outputs"] = None
+    for res in report["devices"]:
+        for st in res.get("steps", []):
+            for c in st["checks"]:
+                c["output"] = None
+        res.pop("probe", None)  # its files are gone
 
 
 def exit_code(report: Report, deterministic: bool = True) -> int:
@@ -256,7 +277,7 @@ def print_probe(probes: list[Any]) -> None:
 
 
 def default_devices(
-    cap: Any, steps: Sequence[Mapping[str, Any]]
+    cap: Capture, steps: Sequence[Mapping[str, Any]]
 ) -> tuple[list[dict[str, Any]], dict[str, str]]:
     """Without ``--device``: the device the capture ran on when it is here, else the one
     named most like it, else the first that is not a simulator, else the first (the rule of

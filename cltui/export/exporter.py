@@ -38,7 +38,7 @@ from typing import Any
 from cltui.capture.devinfo import captured_devices
 from cltui.capture.names import sanitize_component
 from cltui.export.bundle import BundleWriter, ExportCancelled, ExportError
-from cltui.export.includes import resolve_includes
+from cltui.export.includes import IncludeSet, resolve_includes
 from cltui.export.readme import render_readme
 from cltui.replay.schema import Manifest
 
@@ -375,20 +375,7 @@ def _write_programs(
             inc = resolve_includes(source, prog.get("options") or "", host_includes)
             prog["captured_options"] = prog.get("options") or ""
             prog["options"] = inc.options
-            dirs: list[str] = []
-            for i, local in enumerate(inc.dirs):
-                used = {rel: path for (di, rel), path in inc.headers.items() if di == i}
-                if not used:  # nothing is included from there: the folder is not needed
-                    continue
-                n = include_index.setdefault(local, len(include_index))
-                dirs.append(f"kernels/include/{n}")
-                for rel, path in sorted(used.items()):
-                    target = f"kernels/include/{n}/{rel}"
-                    if target not in w.files:
-                        w.copy_file(target, path)
-                        size = path.stat().st_size
-                        host.copied.append(HostFile(str(label), str(path), target, size))
-            prog["include_dirs"] = dirs
+            prog["include_dirs"] = _write_includes(w, inc, str(label), include_index, host)
             notes.extend(f"{label}: {n}" for n in inc.notes)
             for r in inc.refused:
                 host.refused.append(RefusedHostFile(str(label), r.include, r.host_path, r.why))
@@ -402,6 +389,31 @@ def _write_programs(
             dev = sanitize_component(name, max_len=60)
             place(b["data"], f"kernels/{stem}.{dev}.bin")
     return notes
+
+
+def _write_includes(
+    w: BundleWriter,
+    inc: IncludeSet,
+    label: str,
+    include_index: dict[Path, int],
+    host: HostIncludes,
+) -> list[str]:
+    """The headers a source includes into ``kernels/include/<n>/`` (one folder per host
+    folder, shared by the programs); the bundle folders the program's options name."""
+    dirs: list[str] = []
+    for i, local in enumerate(inc.dirs):
+        used = {rel: path for (di, rel), path in inc.headers.items() if di == i}
+        if not used:  # nothing is included from there: the folder is not needed
+            continue
+        n = include_index.setdefault(local, len(include_index))
+        dirs.append(f"kernels/include/{n}")
+        for rel, path in sorted(used.items()):
+            target = f"kernels/include/{n}/{rel}"
+            if target not in w.files:
+                w.copy_file(target, path)
+                size = path.stat().st_size
+                host.copied.append(HostFile(label, str(path), target, size))
+    return dirs
 
 
 def _write_data(

@@ -10,6 +10,7 @@ import click
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
+    from cltui.analysis.probe import ProbeReport
     from cltui.capture.capture import Capture
     from cltui.replay.runner import ReplayJob
     from cltui.replay.schema import DeviceChoice, Manifest, Report
@@ -137,9 +138,8 @@ def replay_cmd(
     if timeout <= 0:
         fail("--timeout must be positive")
     cap = load_capture(dumpdir, quiet=as_json)
-    tol = Tolerance(atol or 0.0, rtol or 0.0, ulp or 0)
     try:
-        plan = build_plan(cap, rng, mode, tol, per_arg)
+        plan = build_plan(cap, rng, mode, Tolerance(atol or 0.0, rtol or 0.0, ulp or 0), per_arg)
     except PlanError as exc:
         fail(str(exc))
     chosen, choice = _choose_devices(cap, plan.steps, devices)
@@ -166,6 +166,13 @@ def replay_cmd(
     if outputs is None:
         job.cleanup()
         _forget_outputs(report)
+    sys.exit(_emit(report, manifest, probes, as_json))
+
+
+def _emit(
+    report: Report, manifest: Manifest, probes: list[ProbeReport] | None, as_json: bool
+) -> int:
+    """Print the report (text, or --json) with what --probe found; the exit code."""
     deterministic = True
     if probes is not None:
         report["probe"] = [p.to_dict() for p in probes]
@@ -176,7 +183,7 @@ def replay_cmd(
         print_report(report, manifest)
         if probes is not None:
             print_probe(probes)
-    sys.exit(exit_code(report, deterministic))
+    return exit_code(report, deterministic)
 
 
 def _choose_devices(
@@ -237,7 +244,7 @@ def exit_code(report: Report, deterministic: bool = True) -> int:
     return EXIT_MISMATCH if not deterministic else code  # a failure dominates incomplete
 
 
-def probe_report(report: Report, manifest: Manifest) -> list[Any]:
+def probe_report(report: Report, manifest: Manifest) -> list[ProbeReport]:
     """One :class:`~cltui.analysis.probe.ProbeReport` per device that ran (``--probe``)."""
     from cltui.analysis.probe import meta_of, probe_outputs
     from cltui.replay.runner import probe_runs
@@ -256,7 +263,7 @@ def probe_report(report: Report, manifest: Manifest) -> list[Any]:
     return out
 
 
-def print_probe(probes: list[Any]) -> None:
+def print_probe(probes: list[ProbeReport]) -> None:
     """``--probe``: per device, deterministic or each varying output with its figures."""
     for p in probes:
         if p.deterministic:

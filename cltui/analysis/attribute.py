@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
 
 from cltui.analysis.check_report import Finding
 from cltui.analysis.oclgrind import API, DATA_RACE, RawFinding, SourceLine
@@ -18,6 +17,11 @@ from cltui.analysis.oclgrind import API, DATA_RACE, RawFinding, SourceLine
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
 # API "errors" that are pyopencl probing optional device/platform queries
 _INFO_QUERY = re.compile(r"^clGet\w*Info$")
+
+# (enqueue, kind, message without addresses, kernel, lines, API function, API error)
+_Key = tuple[
+    int | None, str, str, str | None, tuple[tuple[str, int, int], ...], str | None, str | None
+]
 
 
 @dataclass
@@ -40,8 +44,8 @@ def attribute(
 
     ``sources``: program id -> (source path relative to the capture, its lines).
     """
-    merged: dict[tuple[Any, ...], Finding] = {}
-    order: list[tuple[Any, ...]] = []
+    merged: dict[_Key, Finding] = {}
+    order: list[_Key] = []
     maps: dict[str, LineMap | None] = {}
     for r in raw:
         if r.kind == API and r.function and _INFO_QUERY.match(r.function):

@@ -8,7 +8,7 @@ fills them.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from cltui.replay.compare import DIFFERENT, EQUAL, CompareResult, Tolerance
 
@@ -27,6 +27,67 @@ MISSING = "missing"  # only one side has a Post dump
 INPUTS_IDENTICAL = "identical"
 INPUTS_DIFFERENT = "different"
 INPUTS_UNKNOWN = "unknown"
+
+
+
+class ArgDiffJSON(TypedDict):
+    index: int
+    name: str | None
+    type: str | None
+    status: str
+    hashed: bool
+    summary: str
+    note: str
+    compare: dict[str, Any] | None  # replay.compare's result as JSON
+
+
+class EnqueueDiffJSON(TypedDict):
+    enqueue: int
+    enqueue_b: int | None
+    kernel: str | None
+    function: str
+    kernel_b: str | None
+    function_b: str | None
+    status: str
+    only_b: bool
+    inputs: str
+    inputs_differ: list[int]
+    starts_here: bool
+    notes: list[str]
+    args: list[ArgDiffJSON]
+
+
+class FirstElement(TypedDict):
+    index: int
+    where: str
+    a: object
+    b: object
+    max_ulp: float | None
+
+
+class FirstDivergence(TypedDict):
+    enqueue: int
+    kernel: str | None
+    arg: int | None
+    element: FirstElement | None
+    starts_here: bool
+
+
+class DivergeReportJSON(TypedDict):
+    """What ``cltui diverge --json`` prints (docs/cli-json.md)."""
+
+    a: str
+    b: str
+    enqueues_a: int
+    enqueues_b: int
+    aligned: int
+    sequence_identical: bool
+    tolerance: dict[str, float]
+    counts: dict[str, int]
+    first_divergent: int | None
+    first: FirstDivergence | None
+    divergent: list[int]
+    enqueues: list[EnqueueDiffJSON]
 
 
 @dataclass
@@ -55,7 +116,7 @@ class ArgDiff:
             text += f" ({self.type_name})"
         return text
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ArgDiffJSON:
         return {
             "index": self.index,
             "name": self.name,
@@ -111,7 +172,7 @@ class EnqueueDiff:
                 return f"{name} / {other}"
         return name
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> EnqueueDiffJSON:
         return {
             "enqueue": self.number,
             "enqueue_b": self.number_b,
@@ -184,11 +245,11 @@ class DivergeReport:
             out[e.status] = out.get(e.status, 0) + 1
         return out
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> DivergeReportJSON:
         first = self.first_divergent
         first_data = self.first_data_divergent
         fa = first_data.first_arg if first_data is not None else None
-        element = None
+        element: FirstElement | None = None
         if fa is not None and fa.result is not None and fa.result.first is not None:
             f = fa.result.first
             element = {

@@ -100,7 +100,7 @@ class ResultRow:
         return cells
 
 
-def _num(v: Any) -> str:
+def _num(v: object) -> str:
     if v is None:
         return ""
     if isinstance(v, float):
@@ -108,14 +108,14 @@ def _num(v: Any) -> str:
     return str(v)
 
 
-def _value(v: Any) -> str:
+def _value(v: object) -> str:
     """An element value with enough digits to tell two float32/float64 values apart."""
     if isinstance(v, float):
         return f"{v:.9g}" if abs(v) < 1e300 else repr(v)
     return str(v)
 
 
-def _stage(v: Any) -> str:
+def _stage(v: object) -> str:
     if not isinstance(v, dict) or v.get("median") is None:
         return ""
     med = fmt_ns(int(v["median"]))

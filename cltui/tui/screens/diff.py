@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
+import numpy.typing as npt
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
@@ -27,6 +28,8 @@ if TYPE_CHECKING:
     from cltui.capture.capture import Capture
 
 __all__ = ["DiffScreen", "DiffUnavailable", "ctype_for"]
+
+Array = npt.NDArray[np.generic]  # a dump, a replayed output: any element type, read as bytes
 
 
 class DiffUnavailable(CltuiError):
@@ -54,7 +57,7 @@ _CL_SCALARS = {
 }  # fmt: skip
 
 
-def _cl_name(spec: Any) -> str | None:
+def _cl_name(spec: Any) -> str | None:  # a plan dtype spec (JSON)
     try:
         dt = make_dtype(spec)
     except (TypeError, ValueError):
@@ -71,7 +74,7 @@ def _cl_name(spec: Any) -> str | None:
     return name if lanes == 1 else f"{name}{lanes}"
 
 
-def _load(path: Path | None) -> Any:
+def _load(path: Path | None) -> npt.NDArray[np.uint8] | None:
     if path is None or not path.is_file():
         return None
     if path.stat().st_size == 0:
@@ -88,9 +91,9 @@ class DiffScreen(Screen[None]):
         self,
         title: str,
         detail: str,
-        pre: Any,
-        post: Any,
-        replayed: Any,
+        pre: Array | None,
+        post: Array | None,
+        replayed: Array | None,
         ctype: CType,
         first: int | None,
         headings: tuple[str, str, str] | None = None,
@@ -197,7 +200,7 @@ class DiffScreen(Screen[None]):
         self.dismiss(None)
 
 
-def _path(report: Report, device: str, enqueue: int, mem: Any) -> Path | None:
+def _path(report: Report, device: str, enqueue: int, mem: str | None) -> Path | None:
     for res in report.get("devices", []):
         if res.get("device", {}).get("id") != device:
             continue

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 import click
 
@@ -16,12 +16,82 @@ if TYPE_CHECKING:
     from cltui.capture.model import Dump, KernelArg, MemObject, Program
 
 
-def _dump_obj(dump: Dump | None, dtype: npt.DTypeLike | None) -> dict[str, Any] | None:
+
+class StatsJSON(TypedDict, total=False):
+    nan: int
+    inf: int
+    min: float
+    max: float
+    mean: float
+
+
+class DumpJSON(TypedDict):
+    file: str
+    bytes: int
+    memory_object: int
+    hash_only: bool
+    image_region: NotRequired[list[int]]
+    bits_per_texel: NotRequired[int | None]
+    hash: NotRequired[str | None]
+    error: NotRequired[str]
+    dtype: NotRequired[str]
+    elements: NotRequired[int]
+    stats: NotRequired[StatsJSON | None]
+
+
+class ProgramJSON(TypedDict):
+    number: int
+    hash: str
+    source: str | None
+    build_options: str
+    kernel_line: NotRequired[int]
+
+
+class ImageJSON(TypedDict):
+    type: str
+    channel_order: str
+    channel_data_type: str
+    width: int
+    height: int
+    depth: int
+
+
+class MemoryJSON(TypedDict):
+    handle: str
+    kind: str
+    bytes: int
+    flags: str
+    image: NotRequired[ImageJSON]
+
+
+class ArgJSON(TypedDict):
+    """One argument in ``show --json`` (docs/cli-json.md)."""
+
+    index: int
+    name: str | None
+    kind: str
+    type: str | None
+    address_space: str | None
+    access: str | None
+    dtype: str | None
+    size: int | None
+    value: NotRequired[object]
+    raw: NotRequired[str]
+    raw_source: NotRequired[str | None]
+    memory_object: NotRequired[MemoryJSON]
+    sampler: NotRequired[str]
+    svm_offset: NotRequired[int | None]
+    local_bytes: NotRequired[int]
+    pre: NotRequired[DumpJSON | None]
+    post: NotRequired[DumpJSON | None]
+
+
+def _dump_obj(dump: Dump | None, dtype: npt.DTypeLike | None) -> DumpJSON | None:
     if dump is None:
         return None
     import numpy as np
 
-    obj: dict[str, Any] = {
+    obj: DumpJSON = {
         "file": str(dump.path),
         "bytes": dump.size,
         "memory_object": dump.mem_id,
@@ -45,7 +115,7 @@ def _dump_obj(dump: Dump | None, dtype: npt.DTypeLike | None) -> dict[str, Any] 
     return obj
 
 
-def _stats(arr: npt.NDArray[np.generic]) -> dict[str, Any] | None:
+def _stats(arr: npt.NDArray[np.generic]) -> StatsJSON | None:
     import numpy as np
 
     if arr.size == 0 or arr.dtype.names is not None:
@@ -53,7 +123,7 @@ def _stats(arr: npt.NDArray[np.generic]) -> dict[str, Any] | None:
     flat = np.asarray(arr).reshape(-1)
     if flat.dtype.kind not in "biuf":
         return None
-    out: dict[str, Any] = {}
+    out: StatsJSON = {}
     if flat.dtype.kind == "f":
         finite = np.isfinite(flat)
         out["nan"] = int(np.isnan(flat).sum())
@@ -127,8 +197,8 @@ def enqueue_to_json(cap: Capture, number: int) -> dict[str, Any]:
     return data
 
 
-def _program_json(cap: Capture, prog: Program, kernel: str | None) -> dict[str, Any]:
-    out: dict[str, Any] = {
+def _program_json(cap: Capture, prog: Program, kernel: str | None) -> ProgramJSON:
+    out: ProgramJSON = {
         "number": prog.number,
         "hash": prog.hash,
         "source": None if prog.source_path is None else str(prog.source_path),
@@ -140,9 +210,8 @@ def _program_json(cap: Capture, prog: Program, kernel: str | None) -> dict[str, 
     return out
 
 
-def _arg_json(arg: KernelArg) -> dict[str, Any]:
-    """One argument in ``show --json`` (docs/cli-json.md)."""
-    a: dict[str, Any] = {
+def _arg_json(arg: KernelArg) -> ArgJSON:
+    a: ArgJSON = {
         "index": arg.index,
         "name": arg.name,
         "kind": arg.kind.value,
@@ -170,8 +239,8 @@ def _arg_json(arg: KernelArg) -> dict[str, Any]:
     return a
 
 
-def _memory_json(mem: MemObject) -> dict[str, Any]:
-    out: dict[str, Any] = {
+def _memory_json(mem: MemObject) -> MemoryJSON:
+    out: MemoryJSON = {
         "handle": hex(mem.handle),
         "kind": mem.kind,
         "bytes": mem.size,
@@ -276,7 +345,7 @@ def _print_human(d: dict[str, Any]) -> None:
         echo(f"  problem:  {p}")
 
 
-def _print_arg(a: dict[str, Any]) -> None:
+def _print_arg(a: ArgJSON) -> None:
     """One argument of ``show``: its declaration, value or object, and its dumps."""
     name = a["name"] or f"arg{a['index']}"
     typ = " ".join(x for x in (a["address_space"], a["access"], a["type"]) if x)
@@ -291,15 +360,13 @@ def _print_arg(a: dict[str, Any]) -> None:
         mo = a["memory_object"]
         line += f"  {mo['kind']} {mo['handle']} {mo['bytes']} bytes"
     echo(line)
-    for which in ("pre", "post"):
-        dump = a.get(which)
+    for which, dump in (("pre", a.get("pre")), ("post", a.get("post"))):
         if not dump:
             continue
         desc = f"      {which:<4} {dump['bytes']} bytes"
         if dump.get("hash_only"):
             desc += f"  hash {dump.get('hash')}"
-        elif dump.get("stats"):
-            s = dump["stats"]
+        elif s := dump.get("stats"):
             desc += f"  {dump['dtype']} x{dump['elements']}"
             if "min" in s:
                 desc += f"  min {s['min']:.6g} max {s['max']:.6g} mean {s['mean']:.6g}"

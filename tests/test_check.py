@@ -9,19 +9,17 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from cltui.analysis.check import (
+from cltui.analysis.attribute import StepSpan, attribute
+from cltui.analysis.check import CheckError, run_check
+from cltui.analysis.check_report import CheckReport
+from cltui.analysis.oclgrind import (
     API,
     BARRIER_DIVERGENCE,
     DATA_RACE,
     FATAL,
     OUT_OF_BOUNDS,
     UNINITIALIZED,
-    CheckError,
-    CheckReport,
-    _Step,
-    attribute,
     parse_oclgrind,
-    run_check,
 )
 from cltui.capture import open_capture
 from cltui.capture.ranges import parse_range
@@ -106,7 +104,7 @@ def test_attribute_by_offset_drops_info_queries_and_merges_repeats() -> None:
     raw = parse_oclgrind(SAMPLE + SAMPLE[SAMPLE.index("Invalid write"):SAMPLE.index("Read-")])
     data = SAMPLE.encode()
     cut = data.index(b"Read-write")
-    steps = [_Step(7, "oob_write", "p0", 0, cut), _Step(8, "local_race", "p0", cut, None)]
+    steps = [StepSpan(7, "oob_write", "p0", 0, cut), StepSpan(8, "local_race", "p0", cut, None)]
     src = ["x"] * 30
     src[4] = "    out[i + 1] = (float)i;"
     found = attribute(raw, steps, {"p0": ("CLI_0000_X_source.cl", src)})

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from cltui.analysis.diverge import (
+from cltui.analysis.diverge import diverge
+from cltui.analysis.diverge_report import (
     DIVERGENT,
     IDENTICAL,
     INPUTS_DIFFERENT,
@@ -20,7 +21,6 @@ from cltui.analysis.diverge import (
     SEQUENCE,
     WITHIN_TOL,
     DivergeReport,
-    diverge,
 )
 from cltui.capture import open_capture
 from cltui.cli import main

@@ -23,12 +23,9 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from cltui.analysis.check import (
-    OUT_OF_BOUNDS,
-    UNINITIALIZED,
-    line_map,
-    run_check,
-)
+from cltui.analysis.attribute import line_map
+from cltui.analysis.check import run_check
+from cltui.analysis.oclgrind import OUT_OF_BOUNDS, UNINITIALIZED
 from cltui.capture import open_capture
 from cltui.capture.ranges import parse_range
 from cltui.cli import main

@@ -237,9 +237,9 @@ def test_hash_only_dumps_are_compared_by_hash(images_svm: Path, tmp_path: Path) 
     assert res[(3, "arg 1 (buffer 0005)")]["summary"].startswith("hash ")
     assert not report["ok"]
     # the results screen shows the hash verdict where a value check shows its first difference
+    from cltui.tui.result_rows import COLUMNS, result_rows
     from cltui.tui.screens.replay_dialog import ReplayRequest
     from cltui.tui.screens.replay_progress import ReplayOutcome
-    from cltui.tui.screens.results import COLUMNS, result_rows
 
     outcome = ReplayOutcome(report, plan.manifest, ReplayRequest(dev), "2-3", tmp_path)
     first = COLUMNS.index("first difference")

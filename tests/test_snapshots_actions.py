@@ -17,14 +17,16 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input
 
-from cltui.analysis.check import CheckReport, Finding, SourceLine
+from cltui.analysis.check_report import CheckReport, Finding
+from cltui.analysis.oclgrind import SourceLine
 from cltui.replay.compare import Tolerance
 from cltui.tui.app import CltuiApp, make_app
+from cltui.tui.screens.diff import DiffScreen, ctype_for
 from cltui.tui.screens.export_dialog import ExportDialog
 from cltui.tui.screens.findings import FindingsScreen
 from cltui.tui.screens.replay_dialog import ReplayRequest
 from cltui.tui.screens.replay_progress import ProgressScreen, ReplayOutcome, TaskControl
-from cltui.tui.screens.results import DiffScreen, ReplayResultsScreen, ctype_for
+from cltui.tui.screens.results import ReplayResultsScreen
 
 SMALL = (80, 24)
 LARGE = (120, 36)

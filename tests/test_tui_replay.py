@@ -20,6 +20,7 @@ from textual.widgets import DataTable
 
 from cltui.replay.compare import Tolerance
 from cltui.tui.app import CltuiApp, make_app
+from cltui.tui.screens.diff import DiffScreen
 from cltui.tui.screens.main import MainScreen
 from cltui.tui.screens.replay_dialog import (
     ReplayDialog,
@@ -27,7 +28,7 @@ from cltui.tui.screens.replay_dialog import (
     parse_replay_fields,
 )
 from cltui.tui.screens.replay_progress import ProgressScreen, TaskControl, TaskFailed
-from cltui.tui.screens.results import DiffScreen, ReplayResultsScreen
+from cltui.tui.screens.results import ReplayResultsScreen
 from cltui.tui.widgets.diff_view import DiffView
 
 SIZE = (140, 36)

@@ -22,12 +22,25 @@ from __future__ import annotations
 import difflib
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from cltui.analysis.diverge_report import (
+    DIVERGENT,
+    IDENTICAL,
+    INPUTS_DIFFERENT,
+    INPUTS_IDENTICAL,
+    INPUTS_UNKNOWN,
+    MISSING,
+    SEQUENCE,
+    UNCHECKED,
+    WITHIN_TOL,
+    ArgDiff,
+    DivergeReport,
+    EnqueueDiff,
+)
 from cltui.capture.capture import Capture
 from cltui.capture.elements import element_dtype
 from cltui.capture.hashing import cli_hash64
@@ -37,27 +50,10 @@ from cltui.replay.compare import (
     DIFFERENT,
     EQUAL,
     WITHIN,
-    CompareResult,
     Tolerance,
     bytes_equal,
     compare_bytes,
 )
-
-# enqueue statuses
-IDENTICAL = "identical"  # every compared Post dump is bit-identical
-WITHIN_TOL = "within"  # differences, all within tolerance
-DIVERGENT = "different"  # at least one argument differs beyond tolerance
-UNCHECKED = "unchecked"  # aligned kernel enqueue, but no Post dump to compare on both sides
-SEQUENCE = "sequence"  # the two sequences differ here (missing on one side / other kernel)
-NODATA = "nodata"  # aligned, nothing to compare (not a kernel, or no dumps at all)
-
-# argument statuses (besides compare's equal / within / different)
-MISSING = "missing"  # only one side has a Post dump
-
-# input statuses
-INPUTS_IDENTICAL = "identical"
-INPUTS_DIFFERENT = "different"
-INPUTS_UNKNOWN = "unknown"
 
 ProgressFn = Callable[[float], None]
 
@@ -68,201 +64,6 @@ _MAX_DIFFLIB = 100_000
 
 class DivergeError(CltuiError):
     """A specific one-line problem (the comparison could not be made at all)."""
-
-
-@dataclass
-class ArgDiff:
-    index: int
-    name: str | None
-    type_name: str | None
-    status: str  # EQUAL | WITHIN | DIFFERENT | MISSING
-    result: CompareResult | None = None  # None for hash comparisons and missing dumps
-    hashed: bool = False
-    note: str = ""
-
-    def summary(self) -> str:
-        if self.status == MISSING:
-            return self.note
-        if self.hashed:
-            return "hashes equal" if self.status == EQUAL else "hashes differ"
-        assert self.result is not None
-        return self.result.summary()
-
-    def label(self) -> str:
-        text = f"arg {self.index}"
-        if self.name:
-            text += f" {self.name}"
-        if self.type_name:
-            text += f" ({self.type_name})"
-        return text
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "index": self.index,
-            "name": self.name,
-            "type": self.type_name,
-            "status": self.status,
-            "hashed": self.hashed,
-            "summary": self.summary(),
-            "note": self.note,
-            "compare": self.result.to_dict() if self.result is not None else None,
-        }
-
-
-@dataclass
-class EnqueueDiff:
-    number: int  # enqueue number in capture A (B's number when only B has it)
-    number_b: int | None  # the aligned enqueue number in capture B
-    kernel: str | None
-    function: str
-    status: str
-    args: list[ArgDiff] = field(default_factory=list)
-    inputs: str = INPUTS_UNKNOWN
-    inputs_differ: list[int] = field(default_factory=list)  # unchanged args whose Pre differs
-    notes: list[str] = field(default_factory=list)
-    kernel_b: str | None = None
-    function_b: str | None = None
-    only_b: bool = False  # capture A has no counterpart; ``number`` is B's number
-
-    @property
-    def divergent(self) -> bool:
-        return self.status in (DIVERGENT, SEQUENCE)
-
-    @property
-    def first_arg(self) -> ArgDiff | None:
-        """The first argument that differs beyond tolerance (or is missing on one side)."""
-        for a in self.args:
-            if a.status == DIFFERENT:
-                return a
-        for a in self.args:
-            if a.status == MISSING:
-                return a
-        return None
-
-    @property
-    def starts_here(self) -> bool:
-        """Outputs differ although every input the dumps show was identical."""
-        return self.status == DIVERGENT and self.inputs == INPUTS_IDENTICAL
-
-    def label(self) -> str:
-        name = self.kernel if self.kernel is not None else self.function
-        if self.status == SEQUENCE and (self.kernel_b, self.function_b) != (None, None):
-            other = self.kernel_b if self.kernel_b is not None else self.function_b
-            if self.number_b is None or other != name:
-                return f"{name} / {other}"
-        return name
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "enqueue": self.number,
-            "enqueue_b": self.number_b,
-            "kernel": self.kernel,
-            "function": self.function,
-            "kernel_b": self.kernel_b,
-            "function_b": self.function_b,
-            "status": self.status,
-            "only_b": self.only_b,
-            "inputs": self.inputs,
-            "inputs_differ": list(self.inputs_differ),
-            "starts_here": self.starts_here,
-            "notes": list(self.notes),
-            "args": [a.to_dict() for a in self.args],
-        }
-
-
-@dataclass
-class DivergeReport:
-    path_a: str
-    path_b: str
-    tolerance: Tolerance
-    count_a: int
-    count_b: int
-    enqueues: list[EnqueueDiff]  # every enqueue compared or misaligned, in A's order
-    aligned: int  # enqueues paired between the two captures
-    sequence_identical: bool
-    _by_number: dict[int, EnqueueDiff] = field(default_factory=dict, repr=False)
-
-    def __post_init__(self) -> None:
-        self._by_number = {}
-        for e in self.enqueues:
-            if not e.only_b:
-                self._by_number.setdefault(e.number, e)
-
-    def status_of(self, number: int) -> str:
-        """Status of enqueue ``number`` of capture A (``NODATA`` for enqueues not compared)."""
-        hit = self._by_number.get(number)
-        return hit.status if hit is not None else NODATA
-
-    def get(self, number: int) -> EnqueueDiff | None:
-        return self._by_number.get(number)
-
-    @property
-    def divergent(self) -> list[EnqueueDiff]:
-        return [e for e in self.enqueues if e.divergent]
-
-    @property
-    def first_divergent(self) -> EnqueueDiff | None:
-        for e in self.enqueues:
-            if e.divergent:
-                return e
-        return None
-
-    @property
-    def first_data_divergent(self) -> EnqueueDiff | None:
-        """The first aligned enqueue whose dumps differ beyond tolerance."""
-        for e in self.enqueues:
-            if e.status == DIVERGENT:
-                return e
-        return None
-
-    @property
-    def sequence_diffs(self) -> list[EnqueueDiff]:
-        return [e for e in self.enqueues if e.status == SEQUENCE]
-
-    def counts(self) -> dict[str, int]:
-        out = {k: 0 for k in (IDENTICAL, WITHIN_TOL, DIVERGENT, UNCHECKED, SEQUENCE)}
-        for e in self.enqueues:
-            out[e.status] = out.get(e.status, 0) + 1
-        return out
-
-    def to_dict(self) -> dict[str, Any]:
-        first = self.first_divergent
-        first_data = self.first_data_divergent
-        fa = first_data.first_arg if first_data is not None else None
-        element = None
-        if fa is not None and fa.result is not None and fa.result.first is not None:
-            f = fa.result.first
-            element = {
-                "index": f.index,
-                "where": f.where(),
-                "a": f.expected,
-                "b": f.actual,
-                "max_ulp": fa.result.max_ulp,
-            }
-        return {
-            "a": self.path_a,
-            "b": self.path_b,
-            "enqueues_a": self.count_a,
-            "enqueues_b": self.count_b,
-            "aligned": self.aligned,
-            "sequence_identical": self.sequence_identical,
-            "tolerance": self.tolerance.to_dict(),
-            "counts": self.counts(),
-            "first_divergent": first.number if first is not None else None,
-            "first": (
-                {
-                    "enqueue": first_data.number,
-                    "kernel": first_data.kernel,
-                    "arg": fa.index if fa is not None else None,
-                    "element": element,
-                    "starts_here": first_data.starts_here,
-                }
-                if first_data is not None
-                else None
-            ),
-            "divergent": [e.number for e in self.divergent],
-            "enqueues": [e.to_dict() for e in self.enqueues],
-        }
 
 
 # --------------------------------------------------------------------------- alignment
@@ -471,21 +272,9 @@ def diverge(
     tol = tol or Tolerance()
     pairs, same_seq = align(cap_a, cap_b)
     out: list[EnqueueDiff] = []
-    kernel_kinds = (int(EnqueueKind.KERNEL), int(EnqueueKind.TASK))
     data_a = cap_a.has_post | cap_a.hashes_only
     data_b = cap_b.has_post | cap_b.hashes_only
-    if same_seq:  # pairs are (i, i): only kernels with dumps on either side need a look
-        is_kernel = np.isin(cap_a.kinds, np.array(kernel_kinds, dtype=cap_a.kinds.dtype))
-        work = [int(k) for k in np.flatnonzero(is_kernel & (data_a | data_b))]
-        aligned = len(pairs)
-    else:
-        work = [
-            k for k, (pa, pb) in enumerate(pairs)
-            if pa is None or pb is None
-            or _label_at(cap_a, pa) != _label_at(cap_b, pb)
-            or (int(cap_a.kinds[pa]) in kernel_kinds and (data_a[pa] or data_b[pb]))
-        ]
-        aligned = sum(1 for pa, pb in pairs if pa is not None and pb is not None)
+    work, aligned = _work(cap_a, cap_b, pairs, same_seq, data_a, data_b)
     total = max(1, len(work))
     for done, k in enumerate(work):
         if cancel is not None and cancel.is_set():
@@ -500,18 +289,7 @@ def diverge(
         if (first is not None and ref < first) or (last is not None and ref > last):
             continue
         if pa is None or pb is None:
-            cap, pos, side = (cap_b, pb, "B") if pa is None else (cap_a, pa, "A")
-            assert pos is not None
-            row = cap.row(pos)
-            d = EnqueueDiff(ref, num_b, row.kernel if side == "A" else None,
-                            row.function if side == "A" else "",
-                            SEQUENCE, notes=[f"only capture {side} has this enqueue"])
-            if side == "B":
-                d.kernel_b, d.function_b = row.kernel, row.function
-                d.number_b = num_b
-                d.function = "(missing)"
-                d.only_b = True
-            out.append(d)
+            out.append(_one_sided(cap_a, cap_b, pa, pb, ref, num_b))
             continue
         ra, rb = cap_a.row(pa), cap_b.row(pb)
         if (ra.function, ra.kernel) != (rb.function, rb.kernel):
@@ -539,6 +317,47 @@ def diverge(
         count_a=len(cap_a), count_b=len(cap_b), enqueues=out, aligned=aligned,
         sequence_identical=same_seq,
     )
+
+
+def _work(
+    cap_a: Capture,
+    cap_b: Capture,
+    pairs: list[tuple[int | None, int | None]],
+    same_seq: bool,
+    data_a: npt.NDArray[np.bool_],
+    data_b: npt.NDArray[np.bool_],
+) -> tuple[list[int], int]:
+    """The pairs that need a look (by index into ``pairs``), and how many are aligned."""
+    kernel_kinds = (int(EnqueueKind.KERNEL), int(EnqueueKind.TASK))
+    if same_seq:  # pairs are (i, i): only kernels with dumps on either side need a look
+        is_kernel = np.isin(cap_a.kinds, np.array(kernel_kinds, dtype=cap_a.kinds.dtype))
+        return [int(k) for k in np.flatnonzero(is_kernel & (data_a | data_b))], len(pairs)
+    work = [
+        k for k, (pa, pb) in enumerate(pairs)
+        if pa is None or pb is None
+        or _label_at(cap_a, pa) != _label_at(cap_b, pb)
+        or (int(cap_a.kinds[pa]) in kernel_kinds and (data_a[pa] or data_b[pb]))
+    ]
+    return work, sum(1 for pa, pb in pairs if pa is not None and pb is not None)
+
+
+def _one_sided(
+    cap_a: Capture, cap_b: Capture, pa: int | None, pb: int | None, ref: int, num_b: int | None
+) -> EnqueueDiff:
+    """The SEQUENCE entry of an enqueue only one capture has."""
+    cap, pos, side = (cap_b, pb, "B") if pa is None else (cap_a, pa, "A")
+    assert pos is not None
+    row = cap.row(pos)
+    d = EnqueueDiff(ref, num_b, row.kernel if side == "A" else None,
+                    row.function if side == "A" else "",
+                    SEQUENCE, notes=[f"only capture {side} has this enqueue"])
+    if side == "B":
+        d.kernel_b, d.function_b = row.kernel, row.function
+        d.number_b = num_b
+        d.function = "(missing)"
+        d.only_b = True
+    return d
+
 
 
 def _label_at(cap: Capture, pos: int) -> tuple[str, str]:

@@ -204,7 +204,6 @@ def shrink(
     replay, :class:`ShrinkCancelled` when ``cancel`` is set.
     """
 
-    from cltui.replay import runner
     from cltui.replay.plan import PlanError, build_plan
 
     tol = tolerance or Tolerance()
@@ -219,26 +218,11 @@ def shrink(
                        start, [], "none", notes=list(full.notes))
     base = Path(work_dir) if work_dir else lifecycle.temp_dir("shrink")
     try:
-        tag = [0]
-        against_key = against if isinstance(against, str) else "device"
-
-        def run(manifest: Manifest, enqueues: list[int]) -> tuple[list[tuple[int, str]], str]:
-            if cancel is not None and cancel.is_set():
-                raise ShrinkCancelled("shrink cancelled")
-            tag[0] += 1
-            report = runner.run(manifest, devices, data_root=cap.path, timeout=timeout,
-                                save_dir=base / f"trial{tag[0]}", tolerance=tol.to_dict())
-            bad, why = _mismatches(report, against_key)
-            trial = Trial(enqueues, bool(bad), bad[0][1] if bad else (why or "no mismatch"),
-                          manifest["source"]["mode"])
-            out.trials.append(trial)
-            if on_trial is not None:
-                on_trial(trial)
-            return bad, why
-
+        trials = _Trials(cap, devices, against if isinstance(against, str) else "device", tol,
+                         timeout, base, out, on_trial, cancel)
         # 1. every enqueue on its own, in one isolated run
         iso = full.to_manifest() if mode == "isolated" else plan_for(cap, start, "isolated", tol)
-        bad, why = run(iso, start)
+        bad, why = trials.run(iso, start)
         if why:
             raise ShrinkError(f"the range cannot be replayed: {why}")
         if bad:
@@ -249,33 +233,71 @@ def shrink(
         if mode == "isolated":
             return out
         # 2. the range as planned, then ddmin over its enqueues
-        bad, why = run(full.to_manifest(), start)
+        bad, why = trials.run(full.to_manifest(), start)
         if why:
             raise ShrinkError(f"the range cannot be replayed: {why}")
-        if not bad:
-            return out
-        last_bad: dict[tuple[int, ...], str] = {tuple(start): bad[0][1]}
-
-        def test(sub: list[int]) -> bool:
-            try:
-                manifest = plan_for(cap, sub, mode, tol)
-            except ShrinkError:
-                return False
-            found, _why = run(manifest, sub)
-            if found:
-                last_bad[tuple(sub)] = found[0][1]
-            return bool(found)
-
-        # a set of one enqueue loads all its inputs from the capture in every mode: the
-        # isolated run already tested each of them (and none failed)
-        singles: dict[tuple[int, ...], bool] = {(i,): False for i in range(len(start))}
-        out.result = ddmin(start, test, cancel, known=singles)
-        out.method = "ddmin"
-        out.mismatch = last_bad.get(tuple(out.result), "")
+        if bad:
+            _ddmin(trials, start, mode, bad[0][1])
         return out
     finally:
         if not work_dir:  # a folder of our own: remove it
             lifecycle.remove(base)
+
+
+@dataclass
+class _Trials:
+    """Runs one tried set of enqueues on the devices and records it in the result."""
+
+    cap: Capture
+    devices: list[dict[str, Any]]
+    against_key: str
+    tol: Tolerance
+    timeout: float
+    base: Path
+    out: ShrinkResult
+    on_trial: Callable[[Trial], None] | None
+    cancel: threading.Event | None
+    tag: int = 0
+
+    def run(self, manifest: Manifest, enqueues: list[int]) -> tuple[list[tuple[int, str]], str]:
+        from cltui.replay import runner
+
+        if self.cancel is not None and self.cancel.is_set():
+            raise ShrinkCancelled("shrink cancelled")
+        self.tag += 1
+        report = runner.run(manifest, self.devices, data_root=self.cap.path,
+                            timeout=self.timeout, save_dir=self.base / f"trial{self.tag}",
+                            tolerance=self.tol.to_dict())
+        bad, why = _mismatches(report, self.against_key)
+        trial = Trial(enqueues, bool(bad), bad[0][1] if bad else (why or "no mismatch"),
+                      manifest["source"]["mode"])
+        self.out.trials.append(trial)
+        if self.on_trial is not None:
+            self.on_trial(trial)
+        return bad, why
+
+
+def _ddmin(trials: _Trials, start: list[int], mode: str, mismatch: str) -> None:
+    """ddmin over the enqueues of a failing range; the result goes into ``trials.out``."""
+    out = trials.out
+    last_bad: dict[tuple[int, ...], str] = {tuple(start): mismatch}
+
+    def test(sub: list[int]) -> bool:
+        try:
+            manifest = plan_for(trials.cap, sub, mode, trials.tol)
+        except ShrinkError:
+            return False
+        found, _why = trials.run(manifest, sub)
+        if found:
+            last_bad[tuple(sub)] = found[0][1]
+        return bool(found)
+
+    # a set of one enqueue loads all its inputs from the capture in every mode: the
+    # isolated run already tested each of them (and none failed)
+    singles: dict[tuple[int, ...], bool] = {(i,): False for i in range(len(start))}
+    out.result = ddmin(start, test, trials.cancel, known=singles)
+    out.method = "ddmin"
+    out.mismatch = last_bad.get(tuple(out.result), "")
 
 
 def is_kernel_range(cap: Capture, enqueues: Sequence[int]) -> bool:

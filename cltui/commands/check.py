@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -17,6 +17,10 @@ from cltui.commands._common import (
     fail,
     load_capture,
 )
+
+if TYPE_CHECKING:
+    from cltui.analysis.check_report import CheckReport, Crash, Finding
+    from cltui.replay.child import Event
 
 _ADDR = re.compile(r"0x[0-9a-fA-F]+")
 _KIND_TEXT = {
@@ -62,7 +66,7 @@ def check_cmd(dumpdir: str, range_text: str, mode: str, timeout: float, as_json:
         fail(str(exc))
     cap = load_capture(dumpdir, quiet=as_json)
 
-    def progress(ev: dict[str, Any]) -> None:
+    def progress(ev: Event) -> None:
         if ev.get("type") == "step" and not as_json:
             echo(f"  checking enqueue {ev.get('enqueue')} "
                        f"({int(ev.get('i', 0)) + 1}/{ev.get('n')})", err=True)
@@ -78,7 +82,7 @@ def check_cmd(dumpdir: str, range_text: str, mode: str, timeout: float, as_json:
     raise SystemExit(exit_code(report))
 
 
-def exit_code(report: Any) -> int:
+def exit_code(report: CheckReport) -> int:
     """0 nothing found; 1 findings, a crash, hang or error; 3 incomplete; 130 cancelled."""
     if report.findings or report.status in ("findings", "crash", "hang", "error"):
         return EXIT_MISMATCH
@@ -89,24 +93,12 @@ def exit_code(report: Any) -> int:
     return EXIT_OK
 
 
-def _print(report: Any) -> None:
-    from cltui.analysis.check import CheckReport
-
-    assert isinstance(report, CheckReport)
+def _print(report: CheckReport) -> None:
     n = len(report.enqueues)
     echo(f"{report.capture}: range {report.range} ({n} kernel enqueue{'s' if n != 1 else ''}, "
          f"{report.mode}) on {report.device or 'Oclgrind'}")
     for c in report.crashes:
-        echo(f"CRASH: {c.line()}")
-        tried = ", ".join(
-            ("alone" if not r["without"] else "without " + "+".join(r["without"]))
-            + f": {r['outcome']}" for r in c.retries)
-        if tried:
-            echo(f"  retried {tried}")
-        for line in c.stderr.splitlines()[-8:]:
-            echo(f"  | {line}")
-        if not c.stderr:
-            echo("  (Oclgrind wrote nothing to stderr)")
+        _print_crash(c)
     if report.error:
         echo(f"ERROR: {report.error}")
         if report.stderr_tail and not (report.crashes
@@ -122,9 +114,35 @@ def _print(report: Any) -> None:
             echo("Oclgrind found no problem in what it could check")
         else:
             echo("Oclgrind found no problem")
-    # findings of one kind and message in one enqueue are printed as one group
-    groups: dict[tuple[Any, ...], list[Any]] = {}
-    for f in report.findings:
+    _print_findings(report.findings)
+    for note in report.notes:
+        echo(f"note: {note}")
+    if report.findings:
+        per: dict[int | None, int] = {}
+        for f in report.findings:
+            per[f.enqueue] = per.get(f.enqueue, 0) + 1
+        echo("")
+        echo(f"{len(report.findings)} finding(s) in "
+             + ", ".join(f"enqueue {e}" if e is not None else "setup" for e in per))
+
+
+def _print_crash(c: Crash) -> None:
+    echo(f"CRASH: {c.line()}")
+    tried = ", ".join(
+        ("alone" if not r["without"] else "without " + "+".join(r["without"]))
+        + f": {r['outcome']}" for r in c.retries)
+    if tried:
+        echo(f"  retried {tried}")
+    for line in c.stderr.splitlines()[-8:]:
+        echo(f"  | {line}")
+    if not c.stderr:
+        echo("  (Oclgrind wrote nothing to stderr)")
+
+
+def _print_findings(findings: list[Finding]) -> None:
+    """Findings of one kind and message in one enqueue are printed as one group."""
+    groups: dict[tuple[int | None, str | None, str, str, tuple[str, ...]], list[Finding]] = {}
+    for f in findings:
         key = (f.enqueue, f.kernel, f.kind, _ADDR.sub("<addr>", f.message), tuple(f.details))
         groups.setdefault(key, []).append(f)
     for (enqueue, kernel, kind, _msg, details), fs in groups.items():
@@ -143,12 +161,3 @@ def _print(report: Any) -> None:
             echo(f"  first work-item: {fs[0].entity}")
         if fs[0].work_group:
             echo(f"  work-group: {fs[0].work_group}")
-    for note in report.notes:
-        echo(f"note: {note}")
-    if report.findings:
-        per: dict[int | None, int] = {}
-        for f in report.findings:
-            per[f.enqueue] = per.get(f.enqueue, 0) + 1
-        echo("")
-        echo(f"{len(report.findings)} finding(s) in "
-             + ", ".join(f"enqueue {e}" if e is not None else "setup" for e in per))

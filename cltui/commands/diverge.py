@@ -62,7 +62,7 @@ def _num(v: object) -> str:
 
 
 def _print(report: object, show_all: bool) -> None:
-    from cltui.analysis.diverge import DIVERGENT, IDENTICAL, SEQUENCE, DivergeReport
+    from cltui.analysis.diverge_report import DIVERGENT, IDENTICAL, SEQUENCE, DivergeReport
 
     assert isinstance(report, DivergeReport)
     echo(f"A: {report.path_a} ({report.count_a} enqueues)")

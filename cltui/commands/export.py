@@ -7,12 +7,17 @@ import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from cltui.commands._common import echo, emit_json, fail
 from cltui.replay import lifecycle
+
+if TYPE_CHECKING:
+    from cltui.capture.capture import Capture
+    from cltui.capture.ranges import EnqueueRange
+    from cltui.export import ExportResult
 
 
 @click.command("export")
@@ -87,7 +92,7 @@ def export_cmd(
     """
     from cltui.capture.ranges import RangeError, parse_range
     from cltui.commands._common import load_capture
-    from cltui.export import ExportError, bundle_name, export_range, parse_langs, stream_tar
+    from cltui.export import ExportError, bundle_name, parse_langs
 
     if outdir is None and tar is None:
         fail("give the bundle folder with -o OUTDIR (or --tar FILE|-)")
@@ -103,36 +108,19 @@ def export_cmd(
     cap = load_capture(dumpdir)
     if tar is None:
         assert outdir is not None
-        try:
-            result = export_range(
-                cap, rng, outdir, chosen, mode, force, tolerance=tol,
-                host_includes=not no_host_includes,
-            )
-        except ExportError as exc:
-            fail(str(exc))
+        result = _export(cap, rng, outdir, chosen, mode, force, tol, not no_host_includes)
         _report(result.to_dict(), as_json, err=False)
         return
 
     tar_path = None if to_stdout else Path(tar).absolute()
     if tar_path is not None:
-        if tar_path.resolve().is_relative_to(Path(cap.path).resolve()):
-            fail(f"{tar_path} is inside the capture {cap.path}: choose another place")
-        if tar_path.exists() and not force:
-            fail(f"{tar_path} already exists (use --force to replace it)")
-        if tar_path.is_dir():
-            fail(f"{tar_path} is a folder")
+        _check_tar_path(tar_path, Path(cap.path), force)
     with lifecycle.scratch("export") as tmp:
         from cltui.capture.names import sanitize_component
 
         name = sanitize_component(Path(outdir).name) if outdir else bundle_name(dumpdir, rng)
         folder = Path(tmp) / name
-        try:
-            result = export_range(
-                cap, rng, folder, chosen, mode, False, tolerance=tol,
-                host_includes=not no_host_includes,
-            )
-        except ExportError as exc:
-            fail(str(exc))
+        result = _export(cap, rng, folder, chosen, mode, False, tol, not no_host_includes)
         info = result.to_dict()
         if to_stdout:
             _tar_to_stdout(folder)
@@ -140,21 +128,58 @@ def export_cmd(
             info["tar"] = "-"
         else:
             assert tar_path is not None
-            partial = None
-            try:
-                fd, partial = tempfile.mkstemp(prefix=f".{tar_path.name}.", dir=tar_path.parent)
-                with os.fdopen(fd, "wb") as fh:
-                    stream_tar(folder, fh)
-                os.replace(partial, tar_path)
-                partial = None
-            except OSError as exc:
-                fail(f"cannot write {tar_path}: {exc.strerror or exc}")
-            finally:
-                if partial is not None and os.path.exists(partial):
-                    os.unlink(partial)
+            _tar_to_file(folder, tar_path)
             info["outdir"] = None
             info["tar"] = str(tar_path)
     _report(info, as_json, err=to_stdout)
+
+
+def _export(
+    cap: Capture,
+    rng: EnqueueRange,
+    outdir: str | Path,
+    chosen: list[str],
+    mode: str,
+    force: bool,
+    tol: dict[str, float],
+    host_includes: bool,
+) -> ExportResult:
+    """``export_range``; an :class:`ExportError` is one line and exit 2."""
+    from cltui.export import ExportError, export_range
+
+    try:
+        return export_range(
+            cap, rng, outdir, chosen, mode, force, tolerance=tol, host_includes=host_includes
+        )
+    except ExportError as exc:
+        fail(str(exc))
+
+
+def _check_tar_path(tar_path: Path, capture: Path, force: bool) -> None:
+    if tar_path.resolve().is_relative_to(capture.resolve()):
+        fail(f"{tar_path} is inside the capture {capture}: choose another place")
+    if tar_path.exists() and not force:
+        fail(f"{tar_path} already exists (use --force to replace it)")
+    if tar_path.is_dir():
+        fail(f"{tar_path} is a folder")
+
+
+def _tar_to_file(folder: Path, tar_path: Path) -> None:
+    """The archive written beside ``tar_path`` and renamed into place."""
+    from cltui.export import stream_tar
+
+    partial = None
+    try:
+        fd, partial = tempfile.mkstemp(prefix=f".{tar_path.name}.", dir=tar_path.parent)
+        with os.fdopen(fd, "wb") as fh:
+            stream_tar(folder, fh)
+        os.replace(partial, tar_path)
+        partial = None
+    except OSError as exc:
+        fail(f"cannot write {tar_path}: {exc.strerror or exc}")
+    finally:
+        if partial is not None and os.path.exists(partial):
+            os.unlink(partial)
 
 
 def _tar_to_stdout(folder: Path) -> None:

@@ -10,17 +10,19 @@ import click
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    from cltui.replay.schema import CheckResult, DeviceChoice, Manifest, Report
+    from cltui.analysis.probe import ProbeReport
+    from cltui.capture.capture import Capture
+    from cltui.replay.runner import ReplayJob
+    from cltui.replay.schema import DeviceChoice, Manifest, Report
 
-from cltui.capture.textfmt import fmt_ns
 from cltui.commands._common import (
     EXIT_BAD_INPUT,
     EXIT_MISMATCH,
     echo,
     emit_json,
-    escape_tree,
     fail,
 )
+from cltui.commands.replay_text import print_report
 
 
 def parse_arg_tol(specs: tuple[str, ...]) -> dict[int, dict[str, Any]]:
@@ -125,8 +127,7 @@ def replay_cmd(
     from cltui.commands._common import load_capture
     from cltui.replay import runner
     from cltui.replay.compare import Tolerance
-    from cltui.replay.devices import DeviceError, select_devices
-    from cltui.replay.engine import choice_line, user_choice
+    from cltui.replay.engine import choice_line
     from cltui.replay.plan import PlanError, build_plan
 
     try:
@@ -137,18 +138,11 @@ def replay_cmd(
     if timeout <= 0:
         fail("--timeout must be positive")
     cap = load_capture(dumpdir, quiet=as_json)
-    tol = Tolerance(atol or 0.0, rtol or 0.0, ulp or 0)
     try:
-        plan = build_plan(cap, rng, mode, tol, per_arg)
+        plan = build_plan(cap, rng, mode, Tolerance(atol or 0.0, rtol or 0.0, ulp or 0), per_arg)
     except PlanError as exc:
         fail(str(exc))
-    try:
-        if devices:
-            chosen, choice = select_devices(list(devices)), user_choice(devices)
-        else:
-            chosen, choice = default_devices(cap, plan.steps)
-    except DeviceError as exc:
-        fail(str(exc))
+    chosen, choice = _choose_devices(cap, plan.steps, devices)
     echo(f"device: {choice_line(chosen, choice)}", err=True)
     manifest = plan.to_manifest()
     if probe:
@@ -163,25 +157,7 @@ def replay_cmd(
         save_dir=outputs,
         probe=probe,
     )
-    show_progress = not as_json and sys.stderr.isatty()
-    try:
-        for ev in job.events():
-            if ev["type"] == "device" and not as_json:
-                echo(
-                    f"replaying {len(plan.steps)} enqueues on {ev['device']} {ev['name']} ...",
-                    err=True,
-                )
-            elif ev["type"] == "step" and show_progress:
-                click.echo(  # numbers only; the \r redraws the progress line
-                    f"\r  {ev['i'] + 1}/{ev['n']} enqueue {ev['enqueue']}   ", err=True, nl=False
-                )
-            elif ev["type"] == "device_done" and show_progress:
-                echo("", err=True)
-    except KeyboardInterrupt:  # ctrl-c, SIGTERM: stop the child, remove the outputs
-        job.cancel()
-        if outputs is None:
-            job.cleanup()
-        fail("interrupted", 130)
+    _follow(job, len(plan.steps), as_json, keep=outputs is not None)
     report = job.report
     assert report is not None
     for res in report["devices"]:
@@ -189,12 +165,14 @@ def replay_cmd(
     probes = probe_report(report, manifest) if probe else None
     if outputs is None:
         job.cleanup()
-        report["outputs"] = None
-        for res in report["devices"]:
-            for st in res.get("steps", []):
-                for c in st["checks"]:
-                    c["output"] = None
-            res.pop("probe", None)  # its files are gone
+        _forget_outputs(report)
+    sys.exit(_emit(report, manifest, probes, as_json))
+
+
+def _emit(
+    report: Report, manifest: Manifest, probes: list[ProbeReport] | None, as_json: bool
+) -> int:
+    """Print the report (text, or --json) with what --probe found; the exit code."""
     deterministic = True
     if probes is not None:
         report["probe"] = [p.to_dict() for p in probes]
@@ -205,7 +183,56 @@ def replay_cmd(
         print_report(report, manifest)
         if probes is not None:
             print_probe(probes)
-    sys.exit(exit_code(report, deterministic))
+    return exit_code(report, deterministic)
+
+
+def _choose_devices(
+    cap: Capture, steps: Sequence[Mapping[str, Any]], devices: tuple[str, ...]
+) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """--device as given, else the capture's device by the house rule; bad input: exit 2."""
+    from cltui.replay.devices import DeviceError, select_devices
+    from cltui.replay.engine import user_choice
+
+    try:
+        if devices:
+            return select_devices(list(devices)), user_choice(devices)
+        return default_devices(cap, steps)
+    except DeviceError as exc:
+        fail(str(exc))
+
+
+def _follow(job: ReplayJob, n_steps: int, as_json: bool, *, keep: bool) -> None:
+    """Wait for the replay, saying on stderr which device runs (and, on a terminal, which
+    enqueue); ctrl-c or SIGTERM stops the child and removes the outputs unless ``keep``."""
+    show_progress = not as_json and sys.stderr.isatty()
+    try:
+        for ev in job.events():
+            if ev["type"] == "device" and not as_json:
+                echo(
+                    f"replaying {n_steps} enqueues on {ev['device']} {ev['name']} ...",
+                    err=True,
+                )
+            elif ev["type"] == "step" and show_progress:
+                click.echo(  # numbers only; the \r redraws the progress line
+                    f"\r  {ev['i'] + 1}/{ev['n']} enqueue {ev['enqueue']}   ", err=True, nl=False
+                )
+            elif ev["type"] == "device_done" and show_progress:
+                echo("", err=True)
+    except KeyboardInterrupt:  # ctrl-c, SIGTERM: stop the child, remove the outputs
+        job.cancel()
+        if not keep:
+            job.cleanup()
+        fail("interrupted", 130)
+
+
+def _forget_outputs(report: Report) -> None:
+    """Without --outputs the replayed files are removed: the report names none."""
+    report["outputs"] = None
+    for res in report["devices"]:
+        for st in res.get("steps", []):
+            for c in st["checks"]:
+                c["output"] = None
+        res.pop("probe", None)  # its files are gone
 
 
 def exit_code(report: Report, deterministic: bool = True) -> int:
@@ -217,7 +244,7 @@ def exit_code(report: Report, deterministic: bool = True) -> int:
     return EXIT_MISMATCH if not deterministic else code  # a failure dominates incomplete
 
 
-def probe_report(report: Report, manifest: Manifest) -> list[Any]:
+def probe_report(report: Report, manifest: Manifest) -> list[ProbeReport]:
     """One :class:`~cltui.analysis.probe.ProbeReport` per device that ran (``--probe``)."""
     from cltui.analysis.probe import meta_of, probe_outputs
     from cltui.replay.runner import probe_runs
@@ -236,7 +263,7 @@ def probe_report(report: Report, manifest: Manifest) -> list[Any]:
     return out
 
 
-def print_probe(probes: list[Any]) -> None:
+def print_probe(probes: list[ProbeReport]) -> None:
     """``--probe``: per device, deterministic or each varying output with its figures."""
     for p in probes:
         if p.deterministic:
@@ -257,7 +284,7 @@ def print_probe(probes: list[Any]) -> None:
 
 
 def default_devices(
-    cap: Any, steps: Sequence[Mapping[str, Any]]
+    cap: Capture, steps: Sequence[Mapping[str, Any]]
 ) -> tuple[list[dict[str, Any]], dict[str, str]]:
     """Without ``--device``: the device the capture ran on when it is here, else the one
     named most like it, else the first that is not a simulator, else the first (the rule of
@@ -271,225 +298,6 @@ def default_devices(
     if dev is None:
         raise DeviceError(choice["why"] + " (is an ICD installed?)")
     return [dev], choice
-
-
-MAX_NOTES = 20
-
-_STYLE = {"equal": "green", "within": "yellow", "different": "bold red", "unchecked": "dim"}
-
-
-def _short(c: CheckResult) -> str:
-    """A table cell: the status and the key figure."""
-    res: Mapping[str, Any] = c.get("result") or {}
-    if c["status"] in ("equal", "unchecked"):
-        return str(c["status"])
-    if not res:  # compared by hash: no element counts
-        return f"{c['status']} (hash)"
-    text = f"{c['status']} {res.get('n_diff', '?')}/{res.get('elements', '?')}"
-    if res.get("max_ulp") is not None:
-        text += f" {_num(res['max_ulp'])} ULP"
-    return text
-
-
-def _num(v: Any) -> str:
-    if isinstance(v, float) and v.is_integer():
-        return str(int(v))
-    return str(v)
-
-
-def print_report(report: Report, manifest: Manifest) -> None:
-    """Rich tables: checks per enqueue x argument x device, host changes, timing."""
-    from rich.console import Console
-    from rich.table import Table
-
-    con = Console()
-    report, manifest = escape_tree(report), escape_tree(manifest)  # names from the capture
-    devs = report["devices"]
-    plan = report["plan"]
-    con.print(
-        f"[bold]range {plan['range']}[/] mode {plan['mode']}, {plan['steps']} enqueues, "
-        f"{len(devs)} device(s)"
-    )
-    print_verdict(con, report)
-    notes = plan["notes"]
-    for note in notes[:MAX_NOTES]:
-        con.print(f"note: {note}", soft_wrap=True, markup=False, highlight=False, style="dim")
-    if len(notes) > MAX_NOTES:
-        con.print(
-            f"... and {len(notes) - MAX_NOTES} more notes (--json lists them all)", style="dim"
-        )
-    for ch in plan["changes"]:
-        by = ", ".join(ch["by"]) if ch["by"] else "something outside the replayed kernels"
-        act = _ACTIONS.get(ch["action"], ch["action"])
-        con.print(
-            f"host-side change before enqueue {ch['enqueue']}: {ch['label']} "
-            f"changed after enqueue {ch['after']} (by {by}); {act}",
-            soft_wrap=True,
-            markup=False,
-            highlight=False,
-            style="cyan",
-        )
-    for r in devs:
-        d = r["device"]
-        if r.get("error"):
-            con.print(f"[bold red]{d['id']} {d['name']}: {r['status']}: {r['error']}[/]")
-            if r.get("stderr"):
-                con.print(f"[dim]{r['stderr'][-600:]}[/]")
-
-    seen: dict[str, list[str]] = {}
-    for r in devs:
-        for note in r.get("notes", []):
-            seen.setdefault(note, []).append(r["device"]["id"])
-    for note, ids in seen.items():
-        con.print(
-            f"{', '.join(ids)} note: {note}",
-            soft_wrap=True,
-            markup=False,
-            highlight=False,
-            style="dim",
-        )
-    table = Table(title="results against the capture")
-    table.add_column("enqueue", justify="right")
-    table.add_column("kernel", overflow="fold")
-    table.add_column("argument", overflow="fold")
-    for r in devs:
-        table.add_column(r["device"]["id"])
-    rows: dict[tuple[int, str], list[str]] = {}
-    order: list[tuple[int, str, str]] = []
-    details: list[str] = []
-    for col, r in enumerate(devs):
-        for st in r.get("steps", []):
-            pres = st.get("prechecks", [])
-            for c in [*pres, *st["checks"]]:
-                pre = any(c is p for p in pres)
-                label = ("before: " if pre else "") + c["label"]
-                key = (st["enqueue"], label)
-                if key not in rows:
-                    rows[key] = [""] * len(devs)
-                    order.append((st["enqueue"], st["kernel"] or "?", label))
-                style = "cyan" if pre else _STYLE.get(c["status"], "")
-                rows[key][col] = f"[{style}]{_short(c)}[/]" if style else _short(c)
-                if c["status"] != "equal":
-                    details.append(
-                        f"{r['device']['id']} enqueue {st['enqueue']} {label}: {c['status']}: "
-                        f"{c.get('summary', '')}"
-                    )
-    for enq, kernel, label in order:
-        table.add_row(str(enq), kernel, label, *rows[(enq, label)])
-    if order:
-        con.print(", ".join(f"{r['device']['id']} = {r['device']['name']}" for r in devs))
-        con.print(table)
-    for line in details:
-        con.print(line, soft_wrap=True, markup=False, highlight=False)
-
-    timing = Table(
-        title=f"timing (median of {report['repeat']} run(s); captured = the capture's "
-        "own device time)"
-    )
-    timing.add_column("enqueue", justify="right")
-    timing.add_column("kernel")
-    timing.add_column("captured", justify="right")
-    for r in devs:
-        timing.add_column(f"{r['device']['id']} kernel", justify="right")
-        timing.add_column("host enqueue", justify="right")
-    captured = {s["enqueue"]: s.get("captured_time") for s in manifest["steps"]}
-    steps_by_dev = [{st["enqueue"]: st for st in r.get("steps", [])} for r in devs]
-    for s in manifest["steps"]:
-        n = s["enqueue"]
-        cells = [str(n), s["kernel"], fmt_ns((captured.get(n) or {}).get("start_to_end"), "-")]
-        for sd in steps_by_dev:
-            ran = sd.get(n)
-            if ran is None:
-                cells += ["-", "-"]
-                continue
-            kern, host = ran["timing"]["start_to_end"], ran["timing"]["host_enqueue"]
-            cells.append(fmt_ns(kern["median"] if kern else None, "-"))
-            cells.append(fmt_ns(host["median"] if host else None, "-"))
-        timing.add_row(*cells)
-    if any(r.get("steps") for r in devs):
-        con.print(timing)
-        if report["repeat"] > 1:
-            stages = ("queued_to_submit", "submit_to_start", "start_to_end", "host_enqueue")
-            for r in devs:
-                if not r.get("steps"):
-                    continue
-                stats = Table(
-                    title=f"{r['device']['id']} {r['device']['name']}: min / median / max "
-                    f"over {report['repeat']} runs"
-                )
-                stats.add_column("enqueue", justify="right")
-                for title in ("queued->submit", "submit->start", "start->end", "host enqueue"):
-                    stats.add_column(title, justify="right", no_wrap=True)
-                for st in r["steps"]:
-                    cells = [str(st["enqueue"])]
-                    for stage in stages:
-                        v = cast("Mapping[str, Any]", st["timing"]).get(stage)
-                        cells.append(
-                            " / ".join(fmt_ns(v[k], "-") for k in ("min", "median", "max"))
-                            if v
-                            else "-"
-                        )
-                    stats.add_row(*cells)
-                con.print(stats)
-                loop_info: dict[str, Any] = r.get("loop") or {}
-                loop = loop_info.get("host_ns_per_repetition")
-                if loop:
-                    per = loop["median"] / max(int(r["loop"]["launches"]), 1)
-                    per_text = fmt_ns(per, "-")
-                    con.print(f"host time per launch in the timing loop: {per_text} (median)")
-
-    if report["cross"]:
-        same = sum(1 for c in report["cross"] if c["status"] == "equal")
-        con.print(f"devices against each other: {same}/{len(report['cross'])} outputs bit-exact")
-        for x in report["cross"]:
-            if x["status"] != "equal":
-                con.print(
-                    f"  enqueue {x['enqueue']} {x['kernel']} {x['label']}: {x['a']} vs "
-                    f"{x['b']}: {x['status']}: {x['summary']}",
-                    soft_wrap=True,
-                    markup=False,
-                    highlight=False,
-                )
-    print_verdict(con, report, details=False)
-
-
-_ACTIONS = {
-    "reload": "reloaded from the capture",
-    "none": "not reloaded (strict)",
-    "replay": "replayed",
-    "unreplayed": "NOT replayed (its data is not in the capture)",
-}
-_VERDICT_STYLE = {"pass": "bold green", "fail": "bold red", "error": "bold red"}
-
-
-def print_verdict(con: Any, report: Report, details: bool = True) -> None:
-    """The verdict line, per device when there are several, and (``details``) each host
-    transfer that was not replayed: never collapsed."""
-    v = report["verdict"]
-    style = _VERDICT_STYLE.get(v["status"], "bold yellow")
-    con.print(v["line"], style=style, soft_wrap=True, markup=False, highlight=False)
-    devs = report["devices"]
-    if len(devs) > 1 and details:
-        for r in devs:
-            d = r.get("verdict") or {}
-            con.print(
-                f"  {r['device']['id']} {r['device']['name']}: {d.get('line', '')}",
-                soft_wrap=True,
-                markup=False,
-                highlight=False,
-            )
-    for r in devs[: 1 if details else 0]:
-        for st in r.get("steps", []):
-            for t in st.get("transfers", []):
-                if not t.get("replayed"):
-                    con.print(
-                        f"host transfer {t['enqueue']} {t['function']} before enqueue "
-                        f"{st['enqueue']}: not replayed ({t['why']})",
-                        soft_wrap=True,
-                        markup=False,
-                        highlight=False,
-                        style="yellow",
-                    )
 
 
 __all__ = ["EXIT_BAD_INPUT", "replay_cmd"]

@@ -2,19 +2,96 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 import click
 
 from cltui.commands._common import echo, emit_json, fail, load_capture, row_json
 
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
-def _dump_obj(dump: Any, dtype: Any) -> dict[str, Any] | None:
+    from cltui.capture.capture import Capture
+    from cltui.capture.model import Dump, KernelArg, MemObject, Program
+
+
+
+class StatsJSON(TypedDict, total=False):
+    nan: int
+    inf: int
+    min: float
+    max: float
+    mean: float
+
+
+class DumpJSON(TypedDict):
+    file: str
+    bytes: int
+    memory_object: int
+    hash_only: bool
+    image_region: NotRequired[list[int]]
+    bits_per_texel: NotRequired[int | None]
+    hash: NotRequired[str | None]
+    error: NotRequired[str]
+    dtype: NotRequired[str]
+    elements: NotRequired[int]
+    stats: NotRequired[StatsJSON | None]
+
+
+class ProgramJSON(TypedDict):
+    number: int
+    hash: str
+    source: str | None
+    build_options: str
+    kernel_line: NotRequired[int]
+
+
+class ImageJSON(TypedDict):
+    type: str
+    channel_order: str
+    channel_data_type: str
+    width: int
+    height: int
+    depth: int
+
+
+class MemoryJSON(TypedDict):
+    handle: str
+    kind: str
+    bytes: int
+    flags: str
+    image: NotRequired[ImageJSON]
+
+
+class ArgJSON(TypedDict):
+    """One argument in ``show --json`` (docs/cli-json.md)."""
+
+    index: int
+    name: str | None
+    kind: str
+    type: str | None
+    address_space: str | None
+    access: str | None
+    dtype: str | None
+    size: int | None
+    value: NotRequired[object]
+    raw: NotRequired[str]
+    raw_source: NotRequired[str | None]
+    memory_object: NotRequired[MemoryJSON]
+    sampler: NotRequired[str]
+    svm_offset: NotRequired[int | None]
+    local_bytes: NotRequired[int]
+    pre: NotRequired[DumpJSON | None]
+    post: NotRequired[DumpJSON | None]
+
+
+def _dump_obj(dump: Dump | None, dtype: npt.DTypeLike | None) -> DumpJSON | None:
     if dump is None:
         return None
     import numpy as np
 
-    obj: dict[str, Any] = {
+    obj: DumpJSON = {
         "file": str(dump.path),
         "bytes": dump.size,
         "memory_object": dump.mem_id,
@@ -38,7 +115,7 @@ def _dump_obj(dump: Any, dtype: Any) -> dict[str, Any] | None:
     return obj
 
 
-def _stats(arr: Any) -> dict[str, Any] | None:
+def _stats(arr: npt.NDArray[np.generic]) -> StatsJSON | None:
     import numpy as np
 
     if arr.size == 0 or arr.dtype.names is not None:
@@ -46,7 +123,7 @@ def _stats(arr: Any) -> dict[str, Any] | None:
     flat = np.asarray(arr).reshape(-1)
     if flat.dtype.kind not in "biuf":
         return None
-    out: dict[str, Any] = {}
+    out: StatsJSON = {}
     if flat.dtype.kind == "f":
         finite = np.isfinite(flat)
         out["nan"] = int(np.isnan(flat).sum())
@@ -77,7 +154,7 @@ def _value(value: Any) -> Any:
     return value
 
 
-def _kernel_line(cap: Any, program: Any, kernel: str | None) -> int | None:
+def _kernel_line(cap: Capture, program: Program, kernel: str | None) -> int | None:
     """The 1-based line where ``kernel``'s definition starts in its program's source (the line
     the app's Source tab scrolls to), or None without a source or a definition found."""
     if not kernel or program.source_path is None:
@@ -88,7 +165,7 @@ def _kernel_line(cap: Any, program: Any, kernel: str | None) -> int | None:
     return None if span is None else span[0]
 
 
-def enqueue_to_json(cap: Any, number: int) -> dict[str, Any]:
+def enqueue_to_json(cap: Capture, number: int) -> dict[str, Any]:
     enq = cap.enqueue(number)
     row = enq.row
     data = row_json(row)
@@ -104,16 +181,7 @@ def enqueue_to_json(cap: Any, number: int) -> dict[str, Any]:
     if enq.recovered:
         data["recovered_from"] = list(enq.recovered_from)
     if enq.program is not None:
-        prog = enq.program
-        data["program"] = {
-            "number": prog.number,
-            "hash": prog.hash,
-            "source": None if prog.source_path is None else str(prog.source_path),
-            "build_options": prog.options,
-        }
-        line = _kernel_line(cap, prog, row.kernel)
-        if line is not None:
-            data["program"]["kernel_line"] = line
+        data["program"] = _program_json(cap, enq.program, row.kernel)
     if enq.replay_dir is not None:
         data["replay_folder"] = str(enq.replay_dir)
     if row.kind.label != "kernel":
@@ -124,52 +192,71 @@ def enqueue_to_json(cap: Any, number: int) -> dict[str, Any]:
             "bytes": enq.nbytes,
             "blocking": enq.blocking,
         }
-    args = []
-    for arg in enq.args:
-        a: dict[str, Any] = {
-            "index": arg.index,
-            "name": arg.name,
-            "kind": arg.kind.value,
-            "type": arg.type_name,
-            "address_space": arg.address_space,
-            "access": arg.access,
-            "dtype": None if arg.dtype is None else str(arg.dtype),
-            "size": arg.size,
-        }
-        if arg.value is not None:
-            a["value"] = _value(arg.value)
-        if arg.raw is not None:
-            a["raw"] = arg.raw.hex()
-            a["raw_source"] = arg.raw_source
-        if arg.mem is not None:
-            a["memory_object"] = {
-                "handle": hex(arg.mem.handle),
-                "kind": arg.mem.kind,
-                "bytes": arg.mem.size,
-                "flags": arg.mem.flags,
-            }
-            if arg.mem.image is not None:
-                im = arg.mem.image
-                a["memory_object"]["image"] = {
-                    "type": im.image_type,
-                    "channel_order": im.channel_order,
-                    "channel_data_type": im.channel_data_type,
-                    "width": im.width,
-                    "height": im.height,
-                    "depth": im.depth,
-                }
-        if arg.sampler is not None:
-            a["sampler"] = arg.sampler.text
-        if arg.kind.value == "svm":
-            a["svm_offset"] = arg.svm_offset
-        if arg.local_size is not None:
-            a["local_bytes"] = arg.local_size
-        a["pre"] = _dump_obj(arg.pre, arg.dtype if not (arg.pre and arg.pre.is_image) else None)
-        a["post"] = _dump_obj(arg.post, arg.dtype if not (arg.post and arg.post.is_image) else None)
-        args.append(a)
-    data["args"] = args
+    data["args"] = [_arg_json(arg) for arg in enq.args]
     data["problems"] = [str(p) for p in enq.problems]
     return data
+
+
+def _program_json(cap: Capture, prog: Program, kernel: str | None) -> ProgramJSON:
+    out: ProgramJSON = {
+        "number": prog.number,
+        "hash": prog.hash,
+        "source": None if prog.source_path is None else str(prog.source_path),
+        "build_options": prog.options,
+    }
+    line = _kernel_line(cap, prog, kernel)
+    if line is not None:
+        out["kernel_line"] = line
+    return out
+
+
+def _arg_json(arg: KernelArg) -> ArgJSON:
+    a: ArgJSON = {
+        "index": arg.index,
+        "name": arg.name,
+        "kind": arg.kind.value,
+        "type": arg.type_name,
+        "address_space": arg.address_space,
+        "access": arg.access,
+        "dtype": None if arg.dtype is None else str(arg.dtype),
+        "size": arg.size,
+    }
+    if arg.value is not None:
+        a["value"] = _value(arg.value)
+    if arg.raw is not None:
+        a["raw"] = arg.raw.hex()
+        a["raw_source"] = arg.raw_source
+    if arg.mem is not None:
+        a["memory_object"] = _memory_json(arg.mem)
+    if arg.sampler is not None:
+        a["sampler"] = arg.sampler.text
+    if arg.kind.value == "svm":
+        a["svm_offset"] = arg.svm_offset
+    if arg.local_size is not None:
+        a["local_bytes"] = arg.local_size
+    a["pre"] = _dump_obj(arg.pre, arg.dtype if not (arg.pre and arg.pre.is_image) else None)
+    a["post"] = _dump_obj(arg.post, arg.dtype if not (arg.post and arg.post.is_image) else None)
+    return a
+
+
+def _memory_json(mem: MemObject) -> MemoryJSON:
+    out: MemoryJSON = {
+        "handle": hex(mem.handle),
+        "kind": mem.kind,
+        "bytes": mem.size,
+        "flags": mem.flags,
+    }
+    if mem.image is not None:
+        im = mem.image
+        out["image"] = {
+            "type": im.image_type,
+            "channel_order": im.channel_order,
+            "channel_data_type": im.channel_data_type,
+            "width": im.width,
+            "height": im.height,
+            "depth": im.depth,
+        }
+    return out
 
 
 @click.command("show", context_settings={"ignore_unknown_options": True})
@@ -186,7 +273,7 @@ def show_cmd(dumpdir: str, number: str, as_json: bool) -> None:
     show_enqueue(cap, int(text), as_json)
 
 
-def show_enqueue(cap: Any, number: int, as_json: bool) -> None:
+def show_enqueue(cap: Capture, number: int, as_json: bool) -> None:
     """What ``cltui show`` prints for enqueue ``number`` of an opened capture."""
     if cap.position_of(number) is None:
         rec = cap.recovery
@@ -253,33 +340,36 @@ def _print_human(d: dict[str, Any]) -> None:
         t = d["transfer"]
         echo(f"  memory:   {t['memory_object']}  offset {t['offset']}  bytes {t['bytes']}")
     for a in d["args"]:
-        name = a["name"] or f"arg{a['index']}"
-        typ = " ".join(x for x in (a["address_space"], a["access"], a["type"]) if x)
-        line = f"  [{a['index']}] {name}: {typ or a['kind']}"
-        if "value" in a:
-            line += f" = {_fmt(a['value'])}"
-        elif "local_bytes" in a:
-            line += f"  ({a['local_bytes']} bytes local)"
-        elif "sampler" in a:
-            line += f" = {a['sampler']}"
-        elif "memory_object" in a:
-            mo = a["memory_object"]
-            line += f"  {mo['kind']} {mo['handle']} {mo['bytes']} bytes"
-        echo(line)
-        for which in ("pre", "post"):
-            dump = a.get(which)
-            if not dump:
-                continue
-            desc = f"      {which:<4} {dump['bytes']} bytes"
-            if dump.get("hash_only"):
-                desc += f"  hash {dump.get('hash')}"
-            elif dump.get("stats"):
-                s = dump["stats"]
-                desc += f"  {dump['dtype']} x{dump['elements']}"
-                if "min" in s:
-                    desc += f"  min {s['min']:.6g} max {s['max']:.6g} mean {s['mean']:.6g}"
-                if s.get("nan") or s.get("inf"):
-                    desc += f"  nan {s['nan']} inf {s['inf']}"
-            echo(desc)
+        _print_arg(a)
     for p in d["problems"]:
         echo(f"  problem:  {p}")
+
+
+def _print_arg(a: ArgJSON) -> None:
+    """One argument of ``show``: its declaration, value or object, and its dumps."""
+    name = a["name"] or f"arg{a['index']}"
+    typ = " ".join(x for x in (a["address_space"], a["access"], a["type"]) if x)
+    line = f"  [{a['index']}] {name}: {typ or a['kind']}"
+    if "value" in a:
+        line += f" = {_fmt(a['value'])}"
+    elif "local_bytes" in a:
+        line += f"  ({a['local_bytes']} bytes local)"
+    elif "sampler" in a:
+        line += f" = {a['sampler']}"
+    elif "memory_object" in a:
+        mo = a["memory_object"]
+        line += f"  {mo['kind']} {mo['handle']} {mo['bytes']} bytes"
+    echo(line)
+    for which, dump in (("pre", a.get("pre")), ("post", a.get("post"))):
+        if not dump:
+            continue
+        desc = f"      {which:<4} {dump['bytes']} bytes"
+        if dump.get("hash_only"):
+            desc += f"  hash {dump.get('hash')}"
+        elif s := dump.get("stats"):
+            desc += f"  {dump['dtype']} x{dump['elements']}"
+            if "min" in s:
+                desc += f"  min {s['min']:.6g} max {s['max']:.6g} mean {s['mean']:.6g}"
+            if s.get("nan") or s.get("inf"):
+                desc += f"  nan {s['nan']} inf {s['inf']}"
+        echo(desc)

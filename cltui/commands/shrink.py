@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from cltui.commands._common import EXIT_MISMATCH, EXIT_OK, echo, emit_json, fail, load_capture
+
+if TYPE_CHECKING:
+    from cltui.analysis.shrink import ShrinkResult
+    from cltui.capture.capture import Capture
+    from cltui.capture.ranges import EnqueueRange
+    from cltui.replay.compare import Tolerance
 
 
 @click.command("shrink")
@@ -47,9 +53,52 @@ def shrink_cmd(dumpdir: str, range_text: str, device: str | None, against: str, 
     printed, and exported with --export), 0 when the range shows no mismatch at all,
     2 on bad input.
     """
-    from cltui.analysis.shrink import ShrinkError, Trial, is_kernel_range, shrink
-    from cltui.capture.ranges import EnqueueRange, RangeError, parse_range
+    from cltui.analysis.shrink import ShrinkError, Trial, shrink
+    from cltui.capture.ranges import RangeError, parse_range
     from cltui.replay.compare import Tolerance
+
+    try:
+        rng = parse_range(range_text)
+    except RangeError as exc:
+        fail(str(exc))
+    cap = load_capture(dumpdir, quiet=as_json)
+    dev, choice, other = _devices(cap, rng, device, against)
+
+    def on_trial(t: Trial) -> None:
+        if not as_json:
+            what = "fails" if t.failed else "passes"
+            echo(f"  tried {_set_text(t.enqueues)} ({t.mode}): {what}", err=True)
+
+    try:
+        res = shrink(cap, rng, dev, against=other, mode=mode,
+                     tolerance=Tolerance(atol, rtol, ulp), timeout=timeout, on_trial=on_trial)
+    except ShrinkError as exc:
+        fail(str(exc))
+    exported: dict[str, Any] | None = None
+    export_error = ""
+    if export_dir is not None and res.failed:
+        exported, export_error = _export(cap, res, export_dir, mode, force,
+                                         Tolerance(atol, rtol, ulp))
+    if as_json:
+        data = res.to_dict()
+        data["device_choice"] = choice
+        data["export"] = exported
+        data["export_error"] = export_error or None
+        emit_json(data)
+    else:
+        _print(res, len(res.trials))
+        if exported is not None:
+            echo(f"exported to {exported['outdir']} (run: python replay.py --validate)")
+    if export_error:
+        echo(f"cltui: {export_error}", err=True)
+    raise SystemExit(EXIT_MISMATCH if res.failed else EXIT_OK)
+
+
+def _devices(
+    cap: Capture, rng: EnqueueRange, device: str | None, against: str
+) -> tuple[dict[str, Any], dict[str, str], str | dict[str, Any]]:
+    """The device to shrink on, why it was chosen (said on stderr), and what to compare
+    with ("capture" or the --against device); bad input is one line and exit 2."""
     from cltui.replay.devices import (
         DeviceError,
         default_device,
@@ -59,11 +108,6 @@ def shrink_cmd(dumpdir: str, range_text: str, device: str | None, against: str, 
     )
     from cltui.replay.engine import choice_line, user_choice
 
-    try:
-        rng = parse_range(range_text)
-    except RangeError as exc:
-        fail(str(exc))
-    cap = load_capture(dumpdir, quiet=as_json)
     try:
         if device is not None:
             dev, choice = select_devices([device])[0], user_choice([device])
@@ -82,46 +126,27 @@ def shrink_cmd(dumpdir: str, range_text: str, device: str | None, against: str, 
                 fail(f"--against {against!r} is the --device itself")
     except DeviceError as exc:
         fail(str(exc))
+    return dev, choice, other
 
-    def on_trial(t: Trial) -> None:
-        if not as_json:
-            what = "fails" if t.failed else "passes"
-            echo(f"  tried {_set_text(t.enqueues)} ({t.mode}): {what}", err=True)
 
+def _export(
+    cap: Capture, res: ShrinkResult, export_dir: str, mode: str, force: bool, tol: Tolerance
+) -> tuple[dict[str, Any] | None, str]:
+    """--export: the smallest failing set as a bundle; (what was written, why not)."""
+    from cltui.analysis.shrink import is_kernel_range
+    from cltui.capture.ranges import EnqueueRange
+
+    if not is_kernel_range(cap, res.result):
+        return None, (f"enqueues {_set_text(res.result)} are not a contiguous range of "
+                      "kernel enqueues, which is what a bundle holds: not exported")
+    from cltui.export import ExportError, export_range
+
+    sub = EnqueueRange(res.result[0], res.result[-1])
     try:
-        res = shrink(cap, rng, dev, against=other, mode=mode,
-                     tolerance=Tolerance(atol, rtol, ulp), timeout=timeout, on_trial=on_trial)
-    except ShrinkError as exc:
-        fail(str(exc))
-    exported: dict[str, Any] | None = None
-    export_error = ""
-    if export_dir is not None and res.failed:
-        if is_kernel_range(cap, res.result):
-            from cltui.export import ExportError, export_range
-
-            sub = EnqueueRange(res.result[0], res.result[-1])
-            try:
-                er = export_range(cap, sub, export_dir, mode=mode, force=force,
-                                  tolerance=Tolerance(atol, rtol, ulp).to_dict())
-                exported = er.to_dict()
-            except ExportError as exc:
-                export_error = str(exc)
-        else:
-            export_error = (f"enqueues {_set_text(res.result)} are not a contiguous range of "
-                            "kernel enqueues, which is what a bundle holds: not exported")
-    if as_json:
-        data = res.to_dict()
-        data["device_choice"] = choice
-        data["export"] = exported
-        data["export_error"] = export_error or None
-        emit_json(data)
-    else:
-        _print(res, len(res.trials))
-        if exported is not None:
-            echo(f"exported to {exported['outdir']} (run: python replay.py --validate)")
-    if export_error:
-        echo(f"cltui: {export_error}", err=True)
-    raise SystemExit(EXIT_MISMATCH if res.failed else EXIT_OK)
+        er = export_range(cap, sub, export_dir, mode=mode, force=force, tolerance=tol.to_dict())
+    except ExportError as exc:
+        return None, str(exc)
+    return er.to_dict(), ""
 
 
 def _set_text(enqueues: list[int]) -> str:
@@ -142,10 +167,9 @@ def _run_text(run: list[int]) -> str:
     return str(run[0]) if len(run) == 1 else f"{run[0]}-{run[-1]}"
 
 
-def _print(res: Any, runs: int) -> None:
-    from cltui.analysis.shrink import AGAINST_CAPTURE, ShrinkResult
+def _print(res: ShrinkResult, runs: int) -> None:
+    from cltui.analysis.shrink import AGAINST_CAPTURE
 
-    assert isinstance(res, ShrinkResult)
     vs = "the capture" if res.against == AGAINST_CAPTURE else res.against
     echo(f"{res.capture}: range {res.range} ({len(res.start)} kernel enqueues) on {res.device} "
          f"against {vs}, {res.mode} mode")

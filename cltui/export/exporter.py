@@ -33,14 +33,25 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cltui.capture.devinfo import captured_devices
 from cltui.capture.names import sanitize_component
 from cltui.export.bundle import BundleWriter, ExportCancelled, ExportError
-from cltui.export.includes import resolve_includes
+from cltui.export.programs import (
+    HostFile,
+    HostIncludes,
+    RefusedHostFile,
+    read_capture_file,
+    write_programs,
+)
 from cltui.export.readme import render_readme
 from cltui.replay.schema import Manifest
+
+if TYPE_CHECKING:
+    from cltui.capture.capture import Capture
+    from cltui.capture.ranges import EnqueueRange
+    from cltui.replay.plan import Plan
 
 BUNDLE_FORMAT = "cltui-bundle"
 BUNDLE_VERSION = 1
@@ -48,51 +59,6 @@ LANGS = ("python", "cpp")
 MODES = ("chain", "isolated", "strict")
 
 ExportProgress = Callable[[float, str], None]  # (fraction 0..1, what is being done)
-NOT_FROM_SOURCE = "the bundle may not build from source"
-
-
-@dataclass(frozen=True)
-class HostFile:
-    """A header copied into the bundle from this machine (not from the capture)."""
-
-    program: str
-    host_path: str
-    bundle_path: str
-    bytes: int
-
-    def to_dict(self) -> dict[str, str | int]:
-        return {
-            "program": self.program,
-            "host_path": self.host_path,
-            "bundle_path": self.bundle_path,
-            "bytes": self.bytes,
-        }
-
-
-@dataclass(frozen=True)
-class RefusedHostFile:
-    """An ``#include`` whose host file was not copied (the bundle may not build from source)."""
-
-    program: str
-    include: str
-    host_path: str
-    why: str
-
-    def to_dict(self) -> dict[str, str]:
-        return {
-            "program": self.program,
-            "include": self.include,
-            "host_path": self.host_path,
-            "why": self.why,
-        }
-
-
-@dataclass
-class HostIncludes:
-    """What :func:`_write_programs` took from, and refused from, this machine."""
-
-    copied: list[HostFile] = field(default_factory=list)
-    refused: list[RefusedHostFile] = field(default_factory=list)
 
 
 @dataclass
@@ -127,7 +93,7 @@ class ExportResult:
         }
 
 
-def bundle_name(capture_path: str | Path, rng: Any) -> str:
+def bundle_name(capture_path: str | Path, rng: EnqueueRange | str) -> str:
     """A default folder name for a bundle: ``<capture>-<range>`` made safe (``/`` -> ``_``)."""
     text = f"{Path(capture_path).name}-{rng}".replace("/", "_")
     return sanitize_component(text, max_len=80)
@@ -194,8 +160,8 @@ def parse_langs(langs: str | Sequence[str]) -> list[str]:
 
 
 def export_range(
-    capture: Any,
-    range: Any,  # the documented keyword (shadows the builtin here only)
+    capture: Capture,
+    range: EnqueueRange | str,  # the documented keyword (shadows the builtin here only)
     outdir: str | Path,
     langs: str | Sequence[str] = LANGS,
     mode: str = "chain",
@@ -217,25 +183,15 @@ def export_range(
     Raises :class:`ExportError` (one-line message) for bad input, an existing ``outdir``
     without ``force``, unreadable capture files, or cancellation (nothing is left behind).
     """
-    from cltui.capture.ranges import EnqueueRange, RangeError, parse_range
-    from cltui.replay.compare import Tolerance
-    from cltui.replay.plan import PlanError, build_plan
-
     report = progress or (lambda _f, _m: None)
     chosen = parse_langs(langs)
     if mode not in MODES:
         raise ExportError(f"unknown mode {mode!r} (chain, isolated or strict)")
-    try:
-        rng = range if isinstance(range, EnqueueRange) else parse_range(str(range))
-    except RangeError as exc:
-        raise ExportError(str(exc)) from None
+    rng = _parse_range(range)
     if getattr(capture, "path", None) is not None:
         _check_apart(Path(capture.path), Path(outdir))
     report(0.0, "planning")
-    try:
-        plan = build_plan(capture, rng, mode=mode, tolerance=Tolerance.from_dict(tolerance))
-    except (PlanError, ValueError) as exc:
-        raise ExportError(str(exc)) from None
+    plan = _plan(capture, rng, mode, tolerance)
     if cancel is not None and cancel.is_set():
         raise ExportCancelled("export cancelled")
     manifest = copy.deepcopy(plan.to_manifest())
@@ -258,11 +214,32 @@ def export_range(
         raise ExportError(f"cannot write {where}: {exc.strerror or exc}") from None
 
 
+def _parse_range(range: EnqueueRange | str) -> EnqueueRange:
+    from cltui.capture.ranges import EnqueueRange, RangeError, parse_range
+
+    try:
+        return range if isinstance(range, EnqueueRange) else parse_range(str(range))
+    except RangeError as exc:
+        raise ExportError(str(exc)) from None
+
+
+def _plan(
+    capture: Capture, rng: EnqueueRange, mode: str, tolerance: dict[str, Any] | None
+) -> Plan:
+    from cltui.replay.compare import Tolerance
+    from cltui.replay.plan import PlanError, build_plan
+
+    try:
+        return build_plan(capture, rng, mode=mode, tolerance=Tolerance.from_dict(tolerance))
+    except (PlanError, ValueError) as exc:
+        raise ExportError(str(exc)) from None
+
+
 def _write_bundle(
     manifest: Manifest,
     root: Path,
-    capture: Any,
-    rng: Any,
+    capture: Capture,
+    rng: EnqueueRange,
     outdir: str | Path,
     chosen: list[str],
     mode: str,
@@ -273,7 +250,7 @@ def _write_bundle(
 ) -> ExportResult:
     with BundleWriter(outdir, force=force, cancel=cancel) as w:
         host = HostIncludes()
-        notes = _write_programs(w, manifest, root, host, host_includes)
+        notes = write_programs(w, manifest, root, host, host_includes)
         _write_data(w, manifest, root, report)
         report(0.95, "writing programs")
         manifest["bundle"] = _bundle_info(capture, manifest, rng, mode, chosen, notes)
@@ -318,92 +295,6 @@ def _check_apart(capture: Path, outdir: Path) -> None:
         raise ExportError(f"{outdir} holds the capture {capture}: choose another folder")
 
 
-def _read_capture_file(root: Path, rel: str) -> Path:
-    """A capture file the plan references; a link that leads out of the capture is refused
-    (its target's contents would otherwise travel with the bundle)."""
-    path = root / rel
-    inside = path.resolve().is_relative_to(root.resolve())
-    if path.is_symlink() and not inside:
-        raise ExportError(f"{path} is a symbolic link (not followed): it leads outside the capture")
-    if not inside:
-        raise ExportError(f"{path} leads outside the capture: not exported")
-    if not path.is_file():
-        raise ExportError(f"cannot read {path}: not a file")
-    return path
-
-
-def _write_programs(
-    w: BundleWriter,
-    manifest: Manifest,
-    root: Path,
-    host: HostIncludes,
-    host_includes: bool = True,
-) -> list[str]:
-    """Sources (or binaries) into ``kernels/``, their headers into ``kernels/include/<n>/``
-    (each one recorded in ``host``, as each include refused)."""
-    notes: list[str] = []
-    data = manifest["data"]
-    include_index: dict[Path, int] = {}
-    done: dict[str, str] = {}  # data key -> bundle path
-
-    def place(key: str, rel: str) -> None:
-        if key in done:
-            return
-        src = _read_capture_file(root, data[key]["path"])
-        stem, dot, ext = rel.rpartition(".")
-        n = 1
-        while rel in w.files:  # two names that sanitise alike
-            n += 1
-            rel = f"{stem}-{n}{dot}{ext}"
-        try:
-            digest = w.copy_file(rel, src)
-        except OSError as exc:
-            raise ExportError(f"cannot read {src}: {exc.strerror or exc}") from None
-        data[key] = {**data[key], "path": rel, "sha256": digest, "captured_path": data[key]["path"]}
-        done[key] = rel
-
-    for pid, prog in manifest["programs"].items():
-        stem = sanitize_component(f"program_{pid}", fold_case=True)
-        label = prog.get("label", pid)
-        src_key = prog.get("source")
-        if src_key:
-            place(src_key, f"kernels/{stem}.cl")
-            if prog.get("binaries"):
-                notes.append(f"{label}: device binaries left out (the source is in the bundle)")
-            prog["binaries"] = []
-            source = (w.root / done[src_key]).read_bytes()
-            inc = resolve_includes(source, prog.get("options") or "", host_includes)
-            prog["captured_options"] = prog.get("options") or ""
-            prog["options"] = inc.options
-            dirs: list[str] = []
-            for i, local in enumerate(inc.dirs):
-                used = {rel: path for (di, rel), path in inc.headers.items() if di == i}
-                if not used:  # nothing is included from there: the folder is not needed
-                    continue
-                n = include_index.setdefault(local, len(include_index))
-                dirs.append(f"kernels/include/{n}")
-                for rel, path in sorted(used.items()):
-                    target = f"kernels/include/{n}/{rel}"
-                    if target not in w.files:
-                        w.copy_file(target, path)
-                        size = path.stat().st_size
-                        host.copied.append(HostFile(str(label), str(path), target, size))
-            prog["include_dirs"] = dirs
-            notes.extend(f"{label}: {n}" for n in inc.notes)
-            for r in inc.refused:
-                host.refused.append(RefusedHostFile(str(label), r.include, r.host_path, r.why))
-                notes.append(
-                    f"{label}: #include {r.include!r} not bundled ({r.why}): {NOT_FROM_SOURCE}"
-                )
-        elif il := prog.get("il"):
-            place(il, f"kernels/{stem}.spv")
-        for b in prog.get("binaries", []):
-            name = "_".join(str(b.get("device") or "device").lower().split())
-            dev = sanitize_component(name, max_len=60)
-            place(b["data"], f"kernels/{stem}.{dev}.bin")
-    return notes
-
-
 def _write_data(
     w: BundleWriter, manifest: Manifest, root: Path, report: ExportProgress
 ) -> None:
@@ -413,7 +304,7 @@ def _write_data(
     for i, key in enumerate(pending):
         if i % 16 == 0:
             report(0.05 + 0.9 * i / max(len(pending), 1), f"data {i}/{len(pending)}")
-        src = _read_capture_file(root, data[key]["path"])
+        src = read_capture_file(root, data[key]["path"])
         try:
             rel, digest = w.add_data(src)
         except OSError as exc:
@@ -427,9 +318,9 @@ def _write_data(
 
 
 def _bundle_info(
-    capture: Any,
+    capture: Capture,
     manifest: Manifest,
-    rng: Any,
+    rng: EnqueueRange,
     mode: str,
     langs: list[str],
     notes: list[str],

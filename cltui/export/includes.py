@@ -135,6 +135,13 @@ def resolve_includes(source: bytes, options: str, allow_host: bool = True) -> In
         _refuse_all(source, roots, result)
         result.options, result.dirs = options, []
         return result
+    _collect(source, roots, result)
+    return result
+
+
+def _collect(source: bytes, roots: list[Path], result: IncludeSet) -> None:
+    """Follow the ``#include`` lines of ``source`` and of each header found into
+    ``result.headers`` (``refused`` and ``notes`` for the rest)."""
     # (text, folder of the including file relative to its root, root index) - None: the source
     pending: list[tuple[bytes, str | None, int]] = [(source, None, 0)]
     seen: set[tuple[int, str]] = set()
@@ -167,12 +174,11 @@ def resolve_includes(source: bytes, options: str, allow_host: bool = True) -> In
                 total += len(data)
                 if len(result.headers) >= MAX_HEADERS or total > MAX_HEADER_BYTES:
                     result.notes.append("too many included headers: the rest were left out")
-                    return result
+                    return
                 result.headers[(i, crel)] = cand
                 parent = str(PurePosixPath(crel).parent)
                 pending.append((data, "" if parent == "." else parent, i))
                 break
-    return result
 
 
 def _refuse_all(source: bytes, roots: list[Path], result: IncludeSet) -> None:

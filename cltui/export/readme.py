@@ -6,13 +6,11 @@ shown inside inline code with backticks and line breaks removed.
 
 from __future__ import annotations
 
-from typing import Any
-
 from cltui.capture.textfmt import fmt_bytes
 from cltui.replay.schema import Manifest
 
 
-def _code(text: Any) -> str:
+def _code(text: object) -> str:
     s = " ".join(str(text).split()).replace("`", "'")
     return f"`{s}`" if s else "``"
 
@@ -20,19 +18,32 @@ def _code(text: Any) -> str:
 def render_readme(manifest: Manifest, files: list[str]) -> str:
     b = manifest["bundle"]
     cap = b["capture"]
-    steps = manifest["steps"]
-    tol = manifest.get("tolerance", {})
-    enqueues = [int(s["enqueue"]) for s in steps]
-    devices = ", ".join(_code(d) for d in cap["devices"]) or "not recorded in the capture"
     dev = cap.get("device") or {}
     ident = (
         _code(dev["name"]) + (f" on {_code(dev['platform'])}" if dev.get("platform") else "")
         if dev.get("name")
         else "not recorded in the capture"
     )
-    dumps = [v for v in manifest["data"].values() if str(v.get("path", "")).startswith("data/")]
-    unique = {str(v["path"]): int(v.get("size", 0)) for v in dumps}
     has_cpp = "cpp" in b["languages"]
+    out = [
+        *_intro(manifest),
+        *_run_it(ident, has_cpp),
+        *_what_pass_means(manifest),
+        *_changes(manifest),
+        *_enqueues(manifest),
+        *_files(manifest, has_cpp),
+        *_notes(manifest),
+    ]
+    out.append(f"{len(files) + 1} files.\n")
+    return "\n".join(out)
+
+
+def _intro(manifest: Manifest) -> list[str]:
+    b = manifest["bundle"]
+    cap = b["capture"]
+    steps = manifest["steps"]
+    enqueues = [int(s["enqueue"]) for s in steps]
+    devices = ", ".join(_code(d) for d in cap["devices"]) or "not recorded in the capture"
     out: list[str] = []
     add = out.append
     add(f"# OpenCL replay bundle: enqueues {_code(b['range'])} of {_code(cap['name'])}\n")
@@ -47,6 +58,12 @@ def render_readme(manifest: Manifest, files: list[str]) -> str:
         "write with what the capture recorded. Nothing else is needed: Python with numpy and "
         "pyopencl, or a C++17 compiler, CMake and an OpenCL ICD loader.\n"
     )
+    return out
+
+
+def _run_it(ident: str, has_cpp: bool) -> list[str]:
+    out: list[str] = []
+    add = out.append
     add("## Run it\n")
     add(
         "```sh\npython replay.py --list-devices\npython replay.py --validate            "
@@ -86,6 +103,14 @@ def render_readme(manifest: Manifest, files: list[str]) -> str:
         "replayed). On a device without shared virtual memory (an OpenCL 1.2 device) "
         "SVM allocations are emulated with buffers, and the output says so.\n"
     )
+    return out
+
+
+def _what_pass_means(manifest: Manifest) -> list[str]:
+    b = manifest["bundle"]
+    tol = manifest.get("tolerance", {})
+    out: list[str] = []
+    add = out.append
     add('## What "pass" means\n')
     add(
         "After each kernel, every memory object it was given is read back and compared with "
@@ -119,6 +144,12 @@ def render_readme(manifest: Manifest, files: list[str]) -> str:
             "In strict mode nothing is reloaded: *before* checks show where the chain departs "
             "from the capture.\n"
         )
+    return out
+
+
+def _changes(manifest: Manifest) -> list[str]:
+    out: list[str] = []
+    add = out.append
     changes = manifest.get("changes") or []
     if changes:
         add("Changes the capture shows between two replayed kernels:\n")
@@ -130,6 +161,13 @@ def render_readme(manifest: Manifest, files: list[str]) -> str:
                 f"after enqueue {ch.get('after')} by {_code(by)}: {what}"
             )
         add("")
+    return out
+
+
+def _enqueues(manifest: Manifest) -> list[str]:
+    steps = manifest["steps"]
+    out: list[str] = []
+    add = out.append
     add("## The enqueues\n")
     add("| enqueue | kernel | global | local | captured start->end |")
     add("| ---: | --- | --- | --- | ---: |")
@@ -141,6 +179,14 @@ def render_readme(manifest: Manifest, files: list[str]) -> str:
         glob = "x".join(str(v) for v in s["global"])
         add(f"| {s['enqueue']} | {_code(s['kernel'])} | {glob} | {local} | {dur} |")
     add("")
+    return out
+
+
+def _files(manifest: Manifest, has_cpp: bool) -> list[str]:
+    dumps = [v for v in manifest["data"].values() if str(v.get("path", "")).startswith("data/")]
+    unique = {str(v["path"]): int(v.get("size", 0)) for v in dumps}
+    out: list[str] = []
+    add = out.append
     add("## Files\n")
     add(
         "- `manifest.json`: the replay plan (format "
@@ -166,11 +212,17 @@ def render_readme(manifest: Manifest, files: list[str]) -> str:
         )
         + "- `SHA256SUMS`: check the bundle with `sha256sum -c SHA256SUMS`.\n"
     )
+    return out
+
+
+def _notes(manifest: Manifest) -> list[str]:
+    b = manifest["bundle"]
+    out: list[str] = []
+    add = out.append
     notes = [*manifest.get("notes", []), *b.get("notes", [])]
     if notes:
         add("## Notes\n")
         for n in notes:
             add(f"- {_code(n)}")
         add("")
-    add(f"{len(files) + 1} files.\n")
-    return "\n".join(out)
+    return out

@@ -33,8 +33,8 @@ from cltui.tui.widgets.source_pane import SourcePane
 if TYPE_CHECKING:
     from textual.worker import Worker
 
-    from cltui.analysis.check import CheckReport
-    from cltui.analysis.diverge import DivergeReport, EnqueueDiff
+    from cltui.analysis.check_report import CheckReport
+    from cltui.analysis.diverge_report import DivergeReport, EnqueueDiff
     from cltui.capture.capture import Capture, ProgressFn
     from cltui.capture.model import Enqueue
     from cltui.export import ExportResult
@@ -184,7 +184,7 @@ class _WorkerCancel(threading.Event):
         return self.event.is_set() or self.worker.is_cancelled
 
 
-# status -> (badge, style); statuses from cltui.analysis.diverge
+# status -> (badge, style); statuses from cltui.analysis.diverge_report
 MARKS: dict[str, tuple[str, Style]] = {
     "different": ("≠", Style(color="red", bold=True)),
     "sequence": ("↕", Style(color="magenta", bold=True)),

@@ -16,7 +16,8 @@ from textual.screen import Screen
 
 from cltui.tui import actions
 from cltui.tui.messages import CaptureLoaded
-from cltui.tui.screens.main import MainScreen, Opener, RangeAction
+from cltui.tui.screens.main import MainScreen, RangeAction
+from cltui.tui.screens.reading import Opener
 from cltui.tui.styles import stylesheet_paths
 
 if TYPE_CHECKING:

@@ -26,7 +26,7 @@ from cltui.tui.screens.replay_progress import TaskControl, TaskFailed
 from cltui.tui.widgets.source_view import SourceView
 
 if TYPE_CHECKING:
-    from cltui.analysis.check import CheckReport, Finding
+    from cltui.analysis.check_report import CheckReport, Finding
     from cltui.capture.capture import Capture
 
 __all__ = ["FindingsScreen", "check_task", "finding_marks"]

@@ -4,51 +4,69 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar, TypedDict
 
 import numpy as np
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
-from textual.screen import Screen
 from textual.widgets import Footer, Label, ProgressBar
 from textual.worker import get_current_worker
 
 from cltui.capture.display import escape_controls
-from cltui.capture.model import CaptureError, Enqueue, EnqueueKind, KernelArg, NotACapture
-from cltui.errors import Cancelled
+from cltui.capture.model import Enqueue, EnqueueKind
+from cltui.tui.browse import (
+    ReadCancelled,
+    decode_off_loop,
+    dumped_bytes,
+    range_bytes,
+    range_summary,
+)
 from cltui.tui.format import fmt_bytes
 from cltui.tui.messages import (
-    CaptureFailed,
     CaptureLoaded,
     CursorMoved,
-    IndexProgress,
     RangeChanged,
 )
 from cltui.tui.screens.help import HelpScreen
 from cltui.tui.screens.kinds import KindScreen
 from cltui.tui.screens.problems import ProblemsScreen
 from cltui.tui.screens.prompt import PromptScreen
+from cltui.tui.screens.reading import Opener, ReadingScreen
 from cltui.tui.widgets.buffer_pane import BufferPane
 from cltui.tui.widgets.detail_panes import DetailPanes
 from cltui.tui.widgets.enqueue_list import BADGE_LEGEND, EnqueueList
 from cltui.tui.widgets.status_line import StatusLine
 
 if TYPE_CHECKING:
-    from cltui.capture.capture import Capture, ProgressFn
+    from cltui.capture.capture import Capture
 
-__all__ = ["MainScreen", "Opener", "RangeAction"]
+__all__ = ["MainScreen", "RangeAction"]
 
-Opener = Callable[[Path, "ProgressFn", threading.Event], "Capture"]
 RangeAction = Callable[["Capture", int, int], None]  # capture, first number, last number
+
+
+
+class ScreenState(TypedDict):
+    """What :meth:`MainScreen.state` returns."""
+
+    loaded: bool
+    error: str | None
+    rows: int
+    cursor: int | None
+    range: tuple[int, int] | None
+    visual: bool
+    bookmarks: list[int]
+    status: str
+
 
 MAX_NOTICES = 5  # problems shown as notifications on open; the rest are on the problems screen
 
 
-class MainScreen(Screen[None]):
+class MainScreen(ReadingScreen):
     """Browses one capture.  The capture is indexed in a thread while the screen is already up."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -119,128 +137,13 @@ class MainScreen(Screen[None]):
         yield Footer()
 
     @property
-    def enqueue_list(self) -> EnqueueList:
-        return self.query_one(EnqueueList)
-
-    @property
     def details(self) -> DetailPanes:
         return self.query_one(DetailPanes)
-
-    @property
-    def status(self) -> StatusLine:
-        return self.query_one(StatusLine)
 
     def on_mount(self) -> None:
         self.sub_title = str(self.path)
         self.enqueue_list.focus()
         self._start_reading()
-
-    def _start_reading(self) -> None:
-        self.reading, self.stopped, self.error = True, False, None
-        self.read_fraction, self._last_progress = 0.0, -1.0
-        self._cancel = threading.Event()
-        self._log_bytes = _log_size(self.path)
-        self.query_one("#loading").display = True
-        self.query_one("#loading-bar", ProgressBar).update(progress=0.0)
-        self.enqueue_list.placeholder = "Indexing…"
-        self.enqueue_list.refresh()
-        self._show_reading()
-        self.refresh_bindings()
-        # paint the first frame before the indexing thread starts
-        self.call_after_refresh(self._index, self._cancel)
-
-    def _show_reading(self) -> None:
-        of = f" of {fmt_bytes(self._log_bytes)}" if self._log_bytes else ""
-        self.status.set_parts(
-            range_text=f"{self.label}indexing {int(self.read_fraction * 100)}%{of}",
-            bytes_text="esc stops",
-        )
-
-    def on_unmount(self) -> None:
-        self._cancel.set()
-        self._close_reader()
-
-    def _close_reader(self) -> None:
-        from cltui.capture.background import reader_of
-
-        reader = reader_of(self.capture) if self.capture is not None else None
-        if reader is not None:
-            reader.close()
-
-    # --------------------------------------------------------------- indexing
-    @work(thread=True, exclusive=True, group="index", exit_on_error=False)
-    def _index(self, cancel: threading.Event) -> None:
-        """Open the capture (the default opener reads it in a child process: see
-        :mod:`cltui.capture.background`); this thread only waits, the GIL released."""
-        from cltui.capture.log import IndexCancelled
-
-        def progress(fraction: float) -> None:
-            if fraction - self._last_progress >= 0.01 or fraction >= 1.0:
-                self._last_progress = fraction
-                self.post_message(IndexProgress(fraction))
-
-        try:
-            capture = self.opener(self.path, progress, cancel)
-        except IndexCancelled:
-            return  # the user stopped it (esc) or the screen is gone: nothing to report
-        except CaptureError as exc:
-            if not cancel.is_set():
-                self.post_message(CaptureFailed(str(exc), isinstance(exc, NotACapture)))
-            return
-        except Exception as exc:  # a bug in a parser must not reach the user as a traceback
-            reason = f"cannot read {self.path}: {type(exc).__name__}: {exc}"
-            self.post_message(CaptureFailed(reason))
-            return
-        if cancel.is_set() or get_current_worker().is_cancelled:
-            from cltui.capture.background import reader_of
-
-            reader = reader_of(capture)
-            if reader is not None:
-                reader.close()
-            return
-        self.post_message(CaptureLoaded(capture))
-
-    def on_index_progress(self, message: IndexProgress) -> None:
-        if not self.reading:
-            return
-        self.read_fraction = message.fraction
-        self.query_one("#loading-bar", ProgressBar).update(progress=message.fraction)
-        self._show_reading()
-
-    def action_stop_reading(self) -> None:
-        """Stop reading the capture (esc while indexing): the reader process is killed."""
-        if not self.reading:
-            return
-        self._cancel.set()
-        self.reading, self.stopped = False, True
-        self.query_one("#loading").display = False
-        done = int(self.read_fraction * 100)
-        line = f"Reading stopped at {done}%: press R to read {self.path.name} again, q to quit"
-        self.enqueue_list.placeholder = line
-        self.enqueue_list.refresh()
-        self.status.set_parts(
-            range_text=f"{self.label}reading stopped at {done}%", bytes_text="R reads again"
-        )
-        self.notify(f"Stopped reading {self.path}", title="Reading stopped", timeout=6)
-        self.refresh_bindings()
-
-    def action_read_again(self) -> None:
-        if self.reading or self.capture is not None:
-            return
-        self._start_reading()
-
-    def on_capture_failed(self, message: CaptureFailed) -> None:
-        self.reading = False
-        self.error = message.message
-        self.query_one("#loading").display = False
-        self.enqueue_list.placeholder = f"Cannot open: {message.message}"
-        self.enqueue_list.refresh()
-        self.status.set_parts(range_text=f"{self.label}nothing to show", bytes_text="")
-        self.notify(message.message, title="Cannot open capture", severity="error", timeout=30)
-        self.refresh_bindings()
-        bad_input = getattr(self.app, "bad_input", None)
-        if message.not_a_capture and callable(bad_input):
-            bad_input(message.message)  # the app exits 2 with the line, as the CLI does
 
     def on_capture_loaded(self, message: CaptureLoaded) -> None:
         if not self.reading:  # stopped meanwhile: drop it
@@ -260,22 +163,13 @@ class MainScreen(Screen[None]):
         problems = list(cap.problems)
         self.status.set_parts(problems=len(problems))
         for problem in problems[:MAX_NOTICES]:
-            if problem.severity == "error":
-                self.notify(
-                    escape_controls(str(problem)),
-                    title="Capture problem",
-                    severity="error",
-                    timeout=12,
-                    markup=False,
-                )
-            else:
-                self.notify(
-                    escape_controls(str(problem)),
-                    title="Capture problem",
-                    severity="warning",
-                    timeout=12,
-                    markup=False,
-                )
+            self.notify(
+                escape_controls(str(problem)),
+                title="Capture problem",
+                severity="error" if problem.severity == "error" else "warning",
+                timeout=12,
+                markup=False,
+            )
         if len(problems) > MAX_NOTICES:
             more = len(problems) - MAX_NOTICES
             self.notify(f"{more} more problems: press p to list them all", timeout=12)
@@ -312,8 +206,8 @@ class MainScreen(Screen[None]):
         enq: Enqueue | None = None
         error = None
         try:
-            enq = _decode_off_loop(cap, number, worker.cancelled_event)
-        except _Abandoned:
+            enq = decode_off_loop(cap, number, worker.cancelled_event)
+        except ReadCancelled:
             return
         except Exception as exc:  # the capture reports its own problems; this is a last guard
             error = f"enqueue {number}: cannot decode ({type(exc).__name__}: {exc})"
@@ -329,7 +223,7 @@ class MainScreen(Screen[None]):
 
     def _single_bytes(self, enq: Enqueue | None) -> None:
         seen: set[int] = set()
-        total = _dumped_bytes(enq.args, seen) if enq is not None else 0
+        total = dumped_bytes(enq.args, seen) if enq is not None else 0
         text = f"{fmt_bytes(total)} data ({len(seen)} objects)" if seen else "no dumped data"
         self.status.set_parts(bytes_text=text)
 
@@ -350,18 +244,7 @@ class MainScreen(Screen[None]):
             )
             return
         first, last = sel
-        kinds = cap.kinds[first : last + 1]
-        kernel_ids = cap.kernel_ids[first : last + 1]
-        n_kernels = int(np.count_nonzero(kinds == EnqueueKind.KERNEL))
-        ids = kernel_ids[kernel_ids >= 0]
-        unique, first_seen = np.unique(ids, return_index=True)
-        names = [escape_controls(cap.kernel_names[int(k)]) for k in unique[np.argsort(first_seen)]]
-        a, b = int(cap.numbers[first]), int(cap.numbers[last])
-        text = f"{self.label}{a}" if a == b else f"{self.label}{a}-{b}"
-        text += f" · {last - first + 1:,} enq · {n_kernels:,} kernel"
-        if names:
-            shown = ", ".join(names[:3]) + (f" +{len(names) - 3}" if len(names) > 3 else "")
-            text += f" ({shown})"
+        text = range_summary(cap, first, last, self.label)
         self.status.set_parts(range_text=text, bytes_text="…", mode_text=mode)
         if lst.range is not None:
             self._range_bytes(first, last)
@@ -377,38 +260,21 @@ class MainScreen(Screen[None]):
         if cap is None:
             return
         worker = get_current_worker()
-        has_pre = getattr(cap, "has_pre", None)
-        has_post = getattr(cap, "has_post", None)
-        if has_pre is not None and has_post is not None:  # the index's flag arrays: no row reads
-            flags = np.asarray(has_pre[first : last + 1]) | np.asarray(has_post[first : last + 1])
-            dumped_pos = np.flatnonzero(flags) + first
-        else:
-            kernel_pos = np.flatnonzero(cap.kinds[first : last + 1] == EnqueueKind.KERNEL) + first
-            dumped_pos = np.array(
-                [p for p in kernel_pos if cap.row(int(p)).has_pre or cap.row(int(p)).has_post],
-                dtype=np.int64,
-            )
-        seen: set[int] = set()
-        total = 0
-        dumped = len(dumped_pos)
         try:
-            numbers = [int(n) for n in cap.numbers[dumped_pos]]
-            for at in range(0, len(numbers), _DUMPS_PER_CALL):
-                if worker.is_cancelled:
-                    return
-                chunk = numbers[at : at + _DUMPS_PER_CALL]
-                for mem_id, size in _dumps_off_loop(cap, chunk, worker.cancelled_event):
-                    if mem_id not in seen:
-                        seen.add(mem_id)
-                        total += size
-        except _Abandoned:
+            counted = range_bytes(
+                cap, first, last, lambda: worker.is_cancelled, worker.cancelled_event
+            )
+        except ReadCancelled:
             return
         except Exception as exc:  # a decoding bug must not stop the browser
             self.app.call_from_thread(
                 self.status.set_parts, bytes_text=f"data size unknown ({type(exc).__name__})"
             )
             return
-        text = f"{fmt_bytes(total)} data ({len(seen)} objects)" if dumped else "no dumped data"
+        if counted is None:
+            return
+        total, objects, dumped = counted
+        text = f"{fmt_bytes(total)} data ({objects} objects)" if dumped else "no dumped data"
         self.app.call_from_thread(self.status.set_parts, bytes_text=text)
 
     # ----------------------------------------------------------------- filters
@@ -581,7 +447,7 @@ class MainScreen(Screen[None]):
         cap = self.capture
         handler(cap, int(cap.numbers[sel[0]]), int(cap.numbers[sel[1]]))
 
-    def state(self) -> dict[str, Any]:
+    def state(self) -> ScreenState:
         """A summary of what the screen shows (tests and the screenshot script read it)."""
         lst = self.enqueue_list
         cap = self.capture
@@ -599,76 +465,3 @@ class MainScreen(Screen[None]):
             "status": self.status.as_text().plain,
         }
 
-
-_DUMPS_PER_CALL = 32  # enqueues per reader call: a details decode waits for one such call
-
-
-class _Abandoned(Cancelled):
-    """The worker was cancelled (the cursor moved on, the app exits) while the reader ran."""
-
-
-def _decode_off_loop(cap: Capture, number: int, cancel: threading.Event) -> Enqueue:
-    """``cap.enqueue(number)`` decoded by the capture's reader process when it has one (pcpp
-    and hashing never hold this process's GIL), else in this thread."""
-    from cltui.capture.background import CallCancelled, ReaderGone, decode_enqueue, reader_of
-
-    reader = reader_of(cap)
-    if reader is not None and reader.alive:
-        try:
-            return reader.call(decode_enqueue, number, cancel=cancel)
-        except CallCancelled:
-            raise _Abandoned() from None
-        except ReaderGone:
-            if cancel.is_set():  # closed because the app exits
-                raise _Abandoned() from None
-            # else it died: decode here, as without a reader
-    return cap.enqueue(number)
-
-
-def dumps_of(cap: Capture, numbers: list[int]) -> list[tuple[int, int]]:
-    """(memory object id, bytes) of each argument dump (Pre, else Post) of the enqueues
-    ``numbers``: what the status line adds up (run by the reader process)."""
-    out: list[tuple[int, int]] = []
-    for number in numbers:
-        for arg in cap.enqueue(number).args:
-            dump = arg.pre or arg.post
-            if dump is not None:
-                out.append((dump.mem_id, dump.size))
-    return out
-
-
-def _dumps_off_loop(
-    cap: Capture, numbers: list[int], cancel: threading.Event
-) -> list[tuple[int, int]]:
-    from cltui.capture.background import CallCancelled, ReaderGone, reader_of
-
-    reader = reader_of(cap)
-    if reader is not None and reader.alive:
-        try:
-            return reader.call(dumps_of, numbers, cancel=cancel)
-        except CallCancelled:
-            raise _Abandoned() from None
-        except ReaderGone:
-            if cancel.is_set():
-                raise _Abandoned() from None
-    return dumps_of(cap, numbers)
-
-
-def _log_size(path: Path) -> int:
-    """Bytes of the capture's call log (0 when there is none, or it cannot be seen)."""
-    try:
-        return (path / "clintercept_log.txt").stat().st_size
-    except OSError:
-        return 0
-
-
-def _dumped_bytes(args: Sequence[KernelArg], seen: set[int]) -> int:
-    """Bytes of the dumps of ``args`` whose memory object is not in ``seen`` (then added)."""
-    total = 0
-    for arg in args:
-        dump = arg.pre or arg.post
-        if dump is None or dump.mem_id in seen:
-            continue
-        seen.add(dump.mem_id)
-        total += dump.size
-    return total

@@ -41,6 +41,8 @@ MODE_HELP = {
 }
 DEFAULT_TIMEOUT = 60.0
 
+ArgTolerance = dict[int, dict[str, float]]  # argument index -> {atol, rtol, ulp}
+
 
 @dataclass(frozen=True)
 class ReplayRequest:
@@ -51,7 +53,7 @@ class ReplayRequest:
     tolerance: Tolerance = field(default_factory=Tolerance)
     repeat: int = 1
     timeout: float = DEFAULT_TIMEOUT
-    arg_tolerance: dict[int, dict[str, Any]] = field(default_factory=dict)
+    arg_tolerance: ArgTolerance = field(default_factory=dict)
 
 
 def parse_replay_fields(
@@ -93,9 +95,9 @@ def parse_replay_fields(
     return tol, reps, limit
 
 
-def parse_arg_tolerances(text: str) -> dict[int, dict[str, Any]]:
+def parse_arg_tolerances(text: str) -> ArgTolerance:
     """``"0:ulp=2; 3:atol=1e-6,rtol=1e-5"`` -> {0: {"ulp": 2}, 3: {"atol": 1e-06, ...}}."""
-    out: dict[int, dict[str, Any]] = {}
+    out: ArgTolerance = {}
     for spec in text.replace(";", " ").split():
         head, sep, body = spec.partition(":")
         if not sep or not head.strip().isdigit() or not body:

@@ -36,6 +36,8 @@ from cltui.tui.screens.replay_dialog import ReplayRequest
 
 if TYPE_CHECKING:
     from cltui.capture.capture import Capture
+    from cltui.replay.runner import ReplayJob
+    from cltui.replay.schema import StepSpec
 
 __all__ = [
     "ProgressScreen",
@@ -135,7 +137,7 @@ class ProgressScreen(ModalScreen[T | None], Generic[T]):
 
     @work(thread=True, exclusive=True, group="progress-task", exit_on_error=False)
     def _run(self) -> None:
-        result: Any = None
+        result: T | None = None
         error: str | None = None
         try:
             result = self.work_fn(self.control)
@@ -249,9 +251,6 @@ def replay_task(
         if control.cancel.is_set():
             raise TaskFailed("replay cancelled")
         manifest = plan.to_manifest()
-        steps = manifest["steps"]
-        n_dev = len(request.devices)
-        units = max(1, n_dev * len(steps))
         save_dir = lifecycle.temp_dir("replay")
         job = runner.start(
             manifest,
@@ -263,32 +262,8 @@ def replay_task(
             save_dir=save_dir,
         )
         control.on_cancel(job.cancel)
-        dev_index = -1
-        dev_name = ""
         try:
-            for ev in job.events():
-                et = ev.get("type")
-                if et == "device":
-                    dev_index += 1
-                    dev_name = f"{ev['device']} {ev.get('name', '')}"
-                    control.progress(dev_index * len(steps) / units, f"{dev_name}: starting")
-                elif et == "build":
-                    control.progress(None if dev_index < 0 else dev_index * len(steps) / units,
-                                     f"{dev_name}: building {ev.get('label', '')}")
-                elif et == "step":
-                    i = int(ev.get("i", 0))
-                    kernel = steps[i]["kernel"] if i < len(steps) else ""
-                    control.progress(
-                        (dev_index * len(steps) + i) / units,
-                        f"{dev_name}: enqueue {ev.get('enqueue')} ({kernel}) "
-                        f"{i + 1}/{len(steps)}",
-                    )
-                elif et == "timing":
-                    control.progress((dev_index + 1) * len(steps) / units,
-                                     f"{dev_name}: timing {request.repeat} repetitions")
-                elif et == "device_done":
-                    control.progress((dev_index + 1) * len(steps) / units,
-                                     f"{dev_name}: {ev['result'].get('status', 'done')}")
+            _follow(job, control, manifest["steps"], len(request.devices), request.repeat)
         finally:
             if not job.done:  # the iterator was left early: stop the child
                 job.cancel()
@@ -299,3 +274,35 @@ def replay_task(
         return ReplayOutcome(report, manifest, request, str(rng), save_dir)
 
     return run
+
+
+def _follow(
+    job: ReplayJob, control: TaskControl, steps: list[StepSpec], n_dev: int, repeat: int
+) -> None:
+    """The runner's events as progress: the device, its builds, each enqueue, the timing."""
+    units = max(1, n_dev * len(steps))
+    dev_index = -1
+    dev_name = ""
+    for ev in job.events():
+        et = ev.get("type")
+        if et == "device":
+            dev_index += 1
+            dev_name = f"{ev['device']} {ev.get('name', '')}"
+            control.progress(dev_index * len(steps) / units, f"{dev_name}: starting")
+        elif et == "build":
+            control.progress(None if dev_index < 0 else dev_index * len(steps) / units,
+                             f"{dev_name}: building {ev.get('label', '')}")
+        elif et == "step":
+            i = int(ev.get("i", 0))
+            kernel = steps[i]["kernel"] if i < len(steps) else ""
+            control.progress(
+                (dev_index * len(steps) + i) / units,
+                f"{dev_name}: enqueue {ev.get('enqueue')} ({kernel}) "
+                f"{i + 1}/{len(steps)}",
+            )
+        elif et == "timing":
+            control.progress((dev_index + 1) * len(steps) / units,
+                             f"{dev_name}: timing {repeat} repetitions")
+        elif et == "device_done":
+            control.progress((dev_index + 1) * len(steps) / units,
+                             f"{dev_name}: {ev['result'].get('status', 'done')}")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from rich.text import Text
@@ -15,7 +15,10 @@ from cltui.capture.model import Enqueue
 from cltui.tui.format import fmt_ns
 
 if TYPE_CHECKING:
+    import numpy.typing as npt
+
     from cltui.capture.capture import Capture
+    from cltui.capture.model import DeviceTime
 
 __all__ = ["TimingView"]
 
@@ -27,7 +30,7 @@ class TimingView(Vertical):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self._shown: tuple[Any, ...] | None = None
+        self._shown: tuple[int, int | None] | None = None
         self.summary = ""
 
     def compose(self) -> ComposeResult:
@@ -54,16 +57,7 @@ class TimingView(Vertical):
             stages.update("No enqueue")
             return
         t = enq.row.device_time
-        text = Text()
-        if t is None:
-            text.append(f"enqueue {enq.number}: no Device Time line in the log")
-        else:
-            total = t.queued_to_submit + t.submit_to_start + t.start_to_end
-            text.append(f"enqueue {enq.number} ", "bold")
-            text.append(f"queued→submit {fmt_ns(t.queued_to_submit)} · ")
-            text.append(f"submit→start {fmt_ns(t.submit_to_start)} · ")
-            text.append(f"start→end {fmt_ns(t.start_to_end)}", "bold")
-            text.append(f" · total {fmt_ns(total)}")
+        text = _stages_text(enq)
         pos = cap.position_of(enq.number)
         kid = int(cap.kernel_ids[pos]) if pos is not None else -1
         if kid < 0:
@@ -79,17 +73,20 @@ class TimingView(Vertical):
             stages.update(text)
             self.summary = text.plain
             return
-        p50, p95 = np.percentile(times, [50, 95])
-        text.append(
-            f"\n{name} ×{len(times):,}: min {fmt_ns(int(times.min()))} · "
-            f"median {fmt_ns(int(p50))} · mean {fmt_ns(int(times.mean()))} · "
-            f"p95 {fmt_ns(int(p95))} · max {fmt_ns(int(times.max()))}"
-        )
-        if t is not None and t.start_to_end >= 0:
-            rank = 100.0 * float(np.count_nonzero(times < t.start_to_end)) / len(times)
-            text.append(f"\nthis one is slower than {rank:.0f}% of them")
+        text.append(_kernel_times_text(name, times, t))
         stages.update(text)
         self.summary = text.plain
+        self._charts(times, hist, hist_label, seq, seq_label)
+
+    def _charts(
+        self,
+        times: npt.NDArray[np.int64],
+        hist: Sparkline,
+        hist_label: Static,
+        seq: Sparkline,
+        seq_label: Static,
+    ) -> None:
+        """The histogram of the kernel's start→end times and the times in capture order."""
         lo, hi = int(times.min()), int(times.max())
         if hi > lo:
             counts, _edges = np.histogram(times, bins=BINS, range=(lo, hi))
@@ -106,3 +103,35 @@ class TimingView(Vertical):
             binned = times.astype(np.float64)
         seq.data = [float(v) for v in binned]
         seq_label.update(f"start→end in capture order ({len(times):,} enqueues, {step} per column)")
+
+
+def _stages_text(enq: Enqueue) -> Text:
+    """The enqueue's device time stages (or why there are none)."""
+    t = enq.row.device_time
+    text = Text()
+    if t is None:
+        text.append(f"enqueue {enq.number}: no Device Time line in the log")
+        return text
+    total = t.queued_to_submit + t.submit_to_start + t.start_to_end
+    text.append(f"enqueue {enq.number} ", "bold")
+    text.append(f"queued→submit {fmt_ns(t.queued_to_submit)} · ")
+    text.append(f"submit→start {fmt_ns(t.submit_to_start)} · ")
+    text.append(f"start→end {fmt_ns(t.start_to_end)}", "bold")
+    text.append(f" · total {fmt_ns(total)}")
+    return text
+
+
+def _kernel_times_text(
+    name: str, times: npt.NDArray[np.int64], t: DeviceTime | None
+) -> str:
+    """The statistics of every start→end time of the kernel, and where this one ranks."""
+    p50, p95 = np.percentile(times, [50, 95])
+    out = (
+        f"\n{name} ×{len(times):,}: min {fmt_ns(int(times.min()))} · "
+        f"median {fmt_ns(int(p50))} · mean {fmt_ns(int(times.mean()))} · "
+        f"p95 {fmt_ns(int(p95))} · max {fmt_ns(int(times.max()))}"
+    )
+    if t is not None and t.start_to_end >= 0:
+        rank = 100.0 * float(np.count_nonzero(times < t.start_to_end)) / len(times)
+        out += f"\nthis one is slower than {rank:.0f}% of them"
+    return out

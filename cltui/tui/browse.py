@@ -1,0 +1,159 @@
+"""What the browser screen reads and computes apart from Textual: the status line's range
+summary and data size, and decodes run by the capture's reader process.
+
+A decode or a dump listing goes to the capture's reader process when it has one (pcpp and
+hashing never hold the app's GIL), else runs in the calling thread; a cancelled call raises
+:class:`ReadCancelled`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+import numpy.typing as npt
+
+from cltui.capture.display import escape_controls
+from cltui.capture.model import Enqueue, EnqueueKind, KernelArg
+from cltui.errors import Cancelled
+
+if TYPE_CHECKING:
+    from cltui.capture.capture import Capture
+
+__all__ = [
+    "DUMPS_PER_CALL",
+    "ReadCancelled",
+    "decode_off_loop",
+    "dumped_bytes",
+    "dumps_of",
+    "log_size",
+    "range_bytes",
+    "range_summary",
+]
+
+DUMPS_PER_CALL = 32  # enqueues per reader call: a details decode waits for one such call
+
+
+class ReadCancelled(Cancelled):
+    """The worker was cancelled (the cursor moved on, the app exits) while the reader ran."""
+
+
+def decode_off_loop(cap: Capture, number: int, cancel: threading.Event) -> Enqueue:
+    """``cap.enqueue(number)`` decoded by the capture's reader process when it has one (pcpp
+    and hashing never hold this process's GIL), else in this thread."""
+    from cltui.capture.background import CallCancelled, ReaderGone, decode_enqueue, reader_of
+
+    reader = reader_of(cap)
+    if reader is not None and reader.alive:
+        try:
+            return reader.call(decode_enqueue, number, cancel=cancel)
+        except CallCancelled:
+            raise ReadCancelled() from None
+        except ReaderGone:
+            if cancel.is_set():  # closed because the app exits
+                raise ReadCancelled() from None
+            # else it died: decode here, as without a reader
+    return cap.enqueue(number)
+
+
+def dumps_of(cap: Capture, numbers: list[int]) -> list[tuple[int, int]]:
+    """(memory object id, bytes) of each argument dump (Pre, else Post) of the enqueues
+    ``numbers``: what the status line adds up (run by the reader process)."""
+    out: list[tuple[int, int]] = []
+    for number in numbers:
+        for arg in cap.enqueue(number).args:
+            dump = arg.pre or arg.post
+            if dump is not None:
+                out.append((dump.mem_id, dump.size))
+    return out
+
+
+def _dumps_off_loop(
+    cap: Capture, numbers: list[int], cancel: threading.Event
+) -> list[tuple[int, int]]:
+    from cltui.capture.background import CallCancelled, ReaderGone, reader_of
+
+    reader = reader_of(cap)
+    if reader is not None and reader.alive:
+        try:
+            return reader.call(dumps_of, numbers, cancel=cancel)
+        except CallCancelled:
+            raise ReadCancelled() from None
+        except ReaderGone:
+            if cancel.is_set():
+                raise ReadCancelled() from None
+    return dumps_of(cap, numbers)
+
+
+def log_size(path: Path) -> int:
+    """Bytes of the capture's call log (0 when there is none, or it cannot be seen)."""
+    try:
+        return (path / "clintercept_log.txt").stat().st_size
+    except OSError:
+        return 0
+
+
+def dumped_bytes(args: Sequence[KernelArg], seen: set[int]) -> int:
+    """Bytes of the dumps of ``args`` whose memory object is not in ``seen`` (then added)."""
+    total = 0
+    for arg in args:
+        dump = arg.pre or arg.post
+        if dump is None or dump.mem_id in seen:
+            continue
+        seen.add(dump.mem_id)
+        total += dump.size
+    return total
+
+
+def range_summary(cap: Capture, first: int, last: int, label: str) -> str:
+    """The status line's text for the rows ``first``..``last``: numbers, counts, kernels."""
+    kinds = cap.kinds[first : last + 1]
+    kernel_ids = cap.kernel_ids[first : last + 1]
+    n_kernels = int(np.count_nonzero(kinds == EnqueueKind.KERNEL))
+    ids = kernel_ids[kernel_ids >= 0]
+    unique, first_seen = np.unique(ids, return_index=True)
+    names = [escape_controls(cap.kernel_names[int(k)]) for k in unique[np.argsort(first_seen)]]
+    a, b = int(cap.numbers[first]), int(cap.numbers[last])
+    text = f"{label}{a}" if a == b else f"{label}{a}-{b}"
+    text += f" · {last - first + 1:,} enq · {n_kernels:,} kernel"
+    if names:
+        shown = ", ".join(names[:3]) + (f" +{len(names) - 3}" if len(names) > 3 else "")
+        text += f" ({shown})"
+    return text
+
+
+def _dumped_positions(cap: Capture, first: int, last: int) -> npt.NDArray[np.int64]:
+    has_pre = getattr(cap, "has_pre", None)
+    has_post = getattr(cap, "has_post", None)
+    if has_pre is not None and has_post is not None:  # the index's flag arrays: no row reads
+        flags = np.asarray(has_pre[first : last + 1]) | np.asarray(has_post[first : last + 1])
+        return np.flatnonzero(flags) + first
+    kernel_pos = np.flatnonzero(cap.kinds[first : last + 1] == EnqueueKind.KERNEL) + first
+    return np.array(
+        [p for p in kernel_pos if cap.row(int(p)).has_pre or cap.row(int(p)).has_post],
+        dtype=np.int64,
+    )
+
+
+def range_bytes(
+    cap: Capture, first: int, last: int, stopped: Callable[[], bool], cancel: threading.Event
+) -> tuple[int, int, int] | None:
+    """Bytes of dumped data the rows ``first``..``last`` need (each memory object's first
+    Pre dump, once): (bytes, objects, dumped enqueues); None when ``stopped()`` turned true.
+    Raises :class:`ReadCancelled` when ``cancel`` stopped a reader call."""
+    dumped_pos = _dumped_positions(cap, first, last)
+    seen: set[int] = set()
+    total = 0
+    numbers = [int(n) for n in cap.numbers[dumped_pos]]
+    for at in range(0, len(numbers), DUMPS_PER_CALL):
+        if stopped():
+            return None
+        chunk = numbers[at : at + DUMPS_PER_CALL]
+        for mem_id, size in _dumps_off_loop(cap, chunk, cancel):
+            if mem_id not in seen:
+                seen.add(mem_id)
+                total += size
+    return total, len(seen), len(dumped_pos)

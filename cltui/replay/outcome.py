@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from cltui.replay import lifecycle
+from cltui.replay.child import Event
 from cltui.replay.cross import ArgTolerance, ToleranceKeys, cross_compare
 from cltui.replay.engine import combine_verdicts, verdict
 from cltui.replay.schema import Device, DeviceResult, Manifest, Report, StepResult
@@ -26,7 +27,7 @@ class Progress:
     result: DeviceResult | None = None
     finished: list[StepResult] = field(default_factory=list)
 
-    def see(self, ev: dict[str, Any]) -> bool:
+    def see(self, ev: Event) -> bool:
         """Note an event from the child (JSON); False for the result, which is not passed on."""
         et = ev.get("type")
         if et == "step":

@@ -37,14 +37,13 @@ import numpy as np
 import numpy.typing as npt
 
 from cltui.replay import lifecycle
-from cltui.replay.child import Child, connect
+from cltui.replay.child import Child, Event, connect
 from cltui.replay.cross import ArgTolerance, ToleranceKeys
 from cltui.replay.outcome import Progress, ended, failed, make_report
 from cltui.replay.schema import Device, DeviceResult, Manifest, Report
 
-# an event: a JSON line from a child, passed on with its device (the parent adds ``device``,
-# ``device_done`` and ``done`` events of the same shape)
-Event = dict[str, Any]
+# an event (child.Event): a JSON line from a child, passed on with its device; the parent
+# adds ``device``, ``device_done`` and ``done`` events of the same shape
 Callback = Callable[[Event], None]
 
 DEFAULT_TIMEOUT = 60.0  # seconds without any progress from the child

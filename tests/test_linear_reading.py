@@ -310,9 +310,9 @@ def test_binary_garbage_in_a_source_is_left_out_and_the_kernels_around_it_parse(
 
 
 def test_a_transfer_line_with_a_long_word_is_split_in_linear_time() -> None:
-    """``key = value`` of a transfer's log line (transfers.py): the key pattern retried at every
-    character of a word of 200 KB (a fuzz input took over 200 CPU seconds)."""
-    from cltui.replay.transfers import _line_kv
+    """``key = value`` of a transfer's log line (plan/transfers.py): the key pattern retried
+    at every character of a word of 200 KB (a fuzz input took over 200 CPU seconds)."""
+    from cltui.replay.plan.transfers import _line_kv
 
     line = "clEnqueueFillBuffer( queue = 0x1, buffer = 0x2, pattern = < 1, 2 >, size = 8 )"
     assert _line_kv(line) == {

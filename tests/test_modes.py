@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from cltui.replay.modes import MODES, InputRule, input_rule, input_source
+from cltui.replay.modes import MODES, InputRule, input_rule, input_source, is_mode
 
 
 @pytest.mark.parametrize(
@@ -123,3 +123,9 @@ def test_chain_plan_follows_the_rule_on_a_host_change(
     assert [ld["why"] for ld in reloads] == (["reload"] if not hashes else [])
     tainted = [c for c in step["checks"] if c.get("after_unreplayed") is not None]
     assert bool(tainted) == hashes
+
+
+def test_is_mode_names_exactly_the_three_modes() -> None:
+    assert [m for m in ("chain", "isolated", "strict", "Chain", "", "chain ") if is_mode(m)] == [
+        *MODES
+    ]

@@ -9,7 +9,7 @@ element), and the enqueue, kernel and arguments it belongs to.
 
 ``cltui replay --probe`` gets those outputs from the replay runner: every timing
 repetition of the engine also reads back the checked outputs
-(``cltui.replay.runner.probe_runs``).
+(``cltui.replay.cross.probe_runs``).
 """
 
 from __future__ import annotations

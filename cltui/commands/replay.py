@@ -247,7 +247,7 @@ def exit_code(report: Report, deterministic: bool = True) -> int:
 def probe_report(report: Report, manifest: Manifest) -> list[ProbeReport]:
     """One :class:`~cltui.analysis.probe.ProbeReport` per device that ran (``--probe``)."""
     from cltui.analysis.probe import meta_of, probe_outputs
-    from cltui.replay.runner import probe_runs
+    from cltui.replay.cross import probe_runs
 
     meta = meta_of(manifest)
     out = []

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cltui.errors import CltuiError
 from cltui.replay import engine
+
+if TYPE_CHECKING:  # the capture package is imported when a range asks for its device
+    from cltui.capture.capture import Capture
 
 
 class DeviceError(CltuiError, ValueError):
@@ -47,7 +50,7 @@ def default_device(
 
 
 def range_device(
-    cap: Any, first: int | None, last: int | None, kernel: str | None = None
+    cap: Capture, first: int | None, last: int | None, kernel: str | None = None
 ) -> list[dict[str, Any]]:
     """The device of the first kernel enqueue of a range, as the capture knows it (name,
     platform, type): what :func:`default_device` looks for; [] when the capture does not say."""

@@ -13,9 +13,9 @@ test holds every row.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, TypeGuard
 
-__all__ = ["MODES", "InputRule", "Mode", "Source", "input_rule", "input_source"]
+__all__ = ["MODES", "InputRule", "Mode", "Source", "input_rule", "input_source", "is_mode"]
 
 Mode = Literal["chain", "isolated", "strict"]
 MODES: tuple[Mode, ...] = ("chain", "isolated", "strict")
@@ -42,6 +42,11 @@ class InputRule:
     load: Literal["input", "verify", "reload"] | None = None
     precheck: bool = False
     action: Literal["replay", "reload", "none", "unreplayed"] | None = None
+
+
+def is_mode(text: str) -> TypeGuard[Mode]:
+    """``text`` names a mode."""
+    return text in MODES
 
 
 def input_source(mode: str, *, first_use: bool, transfers: bool) -> Source:

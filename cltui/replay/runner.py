@@ -29,17 +29,21 @@ import json
 import os
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, TypedDict, Unpack, cast
 
-from cltui.replay import compare as cmp
+import numpy as np
+import numpy.typing as npt
+
 from cltui.replay import lifecycle
-from cltui.replay.child import Child, connect
-from cltui.replay.engine import combine_verdicts, verdict
-from cltui.replay.schema import CrossCheck, DeviceResult, Manifest, Report
+from cltui.replay.child import Child, Event, connect
+from cltui.replay.cross import ArgTolerance, ToleranceKeys
+from cltui.replay.outcome import Progress, ended, failed, make_report
+from cltui.replay.schema import Device, DeviceResult, Manifest, Report
 
-Event = dict[str, Any]
+# an event (child.Event): a JSON line from a child, passed on with its device; the parent
+# adds ``device``, ``device_done`` and ``done`` events of the same shape
 Callback = Callable[[Event], None]
 
 DEFAULT_TIMEOUT = 60.0  # seconds without any progress from the child
@@ -52,11 +56,11 @@ class ReplayJob:
         self,
         plan: Manifest,
         data_root: str | Path,
-        devices: list[dict[str, Any]],
+        devices: Sequence[Mapping[str, object]],
         *,
         repeat: int = 1,
-        tolerance: dict[str, Any] | None = None,
-        arg_tolerance: dict[int, dict[str, Any]] | None = None,
+        tolerance: ToleranceKeys | None = None,
+        arg_tolerance: ArgTolerance | None = None,
         timeout: float = DEFAULT_TIMEOUT,
         save_dir: str | Path | None = None,
         probe: bool = False,
@@ -66,10 +70,11 @@ class ReplayJob:
         self.probe = probe
         self.binary_cache = binary_cache
         self.data_root = str(data_root)
-        self.devices = devices
+        # the devices as listed (``devices.list_devices``: pyopencl's, as the schema says)
+        self.devices = [cast(Device, d) for d in devices]
         self.repeat = max(int(repeat), 1)
-        self.tolerance = tolerance or {}
-        self.arg_tolerance = arg_tolerance or {}
+        self.tolerance: ToleranceKeys = tolerance or {}
+        self.arg_tolerance: ArgTolerance = arg_tolerance or {}
         self.timeout = float(timeout)
         self.save_dir = Path(save_dir) if save_dir else lifecycle.temp_dir("replay")
         self.report: Report | None = None
@@ -133,24 +138,26 @@ class ReplayJob:
             self._done.set()
 
     def _run_devices(self) -> Iterator[Event]:
-        results: list[dict[str, Any]] = []
+        results: list[DeviceResult] = []
         for dev in self.devices:
             if self._cancel.is_set():
-                results.append(_failed(dev, "cancelled", "cancelled before it started", None))
+                results.append(failed(dev, "cancelled", "cancelled before it started", None))
                 continue
             yield {"type": "device", "device": dev["id"], "name": dev["name"]}
-            res: dict[str, Any] | None = None
+            res: DeviceResult | None = None
             for ev in self._run_device(dev):
                 if ev["type"] == "device_done":
                     res = ev["result"]
                 yield ev
             assert res is not None
             results.append(res)
-        self.report = self._make_report(results)
+        self.report = make_report(
+            self.plan, results, self.repeat, self.tolerance, self.arg_tolerance, self.save_dir
+        )
         self._done.set()
         yield {"type": "done", "report": self.report}
 
-    def _run_device(self, dev: dict[str, Any]) -> Iterator[Event]:
+    def _run_device(self, dev: Device) -> Iterator[Event]:
         tag = dev["id"].replace(":", "_")
         job = {
             "plan": self.plan,
@@ -170,7 +177,7 @@ class ReplayJob:
         try:
             proc = Child("cltui.replay.runner", job_path, err_path)
         except OSError as exc:
-            res = _failed(dev, "error", f"cannot start the replay process: {exc}", None)
+            res = failed(dev, "error", f"cannot start the replay process: {exc}", None)
             yield {"type": "device_done", "device": dev["id"], "result": res}
             return
         with self._lock:
@@ -182,89 +189,19 @@ class ReplayJob:
             with self._lock:
                 self._child = None
 
-    def _watch(self, dev: dict[str, Any], proc: Child) -> Iterator[Event]:
-        running: int | None = None
-        building: str | None = None
-        result: dict[str, Any] | None = None
-        finished: list[dict[str, Any]] = []  # the steps that ended, with their checks
+    def _watch(self, dev: Device, proc: Child) -> Iterator[Event]:
+        seen = Progress()
         for ev in proc.events(self.timeout, self._cancel):
             ev["device"] = dev["id"]
-            et = ev.get("type")
-            if et == "step":
-                running, building = ev.get("enqueue"), None
-            elif et == "step_done":
-                running = None
-                if isinstance(ev.get("step"), dict):
-                    finished.append(_partial_step(ev.pop("step")))
-            elif et == "build":
-                building = ev.get("label")
-            elif et == "timing":
-                running = None
-            if et == "result":
-                result = ev["result"]
-                continue
-            yield ev
+            if seen.see(ev):
+                yield ev
         status = proc.status
         rc = proc.finish()
         stderr_tail = proc.stderr_tail()
-        where = _where(running, building)
-        if status == "hang":
-            msg = f"{where} did not finish within {self.timeout:g} s: the replay process was killed"
-            result = _failed(dev, "hang", msg, running, finished)
-        elif status == "cancelled" or (self._cancel.is_set() and result is None):
-            result = _failed(dev, "cancelled", f"cancelled ({where})", running, finished)
-        elif result is None:
-            cause, how = lifecycle.exit_cause(rc)
-            if cause == "fault":
-                msg = f"{where} crashed the driver ({how})"
-                result = _failed(dev, "crash", msg, running, finished)
-            elif cause == "killed":
-                msg = f"the replay process was killed ({how}) from outside while {_during(where)}"
-                result = _failed(dev, "killed", msg, running, finished)
-            else:
-                msg = f"the replay process stopped with {how or 'no result'} ({where})"
-                result = _failed(dev, "crash", msg, running, finished)
-        else:
-            result["status"] = (
-                "error" if result.get("error") else ("ok" if result.get("ok") else "mismatch")
-            )
+        result = ended(dev, status, rc, seen, self.timeout, self._cancel.is_set())
         if result.get("status") in ("crash", "hang", "error", "killed") and stderr_tail:
             result["stderr"] = stderr_tail
         yield {"type": "device_done", "device": dev["id"], "result": result}
-
-    def _make_report(self, raw: list[dict[str, Any]]) -> Report:
-        """The report of the device results the children sent (JSON: typed here, once every
-        documented field is set)."""
-        for r in raw:  # every device result has the documented fields (docs/cli-json.md)
-            r["runner"] = "cltui"
-            r.setdefault("repeat", self.repeat)
-            r.setdefault("loop", None)
-            r.setdefault("failed_enqueue", None)
-        results = cast(list[DeviceResult], raw)
-        cross = cross_compare(self.plan, raw, self.tolerance, self.arg_tolerance)
-        # devices against each other is information: floating point differs by design
-        ok = all(r.get("status") == "ok" for r in results)
-        for res in results:
-            res["verdict"] = verdict(self.plan, res)
-        names = [str(r["device"].get("id", "?")) if r.get("device") else "?" for r in results]
-        plan = self.plan
-        return {
-            "verdict": combine_verdicts([r["verdict"] for r in results], names),
-            "plan": {
-                "range": plan["source"].get("range"),
-                "mode": plan["source"].get("mode"),
-                "steps": len(plan.get("steps", [])),
-                "changes": plan.get("changes", []),
-                "notes": plan.get("notes", []),
-                "skipped": plan.get("skipped", []),
-                "lost": plan.get("lost", []),
-            },
-            "repeat": self.repeat,
-            "devices": results,
-            "cross": cast(list[CrossCheck], cross),
-            "ok": ok and bool(results),
-            "outputs": str(self.save_dir),
-        }
 
 
 def default_binary_cache() -> Path | None:
@@ -280,138 +217,28 @@ def default_binary_cache() -> Path | None:
     return Path(xdg) / "cltui" / "binaries"
 
 
-def _where(running: int | None, building: str | None) -> str:
-    if running is not None:
-        return f"enqueue {running}"
-    if building is not None:
-        return f"the build of {building}"
-    return "the replay"
+class StartOptions(TypedDict, total=False):
+    """The keywords of :func:`start` (and :func:`run`)."""
 
-
-def _partial_step(step: dict[str, Any]) -> dict[str, Any]:
-    """A step as ``step_done`` sent it, shaped like a finished run's (no timing yet)."""
-    step.setdefault("checks", [])
-    step.setdefault("prechecks", [])
-    step.setdefault("loads", [])
-    step.setdefault(
-        "timing",
-        {"queued_to_submit": None, "submit_to_start": None, "start_to_end": None,
-         "host_enqueue": None, "samples": 0},
-    )
-    return step
-
-
-def _during(where: str) -> str:
-    if where.startswith("enqueue "):
-        return f"{where} ran"
-    if where.startswith("the build of "):
-        return f"{where} ran"
-    return "the replay ran"
-
-
-def _failed(
-    dev: dict[str, Any],
-    status: str,
-    msg: str,
-    enqueue: int | None,
-    finished: list[dict[str, Any]] | None = None,
-) -> dict[str, Any]:
-    """A device result for a fault: ``steps`` are those that finished before it."""
-    return {
-        "device": dev,
-        "ok": False,
-        "status": status,
-        "error": msg,
-        "failed_enqueue": enqueue,
-        "steps": list(finished or []),
-        "partial": True,
-        "builds": {},
-        "notes": [],
-    }
-
-
-def cross_compare(
-    plan: Manifest,
-    results: list[dict[str, Any]],
-    tolerance: dict[str, Any] | None = None,
-    arg_tolerance: dict[int, dict[str, Any]] | None = None,
-) -> list[dict[str, Any]]:
-    """Each further device's replayed outputs against the first device's."""
-    import numpy as np
-
-    usable = [r for r in results if r.get("steps") and not r.get("partial")]
-    if len(usable) < 2:
-        return []
-    base = usable[0]
-    tol = cmp.Tolerance.from_dict(plan.get("tolerance")).merged(tolerance)
-    out: list[dict[str, Any]] = []
-    base_checks = {
-        (st["enqueue"], c["mem"]): c
-        for st in base["steps"]
-        for c in st["checks"]
-        if c.get("output")
-    }
-    for other in usable[1:]:
-        for st in other["steps"]:
-            for c in st["checks"]:
-                ref = base_checks.get((st["enqueue"], c["mem"]))
-                if ref is None or not c.get("output"):
-                    continue
-                t = tol.merged(c.get("tolerance"))
-                for a in c.get("args", []):
-                    t = t.merged((arg_tolerance or {}).get(int(a)))
-                try:
-                    a_data = np.fromfile(ref["output"], dtype=np.uint8)
-                    b_data = np.fromfile(c["output"], dtype=np.uint8)
-                except OSError:
-                    continue
-                res = cmp.compare_bytes(a_data, b_data, c.get("dtype"), t, c.get("shape"))
-                out.append(
-                    {
-                        "enqueue": st["enqueue"],
-                        "kernel": st["kernel"],
-                        "mem": c["mem"],
-                        "label": c.get("label", c["mem"]),
-                        "a": base["device"]["id"],
-                        "b": other["device"]["id"],
-                        "status": res.status,
-                        "summary": res.summary(),
-                        "result": res.to_dict(),
-                    }
-                )
-    return out
-
-
-def probe_runs(result: DeviceResult) -> list[dict[tuple[int, str], Any]]:
-    """A probed device result's outputs, one mapping (enqueue, mem) -> bytes per repetition.
-
-    Repetitions whose bytes equal repetition 0's share its file (and its array here).
-    Empty when the result has no ``probe`` entry (an error, or not probed).
-    """
-    import numpy as np
-
-    probe: dict[str, Any] = result.get("probe") or {}
-    runs: list[dict[tuple[int, str], Any]] = [{} for _ in range(int(probe.get("runs", 0)))]
-    loaded: dict[str, Any] = {}
-    for o in probe.get("outputs", []):
-        for rep, path in enumerate(o["files"]):
-            if path not in loaded:
-                try:
-                    loaded[path] = np.fromfile(path, dtype=np.uint8)
-                except OSError:
-                    continue
-            runs[rep][(int(o["enqueue"]), str(o["mem"]))] = loaded[path]
-    return runs
+    data_root: str | Path | None
+    repeat: int
+    tolerance: ToleranceKeys | None
+    arg_tolerance: ArgTolerance | None
+    timeout: float
+    save_dir: str | Path | None
+    callback: Callback | None
+    probe: bool
+    binary_cache: str | Path | bool | None
 
 
 def start(
     plan: Manifest,
-    devices: list[dict[str, Any]],
+    devices: Sequence[Mapping[str, object]],
     *,
     data_root: str | Path | None = None,
     repeat: int = 1,
-    tolerance: dict[str, Any] | None = None,
-    arg_tolerance: dict[int, dict[str, Any]] | None = None,
+    tolerance: ToleranceKeys | None = None,
+    arg_tolerance: ArgTolerance | None = None,
     timeout: float = DEFAULT_TIMEOUT,
     save_dir: str | Path | None = None,
     callback: Callback | None = None,
@@ -423,7 +250,8 @@ def start(
     ``plan`` is a manifest (``Plan.to_manifest()``); ``data_root`` the directory its data
     paths are relative to (default: the capture directory named in the plan).
     ``probe``: every repetition also reads back the checked outputs (each device's
-    result gains ``probe``; :func:`probe_runs` loads them for ``probe_outputs``).
+    result gains ``probe``; :func:`~cltui.replay.cross.probe_runs` loads them for
+    ``probe_outputs``).
     ``binary_cache``: True for :func:`default_binary_cache`, a folder, or False/None for
     none (programs built from source keep their device binary there for the next run).
     """
@@ -442,22 +270,26 @@ def start(
     )
     if callback is not None:
         job._pumped = True
-
-        def pump() -> None:
-            for ev in job.events():
-                if job.callback_error is not None:
-                    continue  # drain: the children still get stopped and reported
-                try:
-                    callback(ev)
-                except Exception as exc:  # a broken callback must not leave a child behind
-                    job.callback_error = exc
-                    job.cancel()
-
-        threading.Thread(target=pump, name="cltui-replay", daemon=True).start()
+        threading.Thread(target=_pump, args=(job, callback), name="cltui-replay",
+                         daemon=True).start()  # fmt: skip
     return job
 
 
-def run(plan: Manifest, devices: list[dict[str, Any]], **kw: Any) -> Report:
+def _pump(job: ReplayJob, callback: Callback) -> None:
+    """Deliver the job's events to ``callback`` (on a thread of its own)."""
+    for ev in job.events():
+        if job.callback_error is not None:
+            continue  # drain: the children still get stopped and reported
+        try:
+            callback(ev)
+        except Exception as exc:  # a broken callback must not leave a child behind
+            job.callback_error = exc
+            job.cancel()
+
+
+def run(
+    plan: Manifest, devices: Sequence[Mapping[str, object]], **kw: Unpack[StartOptions]
+) -> Report:
     """Start and wait: the report."""
     return start(plan, devices, **kw).wait()
 
@@ -465,9 +297,12 @@ def run(plan: Manifest, devices: list[dict[str, Any]], **kw: Any) -> Report:
 # --------------------------------------------------------------------------- child side
 
 
-def capture_loader(plan: dict[str, Any], root: str | Path) -> Any:
+def capture_loader(
+    plan: dict[str, Any], root: str | Path
+) -> Callable[[str], npt.NDArray[np.uint8]]:
     """``engine.dir_loader`` that refuses a file whose path leaves ``root`` through a
-    symbolic link (a capture is untrusted: nothing outside it is read)."""
+    symbolic link (a capture is untrusted: nothing outside it is read).  ``plan``: the
+    plan as the child read it (JSON)."""
     from cltui.replay import engine
 
     inner = engine.dir_loader(plan, root)
@@ -476,7 +311,7 @@ def capture_loader(plan: dict[str, Any], root: str | Path) -> Any:
     table: dict[str, Any] = plan.get("data", {})
     ok: set[str] = set()
 
-    def load(key: str) -> Any:
+    def load(key: str) -> npt.NDArray[np.uint8]:
         if key not in ok and key in table:
             path = base / str(table[key]["path"])
             if not path.resolve().is_relative_to(top):

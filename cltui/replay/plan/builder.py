@@ -1,0 +1,150 @@
+"""One kernel enqueue -> one step of the plan: its program, arguments, the inputs to load
+before it and the checks after it (or the reason it is skipped); what an unreplayed host
+change taints.  The parts it assembles are mixins over one state (:mod:`.base`)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import cast
+
+from cltui.capture.model import Enqueue, EnqueueKind, KernelArg
+from cltui.replay.plan.base import ScopeEntry, StepIO
+from cltui.replay.plan.inputs import _Inputs
+from cltui.replay.plan.programs import _Programs
+from cltui.replay.schema import ArgSpec, Skipped, StepSpec
+
+
+@dataclass
+class _Launch:
+    """What a kernel enqueue needs to run: its program, work size and arguments."""
+
+    program: str
+    global_size: tuple[int, ...]
+    args: list[ArgSpec]
+    mem_args: dict[str, list[KernelArg]]  # memory id -> the arguments naming it
+
+
+class _Builder(_Inputs, _Programs):
+    def add(self, enq: Enqueue) -> None:
+        """The step of a kernel enqueue of the range (a note for any other enqueue)."""
+        n = enq.number
+        if enq.row.kind is not EnqueueKind.KERNEL:
+            self.notes.append(
+                f"enqueue {n}: {enq.row.function} is not replayed (only clEnqueueNDRangeKernel is)"
+            )
+            return
+        scope = ScopeEntry(n, enq.row.kernel or "", recovered=enq.recovered)
+        self.kernels.append(scope)
+        launch = self._launch(enq, scope)
+        if launch is None:
+            return
+        scope.replayed = True
+        io = StepIO()
+        written: set[str] = set()
+        for mid, margs in launch.mem_args.items():
+            o = self.obj(enq, mid, margs)
+            if any(not _reads_only(a) for a in margs):
+                written.add(mid)
+            self.inputs(enq, o, io)
+            if o.post is not None:
+                io.checks.append(self.check(o, o.post))
+            else:
+                why = f"no Post dump of argument {margs[0].index} ({self.memory[mid]['label']}): "
+                why += "not checked"
+                self.notes.append(f"enqueue {n}: {why}")
+                io.checks.append(self.unchecked(o, why))
+            self.state[mid] = (n, o.post)
+        self._taint(launch, written, io)
+        self.steps.append(self._step(enq, scope, launch, io))
+
+    def _launch(self, enq: Enqueue, scope: ScopeEntry) -> _Launch | None:
+        """The program, work size and arguments, or None when the step is skipped."""
+        gsz = enq.row.global_size
+        if enq.recovered and not gsz:
+            from cltui.capture.recovery import sources_text
+
+            self.skip(
+                scope,
+                f"recovered from {sources_text(enq.recovered_from)}, without its work sizes: "
+                "the log that held them is lost and no Replay/ folder has them",
+            )
+            return None
+        pid = self.program(enq)
+        if pid is None:
+            self.skip(scope, f"no program source or binary for {scope.kernel!r}")
+            return None
+        if not gsz:
+            self.skip(scope, "no global work size")
+            return None
+        launch = _Launch(pid, gsz, [], {})
+        for a in enq.args:
+            spec, problem = self.arg(enq, a, launch.mem_args)
+            if problem is not None:
+                self.skip(scope, problem)
+                return None
+            launch.args.append(spec)
+        return launch
+
+    def _taint(self, launch: _Launch, written: set[str], io: StepIO) -> None:
+        """An unreplayed host write an input follows taints what this kernel writes (and
+        marks its checks); a load clears it."""
+        for mid in {ld["mem"] for ld in io.loads}:
+            self.taint.pop(mid, None)
+        tainted = [self.taint[mid] for mid in launch.mem_args if mid in self.taint]
+        if tainted:
+            at = min(tainted)
+            for c in io.checks:
+                c["after_unreplayed"] = self.taint.get(c["mem"], at)
+            for mid in written:
+                self.taint.setdefault(mid, at)
+
+    def _step(self, enq: Enqueue, scope: ScopeEntry, launch: _Launch, io: StepIO) -> StepSpec:
+        """The step's entry (the host transfers queued since the last step go with it)."""
+        step: StepSpec = {
+            "enqueue": enq.number,
+            "kernel": scope.kernel,
+            "program": launch.program,
+            "global": list(launch.global_size),
+            "local": list(enq.row.local_size) if enq.row.local_size else None,
+            "offset": list(enq.global_offset) if enq.global_offset else None,
+            "device": enq.device,
+            "args": launch.args,
+            "loads": io.loads,
+            "prechecks": io.prechecks,
+            "checks": io.checks,
+        }
+        if self.queued_ops:
+            step["transfers"] = self.queued_ops
+            self.queued_ops = []
+        if scope.recovered:
+            step["recovered"] = True
+        dt = enq.row.device_time
+        if dt is not None:
+            step["captured_time"] = {
+                "queued_to_submit": dt.queued_to_submit,
+                "submit_to_start": dt.submit_to_start,
+                "start_to_end": dt.start_to_end,
+            }
+        return step
+
+    def skip(self, scope: ScopeEntry, why: str) -> None:
+        """A kernel enqueue of the range that is not replayed, and why (in its scope entry,
+        the plan's ``skipped`` list and a note)."""
+        scope.why = why
+        # "recovered" only when true (schema.Skipped has it always)
+        rec = cast(Skipped, {"enqueue": scope.enqueue, "kernel": scope.kernel, "why": why})
+        if scope.recovered:
+            rec["recovered"] = True
+        self.skipped.append(rec)
+        self.notes.append(f"enqueue {scope.enqueue} skipped: {why}")
+
+
+def _reads_only(a: KernelArg) -> bool:
+    """The kernel cannot write the argument (``__constant``, ``const``, read-only image)."""
+    tname = a.type_name or ""
+    return (
+        a.address_space == "constant"
+        or a.access == "read_only"
+        or re.search(r"\bconst\b", tname) is not None
+    )

@@ -1,0 +1,91 @@
+"""What a step does with each memory object before the kernel runs: load its captured Pre
+dump, carry the state the range left (verified or reloaded where the capture shows a host
+change), or settle the host transfers since its last use.  The decisions are the mode's rule
+(:mod:`cltui.replay.modes`); this module gathers its facts and writes the plan's entries."""
+
+from __future__ import annotations
+
+from cltui.capture.model import Enqueue
+from cltui.replay.modes import input_rule, input_source
+from cltui.replay.plan.base import Obj, Pending, StepIO
+from cltui.replay.plan.transfers import _NO_PATTERN, _pre_state, _Transfers
+from cltui.replay.schema import LoadSpec
+
+
+class _Inputs(_Transfers):
+    def inputs(self, enq: Enqueue, o: Obj, io: StepIO) -> None:
+        """The loads and pre-checks of the object before enqueue ``enq``."""
+        first_use = o.mid not in self.state
+        moved = self.pending.pop(o.mid, [])
+        source = input_source(self.mode, first_use=first_use, transfers=bool(moved))
+        if source == "transfers":
+            self.settle(enq, o, moved, io)
+        elif source == "fresh":
+            self._fresh(enq.number, o, moved, io)
+        else:
+            self._carried(enq.number, o, io)
+
+    def _fresh(self, n: int, o: Obj, moved: list[Pending], io: StepIO) -> None:
+        """The object's first use in the range (or isolated mode): its Pre dump is the input;
+        the transfers before it are in that input when there is one."""
+        covered = o.pre is not None and not o.pre.hashed
+        for p in moved:
+            op = p.spec["op"]
+            if covered:
+                self.decide(p, o.mid, "input", "")
+            elif p.runnable and op is not None and op["op"] != "fill":
+                self.decide(p, o.mid, "op", "")  # a copy into a fresh object
+            else:
+                self.decide(p, o.mid, None, _NO_PATTERN if op else "")
+                self.taint.setdefault(o.mid, p.spec["enqueue"])
+        if input_rule(self.mode, "fresh", pre=_pre_state(o.pre)).load == "input":
+            assert o.pre is not None
+            load: LoadSpec = {
+                "mem": o.mid,
+                "data": self.key(o.pre.path),
+                "why": "input",
+                "note": "",
+            }
+            io.loads.append(load)
+        else:
+            what = "only a hash Pre dump" if o.pre is not None else "no Pre dump"
+            self.notes.append(
+                f"enqueue {n}: {what} of argument {o.margs[0].index} "
+                f"({self.memory[o.mid]['label']}); it starts zero-filled"
+            )
+
+    def _carried(self, n: int, o: Obj, io: StepIO) -> None:
+        """The state the range left, nothing logged in between: verified where the capture
+        has no Post dump of the last use, a host change recorded where the dumps show one."""
+        prev_n, prev_post = self.state[o.mid]
+        rule = input_rule(
+            self.mode,
+            "carried",
+            pre=_pre_state(o.pre),
+            previous_post=prev_post is not None,
+            changed=self.host_change(prev_post, o.pre),
+        )
+        if rule.precheck and rule.action is None:
+            assert o.pre is not None
+            # the capture does not say what enqueue prev_n left: verify at run time
+            note = (
+                f"no Post dump of enqueue {prev_n}: the replayed state is compared "
+                f"with the Pre dump of enqueue {n}"
+            )
+            io.prechecks.append(self.check(o, o.pre, note=note))
+            if rule.load is not None:
+                io.loads.append({"mem": o.mid, "data": self.key(o.pre.path), "why": rule.load,
+                                 "note": note + " and reloaded if it differs"})  # fmt: skip
+        elif rule.action is not None:
+            assert o.pre is not None
+            by = self.changed_by(o.mid, prev_n, n)
+            self.changes.append(self.change(n, o, prev_n, by, rule.action, []))
+            if rule.action == "unreplayed":  # no bytes to put back: checks after it
+                self.taint.setdefault(o.mid, prev_n + 1)  # are marked
+            why = f"changed between enqueue {prev_n} and {n}" + (
+                f" by {', '.join(by)}" if by else " outside the replayed kernels"
+            )
+            io.prechecks.append(self.check_before(n, o))
+            if rule.load is not None:
+                io.loads.append({"mem": o.mid, "data": self.key(o.pre.path), "why": rule.load,
+                                 "note": why})  # fmt: skip

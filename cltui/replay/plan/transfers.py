@@ -1,0 +1,382 @@
+"""Host-side transfers inside a replayed range (fills, copies, writes, maps the log shows):
+recorded in order, settled at the next kernel that uses the object (replayed as operations,
+put back from the next Pre dump, or named as not replayed, by the mode's rule in
+:mod:`cltui.replay.modes`), and the host changes the dumps show between two kernels.  A part
+of the plan builder (:mod:`cltui.replay.plan`)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Literal, cast
+
+import numpy as np
+
+from cltui.capture.model import Dump, Enqueue, EnqueueKind, MemObject
+from cltui.replay.compare import bytes_equal
+from cltui.replay.modes import InputRule, input_rule
+from cltui.replay.plan.base import Obj, Pending, StepIO
+from cltui.replay.plan.checks import _Checks
+from cltui.replay.schema import Change, TransferOp, TransferSpec
+
+How = Literal["op", "reload", "input"] | None
+_NOT_IN_RANGE = "its source is not an object whose replayed state is known here"
+_AFTER_UNREPLAYED = "its source follows a host-side change that is not replayed"
+_NO_PATTERN = "the fill pattern is not logged and no later dump shows it"
+
+
+@dataclass
+class _Seen:
+    """What the log line of a transfer says: the object it changes and how to replay it."""
+
+    dst: MemObject | None = None
+    op: TransferOp | None = None
+    why: str = ""
+    runnable: bool = False
+    deps: list[Pending] = field(default_factory=list)
+
+
+class _Transfers(_Checks):
+    """Host-side transfers inside a range, recorded as the builder passes them and settled at
+    the next kernel that uses their object."""
+
+    def transfer(self, enq: Enqueue) -> None:
+        """A non-kernel enqueue between two steps: what it changes and whether it can be
+        replayed.  Replayed as an operation: fills (the pattern is not logged: it is read
+        from the next Pre dump of the object, where the filled region repeats one pattern)
+        and copies from an object of the range whose replayed state is known here (buffer,
+        rect, and image copies, whole-object: the log has no image origin/region).  Writes
+        and mapped writes carry data the log does not hold: replayed only by a reload from
+        the next Pre dump of the object (chain mode), see :meth:`settle`."""
+        seen = self._seen(enq)
+        if seen.dst is None:
+            return
+        mid = _mid(seen.dst)
+        spec: TransferSpec = {
+            "enqueue": enq.number,
+            "function": enq.row.function,
+            "mem": mid,
+            "op": seen.op,
+            "replayed": None,
+            "why": seen.why,
+        }
+        self.pending.setdefault(mid, []).append(Pending(spec, seen.runnable, seen.deps))
+        if seen.op is not None:
+            self.queued_ops.append(spec)
+
+    def _seen(self, enq: Enqueue) -> _Seen:
+        kind, fn = enq.row.kind, enq.row.function
+        kv = _line_kv(enq.line)
+        if kind is EnqueueKind.FILL:
+            ps = _int(kv.get("pattern_size"))
+            if fn == "clEnqueueFillBuffer" and enq.nbytes and ps:
+                fill = _op(op="fill", offset=enq.offset or 0, size=enq.nbytes, pattern_size=ps)
+                return _Seen(enq.mem, fill, runnable=True)
+            return _Seen(enq.mem, why="the fill colour and region are not logged")
+        if kind is EnqueueKind.COPY:
+            return self._copy(enq, _copy_op(enq, kv))
+        if kind is EnqueueKind.WRITE:
+            return _Seen(enq.mem, why="the written data is not in the log")
+        if kind is EnqueueKind.MAP:
+            if "WRITE" in kv.get("map_flags", "WRITE"):
+                return _Seen(enq.mem, why="what the host wrote through the map is not in the log")
+            return _Seen()
+        if kind in (EnqueueKind.SVM, EnqueueKind.USM):
+            dst = None
+            if "Memcpy" in fn:
+                dst = enq.dst_mem
+            elif "Fill" in fn or ("Map" in fn and "WRITE" in kv.get("map_flags", "WRITE")):
+                dst = enq.mem
+            return _Seen(dst, why="SVM and USM transfers are not replayed")
+        return _Seen()
+
+    def _copy(self, enq: Enqueue, op: TransferOp | None) -> _Seen:
+        """A copy runs when its region is logged and its source's replayed state is known
+        (the source's own pending transfers, all replayable, run before it, in order)."""
+        dst, src = enq.dst_mem, enq.mem
+        smid = _mid(src) if src is not None else None
+        if op is None:
+            return _Seen(dst, why="its region is not logged")
+        if smid is None or smid not in self.state:
+            return _Seen(dst, op, _NOT_IN_RANGE)
+        before = self.pending.get(smid, [])
+        if smid in self.taint or not all(d.runnable for d in before):
+            return _Seen(dst, op, _AFTER_UNREPLAYED)
+        op["src"] = smid
+        return _Seen(dst, op, runnable=True, deps=list(before))
+
+    def decide(self, p: Pending, mid: str, how: How, why: str) -> None:
+        """Record how transfer ``p`` is replayed: ``op``, ``reload`` (its result loaded from
+        the next Pre dump), ``input`` (before the object's first use) or None (not)."""
+        t = p.spec
+        t["replayed"] = how
+        if why:
+            t["why"] = why
+        if how is None and not t["why"]:
+            t["why"] = "not replayed"
+        if how != "op":
+            p.runnable = False
+        self.transfers[t["enqueue"]] = {
+            "enqueue": t["enqueue"],
+            "function": t["function"],
+            "mem": mid,
+            "label": self.memory[mid]["label"],
+            "replayed": how,
+            "why": "" if how else t["why"],
+        }
+
+    def settle(self, enq: Enqueue, o: Obj, moved: list[Pending], io: StepIO) -> None:
+        """The transfers the log shows on the object since its last step, at its next step:
+        replayed, reloaded, or not, by the mode's rule (:func:`~cltui.replay.modes.input_rule`)."""
+        n = enq.number
+        prev_n, _prev_post = self.state[o.mid]
+        self._check_ops(o, moved)
+        names = [f"{p.spec['enqueue']} {_short(p.spec['function'])}" for p in moved]
+        nums = ", ".join(names)
+        rule = input_rule(
+            self.mode,
+            "transfers",
+            pre=_pre_state(o.pre),
+            transfers_replayable=all(p.runnable for p in moved),
+        )
+        if rule.action == "replay":
+            self._replay_ops(o, moved, rule, nums, io)
+        elif rule.action == "reload":
+            assert o.pre is not None and rule.load is not None
+            for p in moved:
+                self.decide(p, o.mid, "reload", "")
+            io.prechecks.append(self.check_before(n, o))
+            note = f"changed between enqueue {prev_n} and {n} by {nums}"
+            io.loads.append({"mem": o.mid, "data": self.key(o.pre.path), "why": rule.load,
+                             "note": note})  # fmt: skip
+        else:
+            first = None
+            for p in moved:
+                self.decide(p, o.mid, "op" if p.runnable else None, "")
+                if not p.runnable:
+                    first = p.spec["enqueue"] if first is None else first
+            if first is not None:
+                self.taint[o.mid] = first
+            if rule.precheck:
+                io.prechecks.append(self.check_before(n, o))
+        assert rule.action is not None
+        transfers = [p.spec["enqueue"] for p in moved]
+        self.changes.append(self.change(n, o, prev_n, names, rule.action, transfers))
+
+    def _check_ops(self, o: Obj, moved: list[Pending]) -> None:
+        """Whether each operation can run here: a fill needs its pattern from the Pre dump
+        (only the last transfer's result shows in it), a copy a source that ran, a whole
+        copy two objects of one size (and format)."""
+        raw = o.pre is not None and not o.pre.hashed
+        info = self.memory[o.mid]
+        for k, p in enumerate(moved):
+            op = p.spec["op"]
+            if op is None or not p.runnable:
+                continue
+            if op["op"] == "fill":
+                last = raw and k == len(moved) - 1
+                pat = _fill_pattern(o.pre, _fill_region(op)) if last else None
+                if pat is None or info["kind"] != "buffer":
+                    p.runnable = False
+                    p.spec["why"] = _NO_PATTERN
+                else:
+                    op["pattern"] = pat.hex()
+            if any(not d.runnable for d in p.deps):
+                p.runnable = False
+                p.spec["why"] = _AFTER_UNREPLAYED
+            elif op["op"] == "copy_whole":
+                src = self.memory.get(op["src"])
+                if (
+                    src is None
+                    or src["size"] != info["size"]
+                    or (
+                        src["kind"] == "image"
+                        and info["kind"] == "image"
+                        and src.get("image") != info.get("image")
+                    )
+                ):
+                    p.runnable = False
+                    p.spec["why"] = "its region is not logged and the objects differ in size"
+
+    def _replay_ops(
+        self, o: Obj, moved: list[Pending], rule: InputRule, nums: str, io: StepIO
+    ) -> None:
+        """Every transfer replays as an operation (a pre-check, a verifying load after)."""
+        for p in moved:
+            self.decide(p, o.mid, "op", "")
+        if rule.precheck:
+            assert o.pre is not None
+            note = f"replayed state after host-side {nums} vs captured Pre"
+            io.prechecks.append(self.check(o, o.pre, note=note))
+        if rule.load is not None:
+            assert o.pre is not None
+            note = f"after {nums} (replayed): reloaded if it differs"
+            io.loads.append({"mem": o.mid, "data": self.key(o.pre.path), "why": rule.load,
+                             "note": note})  # fmt: skip
+
+    def change(
+        self,
+        n: int,
+        o: Obj,
+        after: int,
+        by: list[str],
+        action: Literal["replay", "reload", "none", "unreplayed"],
+        transfers: list[int],
+    ) -> Change:
+        """The record of a host-side change of the object between enqueues ``after`` and
+        ``n``."""
+        return {
+            "enqueue": n,
+            "mem": o.mid,
+            "label": self.memory[o.mid]["label"],
+            "args": o.indices,
+            "after": after,
+            "by": by,
+            "transfers": transfers,
+            "action": action,
+        }
+
+    def host_change(self, prev_post: Dump | None, pre: Dump | None) -> bool:
+        """True when the capture shows the object changed between two replayed kernels."""
+        if prev_post is None or pre is None:
+            return False
+        if prev_post.hashed or pre.hashed:
+            return prev_post.hash_value() != pre.hash_value() or prev_post.hashed != pre.hashed
+        if prev_post.path == pre.path:
+            return False
+        try:
+            return not bytes_equal(prev_post.array(), pre.array())
+        except (OSError, ValueError):
+            return False
+
+    def changed_by(self, mid: str, after: int, before: int) -> list[str]:
+        """Enqueues between two steps that touch the object (bounded scan of the log)."""
+        cap = self.cap
+        rec = cap.recovery
+        lost: list[str] = []
+        if rec is not None:
+            nums = rec.unknown_between(after + 1, before - 1, 20)
+            lost = [f"{u} (lost with the log)" for u in nums]
+        if cap.log is None:
+            return lost
+        positions = cap.find(first=after + 1, last=before - 1)
+        if len(positions) > 200:
+            return [f"enqueues {after + 1}-{before - 1}"]
+        out: list[str] = lost
+        for pos in positions:
+            number = int(cap.numbers[pos])
+            e = cap.enqueue(number)
+            if _touches(e, mid):
+                name = e.row.kernel or e.row.function.replace("clEnqueue", "")
+                out.append(f"{number} {name}")
+        return out
+
+
+def _touches(e: Enqueue, mid: str) -> bool:
+    """The enqueue may change object ``mid`` (a copy's destination, a transfer's object, a
+    kernel's argument)."""
+    kind = e.row.kind
+    if kind is EnqueueKind.COPY:
+        targets = [e.dst_mem]
+    elif kind in (EnqueueKind.READ, EnqueueKind.MARKER, EnqueueKind.BARRIER):
+        targets = []  # these do not change the object
+    else:
+        targets = [e.mem, e.dst_mem]
+    if any(m is not None and _mid(m) == mid for m in targets):
+        return True
+    return any(a.mem is not None and _mid(a.mem) == mid for a in e.args)
+
+
+def _short(function: str) -> str:
+    return function.replace("clEnqueue", "")
+
+
+def _mid(m: MemObject) -> str:
+    return f"h{m.handle:x}@{m.line_offset}"
+
+
+def _op(**fields: object) -> TransferOp:
+    """A transfer's operation as the plan writes it (``schema.TransferOp`` lacks the fill's
+    ``offset``/``pattern_size`` and the rect copy's keys)."""
+    return cast(TransferOp, fields)
+
+
+def _copy_op(enq: Enqueue, kv: dict[str, str]) -> TransferOp | None:
+    """A copy's operation, None when the log does not hold its region."""
+    fn = enq.row.function
+    if fn == "clEnqueueCopyBuffer" and enq.nbytes is not None:
+        return _op(op="copy", src_offset=enq.offset or 0, dst_offset=_int(kv.get("dst_offset")),
+                   size=enq.nbytes)  # fmt: skip
+    if fn == "clEnqueueCopyBufferRect":
+        region = _triple(kv.get("region"))
+        if region is None:
+            return None
+        pitches = ("src_row_pitch", "src_slice_pitch", "dst_row_pitch", "dst_slice_pitch")
+        return _op(
+            op="copy_rect",
+            src_origin=_triple(kv.get("src_origin")),
+            dst_origin=_triple(kv.get("dst_origin")),
+            region=region,
+            **{key: _int(kv.get(key)) for key in pitches},
+        )
+    if fn in ("clEnqueueCopyImage", "clEnqueueCopyImageToBuffer", "clEnqueueCopyBufferToImage"):
+        return _op(op="copy_whole")  # origin/region not logged: the whole object
+    return None
+
+
+# linear in a line of any content: a key starts a word (no retry inside a long one) and a
+# ``< ... >`` value cannot run past the next ``<`` (no rescan from each of a run of them)
+_KV_RE = re.compile(r"(?<!\w)(\w+) = (<[^<>]*>|[^,;]*)")
+
+
+def _line_kv(line: str) -> dict[str, str]:
+    """``key = value`` pairs of a transfer's log line (values: text or ``< a, b, c >``)."""
+    return {m.group(1): m.group(2).strip() for m in _KV_RE.finditer(line)}
+
+
+def _int(text: str | None) -> int:
+    try:
+        return int(str(text).split()[0], 0)
+    except (ValueError, IndexError):
+        return 0
+
+
+def _triple(text: str | None) -> list[int] | None:
+    if not text:
+        return None
+    parts = [p.strip() for p in text.strip("<> ").split(",")]
+    try:
+        vals = [int(p) for p in parts if p]
+    except ValueError:
+        return None
+    return [*vals, 1, 1, 1][:3] if vals else None
+
+
+def _pre_state(pre: Dump | None) -> Literal["none", "hash", "raw"]:
+    if pre is None:
+        return "none"
+    return "hash" if pre.hashed else "raw"
+
+
+def _fill_region(op: TransferOp) -> tuple[int, int, int]:
+    """(offset, size, pattern size) of a fill operation (made by :meth:`_Transfers._seen`)."""
+    fields = cast(dict[str, int], op)
+    return int(fields["offset"]), int(fields["size"]), int(fields["pattern_size"])
+
+
+def _fill_pattern(pre: Dump | None, region: tuple[int, int, int]) -> bytes | None:
+    """The fill's pattern as the next Pre dump shows it: the filled region must repeat one
+    ``pattern_size``-byte pattern (the log does not hold the pattern)."""
+    if pre is None:
+        return None
+    off, size, ps = region
+    try:
+        arr = pre.array()
+    except (OSError, ValueError):
+        return None
+    if ps <= 0 or size <= 0 or size % ps or off + size > arr.size:
+        return None
+    region_bytes = np.asarray(arr[off : off + size]).reshape(-1, ps)
+    if not bool((region_bytes == region_bytes[0]).all()):
+        return None
+    return bytes(region_bytes[0])

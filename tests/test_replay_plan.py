@@ -114,7 +114,7 @@ def test_1d_image_marked_2d_by_the_layer_is_replayed_as_1d(tmp_path: Path) -> No
     """Without a log, the only format is Replay's Image_MetaData, which says IMAGE2D for a
     1D image (capture-format §6.2): the kernel signature's image1d_t wins."""
     from cltui.capture.model import ArgKind, Dump, Enqueue, EnqueueKind, EnqueueRow, KernelArg
-    from cltui.replay.compare import Tolerance
+    from cltui.replay.engine.compare import Tolerance
     from cltui.replay.plan import _Builder
 
     folder = tmp_path / "Replay" / "Enqueue_0_k"

@@ -18,7 +18,7 @@ from textual.pilot import Pilot
 from textual.widgets import Input
 
 from cltui.analysis.check import CheckReport, Finding, SourceLine
-from cltui.replay.compare import Tolerance
+from cltui.replay.engine.compare import Tolerance
 from cltui.tui.app import CltuiApp, make_app
 from cltui.tui.screens.export_dialog import ExportDialog
 from cltui.tui.screens.findings import FindingsScreen

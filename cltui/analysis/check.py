@@ -36,7 +36,7 @@ from typing import Any
 from cltui.capture.capture import Capture
 from cltui.capture.ranges import EnqueueRange
 from cltui.errors import CltuiError
-from cltui.replay.schema import Manifest
+from cltui.replay.engine.schema import Manifest
 
 OCLGRIND_ENV = {
     "OCLGRIND_CHECK_API": "1",

@@ -10,7 +10,7 @@ import click
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    from cltui.replay.schema import CheckResult, DeviceChoice, Manifest, Report
+    from cltui.replay.engine.schema import CheckResult, DeviceChoice, Manifest, Report
 
 from cltui.capture.textfmt import fmt_ns
 from cltui.commands._common import (
@@ -124,9 +124,9 @@ def replay_cmd(
     from cltui.capture.ranges import RangeError, parse_range
     from cltui.commands._common import load_capture
     from cltui.replay import runner
-    from cltui.replay.compare import Tolerance
     from cltui.replay.devices import DeviceError, select_devices
     from cltui.replay.engine import choice_line, user_choice
+    from cltui.replay.engine.compare import Tolerance
     from cltui.replay.plan import PlanError, build_plan
 
     try:

@@ -49,7 +49,6 @@ def shrink_cmd(dumpdir: str, range_text: str, device: str | None, against: str, 
     """
     from cltui.analysis.shrink import ShrinkError, Trial, is_kernel_range, shrink
     from cltui.capture.ranges import EnqueueRange, RangeError, parse_range
-    from cltui.replay.compare import Tolerance
     from cltui.replay.devices import (
         DeviceError,
         default_device,
@@ -58,6 +57,7 @@ def shrink_cmd(dumpdir: str, range_text: str, device: str | None, against: str, 
         select_devices,
     )
     from cltui.replay.engine import choice_line, user_choice
+    from cltui.replay.engine.compare import Tolerance
 
     try:
         rng = parse_range(range_text)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 from cltui.errors import CltuiError
 from cltui.replay import engine
@@ -16,7 +16,7 @@ class DeviceError(CltuiError, ValueError):
 def list_devices() -> list[dict[str, Any]]:
     """Every device: ``{"id": "P:D", "name", "platform", "version", "svm", "images", ...}``."""
     try:
-        return engine.list_devices()
+        return cast("list[dict[str, Any]]", engine.list_devices())
     except ImportError as exc:  # pyopencl missing
         raise DeviceError(f"pyopencl is not available: {exc}") from None
 
@@ -24,7 +24,7 @@ def list_devices() -> list[dict[str, Any]]:
 def select_devices(specs: Sequence[str]) -> list[dict[str, Any]]:
     """``P:D`` indices or case-insensitive name substrings (``pocl``, ``oclgrind``)."""
     try:
-        return engine.resolve_devices(specs)
+        return cast("list[dict[str, Any]]", engine.resolve_devices(specs))
     except engine.EngineError as exc:
         raise DeviceError(str(exc)) from None
     except ImportError as exc:

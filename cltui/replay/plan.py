@@ -36,10 +36,11 @@ from cltui.capture.model import ArgKind, Dump, Enqueue, EnqueueKind, KernelArg, 
 from cltui.capture.ranges import EnqueueRange
 from cltui.capture.replayfolder import ReplayFolder, read_replay_folder
 from cltui.errors import CltuiError
-from cltui.replay.compare import Tolerance, dtype_spec
 from cltui.replay.engine import PLAN_FORMAT, PLAN_VERSION
+from cltui.replay.engine.compare import Tolerance
+from cltui.replay.engine.dtypes import dtype_spec
+from cltui.replay.engine.schema import Manifest, StepSpec
 from cltui.replay.modes import MODES, input_rule, input_source
-from cltui.replay.schema import Manifest, StepSpec
 from cltui.replay.transfers import _pre_state, _Transfers
 
 

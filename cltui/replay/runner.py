@@ -33,11 +33,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, cast
 
-from cltui.replay import compare as cmp
 from cltui.replay import lifecycle
 from cltui.replay.child import Child, connect
 from cltui.replay.engine import combine_verdicts, verdict
-from cltui.replay.schema import CrossCheck, DeviceResult, Manifest, Report
+from cltui.replay.engine import compare as cmp
+from cltui.replay.engine.schema import CrossCheck, DeviceResult, Manifest, Report
 
 Event = dict[str, Any]
 Callback = Callable[[Event], None]

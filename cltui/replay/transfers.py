@@ -14,7 +14,7 @@ from typing import Any, Literal
 import numpy as np
 
 from cltui.capture.model import Dump, Enqueue, EnqueueKind, KernelArg, MemObject
-from cltui.replay.compare import bytes_equal
+from cltui.replay.engine.compare import bytes_equal
 from cltui.replay.modes import input_rule
 
 

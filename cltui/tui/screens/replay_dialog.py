@@ -19,7 +19,7 @@ from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Selecti
 from textual.widgets.selection_list import Selection
 from textual.worker import get_current_worker
 
-from cltui.replay.compare import Tolerance
+from cltui.replay.engine.compare import Tolerance
 from cltui.tui.screens.form_dialog import FormDialog
 
 if TYPE_CHECKING:

@@ -31,7 +31,7 @@ from textual.widgets import Button, Label, ProgressBar
 
 from cltui.errors import CltuiError
 from cltui.replay import lifecycle
-from cltui.replay.schema import Manifest, Report
+from cltui.replay.engine.schema import Manifest, Report
 from cltui.tui.screens.replay_dialog import ReplayRequest
 
 if TYPE_CHECKING:

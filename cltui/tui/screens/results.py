@@ -28,9 +28,9 @@ from cltui.capture.cltypes import CType, parse_type
 from cltui.capture.display import escape_controls
 from cltui.capture.elements import element_ctype
 from cltui.errors import CltuiError
-from cltui.replay.compare import make_dtype
 from cltui.replay.engine import combine_verdicts, verdict
-from cltui.replay.schema import CheckResult, CrossCheck, DeviceResult, Report, StepTiming
+from cltui.replay.engine.dtypes import make_dtype
+from cltui.replay.engine.schema import CheckResult, CrossCheck, DeviceResult, Report, StepTiming
 from cltui.tui.format import fmt_ns
 from cltui.tui.screens.replay_progress import ReplayOutcome
 from cltui.tui.widgets.diff_view import DiffView, as_bytes

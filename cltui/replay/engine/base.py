@@ -7,7 +7,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -172,6 +172,6 @@ class _EngineState:
     dev: cl.Device
     has_svm: bool
     build_log: str
-    _arg_refs: list[Any]  # pyopencl objects kernel arguments refer to (kept alive)
+    _arg_refs: list[object]  # pyopencl objects kernel arguments refer to (kept alive)
     _hash_kernel: cl.Kernel | None
     _hash_error: str

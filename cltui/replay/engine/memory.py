@@ -91,7 +91,7 @@ class _Memory(_EngineState):
 
     def _arg_value(self, arg: ArgSpec) -> Any:
         """The value ``Kernel.set_arg`` takes for a plan argument (a pyopencl object, a
-        scalar's bytes, None)."""
+        scalar's bytes, None; Any: pyopencl's ``KernelArg`` type leaves out LocalMemory)."""
         import pyopencl as cl
 
         kind = arg["kind"]

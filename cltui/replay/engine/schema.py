@@ -12,47 +12,14 @@ only.
 from typing import Any, Literal, NotRequired, TypedDict
 
 __all__ = [
-    "ArgSpec",
-    "BuildInfo",
-    "Change",
-    "CheckResult",
-    "CheckSpec",
-    "CompareResult",
-    "CrossCheck",
-    "DataRef",
-    "Device",
-    "DeviceChoice",
-    "DeviceResult",
-    "EngineResult",
-    "ImageSpec",
-    "LoadResult",
-    "LoadSpec",
-    "LoopResult",
-    "LostRun",
-    "Manifest",
-    "MemorySpec",
-    "PlanSource",
-    "ProbeOutput",
-    "ProbeResult",
-    "ProgramSpec",
-    "Report",
-    "ReportPlan",
-    "Scope",
-    "ScopeKernel",
-    "ScopeTransfer",
-    "Skipped",
-    "Stats",
-    "StepResult",
-    "StepSpec",
-    "StepTiming",
-    "ToleranceSpec",
-    "TransferOp",
-    "TransferResult",
-    "TransferSpec",
-    "Verdict",
-    "VerdictCounts",
+    "ArgSpec", "BuildInfo", "Change", "CheckResult", "CheckSpec", "CompareResult", "CrossCheck",
+    "DataRef", "Device", "DeviceChoice", "DeviceResult", "EngineResult", "ImageSpec",
+    "LoadResult", "LoadSpec", "LoopResult", "LostRun", "Manifest", "MemorySpec", "PlanSource",
+    "ProbeOutput", "ProbeResult", "ProgramSpec", "Report", "ReportPlan", "Scope", "ScopeKernel",
+    "ScopeTransfer", "Skipped", "Stats", "StepResult", "StepSpec", "StepTiming",
+    "ToleranceSpec", "TransferOp", "TransferResult", "TransferSpec", "Verdict", "VerdictCounts",
     "VerdictStatus",
-]
+]  # fmt: skip
 
 Status = Literal["equal", "within", "different", "unchecked"]
 DeviceStatus = Literal["ok", "mismatch", "error", "crash", "killed", "hang", "cancelled"]
@@ -124,7 +91,7 @@ class ArgSpec(TypedDict, total=False):
     offset: int
     hex: str
     size: int
-    value: Any
+    value: object  # the scalar decoded for people (JSON); the engine uses hex
     normalized: bool
     addressing: str
     filter: str
@@ -340,7 +307,7 @@ class CheckResult(TypedDict):
     mem: str
     args: list[int]
     label: str
-    dtype: NotRequired[Any]
+    dtype: NotRequired[str | list[Any] | None]
     shape: NotRequired[list[int] | None]
     output: str | None
     tolerance: NotRequired[ToleranceSpec]

@@ -35,7 +35,7 @@ import numpy.typing as npt
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from cltui.replay.compare import Tolerance, compare_bytes
+from cltui.replay.engine.compare import Tolerance, compare_bytes
 
 MB = 1 << 20
 EQUAL_SIZES_MB = (1, 16, 64, 256)

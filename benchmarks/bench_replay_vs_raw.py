@@ -54,6 +54,8 @@ from cltui.capture.ranges import parse_range
 from cltui.replay import engine as eng_mod
 from cltui.replay import runner
 from cltui.replay.devices import select_devices
+from cltui.replay.engine.base import _Mem
+from cltui.replay.engine.programs import _build_options
 from cltui.replay.plan import build_plan
 
 HEAT2D = Path(os.environ.get("CLTUI_HEAT2D_DIR", "/tmp/heat2d/heat2d_large"))
@@ -252,7 +254,7 @@ def _raw_jobs(cap: Any, manifest: dict[str, Any], device: dict[str, Any], tmp: P
         prog = single["programs"][s["program"]]
         if not prog.get("source"):
             raise SystemExit(f"enqueue {st['enqueue']}: no program source for the raw baseline")
-        options, _notes = eng_mod._build_options(prog.get("options") or "")
+        options, _notes = _build_options(prog.get("options") or "")
         data = single["data"]
         job = {
             "platform": pi,
@@ -353,8 +355,8 @@ def upload(cap_path: Path, rng_text: str, device: dict[str, Any], rounds: int) -
         ]
         big_plan = {"data": {"big": {"path": big.name, "size": 64 << 20}}}
         big_loader = eng_mod.dir_loader(big_plan, tmp)
-        big_mem = eng_mod._Mem({"kind": "buffer", "size": 64 << 20})
-        big_mem.buf = cl.Buffer(eng.ctx, cl.mem_flags.READ_WRITE, 64 << 20)
+        big_mem = _Mem({"kind": "buffer", "size": 64 << 20})
+        big_mem.buf = big_mem.obj = cl.Buffer(eng.ctx, cl.mem_flags.READ_WRITE, 64 << 20)
         cases = [
             ("range inputs", plan_loads),
             ("one 64 MiB file", [(big_mem, {"data": "big"}, big_loader)]),

@@ -3,8 +3,8 @@
 Every error class of cltui derives from :class:`CltuiError` (a test walks the package):
 its message is one line a user can act on, and ``exit_code`` is what the CLI exits with
 when no command catches it first (the CLI's last resort prints ``cltui: <message>``, never a
-traceback).  A user's cancel is a :class:`Cancelled`.  Standard library only: the bundle's
-``engine.py`` imports it too (it is copied beside it).
+traceback).  A user's cancel is a :class:`Cancelled`.  Standard library only: the replay
+engine imports it too (a bundle carries it, ``lib/cltui/errors.py``).
 """
 
 from __future__ import annotations

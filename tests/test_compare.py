@@ -1,4 +1,5 @@
-"""cltui.replay.compare: exact fast path, typed tolerance, first difference in typed coordinates."""
+"""cltui.replay.engine.compare: exact fast path, typed tolerance, first difference in typed
+coordinates."""
 
 from __future__ import annotations
 
@@ -7,16 +8,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cltui.replay.compare import (
+from cltui.replay.engine.compare import (
     DIFFERENT,
     EQUAL,
     WITHIN,
     Tolerance,
     bytes_equal,
     compare_bytes,
-    dtype_spec,
-    make_dtype,
 )
+from cltui.replay.engine.dtypes import dtype_spec, make_dtype
 
 
 def test_equal_bytes_fast_path() -> None:

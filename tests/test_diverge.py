@@ -24,7 +24,7 @@ from cltui.analysis.diverge_report import (
 )
 from cltui.capture import open_capture
 from cltui.cli import main
-from cltui.replay.compare import Tolerance
+from cltui.replay.engine.compare import Tolerance
 from tests.analysis_synth import Arg, Launch, chain_capture, write_capture
 
 _NAME = re.compile(r"Enqueue_(\d+)_Kernel_(.+)_Arg_(\d+)_Buffer_(\d+)\.bin$")

@@ -6,6 +6,7 @@ references), not taken from the exporter.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import io
 import json
@@ -26,6 +27,7 @@ from cltui.capture.ranges import parse_range
 from cltui.cli import main as cli_main
 from cltui.export import BundleWriter, ExportError, export_range, stream_tar
 from cltui.export.bundle import safe_relpath
+from cltui.export.exporter import engine_modules
 from cltui.export.includes import resolve_includes
 from cltui.replay.plan import build_plan
 from tests.conftest import REPO, copy_capture
@@ -52,15 +54,25 @@ def test_bundle_layout_single_kernel(pyocl_pocl: Path, tmp_path: Path) -> None:
     res = _export(pyocl_pocl, "14", out)
     names = {p.name for p in out.iterdir()}
     assert names == {
-        "manifest.json", "data", "kernels", "replay.py", "engine.py", "compare.py", "shellwords.py",
-        "textfmt.py", "errors.py", "schema.py", "choice.py", "verdicts.py",
-        "engine_base.py", "engine_programs.py", "engine_memory.py", "engine_checks.py",
+        "manifest.json", "data", "kernels", "replay.py", "lib",
         "replay.cpp", "cpp", "CMakeLists.txt", "README.md", "SHA256SUMS",
     }  # fmt: skip
     assert res.steps == 1 and res.enqueues == [14]
-    # the engine and compare modules are cltui's own, byte for byte
-    assert (out / "engine.py").read_bytes() == (REPO / "cltui/replay/engine.py").read_bytes()
-    assert (out / "compare.py").read_bytes() == (REPO / "cltui/replay/compare.py").read_bytes()
+    # the engine package is cltui's own, whole and byte for byte, with the three modules it
+    # imports; the parent packages are markers
+    engine = sorted(p.name for p in (REPO / "cltui/replay/engine").glob("*.py"))
+    assert "core.py" in engine and "compare.py" in engine and "__init__.py" in engine
+    assert sorted(p.name for p in (out / "lib/cltui/replay/engine").iterdir()) == engine
+    for name in engine:
+        want = (REPO / "cltui/replay/engine" / name).read_bytes()
+        assert (out / "lib/cltui/replay/engine" / name).read_bytes() == want, name
+    for rel in ("errors.py", "capture/textfmt.py", "capture/shellwords.py"):
+        assert (out / "lib/cltui" / rel).read_bytes() == (REPO / "cltui" / rel).read_bytes()
+    lib = {p.relative_to(out).as_posix() for p in (out / "lib").rglob("*") if p.is_file()}
+    assert lib == set(engine_modules())
+    for marker in ("__init__.py", "capture/__init__.py", "replay/__init__.py"):
+        body = ast.parse((out / "lib/cltui" / marker).read_text()).body
+        assert len(body) == 1 and isinstance(body[0], ast.Expr), marker  # a docstring only
     assert (out / "replay.cpp").read_bytes() == (
         REPO / "cltui/export/templates/replay.cpp"
     ).read_bytes()

@@ -364,13 +364,21 @@ def test_repeat_out_and_list_devices(bundles: Bundles, cpp_replay: Path, tmp_pat
     assert outs["py"] == expected
 
 
-def test_replay_py_imports_nothing_from_cltui(bundles: Bundles) -> None:
+def test_replay_py_imports_cltui_only_from_the_bundle(bundles: Bundles) -> None:
+    """The bundle's replay.py runs its own copy of the engine (``lib/``) even where a cltui is
+    installed (this venv has one, through a .pth file): every cltui module it loads is a
+    file of the bundle."""
     bundle = bundles.get("pyocl_pocl", "14")
     code = (
-        "import runpy, sys; sys.argv=['replay.py', '--list-devices'];"
+        "import pathlib, runpy, sys; sys.argv=['replay.py', '--list-devices'];"
         "\ntry: runpy.run_path('replay.py', run_name='__main__')"
         "\nexcept SystemExit: pass"
-        "\nassert not [m for m in sys.modules if m.split('.')[0] == 'cltui'], 'cltui imported'"
+        "\nlib = pathlib.Path('lib').resolve()"
+        "\nmods = {m: v for m, v in sys.modules.items() if m.split('.')[0] == 'cltui'}"
+        "\nassert 'cltui.replay.engine.core' in mods, sorted(mods)"
+        "\nout = [m for m, v in mods.items()"
+        "\n       if not pathlib.Path(v.__file__ or '/').resolve().is_relative_to(lib)]"
+        "\nassert not out, out"
     )
     proc = subprocess.run(
         [PY, "-c", code], cwd=bundle, capture_output=True, text=True, env=_env(), timeout=120
@@ -470,6 +478,7 @@ def _edge_case_bundle(root: Path) -> Path:
     }
     (b / "manifest.json").write_text(json.dumps(manifest))
     for name, data in engine_modules().items():
+        (b / name).parent.mkdir(parents=True, exist_ok=True)
         (b / name).write_bytes(data)
     (b / "replay.py").write_bytes(_template("replay.py"))
     return b
@@ -674,6 +683,7 @@ def test_misaligned_svm_offset_without_svm_is_a_clear_error(
     }
     (b / "manifest.json").write_text(json.dumps(manifest))
     for name, data in engine_modules().items():
+        (b / name).parent.mkdir(parents=True, exist_ok=True)
         (b / name).write_bytes(data)
     (b / "replay.py").write_bytes(_template("replay.py"))
     for proc in (

@@ -119,3 +119,38 @@ def test_no_import_circle() -> None:
     for name in sorted(graph):
         visit(name, [])
     assert circles == []
+
+
+def test_the_replay_engine_imports_only_what_a_bundle_carries() -> None:
+    """``cltui/replay/engine/`` travels whole into bundles with the helpers of
+    ``exporter.ENGINE_HELPERS`` (and their package markers): the engine and the bundle's
+    ``replay.py`` import no other cltui module, and each helper is used."""
+    import ast
+    from pathlib import Path
+
+    from cltui.export.exporter import ENGINE_HELPERS
+
+    markers = {"cltui", "cltui.capture", "cltui.replay"}  # package markers in a bundle
+    carried = markers | {
+        "cltui." + rel.removesuffix(".py").replace("/", ".") for rel in ENGINE_HELPERS
+    }
+    graph = _import_graph()
+    engine = {n for n in graph if n.startswith("cltui.replay.engine")}
+    assert "cltui.replay.engine.core" in engine
+    outside = {
+        (name, target)
+        for name in engine
+        for target in graph[name]
+        if target not in engine and target not in carried
+    }
+    assert outside == set()
+    template = Path(__file__).resolve().parent.parent / "cltui/export/templates/replay.py"
+    script = {
+        n.module or ""
+        for n in ast.walk(ast.parse(template.read_text()))
+        if isinstance(n, ast.ImportFrom) and (n.module or "").startswith("cltui")
+    }
+    assert "cltui.replay.engine.schema" in script
+    assert {m for m in script if m not in engine} <= carried
+    used = {t for name in engine for t in graph[name] if t in carried} | (script & carried)
+    assert used | markers == carried  # no helper carried for nothing

@@ -204,7 +204,7 @@ def test_oclgrind_replay_of_pocl_capture_reports_ulps(
     assert r["first"]["actual"] == float(grind[0])
     # with a 1-ULP tolerance the same replay passes
     cap = open_capture(pyocl_pocl)
-    from cltui.replay.compare import Tolerance
+    from cltui.replay.engine.compare import Tolerance
 
     plan = build_plan(cap, parse_range("22"), "isolated", Tolerance(ulp=1))
     m = plan.to_manifest()

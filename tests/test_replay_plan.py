@@ -11,8 +11,8 @@ from click.testing import CliRunner
 from cltui.capture import open_capture
 from cltui.capture.ranges import EnqueueRange, RangeError, parse_range
 from cltui.cli import main
-from cltui.commands.replay import parse_arg_tol
 from cltui.replay.plan import PlanError, build_plan
+from cltui.replay.tolerance import parse_arg_tolerances
 from tests.conftest import copy_capture
 
 
@@ -38,13 +38,14 @@ def test_parse_range_rejects(text: str) -> None:
 
 
 def test_arg_tol_parsing() -> None:
-    assert parse_arg_tol(("0:ulp=2,atol=1e-6", "3:rtol=0.1")) == {
+    assert parse_arg_tolerances(("0:ulp=2,atol=1e-6", "3:rtol=0.1")) == {
         0: {"ulp": 2, "atol": 1e-6},
         3: {"rtol": 0.1},
     }
-    for bad in ("x:ulp=1", "0:foo=1", "0:ulp=a", "0"):
+    assert parse_arg_tolerances(("1:ULP=1", "1:atol=0.5")) == {1: {"ulp": 1, "atol": 0.5}}
+    for bad in ("x:ulp=1", "0:foo=1", "0:ulp=a", "0", "0:ulp=1.5", "0:atol=-1", "0:rtol=inf"):
         with pytest.raises(ValueError):
-            parse_arg_tol((bad,))
+            parse_arg_tolerances((bad,))
 
 
 def test_kernel_filter_and_manifest_is_json(images_svm: Path) -> None:
@@ -114,7 +115,7 @@ def test_1d_image_marked_2d_by_the_layer_is_replayed_as_1d(tmp_path: Path) -> No
     """Without a log, the only format is Replay's Image_MetaData, which says IMAGE2D for a
     1D image (capture-format §6.2): the kernel signature's image1d_t wins."""
     from cltui.capture.model import ArgKind, Dump, Enqueue, EnqueueKind, EnqueueRow, KernelArg
-    from cltui.replay.compare import Tolerance
+    from cltui.replay.engine.compare import Tolerance
     from cltui.replay.plan.builder import _Builder
 
     folder = tmp_path / "Replay" / "Enqueue_0_k"

@@ -267,9 +267,9 @@ def test_the_device_hash_kernel_is_the_layer_s_hash(
         data = gen.integers(0, 256, n, dtype=np.uint8)
         assert eng._device_hash64(data) == cli_hash64(data), n
     # the kernel walks the data in launches of HASH64_CHUNK_WORDS words: cross boundaries
-    import cltui.replay.engine_checks as checks_mod
+    import cltui.replay.engine.hashing as hashing_mod
 
-    monkeypatch.setattr(checks_mod, "HASH64_CHUNK_WORDS", 3)
+    monkeypatch.setattr(hashing_mod, "HASH64_CHUNK_WORDS", 3)
     data = gen.integers(0, 256, 4 * 10 + 2, dtype=np.uint8)
     events: list[dict[str, Any]] = []
     eng.progress = events.append

@@ -1,4 +1,4 @@
-"""docs/replay.schema.json and cltui.replay.schema say the same thing, key for key: every
+"""docs/replay.schema.json and cltui.replay.engine.schema say the same thing, key for key: every
 result shape's required keys and its known keys."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Any, get_type_hints
 
 import pytest
 
-from cltui.replay import schema
+from cltui.replay.engine import schema
 
 DOC = json.loads((Path(__file__).resolve().parent.parent / "docs/replay.schema.json").read_text())
 

@@ -19,7 +19,7 @@ from textual.widgets import Input
 
 from cltui.analysis.check_report import CheckReport, Finding
 from cltui.analysis.oclgrind import SourceLine
-from cltui.replay.compare import Tolerance
+from cltui.replay.engine.compare import Tolerance
 from cltui.tui.app import CltuiApp, make_app
 from cltui.tui.screens.diff import DiffScreen, ctype_for
 from cltui.tui.screens.export_dialog import ExportDialog

@@ -18,7 +18,7 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import DataTable
 
-from cltui.replay.compare import Tolerance
+from cltui.replay.engine.compare import Tolerance
 from cltui.tui.app import CltuiApp, make_app
 from cltui.tui.screens.diff import DiffScreen
 from cltui.tui.screens.main import MainScreen

@@ -25,6 +25,7 @@ import bench_compare
 
 from cltui.capture.hashing import cli_hash64
 from cltui.replay import engine as eng_mod
+from cltui.replay.engine.hashing import HASH64_CHUNK_WORDS
 
 
 def main() -> int:
@@ -54,7 +55,7 @@ def main() -> int:
         "mb": ns.big_mb,
         "device": dev["name"],
         "device_s": t1 - t0,
-        "launches": -(-words // eng_mod.HASH64_CHUNK_WORDS),
+        "launches": -(-words // HASH64_CHUNK_WORDS),
         "python_s": t2 - t1,
         "equal": same,
     }

@@ -59,9 +59,11 @@ def main() -> int:
     ap.add_argument("--scale-mb", type=int, default=256)
     ap.add_argument("--reps", type=int, default=7)
     ns = ap.parse_args()
-    sys.path.insert(0, str(ns.bundle.resolve()))
-    import engine  # the bundle's own copy
+    sys.path.insert(0, str(ns.bundle.resolve() / "lib"))
     import pyopencl as cl
+
+    from cltui.replay import engine  # the bundle's own copy
+    from cltui.replay.engine.base import _Mem
 
     plan = json.loads((ns.bundle / "manifest.json").read_text())
     dev = engine.resolve_devices([ns.device])[0]
@@ -84,7 +86,7 @@ def main() -> int:
     pinned_s = pinned_upload(cl, eng.ctx, eng.queue, [h.nbytes for _m, h in hosts], ns.reps)
     # part 2: one large input through the engine's path (pageable numpy memory)
     big = ns.scale_mb * 1024 * 1024
-    mem = engine._Mem({"kind": "buffer", "size": big})
+    mem = _Mem({"kind": "buffer", "size": big})
     src = np.ones(big, dtype=np.uint8)
     t_stage = time.perf_counter()
     arr = src
@@ -92,7 +94,7 @@ def main() -> int:
         arr = eng._pinned(big)
         arr[:] = src
     big_stage_s = time.perf_counter() - t_stage
-    mem.buf = cl.Buffer(eng.ctx, cl.mem_flags.READ_WRITE, big)
+    mem.buf = mem.obj = cl.Buffer(eng.ctx, cl.mem_flags.READ_WRITE, big)
     big_times = []
     for _ in range(ns.reps):
         eng.queue.finish()

@@ -38,7 +38,7 @@ from cltui.capture.capture import Capture
 from cltui.capture.ranges import EnqueueRange
 from cltui.errors import CltuiError
 from cltui.replay.child import Event
-from cltui.replay.schema import DeviceResult, Manifest
+from cltui.replay.engine.schema import DeviceResult, Manifest
 
 OCLGRIND_ENV = {
     "OCLGRIND_CHECK_API": "1",

@@ -5,7 +5,7 @@ and kernel name); where the sequences themselves differ (an enqueue only one sid
 has, or a different kernel at one place) the report says so. Aligned kernel enqueues
 are compared argument by argument on their **Post** dumps (Pre dumps of output
 buffers hold whatever memory the platform handed out, so they differ by design):
-full contents through :func:`cltui.replay.compare.compare_bytes`, typed by the kernel
+full contents through :func:`cltui.replay.engine.compare.compare_bytes`, typed by the kernel
 signature, or 64-bit hashes when a side holds only hashes.
 
 Per enqueue the report also says whether the arguments the kernel left unchanged
@@ -46,7 +46,7 @@ from cltui.capture.elements import element_dtype
 from cltui.capture.hashing import cli_hash64
 from cltui.capture.model import Dump, Enqueue, EnqueueKind, KernelArg
 from cltui.errors import CltuiError
-from cltui.replay.compare import (
+from cltui.replay.engine.compare import (
     DIFFERENT,
     EQUAL,
     WITHIN,

@@ -8,9 +8,11 @@ fills them.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, TypedDict
+from typing import TypedDict
 
-from cltui.replay.compare import DIFFERENT, EQUAL, CompareResult, Tolerance
+from cltui.replay.engine.compare import DIFFERENT, EQUAL, CompareResult, Tolerance
+from cltui.replay.engine.schema import CompareResult as CompareJSON
+from cltui.replay.engine.schema import ToleranceSpec
 
 # enqueue statuses
 IDENTICAL = "identical"  # every compared Post dump is bit-identical
@@ -38,7 +40,7 @@ class ArgDiffJSON(TypedDict):
     hashed: bool
     summary: str
     note: str
-    compare: dict[str, Any] | None  # replay.compare's result as JSON
+    compare: CompareJSON | None  # replay.compare's result as JSON
 
 
 class EnqueueDiffJSON(TypedDict):
@@ -82,7 +84,7 @@ class DivergeReportJSON(TypedDict):
     enqueues_b: int
     aligned: int
     sequence_identical: bool
-    tolerance: dict[str, float]
+    tolerance: ToleranceSpec
     counts: dict[str, int]
     first_divergent: int | None
     first: FirstDivergence | None

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from cltui.replay.compare import EQUAL, CompareResult, Tolerance, compare_bytes
+from cltui.replay.engine.compare import EQUAL, CompareResult, Tolerance, compare_bytes
 
 OutputKey = tuple[int, str]  # (enqueue, memory id)
 

@@ -32,8 +32,8 @@ from cltui.capture.model import EnqueueKind
 from cltui.capture.ranges import EnqueueRange
 from cltui.errors import Cancelled, CltuiError
 from cltui.replay import lifecycle
-from cltui.replay.compare import Tolerance
-from cltui.replay.schema import Manifest, Report
+from cltui.replay.engine.compare import Tolerance
+from cltui.replay.engine.schema import Manifest, Report
 
 T = TypeVar("T")
 

@@ -54,7 +54,7 @@ def cli_hash64(data: bytes | bytearray | memoryview | npt.NDArray[Any]) -> int:
     buffer (bytes, memoryview, a numpy array or memmap of any dtype: its raw bytes are hashed).
     Speed: about 1 µs per 4-byte word in CPython 3.11 (measured ~4 MB/s); the chain is sequential.
     The replay engine hashes replayed outputs with the same chain as a one-work-item OpenCL
-    kernel on its device (``cltui.replay.engine_checks.HASH64_SOURCE``, ~150x faster on PoCL).
+    kernel on its device (``cltui.replay.engine.hashing.HASH64_SOURCE``, ~150x faster on PoCL).
     """
     buf = np.frombuffer(data, dtype=np.uint8) if not isinstance(data, np.ndarray) else data
     flat = np.ascontiguousarray(buf).reshape(-1).view(np.uint8)

@@ -1,8 +1,8 @@
 """Build options split into words the way ``shlex.split`` does, in linear time.
 
 ``shlex`` grows each word one character at a time (quadratic in a long word), and build
-options come from an untrusted capture.  Standard library only: an exported bundle ships this
-file beside ``engine.py``, which imports it from there.
+options come from an untrusted capture.  Standard library only: the replay engine imports it,
+and an exported bundle ships it (``lib/cltui/capture/``) with the engine.
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ def diverge_cmd(dump_a: str, dump_b: str, atol: float, rtol: float, ulp: int,
     does, 2 on bad input.
     """
     from cltui.analysis.diverge import diverge
-    from cltui.replay.compare import Tolerance
+    from cltui.replay.engine.compare import Tolerance
 
     if atol < 0 or rtol < 0 or ulp < 0:
         fail("tolerances must not be negative")

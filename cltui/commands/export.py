@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from cltui.capture.capture import Capture
     from cltui.capture.ranges import EnqueueRange
     from cltui.export import ExportResult
+    from cltui.replay.engine.schema import ToleranceSpec
 
 
 @click.command("export")
@@ -104,7 +105,7 @@ def export_cmd(
     to_stdout = tar == "-"
     if to_stdout and sys.stdout.isatty():
         fail("not writing a tar archive to a terminal: pipe it (--tar - | tar x) or give a file")
-    tol = {k: v for k, v in (("atol", atol), ("rtol", rtol), ("ulp", ulp)) if v is not None}
+    tol = _tolerance(atol, rtol, ulp)
     cap = load_capture(dumpdir)
     if tar is None:
         assert outdir is not None
@@ -134,6 +135,18 @@ def export_cmd(
     _report(info, as_json, err=to_stdout)
 
 
+def _tolerance(atol: float | None, rtol: float | None, ulp: int | None) -> ToleranceSpec:
+    """The tolerance keys the user gave (the plan's defaults stand for the others)."""
+    tol: ToleranceSpec = {}
+    if atol is not None:
+        tol["atol"] = atol
+    if rtol is not None:
+        tol["rtol"] = rtol
+    if ulp is not None:
+        tol["ulp"] = ulp
+    return tol
+
+
 def _export(
     cap: Capture,
     rng: EnqueueRange,
@@ -141,7 +154,7 @@ def _export(
     chosen: list[str],
     mode: str,
     force: bool,
-    tol: dict[str, float],
+    tol: ToleranceSpec,
     host_includes: bool,
 ) -> ExportResult:
     """``export_range``; an :class:`ExportError` is one line and exit 2."""

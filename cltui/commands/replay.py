@@ -12,8 +12,8 @@ if TYPE_CHECKING:
 
     from cltui.analysis.probe import ProbeReport
     from cltui.capture.capture import Capture
+    from cltui.replay.engine.schema import DeviceChoice, Manifest, Report
     from cltui.replay.runner import ReplayJob
-    from cltui.replay.schema import DeviceChoice, Manifest, Report
 
 from cltui.commands._common import (
     EXIT_BAD_INPUT,
@@ -23,26 +23,6 @@ from cltui.commands._common import (
     fail,
 )
 from cltui.commands.replay_text import print_report
-
-
-def parse_arg_tol(specs: tuple[str, ...]) -> dict[int, dict[str, Any]]:
-    """``2:ulp=4,atol=1e-6`` -> {2: {"ulp": 4, "atol": 1e-6}}."""
-    out: dict[int, dict[str, Any]] = {}
-    for spec in specs:
-        head, sep, body = spec.partition(":")
-        if not sep or not head.strip().isdigit() or not body:
-            raise ValueError(f"bad --arg-tol {spec!r}: expected INDEX:KEY=VALUE[,KEY=VALUE]")
-        entry = out.setdefault(int(head), {})
-        for item in body.split(","):
-            key, eq, value = item.partition("=")
-            key = key.strip()
-            if not eq or key not in ("atol", "rtol", "ulp"):
-                raise ValueError(f"bad --arg-tol {spec!r}: keys are atol, rtol and ulp")
-            try:
-                entry[key] = int(value) if key == "ulp" else float(value)
-            except ValueError:
-                raise ValueError(f"bad --arg-tol {spec!r}: {value!r} is not a number") from None
-    return out
 
 
 @click.command("replay")
@@ -126,15 +106,18 @@ def replay_cmd(
     from cltui.capture.ranges import RangeError, parse_range
     from cltui.commands._common import load_capture
     from cltui.replay import runner
-    from cltui.replay.compare import Tolerance
     from cltui.replay.engine import choice_line
+    from cltui.replay.engine.compare import Tolerance
     from cltui.replay.plan import PlanError, build_plan
+    from cltui.replay.tolerance import parse_arg_tolerances
 
     try:
         rng = parse_range(range_text)
-        per_arg = parse_arg_tol(arg_tol)
-    except (RangeError, ValueError) as exc:
+        per_arg = parse_arg_tolerances(arg_tol)
+    except RangeError as exc:
         fail(str(exc))
+    except ValueError as exc:
+        fail(f"bad --arg-tol {exc}")
     if timeout <= 0:
         fail("--timeout must be positive")
     cap = load_capture(dumpdir, quiet=as_json)

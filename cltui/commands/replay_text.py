@@ -10,7 +10,7 @@ if TYPE_CHECKING:
 
     from rich.console import Console
 
-    from cltui.replay.schema import CheckResult, DeviceResult, Manifest, Report
+    from cltui.replay.engine.schema import CheckResult, DeviceResult, Manifest, Report
 
 from cltui.capture.textfmt import fmt_ns
 from cltui.commands._common import escape_tree

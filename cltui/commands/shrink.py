@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from cltui.analysis.shrink import ShrinkResult
     from cltui.capture.capture import Capture
     from cltui.capture.ranges import EnqueueRange
-    from cltui.replay.compare import Tolerance
+    from cltui.replay.engine.compare import Tolerance
 
 
 @click.command("shrink")
@@ -55,7 +55,7 @@ def shrink_cmd(dumpdir: str, range_text: str, device: str | None, against: str, 
     """
     from cltui.analysis.shrink import ShrinkError, Trial, shrink
     from cltui.capture.ranges import RangeError, parse_range
-    from cltui.replay.compare import Tolerance
+    from cltui.replay.engine.compare import Tolerance
 
     try:
         rng = parse_range(range_text)

@@ -6,10 +6,10 @@ reference rewritten to a file inside the bundle, plus the programs that run it:
 * ``data/<sha256>.bin``: every input and expected output, each distinct content once;
 * ``kernels/``: program sources (device binaries / SPIR-V only when that is all there is) and,
   under ``kernels/include/<n>/``, the headers the sources include;
-* ``replay.py`` + the modules of :func:`engine_modules` (``engine.py`` and its parts
-  ``engine_base.py``, ``engine_programs.py``, ``engine_memory.py``, ``engine_checks.py``;
-  ``compare.py``, ``choice.py``, ``verdicts.py``, ``schema.py``, ``errors.py``,
-  ``shellwords.py``, ``textfmt.py``): cltui's own engine, copied unchanged;
+* ``replay.py`` + ``lib/`` (:func:`engine_modules`): cltui's own engine package
+  ``lib/cltui/replay/engine/``, copied whole and unchanged, with the three standard-library
+  modules of cltui it imports (``errors.py``, ``capture/textfmt.py``,
+  ``capture/shellwords.py``) and the markers of their parent packages;
 * ``replay.cpp`` + ``cpp/*.hpp`` + ``CMakeLists.txt`` (:func:`cpp_files`): the same replay in
   C++17 (``--lang cpp``);
 * ``README.md`` and ``SHA256SUMS``.
@@ -46,7 +46,7 @@ from cltui.export.programs import (
     write_programs,
 )
 from cltui.export.readme import render_readme
-from cltui.replay.schema import Manifest
+from cltui.replay.engine.schema import Manifest, ToleranceSpec
 
 if TYPE_CHECKING:
     from cltui.capture.capture import Capture
@@ -103,32 +103,34 @@ def _template(name: str) -> bytes:
     return (resources.files("cltui.export") / "templates" / name).read_bytes()
 
 
-def _replay_module(name: str) -> bytes:
-    """``cltui/replay/<name>``, byte for byte (the bundle runs cltui's own engine)."""
-    return (resources.files("cltui.replay") / name).read_bytes()
+# The parent packages of the engine in a bundle: markers only (cltui's own
+# ``cltui/capture/__init__.py`` imports the whole capture model, which a bundle does not carry).
+ENGINE_MARKERS = {
+    "lib/cltui/__init__.py": '"""The parts of cltui a replay bundle carries."""\n',
+    "lib/cltui/capture/__init__.py": (
+        '"""The standard-library helpers of cltui.capture the replay engine imports."""\n'
+    ),
+    "lib/cltui/replay/__init__.py": '"""cltui.replay in a bundle: its engine package only."""\n',
+}
 
-
-def _capture_module(name: str) -> bytes:
-    """``cltui/capture/<name>``, byte for byte (a standard-library helper of the engine)."""
-    return (resources.files("cltui.capture") / name).read_bytes()
+# The standard-library modules of cltui the engine imports (by relative imports that resolve
+# the same in cltui and under ``lib/`` in a bundle).
+ENGINE_HELPERS = ("errors.py", "capture/textfmt.py", "capture/shellwords.py")
 
 
 def engine_modules() -> dict[str, bytes]:
-    """The cltui modules a bundle's ``replay.py`` imports, by file name, byte for byte."""
-    return {
-        "engine.py": _replay_module("engine.py"),
-        "engine_base.py": _replay_module("engine_base.py"),
-        "engine_programs.py": _replay_module("engine_programs.py"),
-        "engine_memory.py": _replay_module("engine_memory.py"),
-        "engine_checks.py": _replay_module("engine_checks.py"),
-        "compare.py": _replay_module("compare.py"),
-        "shellwords.py": _capture_module("shellwords.py"),
-        "textfmt.py": _capture_module("textfmt.py"),
-        "errors.py": (resources.files("cltui") / "errors.py").read_bytes(),
-        "schema.py": _replay_module("schema.py"),
-        "choice.py": _replay_module("choice.py"),
-        "verdicts.py": _replay_module("verdicts.py"),
-    }
+    """What a bundle's ``replay.py`` imports, by bundle path: the engine package
+    ``cltui/replay/engine/`` whole (every file, byte for byte) under ``lib/``, the modules of
+    :data:`ENGINE_HELPERS` byte for byte, and the package markers of :data:`ENGINE_MARKERS`."""
+    root = resources.files("cltui")
+    out = {rel: text.encode("utf-8") for rel, text in ENGINE_MARKERS.items()}
+    for rel in ENGINE_HELPERS:
+        out[f"lib/cltui/{rel}"] = root.joinpath(*rel.split("/")).read_bytes()
+    folder = root / "replay" / "engine"
+    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
+        if entry.is_file():  # (not __pycache__)
+            out[f"lib/cltui/replay/engine/{entry.name}"] = entry.read_bytes()
+    return out
 
 
 def cpp_files() -> dict[str, bytes]:
@@ -169,7 +171,7 @@ def export_range(
     progress: ExportProgress | None = None,
     cancel: threading.Event | None = None,
     *,
-    tolerance: dict[str, Any] | None = None,
+    tolerance: ToleranceSpec | None = None,
     host_includes: bool = True,
 ) -> ExportResult:
     """Write the bundle for ``range`` (an ``EnqueueRange`` or its text) of ``capture``.
@@ -224,9 +226,9 @@ def _parse_range(range: EnqueueRange | str) -> EnqueueRange:
 
 
 def _plan(
-    capture: Capture, rng: EnqueueRange, mode: str, tolerance: dict[str, Any] | None
+    capture: Capture, rng: EnqueueRange, mode: str, tolerance: ToleranceSpec | None
 ) -> Plan:
-    from cltui.replay.compare import Tolerance
+    from cltui.replay.engine.compare import Tolerance
     from cltui.replay.plan import PlanError, build_plan
 
     try:

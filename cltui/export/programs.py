@@ -11,7 +11,7 @@ from pathlib import Path
 from cltui.capture.names import sanitize_component
 from cltui.export.bundle import BundleWriter, ExportError
 from cltui.export.includes import IncludeSet, resolve_includes
-from cltui.replay.schema import Manifest
+from cltui.replay.engine.schema import Manifest
 
 __all__ = [
     "NOT_FROM_SOURCE",

@@ -7,7 +7,7 @@ shown inside inline code with backticks and line breaks removed.
 from __future__ import annotations
 
 from cltui.capture.textfmt import fmt_bytes
-from cltui.replay.schema import Manifest
+from cltui.replay.engine.schema import Manifest
 
 
 def _code(text: object) -> str:
@@ -202,9 +202,9 @@ def _files(manifest: Manifest, has_cpp: bool) -> list[str]:
         "device named like it, whose driver may accept it: PoCL's on another CPU of the same "
         "target, NVIDIA's PTX on another NVIDIA GPU) and, under "
         "`kernels/include/`, the headers they include.\n"
-        "- `replay.py`, `engine*.py`, `compare.py`, `choice.py`, `verdicts.py`, `schema.py`, "
-        "`errors.py`, `shellwords.py`, `textfmt.py`: the Python replay (all but `replay.py` are "
-        "cltui's own modules, unchanged).\n"
+        "- `replay.py`, `lib/`: the Python replay (`lib/cltui/replay/engine/` is cltui's own "
+        "replay engine, copied whole and unchanged, with the three modules of cltui it imports: "
+        "`errors.py`, `capture/textfmt.py`, `capture/shellwords.py`).\n"
         + (
             "- `replay.cpp`, `cpp/*.hpp`, `CMakeLists.txt`: the same replay in C++17.\n"
             if has_cpp

@@ -8,17 +8,21 @@ from typing import Any, cast
 import numpy as np
 import numpy.typing as npt
 
-from cltui.replay import compare as cmp
-from cltui.replay.schema import CheckResult, CrossCheck, DeviceResult, Manifest
-
-ToleranceKeys = dict[str, float]  # {atol, rtol, ulp}: the keys that override the plan's
-ArgTolerance = dict[int, dict[str, float]]
+from cltui.replay.engine import compare as cmp
+from cltui.replay.engine.schema import (
+    ArgTolerance,
+    CheckResult,
+    CrossCheck,
+    DeviceResult,
+    Manifest,
+    ToleranceSpec,
+)
 
 
 def cross_compare(
     plan: Manifest,
     results: list[DeviceResult],
-    tolerance: ToleranceKeys | None = None,
+    tolerance: ToleranceSpec | None = None,
     arg_tolerance: ArgTolerance | None = None,
 ) -> list[CrossCheck]:
     """Each further device's replayed outputs against the first device's."""

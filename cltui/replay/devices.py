@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from cltui.errors import CltuiError
 from cltui.replay import engine
@@ -19,7 +19,7 @@ class DeviceError(CltuiError, ValueError):
 def list_devices() -> list[dict[str, Any]]:
     """Every device: ``{"id": "P:D", "name", "platform", "version", "svm", "images", ...}``."""
     try:
-        return engine.list_devices()
+        return cast("list[dict[str, Any]]", engine.list_devices())
     except ImportError as exc:  # pyopencl missing
         raise DeviceError(f"pyopencl is not available: {exc}") from None
 
@@ -27,7 +27,7 @@ def list_devices() -> list[dict[str, Any]]:
 def select_devices(specs: Sequence[str]) -> list[dict[str, Any]]:
     """``P:D`` indices or case-insensitive name substrings (``pocl``, ``oclgrind``)."""
     try:
-        return engine.resolve_devices(specs)
+        return cast("list[dict[str, Any]]", engine.resolve_devices(specs))
     except engine.EngineError as exc:
         raise DeviceError(str(exc)) from None
     except ImportError as exc:

@@ -12,9 +12,17 @@ from typing import Any, cast
 
 from cltui.replay import lifecycle
 from cltui.replay.child import Event
-from cltui.replay.cross import ArgTolerance, ToleranceKeys, cross_compare
+from cltui.replay.cross import cross_compare
 from cltui.replay.engine import combine_verdicts, verdict
-from cltui.replay.schema import Device, DeviceResult, Manifest, Report, StepResult
+from cltui.replay.engine.schema import (
+    ArgTolerance,
+    Device,
+    DeviceResult,
+    Manifest,
+    Report,
+    StepResult,
+    ToleranceSpec,
+)
 
 
 @dataclass
@@ -131,7 +139,7 @@ def make_report(
     plan: Manifest,
     results: list[DeviceResult],
     repeat: int,
-    tolerance: ToleranceKeys,
+    tolerance: ToleranceSpec,
     arg_tolerance: ArgTolerance,
     save_dir: Path,
 ) -> Report:

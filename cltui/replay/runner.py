@@ -38,9 +38,15 @@ import numpy.typing as npt
 
 from cltui.replay import lifecycle
 from cltui.replay.child import Child, Event, connect
-from cltui.replay.cross import ArgTolerance, ToleranceKeys
+from cltui.replay.engine.schema import (
+    ArgTolerance,
+    Device,
+    DeviceResult,
+    Manifest,
+    Report,
+    ToleranceSpec,
+)
 from cltui.replay.outcome import Progress, ended, failed, make_report
-from cltui.replay.schema import Device, DeviceResult, Manifest, Report
 
 # an event (child.Event): a JSON line from a child, passed on with its device; the parent
 # adds ``device``, ``device_done`` and ``done`` events of the same shape
@@ -59,7 +65,7 @@ class ReplayJob:
         devices: Sequence[Mapping[str, object]],
         *,
         repeat: int = 1,
-        tolerance: ToleranceKeys | None = None,
+        tolerance: ToleranceSpec | None = None,
         arg_tolerance: ArgTolerance | None = None,
         timeout: float = DEFAULT_TIMEOUT,
         save_dir: str | Path | None = None,
@@ -73,7 +79,7 @@ class ReplayJob:
         # the devices as listed (``devices.list_devices``: pyopencl's, as the schema says)
         self.devices = [cast(Device, d) for d in devices]
         self.repeat = max(int(repeat), 1)
-        self.tolerance: ToleranceKeys = tolerance or {}
+        self.tolerance: ToleranceSpec = tolerance or {}
         self.arg_tolerance: ArgTolerance = arg_tolerance or {}
         self.timeout = float(timeout)
         self.save_dir = Path(save_dir) if save_dir else lifecycle.temp_dir("replay")
@@ -222,7 +228,7 @@ class StartOptions(TypedDict, total=False):
 
     data_root: str | Path | None
     repeat: int
-    tolerance: ToleranceKeys | None
+    tolerance: ToleranceSpec | None
     arg_tolerance: ArgTolerance | None
     timeout: float
     save_dir: str | Path | None
@@ -237,7 +243,7 @@ def start(
     *,
     data_root: str | Path | None = None,
     repeat: int = 1,
-    tolerance: ToleranceKeys | None = None,
+    tolerance: ToleranceSpec | None = None,
     arg_tolerance: ArgTolerance | None = None,
     timeout: float = DEFAULT_TIMEOUT,
     save_dir: str | Path | None = None,

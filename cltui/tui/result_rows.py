@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
-from cltui.replay.schema import CheckResult, CrossCheck, DeviceResult, StepTiming
+from cltui.replay.engine.schema import CheckResult, CrossCheck, DeviceResult, StepTiming
 from cltui.tui.format import fmt_ns
 from cltui.tui.screens.replay_progress import ReplayOutcome
 

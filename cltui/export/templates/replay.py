@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Replay the captured OpenCL enqueues of this bundle (needs numpy and pyopencl, nothing else).
 
-``engine.py`` and ``compare.py`` next to this file are cltui's own replay engine and
-comparison, copied unchanged; this file only reads ``manifest.json``, picks the devices and
-prints the results.
+``lib/cltui/replay/engine/`` beside this file is cltui's own replay engine (with the three
+small modules of cltui it imports), copied unchanged; this file only reads ``manifest.json``,
+picks the devices and prints the results.
 
     python replay.py --list-devices
     python replay.py --validate                 # exit 0 PASS, 1 FAIL, 3 INCOMPLETE
@@ -26,16 +26,25 @@ import argparse
 import json
 import shlex
 import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import cast
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE / "lib"))  # first: the bundle's cltui, whatever else is installed
 
 try:
-    import engine  # type: ignore[import-not-found]  # (the bundle folder is on sys.path now)
-    from schema import DeviceResult, Manifest  # type: ignore[import-not-found]
-    from textfmt import fmt_ns  # type: ignore[import-not-found]
+    from cltui.capture.textfmt import fmt_ns
+    from cltui.replay import engine
+    from cltui.replay.engine.schema import (
+        Device,
+        DeviceChoice,
+        DeviceResult,
+        EngineResult,
+        Manifest,
+        Stats,
+        ToleranceSpec,
+    )
 except ImportError as _exc:  # numpy missing
     print(f"replay: {_exc.name or _exc} is needed: pip install numpy pyopencl", file=sys.stderr)
     sys.exit(2)
@@ -53,13 +62,13 @@ def load_manifest(path: Path) -> Manifest:
     return plan
 
 
-def default_device(plan: Manifest) -> tuple[list[dict[str, Any]], dict[str, str]]:
+def default_device(plan: Manifest) -> tuple[list[Device], dict[str, str]]:
     """Without --device: the device that made the capture (the manifest's
     ``bundle.capture.device``, then the steps' devices) where it is here, else the one named
     most like it, else the first that is not a simulator, else the first; and why."""
     cap = (plan.get("bundle") or {}).get("capture") or {}
-    captured: list[Any] = [cap["device"]] if cap.get("device") else []
-    captured += [s["device"] for s in plan.get("steps", []) if s.get("device")]
+    captured: list[Mapping[str, object] | str] = [cap["device"]] if cap.get("device") else []
+    captured += [d for s in plan.get("steps", []) if (d := s.get("device"))]
     dev, choice = engine.choose_device(engine.list_devices(), captured)
     if dev is None:
         raise engine.EngineError("no OpenCL device found (is an ICD installed?)")
@@ -71,11 +80,11 @@ def print_result(res: DeviceResult) -> None:
     print(f"== {dev['id']} {dev['name']} ({dev['platform']})")
     print(f"   {res['verdict']['line']}")
     for st in res.get("steps", []):
-        for t in st.get("transfers", []):
-            if not t.get("replayed"):
+        for tr in st.get("transfers", []):
+            if not tr.get("replayed"):
                 print(
-                    f"   host transfer {t['enqueue']} {t['function']} before enqueue "
-                    f"{st['enqueue']}: not replayed ({t['why']})"
+                    f"   host transfer {tr['enqueue']} {tr['function']} before enqueue "
+                    f"{st['enqueue']}: not replayed ({tr['why']})"
                 )
     for note in res.get("notes", []):
         print(f"   note: {note}")
@@ -84,15 +93,16 @@ def print_result(res: DeviceResult) -> None:
         return
     for st in res["steps"]:
         t = st["timing"]
-        kern = t.get("start_to_end") or {}
+        kern = t["start_to_end"]
         line = f"   enqueue {st['enqueue']} {st['kernel']}: {st['status'].upper()}"
-        line += f"  (kernel {fmt_ns(kern.get('median'), '-')}"
+        line += f"  (kernel {fmt_ns(_median(kern), '-')}"
         if res.get("repeat", 1) > 1:
-            q = (t.get("queued_to_submit") or {}).get("median")
-            s = (t.get("submit_to_start") or {}).get("median")
-            h = (t.get("host_enqueue") or {}).get("median")
+            q = _median(t["queued_to_submit"])
+            s = _median(t["submit_to_start"])
+            h = _median(t["host_enqueue"])
+            lo, hi = (kern["min"], kern["max"]) if kern else (None, None)
             line += (
-                f" [{fmt_ns(kern.get('min'), '-')} .. {fmt_ns(kern.get('max'), '-')}],"
+                f" [{fmt_ns(lo, '-')} .. {fmt_ns(hi, '-')}],"
                 f" queued->submit {fmt_ns(q, '-')}, submit->start {fmt_ns(s, '-')},"
                 f" host enqueue {fmt_ns(h, '-')}"
             )
@@ -107,16 +117,20 @@ def print_result(res: DeviceResult) -> None:
     print(res["verdict"]["line"])
 
 
-def _trace(event: dict[str, Any]) -> None:
+def _median(stats: Stats | None) -> float | None:
+    return stats["median"] if stats else None
+
+
+def _trace(event: Mapping[str, object]) -> None:
     if event.get("type") == "step":
         print(
-            f"replay: enqueue {event['enqueue']} ({event['i'] + 1}/{event['n']})",
+            f"replay: enqueue {event['enqueue']} ({int(str(event['i'])) + 1}/{event['n']})",
             file=sys.stderr,
             flush=True,
         )
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description="Replay the captured enqueues of this bundle.")
     ap.add_argument("--list-devices", action="store_true", help="list OpenCL devices and exit")
     ap.add_argument(
@@ -143,6 +157,53 @@ def main(argv: list[str] | None = None) -> int:
         help="print each enqueue on stderr before it runs (which one crashed?)",
     )
     ap.add_argument("--manifest", default=str(HERE / "manifest.json"), help=argparse.SUPPRESS)
+    return ap
+
+
+def run_devices(
+    args: argparse.Namespace, plan: Manifest, mpath: Path, devices: list[Device]
+) -> list[EngineResult]:
+    """The plan on each device, with the options' tolerance, output folder and trace."""
+    tol: ToleranceSpec = {}
+    if args.atol is not None:
+        tol["atol"] = args.atol
+    if args.rtol is not None:
+        tol["rtol"] = args.rtol
+    if args.ulp is not None:
+        tol["ulp"] = args.ulp
+    loader = engine.dir_loader(plan, mpath.parent)
+    results = []
+    for dev in devices:
+        save = None
+        if args.out:
+            save = Path(args.out) / dev["id"].replace(":", "_") if len(devices) > 1 else args.out
+        results.append(
+            engine.run_plan(
+                plan,
+                dev,
+                loader,
+                repeat=args.repeat,
+                tolerance=tol,
+                save_dir=save,
+                progress=_trace if args.trace else None,
+            )
+        )
+    return results
+
+
+def device_result(plan: Manifest, res: EngineResult, choice: dict[str, str]) -> DeviceResult:
+    """The engine's result completed, in place, into the device result of docs/cli-json.md."""
+    out = cast(DeviceResult, res)  # the keys the engine does not set follow
+    out["runner"] = "replay.py"
+    out["status"] = "error" if res.get("error") else ("ok" if res["ok"] else "mismatch")
+    out["device_choice"] = cast(DeviceChoice, choice)
+    out.setdefault("loop", None)
+    out["verdict"] = engine.verdict(plan, out)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = _parser()
     args = ap.parse_args(argv)
     if args.repeat < 1:
         ap.error("--repeat must be at least 1")
@@ -166,34 +227,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"replay: {exc}", file=sys.stderr)
         return EXIT_USAGE
     print(f"replay: device: {engine.choice_line(devices, choice)}", file=sys.stderr)
-    tol = {
-        k: v
-        for k, v in (("atol", args.atol), ("rtol", args.rtol), ("ulp", args.ulp))
-        if v is not None
-    }
-    loader = engine.dir_loader(plan, mpath.parent)
-    results = []
-    for dev in devices:
-        save = None
-        if args.out:
-            save = Path(args.out) / dev["id"].replace(":", "_") if len(devices) > 1 else args.out
-        results.append(
-            engine.run_plan(
-                plan,
-                dev,
-                loader,
-                repeat=args.repeat,
-                tolerance=tol,
-                save_dir=save,
-                progress=_trace if args.trace else None,
-            )
-        )
-    for res in results:  # the device result of docs/cli-json.md
-        res["runner"] = "replay.py"
-        res["status"] = "error" if res.get("error") else ("ok" if res["ok"] else "mismatch")
-        res["device_choice"] = choice
-        res.setdefault("loop", None)
-        res["verdict"] = engine.verdict(plan, res)
+    results = [device_result(plan, r, choice) for r in run_devices(args, plan, mpath, devices)]
     overall = engine.combine_verdicts(
         [res["verdict"] for res in results], [res["device"]["id"] for res in results]
     )

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 from cltui.capture.model import ArgKind, Enqueue, KernelArg
+from cltui.replay.engine.schema import ArgSpec
 from cltui.replay.plan.memory import _Memory
-from cltui.replay.schema import ArgSpec
 
 
 class _Args(_Memory):

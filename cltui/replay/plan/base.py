@@ -10,9 +10,10 @@ from pathlib import Path
 from cltui.capture.capture import Capture
 from cltui.capture.model import Dump, Enqueue, KernelArg
 from cltui.capture.replayfolder import ReplayFolder, read_replay_folder
-from cltui.replay.compare import DTypeSpec, Tolerance
-from cltui.replay.modes import Mode
-from cltui.replay.schema import (
+from cltui.replay.engine.compare import Tolerance
+from cltui.replay.engine.dtypes import DTypeSpec
+from cltui.replay.engine.schema import (
+    ArgTolerance,
     Change,
     CheckSpec,
     DataRef,
@@ -20,13 +21,13 @@ from cltui.replay.schema import (
     LostRun,
     MemorySpec,
     ProgramSpec,
+    ScopeKernel,
     ScopeTransfer,
     Skipped,
     StepSpec,
     TransferSpec,
 )
-
-ArgTolerance = dict[int, dict[str, float]]
+from cltui.replay.modes import Mode
 
 
 @dataclass
@@ -50,10 +51,9 @@ class ScopeEntry:
     recovered: bool = False
     why: str | None = None
 
-    def to_json(self) -> dict[str, object]:
-        """The scope entry (``recovered`` and ``why`` only when they say something; the
-        schema's ``ScopeKernel`` has them always)."""
-        out: dict[str, object] = {
+    def to_json(self) -> ScopeKernel:
+        """The scope entry (``recovered`` and ``why`` only when they say something)."""
+        out: ScopeKernel = {
             "enqueue": self.enqueue,
             "kernel": self.kernel,
             "replayed": self.replayed,

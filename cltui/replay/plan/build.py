@@ -13,13 +13,19 @@ from cltui.capture.capture import Capture
 from cltui.capture.model import EnqueueKind
 from cltui.capture.ranges import EnqueueRange
 from cltui.errors import CltuiError
-from cltui.replay.compare import Tolerance
 from cltui.replay.engine import PLAN_FORMAT, PLAN_VERSION
+from cltui.replay.engine.compare import Tolerance
+from cltui.replay.engine.schema import (
+    ArgTolerance,
+    Change,
+    LostRun,
+    Manifest,
+    Skipped,
+    StepSpec,
+)
 from cltui.replay.modes import Mode, is_mode
-from cltui.replay.plan.base import ArgTolerance
 from cltui.replay.plan.builder import _Builder
 from cltui.replay.plan.lost import lost_runs, lost_text
-from cltui.replay.schema import Change, LostRun, Manifest, Skipped, StepSpec
 
 
 class PlanError(CltuiError, ValueError):

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import cast
 
 from cltui.capture.model import Enqueue, EnqueueKind, KernelArg
+from cltui.replay.engine.schema import ArgSpec, Skipped, StepSpec
 from cltui.replay.plan.base import ScopeEntry, StepIO
 from cltui.replay.plan.inputs import _Inputs
 from cltui.replay.plan.programs import _Programs
-from cltui.replay.schema import ArgSpec, Skipped, StepSpec
 
 
 @dataclass
@@ -132,8 +131,7 @@ class _Builder(_Inputs, _Programs):
         """A kernel enqueue of the range that is not replayed, and why (in its scope entry,
         the plan's ``skipped`` list and a note)."""
         scope.why = why
-        # "recovered" only when true (schema.Skipped has it always)
-        rec = cast(Skipped, {"enqueue": scope.enqueue, "kernel": scope.kernel, "why": why})
+        rec: Skipped = {"enqueue": scope.enqueue, "kernel": scope.kernel, "why": why}
         if scope.recovered:
             rec["recovered"] = True
         self.skipped.append(rec)

@@ -10,10 +10,10 @@ import numpy as np
 
 from cltui.capture import images
 from cltui.capture.model import Dump, Enqueue, KernelArg
-from cltui.replay.compare import DTypeSpec, dtype_spec
+from cltui.replay.engine.dtypes import DTypeSpec, dtype_spec
+from cltui.replay.engine.schema import CheckSpec, ToleranceSpec
 from cltui.replay.plan.args import _Args
 from cltui.replay.plan.base import Obj
-from cltui.replay.schema import CheckSpec
 
 
 class _Checks(_Args):
@@ -70,7 +70,7 @@ class _Checks(_Args):
             "dtype": o.dspec,
             "shape": o.shape,
         }
-        tol: dict[str, float] = {}
+        tol: ToleranceSpec = {}
         for a in o.margs:
             tol.update(self.arg_tol.get(a.index, {}))
         if tol:

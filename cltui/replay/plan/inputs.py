@@ -6,10 +6,10 @@ change), or settle the host transfers since its last use.  The decisions are the
 from __future__ import annotations
 
 from cltui.capture.model import Enqueue
+from cltui.replay.engine.schema import LoadSpec
 from cltui.replay.modes import input_rule, input_source
 from cltui.replay.plan.base import Obj, Pending, StepIO
 from cltui.replay.plan.transfers import _NO_PATTERN, _pre_state, _Transfers
-from cltui.replay.schema import LoadSpec
 
 
 class _Inputs(_Transfers):

@@ -4,7 +4,7 @@ runs and note, and the text an empty range's error adds."""
 from __future__ import annotations
 
 from cltui.capture.capture import Capture
-from cltui.replay.schema import LostRun
+from cltui.replay.engine.schema import LostRun
 
 _WHY = "lost with the log; no file names it"
 

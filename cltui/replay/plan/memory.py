@@ -7,8 +7,8 @@ from typing import Literal
 
 from cltui.capture import images
 from cltui.capture.model import ArgKind, Dump, Enqueue, KernelArg
+from cltui.replay.engine.schema import ImageSpec, MemorySpec
 from cltui.replay.plan.base import BuilderBase
-from cltui.replay.schema import ImageSpec, MemorySpec
 
 
 class _Memory(BuilderBase):

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from cltui.capture.model import Enqueue, Program
 from cltui.capture.replayfolder import ReplayFolder
+from cltui.replay.engine.schema import ProgramSpec
 from cltui.replay.plan.base import BuilderBase
-from cltui.replay.schema import ProgramSpec
 
 
 class _Programs(BuilderBase):

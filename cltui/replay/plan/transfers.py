@@ -13,11 +13,11 @@ from typing import Literal, cast
 import numpy as np
 
 from cltui.capture.model import Dump, Enqueue, EnqueueKind, MemObject
-from cltui.replay.compare import bytes_equal
+from cltui.replay.engine.compare import bytes_equal
+from cltui.replay.engine.schema import Change, TransferOp, TransferSpec
 from cltui.replay.modes import InputRule, input_rule
 from cltui.replay.plan.base import Obj, Pending, StepIO
 from cltui.replay.plan.checks import _Checks
-from cltui.replay.schema import Change, TransferOp, TransferSpec
 
 How = Literal["op", "reload", "input"] | None
 _NOT_IN_RANGE = "its source is not an object whose replayed state is known here"

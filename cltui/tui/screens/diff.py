@@ -18,8 +18,8 @@ from cltui.capture.cltypes import CType, parse_type
 from cltui.capture.display import escape_controls
 from cltui.capture.elements import element_ctype
 from cltui.errors import CltuiError
-from cltui.replay.compare import make_dtype
-from cltui.replay.schema import Report
+from cltui.replay.engine.dtypes import make_dtype
+from cltui.replay.engine.schema import Report
 from cltui.tui.result_rows import ResultRow
 from cltui.tui.screens.replay_progress import ReplayOutcome
 from cltui.tui.widgets.diff_view import DiffView, as_bytes

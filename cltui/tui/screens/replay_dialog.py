@@ -19,7 +19,9 @@ from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Selecti
 from textual.widgets.selection_list import Selection
 from textual.worker import get_current_worker
 
-from cltui.replay.compare import Tolerance
+from cltui.replay import tolerance
+from cltui.replay.engine.compare import Tolerance
+from cltui.replay.engine.schema import ArgTolerance
 from cltui.tui.screens.form_dialog import FormDialog
 
 if TYPE_CHECKING:
@@ -41,7 +43,6 @@ MODE_HELP = {
 }
 DEFAULT_TIMEOUT = 60.0
 
-ArgTolerance = dict[int, dict[str, float]]  # argument index -> {atol, rtol, ulp}
 
 
 @dataclass(frozen=True)
@@ -96,26 +97,12 @@ def parse_replay_fields(
 
 
 def parse_arg_tolerances(text: str) -> ArgTolerance:
-    """``"0:ulp=2; 3:atol=1e-6,rtol=1e-5"`` -> {0: {"ulp": 2}, 3: {"atol": 1e-06, ...}}."""
-    out: ArgTolerance = {}
-    for spec in text.replace(";", " ").split():
-        head, sep, body = spec.partition(":")
-        if not sep or not head.strip().isdigit() or not body:
-            raise ValueError(f"per argument: {spec!r} is not INDEX:KEY=VALUE[,KEY=VALUE]")
-        entry = out.setdefault(int(head), {})
-        for item in body.split(","):
-            key, eq, value = item.partition("=")
-            key = key.strip().lower()
-            if not eq or key not in ("atol", "rtol", "ulp"):
-                raise ValueError(f"per argument: {spec!r}: the keys are atol, rtol and ulp")
-            try:
-                number = int(value) if key == "ulp" else float(value)
-            except ValueError:
-                raise ValueError(f"per argument: {value!r} is not a number") from None
-            if not number >= 0 or number == float("inf"):
-                raise ValueError(f"per argument: {spec!r}: must be a finite number >= 0")
-            entry[key] = number
-    return out
+    """The *per argument* field: ``"0:ulp=2; 3:atol=1e-6,rtol=1e-5"`` (specs apart by ``;``
+    or spaces; the grammar of :mod:`cltui.replay.tolerance`)."""
+    try:
+        return tolerance.parse_arg_tolerances(text.replace(";", " ").split())
+    except ValueError as exc:
+        raise ValueError(f"per argument: {exc}") from None
 
 
 class ReplayDialog(FormDialog[ReplayRequest]):

@@ -31,13 +31,13 @@ from textual.widgets import Button, Label, ProgressBar
 
 from cltui.errors import CltuiError
 from cltui.replay import lifecycle
-from cltui.replay.schema import Manifest, Report
+from cltui.replay.engine.schema import Manifest, Report
 from cltui.tui.screens.replay_dialog import ReplayRequest
 
 if TYPE_CHECKING:
     from cltui.capture.capture import Capture
+    from cltui.replay.engine.schema import StepSpec
     from cltui.replay.runner import ReplayJob
-    from cltui.replay.schema import StepSpec
 
 __all__ = [
     "ProgressScreen",

@@ -1,7 +1,7 @@
 """The device rule: which OpenCL device a replay runs on when none is named, and why.
 
-The same rule in cltui (CLI and app), the bundle's ``replay.py`` (this file is copied beside
-``engine.py``) and ``replay.cpp`` (``choose_device`` there), held to the same cases by
+The same rule in cltui (CLI and app), the bundle's ``replay.py`` (through the engine package it
+carries) and ``replay.cpp`` (``choose_device`` there), held to the same cases by
 ``tests/fixtures/device_choice_cases.json``: the device the capture ran on, else the one named
 most like it, else the first that is not a simulator, else the first.  Standard library only.
 """
@@ -9,8 +9,10 @@ most like it, else the first that is not a simulator, else the first.  Standard 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TypeVar
+
+D = TypeVar("D", bound=Mapping[str, object])  # a device: schema.Device, or its JSON
 
 __all__ = [
     "SIMULATORS",
@@ -57,7 +59,7 @@ def most_alike(names: Sequence[str], target: str) -> int | None:
 SIMULATORS = ("oclgrind",)
 
 
-def is_simulator(device: dict[str, Any]) -> bool:
+def is_simulator(device: Mapping[str, object]) -> bool:
     """A device that simulates OpenCL instead of running it (Oclgrind), by its platform or
     device name."""
     text = f"{device.get('platform') or ''} {device.get('name') or ''}".lower()
@@ -70,8 +72,8 @@ def _shown(text: str) -> str:
 
 
 def choose_device(
-    devices: Sequence[dict[str, Any]], captured: Sequence[dict[str, Any] | str]
-) -> tuple[dict[str, Any] | None, dict[str, str]]:
+    devices: Sequence[D], captured: Sequence[Mapping[str, object] | str]
+) -> tuple[D | None, dict[str, str]]:
     """The device to replay on when none is named, and ``{"rule", "why"}``.
 
     ``captured``: the capture's devices, most wanted first (names, or identities with
@@ -82,19 +84,7 @@ def choose_device(
     device (``"first"``).  ``why`` is one line saying which and why; with no device at all
     the device is None.
     """
-    ids: list[tuple[str, str | None]] = []
-    for c in captured:
-        if isinstance(c, str):
-            name, plat = c, None
-        else:
-            name, plat = str(c.get("name") or ""), c.get("platform")
-        name = name.strip()
-        if name and all(n != name for n, _ in ids):
-            ids.append((name, str(plat).strip() if plat else None))
-
-    def label(d: dict[str, Any]) -> str:
-        return f"{d.get('id', '?')} {d.get('name', '?')}"
-
+    ids = _identities(captured)
     if not devices:
         return None, {"rule": "first", "why": "no OpenCL device found"}
     for name, plat in ids:
@@ -104,24 +94,17 @@ def choose_device(
         if same:
             return same[0], {
                 "rule": "captured",
-                "why": f"{label(same[0])} is the device the capture ran on",
+                "why": f"{_label(same[0])} is the device the capture ran on",
             }
     gone = ", ".join(_shown(n) for n, _ in ids)
-    mine = [str(d.get("name", "")) for d in devices]
-    best: tuple[int, int] | None = None  # (words in common, -device index)
-    for name, _ in ids:
-        i = most_alike(mine, name)
-        if i is not None:
-            candidate = (name_likeness(mine[i], name), -i)
-            if best is None or candidate > best:
-                best = candidate
-    if best is not None:
-        d = devices[-best[1]]
-        words = "word" if best[0] == 1 else "words"
+    alike = _most_alike_device(devices, ids)
+    if alike is not None:
+        d, words = alike
+        unit = "word" if words == 1 else "words"
         return d, {
             "rule": "most-alike",
-            "why": f"the capture ran on {gone}, which is not here; {label(d)} shares the most "
-            f"leading words with it ({best[0]} {words})",
+            "why": f"the capture ran on {gone}, which is not here; {_label(d)} shares the most "
+            f"leading words with it ({words} {unit})",
         }
     head = (
         f"the capture ran on {gone}, which is not here and no device is named like it"
@@ -132,12 +115,46 @@ def choose_device(
         if not is_simulator(d):
             return d, {
                 "rule": "real-before-simulator",
-                "why": f"{head}; {label(d)} is the first device that is not a simulator",
+                "why": f"{head}; {_label(d)} is the first device that is not a simulator",
             }
     return devices[0], {
         "rule": "first",
-        "why": f"{head}; every device here is a simulator: the first, {label(devices[0])}",
+        "why": f"{head}; every device here is a simulator: the first, {_label(devices[0])}",
     }
+
+
+def _identities(captured: Sequence[Mapping[str, object] | str]) -> list[tuple[str, str | None]]:
+    """The captured devices as distinct (name, platform or None), in order."""
+    ids: list[tuple[str, str | None]] = []
+    for c in captured:
+        if isinstance(c, str):
+            name, plat = c, None
+        else:
+            name, plat = str(c.get("name") or ""), c.get("platform")
+        name = name.strip()
+        if name and all(n != name for n, _ in ids):
+            ids.append((name, str(plat).strip() if plat else None))
+    return ids
+
+
+def _most_alike_device(
+    devices: Sequence[D], ids: list[tuple[str, str | None]]
+) -> tuple[D, int] | None:
+    """The device sharing the most leading words with a captured name (the first of equals),
+    and how many words, or None."""
+    mine = [str(d.get("name", "")) for d in devices]
+    best: tuple[int, int] | None = None  # (words in common, -device index)
+    for name, _ in ids:
+        i = most_alike(mine, name)
+        if i is not None:
+            candidate = (name_likeness(mine[i], name), -i)
+            if best is None or candidate > best:
+                best = candidate
+    return None if best is None else (devices[-best[1]], best[0])
+
+
+def _label(d: Mapping[str, object]) -> str:
+    return f"{d.get('id', '?')} {d.get('name', '?')}"
 
 
 def user_choice(spec: Sequence[str]) -> dict[str, str]:
@@ -145,7 +162,7 @@ def user_choice(spec: Sequence[str]) -> dict[str, str]:
     return {"rule": "user", "why": "chosen with --device " + " --device ".join(spec)}
 
 
-def choice_line(devices: Sequence[dict[str, Any]], choice: dict[str, str]) -> str:
+def choice_line(devices: Sequence[Mapping[str, object]], choice: Mapping[str, str]) -> str:
     """The devices replayed on and why, in one line (stderr of the CLI and the runners)."""
     if choice.get("rule") == "user":
         names = ", ".join(f"{d.get('id', '?')} {d.get('name', '?')}" for d in devices)

@@ -3,47 +3,24 @@ shape, as TypedDicts.
 
 They stay plain dicts at run time (JSON in, JSON out, nothing to convert), and type checkers
 hold every reader to these keys: the plan builder, the engine, the runner, the CLI report, the
-app's results screen, the exporter and the bundle's ``replay.py`` (this file is copied beside
-``engine.py``).  ``docs/replay.schema.json`` documents the results for other tools; a test
-holds it to these definitions key for key.  Standard library only.
+app's results screen, the exporter and the bundle's ``replay.py`` (this file is part of the
+engine package, which a bundle carries whole).  ``docs/replay.schema.json`` documents the
+results for other tools; a test holds it to these definitions key for key.  Standard library
+only.
 """
 
 from typing import Any, Literal, NotRequired, TypedDict
 
 __all__ = [
-    "ArgSpec",
-    "Change",
-    "CheckResult",
-    "CheckSpec",
-    "CompareResult",
-    "CrossCheck",
-    "DataRef",
-    "Device",
-    "DeviceChoice",
-    "DeviceResult",
-    "ImageSpec",
-    "LoadResult",
-    "LoadSpec",
-    "LostRun",
-    "Manifest",
-    "MemorySpec",
-    "PlanSource",
-    "ProgramSpec",
-    "Report",
-    "ReportPlan",
-    "ScopeKernel",
-    "ScopeTransfer",
-    "Skipped",
-    "Stats",
-    "StepResult",
-    "StepSpec",
-    "StepTiming",
-    "TransferOp",
-    "TransferSpec",
-    "Verdict",
-    "VerdictCounts",
+    "ArgSpec", "ArgTolerance", "BuildInfo", "Change", "CheckResult", "CheckSpec",
+    "CompareResult", "CrossCheck",
+    "DataRef", "Device", "DeviceChoice", "DeviceResult", "EngineResult", "ImageSpec",
+    "LoadResult", "LoadSpec", "LoopResult", "LostRun", "Manifest", "MemorySpec", "PlanSource",
+    "ProbeOutput", "ProbeResult", "ProgramSpec", "Report", "ReportPlan", "Scope", "ScopeKernel",
+    "ScopeTransfer", "Skipped", "Stats", "StepResult", "StepSpec", "StepTiming",
+    "ToleranceSpec", "TransferOp", "TransferResult", "TransferSpec", "Verdict", "VerdictCounts",
     "VerdictStatus",
-]
+]  # fmt: skip
 
 Status = Literal["equal", "within", "different", "unchecked"]
 DeviceStatus = Literal["ok", "mismatch", "error", "crash", "killed", "hang", "cancelled"]
@@ -52,6 +29,16 @@ Mode = Literal["chain", "isolated", "strict"]
 
 # --------------------------------------------------------------------------- the plan
 
+
+class ToleranceSpec(TypedDict, total=False):
+    """A tolerance, or the keys of one that override another (``compare.Tolerance``)."""
+
+    atol: float
+    rtol: float
+    ulp: int
+
+
+ArgTolerance = dict[int, ToleranceSpec]  # argument index -> the keys that override the plan's
 
 class PlanSource(TypedDict):
     capture: str
@@ -87,10 +74,12 @@ class ImageSpec(TypedDict):
 
 
 class MemorySpec(TypedDict):
-    kind: Literal["buffer", "image", "svm"]
+    kind: Literal["buffer", "subbuffer", "image", "svm"]
     label: str
     size: int
     image: NotRequired[ImageSpec]
+    parent: NotRequired[str]  # a sub-buffer's buffer and its offset there
+    origin: NotRequired[int]
 
 
 class ArgSpec(TypedDict, total=False):
@@ -105,7 +94,7 @@ class ArgSpec(TypedDict, total=False):
     offset: int
     hex: str
     size: int
-    value: Any
+    value: object  # the scalar decoded for people (JSON); the engine uses hex
     normalized: bool
     addressing: str
     filter: str
@@ -122,22 +111,30 @@ class CheckSpec(TypedDict):
     mem: str
     args: list[int]
     label: str
-    dtype: Any  # a numpy dtype string, or a structured dtype's description
+    dtype: str | list[Any] | None  # dtypes.DTypeSpec: a numpy dtype string, or a struct's fields
     shape: list[int] | None
     data: NotRequired[str]  # a data key; absent when there is nothing to compare with
-    hash: NotRequired[str]  # a hash-only dump's 64-bit hash (hex)
+    hash64: NotRequired[str | None]  # a hash-only dump's 64-bit hash (hex)
     note: NotRequired[str]
-    tol: NotRequired[dict[str, Any]]
+    tol: NotRequired[ToleranceSpec]
     after_unreplayed: NotRequired[int]
 
 
 class TransferOp(TypedDict, total=False):
-    op: Literal["fill", "copy", "copy_whole"]
+    op: Literal["fill", "copy", "copy_rect", "copy_whole"]
     src: str
     src_offset: int
     dst_offset: int
+    offset: int
     size: int
     pattern: str  # hex
+    src_origin: list[int] | None  # copy_rect
+    dst_origin: list[int] | None
+    region: list[int]
+    src_row_pitch: int | None
+    src_slice_pitch: int | None
+    dst_row_pitch: int | None
+    dst_slice_pitch: int | None
 
 
 class TransferSpec(TypedDict):
@@ -188,8 +185,8 @@ class ScopeKernel(TypedDict):
     enqueue: int
     kernel: str | None
     replayed: bool
-    why: str
-    recovered: bool
+    why: NotRequired[str]  # only when it is not replayed
+    recovered: NotRequired[bool]  # only when true
 
 
 class ScopeTransfer(TypedDict):
@@ -201,11 +198,18 @@ class ScopeTransfer(TypedDict):
     why: str
 
 
+class Scope(TypedDict, total=False):
+    """Every kernel enqueue and host transfer inside the range, replayed or not."""
+
+    kernels: list[ScopeKernel]
+    transfers: list[ScopeTransfer]
+
+
 class Skipped(TypedDict):
     enqueue: int
     kernel: str | None
     why: str
-    recovered: bool
+    recovered: NotRequired[bool]  # only when true
 
 
 class LostRun(TypedDict):
@@ -221,14 +225,14 @@ class Manifest(TypedDict):
     format: str
     version: int
     source: PlanSource
-    tolerance: dict[str, Any]
+    tolerance: ToleranceSpec
     data: dict[str, DataRef]
     programs: dict[str, ProgramSpec]
     memory: dict[str, MemorySpec]
     steps: list[StepSpec]
     changes: list[Change]
     notes: list[str]
-    scope: NotRequired[dict[str, Any]]  # {kernels: [ScopeKernel], transfers: [ScopeTransfer]}
+    scope: NotRequired[Scope]
     skipped: NotRequired[list[Skipped]]
     lost: NotRequired[list[LostRun]]
     bundle: NotRequired[dict[str, Any]]  # what the exporter adds (docs/cli-json.md)
@@ -241,7 +245,6 @@ class Stats(TypedDict):
     min: float
     median: float
     max: float
-    n: int
 
 
 class Device(TypedDict):
@@ -300,21 +303,22 @@ class CompareResult(TypedDict):
     max_ulp: float | str | None
     first: Any
     note: str
-    leaves: NotRequired[list[Any]]
+    leaves: NotRequired[list[str]]
 
 
 class CheckResult(TypedDict):
     mem: str
     args: list[int]
     label: str
-    dtype: NotRequired[Any]
+    dtype: NotRequired[str | list[Any] | None]
     shape: NotRequired[list[int] | None]
     output: str | None
-    tolerance: NotRequired[dict[str, Any]]
+    tolerance: NotRequired[ToleranceSpec]
     data: NotRequired[str | None]
     status: Status
     summary: NotRequired[str]
     result: NotRequired[CompareResult]
+    after_unreplayed: NotRequired[int]  # the check follows an unreplayed host write there
 
 
 class LoadResult(TypedDict):
@@ -332,6 +336,17 @@ class StepTiming(TypedDict):
     samples: int
 
 
+class TransferResult(TypedDict):
+    """A host transfer before a step, and whether the replay did it."""
+
+    enqueue: int
+    function: str
+    mem: str | None
+    replayed: str | None
+    why: str
+    done: bool
+
+
 class StepResult(TypedDict):
     enqueue: int
     kernel: str | None
@@ -340,7 +355,47 @@ class StepResult(TypedDict):
     prechecks: list[CheckResult]
     loads: list[LoadResult]
     timing: StepTiming
-    transfers: NotRequired[list[TransferSpec]]  # the host transfers before it, as planned
+    transfers: NotRequired[list[TransferResult]]  # the host transfers before it, as planned
+    recovered: NotRequired[bool]  # the step's kernel was recovered from a damaged log
+
+
+class BuildInfo(TypedDict):
+    how: str
+    seconds: float
+
+
+class LoopResult(TypedDict):
+    launches: int
+    host_ns_per_repetition: Stats | None
+    probe: NotRequired[bool]
+
+
+class ProbeOutput(TypedDict):
+    enqueue: int
+    mem: str
+    files: list[str]
+
+
+class ProbeResult(TypedDict):
+    runs: int
+    outputs: list[ProbeOutput]
+
+
+class EngineResult(TypedDict):
+    """What the engine returns for one device (``run_plan``); the runners complete it into
+    a :class:`DeviceResult` (runner, status, device choice, verdict)."""
+
+    device: Device
+    ok: bool
+    error: str | None
+    failed_enqueue: int | None
+    repeat: int
+    loop: NotRequired[LoopResult]
+    steps: list[StepResult]
+    builds: dict[str, BuildInfo]
+    notes: list[str]
+    probe: NotRequired[ProbeResult]
+    build_log: NotRequired[str]
 
 
 class DeviceResult(TypedDict):

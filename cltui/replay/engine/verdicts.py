@@ -8,24 +8,15 @@ and no check follows an unreplayed host write.  FAIL: a check differs (one that 
 unreplayed host write only makes the verdict incomplete), or a crash or hang.  ERROR: the
 plan could not run.  Otherwise INCOMPLETE.  Exit codes: 0, 1, 1, 3.
 
-Pure (a plan and a device result in, a verdict out); copied beside ``engine.py`` in a bundle.
+Pure (a plan and a device result in, a verdict out).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, cast
+from collections.abc import Mapping, Sequence
+from typing import cast
 
-if __package__:
-    from .schema import DeviceResult, Manifest, Verdict, VerdictCounts, VerdictStatus
-else:  # pragma: no cover - the exported bundle imports this file from its folder
-    from schema import (  # type: ignore[no-redef, import-not-found]
-        DeviceResult,
-        Manifest,
-        Verdict,
-        VerdictCounts,
-        VerdictStatus,
-    )
+from .schema import DeviceResult, Manifest, Verdict, VerdictCounts, VerdictStatus
 
 __all__ = ["VERDICT_COUNTS", "VERDICT_EXIT", "combine_verdicts", "verdict", "verdict_exit"]
 
@@ -43,11 +34,11 @@ VERDICT_COUNTS = (
 def verdict(plan: Manifest, result: DeviceResult) -> Verdict:
     """The verdict of one device result of ``plan``: ``{status, line, counts}`` (pure)."""
     steps = plan.get("steps", [])
-    scope: dict[str, Any] = plan.get("scope") or {}
-    kernels: list[dict[str, Any]] | None = scope.get("kernels")
+    scope = plan.get("scope") or {}
+    kernels: Sequence[Mapping[str, object]] | None = scope.get("kernels")
     if kernels is None:  # a plan written before scopes: its steps are its kernels
         kernels = [{"enqueue": s["enqueue"], "replayed": True} for s in steps]
-    transfers = scope.get("transfers") or []
+    transfers: Sequence[Mapping[str, object]] = scope.get("transfers") or []
     ran = result.get("steps") or []
     c: dict[str, int] = dict.fromkeys(VERDICT_COUNTS, 0)
     c["kernels"] = len(kernels)

@@ -1,0 +1,98 @@
+"""The replay engine: run a replay plan on one OpenCL device (stdlib + numpy + pyopencl only).
+
+This package is SELF-CONTAINED on purpose: ``cltui export`` copies it whole, every file byte
+for byte, into a bundle (:func:`cltui.export.exporter.engine_modules`, under
+``lib/cltui/replay/engine/``), with the three standard-library modules of cltui it imports
+(``cltui/errors.py``, ``cltui/capture/textfmt.py``, ``cltui/capture/shellwords.py``); the
+bundle's ``replay.py`` is this engine plus a manifest.  Its modules import each other and
+those three by relative imports only, which resolve the same inside cltui and in a bundle.
+Import nothing else of cltui here.
+
+Rooms: :mod:`.base` (plan format, error, memory object, engine state), :mod:`.devices`
+(listing, ``--device``), :mod:`.choice` (the default device rule), :mod:`.programs`
+(builds, binary cache), :mod:`.memory` (objects, arguments, writes, restores, replayed
+transfers), :mod:`.hashing` (the layer's hash on the device), :mod:`.checks` (compare,
+verify), :mod:`.schedule` and :mod:`.launch` (the launch loops), :mod:`.results`,
+:mod:`.core` (:class:`Engine`, :func:`run_plan`), :mod:`.compare`, :mod:`.schema` (the
+typed plan and results), :mod:`.verdicts`.
+
+A *plan* (see ``cltui.replay.plan`` and ``PLAN_FORMAT``) is a JSON-able dict
+(:class:`.schema.Manifest`):
+
+``format``/``version``  ``"cltui-replay-plan"`` / 1;  ``source`` {capture, range, mode}
+``programs``  id -> {label, source: data key | None, il: data key (optional), options,
+                     binaries: [{data, device name}]}  (a binary builds on its device, or
+                     is tried on the device named most like it when there is no source)
+``memory``    id -> {kind: buffer | subbuffer | image | svm, size, label,
+                     image: {order, type, image_type, shape: [w, h, d], element_size},
+                     parent, origin (sub-buffers)}
+``steps``     [{enqueue, kernel, program, global, local | None, offset | None, device,
+                captured_time (optional), args, loads, prechecks, checks}]
+  args        {index, kind, ...}: buffer/image {mem}; svm {mem, offset}; scalar {hex, value};
+              local {size}; sampler {normalized, addressing, filter}; null
+  loads       {mem, data, why, note}: why = "input" (before the first use), "reload" (a
+              host-side change the capture shows), "verify" (reload only if the replayed
+              state differs from ``data``: the capture does not say what the range left)
+  checks      {mem, args: [i...], label, data | hash64, dtype (compare.make_dtype spec),
+              shape ([w, h, d] for images), tol (optional), note}; ``prechecks`` the same,
+              compared with the state *before* the launch
+``data``      key -> {path (relative to the data root), size}
+``tolerance`` {atol, rtol, ulp};  ``changes`` [host-side changes];  ``notes`` [str]
+
+The engine builds each program once, creates every memory object once (aliasing
+kept: one memory id, one cl object), creates one kernel object per step with its
+arguments set before anything runs, then runs the steps.  The first repetition is
+the validation run: loads, the launch, read-backs of what is checked,
+a wait per step (so a crash is attributed to the right enqueue) and the step's checks
+(sent with its ``step_done`` event, so a later crash keeps them).  Further
+repetitions (``repeat > 1``) restore the inputs outside the launch loop
+(device-side copies from staged buffers; host writes on a CPU device) and launch
+back to back.  Every launch records queued/submit/start/end (profiling queue) and
+the host time of the enqueue call.
+
+Options (all off by default, so a bundle behaves as before): ``probe`` reads the checked
+objects back after every timing repetition too (nondeterminism probe; the read-backs'
+host time is left out of the loop timer and the result says ``loop.probe``);
+``binary_cache`` keeps the device binary of each program built from source in a folder
+and builds from it next time (same source, options, device, driver and include files).
+"""
+
+from .base import PLAN_FORMAT, PLAN_VERSION, STAGES, EngineError
+from .choice import (
+    SIMULATORS,
+    choice_line,
+    choose_device,
+    is_simulator,
+    most_alike,
+    name_likeness,
+    name_tokens,
+    user_choice,
+)
+from .core import Engine, dir_loader, run_plan
+from .devices import list_devices, resolve_devices
+from .verdicts import VERDICT_COUNTS, VERDICT_EXIT, combine_verdicts, verdict, verdict_exit
+
+__all__ = [
+    "PLAN_FORMAT",
+    "PLAN_VERSION",
+    "SIMULATORS",
+    "STAGES",
+    "VERDICT_COUNTS",
+    "VERDICT_EXIT",
+    "Engine",
+    "EngineError",
+    "choice_line",
+    "choose_device",
+    "combine_verdicts",
+    "dir_loader",
+    "is_simulator",
+    "list_devices",
+    "most_alike",
+    "name_likeness",
+    "name_tokens",
+    "resolve_devices",
+    "run_plan",
+    "user_choice",
+    "verdict",
+    "verdict_exit",
+]

@@ -1,0 +1,313 @@
+"""The launches: the schedule made before them, the validation run (loads, a wait per
+launch, checks) and the timing repetitions (launches back to back, inputs restored between
+repetitions).  A mixin of :class:`.core.Engine`.
+
+The timed loops (:meth:`_Launches.repeat_launches`, :meth:`_Launches._probe_repetitions`)
+are the hot path: between two launches they only call the bound reloads and appends the
+schedule prepared (``Timed`` rows); add nothing there."""
+
+from __future__ import annotations
+
+import functools
+import gc
+import time
+from typing import TYPE_CHECKING
+
+from . import compare as _compare
+from .base import EngineError, HostArray, Restore, _cl_msg, _Mem, _replays, _safe
+from .checks import _Checks
+from .schedule import Schedule, Timed, first_uses, geometry, settle_events
+from .schema import ProbeOutput, ProbeResult, StepSpec
+
+if TYPE_CHECKING:
+    pass
+
+
+class _Launches(_Checks):
+    """The launch loops over the state of :class:`.base._EngineState`."""
+
+    _timed: list[Timed]
+    _hoisted: list[Restore]
+    _sched: Schedule
+
+    def _schedule(self) -> Schedule:
+        """Everything precomputed before the launch loops (see :class:`.schedule.Schedule`)."""
+        steps = self.plan["steps"]
+        first_use = first_uses(steps)
+        sched = Schedule(steps)
+        for i, st in enumerate(steps):
+            row: list[tuple[_Mem, HostArray, str]] = []
+            for ld in st.get("loads", []):
+                m = self.mems[ld["mem"]]
+                host = self._host_input(ld, m)
+                kind = str(ld.get("why", "input"))
+                if kind == "input" and first_use.get(ld["mem"]) == i:
+                    sched.hoisted.append((m, host))
+                    sched.hoisted_at.add((i, len(row)))
+                row.append((m, host, kind))
+            sched.loads.append(row)
+        for st in steps:
+            sched.reads.append([(self.mems[c["mem"]], self._readback(self.mems[c["mem"]]))
+                                for c in st.get("checks", [])])  # fmt: skip
+            sched.prereads.append([(self.mems[c["mem"]], self._readback(self.mems[c["mem"]]))
+                                   for c in st.get("prechecks", [])])  # fmt: skip
+        sched.geoms = [geometry(st) for st in steps]
+        # host-side transfers the plan replays before a step (fills, copies): bound calls
+        sched.ops = [
+            [self._transfer_op(st, t) for t in st.get("transfers", []) if _replays(t)]
+            for st in steps
+        ]
+        sched.events = [[] for _ in steps]
+        sched.host_ns = [[] for _ in steps]
+        sched.inloop = [[] for _ in steps]
+        sched.fired = [[False] * len(row) for row in sched.loads]
+        return sched
+
+    # ---- the validation run -------------------------------------------------
+
+    def _validate(self, sched: Schedule) -> None:
+        """The validation run: loads at each step, read-backs, a wait per launch, the
+        step's checks sent with its ``step_done`` (so a later crash keeps them)."""
+        n = len(sched.steps)
+        for i in range(n):
+            self.progress({"type": "step", "i": i, "n": n, "enqueue": sched.steps[i]["enqueue"]})
+            self._load_step(sched, i)
+            self._launch_and_wait(sched, i)
+            self._check_step(sched, i)
+        self.queue.finish()
+
+    def _load_step(self, sched: Schedule, i: int) -> None:
+        """Before step ``i``: its replayed transfers, the read-backs of its pre-checks and
+        its loads (a ``verify`` load only where the state differs)."""
+        for op in sched.ops[i]:
+            op()
+        prereads, fired = sched.prereads[i], sched.fired[i]
+        for m, host in prereads:
+            self._read(m, host)
+        for j, (m, host, kind) in enumerate(sched.loads[i]):
+            if kind == "verify":
+                fired[j] = self._verify(sched.steps[i], m, host, prereads)
+            else:
+                self._write(m, host)
+                fired[j] = True
+            if fired[j] and (i, j) not in sched.hoisted_at:
+                sched.inloop[i].append((m, host))
+
+    def _launch_and_wait(self, sched: Schedule, i: int) -> None:
+        """Launch step ``i`` (its host time recorded), read back what its checks compare and
+        wait: a failure names the enqueue."""
+        import pyopencl as cl
+
+        st = sched.steps[i]
+        g, lws, off = sched.geoms[i]
+        launch, q, kern = cl.enqueue_nd_range_kernel, self.queue, self.kernels[i]
+        clock = time.perf_counter_ns  # bound: no lookup inside the timed call
+        t0 = clock()
+        try:
+            ev = launch(q, kern, g, lws, off)
+        except cl.Error as exc:
+            raise EngineError(
+                f"enqueue {st['enqueue']} ({st['kernel']}): launch failed: {_cl_msg(exc)}",
+                st["enqueue"],
+            ) from None
+        t1 = clock()
+        sched.events[i].append(ev)
+        sched.host_ns[i].append(t1 - t0)
+        for m, host in sched.reads[i]:
+            self._read(m, host)
+        try:
+            ev.wait()
+            self.queue.finish()  # its read-backs too: the step is checked now
+        except cl.Error as exc:
+            raise EngineError(
+                f"enqueue {st['enqueue']} ({st['kernel']}) failed on the device: {_cl_msg(exc)}",
+                st["enqueue"],
+            ) from None
+
+    def _check_step(self, sched: Schedule, i: int) -> None:
+        """Step ``i``'s checks, sent with its ``step_done``: a later crash or hang of the
+        process still leaves the verdicts of the steps that finished."""
+        st = sched.steps[i]
+        sched.pres.append(
+            [
+                self._check(st, c, host, "pre")
+                for c, (_m, host) in zip(st.get("prechecks", []), sched.prereads[i], strict=True)
+            ]
+        )
+        sched.chks.append(
+            [
+                self._check(st, c, host, "post")
+                for c, (_m, host) in zip(st.get("checks", []), sched.reads[i], strict=True)
+            ]
+        )
+        done_ok = all(c["status"] in ("equal", "within", "unchecked") for c in sched.chks[i])
+        self.progress(
+            {
+                "type": "step_done",
+                "i": i,
+                "enqueue": st["enqueue"],
+                "step": {
+                    "enqueue": st["enqueue"],
+                    "kernel": st["kernel"],
+                    "status": "pass" if done_ok else "fail",
+                    "checks": sched.chks[i],
+                    "prechecks": sched.pres[i],
+                },
+            }
+        )
+
+    # ---- the timing repetitions ------------------------------------------------
+
+    def _prepare_timing(self) -> None:
+        """What timing repetitions run: reloads inside the loop are device-side copies from
+        staged inputs; the restores before each repetition too, except on a CPU device."""
+        sched = self._sched
+        staged: dict[int, Restore] = {}
+
+        def restorer(m: _Mem, host: HostArray) -> Restore:
+            key = id(host)
+            if key not in staged:
+                staged[key] = self._restorer(m, host)
+            return staged[key]
+
+        self._timed = [
+            (
+                self.kernels[i],
+                *sched.geoms[i],
+                [*sched.ops[i], *(restorer(m, h) for m, h in sched.inloop[i])] or None,
+                sched.events[i].append,
+                sched.host_ns[i].append,
+            )
+            for i in range(len(self.kernels))
+        ]
+        # before each repetition: on a CPU device a host write (a memcpy either way); a
+        # device-side copy there made the launches after it ~8 % slower on PoCL (measured by
+        # benchmarks/bench_replay_vs_raw.py); on a GPU the staged device-side copy
+        if "CPU" in str(self.device.get("type", "")):
+            self._hoisted = [functools.partial(self._write, m, h) for m, h in sched.hoisted]
+        else:
+            self._hoisted = [restorer(m, h) for m, h in sched.hoisted]
+
+    def repeat_launches(self, count: int) -> list[int]:
+        """After :meth:`run`: ``count`` more timing repetitions (inputs restored, then the
+        launches back to back); the host time of each repetition's launch loop in ns."""
+        import pyopencl as cl
+
+        if count <= 0:
+            return []
+        if not self._timed:
+            self._prepare_timing()
+        q = self.queue
+        launch = cl.enqueue_nd_range_kernel
+        clock = time.perf_counter_ns
+        timed = self._timed
+        out: list[int] = []
+        paused = gc.isenabled()
+        gc.disable()  # no collector pause inside the timed loops (as timeit does)
+        event_lists = self._sched.events
+        try:
+            settle_events(event_lists)
+            for _rep in range(count):
+                for restore in self._hoisted:
+                    restore()
+                q.finish()  # restores happen between repetitions, not between launches
+                r0 = clock()
+                for kern, g, lws, off, reloads, add_event, add_ns in timed:
+                    if reloads:
+                        for restore in reloads:
+                            restore()
+                    t0 = clock()
+                    ev = launch(q, kern, g, lws, off)
+                    add_ns(clock() - t0)
+                    add_event(ev)
+                out.append(clock() - r0)
+                q.finish()
+                # keep the four profiling counters, not the events: thousands of live
+                # events made each launch of a 35-kernel range ~3 us slower on PoCL
+                settle_events(event_lists)
+        finally:
+            if paused:
+                gc.enable()
+        return out
+
+    def _probe_repetitions(
+        self, count: int, reads: list[list[tuple[_Mem, HostArray]]]
+    ) -> tuple[list[int], ProbeResult]:
+        """Timing repetitions that also read back every checked object after its launch.
+
+        The validation run's read-backs are repetition 0.  A repetition's bytes that equal
+        repetition 0's are not saved again (its file is repetition 0's); others are saved
+        as ``<enqueue>_<mem>.r<rep>.bin``.  The read-backs are enqueued after each launch
+        (so later launches wait for them on the in-order queue); the host time of the
+        read-back calls is left out of the loop timer, and the result is flagged
+        ``loop.probe``.  Returns (loop ns per repetition, the ``probe`` result entry).
+        """
+        steps = self.plan["steps"]
+        assert self.save_dir is not None
+        self.save_dir.mkdir(parents=True, exist_ok=True)
+        files = [
+            [[str(self.save_dir / f"{st['enqueue']}_{_safe(c['mem'])}.bin")]  # by _check
+             for c in st.get("checks", [])]
+            for st in steps
+        ]  # fmt: skip
+        if count > 0 and not self._timed:
+            self._prepare_timing()
+        bufs = [[(m, self._readback(m)) for m, _h in reads[i]] for i in range(len(steps))]
+        out: list[int] = []
+        for rep in range(1, count + 1):
+            out.append(self._probed_repetition(bufs))
+            self.queue.finish()
+            self._save_probed(steps, rep, bufs, reads, files)
+        outputs: list[ProbeOutput] = [
+            {"enqueue": st["enqueue"], "mem": c["mem"], "files": files[i][k]}
+            for i, st in enumerate(steps)
+            for k, c in enumerate(st.get("checks", []))
+        ]
+        return out, {"runs": count + 1, "outputs": outputs}
+
+    def _probed_repetition(self, bufs: list[list[tuple[_Mem, HostArray]]]) -> int:
+        """One timing repetition with a read-back after each launch; the loop's host time
+        without the read-back calls."""
+        import pyopencl as cl
+
+        q = self.queue
+        launch = cl.enqueue_nd_range_kernel
+        clock = time.perf_counter_ns
+        read = self._read
+        for restore in self._hoisted:
+            restore()
+        q.finish()
+        r0 = clock()
+        spent = 0
+        for i, (kern, g, lws, off, reloads, add_event, add_ns) in enumerate(self._timed):
+            for restore in reloads or ():
+                restore()
+            t0 = clock()
+            ev = launch(q, kern, g, lws, off)
+            t1 = clock()
+            add_ns(t1 - t0)
+            add_event(ev)
+            for m, buf in bufs[i]:
+                read(m, buf)
+            spent += clock() - t1
+        return clock() - r0 - spent
+
+    def _save_probed(
+        self,
+        steps: list[StepSpec],
+        rep: int,
+        bufs: list[list[tuple[_Mem, HostArray]]],
+        reads: list[list[tuple[_Mem, HostArray]]],
+        files: list[list[list[str]]],
+    ) -> None:
+        """Repetition ``rep``'s read-backs: equal to repetition 0's, its file; else saved."""
+        assert self.save_dir is not None
+        for i, st in enumerate(steps):
+            for k, (_m, buf) in enumerate(bufs[i]):
+                if _compare.bytes_equal(buf, reads[i][k][1]):
+                    files[i][k].append(files[i][k][0])
+                    continue
+                mem = _safe(st["checks"][k]["mem"])
+                path = self.save_dir / f"{st['enqueue']}_{mem}.r{rep}.bin"
+                buf.tofile(path)
+                files[i][k].append(str(path))

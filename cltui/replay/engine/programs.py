@@ -1,0 +1,261 @@
+"""Building a plan's programs: from source (with a binary cache), from SPIR-V or from the
+captured binary of the device named most alike.  A mixin of :class:`.core.Engine`."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import time
+import warnings
+from typing import TYPE_CHECKING, Any
+
+from ...capture.shellwords import split_words
+from .base import EngineError, _cl_msg, _EngineState
+from .choice import most_alike
+from .schema import ProgramSpec
+
+if TYPE_CHECKING:
+    import pyopencl as cl
+
+
+def _build_options(options: str) -> tuple[str, list[str]]:
+    """Captured options with include paths that do not exist here mapped or dropped."""
+    parts = split_words(options)
+    out: list[str] = []
+    notes: list[str] = []
+    i = 0
+    while i < len(parts):
+        p = parts[i]
+        path = None
+        if p == "-I" and i + 1 < len(parts):
+            path = parts[i + 1]
+            i += 2
+        elif p.startswith("-I") and len(p) > 2:
+            path = p[2:]
+            i += 1
+        else:
+            out.append(p)
+            i += 1
+            continue
+        if os.path.isdir(path):
+            out += ["-I", path]
+            continue
+        local = _local_include(path)
+        if local is not None:
+            out += ["-I", local]
+            notes.append(f"include path {path} mapped to {local}")
+        else:
+            notes.append(f"include path {path} does not exist here: dropped")
+    return " ".join(shlex.quote(x) for x in out), notes
+
+
+def _local_include(path: str) -> str | None:
+    norm = path.rstrip("/")
+    if norm.endswith("pyopencl/cl"):
+        try:
+            import pyopencl
+
+            cand = os.path.join(os.path.dirname(pyopencl.__file__), "cl")
+            if os.path.isdir(cand):
+                return cand
+        except ImportError:  # pragma: no cover
+            return None
+    return None
+
+
+def _pick_binary(binaries: list[dict[str, str]], device: str) -> tuple[dict[str, str] | None, str]:
+    """The captured binary to build a program from on ``device``: the one made on it
+    (``"binary"``), else the one made on the device named most like it (``"binary made on
+    <name>"``: PoCL's binaries load on another CPU of the same target, NVIDIA's are PTX),
+    else (None, "")."""
+    made_on = [str(b.get("device", "")).strip() for b in binaries]
+    if device in made_on:
+        return binaries[made_on.index(device)], "binary"
+    i = most_alike(made_on, device)
+    if i is None:
+        return None, ""
+    return binaries[i], f"binary made on {made_on[i]}"
+
+
+class _Programs(_EngineState):
+    """Building a plan's programs (see the module doc)."""
+
+    def _build_programs(self) -> dict[str, cl.Program]:
+        built: dict[str, cl.Program] = {}
+        used = {s["program"] for s in self.plan["steps"]}
+        for pid, info in self.plan["programs"].items():
+            if pid not in used:
+                continue
+            self.progress({"type": "build", "program": pid, "label": info.get("label", pid)})
+            options, notes = _build_options(info.get("options") or "")
+            for note in notes:  # the same include mapping for every program: say it once
+                if note not in self.notes:
+                    self.notes.append(note)
+            built[pid] = self._build_program(pid, info, options)
+        return built
+
+    def _build_program(self, pid: str, info: ProgramSpec, options: str) -> cl.Program:
+        """One program, from a cached binary, its source, its SPIR-V or a captured binary;
+        ``builds[pid]`` says how and how long it took."""
+        import pyopencl as cl
+
+        t0 = time.perf_counter()
+        how = ""
+        key: str | None = None
+        prg: cl.Program | None = None
+        try:
+            if info.get("source"):
+                src = bytes(self.loader(str(info["source"]))).rstrip(b"\0")
+                text = src.decode("utf-8", "replace")
+                key = self._cache_key(text, options)
+                cached = self._cached_program(key, options)
+                if cached is not None:
+                    self.builds[pid] = {
+                        "how": "source (cached binary)",
+                        "seconds": time.perf_counter() - t0,
+                    }
+                    return cached
+                prg, how = cl.Program(self.ctx, text), "source"
+            elif info.get("il"):
+                prg, how = cl.Program(self.ctx, bytes(self.loader(str(info.get("il"))))), "il"
+            else:
+                data, how = self._binary_for(pid, info)  # how first: a load failure names it
+                prg = cl.Program(self.ctx, [self.dev], [bytes(self.loader(data))])
+            with warnings.catch_warnings():  # compiler chatter is not a replay problem
+                warnings.simplefilter("ignore")
+                prg.build(options=options)
+        except cl.Error as exc:
+            raise self._build_error(pid, info, how, prg, exc) from None
+        if how == "source":
+            self._cache_store(key, prg)
+        self.builds[pid] = {"how": how, "seconds": time.perf_counter() - t0}
+        return prg
+
+    def _binary_for(self, pid: str, info: ProgramSpec) -> tuple[str, str]:
+        """A program without source: the data key of the binary made on this device, else on
+        the one named most like it (a note says so); how (``binary``, ``binary made on
+        <name>``)."""
+        chosen, how = _pick_binary(info.get("binaries", []), self.device["name"])
+        if chosen is None:
+            devs = ", ".join(b.get("device", "?") for b in info.get("binaries", []))
+            raise EngineError(
+                f"{info.get('label', pid)} has no source and no binary for "
+                f"{self.device['name']} (binaries for: {devs or 'none'})"
+            )
+        if how != "binary":
+            self.notes.append(
+                f"{info.get('label', pid)}: no source in the capture; built from "
+                f"the binary made on {chosen.get('device')}, a device named like "
+                f"{self.device['name']} (its driver decides whether it loads)"
+            )
+        return chosen["data"], how
+
+    def _build_error(
+        self, pid: str, info: ProgramSpec, how: str, prg: cl.Program | None, exc: Exception
+    ) -> EngineError:
+        """The one-line error of a failed build (the first error line of its log, kept in
+        ``build_log``)."""
+        import pyopencl as cl
+
+        log = ""
+        try:
+            if prg is not None:
+                build_info: Any = prg.get_build_info  # untyped in pyopencl
+                log = str(build_info(self.dev, cl.program_build_info.LOG))
+        except Exception:
+            log = ""
+        self.build_log = log
+        lines = [ln.strip() for ln in log.splitlines() if "error" in ln.lower()]
+        first = lines[0] if lines else _cl_msg(exc).splitlines()[0]
+        if how.startswith("binary made on "):
+            return EngineError(
+                f"{info.get('label', pid)}: the {how} (no source in the capture) "
+                f"does not load on {self.device['name']}: {first}"
+            )
+        return EngineError(
+            f"{info.get('label', pid)}: build failed on {self.device['name']}: {first}"
+        )
+
+    # ---- program binary cache (off unless ``binary_cache`` names a folder) --------------
+    # Building from source costs PoCL ~45 ms a program even when its own cache hits (it
+    # still preprocesses); from the binary it built, ~1.5 ms.  The key covers the source,
+    # the options, the device and driver, pyopencl, and the files in every -I folder.
+
+    def _cache_key(self, src: str, options: str) -> str | None:
+        if self.binary_cache is None:
+            return None
+        import hashlib
+
+        import pyopencl as cl
+
+        h = hashlib.sha256()
+        d = self.device
+        for part in (
+            d.get("name"),
+            d.get("driver"),
+            d.get("version"),
+            d.get("platform_version"),
+            cl.VERSION_TEXT,
+            options,
+            src,
+        ):
+            h.update(str(part).encode("utf-8", "replace") + b"\0")
+        parts = split_words(options)
+        for i, part in enumerate(parts):
+            folder = parts[i + 1] if part == "-I" and i + 1 < len(parts) else None
+            if folder is None and part.startswith("-I") and len(part) > 2:
+                folder = part[2:]
+            if folder:
+                h.update(self._include_stamp(folder))
+        return h.hexdigest()
+
+    def _include_stamp(self, folder: str) -> bytes:
+        """Names, sizes and mtimes of the files under an include folder (once per engine)."""
+        hit = self._stamps.get(folder)
+        if hit is None:
+            rows: list[str] = []
+            for dirpath, _dirs, names in os.walk(folder):
+                for name in sorted(names):
+                    try:
+                        st = os.stat(os.path.join(dirpath, name))
+                    except OSError:
+                        continue
+                    rows.append(f"{dirpath}/{name}:{st.st_size}:{st.st_mtime_ns}")
+            hit = self._stamps[folder] = "\n".join(sorted(rows)).encode("utf-8", "replace")
+        return hit
+
+    def _cached_program(self, key: str | None, options: str) -> cl.Program | None:
+        """The program built from a cached binary, or None (no cache, a miss, a failure)."""
+        import pyopencl as cl
+
+        if key is None or self.binary_cache is None:
+            return None
+        try:
+            binary = (self.binary_cache / f"{key}.bin").read_bytes()
+        except OSError:
+            return None
+        try:
+            prg = cl.Program(self.ctx, [self.dev], [binary])
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                prg.build(options=options)
+        except (cl.Error, ValueError, RuntimeError):  # stale or foreign: build from source
+            return None
+        return prg
+
+    def _cache_store(self, key: str | None, prg: cl.Program) -> None:
+        import pyopencl as cl
+
+        if key is None or self.binary_cache is None:
+            return
+        try:
+            binaries: Any = prg.get_info(cl.program_info.BINARIES)  # typed object by pyopencl
+            binary = binaries[0]
+            if not binary:
+                return
+            self.binary_cache.mkdir(parents=True, exist_ok=True)
+            tmp = self.binary_cache / f".{key}.{os.getpid()}.tmp"
+            tmp.write_bytes(bytes(binary))
+            os.replace(tmp, self.binary_cache / f"{key}.bin")  # atomic: readers see all or none
+        except (OSError, cl.Error, IndexError, TypeError):
+            return  # a cache that cannot be written is only slower

@@ -1,0 +1,66 @@
+"""The device result of a run: each step's checks, loads, transfers and timing (pure: a
+schedule the launches filled in, out a result)."""
+
+from __future__ import annotations
+
+from .base import _replays, _stats
+from .schedule import Schedule, profile
+from .schema import LoadResult, StepResult, StepTiming, TransferResult
+
+PASSING = ("equal", "within", "unchecked")  # check statuses that pass a step
+
+
+def step_results(sched: Schedule) -> tuple[list[StepResult], bool]:
+    """Every step's result, and whether all passed."""
+    results: list[StepResult] = []
+    all_ok = True
+    for i, st in enumerate(sched.steps):
+        chk = sched.chks[i]
+        ok = all(c["status"] in PASSING for c in chk)
+        all_ok = all_ok and ok
+        loads: list[LoadResult] = [
+            {
+                "mem": ld["mem"],
+                "why": ld.get("why", "input"),
+                "note": ld.get("note", ""),
+                "done": sched.fired[i][j],
+            }
+            for j, ld in enumerate(st.get("loads", []))
+        ]
+        transfers: list[TransferResult] = [
+            {
+                "enqueue": t["enqueue"],
+                "function": t.get("function", ""),
+                "mem": t.get("mem"),
+                "replayed": t.get("replayed"),
+                "why": t.get("why", ""),
+                "done": _replays(t),
+            }
+            for t in st.get("transfers", [])
+        ]
+        row: StepResult = {
+            "enqueue": st["enqueue"],
+            "kernel": st["kernel"],
+            "status": "pass" if ok else "fail",
+            "checks": chk,
+            "prechecks": sched.pres[i],
+            "loads": loads,
+            "timing": step_timing(sched, i),
+            "transfers": transfers,
+        }
+        if st.get("recovered"):
+            row["recovered"] = True
+        results.append(row)
+    return results, all_ok
+
+
+def step_timing(sched: Schedule, i: int) -> StepTiming:
+    """Min / median / max of each stage of step ``i``'s launches."""
+    prof = [profile(e) for e in sched.events[i]]
+    return {
+        "queued_to_submit": _stats([p[1] - p[0] for p in prof]),
+        "submit_to_start": _stats([p[2] - p[1] for p in prof]),
+        "start_to_end": _stats([p[3] - p[2] for p in prof]),
+        "host_enqueue": _stats(sched.host_ns[i]),
+        "samples": len(prof),
+    }

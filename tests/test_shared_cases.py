@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cltui.replay.engine.programs import _pick_binary
 
 from cltui.capture.hashing import cli_hash64
 from cltui.replay.engine.choice import name_likeness, name_tokens
 from cltui.replay.engine.compare import Tolerance, _fmt, compare_bytes
+from cltui.replay.engine.programs import _pick_binary
 from tests.test_export_device import cpp_replay  # a session fixture: the C++ replay, built once
 
 __all__ = ["cpp_replay"]
@@ -43,21 +43,10 @@ def _ids(cases: list[dict[str, Any]]) -> list[str]:
 
 
 # Cases a runner gets wrong today: strict, so that the fix fails here and the case moves back
-# to the common rule.  The float64 ULP count is wrong in both runners alike (they agree).
-_F64_ULP = (
-    "the ULP distance is the difference of the ordered bits converted to float64, which drops "
-    "the low bits above 2**53: float64 values 1 ULP apart near 1.0 count 0 ULP"
-)
-PY_BUGS = {
-    "float64: 1 ULP": _F64_ULP,
-    "float64 within atol, 4503600 ULP": _F64_ULP,
-    "float64: 1 ULP at 1e300": _F64_ULP,
-    "nested struct: the field path": (
-        "compare.py indexes a nested struct's leaf by its dotted path ('p.x'): numpy raises "
-        "ValueError: no field of name p.x"
-    ),
-}
-CPP_BUGS = {name: why for name, why in PY_BUGS.items() if why == _F64_ULP}
+# to the common rule (none now: the float64 ULP count and nested struct fields were mended in
+# both runners).
+PY_BUGS: dict[str, str] = {}
+CPP_BUGS: dict[str, str] = {}
 
 
 def _marked(cases: list[dict[str, Any]], bugs: dict[str, str]) -> list[Any]:

@@ -194,6 +194,23 @@ def _ordered(bits: npt.NDArray[np.generic], nbits: int) -> npt.NDArray[np.int64]
     return np.where(neg, -mag, mag)
 
 
+def _ulp_distance(
+    oa: npt.NDArray[np.int64], oe: npt.NDArray[np.int64]
+) -> npt.NDArray[np.float64]:
+    """``|oa - oe|`` of two :func:`_ordered` arrays, exact: taken in unsigned 64-bit arithmetic
+    (it may exceed 2**63) and only then made float64 (which keeps a count of 1 ULP exact)."""
+    ua, ue = oa.astype(np.uint64), oe.astype(np.uint64)
+    return np.where(oa >= oe, ua - ue, ue - ua).astype(np.float64)
+
+
+def _field(arr: npt.NDArray[Any], path: str) -> npt.NDArray[Any]:
+    """The leaf ``path`` (``"p.x"``: field ``x`` of field ``p``) of a structured array; the
+    array itself for the empty path."""
+    for name in path.split(".") if path else ():
+        arr = arr[name]
+    return arr
+
+
 _UINT_OF = {2: np.uint16, 4: np.uint32, 8: np.int64}
 _CHUNK_BYTES = 8 << 20  # elements compared per pass beyond the exact fast path
 
@@ -307,8 +324,7 @@ def _compare_chunk(
     diff_any = np.zeros(nc, dtype=bool)
     bad_any = np.zeros(nc, dtype=bool)
     for path, ldt in leaves:
-        e = evc[path] if path else evc
-        a = avc[path] if path else avc
+        e, a = _field(evc, path), _field(avc, path)
         base = ldt.subdtype[0] if ldt.subdtype is not None else ldt
         lanes = ldt.subdtype[1] if ldt.subdtype is not None else ()
         e2: npt.NDArray[np.generic] = np.asarray(e).reshape(nc, -1)
@@ -384,8 +400,7 @@ def _float_lanes(
         rel = np.where(denom > 0, absd / np.where(denom > 0, denom, 1.0), np.inf)
         rel = np.where(absd == 0, 0.0, rel)
         ibits = base.itemsize * 8
-        oe, oa = _ordered(ebs, ibits), _ordered(abs_, ibits)
-        ulps = np.abs(oa.astype(np.float64) - oe.astype(np.float64))
+        ulps = _ulp_distance(_ordered(abs_, ibits), _ordered(ebs, ibits))
         ulps = np.where(enan ^ anan, np.inf, ulps)
         ulps = np.where(both_nan, 0.0, ulps)
     tol = tally.tol

@@ -37,6 +37,14 @@ inline long long ordered(uint64_t bits, size_t size) {
     return (bits & sign) ? -mag : mag;
 }
 
+// |ordered(a) - ordered(b)|, exact: taken in unsigned 64-bit arithmetic (it may exceed 2**63)
+// and only then made a double (which keeps a count of 1 ULP exact).
+inline double ulp_distance(uint64_t ab, uint64_t eb, size_t size) {
+    long long oa = ordered(ab, size), oe = ordered(eb, size);
+    uint64_t ua = static_cast<uint64_t>(oa), ue = static_cast<uint64_t>(oe);
+    return static_cast<double>(oa >= oe ? ua - ue : ue - ua);
+}
+
 inline double to_double(const unsigned char* p, size_t size) {
     if (size == 2) {
         uint16_t h;
@@ -124,8 +132,7 @@ inline Lane compare_lane(const unsigned char* e, const unsigned char* a, const L
         uint64_t eb = 0, ab = 0;
         std::memcpy(&eb, e, leaf.size);
         std::memcpy(&ab, a, leaf.size);
-        ulps = std::fabs(static_cast<double>(ordered(ab, leaf.size)) -
-                         static_cast<double>(ordered(eb, leaf.size)));
+        ulps = ulp_distance(ab, eb, leaf.size);
     }
     r.max_abs = std::max(r.max_abs, absd);
     r.max_ulp = std::max(r.max_ulp, ulps);

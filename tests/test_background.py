@@ -26,6 +26,7 @@ from cltui.capture.capture import Capture
 from cltui.capture.log import IndexCancelled
 from cltui.capture.model import EnqueueKind
 from cltui.capture.opening import open_capture
+from cltui.progress import CancelToken
 from tests.conftest import SMALL_CAPTURES, capture_path
 
 
@@ -33,8 +34,8 @@ from tests.conftest import SMALL_CAPTURES, capture_path
 def test_the_sent_capture_is_the_capture(name: str) -> None:
     path = capture_path(name)
     here = open_capture(path)
-    fractions: list[float] = []
-    there = open_in_child(path, fractions.append)
+    fractions: list[float | None] = []
+    there = open_in_child(path, lambda e: fractions.append(e.fraction))
     reader = reader_of(there)
     assert reader is not None and reader.alive
     try:
@@ -73,8 +74,8 @@ def test_cancel_and_a_dead_child(images_svm: Path) -> None:
     reader = CaptureReader(images_svm)
     cap = reader.open()
     assert reader.call(_slow, 0.0) == len(cap)
-    cancel = threading.Event()
-    threading.Timer(0.1, cancel.set).start()
+    cancel = CancelToken()
+    threading.Timer(0.1, cancel.cancel).start()
     with pytest.raises(CallCancelled):
         reader.call(_slow, 1.0, cancel=cancel)
     # the given-up answer is dropped: the next call gets its own
@@ -87,8 +88,8 @@ def test_cancel_and_a_dead_child(images_svm: Path) -> None:
 
 def test_cancel_kills_a_stuck_open(images_svm: Path) -> None:
     reader = CaptureReader(images_svm, _stuck_open)
-    cancel = threading.Event()
-    threading.Timer(0.2, cancel.set).start()
+    cancel = CancelToken()
+    threading.Timer(0.2, cancel.cancel).start()
     with pytest.raises(IndexCancelled):
         reader.open(cancel=cancel)
     assert not reader.alive

@@ -18,6 +18,7 @@ from cltui.capture import (
     EnqueueKind,
     open_capture,
 )
+from cltui.progress import CancelToken
 
 from .conftest import SMALL_CAPTURES, capture_path, copy_capture
 
@@ -229,8 +230,8 @@ def test_find_and_info(pyocl_pocl: Path) -> None:
 
 
 def test_heat2d(heat2d: Path) -> None:
-    fractions: list[float] = []
-    cap = open_capture(heat2d, progress=fractions.append)
+    fractions: list[float | None] = []
+    cap = open_capture(heat2d, progress=lambda e: fractions.append(e.fraction))
     assert len(cap) == 204011
     assert int((cap.device_times[:, 0] >= 0).sum()) == 204011
     assert fractions[-1] == 1.0
@@ -350,13 +351,11 @@ def test_truncated_log_capture(images_svm: Path, tmp_path: Path) -> None:
 
 
 def test_progress_and_cancel(opencv: Path) -> None:
-    import threading
-
     seen: list[float] = []
-    cap = open_capture(opencv, progress=seen.append)
+    cap = open_capture(opencv, progress=lambda e: seen.append(e.fraction or 0.0))
     assert seen and seen == sorted(seen) and seen[-1] == 1.0 and len(cap) == 84
-    ev = threading.Event()
-    ev.set()
+    ev = CancelToken()
+    ev.cancel()
     with pytest.raises(CaptureError, match="cancelled"):
         open_capture(opencv, cancel=ev)
 

@@ -14,7 +14,6 @@ import os
 import shutil
 import subprocess
 import tarfile
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +28,7 @@ from cltui.export import BundleWriter, ExportError, export_range, stream_tar
 from cltui.export.bundle import safe_relpath
 from cltui.export.exporter import engine_modules
 from cltui.export.includes import resolve_includes
+from cltui.progress import CancelToken, ProgressEvent
 from cltui.replay.plan import build_plan
 from tests.conftest import REPO, copy_capture
 
@@ -252,13 +252,14 @@ def test_existing_file_is_never_replaced(images_svm: Path, tmp_path: Path) -> No
 
 
 def test_cancel_leaves_nothing_behind(heat2d: Path, tmp_path: Path) -> None:
-    cancel = threading.Event()
+    cancel = CancelToken()
     seen: list[float] = []
 
-    def progress(frac: float, _what: str) -> None:
+    def progress(event: ProgressEvent) -> None:
+        frac = event.fraction or 0.0
         seen.append(frac)
         if frac > 0.1:
-            cancel.set()
+            cancel.cancel()
 
     with pytest.raises(ExportError, match="cancelled"):
         export_range(
@@ -270,7 +271,7 @@ def test_cancel_leaves_nothing_behind(heat2d: Path, tmp_path: Path) -> None:
 
 def test_progress_reaches_one(images_svm: Path, tmp_path: Path) -> None:
     seen: list[float] = []
-    _export(images_svm, "0-8", tmp_path / "b", progress=lambda f, _w: seen.append(f))
+    _export(images_svm, "0-8", tmp_path / "b", progress=lambda e: seen.append(e.fraction or 0.0))
     assert seen[0] == 0.0 and seen[-1] == 1.0 and seen == sorted(seen)
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import mmap
 import os
 import re
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +23,7 @@ from cltui.capture.log import (
     split_kernel_name,
 )
 from cltui.capture.model import CaptureError, EnqueueKind
+from cltui.progress import CancelToken, ProgressEvent
 
 from .conftest import SMALL_CAPTURES, capture_path
 
@@ -164,7 +164,7 @@ def test_heat2d_counts_and_progress(heat2d: Path) -> None:
             i = mm.find(b"EnqueueCounter", i + 1)
     assert n > 204011
     seen: list[float] = []
-    idx = build_index(log, progress=seen.append)
+    idx = build_index(log, progress=lambda e: seen.append(e.fraction or 0.0))
     try:
         assert len(idx.numbers) == 204011
         assert idx.numbers.tolist() == list(range(204011))
@@ -278,8 +278,8 @@ def test_truncated_and_empty_logs(tmp_path: Path) -> None:
 
 
 def test_cancel(tmp_path: Path) -> None:
-    ev = threading.Event()
-    ev.set()
+    ev = CancelToken()
+    ev.cancel()
     with pytest.raises(IndexCancelled):
         build_index(_write(tmp_path / "clintercept_log.txt", SYNTH), cancel=ev)
 
@@ -425,8 +425,8 @@ def test_workers_and_small_pieces_give_the_same_index(
     monkeypatch.setattr(li, "PARALLEL_MIN", 0)
     monkeypatch.setattr(li, "MIN_PIECE", 1)
     monkeypatch.setattr(li, "_workers", lambda: 2)
-    seen: list[float] = []
-    assert _index(log, progress=seen.append) == whole  # in worker processes
+    seen: list[float | None] = []
+    assert _index(log, progress=lambda e: seen.append(e.fraction)) == whole  # in worker processes
     assert len(seen) > 2 and seen == sorted(seen) and seen[-1] == 1.0
 
 
@@ -456,16 +456,16 @@ def test_cancel_stops_the_workers(
 ) -> None:
     log = _write(tmp_path / "clintercept_log.txt", SYNTH * 200)
     pids = _record_workers(monkeypatch)
-    ev = threading.Event()
-    seen: list[float] = []
+    ev = CancelToken()
+    seen: list[float | None] = []
 
-    def progress(x: float) -> None:
-        seen.append(x)
-        ev.set()
+    def progress(event: ProgressEvent) -> None:
+        seen.append(event.fraction)
+        ev.cancel()
 
     with pytest.raises(IndexCancelled):
         build_index(log, progress=progress, cancel=ev)
-    assert len(seen) == 1 and seen[0] < 1.0
+    assert len(seen) == 1 and seen[0] is not None and seen[0] < 1.0
     assert len(pids) == 2 and all(_gone(p) for p in pids)
 
 

@@ -6,7 +6,6 @@ look at the SVGs in ``tests/__snapshots__/`` before committing them.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -15,8 +14,9 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input
 
-from cltui.capture.capture import Capture, ProgressFn
+from cltui.capture.capture import Capture
 from cltui.capture.model import CaptureError
+from cltui.progress import CancelToken, ProgressEvent, ProgressFn
 from cltui.tui.app import CltuiApp, make_app
 
 SMALL = (80, 24)
@@ -84,8 +84,8 @@ def test_ansi_16_colours(snap_compare: Compare, pyocl_pocl: Path) -> None:
 
 
 def test_loading(snap_compare: Compare, pyocl_pocl: Path) -> None:
-    def slow_open(path: Path, progress: ProgressFn, cancel: threading.Event) -> Capture:
-        progress(0.4)
+    def slow_open(path: Path, progress: ProgressFn, cancel: CancelToken) -> Capture:
+        progress(ProgressEvent(0.4))
         cancel.wait(20)
         raise CaptureError("cancelled")
 
@@ -99,7 +99,7 @@ def test_loading(snap_compare: Compare, pyocl_pocl: Path) -> None:
 def test_cannot_open(snap_compare: Compare) -> None:
     """A capture that cannot be read (a path that is no capture at all exits 2 instead)."""
 
-    def failing_open(path: Path, progress: ProgressFn, cancel: threading.Event) -> Capture:
+    def failing_open(path: Path, progress: ProgressFn, cancel: CancelToken) -> Capture:
         raise CaptureError(f"{path} contains no clintercept_log.txt and no dump folders")
 
     app = make_app("/nonexistent/capture", opener=failing_open)

@@ -19,6 +19,7 @@ from textual.widgets import Input
 
 from cltui.analysis.check_report import CheckReport, Finding
 from cltui.analysis.oclgrind import SourceLine
+from cltui.progress import ProgressEvent
 from cltui.replay.engine.compare import Tolerance
 from cltui.tui.app import CltuiApp, make_app
 from cltui.tui.screens.diff import DiffScreen, ctype_for
@@ -99,7 +100,9 @@ def test_export_dialog(
 
 def test_progress(snap_compare: Compare, images_svm: Path) -> None:
     def task(control: TaskControl) -> None:
-        control.progress(3 / 7, "1:0 pthread-skylake-avx512-AMD EPYC: enqueue 3 (volume_sum) 4/7")
+        control.progress(
+            ProgressEvent(3 / 7, "1:0 pthread-skylake-avx512-AMD EPYC: enqueue 3 (volume_sum) 4/7")
+        )
         control.cancel.wait(20)  # the app's exit cancels it
 
     async def run(pilot: Pilot[Any]) -> None:

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from cltui.analysis.diverge import diverge as _REAL_DIVERGE
+from cltui.progress import CancelToken, ProgressEvent
 from cltui.tui.actions import MARKS, shared_opener
 from cltui.tui.app import CltuiApp, make_app
 from tests.test_tui_replay import SIZE, aio, loaded, wait_for
@@ -102,20 +103,23 @@ async def test_one_capture_has_no_divergence_keys(pyocl_pocl: Path) -> None:
 
 
 def test_shared_opener_opens_each_path_once(tmp_path: Path) -> None:
-    import threading
 
     calls: list[Path] = []
 
-    def fake(path: Path, progress: object, cancel: threading.Event) -> object:
+    def fake(path: Path, progress: object, cancel: CancelToken) -> object:
         calls.append(path)
         return object()
 
     once = shared_opener(fake)  # type: ignore[arg-type]
-    cancel = threading.Event()
-    seen: list[float] = []
-    a1 = once(tmp_path, seen.append, cancel)
-    a2 = once(tmp_path / ".", seen.append, cancel)
-    b = once(tmp_path.parent, seen.append, cancel)
+    cancel = CancelToken()
+    seen: list[float | None] = []
+
+    def progress(event: ProgressEvent) -> None:
+        seen.append(event.fraction)
+
+    a1 = once(tmp_path, progress, cancel)
+    a2 = once(tmp_path / ".", progress, cancel)
+    b = once(tmp_path.parent, progress, cancel)
     assert a1 is a2 and b is not a1
     assert calls == [tmp_path, tmp_path.parent]
     assert seen == [1.0]  # the second caller is told it is complete

@@ -29,8 +29,9 @@ from textual.pilot import Pilot
 
 from cltui.capture import background
 from cltui.capture.background import open_in_child
-from cltui.capture.capture import Capture, ProgressFn
+from cltui.capture.capture import Capture
 from cltui.capture.opening import open_capture
+from cltui.progress import CancelToken, ProgressEvent, ProgressFn
 from cltui.tui.app import CltuiApp, make_app
 from cltui.tui.screens.main import MainScreen
 from tests.conftest import REPO, copy_capture
@@ -45,19 +46,21 @@ def _hog() -> None:
     _HOG_RE.match("a" * 20)
 
 
-def gil_hog_opener(path: Path, progress: ProgressFn | None, cancel: Any) -> Capture:
+def gil_hog_opener(path: Path, progress: ProgressFn | None, cancel: CancelToken | None) -> Capture:
     """A reader that holds its GIL for a minute, reporting progress between C calls."""
     deadline = time.monotonic() + 60
     step = 0
     while time.monotonic() < deadline:
         step += 1
         if progress is not None:
-            progress(min(0.99, step / 100))
+            progress(ProgressEvent(min(0.99, step / 100)))
         _hog()
     return open_capture(path, progress, cancel)
 
 
-def hog_once_opener(marker: Path, path: Path, progress: ProgressFn | None, cancel: Any) -> Capture:
+def hog_once_opener(
+    marker: Path, path: Path, progress: ProgressFn | None, cancel: CancelToken | None
+) -> Capture:
     """Slow the first time (``marker`` does not exist yet), then a plain open."""
     if not marker.exists():
         marker.write_text("read once")

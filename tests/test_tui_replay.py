@@ -253,7 +253,7 @@ async def test_progress_cancel_runs_hooks_and_failure_is_one_line(images_svm: Pa
     hooked = threading.Event()
 
     def slow(control: TaskControl) -> int:
-        control.on_cancel(hooked.set)
+        control.cancel.on_cancel(hooked.set)
         started.set()
         control.cancel.wait(20)
         return 1

@@ -26,7 +26,6 @@ import contextlib
 import json
 import os
 import sys
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +36,7 @@ from cltui.analysis.oclgrind import parse_oclgrind
 from cltui.capture.capture import Capture
 from cltui.capture.ranges import EnqueueRange
 from cltui.errors import CltuiError
+from cltui.progress import CancelToken
 from cltui.replay.child import Event
 from cltui.replay.engine.schema import DeviceResult, Manifest
 
@@ -74,7 +74,7 @@ def run_check(
     mode: str = "isolated",
     timeout: float = DEFAULT_TIMEOUT,
     progress: Progress | None = None,
-    cancel: threading.Event | None = None,
+    cancel: CancelToken | None = None,
     work_dir: str | Path | None = None,
 ) -> CheckReport:
     """Replay ``rng`` of ``cap`` on Oclgrind with its checks; see the module doc.
@@ -123,7 +123,7 @@ class _Session:
     rng: EnqueueRange
     mode: str
     timeout: float
-    cancel: threading.Event | None
+    cancel: CancelToken | None
     wd: Path
     report: CheckReport
     seen: set[int] = field(default_factory=set)  # the enqueues some run finished
@@ -284,7 +284,7 @@ def _run_once(
     checkers: list[str],
     timeout: float,
     progress: Progress | None,
-    cancel: threading.Event | None,
+    cancel: CancelToken | None,
 ) -> _Run:
     from cltui.replay import lifecycle
 
@@ -353,7 +353,7 @@ def _run_child(
     err_path: Path,
     timeout: float,
     progress: Progress | None,
-    cancel: threading.Event | None,
+    cancel: CancelToken | None,
     checkers: list[str] | None = None,
 ) -> tuple[list[Event], int | None, str]:
     """Run the child; (events, return code, "" | "hang" | "cancelled")."""

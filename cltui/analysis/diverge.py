@@ -20,8 +20,6 @@ enqueues with :meth:`DivergeReport.status_of`.
 from __future__ import annotations
 
 import difflib
-import threading
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -46,6 +44,7 @@ from cltui.capture.elements import element_dtype
 from cltui.capture.hashing import cli_hash64
 from cltui.capture.model import Dump, Enqueue, EnqueueKind, KernelArg
 from cltui.errors import CltuiError
+from cltui.progress import CancelToken, ProgressEvent, ProgressFn
 from cltui.replay.engine.compare import (
     DIFFERENT,
     EQUAL,
@@ -54,8 +53,6 @@ from cltui.replay.engine.compare import (
     bytes_equal,
     compare_bytes,
 )
-
-ProgressFn = Callable[[float], None]
 
 # Above this many enqueues, a sequence that does not match one to one is aligned by
 # enqueue number only (difflib's matcher is quadratic in the worst case).
@@ -261,7 +258,7 @@ def diverge(
     first: int | None = None,
     last: int | None = None,
     progress: ProgressFn | None = None,
-    cancel: threading.Event | None = None,
+    cancel: CancelToken | None = None,
 ) -> DivergeReport:
     """Compare two captures of the same program; see the module doc.
 
@@ -280,7 +277,7 @@ def diverge(
         if cancel is not None and cancel.is_set():
             break
         if progress is not None and done % 16 == 0:
-            progress(done / total)
+            progress(ProgressEvent(done / total, f"enqueue {done}/{total}"))
         pa, pb = pairs[k]
         num_a = int(cap_a.numbers[pa]) if pa is not None else None
         num_b = int(cap_b.numbers[pb]) if pb is not None else None
@@ -310,7 +307,7 @@ def diverge(
             d.notes.append(f"no Post dumps in capture {which}")
         out.append(d)
     if progress is not None:
-        progress(1.0)
+        progress(ProgressEvent(1.0))
     out.sort(key=lambda e: (e.number, e.only_b))
     return DivergeReport(
         path_a=str(cap_a.path), path_b=str(cap_b.path), tolerance=tol,

@@ -21,7 +21,6 @@ replay runner (one child process per tested set, results cached).
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +30,7 @@ from cltui.capture.capture import Capture
 from cltui.capture.model import EnqueueKind
 from cltui.capture.ranges import EnqueueRange
 from cltui.errors import Cancelled, CltuiError
+from cltui.progress import CancelToken
 from cltui.replay import lifecycle
 from cltui.replay.engine.compare import Tolerance
 from cltui.replay.engine.schema import Manifest, Report
@@ -51,7 +51,7 @@ class ShrinkCancelled(Cancelled, ShrinkError):
 def ddmin(
     items: Sequence[T],
     test: Callable[[list[T]], bool],
-    cancel: threading.Event | None = None,
+    cancel: CancelToken | None = None,
     known: dict[tuple[int, ...], bool] | None = None,
 ) -> list[T]:
     """A 1-minimal sub-list of ``items`` for which ``test`` is still True (order kept).
@@ -194,7 +194,7 @@ def shrink(
     tolerance: Tolerance | None = None,
     timeout: float = 60.0,
     on_trial: Callable[[Trial], None] | None = None,
-    cancel: threading.Event | None = None,
+    cancel: CancelToken | None = None,
     work_dir: str | Path | None = None,
 ) -> ShrinkResult:
     """Shrink the kernel enqueues of ``rng`` to a minimal set that still fails; see the doc.
@@ -256,7 +256,7 @@ class _Trials:
     base: Path
     out: ShrinkResult
     on_trial: Callable[[Trial], None] | None
-    cancel: threading.Event | None
+    cancel: CancelToken | None
     tag: int = 0
 
     def run(self, manifest: Manifest, enqueues: list[int]) -> tuple[list[tuple[int, str]], str]:

@@ -33,11 +33,12 @@ from pathlib import Path
 from typing import NoReturn, TypeVar
 
 from cltui.capture import log as li
-from cltui.capture.capture import Capture, ProgressFn
+from cltui.capture.capture import Capture
 from cltui.capture.model import CaptureError, Enqueue, NotACapture, Problem
 from cltui.capture.opening import open_capture
 from cltui.capture.pickling import dumps
 from cltui.errors import Cancelled
+from cltui.progress import CancelToken, ProgressEvent, ProgressFn
 
 __all__ = [
     "CallCancelled",
@@ -51,7 +52,7 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-Opener = Callable[[Path, "ProgressFn | None", "threading.Event | None"], Capture]
+Opener = Callable[[Path, ProgressFn | None, CancelToken | None], Capture]
 
 _RES = struct.Struct("<QiI")  # child -> parent: payload length, request id, kind
 _REQ = struct.Struct("<Qi")  # parent -> child: payload length, request id
@@ -104,7 +105,7 @@ def reader_of(cap: object) -> CaptureReader | None:
 def open_in_child(
     path: str | Path,
     progress: ProgressFn | None = None,
-    cancel: threading.Event | None = None,
+    cancel: CancelToken | None = None,
     *,
     opener: Opener = open_capture,
 ) -> Capture:
@@ -155,7 +156,7 @@ class CaptureReader:
 
     # ---- open
     def open(
-        self, progress: ProgressFn | None = None, cancel: threading.Event | None = None
+        self, progress: ProgressFn | None = None, cancel: CancelToken | None = None
     ) -> Capture:
         """The opened capture.  Raises what :func:`open_capture` raises (NotACapture, other
         CaptureErrors), :class:`~cltui.capture.log.IndexCancelled` when ``cancel`` is set
@@ -197,7 +198,7 @@ class CaptureReader:
 
     # ---- calls
     def call(
-        self, fn: Callable[..., T], *args: object, cancel: threading.Event | None = None
+        self, fn: Callable[..., T], *args: object, cancel: CancelToken | None = None
     ) -> T:
         """``fn(capture, *args)`` run by the child on its copy of the capture; ``fn`` must be
         importable by name (a module-level function).  Raises :class:`ReaderGone` when the
@@ -222,7 +223,7 @@ class CaptureReader:
             result = pickle.loads(answer)
             return result  # type: ignore[no-any-return]
 
-    def _wait(self, rid: int, progress: ProgressFn | None, cancel: threading.Event | None) -> bytes:
+    def _wait(self, rid: int, progress: ProgressFn | None, cancel: CancelToken | None) -> bytes:
         poller = select.poll()
         poller.register(self._res, select.POLLIN)
         while True:
@@ -236,7 +237,7 @@ class CaptureReader:
                 if kind == _PROGRESS:
                     if progress is not None:
                         (fraction,) = struct.unpack("<d", payload)
-                        progress(fraction)
+                        progress(ProgressEvent(fraction, "reading the log"))
                     continue
                 if kind == _ERROR:
                     what, message = pickle.loads(payload)
@@ -392,10 +393,11 @@ def _open_in_child(path: Path, opener: Opener, res: int) -> Capture:
     last = [-1.0, 0.0]
     parent = os.getppid()
 
-    def progress(fraction: float) -> None:
+    def progress(event: ProgressEvent) -> None:
         if os.getppid() != parent:
             os._exit(0)  # the app died without killing us
         now = time.monotonic()
+        fraction = event.fraction or 0.0
         if fraction >= 1.0 or (fraction - last[0] >= 0.005 and now - last[1] >= 0.02):
             last[0], last[1] = fraction, now
             value = fraction if math.isfinite(fraction) else 0.0

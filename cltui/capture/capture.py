@@ -17,7 +17,7 @@ import dataclasses
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -47,7 +47,6 @@ from cltui.capture.summary import CaptureInfo, capture_info
 if TYPE_CHECKING:
     from cltui.capture.signature import KernelSignature
 
-ProgressFn = Callable[[float], None]  # fraction 0..1, called from the indexing thread
 
 _LRU_SIZE = 256
 _SIZES_RE = re.compile(

@@ -6,21 +6,21 @@ from __future__ import annotations
 
 import glob
 import os
-import threading
 from pathlib import Path
 
 from cltui.capture import files
 from cltui.capture import log as li
-from cltui.capture.capture import Capture, ProgressFn
+from cltui.capture.capture import Capture
 from cltui.capture.confine import is_file, leaves, outside_message
 from cltui.capture.files.report import Report
 from cltui.capture.model import CAPTURE_HOLDS, CaptureError, NotACapture, Problem
+from cltui.progress import CancelToken, ProgressEvent, ProgressFn
 
 
 def open_capture(
     path: str | Path,
     progress: ProgressFn | None = None,
-    cancel: threading.Event | None = None,
+    cancel: CancelToken | None = None,
 ) -> Capture:
     """Open a dump directory; raises only :class:`CaptureError`."""
     try:
@@ -124,7 +124,7 @@ def check_capture_folder(path: str | Path) -> None:
     raise NotACapture(f"{shown} is not a capture folder: expected {CAPTURE_HOLDS}{hint}")
 
 
-def _open(root: Path, progress: ProgressFn | None, cancel: threading.Event | None) -> Capture:
+def _open(root: Path, progress: ProgressFn | None, cancel: CancelToken | None) -> Capture:
     problems: list[Problem] = []
     check_capture_folder(root)  # NotACapture: missing, a file, none of the layer's files
     if not root.exists():
@@ -161,7 +161,7 @@ def _open(root: Path, progress: ProgressFn | None, cancel: threading.Event | Non
                 )
             )
     if progress is not None:
-        progress(1.0)
+        progress(ProgressEvent(1.0))
     return cap
 
 
@@ -189,7 +189,7 @@ def _read_log(
     have_dumps: bool,
     problems: list[Problem],
     progress: ProgressFn | None,
-    cancel: threading.Event | None,
+    cancel: CancelToken | None,
 ) -> li.LogIndex | None:
     """The index of the first call log; None (with a problem) when it cannot be read or
     holds no enqueue and the dump files can stand in for it."""

@@ -13,13 +13,13 @@ import os
 import shutil
 import tarfile
 import tempfile
-import threading
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
 from cltui.capture.names import sanitize_component
 from cltui.errors import Cancelled, CltuiError
+from cltui.progress import CancelToken
 from cltui.replay import lifecycle
 
 CHUNK = 1 << 20
@@ -62,7 +62,7 @@ class BundleWriter:
     """
 
     def __init__(
-        self, outdir: str | Path, *, force: bool = False, cancel: threading.Event | None = None
+        self, outdir: str | Path, *, force: bool = False, cancel: CancelToken | None = None
     ) -> None:
         self.outdir = Path(outdir).absolute()
         self.force = force

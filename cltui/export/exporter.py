@@ -27,8 +27,7 @@ from __future__ import annotations
 
 import copy
 import json
-import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib import resources
@@ -46,6 +45,7 @@ from cltui.export.programs import (
     write_programs,
 )
 from cltui.export.readme import render_readme
+from cltui.progress import CancelToken, ProgressEvent, ProgressFn, no_progress
 from cltui.replay.engine.schema import Manifest, ToleranceSpec
 
 if TYPE_CHECKING:
@@ -58,7 +58,6 @@ BUNDLE_VERSION = 1
 LANGS = ("python", "cpp")
 MODES = ("chain", "isolated", "strict")
 
-ExportProgress = Callable[[float, str], None]  # (fraction 0..1, what is being done)
 
 
 @dataclass
@@ -168,8 +167,8 @@ def export_range(
     langs: str | Sequence[str] = LANGS,
     mode: str = "chain",
     force: bool = False,
-    progress: ExportProgress | None = None,
-    cancel: threading.Event | None = None,
+    progress: ProgressFn | None = None,
+    cancel: CancelToken | None = None,
     *,
     tolerance: ToleranceSpec | None = None,
     host_includes: bool = True,
@@ -185,14 +184,14 @@ def export_range(
     Raises :class:`ExportError` (one-line message) for bad input, an existing ``outdir``
     without ``force``, unreadable capture files, or cancellation (nothing is left behind).
     """
-    report = progress or (lambda _f, _m: None)
+    report = progress or no_progress
     chosen = parse_langs(langs)
     if mode not in MODES:
         raise ExportError(f"unknown mode {mode!r} (chain, isolated or strict)")
     rng = _parse_range(range)
     if getattr(capture, "path", None) is not None:
         _check_apart(Path(capture.path), Path(outdir))
-    report(0.0, "planning")
+    report(ProgressEvent(0.0, "planning"))
     plan = _plan(capture, rng, mode, tolerance)
     if cancel is not None and cancel.is_set():
         raise ExportCancelled("export cancelled")
@@ -246,15 +245,15 @@ def _write_bundle(
     chosen: list[str],
     mode: str,
     force: bool,
-    report: ExportProgress,
-    cancel: threading.Event | None,
+    report: ProgressFn,
+    cancel: CancelToken | None,
     host_includes: bool = True,
 ) -> ExportResult:
     with BundleWriter(outdir, force=force, cancel=cancel) as w:
         host = HostIncludes()
         notes = write_programs(w, manifest, root, host, host_includes)
         _write_data(w, manifest, root, report)
-        report(0.95, "writing programs")
+        report(ProgressEvent(0.95, "writing programs"))
         manifest["bundle"] = _bundle_info(capture, manifest, rng, mode, chosen, notes)
         manifest["bundle"]["host_files"] = [h.to_dict() for h in host.copied]
         manifest["bundle"]["refused_includes"] = [r.to_dict() for r in host.refused]
@@ -271,7 +270,7 @@ def _write_bundle(
         data_bytes = sum(w.data_sizes.values())
         files = len(w.files) + 1
         final = w.commit()
-    report(1.0, "done")
+    report(ProgressEvent(1.0, "done"))
     return ExportResult(
         outdir=final,
         steps=len(manifest["steps"]),
@@ -298,14 +297,14 @@ def _check_apart(capture: Path, outdir: Path) -> None:
 
 
 def _write_data(
-    w: BundleWriter, manifest: Manifest, root: Path, report: ExportProgress
+    w: BundleWriter, manifest: Manifest, root: Path, report: ProgressFn
 ) -> None:
     """Every other data reference -> ``data/<sha256>.bin`` (each content stored once)."""
     data = manifest["data"]
     pending = [k for k, v in data.items() if "sha256" not in v]
     for i, key in enumerate(pending):
         if i % 16 == 0:
-            report(0.05 + 0.9 * i / max(len(pending), 1), f"data {i}/{len(pending)}")
+            report(ProgressEvent(0.05 + 0.9 * i / max(len(pending), 1), f"data {i}/{len(pending)}"))
         src = read_capture_file(root, data[key]["path"])
         try:
             rel, digest = w.add_data(src)

@@ -29,6 +29,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, TextIO
 
+from cltui.progress import CancelToken
 from cltui.replay import lifecycle
 
 __all__ = ["Child", "connect", "tail"]
@@ -106,7 +107,7 @@ class Child:
             with contextlib.suppress(OSError):
                 self.proc.kill()
 
-    def events(self, timeout: float, cancel: threading.Event | None = None) -> Iterator[Event]:
+    def events(self, timeout: float, cancel: CancelToken | None = None) -> Iterator[Event]:
         """The child's events until it closes its pipe (it ended or crashed), it sends
         nothing for ``timeout`` seconds (``status`` "hang") or ``cancel`` is set
         ("cancelled"); the child is killed in the last two cases.  Lines that are no JSON

@@ -36,6 +36,7 @@ from typing import Any, TypedDict, Unpack, cast
 import numpy as np
 import numpy.typing as npt
 
+from cltui.progress import CancelToken
 from cltui.replay import lifecycle
 from cltui.replay.child import Child, Event, connect
 from cltui.replay.engine.schema import (
@@ -84,7 +85,7 @@ class ReplayJob:
         self.timeout = float(timeout)
         self.save_dir = Path(save_dir) if save_dir else lifecycle.temp_dir("replay")
         self.report: Report | None = None
-        self._cancel = threading.Event()
+        self._cancel = CancelToken()
         self._child: Child | None = None
         self._lock = threading.Lock()
         self._events: Iterator[Event] | None = None
@@ -95,7 +96,7 @@ class ReplayJob:
     # ---- public
     def cancel(self) -> None:
         """Stop now: the running child is killed, remaining devices are skipped."""
-        self._cancel.set()
+        self._cancel.cancel()
         with self._lock:
             child = self._child
         if child is not None:

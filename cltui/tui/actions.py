@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from rich.style import Style
 from textual.app import App
 
+from cltui.progress import CancelToken, ProgressEvent, ProgressFn, no_progress
 from cltui.tui.screens.export_dialog import (
     ExportDialog,
     ExportRequest,
@@ -29,13 +30,13 @@ from cltui.tui.screens.replay_dialog import ReplayDialog, ReplayRequest
 from cltui.tui.screens.replay_progress import ProgressScreen, ReplayOutcome, replay_task
 from cltui.tui.screens.results import ReplayResultsScreen
 from cltui.tui.widgets.source_pane import SourcePane
+from cltui.tui.workers import worker_token
 
 if TYPE_CHECKING:
-    from textual.worker import Worker
 
     from cltui.analysis.check_report import CheckReport
     from cltui.analysis.diverge_report import DivergeReport, EnqueueDiff
-    from cltui.capture.capture import Capture, ProgressFn
+    from cltui.capture.capture import Capture
     from cltui.capture.model import Enqueue
     from cltui.export import ExportResult
     from cltui.tui.screens.main import MainScreen
@@ -51,7 +52,7 @@ __all__ = [
 ]
 
 AnyApp = App[Any]
-Opener = Callable[[Path, "ProgressFn", threading.Event], "Capture"]
+Opener = Callable[[Path, ProgressFn, CancelToken], "Capture"]
 
 
 def _range_text(first: int, last: int) -> str:
@@ -156,7 +157,7 @@ def shared_opener(open_fn: Opener) -> Opener:
     locks: dict[Path, threading.Lock] = {}
     opened: dict[Path, Capture] = {}
 
-    def open_once(path: Path, progress: ProgressFn, cancel: threading.Event) -> Capture:
+    def open_once(path: Path, progress: ProgressFn, cancel: CancelToken) -> Capture:
         key = Path(path).resolve()
         with lock:
             path_lock = locks.setdefault(key, threading.Lock())
@@ -166,22 +167,10 @@ def shared_opener(open_fn: Opener) -> Opener:
                 cap = open_fn(path, progress, cancel)
                 opened[key] = cap
             else:
-                progress(1.0)
+                progress(ProgressEvent(1.0))
             return cap
 
     return open_once
-
-
-class _WorkerCancel(threading.Event):
-    """Set when ``event`` is set or the worker is cancelled (e.g. the app exits)."""
-
-    def __init__(self, worker: Worker[Any], event: threading.Event) -> None:
-        super().__init__()
-        self.worker = worker
-        self.event = event
-
-    def is_set(self) -> bool:
-        return self.event.is_set() or self.worker.is_cancelled
 
 
 # status -> (badge, style); statuses from cltui.analysis.diverge_report
@@ -202,7 +191,7 @@ class Divergence:
         self.screens = screens
         self.report: DivergeReport | None = None
         self.error: str | None = None
-        self.cancel = threading.Event()
+        self.cancel = CancelToken()
         self._by_b: dict[int, EnqueueDiff] = {}
 
     @property
@@ -218,11 +207,11 @@ class Divergence:
         from cltui.analysis.diverge import DivergeError, diverge
         from cltui.capture.model import CaptureError
 
-        self.cancel = _WorkerCancel(get_current_worker(), self.cancel)  # app exit stops it too
+        self.cancel = worker_token(get_current_worker(), self.cancel)  # app exit stops it too
         a, b = self.screens[0], self.screens[1]
         try:
-            cap_a = a.opener(a.path, lambda _f: None, self.cancel)
-            cap_b = b.opener(b.path, lambda _f: None, self.cancel)
+            cap_a = a.opener(a.path, no_progress, self.cancel)
+            cap_b = b.opener(b.path, no_progress, self.cancel)
             report = diverge(cap_a, cap_b, cancel=self.cancel)
         except (CaptureError, DivergeError) as exc:
             self.app.call_from_thread(self._failed, str(exc))

@@ -14,6 +14,7 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
+from cltui.progress import CancelToken, ProgressFn
 from cltui.tui import actions
 from cltui.tui.messages import CaptureLoaded
 from cltui.tui.screens.main import MainScreen, RangeAction
@@ -21,12 +22,12 @@ from cltui.tui.screens.reading import Opener
 from cltui.tui.styles import stylesheet_paths
 
 if TYPE_CHECKING:
-    from cltui.capture.capture import Capture, ProgressFn
+    from cltui.capture.capture import Capture
 
 __all__ = ["CltuiApp", "make_app"]
 
 
-def _open(path: Path, progress: ProgressFn, cancel: threading.Event) -> Capture:
+def _open(path: Path, progress: ProgressFn, cancel: CancelToken) -> Capture:
     """:func:`open_capture` in a child process that then decodes for the app (the app's
     event loop never waits on reading; esc or quitting kills the child at once)."""
     from cltui.capture.background import open_in_child

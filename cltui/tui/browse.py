@@ -8,8 +8,7 @@ hashing never hold the app's GIL), else runs in the calling thread; a cancelled 
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,6 +18,7 @@ import numpy.typing as npt
 from cltui.capture.display import escape_controls
 from cltui.capture.model import Enqueue, EnqueueKind, KernelArg
 from cltui.errors import Cancelled
+from cltui.progress import CancelToken
 
 if TYPE_CHECKING:
     from cltui.capture.capture import Capture
@@ -41,7 +41,7 @@ class ReadCancelled(Cancelled):
     """The worker was cancelled (the cursor moved on, the app exits) while the reader ran."""
 
 
-def decode_off_loop(cap: Capture, number: int, cancel: threading.Event) -> Enqueue:
+def decode_off_loop(cap: Capture, number: int, cancel: CancelToken) -> Enqueue:
     """``cap.enqueue(number)`` decoded by the capture's reader process when it has one (pcpp
     and hashing never hold this process's GIL), else in this thread."""
     from cltui.capture.background import CallCancelled, ReaderGone, decode_enqueue, reader_of
@@ -72,7 +72,7 @@ def dumps_of(cap: Capture, numbers: list[int]) -> list[tuple[int, int]]:
 
 
 def _dumps_off_loop(
-    cap: Capture, numbers: list[int], cancel: threading.Event
+    cap: Capture, numbers: list[int], cancel: CancelToken
 ) -> list[tuple[int, int]]:
     from cltui.capture.background import CallCancelled, ReaderGone, reader_of
 
@@ -139,17 +139,17 @@ def _dumped_positions(cap: Capture, first: int, last: int) -> npt.NDArray[np.int
 
 
 def range_bytes(
-    cap: Capture, first: int, last: int, stopped: Callable[[], bool], cancel: threading.Event
+    cap: Capture, first: int, last: int, cancel: CancelToken
 ) -> tuple[int, int, int] | None:
     """Bytes of dumped data the rows ``first``..``last`` need (each memory object's first
-    Pre dump, once): (bytes, objects, dumped enqueues); None when ``stopped()`` turned true.
-    Raises :class:`ReadCancelled` when ``cancel`` stopped a reader call."""
+    Pre dump, once): (bytes, objects, dumped enqueues); None when ``cancel`` was cancelled
+    between two reader calls, :class:`ReadCancelled` when it stopped one."""
     dumped_pos = _dumped_positions(cap, first, last)
     seen: set[int] = set()
     total = 0
     numbers = [int(n) for n in cap.numbers[dumped_pos]]
     for at in range(0, len(numbers), DUMPS_PER_CALL):
-        if stopped():
+        if cancel.is_set():
             return None
         chunk = numbers[at : at + DUMPS_PER_CALL]
         for mem_id, size in _dumps_off_loop(cap, chunk, cancel):

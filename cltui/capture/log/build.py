@@ -6,9 +6,7 @@ from __future__ import annotations
 import bisect
 import mmap
 import re
-import threading
 from array import array
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
@@ -44,6 +42,7 @@ from cltui.capture.model import (
     CaptureError,
     Problem,
 )
+from cltui.progress import CancelToken, ProgressFn
 
 _S = TypeVar("_S", bound=np.generic)
 
@@ -74,8 +73,8 @@ def find_logs(root: Path, problems: list[Problem] | None = None) -> list[Path]:
 
 def build_index(
     path: Path,
-    progress: Callable[[float], None] | None = None,
-    cancel: threading.Event | None = None,
+    progress: ProgressFn | None = None,
+    cancel: CancelToken | None = None,
 ) -> LogIndex:
     """Scan one log file and build its :class:`LogIndex` (raises only CaptureError)."""
     try:
@@ -124,8 +123,8 @@ def _scan(
     path: Path,
     mm: mmap.mmap | None,
     size: int,
-    progress: Callable[[float], None] | None,
-    cancel: threading.Event | None,
+    progress: ProgressFn | None,
+    cancel: CancelToken | None,
 ) -> LogIndex:
     m = _Merged()
     for p in _pieces(path, mm, size, progress, cancel) if mm is not None else ():

@@ -9,8 +9,7 @@ import os
 import pickle
 import select
 import signal
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 from cltui.capture.log.objects import (
@@ -25,6 +24,7 @@ from cltui.capture.log.scan import (
 from cltui.capture.model import (
     CaptureError,
 )
+from cltui.progress import CancelToken, ProgressEvent, ProgressFn
 
 CHUNK = 16 * 1024 * 1024
 
@@ -51,8 +51,8 @@ def _pieces(
     path: Path,
     mm: mmap.mmap,
     size: int,
-    progress: Callable[[float], None] | None,
-    cancel: threading.Event | None,
+    progress: ProgressFn | None,
+    cancel: CancelToken | None,
 ) -> Iterator[_Piece]:
     """The scanned pieces in file order (in worker processes when the log is large)."""
     parallel = size >= PARALLEL_MIN and hasattr(os, "fork") and hasattr(select, "poll")
@@ -64,7 +64,7 @@ def _pieces(
                 raise IndexCancelled()
             yield _scan_piece(mm, pos, end, size, heads)
             if progress is not None:
-                progress(end / size)
+                progress(ProgressEvent(end / size, "reading the log"))
         return
     if cancel is not None and cancel.is_set():
         raise IndexCancelled()
@@ -95,7 +95,7 @@ def _pieces(
                 raise IndexCancelled()
             yield inbox.pieces.pop(i)
             if progress is not None:
-                progress(end / size)
+                progress(ProgressEvent(end / size, "reading the log"))
     finally:
         if jr >= 0:
             os.close(jr)

@@ -30,9 +30,11 @@ PLAN_VERSION = 1
 
 Loader = Callable[[str], npt.NDArray[np.uint8]]
 
-ProgressEvent = dict[str, object]  # {"type": ..., ...}: JSON, sent as it is
+# What the engine tells as it runs ({"type": "build" | "step" | "timing" | ..., ...}): JSON, sent
+# as it is over the runner's pipe; a runner turns it into a cltui.progress.ProgressEvent.
+EngineEvent = dict[str, object]
 
-Progress = Callable[[ProgressEvent], None]
+EventSink = Callable[[EngineEvent], None]
 
 Hasher = Callable[[bytes], int]
 
@@ -153,7 +155,7 @@ class _EngineState:
     plan: Manifest
     device: Device
     loader: Loader
-    progress: Progress
+    progress: EventSink
     hasher: Hasher | None
     tol: Tolerance
     arg_tol: dict[int, ToleranceSpec]

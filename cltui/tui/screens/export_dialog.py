@@ -10,7 +10,6 @@ is the one-line result the app shows.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +21,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Checkbox, Input, Label, RadioButton, RadioSet
 
 from cltui.capture.display import escape_controls
+from cltui.progress import CancelToken
 from cltui.tui.format import fmt_bytes
 from cltui.tui.screens.form_dialog import FormDialog
 from cltui.tui.screens.replay_progress import TaskControl, TaskFailed
@@ -159,7 +159,7 @@ def export_task(
         from cltui.capture.ranges import EnqueueRange
         from cltui.export import ExportError, export_range
 
-        cancel: threading.Event = control.cancel
+        cancel: CancelToken = control.cancel
         try:
             return export_range(
                 capture,
@@ -168,7 +168,7 @@ def export_task(
                 list(request.langs),
                 request.mode,
                 request.force,
-                progress=lambda fraction, text: control.progress(fraction, text),
+                progress=control.progress,
                 cancel=cancel,
                 host_includes=request.host_includes,
             )

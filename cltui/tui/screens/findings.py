@@ -21,6 +21,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from cltui.capture.display import escape_controls
+from cltui.progress import ProgressEvent
 from cltui.replay import lifecycle
 from cltui.tui.screens.replay_progress import TaskControl, TaskFailed
 from cltui.tui.widgets.source_view import SourceView
@@ -55,11 +56,13 @@ def check_task(
             et = ev.get("type")
             if et == "step":
                 i, n = int(ev.get("i", 0)), max(1, int(ev.get("n", 1)))
-                control.progress(i / n, f"Oclgrind: enqueue {ev.get('enqueue')} ({i + 1}/{n})")
+                control.progress(
+                    ProgressEvent(i / n, f"Oclgrind: enqueue {ev.get('enqueue')} ({i + 1}/{n})")
+                )
             elif et == "build":
-                control.progress(None, f"Oclgrind: building {ev.get('label', '')}")
+                control.progress(ProgressEvent(None, f"Oclgrind: building {ev.get('label', '')}"))
 
-        control.progress(0.0, "planning")
+        control.progress(ProgressEvent(0.0, "planning"))
         try:
             with lifecycle.scratch("check") as work_dir:
                 return run_check(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, TypedDict
@@ -18,6 +17,7 @@ from textual.worker import get_current_worker
 
 from cltui.capture.display import escape_controls
 from cltui.capture.model import Enqueue, EnqueueKind
+from cltui.progress import CancelToken
 from cltui.tui.browse import (
     ReadCancelled,
     decode_off_loop,
@@ -40,6 +40,7 @@ from cltui.tui.widgets.buffer_pane import BufferPane
 from cltui.tui.widgets.detail_panes import DetailPanes
 from cltui.tui.widgets.enqueue_list import BADGE_LEGEND, EnqueueList
 from cltui.tui.widgets.status_line import StatusLine
+from cltui.tui.workers import worker_token
 
 if TYPE_CHECKING:
     from cltui.capture.capture import Capture
@@ -118,7 +119,7 @@ class MainScreen(ReadingScreen):
         self.error: str | None = None
         self.name_filter = ""
         self.kind_filter: set[EnqueueKind] | None = None
-        self._cancel = threading.Event()
+        self._cancel = CancelToken()
         self._last_progress = -1.0
         self._details_pending = False
         self.reading = False  # the capture is being opened (indexed)
@@ -206,7 +207,7 @@ class MainScreen(ReadingScreen):
         enq: Enqueue | None = None
         error = None
         try:
-            enq = decode_off_loop(cap, number, worker.cancelled_event)
+            enq = decode_off_loop(cap, number, worker_token(worker))
         except ReadCancelled:
             return
         except Exception as exc:  # the capture reports its own problems; this is a last guard
@@ -261,9 +262,7 @@ class MainScreen(ReadingScreen):
             return
         worker = get_current_worker()
         try:
-            counted = range_bytes(
-                cap, first, last, lambda: worker.is_cancelled, worker.cancelled_event
-            )
+            counted = range_bytes(cap, first, last, worker_token(worker))
         except ReadCancelled:
             return
         except Exception as exc:  # a decoding bug must not stop the browser

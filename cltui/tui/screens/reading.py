@@ -4,7 +4,6 @@ a capture that cannot be read says why.  :class:`MainScreen` is the one subclass
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -15,6 +14,7 @@ from textual.widgets import ProgressBar
 from textual.worker import get_current_worker
 
 from cltui.capture.model import CaptureError, NotACapture
+from cltui.progress import CancelToken, ProgressEvent, ProgressFn
 from cltui.tui.browse import log_size
 from cltui.tui.format import fmt_bytes
 from cltui.tui.messages import CaptureFailed, CaptureLoaded, IndexProgress
@@ -22,11 +22,11 @@ from cltui.tui.widgets.enqueue_list import EnqueueList
 from cltui.tui.widgets.status_line import StatusLine
 
 if TYPE_CHECKING:
-    from cltui.capture.capture import Capture, ProgressFn
+    from cltui.capture.capture import Capture
 
 __all__ = ["Opener", "ReadingScreen"]
 
-Opener = Callable[[Path, "ProgressFn", threading.Event], "Capture"]
+Opener = Callable[[Path, ProgressFn, CancelToken], "Capture"]
 
 
 class ReadingScreen(Screen[None]):
@@ -41,7 +41,7 @@ class ReadingScreen(Screen[None]):
     reading: bool  # the capture is being opened (indexed)
     stopped: bool  # the user stopped the reading (esc)
     read_fraction: float
-    _cancel: threading.Event
+    _cancel: CancelToken
     _last_progress: float
     _log_bytes: int
 
@@ -56,7 +56,7 @@ class ReadingScreen(Screen[None]):
     def _start_reading(self) -> None:
         self.reading, self.stopped, self.error = True, False, None
         self.read_fraction, self._last_progress = 0.0, -1.0
-        self._cancel = threading.Event()
+        self._cancel = CancelToken()
         self._log_bytes = log_size(self.path)
         self.query_one("#loading").display = True
         self.query_one("#loading-bar", ProgressBar).update(progress=0.0)
@@ -75,7 +75,7 @@ class ReadingScreen(Screen[None]):
         )
 
     def on_unmount(self) -> None:
-        self._cancel.set()
+        self._cancel.cancel()
         self._close_reader()
 
     def _close_reader(self) -> None:
@@ -87,12 +87,13 @@ class ReadingScreen(Screen[None]):
 
     # --------------------------------------------------------------- indexing
     @work(thread=True, exclusive=True, group="index", exit_on_error=False)
-    def _index(self, cancel: threading.Event) -> None:
+    def _index(self, cancel: CancelToken) -> None:
         """Open the capture (the default opener reads it in a child process: see
         :mod:`cltui.capture.background`); this thread only waits, the GIL released."""
         from cltui.capture.log import IndexCancelled
 
-        def progress(fraction: float) -> None:
+        def progress(event: ProgressEvent) -> None:
+            fraction = event.fraction or 0.0
             if fraction - self._last_progress >= 0.01 or fraction >= 1.0:
                 self._last_progress = fraction
                 self.post_message(IndexProgress(fraction))
@@ -129,7 +130,7 @@ class ReadingScreen(Screen[None]):
         """Stop reading the capture (esc while indexing): the reader process is killed."""
         if not self.reading:
             return
-        self._cancel.set()
+        self._cancel.cancel()
         self.reading, self.stopped = False, True
         self.query_one("#loading").display = False
         done = int(self.read_fraction * 100)

@@ -1,10 +1,11 @@
 """A progress bar with cancel for long work (replay, export, check) run in a thread.
 
 ``ProgressScreen(title, task)`` is a ``ModalScreen[T | None]``: ``task(control)`` runs in a
-Textual thread worker and reports through ``control.progress(fraction, text)`` (thread-safe;
-the screen shows the latest report ten times a second); *Cancel* (or ``escape``) sets
-``control.cancel`` and calls the hooks the task registered with ``control.on_cancel`` (e.g.
-killing a replay child).  The screen dismisses with
+Textual thread worker and reports through ``control.progress(ProgressEvent(fraction, text))``
+(a :data:`cltui.progress.ProgressFn`, thread-safe; the screen shows the latest report ten times
+a second); *Cancel* (or ``escape``) cancels ``control.cancel`` (a
+:class:`cltui.progress.CancelToken`), which runs the hooks the task registered with
+``control.cancel.on_cancel`` (e.g. killing a replay child).  The screen dismisses with
 the task's result, or ``None`` when cancelled.  A failure stays on screen as one line (no
 traceback) until *Close*.
 
@@ -30,6 +31,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Label, ProgressBar
 
 from cltui.errors import CltuiError
+from cltui.progress import CancelToken, ProgressEvent
 from cltui.replay import lifecycle
 from cltui.replay.engine.schema import Manifest, Report
 from cltui.tui.screens.replay_dialog import ReplayRequest
@@ -66,35 +68,19 @@ class TaskControl:
     """
 
     def __init__(self) -> None:
-        self.cancel = threading.Event()
-        self._hooks: list[Callable[[], None]] = []
+        self.cancel = CancelToken()
         self._lock = threading.Lock()
         self._state: tuple[int, float | None, str] = (0, 0.0, "starting…")
 
-    def progress(self, fraction: float | None, text: str) -> None:
-        """``fraction`` 0..1 (``None``: unknown) and what is being done."""
+    def progress(self, event: ProgressEvent) -> None:
+        """Record the task's latest progress (a :data:`cltui.progress.ProgressFn`)."""
         with self._lock:
-            self._state = (self._state[0] + 1, fraction, text)
+            self._state = (self._state[0] + 1, event.fraction, event.what)
 
     def state(self) -> tuple[int, float | None, str]:
         """(version, fraction, text) of the latest report."""
         with self._lock:
             return self._state
-
-    def on_cancel(self, hook: Callable[[], None]) -> None:
-        """Call ``hook`` when the user cancels (at once if that already happened)."""
-        with self._lock:
-            self._hooks.append(hook)
-            already = self.cancel.is_set()
-        if already:
-            hook()
-
-    def request_cancel(self) -> None:
-        with self._lock:
-            self.cancel.set()
-            hooks = list(self._hooks)
-        for hook in hooks:
-            hook()
 
 
 class ProgressScreen(ModalScreen[T | None], Generic[T]):
@@ -133,7 +119,7 @@ class ProgressScreen(ModalScreen[T | None], Generic[T]):
 
     def on_unmount(self) -> None:
         if not self.finished:  # the app is closing under us: stop the child processes
-            self.control.request_cancel()
+            self.control.cancel.cancel()
 
     @work(thread=True, exclusive=True, group="progress-task", exit_on_error=False)
     def _run(self) -> None:
@@ -188,7 +174,7 @@ class ProgressScreen(ModalScreen[T | None], Generic[T]):
             self.dismiss(None)
             return
         self.query_one("#progress-text", Label).update("cancelling…")
-        self.control.request_cancel()
+        self.control.cancel.cancel()
 
     @on(Button.Pressed, "#progress-cancel")
     def _cancel_pressed(self, event: Button.Pressed) -> None:
@@ -242,7 +228,7 @@ def replay_task(
         from cltui.replay.plan import PlanError, build_plan
 
         rng = EnqueueRange(first, last)
-        control.progress(0.0, "planning")
+        control.progress(ProgressEvent(0.0, "planning"))
         try:
             plan = build_plan(capture, rng, request.mode, request.tolerance,
                               request.arg_tolerance)
@@ -261,7 +247,7 @@ def replay_task(
             timeout=request.timeout,
             save_dir=save_dir,
         )
-        control.on_cancel(job.cancel)
+        control.cancel.on_cancel(job.cancel)
         try:
             _follow(job, control, manifest["steps"], len(request.devices), request.repeat)
         finally:
@@ -281,6 +267,10 @@ def _follow(
 ) -> None:
     """The runner's events as progress: the device, its builds, each enqueue, the timing."""
     units = max(1, n_dev * len(steps))
+
+    def say(fraction: float | None, what: str) -> None:
+        control.progress(ProgressEvent(fraction, what))
+
     dev_index = -1
     dev_name = ""
     for ev in job.events():
@@ -288,21 +278,20 @@ def _follow(
         if et == "device":
             dev_index += 1
             dev_name = f"{ev['device']} {ev.get('name', '')}"
-            control.progress(dev_index * len(steps) / units, f"{dev_name}: starting")
+            say(dev_index * len(steps) / units, f"{dev_name}: starting")
         elif et == "build":
-            control.progress(None if dev_index < 0 else dev_index * len(steps) / units,
-                             f"{dev_name}: building {ev.get('label', '')}")
+            say(None if dev_index < 0 else dev_index * len(steps) / units,
+                f"{dev_name}: building {ev.get('label', '')}")
         elif et == "step":
             i = int(ev.get("i", 0))
             kernel = steps[i]["kernel"] if i < len(steps) else ""
-            control.progress(
+            say(
                 (dev_index * len(steps) + i) / units,
                 f"{dev_name}: enqueue {ev.get('enqueue')} ({kernel}) "
                 f"{i + 1}/{len(steps)}",
             )
         elif et == "timing":
-            control.progress((dev_index + 1) * len(steps) / units,
-                             f"{dev_name}: timing {repeat} repetitions")
+            say((dev_index + 1) * len(steps) / units, f"{dev_name}: timing {repeat} repetitions")
         elif et == "device_done":
-            control.progress((dev_index + 1) * len(steps) / units,
-                             f"{dev_name}: {ev['result'].get('status', 'done')}")
+            say((dev_index + 1) * len(steps) / units,
+                f"{dev_name}: {ev['result'].get('status', 'done')}")

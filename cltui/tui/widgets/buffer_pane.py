@@ -17,6 +17,7 @@ from cltui.capture.elements import element_ctype
 from cltui.capture.model import ArgKind, Enqueue, KernelArg
 from cltui.tui.format import fmt_bytes
 from cltui.tui.widgets.buffer_view import BufferStats, BufferView, buffer_stats
+from cltui.tui.workers import worker_token
 
 if TYPE_CHECKING:
     from cltui.capture.capture import Capture
@@ -168,11 +169,9 @@ class BufferPane(Vertical):
         pre, post = view.pre, view.post
         self.app.call_from_thread(self.query_one("#buffer-stats", Static).update, "computing…")
         worker = get_current_worker()
-        cancelled = lambda: worker.is_cancelled  # noqa: E731
-        pre_stats = buffer_stats(pre, ctype, cancelled=cancelled) if pre is not None else None
-        post_stats = (
-            buffer_stats(post, ctype, pre, cancelled=cancelled) if post is not None else None
-        )
+        cancel = worker_token(worker)
+        pre_stats = buffer_stats(pre, ctype, cancel=cancel) if pre is not None else None
+        post_stats = buffer_stats(post, ctype, pre, cancel=cancel) if post is not None else None
         if worker.is_cancelled:
             return
         self.stats = (pre_stats, post_stats)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -20,7 +19,9 @@ from textual.strip import Strip
 from textual.worker import get_current_worker
 
 from cltui.capture.cltypes import CType, decode_value, format_value
+from cltui.progress import CancelToken
 from cltui.tui.format import ellipsize
+from cltui.tui.workers import worker_token
 
 __all__ = ["BufferStats", "BufferView", "buffer_stats", "next_changed_row", "numeric_view"]
 
@@ -188,7 +189,7 @@ class BufferView(ScrollView, can_focus=True):
         assert self.pre is not None and self.post is not None
         worker = get_current_worker()
         found = next_changed_row(
-            self.pre, self.post, start_row, direction, row_bytes, lambda: worker.is_cancelled
+            self.pre, self.post, start_row, direction, row_bytes, worker_token(worker)
         )
         if worker.is_cancelled:
             return
@@ -307,7 +308,7 @@ def next_changed_row(
     start_row: int,
     direction: int,
     row_bytes: int,
-    cancelled: Callable[[], bool],
+    cancel: CancelToken,
     *,
     size_difference_counts: bool = False,
 ) -> int | None:
@@ -319,7 +320,7 @@ def next_changed_row(
     step = max(1, CHUNK // row_bytes)
     if direction > 0:
         lo = start_row + 1
-        while lo < n and not cancelled():
+        while lo < n and not cancel.is_set():
             hi = min(n, lo + step)
             rows = _changed_rows(a, b, lo, hi, row_bytes)
             if len(rows):
@@ -329,7 +330,7 @@ def next_changed_row(
             return n
         return None
     hi = min(start_row, n)
-    while hi > 0 and not cancelled():
+    while hi > 0 and not cancel.is_set():
         lo = max(0, hi - step)
         rows = _changed_rows(a, b, lo, hi, row_bytes)
         if len(rows):
@@ -385,9 +386,9 @@ def numeric_view(data: Bytes, ctype: CType) -> npt.NDArray[Any] | None:
 
 
 def buffer_stats(
-    data: Bytes, ctype: CType, other: Bytes | None = None, cancelled: Any = None
+    data: Bytes, ctype: CType, other: Bytes | None = None, cancel: CancelToken | None = None
 ) -> BufferStats:
-    """Min/max/mean/NaN/Inf over the numeric lanes, in chunks (``cancelled()`` stops early)."""
+    """Min/max/mean/NaN/Inf over the numeric lanes, in chunks (``cancel`` stops early)."""
     size = ctype.size or 1
     count = len(data) // size
     changed: int | None = None
@@ -395,7 +396,7 @@ def buffer_stats(
         n = min(len(data), len(other)) // size
         changed = abs(len(data) - len(other)) // size
         for lo in range(0, n, CHUNK):
-            if cancelled is not None and cancelled():
+            if cancel is not None and cancel.is_set():
                 break
             changed += len(_changed_rows(data, other, lo, min(n, lo + CHUNK), size))
     values = numeric_view(data, ctype)
@@ -407,7 +408,7 @@ def buffer_stats(
     finite_n = 0
     nan = inf = 0
     for start in range(0, len(values), CHUNK):
-        if cancelled is not None and cancelled():
+        if cancel is not None and cancel.is_set():
             break
         part = np.asarray(values[start : start + CHUNK])
         if part.dtype.kind == "f":

@@ -27,6 +27,7 @@ from cltui.tui.widgets.buffer_view import (
     _changed_rows,
     next_changed_row,
 )
+from cltui.tui.workers import worker_token
 
 __all__ = ["DiffView"]
 
@@ -110,7 +111,7 @@ class DiffView(BufferView):
             start_row,
             direction,
             row_bytes,
-            lambda: worker.is_cancelled,
+            worker_token(worker),
             size_difference_counts=True,
         )
         if worker.is_cancelled:

@@ -57,3 +57,23 @@ def test_wait_wakes_when_another_thread_cancels() -> None:
     assert token.wait(0.01) is False
     threading.Timer(0.05, token.cancel).start()
     assert token.wait(10) is True
+
+
+def test_a_worker_token_follows_its_worker_and_the_screens_token() -> None:
+    from typing import Any, cast
+
+    from cltui.tui.workers import worker_token
+
+    class Worker:
+        is_cancelled = False
+
+    screen = CancelToken()
+    worker = Worker()
+    token = worker_token(cast(Any, worker), screen)
+    assert not token.is_set() and token.wait(0.02) is False
+    screen.cancel()
+    assert token.is_set()
+    worker2 = Worker()
+    token2 = worker_token(cast(Any, worker2))
+    threading.Timer(0.05, lambda: setattr(worker2, "is_cancelled", True)).start()
+    assert token2.wait(10) is True

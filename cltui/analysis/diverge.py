@@ -263,8 +263,8 @@ def diverge(
     """Compare two captures of the same program; see the module doc.
 
     ``first``/``last`` restrict the comparison to enqueue numbers of capture A.
-    ``progress`` gets a fraction 0..1; ``cancel`` stops early (the report then covers
-    what was compared so far).
+    ``progress`` gets a :class:`~cltui.progress.ProgressEvent` now and then; ``cancel`` stops
+    early (the report then covers what was compared so far).
     """
     tol = tol or Tolerance()
     pairs, same_seq = align(cap_a, cap_b)
@@ -278,34 +278,9 @@ def diverge(
             break
         if progress is not None and done % 16 == 0:
             progress(ProgressEvent(done / total, f"enqueue {done}/{total}"))
-        pa, pb = pairs[k]
-        num_a = int(cap_a.numbers[pa]) if pa is not None else None
-        num_b = int(cap_b.numbers[pb]) if pb is not None else None
-        ref = num_a if num_a is not None else num_b
-        assert ref is not None
-        if (first is not None and ref < first) or (last is not None and ref > last):
-            continue
-        if pa is None or pb is None:
-            out.append(_one_sided(cap_a, cap_b, pa, pb, ref, num_b))
-            continue
-        ra, rb = cap_a.row(pa), cap_b.row(pb)
-        if (ra.function, ra.kernel) != (rb.function, rb.kernel):
-            out.append(EnqueueDiff(
-                ref, num_b, ra.kernel, ra.function, SEQUENCE,
-                notes=[f"capture A has {_row_label(ra.function, ra.kernel)}, capture B has "
-                       f"{_row_label(rb.function, rb.kernel)}"],
-                kernel_b=rb.kernel, function_b=rb.function))
-            continue
-        ea = cap_a.enqueue(num_a) if num_a is not None else None
-        eb = cap_b.enqueue(num_b) if num_b is not None else None
-        assert ea is not None and eb is not None
-        d = compare_enqueues(ea, eb, tol)
-        if num_a != num_b:
-            d.notes.append(f"enqueue {num_a} in A is enqueue {num_b} in B")
-        if d.status == UNCHECKED and not d.args:
-            which = "A" if not data_a[pa] else "B"
-            d.notes.append(f"no Post dumps in capture {which}")
-        out.append(d)
+        d = _compare_pair(cap_a, cap_b, pairs[k], tol, (data_a, data_b), (first, last))
+        if d is not None:
+            out.append(d)
     if progress is not None:
         progress(ProgressEvent(1.0))
     out.sort(key=lambda e: (e.number, e.only_b))
@@ -314,6 +289,43 @@ def diverge(
         count_a=len(cap_a), count_b=len(cap_b), enqueues=out, aligned=aligned,
         sequence_identical=same_seq,
     )
+
+
+def _compare_pair(
+    cap_a: Capture,
+    cap_b: Capture,
+    pair: tuple[int | None, int | None],
+    tol: Tolerance,
+    data: tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]],
+    bounds: tuple[int | None, int | None],
+) -> EnqueueDiff | None:
+    """One aligned pair (a row of A, a row of B, either may be missing) compared; None when
+    its enqueue number lies outside ``bounds`` (first, last of A)."""
+    pa, pb = pair
+    first, last = bounds
+    num_a = int(cap_a.numbers[pa]) if pa is not None else None
+    num_b = int(cap_b.numbers[pb]) if pb is not None else None
+    ref = num_a if num_a is not None else num_b
+    assert ref is not None
+    if (first is not None and ref < first) or (last is not None and ref > last):
+        return None
+    if pa is None or pb is None:
+        return _one_sided(cap_a, cap_b, pa, pb, ref, num_b)
+    ra, rb = cap_a.row(pa), cap_b.row(pb)
+    if (ra.function, ra.kernel) != (rb.function, rb.kernel):
+        return EnqueueDiff(
+            ref, num_b, ra.kernel, ra.function, SEQUENCE,
+            notes=[f"capture A has {_row_label(ra.function, ra.kernel)}, capture B has "
+                   f"{_row_label(rb.function, rb.kernel)}"],
+            kernel_b=rb.kernel, function_b=rb.function)
+    assert num_a is not None and num_b is not None
+    d = compare_enqueues(cap_a.enqueue(num_a), cap_b.enqueue(num_b), tol)
+    if num_a != num_b:
+        d.notes.append(f"enqueue {num_a} in A is enqueue {num_b} in B")
+    if d.status == UNCHECKED and not d.args:
+        which = "A" if not data[0][pa] else "B"
+        d.notes.append(f"no Post dumps in capture {which}")
+    return d
 
 
 def _work(

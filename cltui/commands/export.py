@@ -6,6 +6,7 @@ import contextlib
 import os
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -93,7 +94,7 @@ def export_cmd(
     """
     from cltui.capture.ranges import RangeError, parse_range
     from cltui.commands._common import load_capture
-    from cltui.export import ExportError, bundle_name, parse_langs
+    from cltui.export import ExportError, parse_langs
 
     if outdir is None and tar is None:
         fail("give the bundle folder with -o OUTDIR (or --tar FILE|-)")
@@ -113,26 +114,48 @@ def export_cmd(
         _report(result.to_dict(), as_json, err=False)
         return
 
+    job = _Job(cap, rng, chosen, mode, tol, not no_host_includes)
+    _report(_export_tar(job, dumpdir, outdir, tar, force), as_json, err=to_stdout)
+
+
+@dataclass(frozen=True)
+class _Job:
+    """What to export: the capture's range, the languages, the mode and the tolerance."""
+
+    cap: Capture
+    rng: EnqueueRange
+    chosen: list[str]
+    mode: str
+    tol: ToleranceSpec
+    host_includes: bool
+
+
+def _export_tar(
+    job: _Job, dumpdir: str, outdir: str | None, tar: str, force: bool
+) -> dict[str, Any]:
+    """The bundle written into a scratch folder and archived to ``tar`` (``-``: stdout); the
+    result's JSON names the archive instead of a folder."""
+    from cltui.capture.names import sanitize_component
+    from cltui.export import bundle_name
+
+    to_stdout = tar == "-"
     tar_path = None if to_stdout else Path(tar).absolute()
     if tar_path is not None:
-        _check_tar_path(tar_path, Path(cap.path), force)
+        _check_tar_path(tar_path, Path(job.cap.path), force)
     with lifecycle.scratch("export") as tmp:
-        from cltui.capture.names import sanitize_component
-
-        name = sanitize_component(Path(outdir).name) if outdir else bundle_name(dumpdir, rng)
+        name = sanitize_component(Path(outdir).name) if outdir else bundle_name(dumpdir, job.rng)
         folder = Path(tmp) / name
-        result = _export(cap, rng, folder, chosen, mode, False, tol, not no_host_includes)
+        result = _export(
+            job.cap, job.rng, folder, job.chosen, job.mode, False, job.tol, job.host_includes
+        )
         info = result.to_dict()
-        if to_stdout:
+        if tar_path is None:
             _tar_to_stdout(folder)
-            info["outdir"] = None
-            info["tar"] = "-"
         else:
-            assert tar_path is not None
             _tar_to_file(folder, tar_path)
-            info["outdir"] = None
-            info["tar"] = str(tar_path)
-    _report(info, as_json, err=to_stdout)
+        info["outdir"] = None
+        info["tar"] = "-" if tar_path is None else str(tar_path)
+    return info
 
 
 def _tolerance(atol: float | None, rtol: float | None, ulp: int | None) -> ToleranceSpec:

@@ -12,7 +12,8 @@ if TYPE_CHECKING:
 
     from cltui.analysis.probe import ProbeReport
     from cltui.capture.capture import Capture
-    from cltui.replay.engine.schema import DeviceChoice, Manifest, Report
+    from cltui.capture.ranges import EnqueueRange
+    from cltui.replay.engine.schema import ArgTolerance, DeviceChoice, Manifest, Report
     from cltui.replay.runner import ReplayJob
 
 from cltui.commands._common import (
@@ -23,6 +24,25 @@ from cltui.commands._common import (
     fail,
 )
 from cltui.commands.replay_text import print_report
+
+
+def _parse_inputs(
+    range_text: str, arg_tol: tuple[str, ...], timeout: float
+) -> tuple[EnqueueRange, ArgTolerance]:
+    """RANGE and the --arg-tol specs parsed; bad input is one line and exit 2."""
+    from cltui.capture.ranges import RangeError, parse_range
+    from cltui.replay.tolerance import parse_arg_tolerances
+
+    try:
+        rng = parse_range(range_text)
+        per_arg = parse_arg_tolerances(arg_tol)
+    except RangeError as exc:
+        fail(str(exc))
+    except ValueError as exc:
+        fail(f"bad --arg-tol {exc}")
+    if timeout <= 0:
+        fail("--timeout must be positive")
+    return rng, per_arg
 
 
 @click.command("replay")
@@ -103,23 +123,13 @@ def replay_cmd(
     input, 3 when nothing failed but something was skipped, unchecked or not replayed.
     With --probe, also 1 when an output varies across the repetitions.
     """
-    from cltui.capture.ranges import RangeError, parse_range
     from cltui.commands._common import load_capture
     from cltui.replay import runner
     from cltui.replay.engine import choice_line
     from cltui.replay.engine.compare import Tolerance
     from cltui.replay.plan import PlanError, build_plan
-    from cltui.replay.tolerance import parse_arg_tolerances
 
-    try:
-        rng = parse_range(range_text)
-        per_arg = parse_arg_tolerances(arg_tol)
-    except RangeError as exc:
-        fail(str(exc))
-    except ValueError as exc:
-        fail(f"bad --arg-tol {exc}")
-    if timeout <= 0:
-        fail("--timeout must be positive")
+    rng, per_arg = _parse_inputs(range_text, arg_tol, timeout)
     cap = load_capture(dumpdir, quiet=as_json)
     try:
         plan = build_plan(cap, rng, mode, Tolerance(atol or 0.0, rtol or 0.0, ulp or 0), per_arg)

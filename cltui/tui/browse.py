@@ -8,9 +8,9 @@ hashing never hold the app's GIL), else runs in the calling thread; a cancelled 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -37,26 +37,38 @@ __all__ = [
 DUMPS_PER_CALL = 32  # enqueues per reader call: a details decode waits for one such call
 
 
+T = TypeVar("T")
+R = TypeVar("R")
+
+
 class ReadCancelled(Cancelled):
     """The worker was cancelled (the cursor moved on, the app exits) while the reader ran."""
 
 
-def decode_off_loop(cap: Capture, number: int, cancel: CancelToken) -> Enqueue:
-    """``cap.enqueue(number)`` decoded by the capture's reader process when it has one (pcpp
-    and hashing never hold this process's GIL), else in this thread."""
-    from cltui.capture.background import CallCancelled, ReaderGone, decode_enqueue, reader_of
+def _off_loop(cap: Capture, fn: Callable[[Capture, T], R], arg: T, cancel: CancelToken) -> R:
+    """``fn(cap, arg)`` run by the capture's reader process when it has one (pcpp and hashing
+    never hold this process's GIL), else in this thread (also when the reader died);
+    :class:`ReadCancelled` when ``cancel`` stops it or the reader was closed for the exit."""
+    from cltui.capture.background import CallCancelled, ReaderGone, reader_of
 
     reader = reader_of(cap)
     if reader is not None and reader.alive:
         try:
-            return reader.call(decode_enqueue, number, cancel=cancel)
+            return reader.call(fn, arg, cancel=cancel)
         except CallCancelled:
             raise ReadCancelled() from None
         except ReaderGone:
             if cancel.is_set():  # closed because the app exits
                 raise ReadCancelled() from None
-            # else it died: decode here, as without a reader
-    return cap.enqueue(number)
+            # else it died: run here, as without a reader
+    return fn(cap, arg)
+
+
+def decode_off_loop(cap: Capture, number: int, cancel: CancelToken) -> Enqueue:
+    """``cap.enqueue(number)``, decoded off the app's process when it can be."""
+    from cltui.capture.background import decode_enqueue
+
+    return _off_loop(cap, decode_enqueue, number, cancel)
 
 
 def dumps_of(cap: Capture, numbers: list[int]) -> list[tuple[int, int]]:
@@ -74,18 +86,7 @@ def dumps_of(cap: Capture, numbers: list[int]) -> list[tuple[int, int]]:
 def _dumps_off_loop(
     cap: Capture, numbers: list[int], cancel: CancelToken
 ) -> list[tuple[int, int]]:
-    from cltui.capture.background import CallCancelled, ReaderGone, reader_of
-
-    reader = reader_of(cap)
-    if reader is not None and reader.alive:
-        try:
-            return reader.call(dumps_of, numbers, cancel=cancel)
-        except CallCancelled:
-            raise ReadCancelled() from None
-        except ReaderGone:
-            if cancel.is_set():
-                raise ReadCancelled() from None
-    return dumps_of(cap, numbers)
+    return _off_loop(cap, dumps_of, numbers, cancel)
 
 
 def log_size(path: Path) -> int:

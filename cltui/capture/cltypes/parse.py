@@ -82,15 +82,7 @@ class TypeParser:
         while self.peek() in ("__attribute__", "__attribute"):
             self.i += 1
             start = self.i
-            depth = 0
-            while True:
-                t = self.take()
-                if t == "(":
-                    depth += 1
-                elif t == ")":
-                    depth -= 1
-                    if depth == 0:
-                        break
+            self.skip_balanced("(", ")")
             body = self.toks[start:self.i]
             if "packed" in body or "__packed__" in body:
                 packed = True
@@ -174,12 +166,17 @@ class TypeParser:
         return lookup(name, self.typedefs)
 
     def skip_braces(self) -> None:
+        self.skip_balanced("{", "}")
+
+    def skip_balanced(self, open_: str, close: str) -> None:
+        """Past the ``open_`` at the cursor and everything up to its matching ``close``
+        (:meth:`take` raises at the end of the text)."""
         depth = 0
         while True:
             t = self.take()
-            if t == "{":
+            if t == open_:
                 depth += 1
-            elif t == "}":
+            elif t == close:
                 depth -= 1
                 if depth == 0:
                     return

@@ -26,10 +26,16 @@ __all__ = [
 ]
 
 
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+_WORD_GAP = re.compile(r"[\t\n\v\f\r \x1c-\x1f\-_/,]+")
+
+
 def name_tokens(name: str) -> list[str]:
     """A device name's words, lower-case (``pthread-skylake-avx512-AMD EPYC`` ->
-    ``pthread``, ``skylake``, ``avx512``, ``amd``, ``epyc``)."""
-    return [t for t in re.split(r"[\s\-_/,]+", name.lower()) if t]
+    ``pthread``, ``skylake``, ``avx512``, ``amd``, ``epyc``): split at ASCII white space,
+    ``-``, ``_``, ``/`` and ``,``, ASCII letters lowered, other characters as they are (the
+    rule replay.cpp follows byte for byte)."""
+    return [t for t in _WORD_GAP.split(name.translate(_ASCII_LOWER)) if t]
 
 
 def name_likeness(a: str, b: str) -> int:

@@ -33,7 +33,7 @@ from cltui.errors import Cancelled, CltuiError
 from cltui.progress import CancelToken
 from cltui.replay import lifecycle
 from cltui.replay.engine.compare import Tolerance
-from cltui.replay.engine.schema import Manifest, Report
+from cltui.replay.engine.schema import Device, Manifest, Report
 
 T = TypeVar("T")
 
@@ -187,9 +187,9 @@ def _mismatches(report: Report, against: str) -> tuple[list[tuple[int, str]], st
 def shrink(
     cap: Capture,
     rng: EnqueueRange,
-    device: dict[str, Any],
+    device: Device,
     *,
-    against: str | dict[str, Any] = AGAINST_CAPTURE,
+    against: str | Device = AGAINST_CAPTURE,
     mode: str = "chain",
     tolerance: Tolerance | None = None,
     timeout: float = 60.0,
@@ -249,7 +249,7 @@ class _Trials:
     """Runs one tried set of enqueues on the devices and records it in the result."""
 
     cap: Capture
-    devices: list[dict[str, Any]]
+    devices: list[Device]
     against_key: str
     tol: Tolerance
     timeout: float

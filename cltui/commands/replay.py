@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from cltui.analysis.probe import ProbeReport
     from cltui.capture.capture import Capture
     from cltui.capture.ranges import EnqueueRange
-    from cltui.replay.engine.schema import ArgTolerance, DeviceChoice, Manifest, Report
+    from cltui.replay.engine.schema import ArgTolerance, Device, DeviceChoice, Manifest, Report
     from cltui.replay.runner import ReplayJob
 
 from cltui.commands._common import (
@@ -181,7 +181,7 @@ def _emit(
 
 def _choose_devices(
     cap: Capture, steps: Sequence[Mapping[str, Any]], devices: tuple[str, ...]
-) -> tuple[list[dict[str, Any]], dict[str, str]]:
+) -> tuple[list[Device], dict[str, str]]:
     """--device as given, else the capture's device by the house rule; bad input: exit 2."""
     from cltui.replay.devices import DeviceError, select_devices
     from cltui.replay.engine import user_choice
@@ -278,7 +278,7 @@ def print_probe(probes: list[ProbeReport]) -> None:
 
 def default_devices(
     cap: Capture, steps: Sequence[Mapping[str, Any]]
-) -> tuple[list[dict[str, Any]], dict[str, str]]:
+) -> tuple[list[Device], dict[str, str]]:
     """Without ``--device``: the device the capture ran on when it is here, else the one
     named most like it, else the first that is not a simulator, else the first (the rule of
     :func:`cltui.replay.engine.choose_device`, which the bundles follow too), and why."""
@@ -286,7 +286,7 @@ def default_devices(
     from cltui.replay.devices import DeviceError, default_device, list_devices
 
     names = [n for n in dict.fromkeys(str(s.get("device") or "") for s in steps) if n]
-    captured: list[dict[str, Any] | str] = [dict(i) for i in captured_devices(cap.log, names)]
+    captured: list[Mapping[str, object] | str] = list(captured_devices(cap.log, names))
     dev, choice = default_device(list_devices(), captured)
     if dev is None:
         raise DeviceError(choice["why"] + " (is an ICD installed?)")

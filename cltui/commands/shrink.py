@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from cltui.capture.capture import Capture
     from cltui.capture.ranges import EnqueueRange
     from cltui.replay.engine.compare import Tolerance
+    from cltui.replay.engine.schema import Device
 
 
 @click.command("shrink")
@@ -96,7 +97,7 @@ def shrink_cmd(dumpdir: str, range_text: str, device: str | None, against: str, 
 
 def _devices(
     cap: Capture, rng: EnqueueRange, device: str | None, against: str
-) -> tuple[dict[str, Any], dict[str, str], str | dict[str, Any]]:
+) -> tuple[Device, dict[str, str], str | Device]:
     """The device to shrink on, why it was chosen (said on stderr), and what to compare
     with ("capture" or the --against device); bad input is one line and exit 2."""
     from cltui.replay.devices import (
@@ -119,7 +120,7 @@ def _devices(
                 fail(choice["why"])
             dev = found
         click.echo(f"device: {choice_line([dev], choice)}", err=True)
-        other: str | dict[str, Any] = "capture"
+        other: str | Device = "capture"
         if against.strip().lower() != "capture":
             other = select_devices([against])[0]
             if other["id"] == dev["id"]:

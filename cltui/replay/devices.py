@@ -3,31 +3,35 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING
 
 from cltui.errors import CltuiError
 from cltui.replay import engine
 
 if TYPE_CHECKING:  # the capture package is imported when a range asks for its device
+    from collections.abc import Mapping
+
     from cltui.capture.capture import Capture
+    from cltui.capture.devinfo import DeviceIdentity
+    from cltui.replay.engine.schema import Device
 
 
 class DeviceError(CltuiError, ValueError):
     """A ``--device`` spec matches nothing, or there is no device at all."""
 
 
-def list_devices() -> list[dict[str, Any]]:
+def list_devices() -> list[Device]:
     """Every device: ``{"id": "P:D", "name", "platform", "version", "svm", "images", ...}``."""
     try:
-        return cast("list[dict[str, Any]]", engine.list_devices())
+        return engine.list_devices()
     except ImportError as exc:  # pyopencl missing
         raise DeviceError(f"pyopencl is not available: {exc}") from None
 
 
-def select_devices(specs: Sequence[str]) -> list[dict[str, Any]]:
+def select_devices(specs: Sequence[str]) -> list[Device]:
     """``P:D`` indices or case-insensitive name substrings (``pocl``, ``oclgrind``)."""
     try:
-        return cast("list[dict[str, Any]]", engine.resolve_devices(specs))
+        return engine.resolve_devices(specs)
     except engine.EngineError as exc:
         raise DeviceError(str(exc)) from None
     except ImportError as exc:
@@ -35,8 +39,8 @@ def select_devices(specs: Sequence[str]) -> list[dict[str, Any]]:
 
 
 def default_device(
-    devices: Sequence[dict[str, Any]], captured: Sequence[dict[str, Any] | str]
-) -> tuple[dict[str, Any] | None, dict[str, str]]:
+    devices: Sequence[Device], captured: Sequence[Mapping[str, object] | str]
+) -> tuple[Device | None, dict[str, str]]:
     """The device to replay on when none is named, and ``{"rule", "why"}``: the engine's
     :func:`~cltui.replay.engine.choose_device`, the rule the exported bundles follow too.
 
@@ -51,7 +55,7 @@ def default_device(
 
 def range_device(
     cap: Capture, first: int | None, last: int | None, kernel: str | None = None
-) -> list[dict[str, Any]]:
+) -> list[DeviceIdentity]:
     """The device of the first kernel enqueue of a range, as the capture knows it (name,
     platform, type): what :func:`default_device` looks for; [] when the capture does not say."""
     from cltui.capture.devinfo import captured_devices
@@ -66,4 +70,4 @@ def range_device(
         return []
     if not enq.device:
         return []
-    return [dict(i) for i in captured_devices(cap.log, [enq.device])]
+    return captured_devices(cap.log, [enq.device])

@@ -8,7 +8,7 @@ ticked when it is present.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual import work
@@ -19,9 +19,10 @@ from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Selecti
 from textual.widgets.selection_list import Selection
 from textual.worker import get_current_worker
 
+from cltui.capture.devinfo import DeviceIdentity
 from cltui.replay import tolerance
 from cltui.replay.engine.compare import Tolerance
-from cltui.replay.engine.schema import ArgTolerance
+from cltui.replay.engine.schema import ArgTolerance, Device
 from cltui.tui.screens.form_dialog import FormDialog
 
 if TYPE_CHECKING:
@@ -49,7 +50,7 @@ DEFAULT_TIMEOUT = 60.0
 class ReplayRequest:
     """What the user chose: devices (``list_devices`` dicts), mode, tolerance, repetitions."""
 
-    devices: list[dict[str, Any]]
+    devices: list[Device]
     mode: str = "chain"
     tolerance: Tolerance = field(default_factory=Tolerance)
     repeat: int = 1
@@ -120,7 +121,7 @@ class ReplayDialog(FormDialog[ReplayRequest]):
         self.capture = capture
         self.first = first
         self.last = last
-        self.devices: list[dict[str, Any]] = []
+        self.devices: list[Device] = []
         self.device_choice: dict[str, str] = {}  # the default tick's rule and why
         self.listing = True
 
@@ -165,8 +166,8 @@ class ReplayDialog(FormDialog[ReplayRequest]):
         from cltui.replay.devices import DeviceError, list_devices
 
         error: str | None = None
-        devices: list[dict[str, Any]] = []
-        captured: list[dict[str, Any]] = []
+        devices: list[Device] = []
+        captured: list[DeviceIdentity] = []
         try:
             devices = list_devices()
         except DeviceError as exc:
@@ -178,7 +179,7 @@ class ReplayDialog(FormDialog[ReplayRequest]):
         if not get_current_worker().is_cancelled:
             self.app.call_from_thread(self._devices_listed, devices, captured, error)
 
-    def _captured_device(self) -> list[dict[str, Any]]:
+    def _captured_device(self) -> list[DeviceIdentity]:
         """The device of the first kernel enqueue of the range (name, platform, type), from
         the capture's log; [] when the capture does not say."""
         from cltui.replay.devices import range_device
@@ -189,7 +190,7 @@ class ReplayDialog(FormDialog[ReplayRequest]):
             return []
 
     def _devices_listed(
-        self, devices: list[dict[str, Any]], captured: list[dict[str, Any]], error: str | None
+        self, devices: list[Device], captured: list[DeviceIdentity], error: str | None
     ) -> None:
         self.listing = False
         self.devices = devices

@@ -428,6 +428,46 @@ async def test_image_pane_decodes_pre_and_post(images_svm: Path) -> None:
         image.focus()
         await pilot.press("right_square_bracket")
         assert image.z == 1 and "slice 2/8" in image.message
+        # with the list focused, [ and ] still step the visible image's slices; x (the
+        # buffer's hex view) does nothing here
+        screen = pilot.app.screen
+        assert isinstance(screen, MainScreen)
+        screen.enqueue_list.focus()
+        await pilot.press("right_square_bracket", "right_square_bracket", "left_square_bracket")
+        assert image.z == 2 and "slice 3/8" in image.message
+        await pilot.press("x")
+        assert screen.query_one(BufferView).hex_mode is False
+
+
+@aio
+async def test_buffer_keys_work_while_the_list_has_focus(pyocl_pocl: Path) -> None:
+    """x, ] and [ act on the visible buffer tab whatever has focus (issue 17: they did
+    nothing while the list, the default focus, had it), and ? lists them then."""
+    pre = np.fromfile(_dump(pyocl_pocl, "Pre", 22, 0), dtype=np.float32)
+    post = np.fromfile(_dump(pyocl_pocl, "Post", 22, 0), dtype=np.float32)
+    changed = np.flatnonzero(pre.view(np.uint32) != post.view(np.uint32))
+    async with make_app(pyocl_pocl).run_test(size=SIZE) as pilot:
+        screen = await wait_loaded(pilot)
+        await jump(pilot, 22)
+        keys = {b.binding.key for b in screen.active_bindings.values()
+                if b.binding.action.startswith("pane_key")}
+        assert keys == set()  # the Args tab shows: nothing for them to act on
+        await pilot.press("3")
+        await settle(pilot)
+        assert pilot.app.focused is screen.enqueue_list
+        view = screen.query_one(BufferView)
+        keys = {b.binding.key for b in screen.active_bindings.values()
+                if b.binding.action.startswith("pane_key")}
+        assert keys == {"x", "right_square_bracket", "left_square_bracket"}
+        await pilot.press("right_square_bracket")
+        await settle(pilot)
+        assert view.cursor == int(changed[changed > 0][0])
+        await pilot.press("left_square_bracket")
+        await settle(pilot)
+        assert view.cursor == int(changed[0])
+        await pilot.press("x")
+        assert view.hex_mode
+        assert pilot.app.focused is screen.enqueue_list  # the list kept the keyboard
 
 
 @aio

@@ -82,6 +82,16 @@ class MainScreen(ReadingScreen):
         Binding("comma", "arg(-1)", "Prev arg", show=False, key_display=","),
         Binding("full_stop", "arg(1)", "Next arg", show=False, key_display="."),
         Binding("f", "format", "Format", show=False, tooltip="Element format of the buffer view"),
+        # the visible tab's keys, whatever has focus (its own widget binds them first)
+        Binding("x", "pane_key('hex')", "Hex", show=False, tooltip="Toggle the buffer's hex view"),
+        Binding(
+            "right_square_bracket", "pane_key('next')", "Next", show=False, key_display="]",
+            tooltip="Next change (buffer tab) or next slice (image tab)",
+        ),
+        Binding(
+            "left_square_bracket", "pane_key('prev')", "Prev", show=False, key_display="[",
+            tooltip="Previous change (buffer tab) or previous slice (image tab)",
+        ),
         Binding("tab", "focus_details", "Details", show=False, tooltip="Focus the detail tab"),
         Binding("shift+tab", "focus_list", "List", show=False, tooltip="Focus the list"),
         Binding("z", "zoom", "Zoom", show=False, tooltip="Maximise the focused pane"),
@@ -389,6 +399,9 @@ class MainScreen(ReadingScreen):
     def action_arg(self, delta: int) -> None:
         self.details.action_arg(delta)
 
+    def action_pane_key(self, key: str) -> None:
+        self.details.pane_key(key)
+
     def action_format(self) -> None:
         if self.capture is None:
             return
@@ -431,6 +444,10 @@ class MainScreen(ReadingScreen):
             return True if (self.export is not None and self.capture is not None) else None
         if action in ("filter", "kinds", "jump", "problems"):
             return True if self.capture is not None else None
+        if action == "pane_key":
+            key = str(parameters[0]) if parameters else ""
+            # hidden (not greyed) where the visible tab has nothing for it to act on
+            return self.capture is not None and self.details.has_pane_key(key)
         return True
 
     def action_replay(self) -> None:

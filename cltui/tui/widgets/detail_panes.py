@@ -15,6 +15,7 @@ from cltui.tui.format import fmt_size
 from cltui.tui.messages import ArgumentSelected
 from cltui.tui.widgets.args_table import ArgsTable
 from cltui.tui.widgets.buffer_pane import BufferPane
+from cltui.tui.widgets.buffer_view import BufferView
 from cltui.tui.widgets.image_view import ImageView
 from cltui.tui.widgets.source_pane import SourcePane
 from cltui.tui.widgets.timing_view import TimingView
@@ -78,6 +79,23 @@ class DetailPanes(Vertical):
         if was_inside:  # keep the keyboard in the details: focus the new tab's main widget
             target = FOCUS_TARGETS[pane]
             self.query_one(target).focus()
+
+    def has_pane_key(self, key: str) -> bool:
+        """Whether the visible tab acts on ``key`` (``hex``: the buffer; ``next``/``prev``: the
+        buffer's changes, the image's slices)."""
+        return self.active == "buffer" or (self.active == "image" and key != "hex")
+
+    def pane_key(self, key: str) -> None:
+        """``x`` (``hex``), ``]`` (``next``), ``[`` (``prev``) of the visible tab's widget, for
+        a key that reached the screen because the focus is elsewhere (e.g. on the list)."""
+        if self.active == "buffer":
+            view = self.query_one(BufferView)
+            if key == "hex":
+                view.action_toggle_hex()
+            else:
+                view.action_change(1 if key == "next" else -1)
+        elif self.active == "image" and key != "hex":
+            self.query_one(ImageView).action_slice(1 if key == "next" else -1)
 
     def focus_pane(self, pane: str) -> None:
         self.activate(pane)

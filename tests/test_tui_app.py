@@ -625,3 +625,17 @@ async def test_a_typedef_of_the_program_as_the_buffer_format(pyocl_pocl: Path) -
         assert "philox4x32_ctr_t" in pane.typedefs
         assert view.ctype.size == 16
         assert not pane.apply_format("no_such_type_t")
+
+
+@aio
+async def test_source_tab_shown_first_time_scrolls_to_the_kernel(pyocl_pocl: Path) -> None:
+    """The first time the Source tab shows, it sits at the kernel its header names (issue 17:
+    it sat at line 1 under a header saying "lines 46-121")."""
+    async with make_app(pyocl_pocl).run_test(size=SIZE) as pilot:
+        await wait_loaded(pilot)
+        await jump(pilot, 11)  # scan_final_update, lines 46-121 of its program
+        await pilot.press("1")
+        await settle(pilot)
+        view = pilot.app.screen.query_one(SourceView)
+        assert view.kernel_lines is not None and view.kernel_lines[0] == 46
+        assert round(view.scroll_y) == 45

@@ -81,6 +81,13 @@ class SourceView(ScrollView, can_focus=True):
         self.scroll_to_kernel()
 
     def scroll_to_kernel(self) -> None:
+        """Scroll to the kernel now and once more after the next refresh: a view shown for the
+        first time (its tab just activated) has no height yet, and a scroll before its layout
+        stops at line 1."""
+        self._scroll_to_kernel()
+        self.call_after_refresh(self._scroll_to_kernel)
+
+    def _scroll_to_kernel(self) -> None:
         line = self.marks[0][0] if self.marks else self.kernel_lines[0] if self.kernel_lines else 1
         top = self.kernel_lines[0] if self.kernel_lines else line
         # the kernel's first line at the top, unless that hides the marked parameter

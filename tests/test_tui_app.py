@@ -355,6 +355,14 @@ async def test_buffer_element_format_struct_and_hex(pyocl_pocl: Path) -> None:
         # a bad format is refused, the view keeps the struct
         assert not pane.apply_format("float5")
         assert view.itemsize == 8
+        # esc leaves the field: the format in use stays, what was typed is dropped, and the
+        # next key is the view's again
+        await pilot.press("f", "z", "z")
+        fmt = pilot.app.screen.query_one("#buffer-format", Input)
+        assert fmt.has_focus and fmt.value.endswith("zz")
+        await pilot.press("escape")
+        assert pilot.app.focused is view and fmt.value == view.ctype.name
+        assert view.itemsize == 8
         # hex view: 8 bytes per row at this width, all bytes
         view.focus()
         await pilot.press("x")

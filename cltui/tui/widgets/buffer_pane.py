@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Input, Label, Static
 from textual.worker import get_current_worker
@@ -28,7 +29,12 @@ _BYTES = parse_type("uchar")
 
 
 class BufferPane(Vertical):
-    """Typed Pre/Post view of the selected buffer argument (``f`` edits the element format)."""
+    """Typed Pre/Post view of the selected buffer argument (``f`` edits the element format;
+    ``esc`` leaves the field, keeping the format shown)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "leave_format", "Leave the format", show=False, key_display="esc"),
+    ]
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -51,6 +57,18 @@ class BufferPane(Vertical):
     @property
     def view(self) -> BufferView:
         return self.query_one(BufferView)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "leave_format":  # only from the field: esc elsewhere goes on up
+            return self.query_one("#buffer-format", Input).has_focus
+        return True
+
+    def action_leave_format(self) -> None:
+        """Back to the buffer view; the field shows the format in use again (what was typed
+        and not entered is dropped)."""
+        ctype = self.view.ctype or self.default_ctype
+        self.query_one("#buffer-format", Input).value = ctype.name if ctype is not None else ""
+        self.view.focus()
 
     def focus_format(self) -> None:
         self.query_one("#buffer-format", Input).focus()

@@ -435,3 +435,19 @@ async def test_dialog_without_the_capture_s_device_name_ticks_a_real_device(
         assert request is not None and [d["id"] for d in request.devices] == ["1:0"]
         assert dialog.device_choice["rule"] == "real-before-simulator"
         assert dialog.device_choice["why"].startswith("the capture does not name its device")
+
+
+@aio
+async def test_a_range_without_kernels_is_refused_before_the_dialog(pyocl_pocl: Path) -> None:
+    """Replay and export of a range with no kernel enqueue (13: a transfer) say so at once, in
+    the plan's words, instead of opening a dialog that fails after its start (issue 17)."""
+    async with make_app(pyocl_pocl).run_test(size=SIZE) as pilot:
+        main = await loaded(pilot)
+        await select(pilot, main, 13, 13)
+        for key in ("r", "e"):
+            await pilot.press(key)
+            await pilot.pause()
+            assert pilot.app.screen is main
+        said = [str(n.message) for n in pilot.app._notifications]
+        assert any(m.startswith("Replay: no kernel enqueue in range 13") for m in said)
+        assert any(m.startswith("Export: no kernel enqueue in range 13") for m in said)

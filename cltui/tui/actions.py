@@ -67,8 +67,24 @@ def _goto(app: AnyApp) -> Callable[[int], object] | None:
     return origin.jump_to if isinstance(origin, MainScreen) else None
 
 
+def _refused(app: AnyApp, what: str, capture: Capture, first: int, last: int) -> bool:
+    """Whether the range has no kernel enqueue to work on (said at once, in a notification,
+    with the plan's own words: before the dialog, not after its start)."""
+    from cltui.capture.ranges import EnqueueRange
+    from cltui.replay.plan import PlanError, kernel_numbers
+
+    try:
+        kernel_numbers(capture, EnqueueRange(first, last))
+    except PlanError as exc:
+        app.notify(f"{what}: {exc}", severity="warning", timeout=8)
+        return True
+    return False
+
+
 def start_replay(app: AnyApp, capture: Capture, first: int, last: int) -> None:
     """Device dialog -> progress (cancel kills the child) -> results screen."""
+    if _refused(app, "Replay", capture, first, last):
+        return
     goto = _goto(app)
 
     def chosen(request: ReplayRequest | None) -> None:
@@ -88,6 +104,8 @@ def start_export(
     app: AnyApp, capture: Capture, first: int, last: int, folder: Path | None = None
 ) -> None:
     """Export dialog -> progress (cancel removes the partial bundle) -> a notification."""
+    if _refused(app, "Export", capture, first, last):
+        return
 
     def chosen(request: ExportRequest | None) -> None:
         if request is None:

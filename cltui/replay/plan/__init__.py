@@ -27,6 +27,6 @@ The parts, one job each: :mod:`.build` (which enqueues, the manifest), :mod:`.bu
 :mod:`.memory`, :mod:`.programs`, :mod:`.lost`, over one typed state (:mod:`.base`).
 """
 
-from cltui.replay.plan.build import Plan, PlanError, build_plan, set_text
+from cltui.replay.plan.build import Plan, PlanError, build_plan, kernel_numbers, set_text
 
-__all__ = ["Plan", "PlanError", "build_plan", "set_text"]
+__all__ = ["Plan", "PlanError", "build_plan", "kernel_numbers", "set_text"]

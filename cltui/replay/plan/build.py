@@ -80,7 +80,7 @@ def build_plan(
         raise PlanError(f"unknown mode {mode!r} (chain, isolated or strict)")
     tol = tolerance or Tolerance()
     b = _Builder(cap, mode, tol, arg_tolerance or {})
-    what, numbers = _numbers(cap, rng)
+    what, numbers = kernel_numbers(cap, rng)
     selected = set(numbers)
     for n in _with_transfers(cap, numbers, mode):
         enq = cap.enqueue(n)
@@ -104,7 +104,9 @@ def build_plan(
     return Plan(manifest, Path(cap.path), b.notes, b.changes, b.skipped, b.lost)
 
 
-def _numbers(cap: Capture, rng: EnqueueRange | Sequence[int]) -> tuple[str, list[int]]:
+def kernel_numbers(
+    cap: Capture, rng: EnqueueRange | Sequence[int]
+) -> tuple[str, list[int]]:
     """The range as text and the numbers of its kernel enqueues (a set: its numbers, each
     in the capture); a :class:`PlanError` when there are none."""
     if isinstance(rng, EnqueueRange):

@@ -104,27 +104,13 @@ async def test_export_refuses_existing_folder_until_overwrite(
 async def test_export_of_a_range_without_kernels_says_why(
     pyocl_pocl: Path, tmp_path: Path
 ) -> None:
-    from cltui.tui.screens.replay_progress import ProgressScreen
-
-    out = tmp_path / "none"
+    """``e`` on a range with no kernel says why at once (no dialog to fill in first)."""
     async with make_app(pyocl_pocl).run_test(size=SIZE) as pilot:
         main = await loaded(pilot)
         await select(pilot, main, 2, 2)  # a buffer write, no kernel
         await pilot.press("e")
-        await wait_for(pilot, lambda: isinstance(pilot.app.screen, ExportDialog))
-        dialog = pilot.app.screen
-        assert isinstance(dialog, ExportDialog)
-        dialog.query_one("#export-folder", Input).value = str(out)
-        dialog.action_accept()
-        await wait_for(
-            pilot,
-            lambda: isinstance(pilot.app.screen, ProgressScreen) and pilot.app.screen.finished,
-            30,
-        )
-        screen = pilot.app.screen
-        assert isinstance(screen, ProgressScreen)
-        assert screen.error == "no kernel enqueue in range 2"
-        await pilot.press("escape")
         await pilot.pause()
-        assert isinstance(pilot.app.screen, MainScreen)
-    assert not out.exists()
+        assert pilot.app.screen is main
+        said = [str(n.message) for n in pilot.app._notifications]
+        assert "Export: no kernel enqueue in range 2" in said
+    assert list(tmp_path.iterdir()) == []

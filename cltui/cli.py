@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from cltui.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, Cancelled, CltuiError
+from cltui.errors import EXIT_BAD_INPUT, EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, Cancelled, CltuiError
 
 # name -> (module, attribute, one-line help).  Help text lives here so that
 # ``cltui --help`` needs no command module at all.
@@ -63,6 +63,9 @@ class CltuiGroup(click.Group):
         except (KeyboardInterrupt, Cancelled):
             click.echo("cltui: interrupted", err=True)
             sys.exit(EXIT_INTERRUPTED)
+        except BrokenPipeError:  # the reader of stdout left (`| head`): quiet, not a FAIL
+            _stdout_to_devnull()
+            sys.exit(EXIT_BROKEN_PIPE)
         except CltuiError as exc:  # the last resort: one line, the error's exit code
             from cltui.capture.display import escape_controls
 
@@ -83,6 +86,18 @@ class CltuiGroup(click.Group):
         if args and args[0] not in COMMANDS and not args[0].startswith("-"):
             args = ["open", *args]
         return super().parse_args(ctx, args)
+
+
+def _stdout_to_devnull() -> None:
+    """Point stdout at /dev/null so that the interpreter's last flush cannot fail again."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # no real stdout (an embedding program)
+        pass
 
 
 def _sigterm(_signum: int, _frame: object) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 __all__ = [
     "EXIT_BAD_INPUT",
+    "EXIT_BROKEN_PIPE",
     "EXIT_INCOMPLETE",
     "EXIT_INTERRUPTED",
     "EXIT_MISMATCH",
@@ -24,6 +25,7 @@ EXIT_MISMATCH = 1  # FAIL: a check differs, a device could not run the range
 EXIT_BAD_INPUT = 2  # bad usage or bad input: one line says which
 EXIT_INCOMPLETE = 3  # nothing failed, but something was skipped, unchecked or not replayed
 EXIT_INTERRUPTED = 130  # ctrl-c, SIGTERM, a user's cancel (as shells report 128 + SIGINT)
+EXIT_BROKEN_PIPE = 141  # stdout's reader left (`cltui ls D | head`): 128 + SIGPIPE, as shells say
 
 
 class CltuiError(Exception):

@@ -46,6 +46,11 @@ def test_arg_tol_parsing() -> None:
     for bad in ("x:ulp=1", "0:foo=1", "0:ulp=a", "0", "0:ulp=1.5", "0:atol=-1", "0:rtol=inf"):
         with pytest.raises(ValueError):
             parse_arg_tolerances((bad,))
+    # a huge spec is named in a short line, whatever part of it is wrong
+    for huge in ("0:ulp=" + "9" * 100_000 + "x", "9" * 100_000 + ":ulp=1", "0:" + "a" * 100_000):
+        with pytest.raises(ValueError) as info:
+            parse_arg_tolerances((huge,))
+        assert len(str(info.value)) < 200
 
 
 def test_kernel_filter_and_manifest_is_json(images_svm: Path) -> None:

@@ -16,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from cltui.capture.display import escape_controls
-from cltui.capture.model import Enqueue, EnqueueKind, KernelArg
+from cltui.capture.model import ArgKind, Enqueue, EnqueueKind, KernelArg
 from cltui.errors import Cancelled
 from cltui.progress import CancelToken
 
@@ -25,16 +25,42 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DUMPS_PER_CALL",
+    "MEMORY_KINDS",
     "ReadCancelled",
+    "arg_by_index",
     "decode_off_loop",
     "dumped_bytes",
     "dumps_of",
     "log_size",
+    "memory_arg_indexes",
     "range_bytes",
     "range_summary",
 ]
 
 DUMPS_PER_CALL = 32  # enqueues per reader call: a details decode waits for one such call
+
+MEMORY_KINDS = frozenset({ArgKind.BUFFER, ArgKind.IMAGE, ArgKind.SVM})
+
+
+def arg_by_index(enq: Enqueue | None, index: int | None) -> KernelArg | None:
+    """The argument with kernel argument index ``index`` (not a list position: an enqueue
+    whose log lost a clSetKernelArg lists its arguments with a gap)."""
+    if enq is None or index is None:
+        return None
+    return next((a for a in enq.args if a.index == index), None)
+
+
+def memory_arg_indexes(enq: Enqueue | None, *, images_only: bool = False) -> list[int]:
+    """The indexes of the arguments that hold memory contents (buffers, images, SVM, or a
+    dump), the ones ``.``/``,`` step through on the Buffer (and, ``images_only``, Image) tab."""
+    if enq is None:
+        return []
+    if images_only:
+        return [a.index for a in enq.args if a.kind is ArgKind.IMAGE]
+    return [
+        a.index for a in enq.args
+        if a.kind in MEMORY_KINDS or a.pre is not None or a.post is not None
+    ]
 
 
 T = TypeVar("T")

@@ -33,6 +33,7 @@ __all__ = [
     "dumps_of",
     "log_size",
     "memory_arg_indexes",
+    "off_loop",
     "range_bytes",
     "range_summary",
 ]
@@ -71,7 +72,7 @@ class ReadCancelled(Cancelled):
     """The worker was cancelled (the cursor moved on, the app exits) while the reader ran."""
 
 
-def _off_loop(cap: Capture, fn: Callable[[Capture, T], R], arg: T, cancel: CancelToken) -> R:
+def off_loop(cap: Capture, fn: Callable[[Capture, T], R], arg: T, cancel: CancelToken) -> R:
     """``fn(cap, arg)`` run by the capture's reader process when it has one (pcpp and hashing
     never hold this process's GIL), else in this thread (also when the reader died);
     :class:`ReadCancelled` when ``cancel`` stops it or the reader was closed for the exit."""
@@ -94,7 +95,7 @@ def decode_off_loop(cap: Capture, number: int, cancel: CancelToken) -> Enqueue:
     """``cap.enqueue(number)``, decoded off the app's process when it can be."""
     from cltui.capture.background import decode_enqueue
 
-    return _off_loop(cap, decode_enqueue, number, cancel)
+    return off_loop(cap, decode_enqueue, number, cancel)
 
 
 def dumps_of(cap: Capture, numbers: list[int]) -> list[tuple[int, int]]:
@@ -112,7 +113,7 @@ def dumps_of(cap: Capture, numbers: list[int]) -> list[tuple[int, int]]:
 def _dumps_off_loop(
     cap: Capture, numbers: list[int], cancel: CancelToken
 ) -> list[tuple[int, int]]:
-    return _off_loop(cap, dumps_of, numbers, cancel)
+    return off_loop(cap, dumps_of, numbers, cancel)
 
 
 def log_size(path: Path) -> int:

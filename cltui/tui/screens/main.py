@@ -82,6 +82,16 @@ class MainScreen(ReadingScreen):
         Binding("comma", "arg(-1)", "Prev arg", show=False, key_display=","),
         Binding("full_stop", "arg(1)", "Next arg", show=False, key_display="."),
         Binding("f", "format", "Format", show=False, tooltip="Element format of the buffer view"),
+        Binding(
+            "w", "history('writer')", "Last writer", show=False,
+            tooltip="Jump to the last enqueue before this one that wrote the selected object",
+        ),
+        Binding(
+            "W", "history('reader')", "Next reader", show=False,
+            tooltip="Jump to the next enqueue after this one that reads the selected object",
+        ),
+        Binding("H", "history('list')", "History", show=False,
+                tooltip="Every enqueue that wrote or read the selected argument's object"),
         # the visible tab's keys, whatever has focus (its own widget binds them first)
         Binding("x", "pane_key('hex')", "Hex", show=False, tooltip="Toggle the buffer's hex view"),
         Binding(
@@ -402,6 +412,12 @@ class MainScreen(ReadingScreen):
     def action_pane_key(self, key: str) -> None:
         self.details.pane_key(key)
 
+    def action_history(self, what: str) -> None:
+        from cltui.tui.screens.history import start_history
+
+        if what in ("writer", "reader", "list"):
+            start_history(self, what)  # type: ignore[arg-type]
+
     def action_format(self) -> None:
         if self.capture is None:
             return
@@ -442,7 +458,7 @@ class MainScreen(ReadingScreen):
             return True if (self.replay is not None and self.capture is not None) else None
         if action == "export":
             return True if (self.export is not None and self.capture is not None) else None
-        if action in ("filter", "kinds", "jump", "problems"):
+        if action in ("filter", "kinds", "jump", "problems", "history"):
             return True if self.capture is not None else None
         if action == "pane_key":
             key = str(parameters[0]) if parameters else ""

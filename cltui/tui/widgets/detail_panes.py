@@ -45,6 +45,8 @@ class DetailPanes(Vertical):
         self.enqueue: Enqueue | None = None
         self.arg: int | None = None
         self.error: str | None = None
+        # the memory object whose argument the next enqueue shown selects (a history jump)
+        self.prefer_handle: int | None = None
 
     def compose(self) -> ComposeResult:
         yield Static("", id="enqueue-summary", markup=False)
@@ -116,6 +118,10 @@ class DetailPanes(Vertical):
         if enq is not self.enqueue:
             self.enqueue = enq
             self.arg = default_arg(enq)
+            handle, self.prefer_handle = self.prefer_handle, None
+            same = [a.index for a in enq.args if a.mem is not None and a.mem.handle == handle]
+            if same:
+                self.arg = same[0]
         summary.update(enqueue_summary(enq), layout=False)
         self._show_problems(enq.problems)
         self._refresh_active()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -163,6 +164,13 @@ class CltuiApp(App[None]):
                 await self.run_action(action, node)  # type: ignore[arg-type]
 
             yield SystemCommand(binding.description, help_text, run)
+        from cltui.tui.screens.copy_save import copy_choices  # y's choices, one each
+
+        for choice in copy_choices(screen):
+            text = choice.text if len(choice.text) < 80 else choice.text[:79] + "…"
+            yield SystemCommand(
+                f"Copy {choice.label}", text, functools.partial(screen.action_copy, choice.key)
+            )
 
 
 ANSI_THEME = "ansi-dark"

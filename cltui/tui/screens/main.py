@@ -92,6 +92,10 @@ class MainScreen(ReadingScreen):
         ),
         Binding("H", "history('list')", "History", show=False,
                 tooltip="Every enqueue that wrote or read the selected argument's object"),
+        Binding("y", "copy", "Copy", show=False,
+                tooltip="Copy a value, a row, the range or a CLI command (OSC 52)"),
+        Binding("s", "save", "Save", show=False,
+                tooltip="Save the buffer (.npy, .csv) or the image (.png) shown"),
         # the visible tab's keys, whatever has focus (its own widget binds them first)
         Binding("x", "pane_key('hex')", "Hex", show=False, tooltip="Toggle the buffer's hex view"),
         Binding(
@@ -146,6 +150,7 @@ class MainScreen(ReadingScreen):
         self.stopped = False  # the user stopped the reading (esc)
         self.read_fraction = 0.0
         self._log_bytes = 0
+        self.last_devices: list[str] = []  # the replay dialog's last devices (copied commands)
 
     # ----------------------------------------------------------------- layout
     def compose(self) -> ComposeResult:
@@ -418,6 +423,16 @@ class MainScreen(ReadingScreen):
         if what in ("writer", "reader", "list"):
             start_history(self, what)  # type: ignore[arg-type]
 
+    def action_copy(self, key: str = "") -> None:
+        from cltui.tui.screens.copy_save import start_copy
+
+        start_copy(self, key or None)
+
+    def action_save(self) -> None:
+        from cltui.tui.screens.copy_save import start_save
+
+        start_save(self)
+
     def action_format(self) -> None:
         if self.capture is None:
             return
@@ -458,7 +473,7 @@ class MainScreen(ReadingScreen):
             return True if (self.replay is not None and self.capture is not None) else None
         if action == "export":
             return True if (self.export is not None and self.capture is not None) else None
-        if action in ("filter", "kinds", "jump", "problems", "history"):
+        if action in ("filter", "kinds", "jump", "problems", "history", "copy", "save"):
             return True if self.capture is not None else None
         if action == "pane_key":
             key = str(parameters[0]) if parameters else ""

@@ -55,6 +55,7 @@ class ReplayResultsScreen(Screen[None]):
         Binding("enter", "diff", "Diff", tooltip="Captured Pre, captured Post, replayed Post"),
         Binding("f", "failures", "Next failure", tooltip="Next row that is not equal"),
         Binding("g", "goto", "Go to enqueue", tooltip="Close and put the list on this enqueue"),
+        Binding("s", "save", "Save", tooltip="Save the table as .csv or the report as .json"),
     ]
 
     def __init__(
@@ -189,6 +190,11 @@ class ReplayResultsScreen(Screen[None]):
 
     def action_close(self) -> None:
         self.dismiss(None)
+
+    def action_save(self) -> None:
+        from cltui.tui.screens.copy_save import save_results
+
+        save_results(self)
 
     def action_goto(self) -> None:
         row = self.current_row()

@@ -83,7 +83,8 @@ async def settle(pilot: Pilot[None]) -> None:
 
 async def shoot(scene: Scene, captures: Path, out: Path) -> Path:
     app = make_app(captures / scene.capture,
-                   captures / scene.capture_b if scene.capture_b else None)
+                   captures / scene.capture_b if scene.capture_b else None,
+                   remember=False)  # the same picture whatever the last session did
     async with app.run_test(size=scene.size) as pilot:
         assert isinstance(app, CltuiApp)
         while app.main.capture is None and app.main.error is None:

@@ -193,6 +193,7 @@ def make_app(
     replay: RangeAction | None = None,
     export: RangeAction | None = None,
     ansi: bool = False,
+    remember: bool = True,
 ) -> CltuiApp:
     """The app on one capture, or on two (``c`` switches).  Opening happens in a worker.
 
@@ -200,7 +201,8 @@ def make_app(
     ``replay``/``export`` receive ``(capture, first_number, last_number)`` for the selected
     range (default: the replay and export dialogs of :mod:`cltui.tui.actions`); their keys are
     greyed out until the capture is loaded.  ``ansi`` uses the terminal's 16 ANSI colours
-    (see :func:`wants_ansi`).
+    (see :func:`wants_ansi`).  ``remember`` keeps bookmarks, filters, the position and the
+    replay settings per capture in the user's state folder (:mod:`cltui.tui.capture_state`).
     """
     open_fn = opener or _open
     paths = [Path(path)] + ([Path(path_b)] if path_b is not None else [])
@@ -215,6 +217,7 @@ def make_app(
             label="" if len(paths) == 1 else f"{'AB'[i]}: ",
             replay=replay,
             export=export,
+            remember=remember,
         )
         for i, p in enumerate(paths)
     ]

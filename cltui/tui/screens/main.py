@@ -44,6 +44,7 @@ from cltui.tui.workers import worker_token
 
 if TYPE_CHECKING:
     from cltui.capture.capture import Capture
+    from cltui.tui.screens.memory import ScreenMemory
 
 __all__ = ["MainScreen", "RangeAction"]
 
@@ -132,8 +133,11 @@ class MainScreen(ReadingScreen):
         label: str = "",
         replay: RangeAction | None = None,
         export: RangeAction | None = None,
+        remember: bool = True,
     ) -> None:
         super().__init__()
+        self.remember = remember  # keep bookmarks, filters, position per capture (XDG state)
+        self.memory: ScreenMemory | None = None
         self.path = path
         self.opener = opener
         self.label = label
@@ -150,7 +154,6 @@ class MainScreen(ReadingScreen):
         self.stopped = False  # the user stopped the reading (esc)
         self.read_fraction = 0.0
         self._log_bytes = 0
-        self.last_devices: list[str] = []  # the replay dialog's last devices (copied commands)
 
     # ----------------------------------------------------------------- layout
     def compose(self) -> ComposeResult:
@@ -201,6 +204,22 @@ class MainScreen(ReadingScreen):
             self.notify(f"{more} more problems: press p to list them all", timeout=12)
         self._update_range()
         self.refresh_bindings()
+        if self.remember:
+            from cltui.tui.screens.memory import SAVE_EVERY, ScreenMemory
+
+            self.memory = ScreenMemory(self)
+            self.memory.restore()
+            self.set_interval(SAVE_EVERY, self.memory.save)
+
+    def on_unmount(self) -> None:
+        if self.memory is not None:
+            self.memory.save()
+
+    @property
+    def last_devices(self) -> list[str]:
+        """The devices of the last replay of this capture (``-d`` of a copied command)."""
+        settings = self.memory.replay if self.memory is not None else None
+        return [d.get("name", "") for d in (settings or {}).get("devices", []) if d.get("name")]
 
     # ------------------------------------------------------- cursor and range
     @on(CursorMoved)

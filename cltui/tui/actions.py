@@ -98,7 +98,8 @@ def start_replay(app: AnyApp, capture: Capture, first: int, last: int) -> None:
         if memory is not None:
             memory.remember_replay(dialog.settings)
         title = f"Replaying {_range_text(first, last)} ({request.mode})"
-        app.push_screen(ProgressScreen(title, replay_task(capture, first, last, request)), done)
+        task = replay_task(capture, first, last, request)
+        app.push_screen(ProgressScreen(title, task, keep_partial=True), done)
 
     def done(outcome: ReplayOutcome | None) -> None:
         if outcome is not None:

@@ -86,7 +86,7 @@ class ReplayResultsScreen(Screen[None]):
         notes.display = bool(self.notes_text().plain)
         failing = next(
             (i for i, r in enumerate(self.rows)
-             if r.status not in OK_STATUSES and not r.prechecks),
+             if r.status not in OK_STATUSES and not r.informational),
             None,
         )
         if failing is not None:  # open on the first result that is not equal (not a pre-check)
@@ -107,7 +107,10 @@ class ReplayResultsScreen(Screen[None]):
         )
         style = _VERDICT_STYLE.get(str(overall["status"]), "bold yellow")
         if len(verdicts) > 1:
-            text.append(f"{str(overall['status']).upper()} on {len(verdicts)} devices\n", style)
+            c = overall["counts"]
+            text.append(f"{str(overall['status']).upper()} on {len(verdicts)} devices: "
+                        f"{c['checked']}/{c['outputs']} outputs checked, "
+                        f"{c['different']} different\n", style)
             for r, v in zip(rep["devices"], verdicts, strict=True):
                 vs = _VERDICT_STYLE.get(str(v["status"]), "bold yellow")
                 text.append(f"{r['device']['id']}: {v['line']}\n", vs)
@@ -183,7 +186,7 @@ class ReplayResultsScreen(Screen[None]):
         n = len(self.rows)
         for k in range(1, n + 1):
             i = (start + k) % n
-            if self.rows[i].status not in OK_STATUSES:
+            if self.rows[i].status not in OK_STATUSES and not self.rows[i].informational:
                 self.table.move_cursor(row=i)
                 return
         self.notify("Every row is equal", timeout=3)

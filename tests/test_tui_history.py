@@ -90,3 +90,19 @@ async def test_history_of_a_transfer(images_svm: Path) -> None:
         await _wait_history(pilot, screen)
         assert screen.state()["cursor"] == 3
         assert screen.details.arg == 1
+
+
+@aio
+async def test_help_and_palette_name_the_history_keys(pyocl_pocl: Path) -> None:
+    from cltui.tui.screens.help import HelpScreen
+
+    async with make_app(pyocl_pocl).run_test(size=SIZE) as pilot:
+        screen = await wait_loaded(pilot)
+        keys = {b.binding.key: b.binding.description for b in screen.active_bindings.values()}
+        assert keys["w"] == "Last writer" and keys["W"] == "Next reader"
+        assert keys["H"] == "History" and keys["y"] == "Copy" and keys["s"] == "Save"
+        await pilot.press("question_mark")
+        await settle(pilot)
+        assert isinstance(pilot.app.screen, HelpScreen)
+        titles = [c.title for c in pilot.app.get_system_commands(screen)]
+        assert {"Last writer", "Next reader", "History", "Copy", "Save"} <= set(titles)

@@ -93,6 +93,10 @@ async def test_y_copies_values_the_range_and_commands(pyocl_pocl: Path) -> None:
         await answer(pilot, "p")
         assert pilot.app.clipboard == f"cltui replay {pyocl_pocl} 22-23"
         assert any(t.startswith("Copied replay command") for t in notices(pilot))
+        await pilot.press("2", "full_stop", "y")  # the Args tab, argument 1 (z__offset = 0)
+        await settle(pilot)
+        await answer(pilot, "a")
+        assert pilot.app.clipboard == "0"
         # the palette offers each copy too
         commands = [c.title for c in pilot.app.get_system_commands(screen)]
         assert "Copy replay command" in commands and "Copy" in commands

@@ -190,8 +190,8 @@ def arg_access(a: KernelArg) -> Access:
 
 
 # ------------------------------------------------------------------------------- computing
-_cache: OrderedDict[tuple[int, int, int], ResourceHistory] = OrderedDict()
-_order: tuple[int, npt.NDArray[np.int64], npt.NDArray[np.int64]] | None = None
+_cache: OrderedDict[tuple[int, str, int, int, int], ResourceHistory] = OrderedDict()
+_order: tuple[tuple[int, int], npt.NDArray[np.int64], npt.NDArray[np.int64]] | None = None
 
 
 def history_of(cap: Capture, where: tuple[int, int | None]) -> ResourceHistory:
@@ -218,7 +218,7 @@ def history_of(cap: Capture, where: tuple[int, int | None]) -> ResourceHistory:
     log = cap.log
     if log is None or log.data is None:
         raise HistoryUnavailable("the capture has no call log to follow the object in")
-    key = (id(cap), mem.handle, mem.line_offset)
+    key = (id(cap), str(cap.path), log.size, mem.handle, mem.line_offset)
     hit = _cache.get(key)
     if hit is not None:
         _cache.move_to_end(key)
@@ -233,11 +233,12 @@ def history_of(cap: Capture, where: tuple[int, int | None]) -> ResourceHistory:
 def _enqueue_order(cap: Capture) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     """(sorted log offsets of the logged enqueues, their positions): built once per capture."""
     global _order
-    if _order is None or _order[0] != id(cap):
+    key = (id(cap), len(cap))
+    if _order is None or _order[0] != key:
         logged = np.flatnonzero(cap.offsets >= 0).astype(np.int64)
         offs = cap.offsets[logged]
         order = np.argsort(offs, kind="stable")
-        _order = (id(cap), offs[order], logged[order])
+        _order = (key, offs[order], logged[order])
     return _order[1], _order[2]
 
 

@@ -71,6 +71,10 @@ SCENES = [
     Scene("24-damaged-list", "pyopencl_lib_coldcache", (120, 36), jump=14),
     Scene("25-damaged-replay", "pyopencl_lib_coldcache", (140, 36), jump=14,
           keys=["shift+down"] * 22 + ["r", "ctrl+r"]),
+    # issue 17: the history of the selected argument's object (H), copy (y) and save (s)
+    Scene("26-history", "pyopencl_lib_pocl", (120, 36), jump=22, keys=["3", "full_stop", "H"]),
+    Scene("27-copy", "pyopencl_lib_pocl", (120, 36), jump=22, keys=["3", "shift+down", "y"]),
+    Scene("28-save", "images_svm_pocl", (120, 36), jump=0, keys=["4", "s"]),
 ]
 
 
@@ -83,7 +87,8 @@ async def settle(pilot: Pilot[None]) -> None:
 
 async def shoot(scene: Scene, captures: Path, out: Path) -> Path:
     app = make_app(captures / scene.capture,
-                   captures / scene.capture_b if scene.capture_b else None)
+                   captures / scene.capture_b if scene.capture_b else None,
+                   remember=False)  # the same picture whatever the last session did
     async with app.run_test(size=scene.size) as pilot:
         assert isinstance(app, CltuiApp)
         while app.main.capture is None and app.main.error is None:

@@ -27,6 +27,13 @@ def capture_path(name: str) -> Path:
     return p
 
 
+@pytest.fixture(autouse=True)
+def _state_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test remembers captures (bookmarks, position: cltui.tui.capture_state) in a
+    state folder of its own, never the user's, and finds nothing from another test."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
+
+
 @pytest.fixture(scope="session")
 def images_svm() -> Path:
     return capture_path("images_svm_pocl")

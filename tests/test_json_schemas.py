@@ -33,6 +33,23 @@ def test_ls_info_show_match_the_schema(images_svm: Path, opencv: Path) -> None:
         validate(_json("show", str(images_svm), n, "--json"), "cli.schema.json", "show")
 
 
+def test_show_history_matches_the_schema_and_says_the_neighbours(
+    images_svm: Path, pyocl_pocl: Path
+) -> None:
+    shown = _json("show", str(pyocl_pocl), "22", "--json")
+    validate(shown, "cli.schema.json", "show")
+    by_index = {a["index"]: a for a in shown["args"]}
+    assert "history" not in by_index[1]  # a scalar
+    h = by_index[2]["history"]
+    assert h["last_writer"]["enqueue"] == 5 and h["next_reader"]["enqueue"] == 23
+    assert h["event_count"] == len(h["events"]) == 8 and not h["events_truncated"]
+    read = _json("show", str(images_svm), "9", "--json")
+    validate(read, "cli.schema.json", "show")
+    assert read["transfer"]["history"]["last_writer"]["enqueue"] == 3
+    text = CliRunner().invoke(main, ["show", str(pyocl_pocl), "22"]).output
+    assert "last writer: 5 (axpbyz arg 0" in text and "next reader: 23 (axpb arg 3" in text
+
+
 @pytest.mark.device
 def test_devices_export_check_shrink_diverge_match_the_schema(
     images_svm: Path, pyocl_pocl: Path, pyocl_oclgrind: Path, tmp_path: Path

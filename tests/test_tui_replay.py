@@ -349,8 +349,11 @@ async def test_cancel_kills_a_hanging_replay(
         await wait_for(pilot, lambda: "enqueue 41 (spin)" in progress.last_text, 30)
         started = loop.time()
         await pilot.press("escape")
-        await wait_for(pilot, lambda: isinstance(pilot.app.screen, MainScreen), 15)
+        # the cancelled replay's results: what finished before it (tests/test_replay_cancel.py)
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, ReplayResultsScreen), 15)
         assert loop.time() - started < 15
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, MainScreen), 15)
         assert pilot.app.screen is main
 
 

@@ -150,11 +150,18 @@ def replay_cmd(
         save_dir=outputs,
         probe=probe,
     )
-    _follow(job, len(plan.steps), as_json, keep=outputs is not None)
-    report = job.report
+    finished = _follow(job, len(plan.steps), as_json)
+    report = job.report if finished else job.partial_report()
     assert report is not None
     for res in report["devices"]:
         res["device_choice"] = cast("DeviceChoice", choice)
+    if not finished:  # ctrl-c, SIGTERM: what finished before it, then exit 130
+        if outputs is None:
+            job.cleanup()
+            _forget_outputs(report)
+        echo("interrupted: the report holds what finished before it", err=True)
+        _emit(report, manifest, None, as_json)
+        fail("interrupted", 130)
     probes = probe_report(report, manifest) if probe else None
     if outputs is None:
         job.cleanup()
@@ -194,9 +201,9 @@ def _choose_devices(
         fail(str(exc))
 
 
-def _follow(job: ReplayJob, n_steps: int, as_json: bool, *, keep: bool) -> None:
+def _follow(job: ReplayJob, n_steps: int, as_json: bool) -> bool:
     """Wait for the replay, saying on stderr which device runs (and, on a terminal, which
-    enqueue); ctrl-c or SIGTERM stops the child and removes the outputs unless ``keep``."""
+    enqueue); False when ctrl-c or SIGTERM stopped it (the child is stopped then)."""
     show_progress = not as_json and sys.stderr.isatty()
     try:
         for ev in job.events():
@@ -211,11 +218,12 @@ def _follow(job: ReplayJob, n_steps: int, as_json: bool, *, keep: bool) -> None:
                 )
             elif ev["type"] == "device_done" and show_progress:
                 echo("", err=True)
-    except KeyboardInterrupt:  # ctrl-c, SIGTERM: stop the child, remove the outputs
+    except KeyboardInterrupt:  # ctrl-c, SIGTERM: stop the child
         job.cancel()
-        if not keep:
-            job.cleanup()
-        fail("interrupted", 130)
+        if show_progress:
+            echo("", err=True)
+        return False
+    return True
 
 
 def _forget_outputs(report: Report) -> None:

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 import click
 
+from cltui.capture.display import escape_controls
 from cltui.commands._common import echo, emit_json, fail, load_capture, row_json
 
 if TYPE_CHECKING:
@@ -13,6 +14,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     from cltui.capture.capture import Capture
+    from cltui.capture.history import HistoryEvent
     from cltui.capture.model import Dump, KernelArg, MemObject, Program
 
 
@@ -64,6 +66,29 @@ class MemoryJSON(TypedDict):
     image: NotRequired[ImageJSON]
 
 
+class HistoryEventJSON(TypedDict):
+    enqueue: int | None
+    access: str
+    what: str
+
+
+class HistoryJSON(TypedDict, total=False):
+    """The memory object's history (cltui.capture.history), or why there is none."""
+
+    object: str
+    last_writer: HistoryEventJSON | None
+    next_reader: HistoryEventJSON | None
+    event_count: int
+    counts: dict[str, int]
+    events: list[HistoryEventJSON]
+    events_truncated: bool
+    notes: list[str]
+    error: str
+
+
+HISTORY_EVENTS = 1000  # events listed in show --json; event_count says how many there are
+
+
 class ArgJSON(TypedDict):
     """One argument in ``show --json`` (docs/cli-json.md)."""
 
@@ -84,6 +109,7 @@ class ArgJSON(TypedDict):
     local_bytes: NotRequired[int]
     pre: NotRequired[DumpJSON | None]
     post: NotRequired[DumpJSON | None]
+    history: NotRequired[HistoryJSON]
 
 
 def _dump_obj(dump: Dump | None, dtype: npt.DTypeLike | None) -> DumpJSON | None:
@@ -283,10 +309,67 @@ def show_enqueue(cap: Capture, number: int, as_json: bool) -> None:
             )
         fail(f"enqueue {number} is not in this capture (it has {len(cap)} enqueues)")
     data = enqueue_to_json(cap, number)
+    add_history(cap, data)
     if as_json:
         emit_json(data)
         return
     _print_human(data)
+
+
+def add_history(cap: Capture, data: dict[str, Any]) -> None:
+    """A ``history`` for each memory argument of ``data`` (and a transfer's object)."""
+    number = int(data["number"])
+    for a in data["args"]:
+        if a["kind"] in ("buffer", "image", "svm"):
+            a["history"] = history_json(cap, number, int(a["index"]))
+    if "transfer" in data and data["transfer"]["memory_object"] is not None:
+        data["transfer"]["history"] = history_json(cap, number, None)
+
+
+def _event_json(event: HistoryEvent | None) -> HistoryEventJSON | None:
+    if event is None:
+        return None
+    return {"enqueue": event.number, "access": event.access, "what": event.what}
+
+
+def history_json(cap: Capture, number: int, index: int | None) -> HistoryJSON:
+    """The history of enqueue ``number``'s argument ``index`` (None: its transfer's object)."""
+    from cltui.capture.history import HistoryUnavailable, history_of
+
+    pos = cap.position_of(number)
+    offset = int(cap.offsets[pos]) if pos is not None else -1
+    if offset < 0:
+        return {"error": "a recovered enqueue: the log does not hold it"}
+    try:
+        h = history_of(cap, (number, index))
+    except HistoryUnavailable as exc:
+        return {"error": str(exc)}
+    shown = min(len(h), HISTORY_EVENTS)
+    return {
+        "object": h.label,
+        "last_writer": _event_json(h.last_writer(offset)),
+        "next_reader": _event_json(h.next_reader(offset)),
+        "event_count": len(h),
+        "counts": h.counts(),
+        "events": [e for i in range(shown) if (e := _event_json(h.event(i))) is not None],
+        "events_truncated": shown < len(h),
+        "notes": list(h.notes),
+    }
+
+
+def _neighbours_text(h: HistoryJSON) -> str:
+    """``last writer 5 (axpbyz arg 0) · next reader 23 (axpb arg 3)`` for the text show."""
+    if "error" in h:
+        return f"history: {h['error']}"
+    parts = []
+    near = (("last writer", h.get("last_writer")), ("next reader", h.get("next_reader")))
+    for name, event in near:
+        if event is None:
+            parts.append(f"{name}: none")
+        else:
+            where = event["enqueue"] if event["enqueue"] is not None else "its creation"
+            parts.append(f"{name}: {where} ({escape_controls(event['what'])})")
+    return " · ".join(parts) + f"  [{h.get('event_count', 0)} events: cltui show --json]"
 
 
 def _fmt(value: Any) -> str:
@@ -339,6 +422,8 @@ def _print_human(d: dict[str, Any]) -> None:
     if "transfer" in d:
         t = d["transfer"]
         echo(f"  memory:   {t['memory_object']}  offset {t['offset']}  bytes {t['bytes']}")
+        if "history" in t:
+            echo(f"      {_neighbours_text(t['history'])}")
     for a in d["args"]:
         _print_arg(a)
     for p in d["problems"]:
@@ -360,6 +445,8 @@ def _print_arg(a: ArgJSON) -> None:
         mo = a["memory_object"]
         line += f"  {mo['kind']} {mo['handle']} {mo['bytes']} bytes"
     echo(line)
+    if "history" in a:
+        echo(f"      {_neighbours_text(a['history'])}")
     for which, dump in (("pre", a.get("pre")), ("post", a.get("post"))):
         if not dump:
             continue

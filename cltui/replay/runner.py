@@ -91,6 +91,8 @@ class ReplayJob:
         self._events: Iterator[Event] | None = None
         self._done = threading.Event()
         self._pumped = False  # a callback thread consumes the events
+        self._results: list[DeviceResult] = []  # the devices that ended
+        self._current: tuple[Device, Progress] | None = None  # the device running, its events
         self.callback_error: Exception | None = None
 
     # ---- public
@@ -115,6 +117,29 @@ class ReplayJob:
     @property
     def cancelled(self) -> bool:
         return self._cancel.is_set()
+
+    def partial_report(self) -> Report:
+        """The report of what finished, for a replay stopped while its events were not read
+        to the end (ctrl-c in the CLI): the devices that ended, the running one ``cancelled``
+        with the steps it finished (and their checks), the others cancelled before they
+        started."""
+        if self.report is not None:
+            return self.report
+        results = list(self._results)
+        ended_ids = {r["device"]["id"] for r in results}
+        current = self._current
+        for dev in self.devices:
+            if dev["id"] in ended_ids:
+                continue
+            if current is not None and current[0]["id"] == dev["id"]:
+                seen = current[1]
+                results.append(failed(dev, "cancelled", f"cancelled ({seen.where})",
+                                      seen.running, list(seen.finished)))
+            else:
+                results.append(failed(dev, "cancelled", "cancelled before it started", None))
+        return make_report(
+            self.plan, results, self.repeat, self.tolerance, self.arg_tolerance, self.save_dir
+        )
 
     def events(self) -> Iterator[Event]:
         """Events as they come; the last one is ``{"type": "done", "report": ...}``."""
@@ -145,7 +170,7 @@ class ReplayJob:
             self._done.set()
 
     def _run_devices(self) -> Iterator[Event]:
-        results: list[DeviceResult] = []
+        results = self._results
         for dev in self.devices:
             if self._cancel.is_set():
                 results.append(failed(dev, "cancelled", "cancelled before it started", None))
@@ -198,6 +223,7 @@ class ReplayJob:
 
     def _watch(self, dev: Device, proc: Child) -> Iterator[Event]:
         seen = Progress()
+        self._current = (dev, seen)
         for ev in proc.events(self.timeout, self._cancel):
             ev["device"] = dev["id"]
             if seen.see(ev):

@@ -86,18 +86,26 @@ def start_replay(app: AnyApp, capture: Capture, first: int, last: int) -> None:
     if _refused(app, "Replay", capture, first, last):
         return
     goto = _goto(app)
+    from cltui.tui.screens.main import MainScreen
+
+    origin = app.screen
+    memory = origin.memory if isinstance(origin, MainScreen) else None
+    dialog = ReplayDialog(capture, first, last, memory.replay if memory is not None else None)
 
     def chosen(request: ReplayRequest | None) -> None:
         if request is None:
             return
+        if memory is not None:
+            memory.remember_replay(dialog.settings)
         title = f"Replaying {_range_text(first, last)} ({request.mode})"
-        app.push_screen(ProgressScreen(title, replay_task(capture, first, last, request)), done)
+        task = replay_task(capture, first, last, request)
+        app.push_screen(ProgressScreen(title, task, keep_partial=True), done)
 
     def done(outcome: ReplayOutcome | None) -> None:
         if outcome is not None:
             app.push_screen(ReplayResultsScreen(capture, outcome, goto))
 
-    app.push_screen(ReplayDialog(capture, first, last), chosen)
+    app.push_screen(dialog, chosen)
 
 
 def start_export(

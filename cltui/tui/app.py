@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -163,6 +164,13 @@ class CltuiApp(App[None]):
                 await self.run_action(action, node)  # type: ignore[arg-type]
 
             yield SystemCommand(binding.description, help_text, run)
+        from cltui.tui.screens.copy_save import copy_choices  # y's choices, one each
+
+        for choice in copy_choices(screen):
+            text = choice.text if len(choice.text) < 80 else choice.text[:79] + "…"
+            yield SystemCommand(
+                f"Copy {choice.label}", text, functools.partial(screen.action_copy, choice.key)
+            )
 
 
 ANSI_THEME = "ansi-dark"
@@ -185,6 +193,7 @@ def make_app(
     replay: RangeAction | None = None,
     export: RangeAction | None = None,
     ansi: bool = False,
+    remember: bool = True,
 ) -> CltuiApp:
     """The app on one capture, or on two (``c`` switches).  Opening happens in a worker.
 
@@ -192,7 +201,8 @@ def make_app(
     ``replay``/``export`` receive ``(capture, first_number, last_number)`` for the selected
     range (default: the replay and export dialogs of :mod:`cltui.tui.actions`); their keys are
     greyed out until the capture is loaded.  ``ansi`` uses the terminal's 16 ANSI colours
-    (see :func:`wants_ansi`).
+    (see :func:`wants_ansi`).  ``remember`` keeps bookmarks, filters, the position and the
+    replay settings per capture in the user's state folder (:mod:`cltui.tui.capture_state`).
     """
     open_fn = opener or _open
     paths = [Path(path)] + ([Path(path_b)] if path_b is not None else [])
@@ -207,6 +217,7 @@ def make_app(
             label="" if len(paths) == 1 else f"{'AB'[i]}: ",
             replay=replay,
             export=export,
+            remember=remember,
         )
         for i, p in enumerate(paths)
     ]

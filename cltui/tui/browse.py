@@ -16,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from cltui.capture.display import escape_controls
-from cltui.capture.model import Enqueue, EnqueueKind, KernelArg
+from cltui.capture.model import ArgKind, Enqueue, EnqueueKind, KernelArg
 from cltui.errors import Cancelled
 from cltui.progress import CancelToken
 
@@ -25,16 +25,43 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DUMPS_PER_CALL",
+    "MEMORY_KINDS",
     "ReadCancelled",
+    "arg_by_index",
     "decode_off_loop",
     "dumped_bytes",
     "dumps_of",
     "log_size",
+    "memory_arg_indexes",
+    "off_loop",
     "range_bytes",
     "range_summary",
 ]
 
 DUMPS_PER_CALL = 32  # enqueues per reader call: a details decode waits for one such call
+
+MEMORY_KINDS = frozenset({ArgKind.BUFFER, ArgKind.IMAGE, ArgKind.SVM})
+
+
+def arg_by_index(enq: Enqueue | None, index: int | None) -> KernelArg | None:
+    """The argument with kernel argument index ``index`` (not a list position: an enqueue
+    whose log lost a clSetKernelArg lists its arguments with a gap)."""
+    if enq is None or index is None:
+        return None
+    return next((a for a in enq.args if a.index == index), None)
+
+
+def memory_arg_indexes(enq: Enqueue | None, *, images_only: bool = False) -> list[int]:
+    """The indexes of the arguments that hold memory contents (buffers, images, SVM, or a
+    dump), the ones ``.``/``,`` step through on the Buffer (and, ``images_only``, Image) tab."""
+    if enq is None:
+        return []
+    if images_only:
+        return [a.index for a in enq.args if a.kind is ArgKind.IMAGE]
+    return [
+        a.index for a in enq.args
+        if a.kind in MEMORY_KINDS or a.pre is not None or a.post is not None
+    ]
 
 
 T = TypeVar("T")
@@ -45,7 +72,7 @@ class ReadCancelled(Cancelled):
     """The worker was cancelled (the cursor moved on, the app exits) while the reader ran."""
 
 
-def _off_loop(cap: Capture, fn: Callable[[Capture, T], R], arg: T, cancel: CancelToken) -> R:
+def off_loop(cap: Capture, fn: Callable[[Capture, T], R], arg: T, cancel: CancelToken) -> R:
     """``fn(cap, arg)`` run by the capture's reader process when it has one (pcpp and hashing
     never hold this process's GIL), else in this thread (also when the reader died);
     :class:`ReadCancelled` when ``cancel`` stops it or the reader was closed for the exit."""
@@ -68,7 +95,7 @@ def decode_off_loop(cap: Capture, number: int, cancel: CancelToken) -> Enqueue:
     """``cap.enqueue(number)``, decoded off the app's process when it can be."""
     from cltui.capture.background import decode_enqueue
 
-    return _off_loop(cap, decode_enqueue, number, cancel)
+    return off_loop(cap, decode_enqueue, number, cancel)
 
 
 def dumps_of(cap: Capture, numbers: list[int]) -> list[tuple[int, int]]:
@@ -86,7 +113,7 @@ def dumps_of(cap: Capture, numbers: list[int]) -> list[tuple[int, int]]:
 def _dumps_off_loop(
     cap: Capture, numbers: list[int], cancel: CancelToken
 ) -> list[tuple[int, int]]:
-    return _off_loop(cap, dumps_of, numbers, cancel)
+    return off_loop(cap, dumps_of, numbers, cancel)
 
 
 def log_size(path: Path) -> int:

@@ -68,8 +68,8 @@ class ResultRow:
     def cells(self) -> list[Text | str]:
         res = self.result
         status = Text(self.status, style=_STATUS_STYLE.get(self.status, ""))
-        if self.prechecks:
-            status = Text(f"before: {self.status}", style="cyan")
+        if self.informational:  # not a check: neutral, whatever it found
+            status = Text(f"before: {self.status}" if self.prechecks else self.status, "dim")
         differ = ""
         if res and res.get("n_diff"):
             differ = f"{res['n_diff']:,}/{res.get('elements', 0):,}"
@@ -97,7 +97,16 @@ class ResultRow:
         for stage in ("start_to_end", "queued_to_submit", "submit_to_start", "host_enqueue"):
             v = t.get(stage)
             cells.append(_stage(v))
+        if self.informational:
+            cells = [c if isinstance(c, Text) else Text(c, "dim") for c in cells]
         return cells
+
+    @property
+    def informational(self) -> bool:
+        """A row that is no check of the verdict: a "before" comparison (the replayed state
+        against the capture's Pre, reloaded or not) or a step with nothing to check."""
+        return self.prechecks or (self.check is None and self.cross is None
+                                  and self.status == "unchecked" and not self.message)
 
 
 def _num(v: object) -> str:

@@ -85,6 +85,11 @@ class LogIndex:
     _args_lock: threading.Lock = field(default_factory=threading.Lock)
 
     # ---- raw access ----
+    @property
+    def data(self) -> mmap.mmap | None:
+        """The log's bytes (a read-only memory map), None once closed."""
+        return self._mm
+
     def read_line(self, offset: int, limit: int = 1 << 20) -> str:
         """The line starting at ``offset`` (sampler continuation joined), NULs removed."""
         mm = self._mm

@@ -72,7 +72,9 @@ def verdict(plan: Manifest, result: DeviceResult) -> Verdict:
         status, head = "fail", f"{state}: {err}"
     elif state == "killed":  # from outside (SIGKILL, the OOM killer): not a failure found
         status, head = "incomplete", f"killed: {err}" if err else "killed"
-    elif err or state in ("error", "cancelled"):
+    elif state == "cancelled":  # the user stopped it: what finished is kept and counted
+        status, head = "incomplete", str(err or "cancelled")
+    elif err or state == "error":
         status, head = "error", str(err or state)
     elif c["different"] > tainted_different:
         bad = c["different"] - tainted_different

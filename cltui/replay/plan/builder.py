@@ -4,9 +4,9 @@ change taints.  The parts it assembles are mixins over one state (:mod:`.base`).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
+from cltui.capture.history import reads_only
 from cltui.capture.model import Enqueue, EnqueueKind, KernelArg
 from cltui.replay.engine.schema import ArgSpec, Skipped, StepSpec
 from cltui.replay.plan.base import ScopeEntry, StepIO
@@ -43,7 +43,7 @@ class _Builder(_Inputs, _Programs):
         written: set[str] = set()
         for mid, margs in launch.mem_args.items():
             o = self.obj(enq, mid, margs)
-            if any(not _reads_only(a) for a in margs):
+            if any(not reads_only(a) for a in margs):
                 written.add(mid)
             self.inputs(enq, o, io)
             if o.post is not None:
@@ -138,11 +138,3 @@ class _Builder(_Inputs, _Programs):
         self.notes.append(f"enqueue {scope.enqueue} skipped: {why}")
 
 
-def _reads_only(a: KernelArg) -> bool:
-    """The kernel cannot write the argument (``__constant``, ``const``, read-only image)."""
-    tname = a.type_name or ""
-    return (
-        a.address_space == "constant"
-        or a.access == "read_only"
-        or re.search(r"\bconst\b", tname) is not None
-    )

@@ -20,6 +20,7 @@ from cltui.capture.elements import element_ctype
 from cltui.errors import CltuiError
 from cltui.replay.engine.dtypes import make_dtype
 from cltui.replay.engine.schema import Report
+from cltui.tui.browse import arg_by_index
 from cltui.tui.result_rows import ResultRow
 from cltui.tui.screens.replay_progress import ReplayOutcome
 from cltui.tui.widgets.diff_view import DiffView, as_bytes
@@ -41,8 +42,9 @@ def ctype_for(capture: Capture, enqueue: int, arg: int | None, spec: Any) -> CTy
     if arg is not None:
         try:
             enq = capture.enqueue(enqueue)
-            if 0 <= arg < len(enq.args):
-                ctype = element_ctype(enq.args[arg])
+            chosen = arg_by_index(enq, arg)
+            if chosen is not None:
+                ctype = element_ctype(chosen)
                 if ctype is not None:
                     return ctype
         except Exception:  # the plan's dtype below is as good
@@ -128,8 +130,8 @@ class DiffScreen(Screen[None]):
         pre = post = None
         try:
             enq = capture.enqueue(row.enqueue)
-            if arg is not None and 0 <= arg < len(enq.args):
-                a = enq.args[arg]
+            a = arg_by_index(enq, arg)
+            if a is not None:
                 pre = a.pre.array() if a.pre is not None and not a.pre.hashed else None
                 post = a.post.array() if a.post is not None and not a.post.hashed else None
         except (OSError, ValueError) as exc:

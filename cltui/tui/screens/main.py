@@ -44,6 +44,7 @@ from cltui.tui.workers import worker_token
 
 if TYPE_CHECKING:
     from cltui.capture.capture import Capture
+    from cltui.tui.screens.memory import ScreenMemory
 
 __all__ = ["MainScreen", "RangeAction"]
 
@@ -82,6 +83,20 @@ class MainScreen(ReadingScreen):
         Binding("comma", "arg(-1)", "Prev arg", show=False, key_display=","),
         Binding("full_stop", "arg(1)", "Next arg", show=False, key_display="."),
         Binding("f", "format", "Format", show=False, tooltip="Element format of the buffer view"),
+        Binding(
+            "w", "history('writer')", "Last writer", show=False,
+            tooltip="Jump to the last enqueue before this one that wrote the selected object",
+        ),
+        Binding(
+            "W", "history('reader')", "Next reader", show=False,
+            tooltip="Jump to the next enqueue after this one that reads the selected object",
+        ),
+        Binding("H", "history('list')", "History", show=False,
+                tooltip="Every enqueue that wrote or read the selected argument's object"),
+        Binding("y", "copy", "Copy", show=False,
+                tooltip="Copy a value, a row, the range or a CLI command (OSC 52)"),
+        Binding("s", "save", "Save", show=False,
+                tooltip="Save the buffer (.npy, .csv) or the image (.png) shown"),
         # the visible tab's keys, whatever has focus (its own widget binds them first)
         Binding("x", "pane_key('hex')", "Hex", show=False, tooltip="Toggle the buffer's hex view"),
         Binding(
@@ -118,8 +133,11 @@ class MainScreen(ReadingScreen):
         label: str = "",
         replay: RangeAction | None = None,
         export: RangeAction | None = None,
+        remember: bool = True,
     ) -> None:
         super().__init__()
+        self.remember = remember  # keep bookmarks, filters, position per capture (XDG state)
+        self.memory: ScreenMemory | None = None
         self.path = path
         self.opener = opener
         self.label = label
@@ -186,6 +204,22 @@ class MainScreen(ReadingScreen):
             self.notify(f"{more} more problems: press p to list them all", timeout=12)
         self._update_range()
         self.refresh_bindings()
+        if self.remember:
+            from cltui.tui.screens.memory import SAVE_EVERY, ScreenMemory
+
+            self.memory = ScreenMemory(self)
+            self.memory.restore()
+            self.set_interval(SAVE_EVERY, self.memory.save)
+
+    def on_unmount(self) -> None:
+        if self.memory is not None:
+            self.memory.save()
+
+    @property
+    def last_devices(self) -> list[str]:
+        """The devices of the last replay of this capture (``-d`` of a copied command)."""
+        settings = self.memory.replay if self.memory is not None else None
+        return [d.get("name", "") for d in (settings or {}).get("devices", []) if d.get("name")]
 
     # ------------------------------------------------------- cursor and range
     @on(CursorMoved)
@@ -402,6 +436,22 @@ class MainScreen(ReadingScreen):
     def action_pane_key(self, key: str) -> None:
         self.details.pane_key(key)
 
+    def action_history(self, what: str) -> None:
+        from cltui.tui.screens.history import start_history
+
+        if what in ("writer", "reader", "list"):
+            start_history(self, what)  # type: ignore[arg-type]
+
+    def action_copy(self, key: str = "") -> None:
+        from cltui.tui.screens.copy_save import start_copy
+
+        start_copy(self, key or None)
+
+    def action_save(self) -> None:
+        from cltui.tui.screens.copy_save import start_save
+
+        start_save(self)
+
     def action_format(self) -> None:
         if self.capture is None:
             return
@@ -442,7 +492,7 @@ class MainScreen(ReadingScreen):
             return True if (self.replay is not None and self.capture is not None) else None
         if action == "export":
             return True if (self.export is not None and self.capture is not None) else None
-        if action in ("filter", "kinds", "jump", "problems"):
+        if action in ("filter", "kinds", "jump", "problems", "history", "copy", "save"):
             return True if self.capture is not None else None
         if action == "pane_key":
             key = str(parameters[0]) if parameters else ""

@@ -23,6 +23,7 @@ from cltui.capture.devinfo import DeviceIdentity
 from cltui.replay import tolerance
 from cltui.replay.engine.compare import Tolerance
 from cltui.replay.engine.schema import ArgTolerance, Device
+from cltui.tui.capture_state import REPLAY_FIELDS, ReplaySettings
 from cltui.tui.screens.form_dialog import FormDialog
 
 if TYPE_CHECKING:
@@ -116,8 +117,12 @@ class ReplayDialog(FormDialog[ReplayRequest]):
         Binding("ctrl+r", "accept", "Replay", show=False),
     ]
 
-    def __init__(self, capture: Capture, first: int, last: int) -> None:
+    def __init__(
+        self, capture: Capture, first: int, last: int, remembered: ReplaySettings | None = None
+    ) -> None:
         super().__init__()
+        self.remembered = remembered  # the last replay's settings on this capture
+        self.settings: ReplaySettings = {}  # what was accepted, to remember
         self.capture = capture
         self.first = first
         self.last = last
@@ -159,6 +164,11 @@ class ReplayDialog(FormDialog[ReplayRequest]):
         lst = self.query_one("#replay-devices", SelectionList)
         lst.add_option(Selection("listing OpenCL devices…", "", disabled=True))
         lst.focus()
+        last = self.remembered or {}
+        for name, text in last.get("fields", {}).items():
+            self.query_one(f"#replay-{name}", Input).value = text
+        if last.get("mode") in MODES:
+            self.query_one(f"#mode-{last['mode']}", RadioButton).value = True
         self._list_devices()
 
     @work(thread=True, exclusive=True, group="replay-devices", exit_on_error=False)
@@ -203,6 +213,13 @@ class ReplayDialog(FormDialog[ReplayRequest]):
 
         default, choice = default_device(devices, captured)
         ticked = {default["id"]} if default is not None else set()
+        used = [(d.get("name"), d.get("platform")) for d in (self.remembered or {}).get(
+            "devices", [])]
+        again = {d["id"] for d in devices if (d["name"], d["platform"]) in used}
+        if again:  # the devices of the last replay of this capture, where they are still here
+            ticked = again
+            choice = {"rule": "remembered",
+                      "why": "the devices of the last replay of this capture"}
         marks = {
             "captured": "  (captured here)",
             "most-alike": "  (similar to captured)",
@@ -260,4 +277,11 @@ class ReplayDialog(FormDialog[ReplayRequest]):
         except ValueError as exc:
             self.show_error(str(exc))
             return None
+        self.settings = {
+            "devices": [{"name": str(d["name"]), "platform": str(d["platform"])}
+                        for d in devices],
+            "mode": self.mode,
+            "fields": {name: self.query_one(f"#replay-{name}", Input).value
+                       for name in REPLAY_FIELDS},
+        }
         return ReplayRequest(devices, self.mode, tol, repeat, timeout, per_arg)

@@ -6,7 +6,8 @@ Textual thread worker and reports through ``control.progress(ProgressEvent(fract
 a second); *Cancel* (or ``escape``) cancels ``control.cancel`` (a
 :class:`cltui.progress.CancelToken`), which runs the hooks the task registered with
 ``control.cancel.on_cancel`` (e.g. killing a replay child).  The screen dismisses with
-the task's result, or ``None`` when cancelled.  A failure stays on screen as one line (no
+the task's result, or ``None`` when cancelled (``keep_partial``: the result the task
+returns after a cancel, e.g. a replay's finished steps).  A failure stays on screen as one line (no
 traceback) until *Close*.
 
 :func:`replay_task` is the replay: a plan for the range, then :mod:`cltui.replay.runner` (one
@@ -94,8 +95,11 @@ class ProgressScreen(ModalScreen[T | None], Generic[T]):
             self.result = result
             self.error = error
 
-    def __init__(self, title: str, task: Callable[[TaskControl], T]) -> None:
+    def __init__(
+        self, title: str, task: Callable[[TaskControl], T], *, keep_partial: bool = False
+    ) -> None:
         super().__init__()
+        self.keep_partial = keep_partial  # a cancelled task's result (what finished) is kept
         self.title_text = title
         self.work_fn = task
         self.control = TaskControl()
@@ -157,7 +161,7 @@ class ProgressScreen(ModalScreen[T | None], Generic[T]):
         self.finished = True
         if self.control.cancel.is_set():
             self.notify(f"{self.title_text}: cancelled", severity="warning", timeout=4)
-            self.dismiss(None)
+            self.dismiss(message.result if self.keep_partial else None)
             return
         if message.error is not None:
             self.error = message.error
@@ -254,9 +258,10 @@ def replay_task(
             if not job.done:  # the iterator was left early: stop the child
                 job.cancel()
         report = job.report
-        if control.cancel.is_set() or report is None:
+        if report is None:
             lifecycle.remove(save_dir)
-            raise TaskFailed("replay cancelled" if report else "the replay ended without a report")
+            raise TaskFailed("the replay ended without a report")
+        # cancelled: the steps that finished keep their checks; the verdict says INCOMPLETE
         return ReplayOutcome(report, manifest, request, str(rng), save_dir)
 
     return run

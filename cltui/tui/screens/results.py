@@ -55,6 +55,7 @@ class ReplayResultsScreen(Screen[None]):
         Binding("enter", "diff", "Diff", tooltip="Captured Pre, captured Post, replayed Post"),
         Binding("f", "failures", "Next failure", tooltip="Next row that is not equal"),
         Binding("g", "goto", "Go to enqueue", tooltip="Close and put the list on this enqueue"),
+        Binding("s", "save", "Save", tooltip="Save the table as .csv or the report as .json"),
     ]
 
     def __init__(
@@ -85,7 +86,7 @@ class ReplayResultsScreen(Screen[None]):
         notes.display = bool(self.notes_text().plain)
         failing = next(
             (i for i, r in enumerate(self.rows)
-             if r.status not in OK_STATUSES and not r.prechecks),
+             if r.status not in OK_STATUSES and not r.informational),
             None,
         )
         if failing is not None:  # open on the first result that is not equal (not a pre-check)
@@ -106,7 +107,10 @@ class ReplayResultsScreen(Screen[None]):
         )
         style = _VERDICT_STYLE.get(str(overall["status"]), "bold yellow")
         if len(verdicts) > 1:
-            text.append(f"{str(overall['status']).upper()} on {len(verdicts)} devices\n", style)
+            c = overall["counts"]
+            text.append(f"{str(overall['status']).upper()} on {len(verdicts)} devices: "
+                        f"{c['checked']}/{c['outputs']} outputs checked, "
+                        f"{c['different']} different\n", style)
             for r, v in zip(rep["devices"], verdicts, strict=True):
                 vs = _VERDICT_STYLE.get(str(v["status"]), "bold yellow")
                 text.append(f"{r['device']['id']}: {v['line']}\n", vs)
@@ -182,13 +186,18 @@ class ReplayResultsScreen(Screen[None]):
         n = len(self.rows)
         for k in range(1, n + 1):
             i = (start + k) % n
-            if self.rows[i].status not in OK_STATUSES:
+            if self.rows[i].status not in OK_STATUSES and not self.rows[i].informational:
                 self.table.move_cursor(row=i)
                 return
         self.notify("Every row is equal", timeout=3)
 
     def action_close(self) -> None:
         self.dismiss(None)
+
+    def action_save(self) -> None:
+        from cltui.tui.screens.copy_save import save_results
+
+        save_results(self)
 
     def action_goto(self) -> None:
         row = self.current_row()

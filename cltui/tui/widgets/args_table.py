@@ -66,9 +66,10 @@ class ArgsTable(ScrollView, can_focus=True):
 
     def show(self, cap: Capture, enq: Enqueue | None, arg: int | None) -> None:
         number = enq.number if enq is not None else None
+        at = _row_of(enq, arg)
         if number == self._shown and enq is self.enqueue:
-            if arg is not None and 0 <= arg < self.row_count and arg != self.cursor_row:
-                self.move_cursor(arg, announce=False)
+            if at is not None and at != self.cursor_row:
+                self.move_cursor(at, announce=False)
             return
         self._shown = number
         self.enqueue = enq
@@ -82,7 +83,7 @@ class ArgsTable(ScrollView, can_focus=True):
             for i, cell in enumerate(row[:-1]):
                 widths[i] = max(widths[i], min(len(cell), MAX_WIDTH[i]))
         self._widths = widths
-        self.cursor_row = arg if arg is not None and 0 <= arg < self.row_count else 0
+        self.cursor_row = at if at is not None else 0
         self.virtual_size = Size(self.size.width, self.row_count + 1)
         self.scroll_to(y=0, animate=False, immediate=True)
         self._scroll_cursor_visible()
@@ -234,3 +235,10 @@ def _fmt(value: Any) -> str:
     if isinstance(value, dict):
         return "{" + ", ".join(f"{k}={_fmt(v)}" for k, v in value.items()) + "}"
     return str(value)
+
+
+def _row_of(enq: Enqueue | None, index: int | None) -> int | None:
+    """The row of the argument with kernel argument index ``index``."""
+    if enq is None or index is None:
+        return None
+    return next((row for row, a in enumerate(enq.args) if a.index == index), None)

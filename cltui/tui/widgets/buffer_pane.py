@@ -14,8 +14,10 @@ from textual.widgets import Input, Label, Static
 from textual.worker import get_current_worker
 
 from cltui.capture.cltypes import CType, TypeParseError, parse_type
+from cltui.capture.display import escape_controls
 from cltui.capture.elements import element_ctype
 from cltui.capture.model import ArgKind, Enqueue, KernelArg
+from cltui.tui.browse import arg_by_index, memory_arg_indexes
 from cltui.tui.format import fmt_bytes
 from cltui.tui.widgets.buffer_view import BufferStats, BufferView, buffer_stats
 from cltui.tui.workers import worker_token
@@ -46,6 +48,7 @@ class BufferPane(Vertical):
         self.typedefs: dict[str, CType] = {}
         self._typedefs_of: Callable[[], dict[str, CType]] | None = None
         self.stats: tuple[BufferStats | None, BufferStats | None] = (None, None)
+        self._place = ""  # "2/3 " : which of the enqueue's memory arguments is shown
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="buffer-head"):
@@ -81,15 +84,15 @@ class BufferPane(Vertical):
         title = self.query_one("#buffer-title", Label)
         fmt_input = self.query_one("#buffer-format", Input)
         self.arg = None
-        target = None
-        if enq is not None and arg is not None and 0 <= arg < len(enq.args):
-            target = enq.args[arg]
+        self.stats = (None, None)
+        self.query_one("#buffer-stats", Static).update("")
+        target = arg_by_index(enq, arg)  # the header and the body: this one argument
+        self._place = _place_text(enq, target)
         if target is None or not (target.pre or target.post):
             reason = _no_buffer_reason(enq, target)
             title.update(reason)
             self.view.empty_text = reason
             self.view.set_buffers(None, None, None, None)
-            self.query_one("#buffer-stats", Static).update("")
             fmt_input.value = ""
             return
         self.arg = target
@@ -107,8 +110,11 @@ class BufferPane(Vertical):
             pre = target.pre.array() if target.pre is not None else None
             post = target.post.array() if target.post is not None else None
         except OSError as exc:
-            title.update(f"arg {target.index}: cannot read the dump: {exc.strerror or exc}")
+            reason = f"{_arg_label(target)}: cannot read the dump: {exc.strerror or exc}"
+            title.update(reason)
+            self.view.empty_text = reason
             self.view.set_buffers(None, None, None, None)
+            fmt_input.value = ""
             return
         fmt_input.value = self.default_ctype.name
         self.view.set_buffers(key, pre, post, self.default_ctype)
@@ -116,7 +122,7 @@ class BufferPane(Vertical):
         self._compute_stats()
 
     def _show_hashes(self, arg: KernelArg) -> None:
-        lines = [f"arg {arg.index} {arg.name or ''}: hashes only (DumpBufferHashes), no data"]
+        lines = [f"{self._place}{_arg_label(arg)}: hashes only (DumpBufferHashes), no data"]
         for side, dump in (("pre", arg.pre), ("post", arg.post)):
             if dump is not None:
                 value = dump.hash_value()
@@ -131,17 +137,16 @@ class BufferPane(Vertical):
 
     def _update_title(self) -> None:
         arg = self.arg
-        if arg is None:
+        if arg is None or (self.view.pre is None and self.view.post is None):
             return
         view = self.view
         ctype = view.ctype or _BYTES
         sides = "+".join(s for s, d in (("pre", arg.pre), ("post", arg.post)) if d is not None)
         elems = view.nbytes // (ctype.size or 1)
-        name = f" {arg.name}" if arg.name else ""
         dump = arg.pre or arg.post
         mem = f" #{dump.mem_id:04d}" if dump is not None else ""
         text = (
-            f"arg {arg.index}{name}{mem} · {sides} · {elems:,} × {ctype.name} "
+            f"{self._place}{_arg_label(arg)}{mem} · {sides} · {elems:,} × {ctype.name} "
             f"({fmt_bytes(view.nbytes)}) · format:"
         )
         self.query_one("#buffer-title", Label).update(text)
@@ -185,6 +190,7 @@ class BufferPane(Vertical):
         view = self.view
         ctype = view.ctype or _BYTES
         pre, post = view.pre, view.post
+        shown = self._shown
         self.app.call_from_thread(self.query_one("#buffer-stats", Static).update, "computing…")
         worker = get_current_worker()
         cancel = worker_token(worker)
@@ -192,10 +198,15 @@ class BufferPane(Vertical):
         post_stats = buffer_stats(post, ctype, pre, cancel=cancel) if post is not None else None
         if worker.is_cancelled:
             return
-        self.stats = (pre_stats, post_stats)
-        self.app.call_from_thread(
-            self.query_one("#buffer-stats", Static).update, stats_text(pre_stats, post_stats)
-        )
+        self.app.call_from_thread(self._stats_done, shown, pre_stats, post_stats)
+
+    def _stats_done(
+        self, shown: tuple[Any, ...] | None, pre: BufferStats | None, post: BufferStats | None
+    ) -> None:
+        if shown != self._shown:  # another argument is shown now: its own stats follow
+            return
+        self.stats = (pre, post)
+        self.query_one("#buffer-stats", Static).update(stats_text(pre, post))
 
 
 def stats_text(pre: BufferStats | None, post: BufferStats | None) -> Text:
@@ -220,6 +231,21 @@ def stats_text(pre: BufferStats | None, post: BufferStats | None) -> Text:
     return text
 
 
+def _arg_label(arg: KernelArg) -> str:
+    """``arg 2 out (__global float*)``: the index, the name and the type of an argument."""
+    name = f" {escape_controls(arg.name)}" if arg.name else ""
+    tname = arg.type_name or (arg.kind.value if arg.kind is not ArgKind.UNKNOWN else "")
+    return f"arg {arg.index}{name}" + (f" ({escape_controls(tname)})" if tname else "")
+
+
+def _place_text(enq: Enqueue | None, arg: KernelArg | None) -> str:
+    """``buffer 2/3 · ``: the place of ``arg`` among the memory arguments ``.``/``,`` visit."""
+    indexes = memory_arg_indexes(enq)
+    if arg is None or arg.index not in indexes:
+        return ""
+    return f"buffer {indexes.index(arg.index) + 1}/{len(indexes)} · "
+
+
 def _no_buffer_reason(enq: Enqueue | None, arg: KernelArg | None) -> str:
     if enq is None:
         return "No enqueue"
@@ -228,5 +254,5 @@ def _no_buffer_reason(enq: Enqueue | None, arg: KernelArg | None) -> str:
     if arg is None:
         return "No argument selected"
     if arg.kind in (ArgKind.BUFFER, ArgKind.SVM):
-        return f"arg {arg.index} {arg.name or ''}: no Pre/Post dump (outside the dump window?)"
-    return f"arg {arg.index} {arg.name or ''} is a {arg.kind.value} argument, not a buffer"
+        return f"{_arg_label(arg)}: no Pre/Post dump (outside the dump window?)"
+    return f"{_arg_label(arg)} is a {arg.kind.value} argument, not a buffer"

@@ -11,6 +11,7 @@ from textual.widgets import Static, TabbedContent, TabPane
 
 from cltui.capture.display import escape_controls
 from cltui.capture.model import ArgKind, Enqueue, Problem
+from cltui.tui.browse import memory_arg_indexes
 from cltui.tui.format import fmt_size
 from cltui.tui.messages import ArgumentSelected
 from cltui.tui.widgets.args_table import ArgsTable
@@ -44,6 +45,8 @@ class DetailPanes(Vertical):
         self.enqueue: Enqueue | None = None
         self.arg: int | None = None
         self.error: str | None = None
+        # the memory object whose argument the next enqueue shown selects (a history jump)
+        self.prefer_handle: int | None = None
 
     def compose(self) -> ComposeResult:
         yield Static("", id="enqueue-summary", markup=False)
@@ -115,6 +118,10 @@ class DetailPanes(Vertical):
         if enq is not self.enqueue:
             self.enqueue = enq
             self.arg = default_arg(enq)
+            handle, self.prefer_handle = self.prefer_handle, None
+            same = [a.index for a in enq.args if a.mem is not None and a.mem.handle == handle]
+            if same:
+                self.arg = same[0]
         summary.update(enqueue_summary(enq), layout=False)
         self._show_problems(enq.problems)
         self._refresh_active()
@@ -137,10 +144,26 @@ class DetailPanes(Vertical):
         self._refresh_active()
 
     def action_arg(self, delta: int) -> None:
-        if self.enqueue is None or not self.enqueue.args:
+        """``.``/``,``: the next/previous argument; on the Buffer tab only those with memory
+        contents (scalars skipped), on the Image tab only images."""
+        enq = self.enqueue
+        if enq is None or not enq.args:
+            return
+        if self.active == "buffer":
+            choices = memory_arg_indexes(enq)
+        elif self.active == "image":
+            choices = memory_arg_indexes(enq, images_only=True)
+        else:
+            choices = [a.index for a in enq.args]
+        if not choices:
             return
         current = self.arg if self.arg is not None else -1
-        self.arg = max(0, min(len(self.enqueue.args) - 1, current + delta))
+        if delta > 0:
+            after = [i for i in choices if i > current]
+            self.arg = after[0] if after else choices[-1]
+        else:
+            before = [i for i in choices if i < current]
+            self.arg = before[-1] if before else choices[0]
         self._refresh_active()
 
     def _refresh_active(self) -> None:

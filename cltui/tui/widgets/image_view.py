@@ -15,6 +15,7 @@ from textual.widget import Widget
 
 from cltui.capture import images
 from cltui.capture.model import ArgKind, Dump, Enqueue, ImageFormat, KernelArg
+from cltui.tui.browse import arg_by_index
 
 if TYPE_CHECKING:
     from cltui.capture.capture import Capture
@@ -230,6 +231,7 @@ class ImageView(Widget, can_focus=True):
 def _pick_image(enq: Enqueue | None, arg: int | None) -> KernelArg | None:
     if enq is None or not enq.args:
         return None
-    if arg is not None and 0 <= arg < len(enq.args) and enq.args[arg].kind is ArgKind.IMAGE:
-        return enq.args[arg]
+    chosen = arg_by_index(enq, arg)
+    if chosen is not None and chosen.kind is ArgKind.IMAGE:
+        return chosen
     return next((a for a in enq.args if a.kind is ArgKind.IMAGE), None)

@@ -69,7 +69,7 @@ from .choice import (
     user_choice,
 )
 from .core import Engine, dir_loader, run_plan
-from .devices import list_devices, resolve_devices
+from .devices import list_devices, match_devices, resolve_devices
 from .verdicts import VERDICT_COUNTS, VERDICT_EXIT, combine_verdicts, verdict, verdict_exit
 
 __all__ = [
@@ -90,6 +90,7 @@ __all__ = [
     "most_alike",
     "name_likeness",
     "name_tokens",
+    "match_devices",
     "resolve_devices",
     "run_plan",
     "user_choice",

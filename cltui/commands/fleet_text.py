@@ -1,0 +1,83 @@
+"""``cltui fleet``'s text report: the verdict line first, the matrix (rich), then per column
+its first divergence, what could not run and why, the columns against each other, and the
+hosts that did not run."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from cltui.commands._common import echo, escape_tree
+
+_STYLE = {"equal": "green", "within": "cyan", "different": "bold red", "cannot-run": "magenta",
+          "not-reached": "dim", "unchecked": "yellow"}
+
+
+def cell_text(cell: Mapping[str, Any]) -> str:
+    """One cell in a few characters: ``equal``, ``within 2ulp``, ``DIFF 4ulp``, ``cannot run``."""
+    status = str(cell["status"])
+    ulp = cell.get("max_ulp")
+    tail = f" {ulp:g}ulp" if ulp is not None and ulp > 0 else ""
+    if status == "different":
+        return "DIFF" + tail
+    if status == "within":
+        return "within" + tail
+    return {"cannot-run": "cannot run", "not-reached": "-"}.get(status, status)
+
+
+def print_fleet(report: Mapping[str, Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    rep = escape_tree(report)
+    echo(rep["verdict"]["line"])
+    console = Console(highlight=False)
+    if rep["columns"]:
+        table = Table(title="fleet: against the capture", show_lines=False)
+        table.add_column("enqueue", justify="right")
+        table.add_column("argument")
+        for col in rep["columns"]:
+            dev = col["device"]
+            table.add_column(f"{col['id']}\n{dev['name']}\n{dev['platform']} {dev['driver']}")
+        for row in rep["rows"]:
+            cells = [f"[{_STYLE.get(c['status'], '')}]{cell_text(c)}[/]" if
+                     _STYLE.get(c["status"]) else cell_text(c) for c in row["cells"]]
+            table.add_row(str(row["enqueue"]), f"{row['kernel']} {row['label']}", *cells)
+        console.print(table)
+    for col in rep["columns"]:
+        lines = [col["verdict"]["line"]]
+        if col["first_divergent"] is not None:
+            lines.append(f"first divergent enqueue: {col['first_divergent']}")
+        if col["error"]:
+            where = f" at enqueue {col['failed_enqueue']}" if col["failed_enqueue"] is not None \
+                else ""
+            lines.append(f"cannot run{where}: {col['status']}: {col['error']}")
+        echo(f"{col['id']} ({col['runner']}): " + "; ".join(lines))
+    _print_cross(rep)
+    for h in rep["hosts"]:
+        if h["status"] != "ok":
+            echo(f"host {h['name']}: {h['status']}: {h['reason']}")
+        else:
+            sent = h["sent"]
+            what = ("bundle cached" if sent["cached"]
+                    else f"sent {sent['files']} files, {sent['bytes']} bytes")
+            echo(f"host {h['name']}: {len(h['devices'])} devices, {what}, "
+                 f"{h['seconds']:.1f} s")
+    echo(rep["verdict"]["line"])
+
+
+def _print_cross(rep: Mapping[str, Any]) -> None:
+    """Across columns: per pair, how many outputs differ and the worst ULP."""
+    pairs: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+    for x in rep["cross"]:
+        pairs.setdefault((x["a"], x["b"]), []).append(x)
+    for (a, b), xs in pairs.items():
+        diff = [x for x in xs if x["status"] == "different"]
+        within = [x for x in xs if x["status"] == "within"]
+        ulps = [float(x["max_ulp"]) for x in xs if x.get("max_ulp") is not None]
+        worst = f", max {max(ulps):g} ULP" if ulps and max(ulps) > 0 else ""
+        head = f"{b} vs {a}: {len(xs)} outputs compared, {len(diff)} different, " \
+            f"{len(within)} within{worst}"
+        if diff:
+            head += f"; first at enqueue {diff[0]['enqueue']} {diff[0]['label']}"
+        echo(head)

@@ -274,7 +274,7 @@ class HostRunner:
 
     def _kill(self, pid: str) -> None:
         if pid.isdigit():
-            self.t.run(f"kill -TERM -- -{pid} 2>/dev/null; sleep 1; kill -KILL -- -{pid} "
+            self.t.run(f"kill -TERM -{pid} 2>/dev/null; sleep 1; kill -KILL -{pid} "
                        "2>/dev/null; true", timeout=15)
 
     def _device_run(self, dev: Device, res: CommandResult, last: int | None) -> DeviceRun:

@@ -67,12 +67,13 @@ def _cells(col: str, result: DeviceResult, rows: list[dict[str, Any]]) -> list[C
         elif err and (failed is None or failed == row["enqueue"]):
             why = err if state in ("error", "") else f"{state}: {err}"
             out.append({"column": col, "status": "cannot-run", "max_ulp": None, "summary": why})
-        elif err:
+        elif err and row["enqueue"] > failed:
             out.append({"column": col, "status": "not-reached", "max_ulp": None,
                         "summary": f"not reached: enqueue {failed}: {state or 'error'}"})
         else:
-            out.append({"column": col, "status": "unchecked", "max_ulp": None,
-                        "summary": "the runner reported no check"})
+            why = (f"no result: the run ended at enqueue {failed} ({state or 'error'})"
+                   if err else "the runner reported no check")
+            out.append({"column": col, "status": "unchecked", "max_ulp": None, "summary": why})
     return out
 
 

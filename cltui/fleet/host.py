@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+from cltui.errors import CltuiError
 from cltui.fleet.cache import BundleFiles, SyncStats, shell_path, sync
 from cltui.fleet.inventory import Host
 from cltui.fleet.transport import CommandResult, Transport, classify_failure
@@ -73,8 +74,8 @@ class HostOutcome:
     seconds: float = 0.0
 
 
-class HostFailed(Exception):
-    """Ends one host's run (internal: becomes the outcome's status and reason)."""
+class HostFailed(CltuiError):
+    """Ends one host's run (caught: becomes the outcome's status and reason)."""
 
     def __init__(self, status: str, reason: str) -> None:
         super().__init__(reason)

@@ -68,7 +68,8 @@ class _Inv:
     groups: dict[str, _Group] = field(default_factory=dict)
     host_vars: dict[str, dict[str, Any]] = field(default_factory=dict)
     where: dict[str, str] = field(default_factory=dict)  # host -> file:line
-    var_where: dict[tuple[str, str], str] = field(default_factory=dict)
+    var_where: dict[tuple[str, str], str] = field(default_factory=dict)  # (host, key)
+    group_var_where: dict[tuple[str, str], str] = field(default_factory=dict)  # (group, key)
 
     def group(self, name: str) -> _Group:
         return self.groups.setdefault(name, _Group())
@@ -140,6 +141,7 @@ def _parse_ini(inv: _Inv, text: str) -> None:
         elif kind == "vars":
             key, value = _assignment(line, where)
             inv.group(section).vars[key] = value
+            inv.group_var_where[(section, key)] = where
         else:
             hvars = dict(_assignment(w, where) for w in words[1:])
             for name, more in _expand(words[0], where):
@@ -215,12 +217,15 @@ def _group_order(inv: _Inv, host: str) -> list[str]:
 def _resolve(inv: _Inv, name: str) -> Host:
     groups = _group_order(inv, name)
     merged: dict[str, Any] = {}
+    wheres: dict[str, str] = {}
     for g in groups:
-        merged.update(inv.groups.get(g, _Group()).vars)
+        for key, value in inv.groups.get(g, _Group()).vars.items():
+            merged[key] = value
+            wheres[key] = inv.group_var_where.get((g, key), inv.where[name])
     merged.update(inv.host_vars.get(name, {}))
 
     def where(key: str) -> str:
-        return inv.var_where.get((name, key), inv.where[name])
+        return inv.var_where.get((name, key), wheres.get(key, inv.where[name]))
 
     return Host(
         name=name,
@@ -309,9 +314,11 @@ def _parse_yaml(inv: _Inv, text: str) -> None:
     try:
         root = loader.get_single_node()
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
+        mark = getattr(exc, "context_mark", None) or getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else 1
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        if getattr(exc, "context", None):
+            problem = f"{exc.context}: {problem}"  # type: ignore[attr-defined]
         raise InventoryError(f"{inv.path}:{line}: not valid YAML: {problem}") from None
     finally:
         loader.dispose()
@@ -361,8 +368,9 @@ def _yaml_group(inv: _Inv, loader: Any, gname: str, gnode: Any, depth: int = 0) 
                         inv.host_vars[name][k] = v
                         inv.var_where[(name, k)] = f"{inv.path}:{line}"
         elif key == "vars":
-            for k, (v, _line_no) in _yaml_vars(inv, loader, node, f"the vars of {gname!r}").items():
+            for k, (v, line) in _yaml_vars(inv, loader, node, f"the vars of {gname!r}").items():
                 group.vars[k] = v
+                inv.group_var_where[(gname, k)] = f"{inv.path}:{line}"
         elif key == "children":
             for cname, cnode in _mapping(inv, node, f"the children of {gname!r}"):
                 if cname not in group.children:

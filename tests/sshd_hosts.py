@@ -6,6 +6,9 @@ of its own (``ssh -F CONFIG``: its own known_hosts, pre-filled, so ``StrictHostK
 stays on; the client key; batch mode): the system's and the user's ssh configuration are never
 read or touched.  A host may be ``down`` (a closed port), refuse the client key
 (``refuse_key``) or get environment variables in every session (``env``: sshd's ``SetEnv``).
+Sessions get ``HOME`` = ``ROOT/home`` (shared by the hosts, unless ``env`` says otherwise):
+the user's real home, its caches and its shell start-up files (Debian's bash sources
+``~/.bashrc`` for every ssh command) stay out of the tests.
 
     hosts = start_hosts(tmp_path, [HostSpec("a", env={"OCL_ICD_VENDORS": "/x"}), ...])
     ssh -F hosts.config -p hosts["a"].port 127.0.0.1 true
@@ -65,6 +68,7 @@ class SshHosts:
     config: Path
     key: Path
     hosts: dict[str, SshHost]
+    home: Path  # the sessions' HOME
 
     def __getitem__(self, name: str) -> SshHost:
         return self.hosts[name]
@@ -104,7 +108,7 @@ def _keygen(path: Path) -> str:
     return Path(f"{path}.pub").read_text().strip()
 
 
-def _sshd_config(d: Path, port: int, host_key: Path, spec: HostSpec) -> Path:
+def _sshd_config(d: Path, port: int, host_key: Path, spec: HostSpec, home: Path) -> Path:
     lines = [
         f"Port {port}", "ListenAddress 127.0.0.1", f"HostKey {host_key}",
         f"PidFile {d / 'sshd.pid'}", f"AuthorizedKeysFile {d / 'authorized_keys'}",
@@ -113,8 +117,8 @@ def _sshd_config(d: Path, port: int, host_key: Path, spec: HostSpec) -> Path:
         "StrictModes no", "UsePAM no", "LogLevel ERROR", "MaxSessions 50",
         "MaxStartups 50:30:100",
     ]  # fmt: skip
-    if spec.env:
-        lines.append("SetEnv " + " ".join(f'"{k}={v}"' for k, v in spec.env.items()))
+    env = {"HOME": str(home), **spec.env}
+    lines.append("SetEnv " + " ".join(f'"{k}={v}"' for k, v in env.items()))
     cfg = d / "sshd_config"
     cfg.write_text("\n".join(lines) + "\n")
     return cfg
@@ -147,6 +151,8 @@ def start_hosts(root: Path, specs: Sequence[HostSpec]) -> SshHosts:
     stranger_pub = _keygen(root / "stranger_ed25519")
     user = getpass.getuser()
     known = root / "known_hosts"
+    home = root / "home"
+    home.mkdir(exist_ok=True)
     config = root / "ssh_config"
     config.write_text(
         "Host *\n"
@@ -157,7 +163,7 @@ def start_hosts(root: Path, specs: Sequence[HostSpec]) -> SshHosts:
     )
     hosts: dict[str, SshHost] = {}
     known_lines = []
-    out = SshHosts(root, config, client_key, hosts)
+    out = SshHosts(root, config, client_key, hosts, home)
     try:
         for spec in specs:
             d = root / spec.name
@@ -170,7 +176,7 @@ def start_hosts(root: Path, specs: Sequence[HostSpec]) -> SshHosts:
                 continue
             (d / "authorized_keys").write_text(
                 (stranger_pub if spec.refuse_key else client_pub) + "\n")
-            cfg = _sshd_config(d, port, host_key, spec)
+            cfg = _sshd_config(d, port, host_key, spec, home)
             h.proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(cfg)],
                                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
             _wait_listening(port, h.proc)

@@ -6,8 +6,9 @@ renders it).
 1. 4 hosts in parallel vs each host alone (the bundle already in each host's cache, so the
    figure is the fleet's own parallelism: transport, runner, matrix), the runs taking turns.
 2. Bytes written to the transport by a second run of the same range vs the first (fresh host
-   caches): as ``DUMPDIR RANGE`` (the range exported again: a new manifest, README and
-   SHA256SUMS travel) and as ``BUNDLE`` (the same bundle: nothing travels but the commands).
+   caches) as ``cltui fleet DUMPDIR RANGE`` runs them (the export found in the local cache);
+   and a third run with the range exported again (a new ``created`` time: its manifest,
+   README and SHA256SUMS travel).
 3. One command over a warm multiplexed connection (``Transport.run("true")``) vs starting
    ``sh -c true`` here: the transport's overhead per host.
 
@@ -32,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from cltui.capture import open_capture  # noqa: E402
-from cltui.fleet.bundle import export_temp  # noqa: E402
+from cltui.fleet.bundle import export_cached, export_temp  # noqa: E402
 from cltui.fleet.host import RunSettings  # noqa: E402
 from cltui.fleet.inventory import Host  # noqa: E402
 from cltui.fleet.job import run_fleet  # noqa: E402
@@ -78,27 +79,22 @@ def parallel(farm: SshHosts, bundle: Path, work: Path, rounds: int) -> dict[str,
 
 
 def resend(farm: SshHosts, capture: Path, rng: str, work: Path) -> dict[str, Any]:
+    """Bytes of a first and a second run of the same range (fresh host caches): as ``DUMPDIR
+    RANGE`` (the export found in the local cache), and with the range exported again."""
     hosts = _hosts(farm, work, "bytes")[:1]
     settings = RunSettings(devices=("pocl",), timeout=300)
     cap = open_capture(capture)
-    sent: list[int] = []
-    for _ in range(2):
-        tmp, bundle = export_temp(cap, rng, "chain")
-        try:
-            sent.append(_run(bundle, hosts, settings)[1]["hosts"][0]["bytes_sent"])
-        finally:
-            lifecycle.remove(tmp)
-    tmp, bundle = export_temp(cap, rng, "chain")
+    sent = [_run(export_cached(cap, rng, "chain"), hosts, settings)[1] for _ in range(2)]
+    tmp, bundle = export_temp(cap, rng, "chain")  # a new export: a new created time
     try:
-        fresh = _hosts(farm, work, "bytes-bundle")[:1]
-        b1 = _run(bundle, fresh, settings)[1]
-        b2 = _run(bundle, fresh, settings)[1]
+        again = _run(bundle, hosts, settings)[1]
     finally:
         lifecycle.remove(tmp)
-    return {"dumpdir_first": sent[0], "dumpdir_second": sent[1],
-            "bundle_first": b1["hosts"][0]["bytes_sent"],
-            "bundle_second": b2["hosts"][0]["bytes_sent"],
-            "bundle_bytes": b1["bundle"]["bytes"], "bundle_files": b1["bundle"]["files"]}
+    return {"first": sent[0]["hosts"][0]["bytes_sent"],
+            "second": sent[1]["hosts"][0]["bytes_sent"],
+            "reexported": again["hosts"][0]["bytes_sent"],
+            "reexported_files": again["hosts"][0]["sent"]["files"],
+            "bundle_bytes": sent[0]["bundle"]["bytes"], "bundle_files": sent[0]["bundle"]["files"]}
 
 
 def overhead(farm: SshHosts, n: int) -> dict[str, Any]:
@@ -133,6 +129,7 @@ def main() -> int:
     ap.add_argument("--bytes-range", default="0-")
     ns = ap.parse_args()
     root = Path(tempfile.mkdtemp(prefix="cltui-bench-fleet-"))
+    os.environ["XDG_CACHE_HOME"] = str(root / "xdg-cache")  # the fleet's export cache
     icd = root / "icd"
     icd.mkdir()
     shutil.copy("/etc/OpenCL/vendors/pocl.icd", icd / "pocl.icd")

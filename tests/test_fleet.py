@@ -48,8 +48,16 @@ def _wrapper(root: Path, name: str, body: str) -> Path:
     return p
 
 
+CACHE_HOME: dict[str, str] = {}  # XDG_CACHE_HOME of the fleet runs: a temp folder
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _own_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
+    CACHE_HOME["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("xdg-cache"))
+
+
 def fleet(*args: str, codes: tuple[int, ...]) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "PYTHONPATH": str(REPO), **CACHE_HOME}
     proc = subprocess.run([PY, "-m", "cltui", "fleet", *args], capture_output=True, text=True,
                           env=env, timeout=600)
     assert proc.returncode in codes, (proc.returncode, proc.stdout[-3000:], proc.stderr[-3000:])
@@ -163,20 +171,29 @@ def test_the_cache_sends_only_what_the_host_lacks(
 ) -> None:
     hosts, root = farm
     inv = _inventory(farm, [_line("pocl", hosts["pocl"].port, root / "work2")], "one.ini")
-    first = json.loads(fleet(str(images_svm), "0-3", "--hosts", str(inv), "--json",
-                             codes=(0,)).stdout)
+
+    def run(*args: str) -> dict[str, Any]:
+        rep: dict[str, Any] = json.loads(fleet(*args, "--hosts", str(inv), "--json",
+                                               codes=(0,)).stdout)
+        assert rep["verdict"]["status"] == "pass"
+        return rep
+
+    first = run(str(images_svm), "0-3")
+    again = run(str(images_svm), "0-3")  # the same range: the same (locally cached) export
     bundle = root / "bundle-0-8"
     subprocess.run([PY, "-m", "cltui", "export", str(images_svm), "0-8", "-o", str(bundle)],
                    check=True, capture_output=True, env={**os.environ, "PYTHONPATH": str(REPO)})
-    second = json.loads(fleet(str(bundle), "--hosts", str(inv), "--json", codes=(0,)).stdout)
-    third = json.loads(fleet(str(bundle), "--hosts", str(inv), "--json", codes=(0,)).stdout)
-    s1, s2, s3 = (r["hosts"][0]["sent"] for r in (first, second, third))
-    total = second["bundle"]["files"]
-    # the overlap (code, the data of enqueues 0-3) is not sent again
-    assert s1["files"] < total and 0 < s2["files"] < total - 20
-    assert s3 == {"cached": True, "files": 0, "bytes": 0}
-    assert third["hosts"][0]["bytes_sent"] < first["hosts"][0]["bytes_sent"] / 20
-    assert third["verdict"]["status"] == "pass" and third["bundle"]["range"] is None
+    wider = run(str(bundle))  # overlapping: the code and the data of 0-3 are there
+    same = run(str(bundle))
+    s1, s2, s3, s4 = (r["hosts"][0]["sent"] for r in (first, again, wider, same))
+    total = wider["bundle"]["files"]
+    assert s1["files"] == first["bundle"]["files"] and not s1["cached"]
+    assert again["bundle"]["id"] == first["bundle"]["id"]
+    assert s2 == s4 == {"cached": True, "files": 0, "bytes": 0}
+    assert 0 < s3["files"] < total - 20
+    for r in (again, same):
+        assert r["hosts"][0]["bytes_sent"] < first["hosts"][0]["bytes_sent"] / 50
+    assert same["bundle"]["range"] is None and again["bundle"]["range"] == "0-3"
 
 
 def test_the_cpp_runner_builds_on_the_host_and_replays_the_filtered_device(

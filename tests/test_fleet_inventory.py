@@ -148,3 +148,14 @@ def test_transport_command_lines(tmp_path: Path) -> None:
 )
 def test_ssh_failures_are_named(text: str, status: str) -> None:
     assert classify_failure(text)[0] == status
+
+
+def test_the_readme_example_inventory_reads(tmp_path: Path) -> None:
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    ini = readme.split("# lab.ini\n", 1)[1].split("```", 1)[0]
+    hosts = {h.name: h for h in read_inventory(_inv(tmp_path, ini, "lab.ini"))}
+    assert sorted(hosts) == ["arc", "ci-runner-1", "ci-runner-2", "ci-runner-3", "farm-cpu",
+                             "gpu-box", "pod-a"]
+    assert hosts["pod-a"].transport == "kubectl exec {host} --"
+    assert hosts["farm-cpu"].env == (("OCL_ICD_VENDORS", "/opt/pocl/vendors"),)
+    assert all(h.ssh_args == ("-o", "ProxyJump=bastion") for h in hosts.values())

@@ -15,7 +15,7 @@ from cltui.commands._common import echo, emit_json, fail
 if TYPE_CHECKING:
     from cltui.fleet.host import RunSettings
     from cltui.fleet.inventory import Host
-    from cltui.progress import ProgressEvent
+    from cltui.progress import ProgressEvent, ProgressFn
     from cltui.replay.engine.schema import ArgTolerance, ToleranceSpec
 
 
@@ -82,7 +82,7 @@ def fleet_cmd(
         if tmp is not None:
             lifecycle.remove(tmp)
     if tmp is not None:
-        report["bundle"]["path"] = None  # a private temp folder, removed
+        report["bundle"]["path"] = None  # a private copy (--arg-tol), removed
     report["bundle"]["source"] = str(source)
     report["bundle"]["range"] = range_text
     if junit:
@@ -111,22 +111,22 @@ def _bundle(
     source: Path, range_text: str | None, mode: str, per_arg: ArgTolerance, quiet: bool
 ) -> tuple[Path | None, Path]:
     """The bundle to send, and the temp folder to remove after (None: the user's bundle)."""
-    from cltui.fleet.bundle import export_temp, private_copy, with_arg_tolerance
+    from cltui.fleet.bundle import export_cached, private_copy, with_arg_tolerance
 
     if range_text is None:
         if not (source / "manifest.json").is_file():
             fail(f"{source} is not a bundle folder (no manifest.json): give BUNDLE, or "
                  "DUMPDIR RANGE")
-        tmp: Path | None = None
         bundle = source
-        if per_arg:
-            tmp, bundle = private_copy(source)
     else:
         from cltui.commands._common import load_capture
 
         cap = load_capture(source, quiet=quiet)
-        tmp, bundle = export_temp(cap, range_text, mode)
-    with_arg_tolerance(bundle, per_arg)
+        bundle = export_cached(cap, range_text, mode)
+    tmp: Path | None = None
+    if per_arg:
+        tmp, bundle = private_copy(bundle)
+        with_arg_tolerance(bundle, per_arg)
     return tmp, bundle
 
 
@@ -161,19 +161,14 @@ def _run(bundle: Path, hosts: list[Host], settings: RunSettings, jobs: int,
     return dict(box["report"])
 
 
-def _printer(as_json: bool) -> Any:
+def _printer(as_json: bool) -> ProgressFn:
     """Progress on stderr: each host's stages; enqueue by enqueue on a terminal."""
     tty = sys.stderr.isatty()
-    lock = threading.Lock()
 
-    def show(host: str, ev: ProgressEvent) -> None:
-        if as_json:
+    def show(ev: ProgressEvent) -> None:
+        if as_json or (": enqueue " in ev.what and not tty):
             return
-        step = ": enqueue " in ev.what
-        if step and not tty:
-            return
-        with lock:
-            echo(f"{host}: {ev.what}", err=True)
+        echo(ev.what, err=True)
 
     return show
 

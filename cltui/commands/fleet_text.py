@@ -25,24 +25,33 @@ def cell_text(cell: Mapping[str, Any]) -> str:
     return {"cannot-run": "cannot run", "not-reached": "-"}.get(status, status)
 
 
+def _short(text: str, n: int = 24) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
 def print_fleet(report: Mapping[str, Any]) -> None:
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     rep = escape_tree(report)
     echo(rep["verdict"]["line"])
     console = Console(highlight=False)
+    if not console.is_terminal:  # a file or a pipe: as wide as the matrix, never wrapped
+        console = Console(highlight=False, width=max(100, 44 + 16 * len(rep["columns"])))
     if rep["columns"]:
         table = Table(title="fleet: against the capture", show_lines=False)
-        table.add_column("enqueue", justify="right")
-        table.add_column("argument")
+        table.add_column("enqueue", justify="right", no_wrap=True)
+        table.add_column("argument", no_wrap=True, max_width=40)
         for col in rep["columns"]:
             dev = col["device"]
-            table.add_column(f"{col['id']}\n{dev['name']}\n{dev['platform']} {dev['driver']}")
+            head = f"{col['id']}\n{_short(dev['name'])}\n{_short(dev['platform'])}\n" \
+                f"{_short(dev['driver'])}"
+            table.add_column(escape(head), no_wrap=True)
         for row in rep["rows"]:
             cells = [f"[{_STYLE.get(c['status'], '')}]{cell_text(c)}[/]" if
                      _STYLE.get(c["status"]) else cell_text(c) for c in row["cells"]]
-            table.add_row(str(row["enqueue"]), f"{row['kernel']} {row['label']}", *cells)
+            table.add_row(str(row["enqueue"]), escape(f"{row['kernel']} {row['label']}"), *cells)
         console.print(table)
     for col in rep["columns"]:
         lines = [col["verdict"]["line"]]

@@ -1,10 +1,17 @@
-"""The bundle a fleet run sends: a bundle folder as given, or a range exported into a private
-temp folder with cltui's exporter; per-argument tolerances (``--arg-tol``) written into its
-checks (the runners read a check's ``tol``), in a private copy (hard links) when the bundle
-is the user's."""
+"""The bundle a fleet run sends: a bundle folder as given, or a range exported with cltui's
+exporter; per-argument tolerances (``--arg-tol``) written into its checks (the runners read a
+check's ``tol``), in a private copy (hard links) when the bundle is not the run's own.
+
+An export of ``DUMPDIR RANGE`` is kept in a local cache (``$XDG_CACHE_HOME/cltui/fleet-exports``,
+the :data:`KEEP` most recently used), keyed by everything it is made from: the capture's
+files (names, sizes, modification times), the range, the mode and cltui's own files.  A second
+run of the same range of an unchanged capture sends the same bundle, which the hosts hold
+already (an export made again differs in its ``created`` time, so its manifest would travel).
+"""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -13,13 +20,15 @@ from pathlib import Path
 from typing import Any
 
 from cltui.capture.capture import Capture
-from cltui.export import export_range
-from cltui.fleet.cache import CacheError
+from cltui.export import ExportError, export_range
+from cltui.fleet.cache import CacheError, bundle_files
 from cltui.progress import CancelToken, ProgressFn
 from cltui.replay import lifecycle
 from cltui.replay.engine.schema import ArgTolerance
 
-__all__ = ["export_temp", "private_copy", "with_arg_tolerance"]
+__all__ = ["export_cached", "export_temp", "private_copy", "with_arg_tolerance"]
+
+KEEP = 8
 
 
 def export_temp(
@@ -37,6 +46,75 @@ def export_temp(
     export_range(capture, range_text, out, langs=("python", "cpp"), mode=mode,
                  progress=progress, cancel=cancel)
     return tmp, out
+
+
+def cache_root() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
+    return Path(base) / "cltui" / "fleet-exports"
+
+
+def _stat_lines(root: Path) -> list[str]:
+    """``relpath size mtime_ns`` of every file under ``root`` (links not followed)."""
+    out: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        for name in sorted(filenames):
+            p = Path(dirpath) / name
+            with contextlib.suppress(OSError):
+                st = p.lstat()
+                out.append(f"{p.relative_to(root)} {st.st_size} {st.st_mtime_ns}")
+    return out
+
+
+def export_key(capture: Path, range_text: str, mode: str) -> str:
+    """What an export is made from, as one sha256."""
+    import cltui
+
+    h = hashlib.sha256()
+    for part in (str(capture.resolve()), range_text.strip(), mode):
+        h.update(part.encode() + b"\0")
+    for line in _stat_lines(capture) + _stat_lines(Path(cltui.__file__).parent):
+        h.update(line.encode("utf-8", "surrogateescape") + b"\n")
+    return h.hexdigest()
+
+
+def export_cached(
+    capture: Capture,
+    range_text: str,
+    mode: str,
+    *,
+    progress: ProgressFn | None = None,
+    cancel: CancelToken | None = None,
+) -> Path:
+    """The range's bundle from the local cache, exported there first when missing (or
+    damaged); the least recently used entries beyond :data:`KEEP` are removed."""
+    root = cache_root()
+    entry = root / export_key(Path(capture.path), range_text, mode)
+    bundle = entry / "bundle"
+    if bundle.is_dir():
+        try:
+            bundle_files(bundle)  # every file held to its sum
+            os.utime(entry)
+            return bundle
+        except CacheError:
+            shutil.rmtree(entry, ignore_errors=True)
+    entry.mkdir(parents=True, exist_ok=True)
+    try:
+        export_range(capture, range_text, bundle, langs=("python", "cpp"), mode=mode,
+                     progress=progress, cancel=cancel)
+    except ExportError:
+        if not (bundle / "SHA256SUMS").is_file():  # not made meanwhile by another run
+            shutil.rmtree(entry, ignore_errors=True)
+            raise
+    _prune(root, keep=entry)
+    return bundle
+
+
+def _prune(root: Path, keep: Path) -> None:
+    entries = sorted((p for p in root.iterdir() if p.is_dir()),
+                     key=lambda p: p.stat().st_mtime, reverse=True)
+    for old in [p for p in entries if p != keep][KEEP - 1 :]:
+        shutil.rmtree(old, ignore_errors=True)
 
 
 def private_copy(bundle: Path) -> tuple[Path, Path]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -24,7 +25,7 @@ from cltui.fleet.host import DeviceRun, HostOutcome, HostRunner, RunSettings
 from cltui.fleet.inventory import Host
 from cltui.fleet.matrix import build_matrix, column_id
 from cltui.fleet.transport import Transport
-from cltui.progress import CancelToken, ProgressEvent
+from cltui.progress import CancelToken, ProgressEvent, ProgressFn
 from cltui.replay import lifecycle
 from cltui.replay.engine import compare as cmp
 from cltui.replay.engine.schema import ArgTolerance, CheckResult, Manifest
@@ -34,6 +35,24 @@ __all__ = ["HostProgress", "run_fleet"]
 HostProgress = Callable[[str, ProgressEvent], None]
 
 
+def _fleet_progress(progress: ProgressFn | None, hosts: Sequence[Host]) -> HostProgress:
+    """Each host's events as one :data:`ProgressFn`: ``what`` is ``host: what``, the
+    fraction the mean of the hosts'."""
+    fractions = dict.fromkeys((h.name for h in hosts), 0.0)
+    lock = threading.Lock()
+
+    def say(host: str, ev: ProgressEvent) -> None:
+        if progress is None:
+            return
+        with lock:
+            if ev.fraction is not None:
+                fractions[host] = ev.fraction
+            total = sum(fractions.values()) / max(1, len(fractions))
+        progress(ProgressEvent(total, f"{host}: {ev.what}"))
+
+    return say
+
+
 def run_fleet(
     bundle_root: Path,
     hosts: Sequence[Host],
@@ -41,12 +60,14 @@ def run_fleet(
     *,
     jobs: int = 8,
     cancel: CancelToken | None = None,
-    progress: HostProgress | None = None,
+    progress: ProgressFn | None = None,
     arg_tolerance: ArgTolerance | None = None,
 ) -> dict[str, Any]:
-    """Run the bundle at ``bundle_root`` on ``hosts``; the fleet report (see matrix.py)."""
+    """Run the bundle at ``bundle_root`` on ``hosts``; the fleet report (see matrix.py).
+    ``progress`` gets ``host: what`` events (the fraction over all hosts); ``cancel`` stops
+    every host (their commands killed, their scratch folders removed)."""
     token = cancel or CancelToken()
-    say = progress or (lambda _h, _e: None)
+    say = _fleet_progress(progress, hosts)
     plan: Manifest = json.loads((bundle_root / "manifest.json").read_text(encoding="utf-8"))
     bundle = bundle_files(bundle_root)
     control = lifecycle.temp_dir("fleet", prefix="cltui-fleet-")  # 0700: mkdtemp

@@ -272,3 +272,30 @@ def test_cannot_run_crash_and_hang_are_cells_with_their_reasons(
     suite = {s.get("name"): s for s in root_x.findall("testsuite")}[cols["ocl"]["id"]]
     kinds = [next((k.tag for k in c), "pass") for c in suite.findall("testcase")]
     assert kinds == ["skipped", "skipped", "error", "skipped", "skipped", "skipped", "skipped"]
+
+
+def test_sigterm_cancels_every_host_and_kills_the_runner_on_the_host(
+    farm: tuple[SshHosts, Path], images_svm: Path
+) -> None:
+    import signal
+
+    hosts, root = farm
+    hang = _wrapper(root, "python-hang-2", '[ "$1" = replay.py ] && exec sleep 619')
+    inv = _inventory(farm, [_line("hang", hosts["pocl"].port, root / "work5",
+                                  ansible_python_interpreter=str(hang))], "cancel.ini")
+    env = {**os.environ, "PYTHONPATH": str(REPO), **CACHE_HOME}
+    proc = subprocess.Popen([PY, "-m", "cltui", "fleet", str(images_svm), "0-3", "--hosts",
+                             str(inv), "--timeout", "300"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    assert proc.stderr is not None
+    for line in proc.stderr:  # wait until the runner is started on the host
+        if "replaying on" in line:
+            break
+    else:
+        raise AssertionError("the fleet never started replaying")
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, (out, err)
+    assert "interrupted" in err
+    leftover = subprocess.run(["pgrep", "-f", "sleep 619"], capture_output=True, text=True)
+    assert leftover.stdout.strip() == "", "the cancelled runner was left running on the host"

@@ -21,7 +21,7 @@ from typing import Any, cast
 from cltui.errors import CltuiError
 from cltui.fleet.cache import BundleFiles, SyncStats, shell_path, sync
 from cltui.fleet.inventory import Host
-from cltui.fleet.transport import CommandResult, Transport, classify_failure
+from cltui.fleet.transport import WATCHDOG, CommandResult, Transport, classify_failure
 from cltui.progress import CancelToken, ProgressEvent
 from cltui.replay.engine import EngineError, match_devices, verdict
 from cltui.replay.engine.schema import Device, DeviceResult, Manifest, ToleranceSpec
@@ -246,6 +246,7 @@ class HostRunner:
         self.say(0.2 + 0.8 * i / max(1, n), f"replaying on {tag}")
         script = self._script(
             'echo "@@pid $$" >&2',
+            WATCHDOG,
             f"cd {self.b} || exit 97",
             'O=$(mktemp -d "$W/out.XXXXXX") || exit 97',
             f"{self._runner_cmd()} --json --trace --device {shlex.quote(dev['id'])} "
@@ -268,7 +269,8 @@ class HostRunner:
                 self.say(0.2 + 0.8 * frac, f"{tag}: enqueue {m.group(1)} "
                          f"({m.group(2)}/{m.group(3)})")
 
-        res = self.t.run(script, timeout=self.s.timeout, cancel=self.cancel, on_line=line)
+        res = self.t.run(script, timeout=self.s.timeout, cancel=self.cancel, on_line=line,
+                         hold_stdin=True)
         if (res.timed_out or res.cancelled) and pid:
             self._kill(pid[0])
         return self._device_run(dev, res, last[-1] if last else None)

@@ -173,12 +173,18 @@ class Transport:
         timeout: float,
         cancel: CancelToken | None = None,
         on_line: Callable[[str], None] | None = None,
+        hold_stdin: bool = False,
     ) -> CommandResult:
         """Run ``script`` on the host, ``stdin`` fed to it; ``on_line`` gets each line of its
-        stderr as it comes; killed after ``timeout`` seconds without output or on cancel."""
+        stderr as it comes; killed after ``timeout`` seconds without output or on cancel.
+        ``hold_stdin``: the command's stdin stays open (and empty) while it runs, so the
+        host sees it close when cltui's end of the connection goes (see ``WATCHDOG``)."""
         argv = self.argv(script)
         self._count(len(script))
-        return self._spawn(argv, stdin, None, timeout, cancel, on_line)
+        feed: bytes | Iterable[bytes] | None = stdin
+        if hold_stdin and stdin is None:
+            feed = _Held()
+        return self._spawn(argv, feed, None, timeout, cancel, on_line)
 
     def _count(self, n: int) -> None:
         with self._lock:
@@ -206,6 +212,19 @@ class Transport:
         return _Watch(proc, self, timeout, cancel, on_line).wait(stdin)
 
 
+# A command's first line on the host: when its stdin closes (cltui's ssh went: killed on a
+# timeout or a cancel, or the connection dropped), its whole process group is killed.
+# (An asynchronous list reads /dev/null unless told otherwise: the stdin goes by fd 3.)
+WATCHDOG = (
+    "exec 3<&0; (cat <&3 >/dev/null; kill -TERM -$$ 2>/dev/null; sleep 2; "
+    "kill -KILL -$$ 2>/dev/null) >/dev/null 2>&1 & exec 3<&-"
+)
+
+
+class _Held(list[bytes]):
+    """A stdin that is never written and stays open until the command ends."""
+
+
 class _Watch:
     """Feeds a child, reads it, and kills its process group on timeout or cancel."""
 
@@ -225,6 +244,8 @@ class _Watch:
 
     def _feed(self, stdin: bytes | Iterable[bytes]) -> None:
         assert self.proc.stdin is not None
+        if isinstance(stdin, _Held):
+            return  # closed by wait() once the command has ended
         chunks = [stdin] if isinstance(stdin, bytes) else stdin
         try:
             for chunk in chunks:
@@ -281,6 +302,9 @@ class _Watch:
                     os.killpg(self.proc.pid, signal.SIGKILL)
                 self.proc.wait()
                 break
+        if self.proc.stdin is not None:
+            with contextlib.suppress(OSError, ValueError):
+                self.proc.stdin.close()
         for t in threads:
             t.join(timeout=5)
         return CommandResult(

@@ -41,7 +41,7 @@ def print_fleet(report: Mapping[str, Any]) -> None:
         console = Console(highlight=False, width=max(100, 44 + 16 * len(rep["columns"])))
     if rep["columns"]:
         table = Table(title="fleet: against the capture", show_lines=False)
-        table.add_column("enqueue", justify="right", no_wrap=True)
+        table.add_column("enqueue", justify="right", no_wrap=True, min_width=7)
         table.add_column("argument", no_wrap=True, max_width=40)
         for col in rep["columns"]:
             dev = col["device"]

@@ -119,6 +119,15 @@ def test_the_cli_says_a_bad_inventory_in_one_line(tmp_path: Path) -> None:
     assert proc.stderr.strip() == f"cltui: {p}:2: ansible_port 'x' is not a port"
 
 
+def test_a_folder_that_is_no_bundle_is_one_line(tmp_path: Path) -> None:
+    inv = _inv(tmp_path, "a\n")
+    proc = subprocess.run([sys.executable, "-m", "cltui", "fleet", str(tmp_path), "--hosts",
+                           str(inv)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.strip() == (f"cltui: {tmp_path} is not a bundle folder (no "
+                                   "manifest.json): give BUNDLE, or DUMPDIR RANGE")
+
+
 def test_transport_command_lines(tmp_path: Path) -> None:
     (h,) = read_inventory(_inv(tmp_path, "a ansible_host=10.1.1.1 ansible_port=2200 "
                                          "ansible_user=u ansible_ssh_private_key_file=/k "

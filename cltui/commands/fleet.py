@@ -13,6 +13,7 @@ import click
 from cltui.commands._common import echo, emit_json, fail
 
 if TYPE_CHECKING:
+    from cltui.capture.capture import Capture
     from cltui.fleet.host import RunSettings
     from cltui.fleet.inventory import Host
     from cltui.progress import ProgressEvent, ProgressFn
@@ -66,6 +67,11 @@ def fleet_cmd(
     if timeout <= 0:
         fail("--timeout must be positive")
     per_arg = _arg_tol(arg_tol)
+    cap = None
+    if range_text is not None:  # a capture that is none fails first, as for every command
+        from cltui.commands._common import load_capture
+
+        cap = load_capture(source, quiet=as_json)
     hosts = read_inventory(inventory)
     tol: ToleranceSpec = {}
     if atol is not None:
@@ -75,7 +81,7 @@ def fleet_cmd(
     if ulp is not None:
         tol["ulp"] = ulp
     settings = RunSettings(runner=runner, devices=devices, timeout=timeout, tolerance=tol)
-    tmp, bundle = _bundle(Path(source), range_text, mode, per_arg, as_json)
+    tmp, bundle = _bundle(Path(source), cap, range_text, mode, per_arg)
     try:
         report = _run(bundle, hosts, settings, jobs, per_arg, as_json)
     finally:
@@ -108,20 +114,17 @@ def _arg_tol(specs: tuple[str, ...]) -> ArgTolerance:
 
 
 def _bundle(
-    source: Path, range_text: str | None, mode: str, per_arg: ArgTolerance, quiet: bool
+    source: Path, cap: Capture | None, range_text: str | None, mode: str, per_arg: ArgTolerance
 ) -> tuple[Path | None, Path]:
-    """The bundle to send, and the temp folder to remove after (None: the user's bundle)."""
+    """The bundle to send, and the temp folder to remove after (None: nothing to remove)."""
     from cltui.fleet.bundle import export_cached, private_copy, with_arg_tolerance
 
-    if range_text is None:
+    if cap is None or range_text is None:
         if not (source / "manifest.json").is_file():
             fail(f"{source} is not a bundle folder (no manifest.json): give BUNDLE, or "
                  "DUMPDIR RANGE")
         bundle = source
     else:
-        from cltui.commands._common import load_capture
-
-        cap = load_capture(source, quiet=quiet)
         bundle = export_cached(cap, range_text, mode)
     tmp: Path | None = None
     if per_arg:

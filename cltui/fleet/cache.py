@@ -6,6 +6,9 @@ is the sha256 of the bundle's file list) and ``builds/<key>/`` (the C++ runner b
 content of its sources).  :func:`sync` asks first whether the host holds the bundle whole,
 then which of its files it lacks, and sends only those, as one gzip'd tar stream; the host
 checks each file's sha256 before taking it, so a broken transfer leaves nothing behind.
+After a new bundle is made whole there, the host keeps the :data:`KEEP_BUNDLES` most recently
+used bundles (a run touches its bundle) and removes the contents no bundle links any more
+(an hour after they arrived, so that a concurrent run's are left alone).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import io
 import shlex
 import tarfile
 import tempfile
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +32,7 @@ from cltui.progress import CancelToken
 __all__ = ["BundleFiles", "CacheError", "SyncStats", "bundle_files", "shell_path", "sync"]
 
 CPP_SOURCES = ("CMakeLists.txt", "replay.cpp")
+KEEP_BUNDLES = 20  # bundles kept on a host (the most recently used); their contents too
 
 
 class CacheError(CltuiError):
@@ -126,7 +131,11 @@ def _upload_script(workdir: str, bundle_id: str) -> str:
         'while read -r h p; do mkdir -p "$S/$(dirname "$p")"',
         '  ln "$W/objects/$h" "$S/$p" 2>/dev/null || cp "$W/objects/$h" "$S/$p" || exit 3',
         'done < index',
-        ': > "$S/.complete"; rm -rf "$B"; mv "$S" "$B" 2>/dev/null || [ -f "$B/.complete" ]',
+        ': > "$S/.complete"; rm -rf "$B"; mv "$S" "$B" 2>/dev/null || [ -f "$B/.complete" ] '
+        "|| exit 3",
+        f'cd "$W/bundles" && ls -t | tail -n +{KEEP_BUNDLES + 1} | while read -r old; do '
+        'rm -rf "./$old"; done',
+        'find "$W/objects" -type f -links 1 -mmin +60 -exec rm -f {} + 2>/dev/null; true',
     ])  # fmt: skip
 
 
@@ -144,6 +153,7 @@ def _tar_stream(bundle: BundleFiles, missing: set[str]) -> Iterator[bytes]:
                     info.uid = info.gid = 0
                     info.uname = info.gname = ""
                     info.mode = 0o644
+                    info.mtime = int(time.time())  # its arrival: the host's clean-up reads it
                     with (bundle.root / rel).open("rb") as f:
                         tar.addfile(info, f)
             info = tarfile.TarInfo("index")

@@ -175,7 +175,8 @@ class HostRunner:
             needs = "C++ runner"
         tools = [f'command -v {t} >/dev/null 2>&1 || echo "missing {t}"'
                  for t in ("tar", "gzip", "mktemp")]
-        script = self._script(*need, *tools, f'[ -f {self.b}/.complete ] && echo cached', "true")
+        cached = f"[ -f {self.b}/.complete ] && touch {self.b} && echo cached"  # touch: LRU
+        script = self._script(*need, *tools, cached, "true")
         res = self.t.run(script, timeout=self.s.timeout, cancel=self.cancel)
         self._check(res, "checking the host")
         lines = res.out.decode("utf-8", "replace").splitlines()

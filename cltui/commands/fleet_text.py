@@ -8,21 +8,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from cltui.commands._common import echo, escape_tree
+from cltui.fleet.matrix import cell_text
 
 _STYLE = {"equal": "green", "within": "cyan", "different": "bold red", "cannot-run": "magenta",
           "not-reached": "dim", "unchecked": "yellow"}
-
-
-def cell_text(cell: Mapping[str, Any]) -> str:
-    """One cell in a few characters: ``equal``, ``within 2ulp``, ``DIFF 4ulp``, ``cannot run``."""
-    status = str(cell["status"])
-    ulp = cell.get("max_ulp")
-    tail = f" {ulp:g}ulp" if ulp is not None and ulp > 0 else ""
-    if status == "different":
-        return "DIFF" + tail
-    if status == "within":
-        return "within" + tail
-    return {"cannot-run": "cannot run", "not-reached": "-"}.get(status, status)
 
 
 def _short(text: str, n: int = 24) -> str:

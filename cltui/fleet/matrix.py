@@ -15,7 +15,7 @@ from cltui.fleet.host import DeviceRun, HostOutcome
 from cltui.replay.engine import combine_verdicts, verdict_exit
 from cltui.replay.engine.schema import CheckResult, DeviceResult, Manifest, Verdict
 
-__all__ = ["Cell", "build_matrix", "column_id", "exit_code"]
+__all__ = ["Cell", "build_matrix", "cell_text", "column_id", "exit_code"]
 
 ORDER = ("fail", "error", "incomplete", "pass")
 
@@ -25,6 +25,19 @@ class Cell(TypedDict):
     status: str
     max_ulp: float | None
     summary: str
+
+
+def cell_text(cell: Mapping[str, Any]) -> str:
+    """One cell in a few characters: ``equal``, ``within 2ulp``, ``DIFF 4ulp``, ``cannot run``,
+    ``-`` (not reached)."""
+    status = str(cell["status"])
+    ulp = cell.get("max_ulp")
+    tail = f" {ulp:g}ulp" if ulp is not None and ulp > 0 else ""
+    if status == "different":
+        return "DIFF" + tail
+    if status == "within":
+        return "within" + tail
+    return {"cannot-run": "cannot run", "not-reached": "-"}.get(status, status)
 
 
 def column_id(host: HostOutcome, run: DeviceRun) -> str:

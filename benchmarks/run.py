@@ -47,7 +47,7 @@ PYOCL = SHARED / "captures" / "pyopencl_lib_pocl"
 SYNTH = BENCH_TMP / "synth1m"
 RESULTS_H200 = HERE / "results" / "h200"
 RESULTS_H200_LAUNCH = HERE / "results" / "h200-launch"
-SECTIONS = ("index", "tui", "replay", "compare", "export", "pathological", "sources")
+SECTIONS = ("index", "tui", "replay", "compare", "export", "fleet", "pathological", "sources")
 
 Figure = dict[str, Any]
 
@@ -617,6 +617,42 @@ def section_export(heat2d: Path, quick: bool) -> dict[str, Any]:
     return {"raw": rows, "figures": figs}
 
 
+def section_fleet(quick: bool) -> dict[str, Any]:
+    """``cltui fleet`` on 4 local sshd hosts (benchmarks/bench_fleet.py)."""
+    _log("  fleet: 4 sshd hosts")
+    r = _child_json([str(HERE / "bench_fleet.py"), *(["--quick"] if quick else [])], 1200)
+    par, b, small, oh = r["parallel"], r["bytes"], r["small_bytes"], r["overhead"]
+    ratio = par["parallel_s"] / par["slowest_alone_s"]
+    cpu_bound = max(par["slowest_alone_s"], par["sum_alone_s"] / max(1, par["cores"]))
+    alone = ", ".join(f"{n} {v:.2f} s" for n, v in sorted(par["alone_s"].items()))
+    figs = [
+        figure(
+            f"4 hosts in parallel, {r['capture']} {r['range']}",
+            f"{par['parallel_s']:.2f} s (the CPU bound of {par['cores']} cores: "
+            f"{cpu_bound:.2f} s = {par['parallel_s'] / cpu_bound:.2f}x it)",
+            f"the slowest host alone: {par['slowest_alone_s']:.2f} s ({alone})",
+            ratio, "parallel / slowest alone", "<= 1.3", ratio <= 1.3,
+        ),
+    ]
+    for rr in (b, small):
+        share = rr["second"] / rr["first"]
+        figs.append(figure(
+            f"bytes of a second run of the same range, {rr['capture']} {rr['range']} "
+            f"({rr['bundle_files']} files, {rr['bundle_bytes'] / 1e6:.2f} MB)",
+            f"{rr['second']:,} bytes (the bundle found in the host's cache; exported again: "
+            f"{rr['reexported']:,} bytes, {rr['reexported_files']} files)",
+            f"the first run: {rr['first']:,} bytes", share, "second / first", "<= 0.01",
+            share <= 0.01, f"{share * 100:.2f} %",
+        ))
+    figs.append(figure(
+        "one command over the warm multiplexed connection",
+        f"{oh['ssh_ms']:.1f} ms (max {oh['ssh_max_ms']:.1f} ms)",
+        f"`sh -c true` started here: {oh['local_ms']:.1f} ms", oh["ssh_ms"] / oh["local_ms"],
+        "ssh / local", "<= 50 ms", oh["ssh_ms"] <= 50, f"{oh['ssh_ms']:.1f} ms",
+    ))
+    return {"raw": r, "figures": figs}
+
+
 def section_sources(quick: bool) -> dict[str, Any]:
     """``benchmarks/pathological_sources.py`` in a child process: each pathological kernel
     source next to the real one of the same size (1 and 2 copies; best of 2, of 1 with
@@ -989,6 +1025,7 @@ SECTION_TITLES = {
     "replay": "Replay",
     "compare": "Compare",
     "export": "Export",
+    "fleet": "Fleet replay over ssh",
     "pathological": "Pathological inputs",
     "sources": "Pathological kernel sources",
 }
@@ -1043,6 +1080,20 @@ SECTION_NOTES = {
     "export": (
         "`benchmarks/bench_export.py`: `export_range` (python+cpp bundle) vs copying the "
         "referenced files; sizes checked against sha256 computed independently."
+    ),
+    "fleet": (
+        "`benchmarks/bench_fleet.py` (`run.py --only fleet`): `cltui fleet`'s job "
+        "(`run_fleet`) against 4 real sshd daemons on this machine (`tests/sshd_hosts.py`: "
+        "localhost ports, generated keys, each session's HOME a folder of its own, so no shell "
+        "start-up file runs), PoCL only (`-d pocl`), the Python runner.  Parallel: the bundle "
+        "already in every host's cache (a warm-up run), then each host alone and the 4 "
+        "together, taking turns, best of 2.  The 4 \"hosts\" share this machine's 2 cores: "
+        "each alone already keeps them busy (python, pyopencl, PoCL), so 4 together cannot "
+        "take less than about half the sum of the 4 alone; that CPU bound is given next to "
+        "the goal.  Bytes: every byte written to the transport (stdin and the command "
+        "lines), a fresh host cache, `opencv_tapi_pocl 0-` (39 kernels, 3.8 MB bundle).  "
+        "Overhead: `Transport.run(\"true\")` over the warm multiplexed connection vs "
+        "starting `sh -c true` here, taking turns, median of 30."
     ),
     "pathological": (
         "`benchmarks/pathological.py` (`run.py --only pathological` runs it alone and rewrites "
@@ -1235,6 +1286,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "replay": lambda: section_replay(ns.device, ns.quick),
         "compare": lambda: section_compare(ns.quick),
         "export": lambda: section_export(heat2d, ns.quick),
+        "fleet": lambda: section_fleet(ns.quick),
         "pathological": lambda: section_pathological(ns.quick),
         "sources": lambda: section_sources(ns.quick),
     }
@@ -1292,6 +1344,8 @@ def run_only(sec: str, quick: bool, device: str, no_write: bool, argv: Any) -> i
             res = section_sources(quick)
         elif sec in ("replay", "compare"):
             res = section_replay(device, quick) if sec == "replay" else section_compare(quick)
+        elif sec == "fleet":
+            res = section_fleet(quick)
         else:
             heat2d = ensure_heat2d()
             os.environ["CLTUI_HEAT2D_DIR"] = str(heat2d)

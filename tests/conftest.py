@@ -111,3 +111,25 @@ def hash_only_capture(images_svm: Path, dest: Path) -> Path:
                 data = data[:-1] + bytes([data[-1] ^ 1])  # a hash that will not match
             f.write_text(f"{cli_hash64(data):x}\n")
     return cap_dir
+
+
+@pytest.fixture(scope="module")
+def ssh_hosts(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    """A factory of real sshd "hosts" on localhost (``tests/sshd_hosts.py``): call it with
+    ``HostSpec``s, get the started hosts (ports, client key, ``ssh -F`` config); every daemon
+    it started stops at the end of the test module."""
+    from tests.sshd_hosts import HostSpec, SshHosts, available, start_hosts
+
+    why = available()
+    if why:
+        pytest.skip(why)
+    started: list[SshHosts] = []
+
+    def start(specs: list[HostSpec]) -> SshHosts:
+        hosts = start_hosts(tmp_path_factory.mktemp("sshd"), specs)
+        started.append(hosts)
+        return hosts
+
+    yield start
+    for hosts in started:
+        hosts.stop()

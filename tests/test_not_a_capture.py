@@ -88,6 +88,7 @@ COMMANDS = [
     ["check", "{p}", "0"],
     ["shrink", "{p}", "0", "-d", "0:0"],
     ["diverge", "{p}", "{p}"],
+    ["fleet", "{p}", "0", "--hosts", "{p}"],
     ["open", "{p}"],
     ["{p}"],
 ]

@@ -31,7 +31,7 @@ __all__ = [
 
 STATE_VERSION = 1
 MAX_STATE_BYTES = 4 << 20  # a state file larger than this is not ours
-REPLAY_FIELDS = ("atol", "rtol", "ulp", "repeat", "timeout", "argtol")
+REPLAY_FIELDS = ("atol", "rtol", "ulp", "repeat", "timeout", "argtol", "hosts")
 
 
 class ReplaySettings(TypedDict, total=False):

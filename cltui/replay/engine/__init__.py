@@ -69,7 +69,7 @@ from .choice import (
     user_choice,
 )
 from .core import Engine, dir_loader, run_plan
-from .devices import list_devices, resolve_devices
+from .devices import list_devices, match_devices, resolve_devices
 from .verdicts import VERDICT_COUNTS, VERDICT_EXIT, combine_verdicts, verdict, verdict_exit
 
 __all__ = [
@@ -87,6 +87,7 @@ __all__ = [
     "dir_loader",
     "is_simulator",
     "list_devices",
+    "match_devices",
     "most_alike",
     "name_likeness",
     "name_tokens",

@@ -71,6 +71,13 @@ def resolve_devices(specs: Sequence[str]) -> list[Device]:
         raise EngineError("no OpenCL device found (is an ICD installed?)")
     if not specs:
         return [devices[0]]
+    return match_devices(devices, specs)
+
+
+def match_devices(devices: Sequence[Device], specs: Sequence[str]) -> list[Device]:
+    """The devices of ``devices`` that ``specs`` name (``P:D`` or a name substring each), in
+    the order named; :class:`EngineError` for a spec that matches none (pure: the rule of
+    ``--device``, also for devices listed on another host)."""
     chosen: list[Device] = []
     for spec in specs:
         s = spec.strip()

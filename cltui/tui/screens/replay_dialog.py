@@ -57,6 +57,7 @@ class ReplayRequest:
     repeat: int = 1
     timeout: float = DEFAULT_TIMEOUT
     arg_tolerance: ArgTolerance = field(default_factory=dict)
+    inventory: str = ""  # an inventory file: the range runs on its hosts (cltui fleet)
 
 
 def parse_replay_fields(
@@ -146,12 +147,15 @@ class ReplayDialog(FormDialog[ReplayRequest]):
                 (("atol", "atol", ""), ("rtol", "rtol", ""), ("ULP", "ulp", "")),
                 (("repeat", "repeat", "1"), ("timeout s", "timeout", f"{DEFAULT_TIMEOUT:g}")),
                 (("per argument", "argtol", ""),),
+                (("hosts", "hosts", ""),),
             )
             for row in rows:
                 with Horizontal(classes="action-row"):
                     for label, name, value in row:
                         yield Label(label, classes="field-label")
-                        hint = "e.g. 0:ulp=2; 3:atol=1e-6" if name == "argtol" else "0"
+                        hint = {"argtol": "e.g. 0:ulp=2; 3:atol=1e-6",
+                                "hosts": "an inventory file: replay on its hosts instead"}.get(
+                            name, "0")
                         yield Input(value, placeholder=hint, id=f"replay-{name}",
                                     classes="field-input", compact=True)
             yield Label("", id="replay-error", classes="action-error")
@@ -263,7 +267,8 @@ class ReplayDialog(FormDialog[ReplayRequest]):
             return None
         chosen = set(self.query_one("#replay-devices", SelectionList).selected)
         devices = [d for d in self.devices if d["id"] in chosen]
-        if not devices:
+        inventory = self.query_one("#replay-hosts", Input).value.strip()
+        if not devices and not inventory:
             self.show_error("Tick at least one device (space)")
             return None
         try:
@@ -284,4 +289,4 @@ class ReplayDialog(FormDialog[ReplayRequest]):
             "fields": {name: self.query_one(f"#replay-{name}", Input).value
                        for name in REPLAY_FIELDS},
         }
-        return ReplayRequest(devices, self.mode, tol, repeat, timeout, per_arg)
+        return ReplayRequest(devices, self.mode, tol, repeat, timeout, per_arg, inventory)

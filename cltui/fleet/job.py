@@ -1,0 +1,194 @@
+"""A fleet run: every host of an inventory in parallel (at most ``jobs`` at a time), each
+through its own transport, then the columns' outputs against each other, then the matrix.
+
+Outputs are compared across columns by their sha256 first (the hosts send only the sums);
+only the outputs whose sums differ from the reference column's (the first column holding
+that output) travel back, to be compared element by element with the house compare
+(:func:`cltui.replay.engine.compare.compare_bytes`) and its tolerances.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from cltui.fleet.cache import BundleFiles, bundle_files
+from cltui.fleet.host import DeviceRun, HostOutcome, HostRunner, RunSettings
+from cltui.fleet.inventory import Host
+from cltui.fleet.matrix import build_matrix, column_id
+from cltui.fleet.transport import Transport
+from cltui.progress import CancelToken, ProgressEvent, ProgressFn
+from cltui.replay import lifecycle
+from cltui.replay.engine import compare as cmp
+from cltui.replay.engine.schema import ArgTolerance, CheckResult, Manifest
+
+__all__ = ["HostProgress", "run_fleet"]
+
+HostProgress = Callable[[str, ProgressEvent], None]
+
+
+def _fleet_progress(progress: ProgressFn | None, hosts: Sequence[Host]) -> HostProgress:
+    """Each host's events as one :data:`ProgressFn`: ``what`` is ``host: what``, the
+    fraction the mean of the hosts'."""
+    fractions = dict.fromkeys((h.name for h in hosts), 0.0)
+    lock = threading.Lock()
+
+    def say(host: str, ev: ProgressEvent) -> None:
+        if progress is None:
+            return
+        with lock:
+            if ev.fraction is not None:
+                fractions[host] = ev.fraction
+            total = sum(fractions.values()) / max(1, len(fractions))
+        progress(ProgressEvent(total, f"{host}: {ev.what}"))
+
+    return say
+
+
+def run_fleet(
+    bundle_root: Path,
+    hosts: Sequence[Host],
+    settings: RunSettings,
+    *,
+    jobs: int = 8,
+    cancel: CancelToken | None = None,
+    progress: ProgressFn | None = None,
+    arg_tolerance: ArgTolerance | None = None,
+) -> dict[str, Any]:
+    """Run the bundle at ``bundle_root`` on ``hosts``; the fleet report (see matrix.py).
+    ``progress`` gets ``host: what`` events (the fraction over all hosts); ``cancel`` stops
+    every host (their commands killed, their scratch folders removed)."""
+    token = cancel or CancelToken()
+    say = _fleet_progress(progress, hosts)
+    plan: Manifest = json.loads((bundle_root / "manifest.json").read_text(encoding="utf-8"))
+    bundle = bundle_files(bundle_root)
+    control = lifecycle.temp_dir("fleet", prefix="cltui-fleet-")  # 0700: mkdtemp
+    transports: list[Transport | None] = []
+    try:
+        outcomes = _run_hosts(bundle, plan, hosts, settings, jobs, token, say, control,
+                              transports)
+        cross = _cross(plan, outcomes, transports, settings, arg_tolerance or {}, token)
+        for h in outcomes:  # the outputs lie on the hosts, removed at the end: none named
+            for run in h.devices:
+                for st in run.result.get("steps") or []:
+                    for c in st.get("checks", []):
+                        c["output"] = None
+    finally:
+        with ThreadPoolExecutor(max_workers=max(1, jobs)) as ex:
+            list(ex.map(lambda t: t.close(), [t for t in transports if t is not None]))
+        lifecycle.remove(control)
+    info = {"id": bundle.id, "path": str(bundle_root), "files": len(bundle.files),
+            "bytes": bundle.total_bytes}
+    return build_matrix(plan, outcomes, cross, info)
+
+
+def _run_hosts(
+    bundle: BundleFiles,
+    plan: Manifest,
+    hosts: Sequence[Host],
+    settings: RunSettings,
+    jobs: int,
+    token: CancelToken,
+    say: HostProgress,
+    control: Path,
+    transports: list[Transport | None],
+) -> list[HostOutcome]:
+    runners: list[HostRunner | HostOutcome] = []
+    for h in hosts:
+        try:
+            t = Transport(h, control, connect_timeout=min(settings.timeout, 30.0))
+        except ValueError as exc:
+            transports.append(None)
+            runners.append(HostOutcome(h, settings.runner or h.runner or "python",
+                                       "transport", str(exc)))
+            continue
+        transports.append(t)
+        runners.append(HostRunner(t, bundle, plan, settings, cancel=token, progress=say))
+
+    def one(r: HostRunner | HostOutcome) -> HostOutcome:
+        if isinstance(r, HostOutcome):
+            return r
+        start = time.monotonic()
+        out = r.run()
+        out.seconds = time.monotonic() - start
+        return out
+
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as ex:
+        return list(ex.map(one, runners))
+
+
+def _cross(
+    plan: Manifest,
+    outcomes: Sequence[HostOutcome],
+    transports: Sequence[Transport | None],
+    settings: RunSettings,
+    arg_tol: ArgTolerance,
+    token: CancelToken,
+) -> list[dict[str, Any]]:
+    """Every column's outputs against the first column holding the same output."""
+    runs = [(h, run, t) for h, t in zip(outcomes, transports, strict=True) for run in h.devices]
+    by_key: dict[tuple[int, str], list[tuple[str, DeviceRun, Transport | None, CheckResult]]] = {}
+    for h, run, t in runs:
+        for st in run.result.get("steps") or []:
+            for c in st.get("checks", []):
+                name = Path(str(c.get("output") or "")).name
+                if name and name in run.sums:
+                    by_key.setdefault((int(st["enqueue"]), str(c["mem"])), []).append(
+                        (column_id(h, run), run, t, c))
+    kernels = {int(s["enqueue"]): str(s.get("kernel", "")) for s in plan.get("steps", [])}
+    specs: dict[tuple[int, str], Any] = {
+        (int(s["enqueue"]), str(c["mem"])): c for s in plan.get("steps", []) for c in s["checks"]
+    }
+    base = cmp.Tolerance.from_dict(plan.get("tolerance")).merged(settings.tolerance)
+    fetched: dict[tuple[int, str], bytes | None] = {}  # (id(run), file) -> bytes
+    out: list[dict[str, Any]] = []
+    for (enq, mem), cols in sorted(by_key.items()):
+        ref_id, ref_run, ref_t, ref_c = cols[0]
+        for col_id, run, t, c in cols[1:]:
+            entry = {"enqueue": enq, "kernel": kernels.get(enq, ""), "mem": mem,
+                     "label": str(c.get("label", mem)), "a": ref_id, "b": col_id}
+            a_name, b_name = Path(str(ref_c["output"])).name, Path(str(c["output"])).name
+            if ref_run.sums[a_name] == run.sums[b_name]:
+                out.append(entry | {"status": "equal", "max_ulp": 0.0, "summary": "bit-exact"})
+                continue
+            if token.is_set():
+                break
+            a = _fetch(fetched, ref_run, ref_t, a_name, settings.timeout)
+            b = _fetch(fetched, run, t, b_name, settings.timeout)
+            if a is None or b is None:
+                out.append(entry | {"status": "unchecked", "max_ulp": None,
+                                    "summary": "the outputs could not be fetched"})
+                continue
+            tol = base.merged(c.get("tolerance"))
+            for arg in c.get("args", []):
+                tol = tol.merged(arg_tol.get(int(arg)))
+            spec = specs.get((enq, mem), {})  # the plan's: the C++ runner's checks lack them
+            res = cmp.compare_bytes(np.frombuffer(a, np.uint8), np.frombuffer(b, np.uint8),
+                                    spec.get("dtype", c.get("dtype")), tol,
+                                    spec.get("shape", c.get("shape")))
+            ulp = res.to_dict().get("max_ulp")
+            out.append(entry | {"status": res.status, "summary": res.summary(),
+                                "max_ulp": None if ulp is None else float(ulp)})
+    return out
+
+
+def _fetch(cache: dict[tuple[int, str], bytes | None], run: DeviceRun,
+           t: Transport | None, name: str, timeout: float) -> bytes | None:
+    key = (id(run), name)
+    if key in cache:
+        return cache[key]
+    data: bytes | None = None
+    if t is not None and run.out_dir:
+        res = t.run(f"cat {shlex.quote(run.out_dir + '/' + name)}", timeout=timeout)
+        data = res.out if res.rc == 0 else None
+    cache[key] = data
+    return data
+

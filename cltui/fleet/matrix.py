@@ -1,0 +1,194 @@
+"""The fleet's one result: rows = enqueue and argument, columns = host:device, each cell the
+check against the captured output (``equal``, ``within``, ``different`` with max ULP,
+``unchecked``), ``cannot-run`` (why), ``not-reached`` (an earlier enqueue crashed, hung or
+could not run there); the first divergent enqueue per column; the columns against each other;
+the verdict (the house rule, device by device, and what did not run, with counts).  Pure:
+host outcomes and compare results in, a JSON-ready dict out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, TypedDict
+
+from cltui.fleet.host import DeviceRun, HostOutcome
+from cltui.replay.engine import combine_verdicts, verdict_exit
+from cltui.replay.engine.schema import CheckResult, DeviceResult, Manifest, Verdict
+
+__all__ = ["Cell", "build_matrix", "cell_text", "column_id", "exit_code"]
+
+ORDER = ("fail", "error", "incomplete", "pass")
+
+
+class Cell(TypedDict):
+    column: str
+    status: str
+    max_ulp: float | None
+    summary: str
+
+
+def cell_text(cell: Mapping[str, Any]) -> str:
+    """One cell in a few characters: ``equal``, ``within 2ulp``, ``DIFF 4ulp``, ``cannot run``,
+    ``-`` (not reached)."""
+    status = str(cell["status"])
+    ulp = cell.get("max_ulp")
+    tail = f" {ulp:g}ulp" if ulp is not None and ulp > 0 else ""
+    if status == "different":
+        return "DIFF" + tail
+    if status == "within":
+        return "within" + tail
+    return {"cannot-run": "cannot run", "not-reached": "-"}.get(status, status)
+
+
+def column_id(host: HostOutcome, run: DeviceRun) -> str:
+    return f"{host.host.name}:{run.device['id']}"
+
+
+def _rows(plan: Manifest) -> list[dict[str, Any]]:
+    rows = []
+    for st in plan.get("steps", []):
+        for c in st.get("checks", []):
+            rows.append({"enqueue": int(st["enqueue"]), "kernel": str(st.get("kernel", "")),
+                         "mem": str(c["mem"]), "label": str(c.get("label", c["mem"])),
+                         "args": [int(a) for a in c.get("args", [])]})
+    return rows
+
+
+def _check_cell(col: str, chk: CheckResult) -> Cell:
+    res: Mapping[str, Any] = chk.get("result") or {}
+    ulp = res.get("max_ulp")
+    status = str(chk.get("status"))
+    summary = str(chk.get("summary") or "")
+    if not summary and status == "different":
+        summary = f"{res.get('n_bad', '?')} of {res.get('elements', '?')} elements differ"
+    return {"column": col, "status": status, "max_ulp": None if ulp is None else float(ulp),
+            "summary": summary}
+
+
+def _cells(col: str, result: DeviceResult, rows: list[dict[str, Any]]) -> list[Cell]:
+    """One column's cells, row by row."""
+    checks = {(int(st["enqueue"]), str(c["mem"])): c
+              for st in result.get("steps") or [] for c in st.get("checks", [])}
+    failed = result.get("failed_enqueue")
+    err = str(result.get("error") or "")
+    state = str(result.get("status") or "")
+    out: list[Cell] = []
+    for row in rows:
+        key = (row["enqueue"], row["mem"])
+        if key in checks:
+            out.append(_check_cell(col, checks[key]))
+        elif err and (failed is None or failed == row["enqueue"]):
+            why = err if state in ("error", "") else f"{state}: {err}"
+            out.append({"column": col, "status": "cannot-run", "max_ulp": None, "summary": why})
+        elif err and row["enqueue"] > failed:
+            out.append({"column": col, "status": "not-reached", "max_ulp": None,
+                        "summary": f"not reached: enqueue {failed}: {state or 'error'}"})
+        else:
+            why = (f"no result: the run ended at enqueue {failed} ({state or 'error'})"
+                   if err else "the runner reported no check")
+            out.append({"column": col, "status": "unchecked", "max_ulp": None, "summary": why})
+    return out
+
+
+def _column(host: HostOutcome, run: DeviceRun, cells: list[Cell], rows: list[dict[str, Any]]
+            ) -> dict[str, Any]:
+    dev = run.device
+    res = run.result
+    first = next((rows[i]["enqueue"] for i, c in enumerate(cells) if c["status"] == "different"),
+                 None)
+    return {
+        "id": column_id(host, run), "host": host.host.name, "runner": host.runner,
+        "device": {"id": dev["id"], "name": dev.get("name", ""),
+                   "platform": dev.get("platform", ""),
+                   "driver": dev.get("driver") or dev.get("version", "")},
+        "status": res.get("status"), "error": res.get("error"),
+        "failed_enqueue": res.get("failed_enqueue"), "first_divergent": first,
+        "verdict": res["verdict"],
+    }
+
+
+def _host(h: HostOutcome) -> dict[str, Any]:
+    return {
+        "name": h.host.name, "address": h.host.address, "runner": h.runner,
+        "status": h.status, "reason": h.reason,
+        "devices": [f"{r.device['id']} {r.device.get('name', '')}" for r in h.devices],
+        "sent": {"cached": h.sync.had_bundle, "files": h.sync.files_sent,
+                 "bytes": h.sync.bytes_sent},
+        "bytes_sent": h.bytes_sent, "seconds": round(h.seconds, 3),
+    }
+
+
+def build_matrix(
+    plan: Manifest,
+    outcomes: Sequence[HostOutcome],
+    cross: Sequence[Mapping[str, Any]],
+    bundle: Mapping[str, Any],
+) -> dict[str, Any]:
+    """The fleet report (``cltui fleet --json``): verdict first."""
+    rows = _rows(plan)
+    columns: list[dict[str, Any]] = []
+    for h in outcomes:
+        for run in h.devices:
+            col = column_id(h, run)
+            cells = _cells(col, run.result, rows)
+            columns.append(_column(h, run, cells, rows))
+            for row, cell in zip(rows, cells, strict=True):
+                row.setdefault("cells", []).append(cell)
+    for row in rows:
+        row.setdefault("cells", [])
+    return {
+        "verdict": fleet_verdict(outcomes, columns),
+        "bundle": dict(bundle),
+        "hosts": [_host(h) for h in outcomes],
+        "columns": columns,
+        "rows": rows,
+        "cross": list(cross),
+        "devices": [dict(run.result) | {"host": h.host.name}
+                    for h in outcomes for run in h.devices],
+    }
+
+
+def fleet_verdict(outcomes: Sequence[HostOutcome], columns: Sequence[Mapping[str, Any]]
+                  ) -> dict[str, Any]:
+    """The house verdict over the devices that ran, made at least ``incomplete`` by a host
+    that did not run; ``error`` when no device ran at all.  Counts of hosts and devices."""
+    verdicts: list[Verdict] = [c["verdict"] for c in columns]
+    combined = combine_verdicts(verdicts, [c["id"] for c in columns])
+    failed_hosts = [h for h in outcomes if h.status != "ok"]
+    bad_devices = [c for c in columns if c["status"] not in ("ok", "mismatch")]
+    status = str(combined["status"])
+    if failed_hosts and status == "pass":
+        status = "incomplete"
+    if not columns:
+        status = "error"
+    by_status = {s: sum(1 for v in verdicts if v["status"] == s) for s in ORDER}
+    head = ", ".join(f"{n} {s}" for s, n in by_status.items() if n) or "no device ran"
+    parts = [f"{len(columns)} devices on {len(outcomes) - len(failed_hosts)} of "
+             f"{len(outcomes)} hosts: {head}"]
+    firsts = [f"{c['id']} first diverges at enqueue {c['first_divergent']}"
+              for c in columns if c["first_divergent"] is not None]
+    cannot = [f"{c['id']} {c['status']}: {c['error']}" for c in bad_devices]
+    if firsts:
+        parts.append("; ".join(firsts))
+    if cannot:
+        parts.append(f"{len(cannot)} device{'s' if len(cannot) != 1 else ''} did not finish ("
+                     + "; ".join(cannot) + ")")
+    if failed_hosts:
+        parts.append(f"{len(failed_hosts)} host{'s' if len(failed_hosts) != 1 else ''} did not "
+                     "run (" + "; ".join(f"{h.host.name} {h.status}: {h.reason}"
+                                         for h in failed_hosts) + ")")
+    return {
+        "status": status,
+        "line": f"{status.upper()}: " + "; ".join(parts),
+        "counts": dict(combined["counts"]),
+        "hosts": {"total": len(outcomes), "ran": len(outcomes) - len(failed_hosts),
+                  "failed": len(failed_hosts)},
+        "devices": {"total": len(columns), "finished": len(columns) - len(bad_devices),
+                    "failed": len(bad_devices)},
+        "by_status": by_status,
+    }
+
+
+def exit_code(report: Mapping[str, Any]) -> int:
+    """The verdict's exit code: 0 pass, 1 fail or error, 3 incomplete."""
+    return verdict_exit(str(report["verdict"]["status"]))

@@ -1,0 +1,301 @@
+"""``cltui fleet`` end to end against real sshd daemons on localhost (tests/sshd_hosts.py):
+a host with PoCL only, one with Oclgrind only, one with both, one down, one that refuses the
+key, one whose python lacks pyopencl, and one reached through a plain local shell template;
+the Python and the C++ runner; the content-addressed cache; a device that cannot run an
+enqueue, a runner that crashes, one that hangs."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.schemas import validate
+from tests.sshd_hosts import HostSpec, SshHosts
+
+pytestmark = [pytest.mark.device, pytest.mark.slow]
+
+REPO = Path(__file__).resolve().parent.parent
+PY = sys.executable
+VENDORS = Path("/etc/OpenCL/vendors")
+
+
+def _icd_folder(root: Path, name: str) -> Path:
+    """A folder for OCL_ICD_VENDORS holding one vendor file (skip when it is not installed)."""
+    src = VENDORS / f"{name}.icd"
+    if not src.is_file():
+        pytest.skip(f"{src} is not installed")
+    d = root / f"icd_{name}"
+    d.mkdir(exist_ok=True)
+    shutil.copy(src, d / src.name)
+    return d
+
+
+def _wrapper(root: Path, name: str, body: str) -> Path:
+    """A python interpreter for ansible_python_interpreter that misbehaves as told."""
+    p = root / name
+    p.write_text(f"#!/bin/sh\n{body}\nexec {PY} \"$@\"\n")
+    p.chmod(0o755)
+    return p
+
+
+CACHE_HOME: dict[str, str] = {}  # XDG_CACHE_HOME of the fleet runs: a temp folder
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _own_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
+    CACHE_HOME["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("xdg-cache"))
+
+
+def fleet(*args: str, codes: tuple[int, ...]) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(REPO), **CACHE_HOME}
+    proc = subprocess.run([PY, "-m", "cltui", "fleet", *args], capture_output=True, text=True,
+                          env=env, timeout=600)
+    assert proc.returncode in codes, (proc.returncode, proc.stdout[-3000:], proc.stderr[-3000:])
+    return proc
+
+
+def _line(name: str, port: int, work: Path, **more: str) -> str:
+    extra = " ".join(f"{k}={json.dumps(v)}" for k, v in more.items())
+    return f"{name} ansible_host=127.0.0.1 ansible_port={port} cltui_workdir={work / name} {extra}"
+
+
+@pytest.fixture(scope="module")
+def farm(ssh_hosts: Callable[[list[HostSpec]], SshHosts], tmp_path_factory: pytest.TempPathFactory
+         ) -> tuple[SshHosts, Path]:
+    root = tmp_path_factory.mktemp("farm")
+    pocl = _icd_folder(root, "pocl")
+    _icd_folder(root, "oclgrind")
+    hosts = ssh_hosts([
+        HostSpec("pocl", env={"OCL_ICD_VENDORS": str(pocl)}),
+        HostSpec("ocl"), HostSpec("both"), HostSpec("refused", refuse_key=True),
+        HostSpec("down", down=True),
+    ])  # fmt: skip
+    return hosts, root
+
+
+def _inventory(farm: tuple[SshHosts, Path], lines: list[str], name: str) -> Path:
+    hosts, root = farm
+    inv = root / name
+    inv.write_text("[lab]\n" + "\n".join(lines) + "\n\n[lab:vars]\n"
+                   f"ansible_ssh_common_args=\"-F {hosts.config}\"\n"
+                   f"ansible_python_interpreter={PY}\n")
+    return inv
+
+
+def test_the_python_runner_on_six_hosts_gives_one_matrix(
+    farm: tuple[SshHosts, Path], images_svm: Path
+) -> None:
+    hosts, root = farm
+    work = root / "work1"
+    nopy = _wrapper(root, "python-without-site", f"exec {PY} -S \"$@\"")
+    inv = _inventory(farm, [
+        _line("pocl", hosts["pocl"].port, work),
+        _line("ocl", hosts["ocl"].port, work, cltui_env=f"OCL_ICD_VENDORS={root / 'icd_oclgrind'}"),
+        _line("both", hosts["both"].port, work),
+        _line("refused", hosts["refused"].port, work),
+        _line("down", hosts["down"].port, work),
+        _line("nopy", hosts["both"].port, work, ansible_python_interpreter=str(nopy)),
+        f"local cltui_transport='env FLEET_HOST={{host}} sh -c {{cmd}}' "
+        f"cltui_workdir={work / 'local'} cltui_env='OCL_ICD_VENDORS={root / 'icd_pocl'}'",
+    ], "six.ini")  # fmt: skip
+    junit = root / "fleet.xml"
+    proc = fleet(str(images_svm), "0-8", "--hosts", str(inv), "--json", "--junit", str(junit),
+                 codes=(1,))
+    rep = json.loads(proc.stdout)
+    validate(rep, "cli.schema.json", "fleet")
+    status = {h["name"]: h for h in rep["hosts"]}
+    assert {n: h["status"] for n, h in status.items()} == {
+        "pocl": "ok", "ocl": "ok", "both": "ok", "refused": "authentication",
+        "down": "unreachable", "nopy": "missing-dependency", "local": "ok",
+    }  # fmt: skip
+    assert "Permission denied" in status["refused"]["reason"]
+    assert "Connection refused" in status["down"]["reason"]
+    assert status["nopy"]["reason"] == f"numpy, pyopencl (python runner: {nopy})"
+    cols = {c["id"]: c for c in rep["columns"]}
+    names = {cid: c["device"]["name"] for cid, c in cols.items()}
+    assert sorted(cols) == ["both:0:0", "both:1:0", "local:0:0", "ocl:0:0", "pocl:0:0"]
+    grind = [cid for cid, n in names.items() if "Oclgrind" in n]
+    assert sorted(grind) == ["both:0:0", "ocl:0:0"]
+    # Oclgrind rounds sample_linear's interpolation 2 ULP away from PoCL: a real divergence
+    for cid, col in cols.items():
+        assert col["first_divergent"] == (2 if cid in grind else None)
+        assert col["verdict"]["status"] == ("fail" if cid in grind else "pass")
+        assert col["device"]["driver"]
+    (row,) = [r for r in rep["rows"] if r["enqueue"] == 2 and r["label"].startswith("arg 2")]
+    for cell in row["cells"]:
+        want = "different" if cell["column"] in grind else "equal"
+        assert cell["status"] == want
+        if want == "different":
+            assert cell["max_ulp"] == 2.0
+    assert all(len(r["cells"]) == 5 for r in rep["rows"])
+    ref = rep["columns"][0]["id"]
+    diffs = {(x["b"], x["enqueue"]) for x in rep["cross"] if x["status"] == "different"}
+    assert diffs == ({(c, 2) for c in grind if c != ref} if ref not in grind
+                     else {(c, 2) for c in cols if c not in grind})
+    v = rep["verdict"]
+    assert v["status"] == "fail" and v["line"].startswith("FAIL: 5 devices on 4 of 7 hosts")
+    assert v["hosts"] == {"total": 7, "ran": 4, "failed": 3}
+    assert v["by_status"] == {"fail": 2, "error": 0, "incomplete": 0, "pass": 3}
+    _check_junit(junit, rep, grind)
+
+
+def _check_junit(path: Path, rep: dict[str, Any], grind: list[str]) -> None:
+    root = ET.parse(path).getroot()
+    enqueues = sorted({r["enqueue"] for r in rep["rows"]})
+    suites = {s.get("name"): s for s in root.findall("testsuite")}
+    assert set(suites) == {c["id"] for c in rep["columns"]} | {"refused", "down", "nopy"}
+    assert int(root.get("tests", -1)) == len(enqueues) * len(suites) == 7 * 8
+    assert int(root.get("failures", -1)) == len(grind)  # enqueue 2 on each Oclgrind
+    assert int(root.get("errors", -1)) == 3 * 7  # every enqueue of each failed host
+    assert int(root.get("skipped", -1)) == 0
+    for cid in grind:
+        (case,) = [c for c in suites[cid].findall("testcase") if c.find("failure") is not None]
+        assert case.get("name") == "enqueue 2 sample_linear"
+        assert "2 ULP" in (case.find("failure").get("message") or "")  # type: ignore[union-attr]
+    errs = [c.find("error") for c in suites["down"].findall("testcase")]
+    assert all(e is not None and e.get("message", "").startswith("unreachable:") for e in errs)
+
+
+def test_the_cache_sends_only_what_the_host_lacks(
+    farm: tuple[SshHosts, Path], images_svm: Path
+) -> None:
+    hosts, root = farm
+    inv = _inventory(farm, [_line("pocl", hosts["pocl"].port, root / "work2")], "one.ini")
+
+    def run(*args: str) -> dict[str, Any]:
+        rep: dict[str, Any] = json.loads(fleet(*args, "--hosts", str(inv), "--json",
+                                               codes=(0,)).stdout)
+        assert rep["verdict"]["status"] == "pass"
+        return rep
+
+    first = run(str(images_svm), "0-3")
+    again = run(str(images_svm), "0-3")  # the same range: the same (locally cached) export
+    bundle = root / "bundle-0-8"
+    subprocess.run([PY, "-m", "cltui", "export", str(images_svm), "0-8", "-o", str(bundle)],
+                   check=True, capture_output=True, env={**os.environ, "PYTHONPATH": str(REPO)})
+    wider = run(str(bundle))  # overlapping: the code and the data of 0-3 are there
+    same = run(str(bundle))
+    s1, s2, s3, s4 = (r["hosts"][0]["sent"] for r in (first, again, wider, same))
+    total = wider["bundle"]["files"]
+    assert s1["files"] == first["bundle"]["files"] and not s1["cached"]
+    assert again["bundle"]["id"] == first["bundle"]["id"]
+    assert s2 == s4 == {"cached": True, "files": 0, "bytes": 0}
+    assert 0 < s3["files"] < total - 20
+    for r in (again, same):
+        assert r["hosts"][0]["bytes_sent"] < first["hosts"][0]["bytes_sent"] / 50
+    assert same["bundle"]["range"] is None and again["bundle"]["range"] == "0-3"
+
+
+def test_the_cpp_runner_builds_on_the_host_and_replays_the_filtered_device(
+    farm: tuple[SshHosts, Path], images_svm: Path
+) -> None:
+    hosts, root = farm
+    if shutil.which("cmake") is None or shutil.which("c++") is None:
+        pytest.skip("cmake or a C++ compiler is not installed")
+    inv = _inventory(farm, [_line("both", hosts["both"].port, root / "work3",
+                                  cltui_runner="cpp")], "cpp.ini")
+    rep = json.loads(fleet(str(images_svm), "0-8", "--hosts", str(inv), "-d", "pocl", "--json",
+                           codes=(0,)).stdout)
+    validate(rep, "cli.schema.json", "fleet")
+    (col,) = rep["columns"]
+    assert col["runner"] == "cpp" and "PoCL" in col["device"]["driver"]
+    assert rep["devices"][0]["runner"] == "replay.cpp"
+    assert {c["status"] for r in rep["rows"] for c in r["cells"]} == {"equal"}
+    assert rep["verdict"]["status"] == "pass"
+
+
+def _widen_local_size(src: Path, dest: Path) -> Path:
+    """A copy of a bundle whose enqueue 2 asks for a 40x30 work-group: PoCL (4096) runs it,
+    Oclgrind (1024 at most) refuses it with CL_INVALID_WORK_GROUP_SIZE."""
+    shutil.copytree(src, dest)
+    plan = json.loads((dest / "manifest.json").read_text())
+    for st in plan["steps"]:
+        if st["enqueue"] == 2:
+            st["local"] = [40, 30]
+    data = (json.dumps(plan, indent=1) + "\n").encode()
+    (dest / "manifest.json").write_bytes(data)
+    sums = dest / "SHA256SUMS"
+    digest = hashlib.sha256(data).hexdigest()
+    sums.write_text("".join(f"{digest}  manifest.json\n" if ln.endswith("  manifest.json")
+                            else ln + "\n" for ln in sums.read_text().splitlines()))
+    return dest
+
+
+def test_cannot_run_crash_and_hang_are_cells_with_their_reasons(
+    farm: tuple[SshHosts, Path], images_svm: Path
+) -> None:
+    hosts, root = farm
+    work = root / "work4"
+    base = root / "bundle-wide-src"
+    subprocess.run([PY, "-m", "cltui", "export", str(images_svm), "0-8", "-o", str(base)],
+                   check=True, capture_output=True, env={**os.environ, "PYTHONPATH": str(REPO)})
+    bundle = _widen_local_size(base, root / "bundle-wide")
+    crash = _wrapper(root, "python-crash", '[ "$1" = replay.py ] && kill -SEGV $$')
+    hang = _wrapper(root, "python-hang", '[ "$1" = replay.py ] && exec sleep 617')
+    ocl = f"OCL_ICD_VENDORS={root / 'icd_oclgrind'}"
+    inv = _inventory(farm, [
+        _line("ocl", hosts["ocl"].port, work, cltui_env=ocl),
+        _line("crash", hosts["pocl"].port, work, ansible_python_interpreter=str(crash)),
+        _line("hang", hosts["pocl"].port, work, ansible_python_interpreter=str(hang)),
+    ], "bad.ini")  # fmt: skip
+    junit = root / "bad.xml"
+    proc = fleet(str(bundle), "--hosts", str(inv), "--json", "--timeout", "8", "--junit",
+                 str(junit), codes=(1,))
+    rep = json.loads(proc.stdout)
+    validate(rep, "cli.schema.json", "fleet")
+    cols = {c["host"]: c for c in rep["columns"]}
+    assert {h: c["status"] for h, c in cols.items()} == {
+        "ocl": "error", "crash": "crash", "hang": "hang"}
+    assert cols["ocl"]["failed_enqueue"] == 2
+    assert "INVALID_WORK_GROUP_SIZE" in cols["ocl"]["error"]
+    assert "SIGSEGV" in cols["crash"]["error"]
+    i = [c["id"] for c in rep["columns"]].index(cols["ocl"]["id"])
+    by_enqueue = {r["enqueue"]: r["cells"][i] for r in rep["rows"]}
+    assert by_enqueue[2]["status"] == "cannot-run"
+    assert "INVALID_WORK_GROUP_SIZE" in by_enqueue[2]["summary"]
+    assert by_enqueue[0]["status"] == "unchecked" and by_enqueue[8]["status"] == "not-reached"
+    assert rep["verdict"]["devices"] == {"total": 3, "finished": 0, "failed": 3}
+    assert "INVALID_WORK_GROUP_SIZE" in rep["verdict"]["line"]
+    leftover = subprocess.run(["pgrep", "-f", "sleep 617"], capture_output=True, text=True)
+    assert leftover.stdout.strip() == "", "the hung runner was left running on the host"
+    root_x = ET.parse(junit).getroot()
+    suite = {s.get("name"): s for s in root_x.findall("testsuite")}[cols["ocl"]["id"]]
+    kinds = [next((k.tag for k in c), "pass") for c in suite.findall("testcase")]
+    assert kinds == ["skipped", "skipped", "error", "skipped", "skipped", "skipped", "skipped"]
+
+
+def test_sigterm_cancels_every_host_and_kills_the_runner_on_the_host(
+    farm: tuple[SshHosts, Path], images_svm: Path
+) -> None:
+    import signal
+
+    hosts, root = farm
+    hang = _wrapper(root, "python-hang-2", '[ "$1" = replay.py ] && exec sleep 619')
+    inv = _inventory(farm, [_line("hang", hosts["pocl"].port, root / "work5",
+                                  ansible_python_interpreter=str(hang))], "cancel.ini")
+    env = {**os.environ, "PYTHONPATH": str(REPO), **CACHE_HOME}
+    proc = subprocess.Popen([PY, "-m", "cltui", "fleet", str(images_svm), "0-3", "--hosts",
+                             str(inv), "--timeout", "300"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    assert proc.stderr is not None
+    for line in proc.stderr:  # wait until the runner is started on the host
+        if "replaying on" in line:
+            break
+    else:
+        raise AssertionError("the fleet never started replaying")
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, (out, err)
+    assert "interrupted" in err
+    leftover = subprocess.run(["pgrep", "-f", "sleep 619"], capture_output=True, text=True)
+    assert leftover.stdout.strip() == "", "the cancelled runner was left running on the host"

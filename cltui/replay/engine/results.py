@@ -5,13 +5,17 @@ from __future__ import annotations
 
 from .base import _replays, _stats
 from .schedule import Schedule, profile
-from .schema import LoadResult, StepResult, StepTiming, TransferResult
+from .schema import Finding, LoadResult, StepResult, StepTiming, TransferResult
 
 PASSING = ("equal", "within", "unchecked")  # check statuses that pass a step
 
 
-def step_results(sched: Schedule) -> tuple[list[StepResult], bool]:
-    """Every step's result, and whether all passed."""
+def step_results(
+    sched: Schedule, cannot: dict[int, list[Finding]] | None = None
+) -> tuple[list[StepResult], bool]:
+    """Every step's result, and whether all passed (``cannot``: the steps that were not
+    launched, status ``cannot-run``, and why)."""
+    cannot = cannot or {}
     results: list[StepResult] = []
     all_ok = True
     for i, st in enumerate(sched.steps):
@@ -50,6 +54,9 @@ def step_results(sched: Schedule) -> tuple[list[StepResult], bool]:
         }
         if st.get("recovered"):
             row["recovered"] = True
+        if i in cannot:
+            row["status"] = "cannot-run"
+            row["cannot_run"] = cannot[i]
         results.append(row)
     return results, all_ok
 

@@ -107,7 +107,9 @@ inline Verdict make_verdict(const Plan& plan, const std::vector<StepOutcome>& ou
                 {"within", t.within},          {"different", t.different},
                 {"departed", t.departed},      {"recovered", plan.recovered},
                 {"lost", plan.lost},           {"after_unreplayed", t.after},
-                {"transfers", plan.transfers}, {"transfers_replayed", plan.transfers_replayed}};
+                {"transfers", plan.transfers}, {"transfers_replayed", plan.transfers_replayed},
+                // the Python runner's feasibility pre-flight; this runner has none yet
+                {"cannot_run", 0},             {"after_cannot_run", 0}};
     std::string head;
     if (!error.empty()) {
         v.status = "error";

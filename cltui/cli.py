@@ -30,6 +30,9 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "diverge": ("cltui.commands.diverge", "diverge_cmd", "Find where two captures diverge."),
     "check": ("cltui.commands.check", "check_cmd", "Replay a range on Oclgrind with its checks."),
     "shrink": ("cltui.commands.shrink", "shrink_cmd", "Shrink a failing range to its core."),
+    "feasible": (
+        "cltui.commands.feasible", "feasible_cmd", "What of a range cannot run on a device."
+    ),
 }
 
 

@@ -221,7 +221,7 @@ class Engine(_Launches, _Programs, _Preflight):
         self, sched: Schedule, repeat: int, loop_ns: list[int], probed: ProbeResult | None
     ) -> EngineResult:
         """The device result: each step's checks, loads, transfers and timing."""
-        results, all_ok = step_results(sched, self.cannot)
+        results, all_ok = step_results(sched, self.cannot, set(self.mems))
         if self._writer is not None:
             self._writer.shutdown(wait=True)
             self._writer = None

@@ -319,7 +319,9 @@ _NOISE = re.compile(r'//[^\n]*|/\*.*?(?:\*/|\Z)|"(?:\\.|[^"\\\n])*"', re.S)
 
 _NEEDS: tuple[tuple[FindingKind, re.Pattern[str], str], ...] = (
     ("fp64", re.compile(r"\bdouble(?:2|3|4|8|16)?\b|\bcl_khr_fp64\b"), "double"),
-    ("fp16", re.compile(r"\bhalf(?:2|3|4|8|16)?\b|\bcl_khr_fp16\b"), "half"),
+    # a scalar half pointer (vload_half, vstore_half) needs no cl_khr_fp16; a half value does
+    ("fp16", re.compile(r"\bhalf(?:2|3|4|8|16)\b|\bhalf\b(?!\s*\*)|\bcl_khr_fp16\b"),
+     "half"),
     ("images", re.compile(r"\bimage(?:1d|2d|3d)(?:_array|_buffer)?_t\b"), "images"),
     ("image-3d-writes", re.compile(r"\b(?:__)?(?:write_only|read_write)\s+image3d_t\b"),
      "writes to a 3D image"),

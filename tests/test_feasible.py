@@ -13,6 +13,9 @@ import pytest
 
 from cltui.replay.engine import feasible
 from cltui.replay.engine.schema import Finding, Manifest
+from tests.test_export_device import cpp_replay  # a session fixture: the C++ replay, built once
+
+__all__ = ["cpp_replay"]
 
 CASES = json.loads(
     (Path(__file__).parent / "fixtures" / "feasibility_cases.json").read_text(encoding="utf-8")
@@ -106,3 +109,20 @@ def test_checks_after_an_enqueue_that_cannot_run_are_marked() -> None:
     assert feasible.after_cannot_run(plan, set()) == {}
     later = copy.deepcopy(plan)
     assert feasible.after_cannot_run(later, {1}) == {2: {"pre": {"b": 11}, "post": {}}}
+
+
+def test_replay_cpp_holds_the_same_rule(cpp_replay: Path) -> None:
+    """replay.cpp's --feasibility-cases gives, case for case, the kinds and the reasons the
+    Python rule gives (cpp/feasible.hpp is the same rule in C++)."""
+    import subprocess
+
+    path = Path(__file__).parent / "fixtures" / "feasibility_cases.json"
+    proc = subprocess.run([str(cpp_replay), "--feasibility-cases", str(path)],
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    got = json.loads(proc.stdout)
+    assert len(got) == len(CASES["cases"])
+    for case, cpp in zip(CASES["cases"], got, strict=True):
+        found = findings_of(case)
+        assert cpp == {"kinds": [f["kind"] for f in found],
+                       "reasons": [f["reason"] for f in found]}, case["name"]  # fmt: skip

@@ -21,7 +21,9 @@ from cltui.cli import main
 from cltui.export import export_range
 from tests.conftest import copy_capture
 from tests.schemas import validate
-from tests.test_export_device import run_py
+from tests.test_export_device import cpp_replay, run_cpp, run_py
+
+__all__ = ["cpp_replay"]
 
 LOG = "clintercept_log.txt"
 SVM_SCALE_6 = "global_work_size = < 1024 >, local_work_size = < 64 >; EnqueueCounter: 6"
@@ -114,7 +116,9 @@ def test_replay_does_not_launch_what_cannot_run(big_local: Path) -> None:
     assert "enqueue 6 (svm_scale) cannot run: local size 2048" in " ".join(text.stdout.split())
 
 
-def test_the_exported_runner_says_the_same(big_local: Path, tmp_path: Path) -> None:
+def test_the_exported_runners_say_the_same(
+    big_local: Path, tmp_path: Path, cpp_replay: Path
+) -> None:
     first = tmp_path / "out" / "bundle"
     export_range(open_capture(big_local), parse_range("6-8"), first)
     bundle = tmp_path / "fresh" / "bundle"
@@ -131,6 +135,20 @@ def test_the_exported_runner_says_the_same(big_local: Path, tmp_path: Path) -> N
     text = run_py(bundle, "--device", "oclgrind")
     assert "enqueue 6 svm_scale: cannot run (work-item-size): local size 2048" in text.stdout
     assert "enqueue 6 svm_scale: CANNOT RUN (not launched)" in text.stdout
+    # replay.cpp: the same findings, steps, verdict (counts and line)
+    cpp = run_cpp(cpp_replay, bundle, "--validate", "--json", "--device", "oclgrind")
+    assert cpp.returncode == 3, cpp.stdout[-2000:] + cpp.stderr[-2000:]
+    (cres,) = json.loads(cpp.stdout)
+    validate([cres])
+    assert cres["cannot_run"] == res["cannot_run"]
+    assert [s["status"] for s in cres["steps"]] == [s["status"] for s in res["steps"]]
+    assert cres["verdict"] == res["verdict"]
+    cchecks = [c for s in cres["steps"] for c in s["checks"]]
+    pchecks = [c for s in res["steps"] for c in s["checks"]]
+    assert [c.get("after_cannot_run") for c in cchecks] == [
+        c.get("after_cannot_run") for c in pchecks]
+    assert cchecks[0]["summary"] == pchecks[0]["summary"]
+    assert cres["loop"]["launches"] == res["loop"]["launches"] == 2
     # the bundle on its own: cltui feasible BUNDLE
     code, out = _feasible(str(bundle), "-d", "oclgrind")
     assert code == 3 and out["source"]["kind"] == "bundle"
@@ -152,9 +170,11 @@ def test_an_opencl_c_version_the_device_lacks(images_svm: Path, tmp_path: Path) 
     assert "-cl-std=CL3.0; Oclgrind Simulator supports OpenCL C 1.0, 1.1, 1.2" in found[0]["reason"]
 
 
-def test_reqd_work_group_size_from_the_built_kernel(images_svm: Path, tmp_path: Path) -> None:
+def test_reqd_work_group_size_from_the_built_kernel(
+    images_svm: Path, tmp_path: Path, cpp_replay: Path
+) -> None:
     """svm_scale declared with reqd_work_group_size(32,1,1), launched with 64: what only the
-    built kernel says (CL_KERNEL_COMPILE_WORK_GROUP_SIZE), on PoCL."""
+    built kernel says (CL_KERNEL_COMPILE_WORK_GROUP_SIZE), on PoCL; both runners."""
     cap = copy_capture(images_svm, tmp_path)
     decl = "__kernel void svm_scale("
     for src in [*cap.glob("CLI_*_source.cl"), *cap.glob("Replay/*/kernel.cl")]:
@@ -167,6 +187,14 @@ def test_reqd_work_group_size_from_the_built_kernel(images_svm: Path, tmp_path: 
     assert [(f["enqueue"], f["kind"]) for f in found] == [
         (6, "reqd-work-group-size"), (7, "reqd-work-group-size")]
     assert found[0]["reason"] == "local size 64x1x1 contradicts reqd_work_group_size(32x1x1)"
+    bundle = tmp_path / "bundle"
+    export_range(open_capture(cap), parse_range("6-7"), bundle)
+    for proc in (run_py(bundle, "--json", "--device", "pocl"),
+                 run_cpp(cpp_replay, bundle, "--json", "--device", "pocl")):  # fmt: skip
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        (res,) = json.loads(proc.stdout)
+        assert res["cannot_run"] == found and res["loop"]["launches"] == 0
+        assert res["verdict"]["counts"]["cannot_run"] == 2
 
 
 def test_an_allocation_over_the_device_maximum(images_svm: Path, tmp_path: Path) -> None:

@@ -371,7 +371,7 @@ def build_findings(
 # --------------------------------------------------------------------- what follows
 
 
-_READ_ONLY = re.compile(r"\bconst\b|\b__constant\b|\bconstant\b|\bread_only\b")
+_READ_ONLY = re.compile(r"\bconst\b|\b__constant\b|\bconstant\b|\b(?:__)?read_only\b")
 
 
 def _written(st: StepSpec) -> list[str]:

@@ -4,7 +4,7 @@ the first step, on every device).
 Per range, on PoCL, in one process: the device's facts (``facts.device_facts``: limits,
 extensions, the read-write image formats of five image types), the plan rule over every step
 (``feasible.memory_findings`` + ``step_findings``), the built kernels' facts and rule
-(``kernel_facts`` + ``kernel_findings``: a kernel object per step, as the engine makes), and,
+(``kernel_facts`` + ``kernel_findings`` on the kernel object the engine makes per step), and,
 for scale, the whole replay of the range (``run_plan``: builds from the binary cache, uploads,
 launches, checks).  Best of N for each.  Goal: the pre-flight <= 5 % of the range's replay.
 
@@ -37,6 +37,7 @@ SHARED = Path(os.environ.get("CLTUI_SHARED", "/work/shared")) / "captures"
 RANGES = [
     ("pyopencl_lib_pocl", "0-39", str(SHARED / "pyopencl_lib_pocl")),
     ("heat2d_large", "122367-122419", os.environ.get("CLTUI_HEAT2D_DIR", "")),
+    ("images_svm_pocl", "0-", str(SHARED / "images_svm_pocl")),
 ]
 
 
@@ -62,17 +63,21 @@ def measure(name: str, rng: str, path: str, n: int, cache: str) -> None:
     eng.dev = open_device(dev)
     eng.ctx = cl.Context([eng.dev])
     programs = eng._build_programs()
-    facts = device_facts(eng.dev, eng.ctx)
-    t_facts = best(lambda: device_facts(eng.dev, eng.ctx), n)
+    types = {feasible.image_key(m["image"])[0] for m in plan["memory"].values() if "image" in m}
+    facts = device_facts(eng.dev, eng.ctx, types)  # the plan's image types, as the engine
+    t_facts = best(lambda: device_facts(eng.dev, eng.ctx, types), n)
 
     def plan_rule() -> None:
         bad = feasible.memory_findings(plan, facts)
         for st in plan["steps"]:
             feasible.step_findings(plan, st, facts, bad)
 
+    # the engine makes each step's kernel object anyway (its arguments are set on it): the
+    # pre-flight adds the queries on it and the rule
+    kernels = [cl.Kernel(programs[st["program"]], st["kernel"]) for st in plan["steps"]]
+
     def kernel_rule() -> None:
-        for st in plan["steps"]:
-            kern = cl.Kernel(programs[st["program"]], st["kernel"])
+        for st, kern in zip(plan["steps"], kernels, strict=True):
             feasible.kernel_findings(st, kernel_facts(kern, eng.dev), facts)
 
     t_plan, t_kern = best(plan_rule, n * 10), best(kernel_rule, n)

@@ -9,7 +9,13 @@ from typing import TYPE_CHECKING
 
 from .base import EngineError, _cl_msg, _EngineState
 from .facts import device_facts, kernel_facts
-from .feasible import after_cannot_run, kernel_findings, memory_findings, step_findings
+from .feasible import (
+    after_cannot_run,
+    image_key,
+    kernel_findings,
+    memory_findings,
+    step_findings,
+)
 from .schema import CheckResult, Finding, StepSpec
 
 if TYPE_CHECKING:
@@ -27,7 +33,8 @@ class _Preflight(_EngineState):
     def _preflight_plan(self) -> None:
         """The device's facts and what the plan alone says cannot run here (work sizes,
         memory objects, image formats, -cl-std, local arguments)."""
-        self.facts = device_facts(self.dev, self.ctx)
+        types = {image_key(m["image"])[0] for m in self.plan["memory"].values() if "image" in m}
+        self.facts = device_facts(self.dev, self.ctx, types)
         self.bad_mems = memory_findings(self.plan, self.facts)
         for i, st in enumerate(self.plan["steps"]):
             found = step_findings(self.plan, st, self.facts, self.bad_mems)

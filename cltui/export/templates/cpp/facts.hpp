@@ -53,13 +53,15 @@ inline std::string enum_name(cl_uint v, bool order) {
     return hex;
 }
 
-inline std::map<std::string, std::vector<std::string>> image_formats(cl_context ctx) {
+inline std::map<std::string, std::vector<std::string>> image_formats(
+    cl_context ctx, const std::set<std::string>& types) {
     std::map<std::string, std::vector<std::string>> out;
     const std::pair<const char*, cl_mem_object_type> kinds[] = {
         {"IMAGE1D", CL_MEM_OBJECT_IMAGE1D}, {"IMAGE1D_ARRAY", CL_MEM_OBJECT_IMAGE1D_ARRAY},
         {"IMAGE2D", CL_MEM_OBJECT_IMAGE2D}, {"IMAGE2D_ARRAY", CL_MEM_OBJECT_IMAGE2D_ARRAY},
         {"IMAGE3D", CL_MEM_OBJECT_IMAGE3D}};
     for (const auto& k : kinds) {
+        if (!types.count(k.first)) continue;  // only the plan's image types (each costs)
         cl_uint n = 0;
         if (clGetSupportedImageFormats(ctx, CL_MEM_READ_WRITE, k.second, 0, nullptr, &n) !=
             CL_SUCCESS)
@@ -101,7 +103,8 @@ inline std::vector<std::string> c_versions(cl_device_id d, std::pair<int, int> v
     return out;
 }
 
-inline DeviceFacts device_facts(const DeviceRef& ref, cl_context ctx) {
+inline DeviceFacts device_facts(const DeviceRef& ref, cl_context ctx,
+                                const std::set<std::string>& image_types) {
     cl_device_id d = ref.device;
     DeviceFacts f;
     f.name = ref.name;
@@ -117,7 +120,7 @@ inline DeviceFacts device_facts(const DeviceRef& ref, cl_context ctx) {
              device_value<cl_device_fp_config>(d, CL_DEVICE_DOUBLE_FP_CONFIG, 0) != 0;
     f.fp16 = f.has("cl_khr_fp16");
     f.image_support = device_value<cl_bool>(d, CL_DEVICE_IMAGE_SUPPORT, CL_FALSE) != CL_FALSE;
-    if (f.image_support) f.image_formats = image_formats(ctx);
+    if (f.image_support) f.image_formats = image_formats(ctx, image_types);
     f.image2d_max = {device_value<size_t>(d, CL_DEVICE_IMAGE2D_MAX_WIDTH, 0),
                      device_value<size_t>(d, CL_DEVICE_IMAGE2D_MAX_HEIGHT, 0)};
     f.image3d_max = {device_value<size_t>(d, CL_DEVICE_IMAGE3D_MAX_WIDTH, 0),

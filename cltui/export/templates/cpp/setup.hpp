@@ -59,7 +59,10 @@ inline void Replayer::setup() {
 
 // The device's facts and what the plan alone says cannot run here.
 inline void Replayer::preflight_plan() {
-    facts_ = device_facts(dev_, ctx_);
+    std::set<std::string> types;  // the image formats of the plan's image types only
+    for (const auto& m : plan_.mems)
+        if (m.kind == "image") types.insert(m.image_type_name);
+    facts_ = device_facts(dev_, ctx_, types);
     bad_ = memory_findings(plan_, facts_);
     for (size_t i = 0; i < plan_.steps.size(); ++i) {
         std::vector<Finding> found = step_findings(plan_, plan_.steps[i], facts_, bad_);

@@ -151,7 +151,7 @@ def overall(results: Sequence[Feasibility]) -> tuple[str, str]:
 
 def _child(job_path: str, fd: int) -> int:
     from cltui.replay import engine
-    from cltui.replay.runner import capture_loader
+    from cltui.replay.runner import capture_loader, default_binary_cache
 
     out = connect(fd)
 
@@ -163,7 +163,9 @@ def _child(job_path: str, fd: int) -> int:
     plan = job["plan"]
     root = job["data_root"]
     loader = engine.dir_loader(plan, root) if job.get("bundle") else capture_loader(plan, root)
-    result = engine.check_feasible(plan, job["device"], loader, progress=send)
+    # the replay's binary cache: a check warms it for the replay that follows
+    result = engine.check_feasible(plan, job["device"], loader, progress=send,
+                                   binary_cache=default_binary_cache())  # fmt: skip
     send({"type": "result", "result": result})
     out.close()
     return 0

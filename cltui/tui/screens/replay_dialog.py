@@ -259,10 +259,20 @@ class ReplayDialog(FormDialog[ReplayRequest]):
             plan = build_plan(self.capture, EnqueueRange(self.first, self.last), "chain")
             found = feasibility.check(plan.to_manifest(), devices, plan.capture_path,
                                       cancel=worker_token(worker))  # fmt: skip
-        except PlanError:
-            return  # the replay itself says why it cannot plan
+        except PlanError as exc:  # the replay itself says so again
+            why = f"not checked: {exc}"
+        except Exception as exc:  # only a hint: the dialog goes on without it
+            why = f"not checked: {type(exc).__name__}: {exc}"
+        else:
+            if not worker.is_cancelled:
+                self.app.call_from_thread(self._feasible_found, found)
+            return
         if not worker.is_cancelled:
-            self.app.call_from_thread(self._feasible_found, found)
+            self.app.call_from_thread(self._feasible_unknown, why)
+
+    def _feasible_unknown(self, why: str) -> None:
+        self.feasible = {}
+        self.query_one("#replay-feasible", Label).update(Text(why))
 
     def _feasible_found(self, found: list[Feasibility]) -> None:
         self.feasible = {r["device"]["id"]: r for r in found}
@@ -280,6 +290,8 @@ class ReplayDialog(FormDialog[ReplayRequest]):
         lst = self.query_one("#replay-devices", SelectionList)
         i = lst.highlighted
         if i is None or not self.devices or i >= len(self.devices):
+            return
+        if self.feasible == {}:  # the check could not run: its line stays
             return
         res = None if self.feasible is None else self.feasible.get(self.devices[i]["id"])
         self.query_one("#replay-feasible", Label).update(Text(feasibility_line(res)))

@@ -214,3 +214,38 @@ def test_an_allocation_over_the_device_maximum(images_svm: Path, tmp_path: Path)
     report = json.loads(res.stdout)
     assert res.exit_code == 3 and report["devices"][0]["status"] == "ok"
     assert report["devices"][0]["steps"][0]["status"] == "cannot-run"
+
+
+def test_half_arithmetic_without_cl_khr_fp16(
+    images_svm: Path, tmp_path: Path, cpp_replay: Path
+) -> None:
+    """svm_scale made to compute in half: neither PoCL nor Oclgrind has cl_khr_fp16, the
+    program does not build on either; the pre-flight says why (the source uses half) instead
+    of a build error, every enqueue of that program cannot run, nothing crashes."""
+    cap = copy_capture(images_svm, tmp_path)
+    old = "    tmp[l] = data[i] * k;"
+    for src in [*cap.glob("CLI_*_source.cl"), *cap.glob("Replay/*/kernel.cl")]:
+        if old in src.read_text():
+            _edit(src, old, "    half hk = (half)k;\n    tmp[l] = data[i] * (float)(hk * hk);")
+    code, out = _feasible(str(cap), "6-8", "--all-devices")
+    assert code == 3 and out["status"] == "cannot-run"
+    for dev in out["devices"]:
+        assert dev["runnable"] == 0
+        kinds = {(f["enqueue"], f["kind"]) for f in dev["cannot_run"]}
+        assert kinds == {(6, "fp16"), (7, "fp16"), (8, "fp16")}
+        reason = dev["cannot_run"][0]["reason"]
+        assert reason.startswith(f"the source uses half, {dev['device']['name']} lacks "
+                                 "cl_khr_fp16 (build: ")  # fmt: skip
+        assert "half" in reason.split("(build: ", 1)[1]
+    res = CliRunner().invoke(main, ["replay", str(cap), "6-8", "-d", "pocl", "--json"])
+    report = json.loads(res.stdout)
+    assert res.exit_code == 3 and report["devices"][0]["error"] is None
+    assert [s["status"] for s in report["devices"][0]["steps"]] == ["cannot-run"] * 3
+    bundle = tmp_path / "bundle"
+    export_range(open_capture(cap), parse_range("6-8"), bundle)
+    for proc in (run_py(bundle, "--json", "--validate", "--device", "pocl"),
+                 run_cpp(cpp_replay, bundle, "--json", "--validate", "--device", "pocl")):  # fmt: skip
+        assert proc.returncode == 3, proc.stdout[-2000:] + proc.stderr[-2000:]
+        (dres,) = json.loads(proc.stdout)
+        assert [f["kind"] for f in dres["cannot_run"]] == ["fp16"] * 3
+        assert dres["verdict"]["counts"]["cannot_run"] == 3

@@ -363,7 +363,9 @@ def build_findings(
         return []
     kind = missing[0][0]
     said = "; ".join(f"the source uses {words[k]}, {dev['name']} lacks {why}" for k, why in missing)
-    first = error.strip().splitlines()[0][:200] if error.strip() else "build failed"
+    lines = [ln.strip() for ln in error.splitlines() if ln.strip()]
+    errors = [ln for ln in lines if "error" in ln.lower()]
+    first = (errors or lines or ["build failed"])[0][:200].rstrip()
     return [_finding(st, kind, f"{said} (build: {first})")
             for st in plan.get("steps", []) if st["program"] == pid]  # fmt: skip
 

@@ -188,7 +188,7 @@ class _Programs(_EngineState):
                 log = str(build_info(self.dev, cl.program_build_info.LOG))
         except Exception:
             log = ""
-        self.build_log = log
+        self.build_log = log or str(exc)  # pyopencl's message holds the log where the query fails
         lines = [ln.strip() for ln in log.splitlines() if "error" in ln.lower()]
         first = lines[0] if lines else _cl_msg(exc).splitlines()[0]
         if how.startswith("binary made on "):

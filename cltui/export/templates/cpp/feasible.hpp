@@ -381,11 +381,24 @@ inline std::vector<Finding> build_findings(const Plan& plan, const std::string& 
     for (const auto& m : missing)
         said += (said.empty() ? "" : "; ") + ("the source uses " + words.at(m.first) + ", " +
                                               dev.name + " lacks " + m.second);
-    std::string first = error;
-    while (!first.empty() && std::isspace(static_cast<unsigned char>(first[0]))) first.erase(0, 1);
-    first = first.substr(0, first.find('\n')).substr(0, 200);
+    // the first line of the log that says "error" (else its first line), stripped
+    std::string first, any;
+    std::istringstream lines(error);
+    for (std::string ln; std::getline(lines, ln);) {
+        size_t a = ln.find_first_not_of(" \t\r\f\v");
+        if (a == std::string::npos) continue;
+        ln = ln.substr(a, ln.find_last_not_of(" \t\r\f\v") - a + 1);
+        if (any.empty()) any = ln;
+        std::string low = ln;
+        for (auto& ch : low) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+        if (low.find("error") != std::string::npos) {
+            first = ln;
+            break;
+        }
+    }
+    if (first.empty()) first = any.empty() ? "build failed" : any;
+    first = first.substr(0, 200);
     while (!first.empty() && std::isspace(static_cast<unsigned char>(first.back()))) first.pop_back();
-    if (first.empty()) first = "build failed";
     std::vector<Finding> out;
     for (const auto& s : plan.steps)
         if (s.program == pid)

@@ -244,7 +244,7 @@ def test_half_arithmetic_without_cl_khr_fp16(
     bundle = tmp_path / "bundle"
     export_range(open_capture(cap), parse_range("6-8"), bundle)
     for proc in (run_py(bundle, "--json", "--validate", "--device", "pocl"),
-                 run_cpp(cpp_replay, bundle, "--json", "--validate", "--device", "pocl")):  # fmt: skip
+                 run_cpp(cpp_replay, bundle, "--json", "--validate", "--device", "pocl")):
         assert proc.returncode == 3, proc.stdout[-2000:] + proc.stderr[-2000:]
         (dres,) = json.loads(proc.stdout)
         assert [f["kind"] for f in dres["cannot_run"]] == ["fp16"] * 3

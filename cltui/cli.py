@@ -31,6 +31,9 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "check": ("cltui.commands.check", "check_cmd", "Replay a range on Oclgrind with its checks."),
     "shrink": ("cltui.commands.shrink", "shrink_cmd", "Shrink a failing range to its core."),
     "fleet": ("cltui.commands.fleet", "fleet_cmd", "Replay a range on many hosts over ssh."),
+    "feasible": (
+        "cltui.commands.feasible", "feasible_cmd", "What of a range cannot run on a device."
+    ),
 }
 
 

@@ -22,6 +22,7 @@ PAIRS = {
     "load": schema.LoadResult,
     "step": schema.StepResult,
     "deviceResult": schema.DeviceResult,
+    "finding": schema.Finding,
     "report": schema.Report,
 }
 

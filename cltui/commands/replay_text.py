@@ -25,6 +25,8 @@ _STYLE = {"equal": "green", "within": "yellow", "different": "bold red", "unchec
 def _short(c: CheckResult) -> str:
     """A table cell: the status and the key figure."""
     res: Mapping[str, Any] = c.get("result") or {}
+    if c["status"] == "unchecked" and str(c.get("summary", "")).startswith("cannot run"):
+        return "cannot run"
     if c["status"] in ("equal", "unchecked"):
         return str(c["status"])
     if not res:  # compared by hash: no element counts
@@ -83,6 +85,12 @@ def _print_header(con: Console, report: Report) -> None:
         )
     for r in devs:
         d = r["device"]
+        for f in r.get("cannot_run", []):
+            con.print(
+                f"{d['id']} {d['name']}: enqueue {f['enqueue']} ({f['kernel']}) cannot run: "
+                f"{f['reason']}",
+                soft_wrap=True, markup=False, highlight=False, style="yellow",
+            )  # fmt: skip
         if r.get("error"):
             con.print(f"[bold red]{d['id']} {d['name']}: {r['status']}: {r['error']}[/]")
             if r.get("stderr"):

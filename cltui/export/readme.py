@@ -101,7 +101,12 @@ def _run_it(ident: str, has_cpp: bool) -> list[str]:
         "check differs, or the device could not run the bundle), 2 bad usage or bundle, "
         "3 INCOMPLETE (nothing failed, but something was skipped, unchecked or not "
         "replayed). On a device without shared virtual memory (an OpenCL 1.2 device) "
-        "SVM allocations are emulated with buffers, and the output says so.\n"
+        "SVM allocations are emulated with buffers, and the output says so. Before the "
+        "first enqueue both runners check what the device cannot run (a local size over its "
+        "limits, fp64 or fp16 it lacks, images, image formats, allocations over its limits, "
+        "local memory, the OpenCL C version): such an enqueue is not launched, the output "
+        "says `cannot run` and why (`cannot_run` in `--json`), and the verdict is "
+        "INCOMPLETE.\n"
     )
     return out
 

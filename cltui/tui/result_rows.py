@@ -32,6 +32,7 @@ _STATUS_STYLE = {
     "within": "yellow",
     "different": "bold red",
     "unchecked": "dim",
+    "cannot run": "yellow",  # the step was not launched: the device cannot run it
     "crashed": "bold red",
     "timed out": "bold red",
     "error": "bold red",
@@ -155,12 +156,13 @@ def result_rows(outcome: ReplayOutcome) -> list[ResultRow]:
         for st in res.get("steps", []):
             timing = st.get("timing")
             first = True
+            cannot = st.get("status") == "cannot-run"  # its summary says why
             for pre, checks in ((True, st.get("prechecks", [])), (False, st.get("checks", []))):
                 for c in checks:
                     rows.append(ResultRow(
                         int(st["enqueue"]), str(st["kernel"]), str(c.get("label", c["mem"])),
-                        dev, str(c["status"]), check=c, timing=timing if first else None,
-                        prechecks=pre,
+                        dev, "cannot run" if cannot else str(c["status"]), check=c,
+                        timing=timing if first else None, prechecks=pre,
                     ))
                     first = False
             if first:  # a step without any check: still show its timing

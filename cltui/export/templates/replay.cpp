@@ -20,6 +20,7 @@
 //   cpp/json.hpp      a small JSON reader        cpp/options.hpp   the command line
 //   cpp/devices.hpp   devices, the device rule, name matching
 //   cpp/layout.hpp    element types, tolerances  cpp/plan.hpp      manifest.json as structs
+//   cpp/feasible.hpp  what cannot run, and why   cpp/facts.hpp     the device facts it needs
 //   cpp/compare.hpp   compare rules, the hash
 //   cpp/replayer.hpp  the Replayer: outcomes and state
 //   cpp/setup.hpp     context, programs, objects, arguments

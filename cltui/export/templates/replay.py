@@ -14,7 +14,11 @@ picks the devices and prints the results.
     python replay.py --json --out replayed/     # machine-readable results, replayed outputs
 
 Every device result carries a verdict (the engine's, as cltui's): PASS when every kernel
-enqueue was replayed and every output checked and equal or within tolerance.
+enqueue was replayed and every output checked and equal or within tolerance.  Before the
+first step the engine's pre-flight says which enqueues cannot run on the device and why
+(local size over its limits, fp64, images, image formats, allocations, local memory, the
+OpenCL C version, ...): those are not launched, the JSON's ``cannot_run`` lists them and
+the verdict is INCOMPLETE.
 Exit codes: 0 PASS, 1 FAIL (a check differs, with --validate) or a device could not run
 the bundle (its message says why), 2 bad usage or bundle, 3 INCOMPLETE (with --validate:
 nothing failed, but something was skipped, unchecked or not replayed).
@@ -88,10 +92,16 @@ def print_result(res: DeviceResult) -> None:
                 )
     for note in res.get("notes", []):
         print(f"   note: {note}")
+    for found in res.get("cannot_run", []):
+        print(f"   enqueue {found['enqueue']} {found['kernel']}: cannot run ({found['kind']}): "
+              f"{found['reason']}")  # fmt: skip
     if res.get("error"):
         print(f"   ERROR: {res['error']}")
         return
     for st in res["steps"]:
+        if st["status"] == "cannot-run":
+            print(f"   enqueue {st['enqueue']} {st['kernel']}: CANNOT RUN (not launched)")
+            continue
         t = st["timing"]
         kern = t["start_to_end"]
         line = f"   enqueue {st['enqueue']} {st['kernel']}: {st['status'].upper()}"

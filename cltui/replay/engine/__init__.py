@@ -13,8 +13,12 @@ Rooms: :mod:`.base` (plan format, error, memory object, engine state), :mod:`.de
 (builds, binary cache), :mod:`.memory` (objects, arguments, writes, restores, replayed
 transfers), :mod:`.hashing` (the layer's hash on the device), :mod:`.checks` (compare,
 verify), :mod:`.schedule` and :mod:`.launch` (the launch loops), :mod:`.results`,
-:mod:`.core` (:class:`Engine`, :func:`run_plan`), :mod:`.compare`, :mod:`.schema` (the
-typed plan and results), :mod:`.verdicts`.
+:mod:`.core` (:class:`Engine`, :func:`run_plan`, :func:`check_feasible`), :mod:`.compare`,
+:mod:`.schema` (the typed plan and results), :mod:`.verdicts`, :mod:`.feasible` (the
+feasibility rule: a plan and a device's facts in, what cannot run there and why out),
+:mod:`.facts` (those facts from pyopencl) and :mod:`.preflight` (the engine's pre-flight:
+an enqueue that cannot run is not launched, its checks say why, the checks after it that
+depend on its outputs are marked).
 
 A *plan* (see ``cltui.replay.plan`` and ``PLAN_FORMAT``) is a JSON-able dict
 (:class:`.schema.Manifest`):
@@ -68,7 +72,7 @@ from .choice import (
     name_tokens,
     user_choice,
 )
-from .core import Engine, dir_loader, run_plan
+from .core import Engine, check_feasible, dir_loader, run_plan
 from .devices import list_devices, match_devices, resolve_devices
 from .verdicts import VERDICT_COUNTS, VERDICT_EXIT, combine_verdicts, verdict, verdict_exit
 
@@ -81,6 +85,7 @@ __all__ = [
     "VERDICT_EXIT",
     "Engine",
     "EngineError",
+    "check_feasible",
     "choice_line",
     "choose_device",
     "combine_verdicts",

@@ -13,7 +13,17 @@ import numpy as np
 import numpy.typing as npt
 
 from ...errors import CltuiError
-from .schema import BuildInfo, Device, Manifest, MemorySpec, Stats, ToleranceSpec, TransferSpec
+from .schema import (
+    BuildInfo,
+    Device,
+    Finding,
+    FindingKind,
+    Manifest,
+    MemorySpec,
+    Stats,
+    ToleranceSpec,
+    TransferSpec,
+)
 
 if TYPE_CHECKING:
     from concurrent.futures import Future, ThreadPoolExecutor
@@ -21,6 +31,7 @@ if TYPE_CHECKING:
     import pyopencl as cl
 
     from .compare import Tolerance
+    from .feasible import DeviceFacts
 
 PLAN_FORMAT = "cltui-replay-plan"
 
@@ -168,7 +179,11 @@ class _EngineState:
     notes: list[str]
     builds: dict[str, BuildInfo]
     mems: dict[str, _Mem]
-    kernels: list[cl.Kernel]
+    kernels: list[cl.Kernel | None]  # None: the step cannot run on this device
+    facts: DeviceFacts | None  # the device's facts (the pre-flight's)
+    cannot: dict[int, list[Finding]]  # step index -> why it cannot run here
+    bad_mems: dict[str, tuple[FindingKind, str]]  # objects not made here, and why
+    marks: dict[int, dict[str, dict[str, int]]]  # enqueue -> pre/post -> mem -> cannot-run
     ctx: cl.Context
     queue: cl.CommandQueue
     dev: cl.Device

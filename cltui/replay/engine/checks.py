@@ -69,6 +69,10 @@ class _Checks(_Memory, _Hashing):
         if at is not None:
             out["after_unreplayed"] = int(at)
             out["summary"] = f"after unreplayed host write at {int(at)}: {summary}"
+        after = self.marks.get(int(step["enqueue"]), {}).get(when, {}).get(c["mem"])
+        if after is not None:  # it follows what an enqueue that could not run left
+            out["after_cannot_run"] = after
+            out["summary"] = f"after enqueue {after}, which cannot run here: {out['summary']}"
         return out
 
     def _save(self, step: StepSpec, c: CheckSpec, host: HostArray) -> str:

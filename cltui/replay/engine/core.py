@@ -3,7 +3,7 @@ a plan's data files (:func:`dir_loader`).  See the package doc for the plan and 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +25,7 @@ from .base import (
 from .compare import Tolerance
 from .devices import open_device
 from .launch import _Launches
+from .preflight import _Preflight
 from .programs import _Programs
 from .results import step_results
 from .schedule import Schedule, Timed
@@ -32,6 +33,8 @@ from .schema import (
     BuildInfo,
     Device,
     EngineResult,
+    Feasibility,
+    Finding,
     Manifest,
     ProbeResult,
     StepSpec,
@@ -62,7 +65,7 @@ def dir_loader(plan: Manifest | Mapping[str, Any], root: str | Path) -> Loader:
     return load
 
 
-class Engine(_Launches, _Programs):
+class Engine(_Launches, _Programs, _Preflight):
     """One plan on one device.  ``prepare()`` then ``run()``; see the package doc."""
 
     def __init__(
@@ -103,6 +106,10 @@ class Engine(_Launches, _Programs):
         self.builds: dict[str, BuildInfo] = {}
         self.mems: dict[str, _Mem] = {}
         self.kernels = []
+        self.facts = None
+        self.cannot = {}
+        self.bad_mems = {}
+        self.marks = {}
         self.has_svm = False
         self.build_log = ""
         # objects a kernel argument refers to must outlive the launches: clSetKernelArg
@@ -110,6 +117,7 @@ class Engine(_Launches, _Programs):
         # enqueue with CL_INVALID_KERNEL_ARGS (PoCL happens to tolerate it)
         self._arg_refs = []
         self._timed: list[Timed] = []
+        self._timed_steps: list[int] = []
         self._hoisted: list[Restore] = []
         self._sched = Schedule([])  # the last run's (repeat_launches times it again)
         self._hash_kernel = None  # built on the first hash-only check
@@ -128,31 +136,48 @@ class Engine(_Launches, _Programs):
             self.ctx, self.dev, properties=cl.command_queue_properties.PROFILING_ENABLE
         )
         self.has_svm = bool(self.device.get("svm"))
+        self._preflight_plan()  # what cannot run here: not built, not made, not launched
         programs = self._build_programs()
         for mid, info in self.plan["memory"].items():
-            self.mems[mid] = self._create_mem(mid, info)
+            if mid not in self.bad_mems:
+                self.mems[mid] = self._create_mem(mid, info)
         self._zero_fill()
-        for step in self.plan["steps"]:
+        for step, kern in self._checked_kernels(programs):
+            self.kernels.append(None if kern is None else self._set_args(kern, step))
+        self._preflight_done()
+
+    def feasibility(self) -> list[Finding]:
+        """The pre-flight alone (what ``cltui feasible`` asks): the device's facts, the
+        plan's findings, the builds and the kernels' findings; nothing is made or run."""
+        import pyopencl as cl
+
+        self.dev = open_device(self.device)
+        self.ctx = cl.Context([self.dev])
+        self._preflight_plan()
+        for _step, _kern in self._checked_kernels(self._build_programs()):
+            pass
+        return self.findings()
+
+    def _checked_kernels(
+        self, programs: dict[str, cl.Program]
+    ) -> Iterator[tuple[StepSpec, cl.Kernel | None]]:
+        """Each step and its kernel (None: it cannot run here, the pre-flight says why)."""
+        for i, step in enumerate(self.plan["steps"]):
+            if i in self.cannot:
+                yield step, None
+                continue
             prg = programs.get(step["program"])
             if prg is None:
                 raise EngineError(
                     f"enqueue {step['enqueue']}: program {step['program']} was not built",
                     step["enqueue"],
                 )
-            self.kernels.append(self._kernel(prg, step))
+            yield step, self._checked_kernel(i, prg, step)
 
-    def _kernel(self, prg: cl.Program, step: StepSpec) -> cl.Kernel:
+    def _set_args(self, kern: cl.Kernel, step: StepSpec) -> cl.Kernel:
         """Step ``step``'s kernel with its arguments set."""
         import pyopencl as cl
 
-        try:
-            kern = cl.Kernel(prg, step["kernel"])
-        except cl.Error as exc:
-            raise EngineError(
-                f"enqueue {step['enqueue']}: kernel {step['kernel']!r} not found in program "
-                f"{step['program']}: {_cl_msg(exc)}",
-                step["enqueue"],
-            ) from None
         for arg in step["args"]:
             try:
                 kern.set_arg(int(arg["index"]), self._arg_value(arg))
@@ -196,7 +221,7 @@ class Engine(_Launches, _Programs):
         self, sched: Schedule, repeat: int, loop_ns: list[int], probed: ProbeResult | None
     ) -> EngineResult:
         """The device result: each step's checks, loads, transfers and timing."""
-        results, all_ok = step_results(sched)
+        results, all_ok = step_results(sched, self.cannot, set(self.mems))
         if self._writer is not None:
             self._writer.shutdown(wait=True)
             self._writer = None
@@ -209,10 +234,14 @@ class Engine(_Launches, _Programs):
             "error": None,
             "failed_enqueue": None,
             "repeat": max(repeat, 1),
-            "loop": {"launches": len(sched.steps), "host_ns_per_repetition": _stats(loop_ns)},
+            "loop": {
+                "launches": sum(k is not None for k in self.kernels),
+                "host_ns_per_repetition": _stats(loop_ns),
+            },
             "steps": results,
             "builds": self.builds,
             "notes": self.notes,
+            "cannot_run": self.findings(),
         }
         if probed is not None:
             out["loop"]["probe"] = True
@@ -259,6 +288,38 @@ def run_plan(
         return out
 
 
+def check_feasible(
+    plan: Manifest,
+    device: Device,
+    loader: Loader,
+    *,
+    progress: EventSink | None = None,
+    binary_cache: str | Path | None = None,
+) -> Feasibility:
+    """Will ``plan`` run on ``device``?  The pre-flight without running anything: ``status``
+    ``ok`` (every kernel enqueue can run), ``cannot-run`` (``cannot_run`` says which and
+    why) or ``error`` (the check itself failed, e.g. a build the rule does not explain)."""
+    import pyopencl as cl
+
+    eng = Engine(plan, device, loader, progress=progress, binary_cache=binary_cache)
+    steps = len(plan.get("steps", []))
+    out: Feasibility = {"device": device, "status": "ok", "error": None, "steps": steps,
+                        "runnable": steps, "cannot_run": []}  # fmt: skip
+    try:
+        found = eng.feasibility()
+    except (cl.Error, ValueError, TypeError, RuntimeError, EngineError) as exc:
+        msg = _cl_msg(exc) if isinstance(exc, cl.Error) else str(exc)
+        out["status"], out["error"], out["cannot_run"] = "error", msg, eng.findings()
+        return out
+    out["cannot_run"] = found
+    out["runnable"] = steps - len(eng.cannot)
+    if found:
+        out["status"] = "cannot-run"
+    if eng.facts is not None:
+        out["facts"] = dict(eng.facts)
+    return out
+
+
 def _failed(eng: Engine, repeat: int, error: str, enqueue: int | None) -> EngineResult:
     """The result of a run that stopped on an error (no steps)."""
     return {
@@ -270,4 +331,5 @@ def _failed(eng: Engine, repeat: int, error: str, enqueue: int | None) -> Engine
         "steps": [],
         "builds": eng.builds,
         "notes": eng.notes,
+        "cannot_run": eng.findings(),
     }

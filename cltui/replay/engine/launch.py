@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from . import compare as _compare
 from .base import EngineError, HostArray, Restore, _cl_msg, _Mem, _replays, _safe
 from .checks import _Checks
+from .preflight import _Preflight
 from .schedule import Schedule, Timed, first_uses, geometry, settle_events
 from .schema import ProbeOutput, ProbeResult, StepSpec
 
@@ -23,10 +24,11 @@ if TYPE_CHECKING:
     pass
 
 
-class _Launches(_Checks):
+class _Launches(_Checks, _Preflight):
     """The launch loops over the state of :class:`.base._EngineState`."""
 
     _timed: list[Timed]
+    _timed_steps: list[int]  # the step of each timed launch (steps not launched left out)
     _hoisted: list[Restore]
     _sched: Schedule
 
@@ -38,6 +40,8 @@ class _Launches(_Checks):
         for i, st in enumerate(steps):
             row: list[tuple[_Mem, HostArray, str]] = []
             for ld in st.get("loads", []):
+                if ld["mem"] not in self.mems:  # not made here: its steps cannot run
+                    continue
                 m = self.mems[ld["mem"]]
                 host = self._host_input(ld, m)
                 kind = str(ld.get("why", "input"))
@@ -46,17 +50,19 @@ class _Launches(_Checks):
                     sched.hoisted_at.add((i, len(row)))
                 row.append((m, host, kind))
             sched.loads.append(row)
-        for st in steps:
+        for i, st in enumerate(steps):
+            run = i not in self.cannot  # a step that is not launched reads nothing back
             sched.reads.append([(self.mems[c["mem"]], self._readback(self.mems[c["mem"]]))
-                                for c in st.get("checks", [])])  # fmt: skip
+                                for c in st.get("checks", []) if run])  # fmt: skip
             sched.prereads.append([(self.mems[c["mem"]], self._readback(self.mems[c["mem"]]))
-                                   for c in st.get("prechecks", [])])  # fmt: skip
+                                   for c in st.get("prechecks", []) if run])  # fmt: skip
         sched.geoms = [geometry(st) for st in steps]
         # host-side transfers the plan replays before a step (fills, copies): bound calls
         sched.ops = [
-            [self._transfer_op(st, t) for t in st.get("transfers", []) if _replays(t)]
+            [self._transfer_op(st, t) for t in st.get("transfers", [])
+             if _replays(t) and self._made(t["mem"], (t["op"] or {}).get("src"))]
             for st in steps
-        ]
+        ]  # fmt: skip
         sched.events = [[] for _ in steps]
         sched.host_ns = [[] for _ in steps]
         sched.inloop = [[] for _ in steps]
@@ -72,9 +78,38 @@ class _Launches(_Checks):
         for i in range(n):
             self.progress({"type": "step", "i": i, "n": n, "enqueue": sched.steps[i]["enqueue"]})
             self._load_step(sched, i)
+            if i in self.cannot:
+                self._not_launched(sched, i)
+                continue
             self._launch_and_wait(sched, i)
             self._check_step(sched, i)
         self.queue.finish()
+
+    def _made(self, *mems: str | None) -> bool:
+        """Every named memory object was made on this device."""
+        return all(m is None or m in self.mems for m in mems)
+
+    def _not_launched(self, sched: Schedule, i: int) -> None:
+        """Step ``i`` cannot run here: its loads are done (later steps read them), it is not
+        launched, its checks say why; its ``step_done`` says so."""
+        st = sched.steps[i]
+        sched.pres.append([])
+        sched.chks.append(self._cannot_run_checks(i))
+        self.progress(
+            {
+                "type": "step_done",
+                "i": i,
+                "enqueue": st["enqueue"],
+                "step": {
+                    "enqueue": st["enqueue"],
+                    "kernel": st["kernel"],
+                    "status": "cannot-run",
+                    "cannot_run": self.cannot[i],
+                    "checks": sched.chks[i],
+                    "prechecks": [],
+                },
+            }
+        )
 
     def _load_step(self, sched: Schedule, i: int) -> None:
         """Before step ``i``: its replayed transfers, the read-backs of its pre-checks and
@@ -101,6 +136,7 @@ class _Launches(_Checks):
         st = sched.steps[i]
         g, lws, off = sched.geoms[i]
         launch, q, kern = cl.enqueue_nd_range_kernel, self.queue, self.kernels[i]
+        assert kern is not None  # a step that cannot run is not launched
         clock = time.perf_counter_ns  # bound: no lookup inside the timed call
         t0 = clock()
         try:
@@ -170,16 +206,17 @@ class _Launches(_Checks):
                 staged[key] = self._restorer(m, host)
             return staged[key]
 
-        self._timed = [
-            (
-                self.kernels[i],
-                *sched.geoms[i],
-                [*sched.ops[i], *(restorer(m, h) for m, h in sched.inloop[i])] or None,
-                sched.events[i].append,
-                sched.host_ns[i].append,
-            )
-            for i in range(len(self.kernels))
-        ]
+        self._timed, self._timed_steps = [], []
+        carried: list[Restore] = []  # the restores of steps not launched go with the next
+        for i, kern in enumerate(self.kernels):
+            restores = [*sched.ops[i], *(restorer(m, h) for m, h in sched.inloop[i])]
+            if kern is None:
+                carried += restores
+                continue
+            self._timed.append((kern, *sched.geoms[i], [*carried, *restores] or None,
+                                sched.events[i].append, sched.host_ns[i].append))  # fmt: skip
+            self._timed_steps.append(i)
+            carried = []
         # before each repetition: on a CPU device a host write (a memcpy either way); a
         # device-side copy there made the launches after it ~8 % slower on PoCL (measured by
         # benchmarks/bench_replay_vs_raw.py); on a GPU the staged device-side copy
@@ -261,6 +298,7 @@ class _Launches(_Checks):
         outputs: list[ProbeOutput] = [
             {"enqueue": st["enqueue"], "mem": c["mem"], "files": files[i][k]}
             for i, st in enumerate(steps)
+            if i not in self.cannot
             for k, c in enumerate(st.get("checks", []))
         ]
         return out, {"runs": count + 1, "outputs": outputs}
@@ -279,7 +317,8 @@ class _Launches(_Checks):
         q.finish()
         r0 = clock()
         spent = 0
-        for i, (kern, g, lws, off, reloads, add_event, add_ns) in enumerate(self._timed):
+        for k, (kern, g, lws, off, reloads, add_event, add_ns) in enumerate(self._timed):
+            i = self._timed_steps[k]
             for restore in reloads or ():
                 restore()
             t0 = clock()

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from ...capture.shellwords import split_words
 from .base import EngineError, _cl_msg, _EngineState
 from .choice import most_alike
+from .feasible import build_findings, source_needs
 from .schema import ProgramSpec
 
 if TYPE_CHECKING:
@@ -81,8 +82,11 @@ class _Programs(_EngineState):
     """Building a plan's programs (see the module doc)."""
 
     def _build_programs(self) -> dict[str, cl.Program]:
+        """Every program a step that can run here uses; a build failure that the source's
+        needs explain (double on a device without fp64, ...) makes its steps cannot-run."""
         built: dict[str, cl.Program] = {}
-        used = {s["program"] for s in self.plan["steps"]}
+        steps = self.plan["steps"]
+        used = {s["program"] for i, s in enumerate(steps) if i not in self.cannot}
         for pid, info in self.plan["programs"].items():
             if pid not in used:
                 continue
@@ -91,8 +95,28 @@ class _Programs(_EngineState):
             for note in notes:  # the same include mapping for every program: say it once
                 if note not in self.notes:
                     self.notes.append(note)
-            built[pid] = self._build_program(pid, info, options)
+            try:
+                built[pid] = self._build_program(pid, info, options)
+            except EngineError as exc:
+                if not self._explain_build(pid, info, str(exc)):
+                    raise
         return built
+
+    def _explain_build(self, pid: str, info: ProgramSpec, error: str) -> bool:
+        """A failed build that what the source needs and the device lacks explains: its
+        steps become cannot-run (True); else False (the build error stands)."""
+        if self.facts is None or not info.get("source"):
+            return False
+        try:
+            text = bytes(self.loader(str(info["source"]))).decode("utf-8", "replace")
+        except EngineError:
+            return False
+        found = build_findings(self.plan, pid, source_needs(text), self.facts,
+                               self.build_log or error)  # fmt: skip
+        index = {int(s["enqueue"]): i for i, s in enumerate(self.plan["steps"])}
+        for f in found:
+            self.cannot.setdefault(index[f["enqueue"]], []).append(f)
+        return bool(found)
 
     def _build_program(self, pid: str, info: ProgramSpec, options: str) -> cl.Program:
         """One program, from a cached binary, its source, its SPIR-V or a captured binary;
@@ -164,7 +188,7 @@ class _Programs(_EngineState):
                 log = str(build_info(self.dev, cl.program_build_info.LOG))
         except Exception:
             log = ""
-        self.build_log = log
+        self.build_log = log or str(exc)  # pyopencl's message holds the log where the query fails
         lines = [ln.strip() for ln in log.splitlines() if "error" in ln.lower()]
         first = lines[0] if lines else _cl_msg(exc).splitlines()[0]
         if how.startswith("binary made on "):

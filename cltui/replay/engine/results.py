@@ -3,29 +3,39 @@ schedule the launches filled in, out a result)."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from .base import _replays, _stats
 from .schedule import Schedule, profile
-from .schema import LoadResult, StepResult, StepTiming, TransferResult
+from .schema import Finding, LoadResult, StepResult, StepTiming, TransferResult
 
 PASSING = ("equal", "within", "unchecked")  # check statuses that pass a step
 
 
-def step_results(sched: Schedule) -> tuple[list[StepResult], bool]:
-    """Every step's result, and whether all passed."""
+def step_results(
+    sched: Schedule,
+    cannot: dict[int, list[Finding]] | None = None,
+    made: Collection[str] | None = None,
+) -> tuple[list[StepResult], bool]:
+    """Every step's result, and whether all passed (``cannot``: the steps that were not
+    launched, status ``cannot-run``, and why; ``made``: the memory objects made on the
+    device, when some were not: their loads were not scheduled)."""
+    cannot = cannot or {}
     results: list[StepResult] = []
     all_ok = True
     for i, st in enumerate(sched.steps):
         chk = sched.chks[i]
         ok = all(c["status"] in PASSING for c in chk)
         all_ok = all_ok and ok
+        fired = iter(sched.fired[i])  # the loads of objects made here, in order
         loads: list[LoadResult] = [
             {
                 "mem": ld["mem"],
                 "why": ld.get("why", "input"),
                 "note": ld.get("note", ""),
-                "done": sched.fired[i][j],
+                "done": bool(next(fired, False)) if made is None or ld["mem"] in made else False,
             }
-            for j, ld in enumerate(st.get("loads", []))
+            for ld in st.get("loads", [])
         ]
         transfers: list[TransferResult] = [
             {
@@ -50,6 +60,9 @@ def step_results(sched: Schedule) -> tuple[list[StepResult], bool]:
         }
         if st.get("recovered"):
             row["recovered"] = True
+        if i in cannot:
+            row["status"] = "cannot-run"
+            row["cannot_run"] = cannot[i]
         results.append(row)
     return results, all_ok
 

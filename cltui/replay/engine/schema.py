@@ -13,8 +13,8 @@ from typing import Any, Literal, NotRequired, TypedDict
 
 __all__ = [
     "ArgSpec", "ArgTolerance", "BuildInfo", "Change", "CheckResult", "CheckSpec",
-    "CompareResult", "CrossCheck",
-    "DataRef", "Device", "DeviceChoice", "DeviceResult", "EngineResult", "ImageSpec",
+    "CompareResult", "CrossCheck", "DataRef", "Device", "DeviceChoice", "DeviceResult",
+    "EngineResult", "Feasibility", "Finding", "FindingKind", "ImageSpec",
     "LoadResult", "LoadSpec", "LoopResult", "LostRun", "Manifest", "MemorySpec", "PlanSource",
     "ProbeOutput", "ProbeResult", "ProgramSpec", "Report", "ReportPlan", "Scope", "ScopeKernel",
     "ScopeTransfer", "Skipped", "Stats", "StepResult", "StepSpec", "StepTiming",
@@ -26,6 +26,13 @@ Status = Literal["equal", "within", "different", "unchecked"]
 DeviceStatus = Literal["ok", "mismatch", "error", "crash", "killed", "hang", "cancelled"]
 VerdictStatus = Literal["pass", "fail", "incomplete", "error"]
 Mode = Literal["chain", "isolated", "strict"]
+# what cannot run on a device (engine/feasible.py: KINDS)
+FindingKind = Literal[
+    "work-group-size", "work-item-size", "kernel-work-group-size", "reqd-work-group-size",
+    "non-uniform-work-group", "local-memory", "max-alloc", "global-memory", "images",
+    "image-format", "image-size", "image-3d-writes", "svm", "fp64", "fp16", "subgroups",
+    "opencl-c-version",
+]  # fmt: skip
 
 # --------------------------------------------------------------------------- the plan
 
@@ -80,6 +87,7 @@ class MemorySpec(TypedDict):
     image: NotRequired[ImageSpec]
     parent: NotRequired[str]  # a sub-buffer's buffer and its offset there
     origin: NotRequired[int]
+    svm_level: NotRequired[str]  # SVM: "coarse", "fine", "fine+atomics" (the capture's flags)
 
 
 class ArgSpec(TypedDict, total=False):
@@ -282,6 +290,8 @@ class VerdictCounts(TypedDict, total=False):
     after_unreplayed: int
     transfers: int
     transfers_replayed: int
+    cannot_run: int
+    after_cannot_run: int
 
 
 class Verdict(TypedDict):
@@ -319,6 +329,7 @@ class CheckResult(TypedDict):
     summary: NotRequired[str]
     result: NotRequired[CompareResult]
     after_unreplayed: NotRequired[int]  # the check follows an unreplayed host write there
+    after_cannot_run: NotRequired[int]  # it follows what an enqueue that could not run left
 
 
 class LoadResult(TypedDict):
@@ -347,6 +358,15 @@ class TransferResult(TypedDict):
     done: bool
 
 
+class Finding(TypedDict):
+    """A kernel enqueue that cannot run on a device, and why (engine/feasible.py)."""
+
+    enqueue: int
+    kernel: str
+    kind: FindingKind
+    reason: str
+
+
 class StepResult(TypedDict):
     enqueue: int
     kernel: str | None
@@ -357,6 +377,7 @@ class StepResult(TypedDict):
     timing: StepTiming
     transfers: NotRequired[list[TransferResult]]  # the host transfers before it, as planned
     recovered: NotRequired[bool]  # the step's kernel was recovered from a damaged log
+    cannot_run: NotRequired[list[Finding]]  # status "cannot-run": why it was not launched
 
 
 class BuildInfo(TypedDict):
@@ -396,6 +417,7 @@ class EngineResult(TypedDict):
     notes: list[str]
     probe: NotRequired[ProbeResult]
     build_log: NotRequired[str]
+    cannot_run: NotRequired[list[Finding]]  # the pre-flight's findings on this device
 
 
 class DeviceResult(TypedDict):
@@ -415,6 +437,20 @@ class DeviceResult(TypedDict):
     notes: list[str]
     steps: list[StepResult]
     verdict: Verdict
+    cannot_run: NotRequired[list[Finding]]  # the pre-flight's findings on this device
+
+
+class Feasibility(TypedDict):
+    """Will a plan run on a device: the pre-flight alone (``cltui feasible``)."""
+
+    device: Device
+    status: Literal["ok", "cannot-run", "error"]
+    error: str | None
+    steps: int  # kernel enqueues of the plan
+    runnable: int  # those that can run on the device
+    cannot_run: list[Finding]
+    facts: NotRequired[dict[str, Any]]  # the device's facts the rule used (feasible.DeviceFacts)
+    device_choice: NotRequired[DeviceChoice]
 
 
 class ReportPlan(TypedDict):

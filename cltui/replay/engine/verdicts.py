@@ -27,7 +27,7 @@ VERDICT_EXIT = {"pass": 0, "fail": 1, "error": 1, "incomplete": 3}
 VERDICT_COUNTS = (
     "kernels", "replayed", "skipped", "outputs", "checked", "unchecked", "equal", "within",
     "different", "departed", "recovered", "lost", "after_unreplayed", "transfers",
-    "transfers_replayed",
+    "transfers_replayed", "cannot_run", "after_cannot_run",
 )  # fmt: skip
 
 
@@ -42,7 +42,8 @@ def verdict(plan: Manifest, result: DeviceResult) -> Verdict:
     ran = result.get("steps") or []
     c: dict[str, int] = dict.fromkeys(VERDICT_COUNTS, 0)
     c["kernels"] = len(kernels)
-    c["replayed"] = len(ran)
+    c["cannot_run"] = sum(1 for st in ran if st.get("status") == "cannot-run")
+    c["replayed"] = len(ran) - c["cannot_run"]
     c["skipped"] = sum(1 for k in kernels if not k.get("replayed"))
     c["recovered"] = sum(1 for k in kernels if k.get("recovered"))
     c["lost"] = sum(int(x.get("count", 0)) for x in plan.get("lost") or [])
@@ -58,10 +59,14 @@ def verdict(plan: Manifest, result: DeviceResult) -> Verdict:
                 c["checked"] += 1
             if chk.get("after_unreplayed") is not None:
                 c["after_unreplayed"] += 1
+            if chk.get("after_cannot_run") is not None:
+                c["after_cannot_run"] += 1
+            if chk.get("after_unreplayed") is not None or chk.get("after_cannot_run") is not None:
                 tainted_different += outcome == "different"
         reloaded = {ld.get("mem") for ld in st.get("loads", []) if ld.get("done")}
         for pre in st.get("prechecks", []):
-            if pre.get("status") == "different" and pre.get("mem") not in reloaded:
+            if (pre.get("status") == "different" and pre.get("mem") not in reloaded
+                    and pre.get("after_cannot_run") is None):  # fmt: skip
                 c["departed"] += 1
     c["outputs"] = max(c["outputs"], c["checked"])  # a result richer than its plan
     c["unchecked"] = c["outputs"] - c["checked"]
@@ -82,12 +87,25 @@ def verdict(plan: Manifest, result: DeviceResult) -> Verdict:
     elif (
         c["skipped"] or c["lost"] or c["unchecked"] or c["departed"] or c["after_unreplayed"]
         or c["transfers_replayed"] < c["transfers"] or c["replayed"] < len(steps)
+        or c["cannot_run"] or c["after_cannot_run"]
     ):  # fmt: skip
-        status, head = "incomplete", ""
+        status, head = "incomplete", _cannot_run_head(result)
     else:
         status, head = "pass", ""
     counts = cast(VerdictCounts, c)  # every key of VERDICT_COUNTS
     return {"status": status, "line": _verdict_line(status, head, c), "counts": counts}
+
+
+def _cannot_run_head(result: Mapping[str, object]) -> str:
+    """``enqueue 56 (reduce) cannot run here: REASON`` (and how many more), or ""."""
+    found = result.get("cannot_run")
+    if not isinstance(found, list) or not found:
+        return ""
+    first = found[0]
+    more = len({f.get("enqueue") for f in found}) - 1
+    head = f"enqueue {first.get('enqueue')} ({first.get('kernel')}) cannot run here: "
+    head += str(first.get("reason"))
+    return head + (f" (and {more} more enqueue{'s' if more != 1 else ''})" if more else "")
 
 
 def _verdict_line(status: str, head: str, c: dict[str, int]) -> str:
@@ -95,6 +113,8 @@ def _verdict_line(status: str, head: str, c: dict[str, int]) -> str:
     unchecked)``: what was done, and what was not, with counts."""
     k = f"{c['replayed']}/{c['kernels']} kernel enqueues replayed"
     about = [f"{c[w]} {w}" for w in ("skipped", "recovered") if c[w]]
+    if c.get("cannot_run"):
+        about.append(f"{c['cannot_run']} cannot run on this device")
     if c["lost"]:
         about.append(f"{c['lost']} enqueue{'s' if c['lost'] != 1 else ''} lost with the log")
     if about:
@@ -112,6 +132,8 @@ def _verdict_line(status: str, head: str, c: dict[str, int]) -> str:
         parts.append(t + (f" ({missed} not)" if missed else ""))
     if c["after_unreplayed"]:
         parts.append(f"{c['after_unreplayed']} checks after an unreplayed host write")
+    if c.get("after_cannot_run"):
+        parts.append(f"{c['after_cannot_run']} checks after an enqueue that cannot run")
     if c["departed"]:
         parts.append(f"{c['departed']} departed from the capture (not reloaded)")
     body = ", ".join(parts)

@@ -50,6 +50,11 @@ class _Memory(BuilderBase):
             if not size:
                 return mid, f"unknown size of argument {a.index} ({label})"
             info["size"] = size
+            if kind == "svm":  # what the feasibility pre-flight holds a device to
+                flags = m.flags if m is not None else ""
+                fine = "FINE_GRAIN" in flags
+                info["svm_level"] = ("fine+atomics" if fine and "SVM_ATOMICS" in flags
+                                     else "fine" if fine else "coarse")  # fmt: skip
             if m is not None and m.kind == "subbuffer":
                 self.notes.append(
                     f"enqueue {enq.number}: argument {a.index} is a sub-buffer; replayed as a "

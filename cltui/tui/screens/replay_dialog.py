@@ -2,7 +2,9 @@
 
 ``ReplayDialog`` is a ``ModalScreen[ReplayRequest | None]``.  The OpenCL devices are listed in a
 thread (``cltui.replay.devices.list_devices`` loads the ICDs); the device the capture ran on is
-ticked when it is present.
+ticked when it is present.  Then, in the background, the engine's feasibility pre-flight
+(:mod:`cltui.replay.feasibility`: a child process per device, as a replay) marks each device
+that cannot run the range; the line under the list says why for the highlighted one.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from textual.worker import get_current_worker
 from cltui.capture.devinfo import DeviceIdentity
 from cltui.replay import tolerance
 from cltui.replay.engine.compare import Tolerance
-from cltui.replay.engine.schema import ArgTolerance, Device
+from cltui.replay.engine.schema import ArgTolerance, Device, Feasibility
 from cltui.tui.capture_state import REPLAY_FIELDS, ReplaySettings
 from cltui.tui.screens.form_dialog import FormDialog
 
@@ -44,7 +46,24 @@ MODE_HELP = {
     "strict": "never reload; report where the chain departs from the capture",
 }
 DEFAULT_TIMEOUT = 60.0
+CANNOT_MARK = "  ✗ cannot run"
 
+
+def feasibility_line(result: Feasibility | None) -> str:
+    """What the line under the device list says of one device's pre-flight."""
+    if result is None:
+        return "checking whether the range can run here…"
+    name = f"{result['device']['id']} {result['device']['name']}"
+    if result["status"] == "error":
+        return f"{name}: not checked: {result['error']}"
+    found = result["cannot_run"]
+    if not found:
+        return f"{name}: every kernel enqueue of the range can run here"
+    first = found[0]
+    more = result["steps"] - result["runnable"] - 1
+    tail = f" (and {more} more enqueue{'s' if more != 1 else ''})" if more > 0 else ""
+    return (f"{name}: enqueue {first['enqueue']} ({first['kernel']}) cannot run: "
+            f"{first['reason']}{tail}")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -130,6 +149,7 @@ class ReplayDialog(FormDialog[ReplayRequest]):
         self.devices: list[Device] = []
         self.device_choice: dict[str, str] = {}  # the default tick's rule and why
         self.listing = True
+        self.feasible: dict[str, Feasibility] | None = None  # device id -> its pre-flight
 
     def compose(self) -> ComposeResult:
         what = f"{self.first}" if self.first == self.last else f"{self.first}-{self.last}"
@@ -139,6 +159,7 @@ class ReplayDialog(FormDialog[ReplayRequest]):
                         classes="action-label")
             yield SelectionList[str](id="replay-devices", compact=True)
             yield Label("", id="replay-device-why", classes="action-hint")
+            yield Label("", id="replay-feasible", classes="action-hint")
             yield Label("Mode", classes="action-label")
             with RadioSet(id="replay-mode", compact=True):
                 for i, mode in enumerate(MODES):
@@ -241,6 +262,65 @@ class ReplayDialog(FormDialog[ReplayRequest]):
             lst.add_option(Selection(prompt, str(d["id"]), d["id"] in ticked))
         lst.highlighted = 0
         self.query_one("#replay-go", Button).disabled = False
+        self._show_feasible()
+        self._check_feasible(list(devices))
+
+    # ------------------------------------------------------------------ will it run there?
+    @work(thread=True, exclusive=True, group="replay-feasible", exit_on_error=False)
+    def _check_feasible(self, devices: list[Device]) -> None:
+        """The pre-flight of the range on every device (a child process each: it builds
+        the programs), then the marks."""
+        from cltui.capture.ranges import EnqueueRange
+        from cltui.replay import feasibility
+        from cltui.replay.plan import PlanError, build_plan
+        from cltui.tui.workers import worker_token
+
+        worker = get_current_worker()
+        try:
+            plan = build_plan(self.capture, EnqueueRange(self.first, self.last), "chain")
+            found = feasibility.check(plan.to_manifest(), devices, plan.capture_path,
+                                      cancel=worker_token(worker))  # fmt: skip
+        except PlanError as exc:  # the replay itself says so again
+            why = f"not checked: {exc}"
+        except Exception as exc:  # only a hint: the dialog goes on without it
+            why = f"not checked: {type(exc).__name__}: {exc}"
+        else:
+            if not worker.is_cancelled:
+                self.app.call_from_thread(self._feasible_found, found)
+            return
+        if not worker.is_cancelled:
+            self.app.call_from_thread(self._feasible_unknown, why)
+
+    def _feasible_unknown(self, why: str) -> None:
+        self.feasible = {}
+        self.query_one("#replay-feasible", Label).update(Text(why))
+
+    def _feasible_found(self, found: list[Feasibility]) -> None:
+        self.feasible = {r["device"]["id"]: r for r in found}
+        lst = self.query_one("#replay-devices", SelectionList)
+        for i in range(lst.option_count):
+            option = lst.get_option_at_index(i)
+            res = self.feasible.get(str(option.value))
+            if res is not None and res["status"] != "ok":
+                marked = str(option.prompt).replace(" · ", CANNOT_MARK + " · ", 1)
+                lst.replace_option_prompt_at_index(i, Text(marked))
+        self._show_feasible()
+
+    def _show_feasible(self) -> None:
+        """The line under the list: the highlighted device's pre-flight."""
+        lst = self.query_one("#replay-devices", SelectionList)
+        i = lst.highlighted
+        if i is None or not self.devices or i >= len(self.devices):
+            return
+        if self.feasible == {}:  # the check could not run: its line stays
+            return
+        res = None if self.feasible is None else self.feasible.get(self.devices[i]["id"])
+        self.query_one("#replay-feasible", Label).update(Text(feasibility_line(res)))
+
+    def on_selection_list_selection_highlighted(
+        self, _event: SelectionList.SelectionHighlighted[str]
+    ) -> None:
+        self._show_feasible()
 
     def show_error(self, text: str) -> None:
         self.query_one("#replay-error", Label).update(text)

@@ -5,11 +5,13 @@
 //   --compare-cases FILE        the comparison (compare)
 //   --hash-cases FILE           the layer's hash (cli_hash64) and its file-name form
 //   --name-cases FILE           device-name matching (name_tokens, name_likeness, pick_binary)
+//   --feasibility-cases FILE    the feasibility rule (cpp/feasible.hpp)
 // Part of replay.cpp (see its head): one file of the C++ replay, included once.
 #pragma once
 
 #include "compare.hpp"
 #include "devices.hpp"
+#include "feasible.hpp"
 #include "plan.hpp"
 
 namespace cltui {
@@ -138,7 +140,97 @@ inline int print_names(const std::string& path) {
 }
 
 // The test option named by --...-cases.
+// A feasibility case's device facts: the file's "device", with the case's "device" over it.
+inline DeviceFacts read_facts(const Json& base, const Json* over) {
+    auto get = [&](const char* k) -> const Json& {
+        return over && over->has(k) ? over->at(k) : base.at(k);
+    };
+    auto num = [&](const char* k) { return static_cast<unsigned long long>(get(k).as_int()); };
+    auto nums = [&](const char* k) {
+        std::vector<unsigned long long> v;
+        for (const auto& e : get(k).arr) v.push_back(static_cast<unsigned long long>(e.as_int()));
+        return v;
+    };
+    auto strs = [](const Json& j) {
+        std::vector<std::string> v;
+        for (const auto& e : j.arr) v.push_back(e.as_str());
+        return v;
+    };
+    DeviceFacts f;
+    f.name = get("name").as_str();
+    f.max_work_group_size = num("max_work_group_size");
+    f.max_work_item_sizes = nums("max_work_item_sizes");
+    f.extensions = strs(get("extensions"));
+    f.fp64 = get("fp64").as_bool();
+    f.fp16 = get("fp16").as_bool();
+    f.image_support = get("image_support").as_bool();
+    for (const auto& kv : get("image_formats").obj) f.image_formats[kv.first] = strs(kv.second);
+    f.image2d_max = nums("image2d_max");
+    f.image3d_max = nums("image3d_max");
+    f.image_max_array = num("image_max_array");
+    f.svm = num("svm");
+    f.opencl_c_versions = strs(get("opencl_c_versions"));
+    f.non_uniform = get("non_uniform").as_bool();
+    f.max_mem_alloc_size = num("max_mem_alloc_size");
+    f.global_mem_size = num("global_mem_size");
+    f.local_mem_size = num("local_mem_size");
+    return f;
+}
+
+// --feasibility-cases FILE: {"device": facts, "cases": [{step, memory?, options?, device?,
+// kernel?, source?, build_failed?}]} -> [{"kinds": [...], "reasons": [...]}] in order.
+inline int print_feasibility(const std::string& path) {
+    auto bytes = read_file(path);
+    Json doc = JsonParser(std::string(bytes.begin(), bytes.end())).parse();
+    const Json& cases = doc.at("cases");
+    std::cout << "[";
+    for (size_t n = 0; n < cases.arr.size(); ++n) {
+        const Json& c = cases.arr[n];
+        DeviceFacts dev = read_facts(doc.at("device"), c.find("device"));
+        Plan plan;
+        ProgramDesc prog;
+        prog.id = "p";
+        prog.options = str_or(c, "options");
+        plan.programs.push_back(prog);
+        if (const Json* mems = c.find("memory"))
+            for (const auto& kv : mems->obj) plan.mems.push_back(read_mem(kv.first, kv.second));
+        const Json& js = c.at("step");
+        Step s;
+        s.enqueue = 56;
+        s.kernel = "k";
+        s.program = "p";
+        s.global = sizes(js.find("global"));
+        s.local = sizes(js.find("local"));
+        if (const Json* args = js.find("args"))
+            for (const auto& a : args->arr) s.args.push_back(read_arg(a));
+        plan.steps.push_back(s);
+        std::vector<Finding> found = step_findings(plan, plan.steps[0], dev, memory_findings(plan, dev));
+        const Json* k = c.find("kernel");
+        if (found.empty() && k && k->kind == Json::Object) {
+            KernelFacts kf;
+            if (k->has("work_group_size")) kf.work_group_size = static_cast<unsigned long long>(k->at("work_group_size").as_int());
+            if (k->has("local_mem_size")) kf.local_mem_size = static_cast<unsigned long long>(k->at("local_mem_size").as_int());
+            for (auto v : sizes(k->find("reqd_work_group_size"))) kf.reqd.push_back(v);
+            found = kernel_findings(plan.steps[0], kf, dev);
+        }
+        const Json* failed = c.find("build_failed");
+        if (found.empty() && failed && failed->as_bool())
+            found = build_findings(plan, "p", source_needs(c.at("source").as_str()), dev,
+                                   "error: use of type 'double' requires cl_khr_fp64 support");
+        std::string kinds, reasons;
+        for (size_t i = 0; i < found.size(); ++i) {
+            kinds += (i ? ", " : "") + json_str(found[i].kind);
+            reasons += (i ? ", " : "") + json_str(found[i].reason);
+        }
+        std::cout << (n ? ",\n " : "") << "{\"kinds\": [" << kinds << "], \"reasons\": [" << reasons
+                  << "]}";
+    }
+    std::cout << "]\n";
+    return 0;
+}
+
 inline int print_cases(const std::string& kind, const std::string& path) {
+    if (kind == "feasibility-cases") return print_feasibility(path);
     if (kind == "choose-device-cases") return print_choices(path);
     if (kind == "compare-cases") return print_comparisons(path);
     if (kind == "hash-cases") return print_hashes(path);

@@ -73,7 +73,8 @@ inline Options parse_args(int argc, char** argv) {
             } else if (a == "--out") {
                 o.out_dir = need(i);
             } else if (a == "--choose-device-cases" || a == "--compare-cases" ||
-                       a == "--hash-cases" || a == "--name-cases") {
+                       a == "--hash-cases" || a == "--name-cases" ||
+                       a == "--feasibility-cases") {
                 o.cases = a.substr(2);
                 o.cases_file = need(i);
             } else if (a == "--atol") {

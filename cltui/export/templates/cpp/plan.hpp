@@ -22,12 +22,15 @@ struct MemDesc {
     cl_image_format format{};
     size_t region[3] = {0, 0, 0};
     size_t element_size = 0;
+    std::string order_name, type_name, image_type_name;  // "RGBA", "FLOAT", "IMAGE2D"
+    std::string svm_level;  // SVM: coarse | fine | fine+atomics (the capture's flags)
 };
 
 struct ArgDesc {
     int index;
     std::string kind;  // buffer | image | svm | scalar | local | sampler | null
     std::string mem;
+    std::string type;  // the OpenCL C type, e.g. "__write_only image3d_t" (may be empty)
     size_t offset = 0;                 // svm: bytes from the allocation base
     size_t size = 0;                   // local: bytes
     std::vector<unsigned char> bytes;  // scalar value
@@ -181,7 +184,15 @@ inline MemDesc read_mem(const std::string& id, const Json& j) {
         for (size_t i = 0; i < 3; ++i) d.region[i] = i < shape.size() ? shape[i] : 1;
         d.element_size = static_cast<size_t>(im.at("element_size").as_int());
         d.size = d.region[0] * d.region[1] * d.region[2] * d.element_size;
+        auto bare = [&](const char* key, const char* prefix, const char* dflt) {
+            std::string v = str_or(im, key, dflt);
+            return v.rfind(prefix, 0) == 0 ? v.substr(std::strlen(prefix)) : v;
+        };
+        d.order_name = bare("order", "CL_", "");
+        d.type_name = bare("type", "CL_", "");
+        d.image_type_name = bare("image_type", "CL_MEM_OBJECT_", "IMAGE2D");
     }
+    d.svm_level = str_or(j, "svm_level");
     return d;
 }
 
@@ -205,6 +216,7 @@ inline ArgDesc read_arg(const Json& a) {
     d.index = static_cast<int>(a.at("index").as_int());
     d.kind = a.at("kind").as_str();
     d.mem = str_or(a, "mem");
+    d.type = str_or(a, "type");
     if (a.has("offset")) d.offset = static_cast<size_t>(a.at("offset").as_int());
     if (a.has("size")) d.size = static_cast<size_t>(a.at("size").as_int());
     if (a.has("hex")) d.bytes = from_hex(a.at("hex").as_str());

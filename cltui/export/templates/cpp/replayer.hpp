@@ -7,6 +7,7 @@
 #include "compare.hpp"
 #include "plan.hpp"
 #include "devices.hpp"
+#include "facts.hpp"
 #include "options.hpp"
 
 namespace cltui {
@@ -25,6 +26,8 @@ struct CheckOutcome {
     bool hashed = false;  // compared by the layer's hash (no element-wise result)
     std::uint64_t hash = 0;  // the replayed bytes' hash
     long long after_unreplayed = -1;
+    long long after_cannot_run = -1;  // it follows what this enqueue, which cannot run, left
+    std::string why;                  // unchecked because its step cannot run: "cannot run: ..."
 };
 
 
@@ -35,6 +38,7 @@ struct StepOutcome {
     Timing timing;
     std::vector<bool> fired;  // per load: done in the validation pass
     bool ran = false;         // launched in the validation pass
+    std::vector<Finding> cannot_run;  // not launched: it cannot run on this device, and why
 };
 
 class Replayer {
@@ -84,6 +88,15 @@ class Replayer {
     // Profiling information of every launch, gathered after the runs.
     void collect_timing();
 
+    // The pre-flight's findings: every step that cannot run on this device, and why.
+    std::vector<Finding> findings() const {
+        std::vector<Finding> out;
+        for (const auto& kv : cannot_)
+            for (const auto& f : kv.second) out.push_back(f);
+        return out;
+    }
+    size_t launches() const { return plan_.steps.size() - cannot_.size(); }
+
    private:
     struct Launch {
         size_t step;
@@ -108,6 +121,17 @@ class Replayer {
     std::vector<Launch> events_;
     std::map<std::string, std::vector<unsigned char>> cache_;
     std::vector<std::vector<bool>> fired_;  // per step and load: done in the validation pass
+    DeviceFacts facts_;                       // the pre-flight (cpp/feasible.hpp)
+    std::map<size_t, std::vector<Finding>> cannot_;  // step -> why it cannot run here
+    BadMems bad_;                            // objects not made here, and why
+    std::map<long long, Marks> marks_;       // enqueue -> checks after a step that cannot run
+    std::string build_log_;                  // the last failed build's log
+
+    // cpp/setup.hpp: the pre-flight
+    void preflight_plan();
+    bool explain_build(const ProgramDesc& p, const std::string& error);
+    void not_launched(size_t i, const Step& s, StepOutcome& out);
+    bool made(const std::string& id) const { return id.empty() || !bad_.count(id); }
 
     // cpp/setup.hpp
     bool device_has_svm() const;

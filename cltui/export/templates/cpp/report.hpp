@@ -35,6 +35,16 @@ inline std::string device_json(const DeviceRef& dev) {
 
 inline std::string summary(const CheckOutcome& oc);
 
+// The pre-flight's findings as JSON (docs/replay.schema.json#/$defs/finding).
+inline std::string findings_json(const std::vector<Finding>& found) {
+    std::string o = "[";
+    for (size_t i = 0; i < found.size(); ++i)
+        o += std::string(i ? ", " : "") + "{\"enqueue\": " + std::to_string(found[i].enqueue) +
+             ", \"kernel\": " + json_str(found[i].kernel) + ", \"kind\": " +
+             json_str(found[i].kind) + ", \"reason\": " + json_str(found[i].reason) + "}";
+    return o + "]";
+}
+
 inline std::string checks_json(const std::vector<CheckOutcome>& list) {
     std::ostringstream o;
     o << "[";
@@ -46,10 +56,11 @@ inline std::string checks_json(const std::vector<CheckOutcome>& list) {
         o << "], \"label\": " << json_str(oc.check->label)
           << ", \"status\": " << json_str(oc.status)
           << ", \"output\": " << (oc.output.empty() ? "null" : json_str(oc.output));
-        if (oc.after_unreplayed >= 0)
-            o << ", \"after_unreplayed\": " << oc.after_unreplayed
-              << ", \"summary\": " << json_str(summary(oc));
-        if (oc.hashed && oc.after_unreplayed < 0) {
+        if (oc.after_unreplayed >= 0) o << ", \"after_unreplayed\": " << oc.after_unreplayed;
+        if (oc.after_cannot_run >= 0) o << ", \"after_cannot_run\": " << oc.after_cannot_run;
+        bool said = oc.after_unreplayed >= 0 || oc.after_cannot_run >= 0 || !oc.why.empty();
+        if (said) o << ", \"summary\": " << json_str(summary(oc));
+        if (oc.hashed && !said) {
             o << ", \"summary\": " << json_str(summary(oc));
         } else if (oc.status != "unchecked") {
             o << ", \"result\": " << compare_json(oc.result, oc.check->layout.label);
@@ -65,7 +76,9 @@ inline std::string step_json(const Replayer& r, size_t i) {
     const Timing& t = s.timing;
     std::ostringstream o;
     o << "\n  {\"enqueue\": " << s.step->enqueue << ", \"kernel\": " << json_str(s.step->kernel)
-      << ", \"status\": " << (step_ok(s) ? "\"pass\"" : "\"fail\"")
+      << ", \"status\": "
+      << (!s.cannot_run.empty() ? "\"cannot-run\"" : step_ok(s) ? "\"pass\"" : "\"fail\"")
+      << (s.cannot_run.empty() ? "" : ", \"cannot_run\": " + findings_json(s.cannot_run))
       << ",\n   \"checks\": " << checks_json(s.checks)
       << ",\n   \"prechecks\": " << checks_json(s.prechecks) << ",\n   \"loads\": [";
     for (size_t j = 0; j < s.step->loads.size(); ++j) {
@@ -105,7 +118,7 @@ inline std::string result_json(const Replayer& r, const DeviceRef& dev, bool ok,
       << ", \"device_choice\": {\"rule\": " << json_str(choice.rule)
       << ", \"why\": " << json_str(choice.why) << "}"
       << ", \"repeat\": " << repeat << ", \"loop\": "
-      << (error.empty() ? "{\"launches\": " + std::to_string(r.outcomes.size()) +
+      << (error.empty() ? "{\"launches\": " + std::to_string(r.launches()) +
                               ", \"host_ns_per_repetition\": " + stats_json(r.loop_ns) + "}"
                         : std::string("null"))
       << ", \"builds\": {";
@@ -113,7 +126,7 @@ inline std::string result_json(const Replayer& r, const DeviceRef& dev, bool ok,
         o << (i ? ", " : "") << json_str(r.builds[i].program) << ": {\"how\": "
           << json_str(r.builds[i].how) << ", \"seconds\": " << json_num(r.builds[i].seconds)
           << "}";
-    o << "}, \"notes\": [";
+    o << "}, \"cannot_run\": " << findings_json(r.findings()) << ", \"notes\": [";
     for (size_t i = 0; i < r.notes.size(); ++i) o << (i ? ", " : "") << json_str(r.notes[i]);
     o << "], \"steps\": [";
     for (size_t i = 0; i < r.outcomes.size(); ++i) o << (i ? "," : "") << step_json(r, i);
@@ -135,10 +148,13 @@ inline std::string fmt_ns(double ns) {
 inline std::string plain_summary(const CheckOutcome& oc);
 
 inline std::string summary(const CheckOutcome& oc) {
+    std::string out = plain_summary(oc);
     if (oc.after_unreplayed >= 0)
-        return "after unreplayed host write at " + std::to_string(oc.after_unreplayed) + ": " +
-               plain_summary(oc);
-    return plain_summary(oc);
+        out = "after unreplayed host write at " + std::to_string(oc.after_unreplayed) + ": " + out;
+    if (oc.after_cannot_run >= 0)
+        out = "after enqueue " + std::to_string(oc.after_cannot_run) +
+              ", which cannot run here: " + out;
+    return out;
 }
 
 inline std::string plain_summary(const CheckOutcome& oc) {
@@ -147,6 +163,7 @@ inline std::string plain_summary(const CheckOutcome& oc) {
                    ? "hash matches"
                    : "hash " + hex64(oc.hash) + " != captured " +
                          hex64(std::strtoull(oc.check->hash64.c_str(), nullptr, 16));
+    if (!oc.why.empty()) return oc.why;  // its step cannot run here
     if (oc.status == "unchecked")
         return oc.check->note.empty() ? "no captured data" : oc.check->note;
     return compare_summary(oc.result);
@@ -164,8 +181,16 @@ inline void print_text(const Replayer& r, const DeviceRef& dev, int repeat,
                           << " before enqueue " << s.step->enqueue << ": not replayed (" << t.why
                           << ")\n";
     for (const auto& n : r.notes) std::cout << "   note: " << n << "\n";
+    for (const auto& f : r.findings())
+        std::cout << "   enqueue " << f.enqueue << " " << f.kernel << ": cannot run (" << f.kind
+                  << "): " << f.reason << "\n";
     for (size_t i = 0; i < r.outcomes.size(); ++i) {
         const StepOutcome& s = r.outcomes[i];
+        if (!s.cannot_run.empty()) {
+            std::cout << "   enqueue " << s.step->enqueue << " " << s.step->kernel
+                      << ": CANNOT RUN (not launched)\n";
+            continue;
+        }
         const Timing& t = s.timing;
         Stats e = stats(t.start_end), q = stats(t.queued_submit), st = stats(t.submit_start),
               h = stats(t.host_enqueue);

@@ -13,22 +13,73 @@ inline void Replayer::setup() {
     queue_ = clCreateCommandQueue(ctx_, dev_.device, CL_QUEUE_PROFILING_ENABLE, &err);
     check(err, "clCreateCommandQueue");
     has_svm_ = device_has_svm();
-    for (const auto& p : plan_.programs) {  // only the programs a step uses, as replay.py
+    preflight_plan();  // what cannot run here: not built, not made, not launched
+    for (const auto& p : plan_.programs) {  // only the programs a step that can run uses
         bool used = false;
-        for (const auto& s : plan_.steps) used = used || s.program == p.id;
-        if (used) build(p);
+        for (size_t i = 0; i < plan_.steps.size(); ++i)
+            used = used || (plan_.steps[i].program == p.id && !cannot_.count(i));
+        if (!used) continue;
+        try {
+            build(p);
+        } catch (const DeviceError& e) {
+            if (!explain_build(p, e.what())) throw;
+        }
     }
-    for (const auto& m : plan_.mems) create_mem(m);
+    for (const auto& m : plan_.mems)
+        if (made(m.id)) create_mem(m);
     zero_fill();
-    for (const auto& s : plan_.steps) {
+    for (size_t i = 0; i < plan_.steps.size(); ++i) {
+        const Step& s = plan_.steps[i];
         running = s.enqueue;
+        outcomes.push_back({&s, {}, {}, {}, {}, false, {}});
+        if (cannot_.count(i)) {
+            kernels_.push_back(nullptr);
+            continue;
+        }
         cl_kernel k = clCreateKernel(program(s), s.kernel.c_str(), &err);
         check(err, "enqueue " + std::to_string(s.enqueue) + ": clCreateKernel(" + s.kernel + ")");
+        std::vector<Finding> found = kernel_findings(s, kernel_facts(k, dev_.device), facts_);
+        if (!found.empty()) {  // what only the built kernel says (its work-group size, ...)
+            cannot_[i] = found;
+            clReleaseKernel(k);
+            kernels_.push_back(nullptr);
+            continue;
+        }
         kernels_.push_back(k);
         set_args(k, s);
-        outcomes.push_back({&s, {}, {}, {}, {}, false});
     }
+    for (size_t i = 0; i < outcomes.size(); ++i)
+        if (cannot_.count(i)) outcomes[i].cannot_run = cannot_[i];
+    std::set<size_t> skip;
+    for (const auto& kv : cannot_) skip.insert(kv.first);
+    for (const auto& kv : after_cannot_run(plan_, skip))
+        marks_[plan_.steps[kv.first].enqueue] = kv.second;
     running = -1;
+}
+
+// The device's facts and what the plan alone says cannot run here.
+inline void Replayer::preflight_plan() {
+    std::set<std::string> types;  // the image formats of the plan's image types only
+    for (const auto& m : plan_.mems)
+        if (m.kind == "image") types.insert(m.image_type_name);
+    facts_ = device_facts(dev_, ctx_, types);
+    bad_ = memory_findings(plan_, facts_);
+    for (size_t i = 0; i < plan_.steps.size(); ++i) {
+        std::vector<Finding> found = step_findings(plan_, plan_.steps[i], facts_, bad_);
+        if (!found.empty()) cannot_[i] = found;
+    }
+}
+
+// A failed build that the source's needs and the device's lacks explain: its steps cannot run.
+inline bool Replayer::explain_build(const ProgramDesc& p, const std::string& error) {
+    if (p.source.empty()) return false;
+    const auto& src = data(p.source);
+    std::vector<Finding> found = build_findings(plan_, p.id, source_needs(std::string(src.begin(), src.end())),
+                                                facts_, build_log_.empty() ? error : build_log_);
+    for (const auto& f : found)
+        for (size_t i = 0; i < plan_.steps.size(); ++i)
+            if (plan_.steps[i].enqueue == f.enqueue) cannot_[i].push_back(f);
+    return !found.empty();
 }
 
 inline bool Replayer::device_has_svm() const {
@@ -134,6 +185,7 @@ inline void Replayer::build_program(const ProgramDesc& p, cl_program prog, const
     std::string log(n, '\0');
     clGetProgramBuildInfo(prog, dev_.device, CL_PROGRAM_BUILD_LOG, n, &log[0], nullptr);
     std::cerr << log << "\n";
+    build_log_ = log;
     clReleaseProgram(prog);
     if (how.rfind("the binary made on ", 0) == 0)
         throw DeviceError("program " + p.label + ": " + how +
@@ -184,7 +236,7 @@ inline void Replayer::create_mem(const MemDesc& m) {
 // Objects start zeroed, so outputs that no load covers have defined contents.
 inline void Replayer::zero_fill() {
     for (const auto& m : plan_.mems) {
-        if (m.kind == "subbuffer") continue;
+        if (m.kind == "subbuffer" || !made(m.id)) continue;
         std::vector<unsigned char> zeros(m.size, 0);
         write(m.id, zeros);
     }

@@ -13,7 +13,8 @@ inline void Replayer::run_once(bool validate) {
     } else {
         for (size_t i = 0; i < plan_.steps.size(); ++i)
             for (size_t j = 0; j < plan_.steps[i].loads.size(); ++j)
-                if (is_first_input(i, j)) upload(plan_.steps[i].loads[j]);
+                if (is_first_input(i, j) && made(plan_.steps[i].loads[j].mem))
+                    upload(plan_.steps[i].loads[j]);
         check(clFinish(queue_), "clFinish");
     }
     auto loop_start = std::chrono::steady_clock::now();
@@ -26,6 +27,10 @@ inline void Replayer::run_once(bool validate) {
             run_transfers(s);
             for (size_t j = 0; j < s.loads.size(); ++j)
                 if (fired_[i][j] && !is_first_input(i, j)) upload(s.loads[j]);
+        }
+        if (!kernels_[i]) {  // it cannot run on this device: not launched
+            if (validate) not_launched(i, s, outcomes[i]);
+            continue;
         }
         launch(i, s, outcomes[i], validate);
     }
@@ -43,8 +48,14 @@ inline void Replayer::validate_step(size_t i, const Step& s, StepOutcome& out) {
         std::cerr << "replay: enqueue " << s.enqueue << " (" << i + 1 << "/" << plan_.steps.size()
                   << ")" << std::endl;
     run_transfers(s);
-    for (const auto& c : s.prechecks) out.prechecks.push_back(evaluate(s, c, false));
+    if (kernels_[i])  // a step that is not launched reads nothing back
+        for (const auto& c : s.prechecks) out.prechecks.push_back(evaluate(s, c, false));
     for (const auto& l : s.loads) {
+        if (!made(l.mem)) {  // not made here: its steps cannot run
+            fired_[i].push_back(false);
+            out.fired.push_back(false);
+            continue;
+        }
         bool done = true;
         if (l.why == "verify") {
             std::vector<unsigned char> want(data(l.data));
@@ -77,6 +88,18 @@ inline void Replayer::launch(size_t i, const Step& s, StepOutcome& out, bool val
     events_.push_back({i, ev, std::chrono::duration<double, std::nano>(t1 - t0).count()});
 }
 
+// Step i cannot run here: its checks are unchecked and say why.
+inline void Replayer::not_launched(size_t i, const Step& s, StepOutcome& out) {
+    std::string why = "cannot run: ";
+    std::set<std::string> seen;
+    for (const auto& f : cannot_.at(i))
+        if (seen.insert(f.reason).second) why += (seen.size() > 1 ? "; " : "") + f.reason;
+    for (const auto& c : s.checks) {
+        CheckOutcome oc{&c, "unchecked", {}, "", false, 0, -1, -1, why};
+        out.checks.push_back(oc);
+    }
+}
+
 inline void Replayer::collect_timing() {
     for (auto& e : events_) {
         cl_ulong q = 0, sub = 0, st = 0, en = 0;
@@ -97,7 +120,7 @@ inline void Replayer::collect_timing() {
 // The host-side transfers the plan replays before step s, in the capture's order.
 inline void Replayer::run_transfers(const Step& s) {
     for (const auto& t : s.transfers) {
-        if (!t.runs()) continue;
+        if (!t.runs() || !made(t.mem) || !made(t.src)) continue;
         const std::string what = "enqueue " + std::to_string(t.enqueue) + " (" + t.function +
                                  ", before " + std::to_string(s.enqueue) + ")";
         cl_mem dst = mem(t.mem);
@@ -184,6 +207,12 @@ inline std::vector<unsigned char> Replayer::read(const std::string& id) {
 inline CheckOutcome Replayer::evaluate(const Step& s, const Check& c, bool post) {
     CheckOutcome out{&c, "unchecked", {}, {}};
     out.after_unreplayed = c.after_unreplayed;
+    auto mark = marks_.find(s.enqueue);  // it follows what an enqueue that cannot run left
+    if (mark != marks_.end()) {
+        const auto& by_mem = post ? mark->second.post : mark->second.pre;
+        auto at = by_mem.find(c.mem);
+        if (at != by_mem.end()) out.after_cannot_run = at->second;
+    }
     auto actual = read(c.mem);
     if (post && !out_dir_.empty()) out.output = save_output(s, c, actual);
     if (c.data.empty() && !c.hash64.empty()) {  // the capture holds only a hash

@@ -7,6 +7,7 @@
 namespace cltui {
 
 inline bool step_ok(const StepOutcome& s) {
+    if (!s.cannot_run.empty()) return true;  // not launched: "cannot-run", not a failure
     for (const auto& c : s.checks)
         if (c.status == "different") return false;
     return true;
@@ -31,22 +32,26 @@ struct Verdict {
 struct Tally {
     long long replayed = 0, outputs = 0, checked = 0, equal = 0, within = 0, different = 0;
     long long departed = 0, after = 0, tainted_diff = 0;
+    long long cannot_run = 0, after_cannot_run = 0;
 };
 
 inline void tally_step(const StepOutcome& o, Tally& t) {
-    ++t.replayed;
+    if (o.cannot_run.empty())
+        ++t.replayed;
+    else
+        ++t.cannot_run;
     for (const auto& c : o.checks) {
         if (c.status == "equal") ++t.equal;
         if (c.status == "within") ++t.within;
         if (c.status == "different") ++t.different;
         if (c.status != "unchecked") ++t.checked;
-        if (c.after_unreplayed >= 0) {
-            ++t.after;
-            if (c.status == "different") ++t.tainted_diff;
-        }
+        if (c.after_unreplayed >= 0) ++t.after;
+        if (c.after_cannot_run >= 0) ++t.after_cannot_run;
+        if ((c.after_unreplayed >= 0 || c.after_cannot_run >= 0) && c.status == "different")
+            ++t.tainted_diff;
     }
     for (const auto& p : o.prechecks) {  // departed: a pre-check differs and no load fixed it
-        if (p.status != "different") continue;
+        if (p.status != "different" || p.after_cannot_run >= 0) continue;
         bool reloaded = false;
         const auto& loads = o.step->loads;
         for (size_t j = 0; j < loads.size() && j < o.fired.size(); ++j)
@@ -70,6 +75,8 @@ inline std::string verdict_account(const Plan& plan, const Verdict& v, const Tal
     std::vector<std::string> about;
     if (v.count("skipped")) about.push_back(std::to_string(v.count("skipped")) + " skipped");
     if (plan.recovered) about.push_back(std::to_string(plan.recovered) + " recovered");
+    if (t.cannot_run)
+        about.push_back(std::to_string(t.cannot_run) + " cannot run on this device");
     if (plan.lost)
         about.push_back(std::to_string(plan.lost) + " enqueue" + (plan.lost != 1 ? "s" : "") +
                         " lost with the log");
@@ -86,8 +93,27 @@ inline std::string verdict_account(const Plan& plan, const Verdict& v, const Tal
             o << " (" << plan.transfers - plan.transfers_replayed << " not)";
     }
     if (t.after) o << ", " << t.after << " checks after an unreplayed host write";
+    if (t.after_cannot_run)
+        o << ", " << t.after_cannot_run << " checks after an enqueue that cannot run";
     if (t.departed) o << ", " << t.departed << " departed from the capture (not reloaded)";
     return o.str();
+}
+
+// "enqueue 56 (reduce) cannot run here: REASON" (and how many more), or "".
+inline std::string cannot_run_head(const std::vector<StepOutcome>& outcomes) {
+    const Finding* first = nullptr;
+    long long more = -1;
+    for (const auto& o : outcomes)
+        if (!o.cannot_run.empty()) {
+            if (!first) first = &o.cannot_run[0];
+            ++more;
+        }
+    if (!first) return "";
+    std::string head = "enqueue " + std::to_string(first->enqueue) + " (" + first->kernel +
+                       ") cannot run here: " + first->reason;
+    if (more > 0)
+        head += " (and " + std::to_string(more) + " more enqueue" + (more != 1 ? "s" : "") + ")";
+    return head;
 }
 
 inline Verdict make_verdict(const Plan& plan, const std::vector<StepOutcome>& outcomes,
@@ -97,7 +123,7 @@ inline Verdict make_verdict(const Plan& plan, const std::vector<StepOutcome>& ou
     Tally t;
     for (const auto& st : plan.steps) t.outputs += static_cast<long long>(st.checks.size());
     for (const auto& o : outcomes)
-        if (o.ran) tally_step(o, t);  // else not launched (an error before it)
+        if (o.ran || !o.cannot_run.empty()) tally_step(o, t);  // else an error before it
     long long unchecked = t.outputs - t.checked;
     Verdict v;
     v.counts = {{"kernels", kernels},          {"replayed", t.replayed},
@@ -107,7 +133,8 @@ inline Verdict make_verdict(const Plan& plan, const std::vector<StepOutcome>& ou
                 {"within", t.within},          {"different", t.different},
                 {"departed", t.departed},      {"recovered", plan.recovered},
                 {"lost", plan.lost},           {"after_unreplayed", t.after},
-                {"transfers", plan.transfers}, {"transfers_replayed", plan.transfers_replayed}};
+                {"transfers", plan.transfers}, {"transfers_replayed", plan.transfers_replayed},
+                {"cannot_run", t.cannot_run},  {"after_cannot_run", t.after_cannot_run}};
     std::string head;
     if (!error.empty()) {
         v.status = "error";
@@ -118,8 +145,10 @@ inline Verdict make_verdict(const Plan& plan, const std::vector<StepOutcome>& ou
         head = std::to_string(bad) + " output" + (bad != 1 ? "s" : "") + " different";
     } else if (v.count("skipped") || plan.lost || unchecked || t.departed || t.after ||
                plan.transfers_replayed < plan.transfers ||
-               t.replayed < static_cast<long long>(plan.steps.size())) {
+               t.replayed < static_cast<long long>(plan.steps.size()) || t.cannot_run ||
+               t.after_cannot_run) {
         v.status = "incomplete";
+        head = cannot_run_head(outcomes);
     } else {
         v.status = "pass";
     }

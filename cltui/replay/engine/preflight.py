@@ -1,0 +1,84 @@
+"""The pre-flight: before the first step, what cannot run on this device and why (the rule of
+:mod:`.feasible` on the facts of :mod:`.facts`), and what a step that cannot run leaves
+behind: it is not launched, its checks are unchecked ("cannot run: REASON"), and the checks
+after it that depend on its outputs are marked.  A mixin of :class:`.core.Engine`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .base import EngineError, _cl_msg, _EngineState
+from .facts import device_facts, kernel_facts
+from .feasible import (
+    after_cannot_run,
+    image_key,
+    kernel_findings,
+    memory_findings,
+    step_findings,
+)
+from .schema import CheckResult, Finding, StepSpec
+
+if TYPE_CHECKING:
+    import pyopencl as cl
+
+
+def cannot_run_line(found: list[Finding]) -> str:
+    """``cannot run: REASON; REASON`` (one line)."""
+    return "cannot run: " + "; ".join(dict.fromkeys(f["reason"] for f in found))
+
+
+class _Preflight(_EngineState):
+    """The pre-flight's part of the engine (see the module doc)."""
+
+    def _preflight_plan(self) -> None:
+        """The device's facts and what the plan alone says cannot run here (work sizes,
+        memory objects, image formats, -cl-std, local arguments)."""
+        types = {image_key(m["image"])[0] for m in self.plan["memory"].values() if "image" in m}
+        self.facts = device_facts(self.dev, self.ctx, types)
+        self.bad_mems = memory_findings(self.plan, self.facts)
+        for i, st in enumerate(self.plan["steps"]):
+            found = step_findings(self.plan, st, self.facts, self.bad_mems)
+            if found:
+                self.cannot[i] = found
+
+    def _checked_kernel(self, i: int, prg: cl.Program, step: StepSpec) -> cl.Kernel | None:
+        """Step ``i``'s kernel, or None when what the built kernel says makes it cannot-run
+        (its work-group size, reqd_work_group_size, local memory)."""
+        import pyopencl as cl
+
+        try:
+            kern = cl.Kernel(prg, step["kernel"])
+        except cl.Error as exc:
+            raise EngineError(
+                f"enqueue {step['enqueue']}: kernel {step['kernel']!r} not found in program "
+                f"{step['program']}: {_cl_msg(exc)}",
+                step["enqueue"],
+            ) from None
+        if self.facts is not None:
+            found = kernel_findings(step, kernel_facts(kern, self.dev), self.facts)
+            if found:
+                self.cannot[i] = found
+                return None
+        return kern
+
+    def _preflight_done(self) -> None:
+        """The marks of the checks after a step that cannot run, and the ``preflight``
+        event (the findings, so a watcher shows them before the first step)."""
+        steps = self.plan["steps"]
+        marks = after_cannot_run(self.plan, self.cannot)
+        self.marks = {int(steps[i]["enqueue"]): m for i, m in marks.items()}
+        self.progress({"type": "preflight", "cannot_run": self.findings()})
+
+    def findings(self) -> list[Finding]:
+        """Every finding, in step order."""
+        return [f for i in sorted(self.cannot) for f in self.cannot[i]]
+
+    def _cannot_run_checks(self, i: int) -> list[CheckResult]:
+        """The checks of step ``i``, which was not launched: unchecked, saying why."""
+        line = cannot_run_line(self.cannot[i])
+        return [
+            {"mem": c["mem"], "args": c.get("args", []), "label": c.get("label", c["mem"]),
+             "dtype": c.get("dtype"), "shape": c.get("shape"), "output": None,
+             "data": c.get("data"), "status": "unchecked", "summary": line}
+            for c in self.plan["steps"][i].get("checks", [])
+        ]  # fmt: skip

@@ -1,0 +1,72 @@
+"""Pilot test of the replay dialog's feasibility marks on the real devices: a copy of
+images_svm_pocl whose enqueue 6 is launched with a local size of 2048 (over Oclgrind's
+1024): Oclgrind's row is marked, the line under the list says why for the highlighted
+device; PoCL's row is not."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from textual.widgets import Label, SelectionList
+
+from cltui.tui.app import make_app
+from cltui.tui.screens.replay_dialog import CANNOT_MARK, feasibility_line
+from tests.test_feasible_device import big_local  # noqa: F401  (a fixture)
+from tests.test_tui_replay import (
+    SIZE,
+    aio,
+    loaded,
+    open_dialog,
+    results_screen,
+    select,
+    table_rows,
+    wait_for,
+)
+
+
+@aio
+async def test_a_device_that_cannot_run_the_range_is_marked_with_the_reason(
+    big_local: Path,  # noqa: F811
+) -> None:
+    async with make_app(big_local).run_test(size=SIZE) as pilot:
+        main = await loaded(pilot)
+        await select(pilot, main, 6, 8)
+        dialog = await open_dialog(pilot)
+        why = dialog.query_one("#replay-feasible", Label)
+        lst = dialog.query_one("#replay-devices", SelectionList)
+        await wait_for(pilot, lambda: dialog.feasible is not None, 120)
+        assert dialog.feasible is not None
+        prompts = {d["name"]: str(lst.get_option_at_index(i).prompt)
+                   for i, d in enumerate(dialog.devices)}  # fmt: skip
+        grind = [n for n in prompts if "Oclgrind" in n]
+        if not grind:
+            pytest.skip("no Oclgrind device")
+        assert CANNOT_MARK.strip() in prompts[grind[0]]
+        assert all(CANNOT_MARK.strip() not in p for n, p in prompts.items() if "pthread" in n)
+        row = next(i for i, d in enumerate(dialog.devices) if "Oclgrind" in d["name"])
+        lst.highlighted = row
+        await pilot.pause()
+        text = " ".join(str(why.render()).split())
+        assert "enqueue 6 (svm_scale) cannot run: local size 2048" in text
+        other = next((i for i, d in enumerate(dialog.devices) if "pthread" in d["name"]), None)
+        if other is not None:
+            lst.highlighted = other
+            await pilot.pause()
+            assert "every kernel enqueue of the range can run here" in str(why.render())
+        # the dialog stays usable: a replay on Oclgrind shows the enqueue as "cannot run"
+        dialog.select_devices([dialog.devices[row]["id"]])
+        await pilot.press("ctrl+r")
+        screen = await results_screen(pilot)
+        rows = table_rows(screen)
+        cannot = [r for r in rows if r[4] == "cannot run"]
+        assert cannot and all(r[0] == "6" for r in cannot)
+        assert cannot[0][8].startswith("cannot run: local size 2048")
+
+
+def test_feasibility_line_before_the_check_and_on_error() -> None:
+    assert feasibility_line(None).startswith("checking")
+    dev = {"id": "0:0", "name": "X", "platform": "P", "version": "1"}
+    err = {"device": dev, "status": "error", "error": "boom", "steps": 2, "runnable": 0,
+           "cannot_run": []}  # fmt: skip
+    assert feasibility_line(err) == "0:0 X: not checked: boom"  # type: ignore[arg-type]

@@ -30,6 +30,9 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "diverge": ("cltui.commands.diverge", "diverge_cmd", "Find where two captures diverge."),
     "check": ("cltui.commands.check", "check_cmd", "Replay a range on Oclgrind with its checks."),
     "shrink": ("cltui.commands.shrink", "shrink_cmd", "Shrink a failing range to its core."),
+    "try": ("cltui.commands.try_cmd", "try_cmd", "A range with changes against the capture (A/B)."),
+    "sweep": ("cltui.commands.sweep", "sweep_cmd", "Try many configurations of a range, ranked."),
+    "variant": ("cltui.commands.variant", "variant_cmd", "List, show or delete saved variants."),
 }
 
 

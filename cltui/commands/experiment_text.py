@@ -81,16 +81,14 @@ def _signed(ns: float) -> str:
 
 def sweep_row_text(row: dict[str, Any]) -> str:
     """One point of a sweep as it ends (a streamed line)."""
-    what = ", ".join(row.get("lines") or []) or "the capture's configuration"
     status = row["status"]
     if status == "pass":
         t = row.get("time") or {}
-        if t.get("median") is not None:
-            when = f"{fmt_ns(t['median'])} [{fmt_ns(t['lo'])}, {fmt_ns(t['hi'])}]"
-        else:
-            when = "no timing"
-        return f"  {row['device']} {status:<10} {when:<32} {what}"
-    return f"  {row['device']} {status:<10} {row.get('why', '')[:60]:<32} {what}"
+        what = (f"{fmt_ns(t['median'])} [{fmt_ns(t['lo'])}, {fmt_ns(t['hi'])}]"
+                if t.get("median") is not None else "no timing")  # fmt: skip
+    else:
+        what = row.get("why", "")
+    return f"{row['device']}  {status:<9} {row['label']:<28} {what}"
 
 
 def print_sweep(summary: dict[str, Any]) -> None:
@@ -100,22 +98,21 @@ def print_sweep(summary: dict[str, Any]) -> None:
 
     con = Console()
     summary = escape_tree(summary)
-    con.print(summary["verdict"]["line"], soft_wrap=True, markup=False, highlight=False)
-    table = Table(title="correct configurations, fastest first (range device time, median "
-                        "and 95% interval)")  # fmt: skip
-    for col in ("#", "device", "time", "interval", "vs capture", "configuration"):
+    table = Table(title="correct configurations, fastest first (the range's device time: "
+                        "median, 95% interval)")  # fmt: skip
+    for col in ("#", "configuration", "device", "time", "interval", "vs capture"):
         table.add_column(col, overflow="fold")
     for i, row in enumerate(summary["ranking"], 1):
         t, vs = row["time"], row.get("vs_capture") or {}
         rel = vs.get("relative")
         table.add_row(
-            str(i), row["device"], fmt_ns(t["median"]),
+            str(i), row["label"], row["device"], fmt_ns(t["median"]),
             f"[{fmt_ns(t['lo'])}, {fmt_ns(t['hi'])}]",
-            f"{rel * 100:+.1f}% {vs.get('reading', '')}" if rel is not None else "",
-            ", ".join(row["lines"]) or "the capture's configuration",
+            f"{rel * 100:+.1f}% ({vs.get('reading', '')})" if rel is not None else "",
         )  # fmt: skip
     con.print(table)
     for row in summary["others"]:
-        echo(f"{row['status']}: {', '.join(row['lines'])}: {row.get('why', '')}")
-    if summary.get("best"):
-        echo(f"best: {summary['best']}")
+        echo(f"{row['status']}: {row['label']} on {row['device']}: {row.get('why', '')}")
+    con.print(summary["verdict"]["line"], soft_wrap=True, markup=False, highlight=False)
+    if summary.get("best_folder"):
+        echo(f"best variant saved as {summary['best']}: {summary['best_folder']}")

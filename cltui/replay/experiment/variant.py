@@ -158,6 +158,24 @@ class Variant:
         out += [f"{_target_text(s.target)}: argument {s.index} = {s.value}" for s in self.scalars]
         return out or ["no change (the capture's own configuration)"]
 
+    def short(self) -> str:
+        """The changes in a few words (a sweep's table): ``-cl-mad-enable, -D VWM=4, local
+        64``; "capture" for none."""
+        parts = [f"{'diff' if p.patch is not None else 'source'} {p.program or 'program'}"
+                 for p in self.programs]  # fmt: skip
+        if self.options_replace is not None:
+            parts.append(f"options {self.options_replace!r}")
+        parts += list(self.options_add) + [f"without {o}" for o in self.options_remove]
+        parts += [f"-D {k}={v}" if v else f"-D {k}" for k, v in self.defines]
+        for s in self.sizes:
+            where = "" if s.target == ALL else f"{s.target} "
+            parts += [f"{where}{label} {'x'.join(map(str, val))}"
+                      for label, val in (("global", s.global_size), ("local", s.local_size),
+                                         ("offset", s.offset)) if val]  # fmt: skip
+        parts += [f"{'' if s.target == ALL else s.target + ' '}arg {s.index}={s.value}"
+                  for s in self.scalars]  # fmt: skip
+        return ", ".join(parts) or "capture"
+
     @classmethod
     def from_dict(cls, d: Any) -> Variant:
         """A variant from its JSON; :class:`VariantError` names what is wrong."""

@@ -1,0 +1,83 @@
+"""``cltui sweep`` on real PoCL: a local-size sweep finds correct sizes and skips the one the
+device refuses, a results file resumes (points done are not run again), the points and the
+ranking (pure)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from cltui.cli import main
+from cltui.replay.experiment.sweep import SweepSpec, load_results, point_id, points
+from cltui.replay.experiment.variant import VariantError
+from tests.schemas import validate
+
+
+def test_points_cross_product_and_sample() -> None:
+    spec = SweepSpec("0-3", local=((16,), (32,)), options=("-cl-mad-enable",),
+                     defines=(("VWM", ("2", "4", "8")),))  # fmt: skip
+    pts = points(spec)
+    assert len(pts) == 1 + 2 * 1 * 3 and pts[0].empty
+    assert len({point_id(p) for p in pts}) == len(pts)
+    assert pts[1].short() == "-cl-mad-enable, -D VWM=2, local 16"
+    sample = points(spec, budget=3, seed=7)
+    assert len(sample) == 3 and sample[0].empty
+    assert [point_id(p) for p in sample] == [point_id(p) for p in points(spec, 3, 7)]
+
+
+def test_results_file_of_another_sweep_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    path.write_text(json.dumps({"sweep": {"range": "1-2", "capture": "/c"}}) + "\n")
+    with pytest.raises(VariantError, match="range 1-2"):
+        load_results(path, SweepSpec("0-3"), "/c")
+    path.write_text(json.dumps({"sweep": {"range": "0-3", "capture": "/c"}}) + "\n{\"id\": ")
+    assert load_results(path, SweepSpec("0-3"), "/c") == []  # a row cut short: run again
+
+
+@pytest.fixture
+def _pocl(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cl = pytest.importorskip("pyopencl")
+    if not any("Portable" in p.name for p in cl.get_platforms()):
+        pytest.skip("PoCL is not installed")
+    monkeypatch.setenv("CLTUI_DATA_DIR", str(tmp_path / "data"))
+
+
+def _sweep(*args: str) -> tuple[int, dict, str]:
+    res = CliRunner().invoke(main, ["sweep", *args, "-d", "pocl", "--repeat", "4", "--json"])
+    assert res.exit_code in (0, 1), res.output
+    report = json.loads(res.stdout)
+    validate(report, "cli.schema.json", "sweep")
+    return res.exit_code, report, res.stderr
+
+
+@pytest.mark.device
+@pytest.mark.usefixtures("_pocl")
+def test_sweep_finds_correct_local_sizes_and_resumes(pyocl_pocl: Path, tmp_path: Path) -> None:
+    results = tmp_path / "results.jsonl"
+    code, report, _err = _sweep(str(pyocl_pocl), "23", "--local", "32,64,8192",
+                                "--results", str(results))  # fmt: skip
+    assert code == 0
+    status = {r["label"]: r["status"] for r in report["rows"]}
+    assert status == {"capture": "pass", "local 32": "pass", "local 64": "pass",
+                      "local 8192": "refused"}  # fmt: skip
+    refused = next(r for r in report["rows"] if r["status"] == "refused")
+    assert "8192 work-items > the device's" in refused["why"]
+    assert {r["label"] for r in report["ranking"]} == {"capture", "local 32", "local 64"}
+    medians = [r["time"]["median"] for r in report["ranking"]]
+    assert medians == sorted(medians)
+    best = report["ranking"][0]
+    if best["id"] != "capture":
+        assert report["best"] == "sweep-best" and Path(report["best_folder"]).is_dir()
+    else:
+        assert report["best"] is None
+    # resume: the four rows are in the file; only the new point runs
+    assert len(results.read_text().splitlines()) == 1 + 4
+    code, again, err = _sweep(str(pyocl_pocl), "23", "--local", "32,64,8192,16",
+                              "--results", str(results))  # fmt: skip
+    assert "1 of 5 points to run (4 done before)" in err
+    assert len(again["rows"]) == 5
+    assert {r["label"] for r in again["rows"]} >= {"local 16", "local 8192"}
+    assert len(results.read_text().splitlines()) == 1 + 5

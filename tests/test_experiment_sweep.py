@@ -81,3 +81,37 @@ def test_sweep_finds_correct_local_sizes_and_resumes(pyocl_pocl: Path, tmp_path:
     assert len(again["rows"]) == 5
     assert {r["label"] for r in again["rows"]} >= {"local 16", "local 8192"}
     assert len(results.read_text().splitlines()) == 1 + 5
+
+
+@pytest.mark.device
+@pytest.mark.usefixtures("_pocl")
+def test_ctrl_c_keeps_rows_and_the_same_command_resumes(pyocl_pocl: Path, tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    results = tmp_path / "results.jsonl"
+    values = ["--local", "8,16,32,64,128,256,512,1024", "--define", "SWEEP_T=1,2,3,4"]
+    args = [sys.executable, "-m", "cltui", "sweep", str(pyocl_pocl), "23", *values, "-d", "pocl",
+            "--repeat", "30", "--results", str(results)]  # fmt: skip
+    env = {**os.environ, "CLTUI_DATA_DIR": str(tmp_path / "data")}
+    proc = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)  # fmt: skip
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        if results.exists() and len(results.read_text().splitlines()) >= 3:
+            proc.send_signal(signal.SIGINT)
+            break
+        time.sleep(0.02)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err[-2000:]
+    assert "INTERRUPTED" in out
+    kept = len(results.read_text().splitlines()) - 1
+    assert 2 <= kept < 33
+    code, report, err = _sweep(str(pyocl_pocl), "23", *values, "--results", str(results))
+    assert code == 0
+    assert f"{33 - kept} of 33 points to run ({kept} done before)" in err
+    assert len(report["rows"]) == 33 and not report["interrupted"]
+    assert len(results.read_text().splitlines()) == 1 + 33

@@ -78,6 +78,7 @@ def sweep_cmd(dumpdir: str, range_text: str, local: tuple[str, ...], glob: tuple
     0 when a correct configuration was found, 1 when none was, 2 on bad input.
     """
     from cltui.replay import lifecycle
+    from cltui.replay.experiment.runs import summarize
     from cltui.replay.experiment.sweep import load_results, points
     from cltui.replay.experiment.variant import VariantError
 
@@ -94,12 +95,12 @@ def sweep_cmd(dumpdir: str, range_text: str, local: tuple[str, ...], glob: tuple
     workdir = lifecycle.temp_dir("sweep")
     try:
         plans = {_id(v): applied(base, v, cap.path, workdir) for v in pts}
-        rows, interrupted = _run(spec, cap.path, base, pts, plans, chosen, done, path,
-                                 repeat, per_arg, timeout, as_json)  # fmt: skip
+        rows, interrupted = _run(spec, cap.path, pts, plans, chosen, done, path, repeat,
+                                 per_arg, timeout, as_json)  # fmt: skip
     finally:
         lifecycle.remove(workdir)
-    summary = _summary(spec, cap.path, pts, rows, chosen, budget, seed, path, save,
-                       interrupted)  # fmt: skip
+    summary = summarize(spec, cap.path, pts, rows, [d["id"] for d in chosen], budget, seed,
+                        path, save, interrupted)  # fmt: skip
     _print(summary, as_json)
     sys.exit(130 if interrupted else (0 if summary["ranking"] else 1))
 
@@ -110,92 +111,29 @@ def _id(v: Variant) -> str:
     return point_id(v)
 
 
-def _run(spec: SweepSpec, root: Any, base: Manifest, pts: list[Variant],
-         plans: dict[str, Manifest], devices: list[Device], done: list[Row], path: Path | None,
-         repeat: int, per_arg: Any, timeout: float,
-         quiet: bool) -> tuple[list[Row], bool]:  # fmt: skip
+def _run(spec: SweepSpec, root: Any, pts: list[Variant], plans: dict[str, Manifest],
+         devices: list[Device], done: list[Row], path: Path | None, repeat: int, per_arg: Any,
+         timeout: float, quiet: bool) -> tuple[list[Row], bool]:  # fmt: skip
     """Each device's points not done yet (a child per device); rows as they end."""
     from cltui.commands.experiment_text import sweep_row_text
-    from cltui.replay.experiment.job import ExperimentJob, Point
-    from cltui.replay.experiment.report import point_verdict, range_times
-    from cltui.replay.experiment.sweep import append_row, header, row_of
-    from cltui.replay.runner import default_binary_cache
+    from cltui.progress import CancelToken
+    from cltui.replay.experiment.runs import SweepRun
 
-    rows = list(done)
-    if path is not None and not path.exists():
-        append_row(path, header(spec, str(root), len(pts)))
-    by_id = {_id(v): v for v in pts}
-    for dev in devices:
-        have = {r["id"] for r in rows if r["device"] == dev["id"]}
-        todo = [Point(pid, plans[pid]) for pid in by_id if pid not in have]
-        before = len(pts) - len(todo)  # on stderr, also with --json: what a resume skips
-        echo(f"sweep on {dev['id']} {dev['name']}: {len(todo)} of {len(pts)} points to run"
-             + (f" ({before} done before)" if before else ""), err=True)
-        job = ExperimentJob(None, todo, [dev], root, repeat=repeat, arg_tolerance=per_arg,
-                            timeout=timeout, binary_cache=default_binary_cache())  # fmt: skip
-        try:
-            for ev in job.events():
-                if ev["type"] != "point":
-                    continue
-                verdict, res = point_verdict(plans[ev["id"]], ev)
-                err = res.get("error")
-                if res.get("status") in ("crash", "hang", "cancelled"):
-                    err = f"{res['status']}: {err}"
-                times = range_times(ev.get("times") or [])
-                row = row_of(ev["id"], by_id[ev["id"]], dev["id"], dict(verdict),
-                             ev.get("refused"), times, err)
-                rows.append(row)
-                if path is not None and row["status"] != "cancelled":
-                    append_row(path, row)
-                if not quiet:
-                    echo(sweep_row_text(dict(row)))
-        except KeyboardInterrupt:
-            job.cancel()
-            job.cleanup()
-            return rows, True
-        job.cleanup()
-    return rows, False
-
-
-def _summary(spec: SweepSpec, root: Any, pts: list[Variant], rows: list[Row],
-             devices: list[Device], budget: int | None, seed: int, path: Path | None,
-             save: str, interrupted: bool) -> dict[str, Any]:  # fmt: skip
-    """The report: counts, the ranking, the others, the best variant (saved)."""
-    from cltui.replay.experiment.store import save_variant
-    from cltui.replay.experiment.sweep import rank
-    from cltui.replay.experiment.variant import VariantError
-
-    ranked, others = rank(rows)
-    counts: dict[str, int] = {}
-    for r in rows:
-        counts[r["status"]] = counts.get(r["status"], 0) + 1
-    best = ranked[0] if ranked else None
-    saved = None
-    if best is not None and best["id"] != "capture":
-        var = next(v for v in pts if _id(v) == best["id"])
-        try:
-            saved = str(save_variant(root, var, save))
-        except (VariantError, OSError) as exc:
-            saved = f"not saved: {exc}"
-    parts = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
-    if best is None:
-        line = f"NO CORRECT CONFIGURATION: {len(rows)} runs ({parts})"
-    else:
-        what = ", ".join(best["lines"]) or "the capture's own configuration"
-        line = f"BEST: {what} on {best['device']} ({len(rows)} runs: {parts})"
-    if best is not None and best["id"] == "capture":
-        line += ": the capture's own configuration is the fastest correct one (nothing saved)"
-    if interrupted:
-        line = f"INTERRUPTED ({len(rows)} of {len(pts) * len(devices)} runs) " + line
-    return {
-        "verdict": {"status": "pass" if ranked else "fail", "line": line, "counts": counts},
-        "range": spec.range, "points": len(pts), "devices": [d["id"] for d in devices],
-        "sample": {"budget": budget, "seed": seed} if budget is not None else None,
-        "rows": rows, "ranking": ranked, "others": others,
-        "best": (save if saved and not saved.startswith("not saved") else None),
-        "best_folder": saved, "results": str(path) if path else None,
-        "interrupted": interrupted,
-    }  # fmt: skip
+    cancel = CancelToken()
+    run = SweepRun(spec, root, pts, plans, devices, done, path, repeat=repeat,
+                   arg_tolerance=per_arg, timeout=timeout, cancel=cancel)  # fmt: skip
+    for dev in devices:  # on stderr, also with --json: what a resume skips
+        before = len(pts) - len(run.todo(dev))
+        echo(f"sweep on {dev['id']} {dev['name']}: {len(pts) - before} of {len(pts)} points "
+             "to run" + (f" ({before} done before)" if before else ""), err=True)
+    try:
+        for row in run.rows():
+            if not quiet:
+                echo(sweep_row_text(dict(row)))
+    except KeyboardInterrupt:
+        cancel.cancel()
+        return run.done, True
+    return run.done, False
 
 
 def _print(summary: dict[str, Any], as_json: bool) -> None:

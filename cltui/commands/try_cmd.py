@@ -117,7 +117,6 @@ def try_cmd(dumpdir: str, range_text: str, variant_ref: str | None, repeat: int,
     input, 3 when nothing failed but something was left unchecked, 130 on ctrl-c.
     """
     from cltui.replay import lifecycle
-    from cltui.replay.experiment.report import ab_report
     from cltui.replay.experiment.variant import VariantError
 
     cap, base, per_arg = load_plan(dumpdir, range_text, mode, (atol, rtol, ulp), arg_tol,
@@ -135,8 +134,7 @@ def try_cmd(dumpdir: str, range_text: str, variant_ref: str | None, repeat: int,
     try:
         plan = applied(base, variant, cap.path, workdir)
         chosen = devices_for(cap, base, devices)
-        events = run_ab(base, plan, chosen, cap.path, repeat, per_arg, timeout, as_json)
-        report = ab_report(base, plan, events, chosen, repeat)
+        report = run_ab(base, plan, chosen, cap.path, repeat, per_arg, timeout, as_json)
     finally:
         lifecycle.remove(workdir)
     if save:
@@ -157,27 +155,22 @@ def _save(path: Any, variant: Variant, name: str, quiet: bool) -> None:
 
 
 def run_ab(base: Any, plan: Any, devices: Any, root: Any, repeat: int, per_arg: Any,
-           timeout: float, quiet: bool) -> list[dict[str, Any]]:  # fmt: skip
-    """A and B on each device (a child each); the point events; ctrl-c: exit 130."""
-    from cltui.replay.experiment.job import ExperimentJob, Point
-    from cltui.replay.runner import default_binary_cache
+           timeout: float, quiet: bool) -> Any:  # fmt: skip
+    """A and B on each device (a child each); the report; ctrl-c: exit 130."""
+    from cltui.progress import CancelToken, ProgressEvent
+    from cltui.replay.experiment.runs import run_ab as run
 
-    job = ExperimentJob(base, [Point("B", plan)], devices, root, repeat=repeat, interleave=True,
-                        arg_tolerance=per_arg, timeout=timeout,
-                        binary_cache=default_binary_cache())  # fmt: skip
-    events: list[dict[str, Any]] = []
+    def said(ev: ProgressEvent) -> None:
+        if not quiet:
+            echo(f"{ev.what} ...", err=True)
+
+    cancel = CancelToken()
     try:
-        for ev in job.events():
-            if ev["type"] == "device" and not quiet:
-                echo(f"A/B on {ev['device']} {ev['name']}: {repeat} runs each ...", err=True)
-            elif ev["type"] == "point":
-                events.append(ev)
+        return run(base, plan, devices, root, repeat, arg_tolerance=per_arg, timeout=timeout,
+                   cancel=cancel, progress=said)  # fmt: skip
     except KeyboardInterrupt:
-        job.cancel()
-        job.cleanup()
+        cancel.cancel()
         fail("interrupted", 130)
-    job.cleanup()
-    return events
 
 
 def emit(report: Any, as_json: bool) -> int:

@@ -82,13 +82,13 @@ class _Run:
             ev["times"] = [ts[1:] for ts in eng.launch_times()]
 
     def ab(self) -> None:
-        """A and the one point, validated, then timed in turns (A B A B ...)."""
+        """A and the one point, validated, then timed in turns (A B B A A B ...)."""
         base = self.job["base"]
         point = self.job["points"][0]
         a, ev_a = self.validate(BASE_ID, base)
         b, ev_b = self.validate(point["id"], point["plan"])
-        for _ in range(self.repeat - 1):
-            for eng in (a, b):
+        for r in range(self.repeat - 1):  # A B, B A, A B ...: neither always runs first
+            for eng in (a, b) if r % 2 == 0 else (b, a):
                 if eng is not None:
                     eng.repeat_launches(1)
         for eng, ev in ((a, ev_a), (b, ev_b)):

@@ -71,6 +71,14 @@ SCENES = [
     Scene("24-damaged-list", "pyopencl_lib_coldcache", (120, 36), jump=14),
     Scene("25-damaged-replay", "pyopencl_lib_coldcache", (140, 36), jump=14,
           keys=["shift+down"] * 22 + ["r", "ctrl+r"]),
+    # experiments (cltui/tui/experiment.py): the dialog, an A/B of local 64, a local-size sweep
+    Scene("26-experiment-dialog", "pyopencl_lib_pocl", (120, 36), jump=22,
+          keys=["shift+down"] * 9 + ["X"]),
+    Scene("27-ab-results", "pyopencl_lib_pocl", (140, 36), jump=22,
+          keys=["shift+down"] * 9 + ["X"] + ["tab"] * 4, text="64", after=["enter"]),
+    Scene("28-sweep", "pyopencl_lib_pocl", (140, 36), jump=22,
+          keys=["shift+down"] * 9 + ["X"] + ["tab"] * 4, text="16,32,64,8192",
+          after=["ctrl+s"]),
 ]
 
 

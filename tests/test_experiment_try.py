@@ -88,3 +88,24 @@ def test_diff_that_does_not_apply_is_one_line(pyocl_pocl: Path, tmp_path: Path) 
     assert res.exit_code == 2
     assert res.output.strip().splitlines()[-1].startswith(
         "cltui: hunk 1 does not apply to program 0017: line 18 is")
+
+
+def test_broken_change_on_oclgrind_too(pyocl_pocl: Path, tmp_path: Path) -> None:
+    cl = pytest.importorskip("pyopencl")
+    if not any(p.name == "Oclgrind" for p in cl.get_platforms()):
+        pytest.skip("Oclgrind is not installed")
+    patch = tmp_path / "broken.patch"
+    patch.write_text(BROKEN)
+    res = CliRunner().invoke(main, ["try", str(pyocl_pocl), "23", "--patch", str(patch),
+                                    "--local", "64", "-d", "oclgrind", "-d", "pocl",
+                                    "--repeat", "2", "--json"])  # fmt: skip
+    assert res.exit_code == 1, res.output
+    report = json.loads(res.stdout)
+    validate(report, "cli.schema.json", "try")
+    assert [d["device"]["platform"] for d in report["devices"]] == [
+        "Oclgrind", "Portable Computing Language"]
+    for dev in report["devices"]:
+        assert dev["a"]["verdict"]["status"] == "pass"
+        assert dev["b"]["verdict"]["status"] == "fail"
+        assert dev["timing"]["reading"] == "too few runs" and dev["timing"]["lo"] is None
+    assert report["verdict"]["line"].startswith("FAIL on 2 devices")

@@ -122,6 +122,10 @@ def test_store_roundtrip(pyocl_pocl: Path, tmp_path: Path, monkeypatch: pytest.M
     rows = json.loads(res.stdout)
     validate(rows, "cli.schema.json", "variant_list")
     assert [r["name"] for r in rows] == ["mad"]
+    res = CliRunner().invoke(main, ["variant", "show", str(pyocl_pocl), "mad", "--json"])
+    shown = json.loads(res.stdout)
+    validate(shown, "cli.schema.json", "variant_show")
+    assert shown["programs"] == [{"program": "p17", "source": None, "patch": DIFF}]
     res = CliRunner().invoke(main, ["variant", "show", str(pyocl_pocl), "mad"])
     assert "build option added: -cl-mad-enable" in res.output and "+C" in res.output
     assert [n for n, _v, _p in list_variants(pyocl_pocl)] == ["mad"]

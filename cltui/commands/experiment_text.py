@@ -65,7 +65,7 @@ def _device(con: Console, dev: AbDevice) -> None:
 
 
 def _diff_cells(d: Diff) -> list[str]:
-    if d["diff"] is None:
+    if d["diff"] is None or d["lo"] is None:
         return ["", "", "", d["reading"]]
     lo, hi = d["lo"] or 0.0, d["hi"] or 0.0
     rel = f" ({d['relative'] * 100:+.1f}%)" if d["relative"] is not None else ""

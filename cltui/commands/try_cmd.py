@@ -1,5 +1,5 @@
 """``cltui try DUMPDIR RANGE [changes]``: the range as captured (A) and with changes (B), in
-one process per device, both checked against the capture, timed in turns (A B A B)."""
+one process per device, both checked against the capture, timed in turns (A B B A ...)."""
 
 from __future__ import annotations
 

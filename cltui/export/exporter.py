@@ -25,6 +25,7 @@ include whose host file was not copied, and why: see :mod:`cltui.export.includes
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 from collections.abc import Sequence
@@ -204,26 +205,14 @@ def export_range(
         raise ExportCancelled("export cancelled")
     manifest = copy.deepcopy(plan.to_manifest())
     try:
-        if variant is not None:
-            with lifecycle.scratch("variant") as tmp:
+        with contextlib.ExitStack() as stack:
+            if variant is not None:  # its changed sources live in a scratch folder meanwhile
+                tmp = stack.enter_context(lifecycle.scratch("variant"))
                 manifest = _with_variant(manifest, variant, plan.capture_path, Path(tmp))
-                return _write_bundle(
-                    manifest, plan.capture_path, capture, rng, outdir, chosen, mode, force,
-                    report, cancel, host_includes,
-                )  # fmt: skip
-        return _write_bundle(
-            manifest,
-            plan.capture_path,
-            capture,
-            rng,
-            outdir,
-            chosen,
-            mode,
-            force,
-            report,
-            cancel,
-            host_includes,
-        )
+            return _write_bundle(
+                manifest, plan.capture_path, capture, rng, outdir, chosen, mode, force, report,
+                cancel, host_includes,
+            )  # fmt: skip
     except OSError as exc:  # a full disk, a read-only folder: one line, nothing left behind
         where = exc.filename or outdir
         raise ExportError(f"cannot write {where}: {exc.strerror or exc}") from None

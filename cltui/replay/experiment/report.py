@@ -92,6 +92,8 @@ def diff_text(d: Diff) -> str:
     ``no measurable difference: +0.1 µs [-0.3, 0.5]``."""
     from cltui.capture.textfmt import fmt_ns
 
+    if d["reading"] == "too few runs":
+        return f"too few runs for an interval ({d['n']} paired; --repeat at least 6)"
     if d["diff"] is None or d["lo"] is None or d["hi"] is None:
         return "no timing (repeat at least 2)"
     sign = "+" if d["diff"] >= 0 else "-"

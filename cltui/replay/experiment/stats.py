@@ -1,7 +1,7 @@
 """Timing statistics of an experiment: medians and 95 % bootstrap confidence intervals
 (pure numpy, seeded: the same samples give the same interval).
 
-:func:`paired` compares A and B timed in turns (A B A B: repetition ``r`` of A and of B
+:func:`paired` compares A and B timed in turns (A B B A ...: repetition ``r`` of A and of B
 saw the same drift): the median of the differences ``B[r] - A[r]`` and its interval.
 :func:`interval` is one sample's median and its interval (a sweep point's time).
 """
@@ -18,6 +18,8 @@ __all__ = ["NO_DIFFERENCE", "Diff", "Interval", "interval", "paired", "unpaired"
 BOOT = 2000  # resamples
 SEED = 1234
 NO_DIFFERENCE = "no measurable difference"
+TOO_FEW = "too few runs"
+MIN_RUNS = 5  # fewer samples give no interval worth the name
 
 
 class Interval(TypedDict):
@@ -32,7 +34,8 @@ class Interval(TypedDict):
 class Diff(TypedDict):
     """B against A: their medians, the median of the paired differences (B - A, ns) and its
     95 % interval, the relative change (diff / A's median), and the one-word reading
-    (``faster``, ``slower``, ``no measurable difference``, ``no timing``)."""
+    (``faster``, ``slower``, ``no measurable difference``, ``too few runs`` (under
+    :data:`MIN_RUNS` pairs: no interval), ``no timing``)."""
 
     a: float | None
     b: float | None
@@ -69,6 +72,8 @@ def paired(a: Sequence[float], b: Sequence[float], seed: int = SEED) -> Diff:
                 "n": 0, "reading": "no timing"}  # fmt: skip
     xa = np.asarray(a[:n], dtype=np.float64)
     xb = np.asarray(b[:n], dtype=np.float64)
+    if n < MIN_RUNS:
+        return _too_few(xa, xb, n)
     d = xb - xa
     meds = _boot_medians(d, seed)
     lo, hi = (float(v) for v in np.percentile(meds, [2.5, 97.5]))
@@ -88,6 +93,8 @@ def unpaired(a: Sequence[float], b: Sequence[float], seed: int = SEED) -> Diff:
         return paired([], [])
     xa = np.asarray(a, dtype=np.float64)
     xb = np.asarray(b, dtype=np.float64)
+    if min(len(a), len(b)) < MIN_RUNS:
+        return _too_few(xa, xb, min(len(a), len(b)))
     boot = _boot_medians(xb, seed) - _boot_medians(xa, seed + 1)
     lo, hi = (float(v) for v in np.percentile(boot, [2.5, 97.5]))
     ma, mb = float(np.median(xa)), float(np.median(xb))
@@ -97,3 +104,9 @@ def unpaired(a: Sequence[float], b: Sequence[float], seed: int = SEED) -> Diff:
         "relative": (mb - ma) / ma if ma > 0 else None, "n": min(len(a), len(b)),
         "reading": reading,
     }  # fmt: skip
+
+
+def _too_few(xa: np.ndarray, xb: np.ndarray, n: int) -> Diff:
+    ma, mb = float(np.median(xa)), float(np.median(xb))
+    return {"a": ma, "b": mb, "diff": mb - ma, "lo": None, "hi": None,
+            "relative": (mb - ma) / ma if ma > 0 else None, "n": n, "reading": TOO_FEW}  # fmt: skip

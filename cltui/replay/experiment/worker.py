@@ -3,7 +3,7 @@ in one process, through the replay engine with one shared context (``engine.Shar
 
 Job (JSON file): ``device``, ``data_root``, ``base`` (the plan A, or None when a resumed sweep
 needs no base run), ``points`` ([{id, plan}]), ``repeat`` (runs per plan: the first validates,
-the others time), ``interleave`` (an A/B run: A and the one point time in turns, A B A B),
+the others time), ``interleave`` (an A/B run: A and the one point time in turns, A B B A ...),
 ``tolerance``, ``arg_tolerance``, ``binary_cache``.
 
 Events (one JSON line each, on the runner's pipe, :mod:`cltui.replay.child`): ``point_start``

@@ -59,7 +59,7 @@ def _signed(ns: float | None) -> str:
 
 def _diff(d: Diff) -> tuple[str, str, str, Text]:
     style = {"faster": "green", "slower": "red"}.get(d["reading"], "dim")
-    if d["diff"] is None:
+    if d["diff"] is None or d["lo"] is None:
         return "", "", "", Text(d["reading"], style=style)
     rel = f" ({d['relative'] * 100:+.1f}%)" if d["relative"] is not None else ""
     return (fmt_ns(d["a"]), fmt_ns(d["b"]),

@@ -214,7 +214,7 @@ def main() -> None:
     args = ap.parse_args()
     local = ["8", "16", "32", "64", "128", "256", "512", "1024"]
     options = ["-cl-mad-enable", "-cl-fast-relaxed-math"]
-    trials = 20 if args.quick else 60
+    trials = 20 if args.quick else 100
     with tempfile.TemporaryDirectory(prefix="cltui-bench-exp-") as t:
         tmp = Path(t)
         out = {

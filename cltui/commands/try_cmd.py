@@ -121,6 +121,8 @@ def try_cmd(dumpdir: str, range_text: str, variant_ref: str | None, repeat: int,
 
     cap, base, per_arg = load_plan(dumpdir, range_text, mode, (atol, rtol, ulp), arg_tol,
                                    as_json)  # fmt: skip
+    if variant_ref is not None and any(v for v in kw.values()):
+        fail("give either --variant NAME or changes (--patch, --local, ...), not both")
     if variant_ref is not None:
         from cltui.replay.experiment.store import load_variant
 

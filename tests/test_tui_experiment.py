@@ -128,3 +128,50 @@ async def test_sweep_screen_grows_and_ranks(pyocl_pocl: Path) -> None:
 
 def test_editor_script_is_executable(tmp_path: Path) -> None:
     assert os.access(_editor(tmp_path), os.X_OK)
+
+
+@aio
+async def test_sweep_screen_cancel_stops_and_keeps_the_rows(pyocl_pocl: Path) -> None:
+    """Cancel (escape) while rows come: the task sees the cancel, the rows so far stay."""
+    import threading
+
+    from cltui.progress import CancelToken
+    from cltui.replay.experiment.runs import summarize
+    from cltui.replay.experiment.sweep import SweepSpec, point_id, points, row_of
+
+    spec = SweepSpec("23", local=tuple((n,) for n in (8, 16, 32, 64, 128, 256)))
+    pts = points(spec)
+    first_two = threading.Event()
+
+    def task(cancel: CancelToken) -> Any:
+        def rows() -> Any:
+            for k, v in enumerate(pts):
+                if cancel.is_set():
+                    return
+                if k == 2:
+                    first_two.set()
+                    cancel.wait(30)  # a child running a point until the cancel kills it
+                    continue
+                yield row_of(point_id(v), v, "1:0", {"status": "pass", "line": "PASS"}, None,
+                             [1000 + k] * 6, None)  # fmt: skip
+
+        def summary(done: Any, interrupted: bool) -> Any:
+            return summarize(spec, "/nonexistent", pts, done, ["1:0"], None, 0, None, None,
+                             interrupted)  # fmt: skip
+
+        return len(pts), rows(), summary
+
+    app = make_app(pyocl_pocl)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        screen = SweepScreen("Sweep of 23", task)
+        app.push_screen(screen)
+        await wait_for(pilot, first_two.is_set)
+        await wait_for(pilot, lambda: len(screen.rows) == 2)
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: screen.summary is not None)
+        assert screen.summary is not None and screen.summary["interrupted"]
+        assert screen.summary["verdict"]["line"].startswith("INTERRUPTED (2 of 7 runs)")
+        assert screen.query_one("#sweep-table", DataTable).row_count == 2
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not isinstance(app.screen, SweepScreen))

@@ -86,6 +86,9 @@ def sweep_cmd(dumpdir: str, range_text: str, local: tuple[str, ...], glob: tuple
     cap, base, per_arg = load_plan(dumpdir, range_text, mode, (atol, rtol, ulp), arg_tol,
                                    as_json)  # fmt: skip
     pts = points(spec, budget, seed)
+    if budget is not None:
+        echo(f"sweep: a random sample of {len(pts)} points (seed {seed}), the capture's own "
+             f"configuration among them", err=True)
     path = Path(results) if results else None
     try:
         done = load_results(path, spec, str(cap.path)) if path else []

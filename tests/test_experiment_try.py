@@ -109,3 +109,19 @@ def test_broken_change_on_oclgrind_too(pyocl_pocl: Path, tmp_path: Path) -> None
         assert dev["b"]["verdict"]["status"] == "fail"
         assert dev["timing"]["reading"] == "too few runs" and dev["timing"]["lo"] is None
     assert report["verdict"]["line"].startswith("FAIL on 2 devices")
+
+
+def test_a_variant_that_hangs_is_killed_and_named(pyocl_pocl: Path, tmp_path: Path) -> None:
+    src = (pyocl_pocl / "CLI_0017_9C70697D_source.cl").read_text()
+    hang = tmp_path / "hang.cl"
+    hang.write_text(src.replace("i < n; i += gsize)", "i < n; i += 0)"))
+    res = CliRunner().invoke(main, ["try", str(pyocl_pocl), "23", "--source", str(hang),
+                                    "-d", "pocl", "--timeout", "3", "--repeat", "3", "--json"])
+    assert res.exit_code == 1, res.output
+    report = json.loads(res.stdout)
+    validate(report, "cli.schema.json", "try")
+    dev = report["devices"][0]
+    assert dev["b"]["result"]["status"] == "hang"
+    assert report["verdict"]["line"].startswith("FAIL: hang: did not finish within 3 s")
+    # A was checked before B hung the process: its checks stand
+    assert dev["a"]["verdict"]["status"] == "pass"

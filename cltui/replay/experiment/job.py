@@ -67,6 +67,8 @@ class ExperimentJob:
         self._child: Child | None = None
         self._lock = threading.Lock()
         self.workdir = lifecycle.temp_dir("experiment")
+        self._status = ""  # how the last child ended ("" when it ended well)
+        self._stderr = ""  # the last child's stderr tail
 
     def cancel(self) -> None:
         self.cancel_token.cancel()
@@ -98,8 +100,11 @@ class ExperimentJob:
             attempt += 1
             done: set[str] = set()
             running: list[str] = []
+            validated: dict[str, Event] = {}
             for ev in self._child_events(dev, base, left, attempt, running):
-                if ev.get("type") == "point":
+                if ev.get("type") == "validated":
+                    validated[str(ev["id"])] = {**ev, "type": "point", "times": []}
+                elif ev.get("type") == "point":
                     done.add(str(ev["id"]))
                     yield ev
             if "A" in done or (base is not None and running and running[0] != "A"):
@@ -110,14 +115,18 @@ class ExperimentJob:
                 for pid in [p.id for p in left if p.id not in done]:
                     yield self._crashed(dev, pid, why)
                 return
-            if crashed is not None:
-                yield self._crashed(dev, crashed)
-                done.add(crashed)
-                if crashed == "A":
-                    base = None
+            yield self._crashed(dev, crashed)
+            done.add(crashed)
+            if crashed == "A":
+                base = None
             if self.interleave:  # an A/B run is not restarted: the rest is lost with it
-                for pid in [p.id for p in left if p.id not in done]:
-                    yield self._crashed(dev, pid, "the A/B process ended before it ran")
+                why = f"not reported: the A/B process ended when {crashed} did"
+                lost = ["A"] if base is not None and "A" not in done else []
+                if lost and "A" in validated:  # checked before the crash: its checks stand
+                    yield validated["A"]
+                    lost = []
+                for pid in lost + [p.id for p in left if p.id not in done]:
+                    yield self._crashed(dev, pid, why, "error")
                 return
             left = [p for p in left if p.id not in done]
 
@@ -135,10 +144,10 @@ class ExperimentJob:
         }  # fmt: skip
         job_path = self.workdir / f"job_{tag}.json"
         job_path.write_text(json.dumps(job))
-        self._err = self.workdir / f"stderr_{tag}.txt"
+        err_path = self.workdir / f"stderr_{tag}.txt"
         self._status = ""
         try:
-            proc = Child(MODULE, job_path, self._err)
+            proc = Child(MODULE, job_path, err_path)
         except OSError as exc:
             self._status = f"cannot start the experiment process: {exc}"
             return
@@ -149,7 +158,7 @@ class ExperimentJob:
                 for ev in proc.events(self.timeout, self.cancel_token):
                     if ev.get("type") == "point_start":
                         running.append(str(ev["id"]))
-                    elif ev.get("type") == "point":
+                    elif ev.get("type") in ("point", "validated"):
                         ev["device"] = dev["id"]
                         yield ev
                 self._status = proc.status
@@ -162,15 +171,17 @@ class ExperimentJob:
             with self._lock:
                 self._child = None
 
-    def _crashed(self, dev: Device, pid: str, why: str | None = None) -> Event:
-        status = "cancelled" if self.cancelled else ("hang" if self._status == "hang" else "crash")
+    def _crashed(self, dev: Device, pid: str, why: str | None = None,
+                 status: str | None = None) -> Event:  # fmt: skip
+        if status is None:
+            status = "cancelled" if self.cancelled else (
+                "hang" if self._status == "hang" else "crash")
         if why is None:
             why = {
                 "hang": f"did not finish within {self.timeout:g} s: the process was killed",
                 "cancelled": "cancelled",
             }.get(status, f"the process died ({self._status or 'no result'})")
         res: Any = failed(dev, status, why, None)
-        stderr = getattr(self, "_stderr", "")
-        if stderr and status == "crash":
-            res["stderr"] = stderr
+        if self._stderr and status == "crash":
+            res["stderr"] = self._stderr
         return {"type": "point", "device": dev["id"], "id": pid, "result": res, "times": []}

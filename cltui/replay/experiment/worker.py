@@ -9,8 +9,10 @@ the others time), ``interleave`` (an A/B run: A and the one point time in turns,
 Events (one JSON line each, on the runner's pipe, :mod:`cltui.replay.child`): ``point_start``
 {id}; ``point`` {id, result (the engine's result of the validation run), times (per step,
 the device time of each timing repetition, ns), refused (why the device refuses the point's
-work sizes, or absent)}; ``done``.  The id of A is ``"A"``.  A sweep's programs are built
-ahead, in a thread, in the order the points run (``engine.Shared`` keeps them).
+work sizes, or absent)}; ``validated`` (an A/B's A once checked, the same fields: what the
+parent reports for A when B crashes or hangs the process); ``done``.  The id of A is
+``"A"``.  A sweep's programs are built ahead, in a thread, in the order the points run
+(``engine.Shared`` keeps them).
 """
 
 from __future__ import annotations
@@ -86,6 +88,7 @@ class _Run:
         base = self.job["base"]
         point = self.job["points"][0]
         a, ev_a = self.validate(BASE_ID, base)
+        self.send({**ev_a, "type": "validated"})  # kept by the parent if B kills the process
         b, ev_b = self.validate(point["id"], point["plan"])
         for r in range(self.repeat - 1):  # A B, B A, A B ...: neither always runs first
             for eng in (a, b) if r % 2 == 0 else (b, a):

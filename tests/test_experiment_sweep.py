@@ -115,3 +115,32 @@ def test_ctrl_c_keeps_rows_and_the_same_command_resumes(pyocl_pocl: Path, tmp_pa
     assert f"{33 - kept} of 33 points to run ({kept} done before)" in err
     assert len(report["rows"]) == 33 and not report["interrupted"]
     assert len(results.read_text().splitlines()) == 1 + 33
+
+
+@pytest.mark.device
+@pytest.mark.usefixtures("_pocl")
+def test_a_point_that_hangs_is_named_and_the_sweep_goes_on(pyocl_pocl: Path,
+                                                           tmp_path: Path) -> None:  # fmt: skip
+    from cltui.capture import open_capture
+    from cltui.capture.ranges import parse_range
+    from cltui.replay.devices import select_devices
+    from cltui.replay.experiment.apply import apply_variant
+    from cltui.replay.experiment.runs import SweepRun
+    from cltui.replay.experiment.variant import ProgramChange, SizeChange, Variant
+    from cltui.replay.plan import build_plan
+
+    base = build_plan(open_capture(pyocl_pocl), parse_range("23")).to_manifest()
+    src = (pyocl_pocl / "CLI_0017_9C70697D_source.cl").read_text()
+    pts = [
+        Variant("23"),
+        Variant("23", programs=(ProgramChange("p17", source=src.replace("i += gsize)",
+                                                                        "i += 0)")),)),
+        Variant("23", sizes=(SizeChange("*", local_size=(64,)),)),
+    ]  # fmt: skip
+    plans = {point_id(v): apply_variant(base, v, pyocl_pocl, tmp_path) for v in pts}
+    run = SweepRun(SweepSpec("23"), pyocl_pocl, pts, plans, select_devices(["pocl"]), [], None,
+                   repeat=3, timeout=3.0)  # fmt: skip
+    rows = list(run.rows())
+    assert [r["status"] for r in rows] == ["pass", "hang", "pass"]
+    assert "did not finish within 3 s" in rows[1]["why"]
+    assert rows[2]["label"] == "local 64"

@@ -56,3 +56,24 @@ def test_variant_bundle_validates_in_both_runners(
     res = CliRunner().invoke(main, ["export", str(pyocl_pocl), "22-31", "-o",
                                     str(tmp_path / "b2"), "--variant", "bad"])  # fmt: skip
     assert res.exit_code == 2 and "no kernel 'nope'" in res.output
+
+
+def test_sweep_winner_bundle_validates_in_both_runners(
+    pyocl_pocl: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cpp_replay: Path  # noqa: F811
+) -> None:
+    _need("pocl")
+    monkeypatch.setenv("CLTUI_DATA_DIR", str(tmp_path / "data"))
+    res = CliRunner().invoke(main, ["sweep", str(pyocl_pocl), "22-31", "--local", "32,64",
+                                    "--options=-cl-mad-enable", "-d", "pocl", "--repeat", "3",
+                                    "--save", "winner", "--json"])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    sweep = json.loads(res.stdout)
+    assert sweep["best"] == "winner"
+    won = next(r for r in sweep["ranking"] if r["id"] == sweep["best_id"])
+    out = tmp_path / "winner"
+    res = CliRunner().invoke(main, ["export", str(pyocl_pocl), "22-31", "-o", str(out),
+                                    "--variant", "winner", "--json"])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["variant"] == won["lines"]
+    py, cpp = both(out, cpp_replay, "pocl")
+    assert py[0]["verdict"]["status"] == cpp[0]["verdict"]["status"] == "pass"

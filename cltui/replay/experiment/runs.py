@@ -121,39 +121,52 @@ class SweepRun:
 def summarize(spec: SweepSpec, root: Any, pts: list[Variant], rows: list[Row],
               devices: list[str], budget: int | None, seed: int, path: Path | None,
               save: str | None, interrupted: bool) -> dict[str, Any]:  # fmt: skip
-    """The report: counts, the ranking, the others, the best variant (saved)."""
-    from cltui.replay.experiment.store import save_variant
+    """The report: counts, the ranking, the others, and the best variant (the fastest correct
+    configuration that changes something), saved as ``save``; the line says how it compares
+    with the capture's own configuration."""
     from cltui.replay.experiment.sweep import rank
-    from cltui.replay.experiment.variant import VariantError
 
     ranked, others = rank(rows)
     counts: dict[str, int] = {}
     for r in rows:
         counts[r["status"]] = counts.get(r["status"], 0) + 1
-    best = ranked[0] if ranked else None
-    saved = None
-    if best is not None and best["id"] != "capture" and save:
-        var = next(v for v in pts if point_id(v) == best["id"])
-        try:
-            saved = str(save_variant(root, var, save))
-        except (VariantError, OSError) as exc:
-            saved = f"not saved: {exc}"
+    best = next((r for r in ranked if r["id"] != "capture"), None)
+    saved = _save_best(root, pts, best["id"], save) if best is not None and save else None
     parts = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
     if best is None:
-        line = f"NO CORRECT CONFIGURATION: {len(rows)} runs ({parts})"
+        line = (f"NO CORRECT VARIANT: {len(rows)} runs ({parts})" if not ranked else
+                f"NO CORRECT VARIANT: only the capture's own configuration passes "
+                f"({len(rows)} runs: {parts})")  # fmt: skip
     else:
-        what = ", ".join(best["lines"]) or "the capture's own configuration"
-        line = f"BEST: {what} on {best['device']} ({len(rows)} runs: {parts})"
-    if best is not None and best["id"] == "capture":
-        line += ": the capture's own configuration is the fastest correct one (nothing saved)"
+        vs = best["vs_capture"]
+        how = (f"{vs['relative'] * 100:+.1f}% against the capture's configuration ({vs['reading']})"
+               if vs is not None and vs["relative"] is not None else "")  # fmt: skip
+        line = f"BEST: {best['label']} on {best['device']}" + (f", {how}" if how else "")
+        if ranked[0]["id"] == "capture":
+            line += "; the capture's own configuration is faster still"
+        line += f" ({len(rows)} runs: {parts})"
     if interrupted:
         line = f"INTERRUPTED ({len(rows)} of {len(pts) * len(devices)} runs) " + line
+    ok = saved is not None and not saved.startswith("not saved")
     return {
-        "verdict": {"status": "pass" if ranked else "fail", "line": line, "counts": counts},
+        "verdict": {"status": "pass" if best is not None else "fail", "line": line,
+                    "counts": counts},
         "range": spec.range, "points": len(pts), "devices": devices,
         "sample": {"budget": budget, "seed": seed} if budget is not None else None,
         "rows": rows, "ranking": ranked, "others": others,
-        "best": (save if save and saved and not saved.startswith("not saved") else None),
+        "best": save if ok else None, "best_id": best["id"] if best else None,
         "best_folder": saved, "results": str(path) if path else None,
         "interrupted": interrupted,
     }  # fmt: skip
+
+
+def _save_best(root: Any, pts: list[Variant], pid: str, name: str) -> str:
+    """The best variant stored as ``name``: its folder, or ``not saved: why``."""
+    from cltui.replay.experiment.store import save_variant
+    from cltui.replay.experiment.variant import VariantError
+
+    var = next(v for v in pts if point_id(v) == pid)
+    try:
+        return str(save_variant(root, var, name))
+    except (VariantError, OSError) as exc:
+        return f"not saved: {exc}"

@@ -1,6 +1,6 @@
 """A sweep in the app: the table grows as each configuration ends (status, the range's time
 with its 95 % interval, the changes), a progress bar and *Cancel* (``escape``); at the end the
-correct rows are ranked, the best one marked and saved as a variant (``sweep-best``).
+correct rows are ranked, the best variant marked and saved (``sweep-best``).
 
 The sweep runs in a thread worker (:class:`cltui.replay.experiment.runs.SweepRun`, one child
 per device); rows reach the screen through ``call_from_thread``.  ``task`` is what the worker
@@ -41,7 +41,7 @@ class SweepScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel_or_close", "Cancel/Close")]
     DEFAULT_CSS = """
     SweepScreen #sweep-progress-row { height: 1; }
-    SweepScreen #sweep-status { height: auto; max-height: 3; }
+    SweepScreen #sweep-status { width: 100%; height: auto; max-height: 3; }
     SweepScreen #sweep-table { height: 1fr; }
     """
 
@@ -113,8 +113,9 @@ class SweepScreen(Screen[None]):
             table.update_cell(row_key, self._cols[0], "-")
         for rank, row in enumerate(summary["ranking"], 1):
             key = f"{row['device']}/{row['id']}"
+            best = row["id"] == summary.get("best_id")
             if key in table.rows:
-                table.update_cell(key, self._cols[0], f"{rank} best" if rank == 1 else str(rank),
+                table.update_cell(key, self._cols[0], f"{rank} best" if best else str(rank),
                                   update_width=True)
 
     def _failed(self, error: str) -> None:

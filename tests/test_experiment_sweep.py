@@ -142,3 +142,21 @@ def test_a_point_that_hangs_is_named_and_the_sweep_goes_on(pyocl_pocl: Path,
     assert [r["status"] for r in rows] == ["pass", "hang", "pass"]
     assert "did not finish within 3 s" in rows[1]["why"]
     assert rows[2]["label"] == "local 64"
+
+
+@pytest.mark.device
+@pytest.mark.usefixtures("_pocl")
+def test_opencv_filter_is_correct_only_at_its_own_local_size(opencv: Path) -> None:
+    """OpenCV builds col_filter for its 16x16 work-group: other sizes break a check (shown as
+    fail, not ranked), 64x64 does not divide the global size (refused), 16x16 is the
+    capture's own configuration (not run twice)."""
+    code, report, err = _sweep(str(opencv), "7-8", "--kernel", "col_filter",
+                               "--local", "8x8,16x16,32x32,64x64")  # fmt: skip
+    assert code == 1  # no correct variant
+    assert "the capture's own configuration already: col_filter local 16x16" in err
+    status = {r["label"]: r["status"] for r in report["rows"]}
+    assert status == {"capture": "pass", "col_filter local 8x8": "fail",
+                      "col_filter local 32x32": "fail", "col_filter local 64x64": "refused"}
+    assert report["verdict"]["line"].startswith("NO CORRECT VARIANT: only the capture's own")
+    assert [r["label"] for r in report["ranking"]] == ["capture"]
+    assert report["best"] is None

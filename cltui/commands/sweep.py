@@ -99,6 +99,7 @@ def sweep_cmd(dumpdir: str, range_text: str, local: tuple[str, ...], glob: tuple
     workdir = lifecycle.temp_dir("sweep")
     try:
         plans = {_id(v): applied(base, v, cap.path, workdir) for v in pts}
+        pts = same_dropped(pts, plans, base)
         rows, interrupted = _run(spec, cap.path, pts, plans, chosen, done, path, repeat,
                                  per_arg, timeout, as_json)  # fmt: skip
     finally:
@@ -107,6 +108,19 @@ def sweep_cmd(dumpdir: str, range_text: str, local: tuple[str, ...], glob: tuple
                         path, save, interrupted)  # fmt: skip
     _print(summary, as_json)
     sys.exit(130 if interrupted else (0 if summary["best_id"] else 1))
+
+
+def same_dropped(pts: list[Variant], plans: dict[str, Manifest],
+                 base: Manifest) -> list[Variant]:  # fmt: skip
+    """The points without those that run exactly the capture's own configuration (said on
+    stderr, also with --json)."""
+    from cltui.replay.experiment.apply import changes_nothing
+
+    keep = [v for v in pts if v.empty or not changes_nothing(base, plans[_id(v)])]
+    if len(keep) < len(pts):
+        same = ", ".join(v.short() for v in pts if v not in keep)
+        echo(f"sweep: the capture's own configuration already: {same} (not run again)", err=True)
+    return keep
 
 
 def _id(v: Variant) -> str:

@@ -166,7 +166,7 @@ def sweep_task(cap: Capture, first: int, last: int, req: ExperimentRequest) -> A
     """The sweep as a :class:`SweepScreen` task: (runs, the rows, the summary)."""
 
     def run(cancel: CancelToken) -> tuple[int, Iterator[Row], Any]:
-        from cltui.replay.experiment.apply import apply_variant
+        from cltui.replay.experiment.apply import apply_variant, changes_nothing
         from cltui.replay.experiment.runs import SweepRun, summarize
         from cltui.replay.experiment.sweep import point_id, points
 
@@ -174,6 +174,7 @@ def sweep_task(cap: Capture, first: int, last: int, req: ExperimentRequest) -> A
         pts = points(req.spec)
         tmp = lifecycle.temp_dir("sweep")
         plans = {point_id(v): apply_variant(base, v, cap.path, tmp) for v in pts}
+        pts = [v for v in pts if v.empty or not changes_nothing(base, plans[point_id(v)])]
         sweep = SweepRun(req.spec, cap.path, pts, plans, devices, [], None, repeat=req.repeat,
                          cancel=cancel)  # fmt: skip
 

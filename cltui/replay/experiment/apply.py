@@ -22,7 +22,7 @@ from cltui.replay.engine.schema import ArgSpec, Manifest, StepSpec
 from cltui.replay.experiment.patch import apply_patch
 from cltui.replay.experiment.variant import ALL, SizeChange, Variant, VariantError
 
-__all__ = ["apply_variant", "program_id", "program_source", "programs_of"]
+__all__ = ["apply_variant", "changes_nothing", "program_id", "program_source", "programs_of"]
 
 
 def program_id(manifest: Manifest, ref: str) -> str:
@@ -234,3 +234,10 @@ def _set_scalar(st: StepSpec, index: int, value: str) -> None:
                            f"({ctype or f'{size} bytes'})") from None  # fmt: skip
     arg["hex"] = raw.hex()
     arg["value"] = number
+
+
+def changes_nothing(base: Manifest, plan: Manifest) -> bool:
+    """``plan`` runs exactly what ``base`` runs (a size equal to the captured one, an option
+    removed that was not there): the same programs, data and steps."""
+    return (plan["steps"] == base["steps"] and plan["programs"] == base["programs"]
+            and plan["data"] == base["data"])  # fmt: skip

@@ -34,6 +34,9 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "feasible": (
         "cltui.commands.feasible", "feasible_cmd", "What of a range cannot run on a device."
     ),
+    "try": ("cltui.commands.try_cmd", "try_cmd", "A range with changes against the capture (A/B)."),
+    "sweep": ("cltui.commands.sweep", "sweep_cmd", "Try many configurations of a range, ranked."),
+    "variant": ("cltui.commands.variant", "variant_cmd", "List, show or delete saved variants."),
 }
 
 

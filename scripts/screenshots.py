@@ -75,6 +75,14 @@ SCENES = [
     Scene("26-history", "pyopencl_lib_pocl", (120, 36), jump=22, keys=["3", "full_stop", "H"]),
     Scene("27-copy", "pyopencl_lib_pocl", (120, 36), jump=22, keys=["3", "shift+down", "y"]),
     Scene("28-save", "images_svm_pocl", (120, 36), jump=0, keys=["4", "s"]),
+    # experiments (cltui/tui/experiment.py): the dialog, an A/B of local 64, a local-size sweep
+    Scene("29-experiment-dialog", "pyopencl_lib_pocl", (120, 36), jump=22,
+          keys=["shift+down"] * 9 + ["X"]),
+    Scene("30-ab-results", "pyopencl_lib_pocl", (140, 36), jump=22,
+          keys=["shift+down"] * 9 + ["X"] + ["tab"] * 4, text="64", after=["enter"]),
+    Scene("31-sweep", "pyopencl_lib_pocl", (140, 36), jump=22,
+          keys=["shift+down"] * 9 + ["X"] + ["tab"] * 4, text="16,32,64,8192",
+          after=["ctrl+s"]),
 ]
 
 

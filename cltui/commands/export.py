@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from cltui.capture.ranges import EnqueueRange
     from cltui.export import ExportResult
     from cltui.replay.engine.schema import ToleranceSpec
+    from cltui.replay.experiment.variant import Variant
 
 
 @click.command("export")
@@ -66,6 +67,13 @@ if TYPE_CHECKING:
     help="Copy no header from this machine into the bundle (the headers a source includes "
     "through its -I folders); the bundle may then not build from source.",
 )
+@click.option(
+    "--variant",
+    "variant_ref",
+    default=None,
+    metavar="NAME|PATH",
+    help="Apply a saved variant (cltui variant list) or a variant folder.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print what was written as JSON.")
 def export_cmd(
     dumpdir: str,
@@ -79,6 +87,7 @@ def export_cmd(
     rtol: float | None,
     ulp: int | None,
     no_host_includes: bool,
+    variant_ref: str | None,
     as_json: bool,
 ) -> None:
     """Export the kernel enqueues of RANGE (12, 12-40, 12-, 12-40/saxpy) as a bundle.
@@ -108,13 +117,14 @@ def export_cmd(
         fail("not writing a tar archive to a terminal: pipe it (--tar - | tar x) or give a file")
     tol = _tolerance(atol, rtol, ulp)
     cap = load_capture(dumpdir)
+    variant = _load_variant(cap, variant_ref)
+    job = _Job(cap, rng, chosen, mode, tol, not no_host_includes, variant)
     if tar is None:
         assert outdir is not None
-        result = _export(cap, rng, outdir, chosen, mode, force, tol, not no_host_includes)
+        result = _export(job, outdir, force)
         _report(result.to_dict(), as_json, err=False)
         return
 
-    job = _Job(cap, rng, chosen, mode, tol, not no_host_includes)
     _report(_export_tar(job, dumpdir, outdir, tar, force), as_json, err=to_stdout)
 
 
@@ -128,6 +138,20 @@ class _Job:
     mode: str
     tol: ToleranceSpec
     host_includes: bool
+    variant: Variant | None = None
+
+
+def _load_variant(cap: Capture, ref: str | None) -> Variant | None:
+    """``--variant``: a saved variant of the capture, or a variant folder (exit 2)."""
+    if ref is None:
+        return None
+    from cltui.replay.experiment.store import load_variant
+    from cltui.replay.experiment.variant import VariantError
+
+    try:
+        return load_variant(cap.path, ref)
+    except VariantError as exc:
+        fail(str(exc))
 
 
 def _export_tar(
@@ -145,9 +169,7 @@ def _export_tar(
     with lifecycle.scratch("export") as tmp:
         name = sanitize_component(Path(outdir).name) if outdir else bundle_name(dumpdir, job.rng)
         folder = Path(tmp) / name
-        result = _export(
-            job.cap, job.rng, folder, job.chosen, job.mode, False, job.tol, job.host_includes
-        )
+        result = _export(job, folder, False)
         info = result.to_dict()
         if tar_path is None:
             _tar_to_stdout(folder)
@@ -170,23 +192,15 @@ def _tolerance(atol: float | None, rtol: float | None, ulp: int | None) -> Toler
     return tol
 
 
-def _export(
-    cap: Capture,
-    rng: EnqueueRange,
-    outdir: str | Path,
-    chosen: list[str],
-    mode: str,
-    force: bool,
-    tol: ToleranceSpec,
-    host_includes: bool,
-) -> ExportResult:
+def _export(job: _Job, outdir: str | Path, force: bool) -> ExportResult:
     """``export_range``; an :class:`ExportError` is one line and exit 2."""
     from cltui.export import ExportError, export_range
 
     try:
         return export_range(
-            cap, rng, outdir, chosen, mode, force, tolerance=tol, host_includes=host_includes
-        )
+            job.cap, job.rng, outdir, job.chosen, job.mode, force, tolerance=job.tol,
+            host_includes=job.host_includes, variant=job.variant,
+        )  # fmt: skip
     except ExportError as exc:
         fail(str(exc))
 

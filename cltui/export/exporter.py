@@ -25,6 +25,7 @@ include whose host file was not copied, and why: see :mod:`cltui.export.includes
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 from collections.abc import Sequence
@@ -46,11 +47,13 @@ from cltui.export.programs import (
 )
 from cltui.export.readme import render_readme
 from cltui.progress import CancelToken, ProgressEvent, ProgressFn, no_progress
+from cltui.replay import lifecycle
 from cltui.replay.engine.schema import Manifest, ToleranceSpec
 
 if TYPE_CHECKING:
     from cltui.capture.capture import Capture
     from cltui.capture.ranges import EnqueueRange
+    from cltui.replay.experiment.variant import Variant
     from cltui.replay.plan import Plan
 
 BUNDLE_FORMAT = "cltui-bundle"
@@ -72,6 +75,7 @@ class ExportResult:
     langs: list[str]
     mode: str
     notes: list[str] = field(default_factory=list)
+    variant: list[str] | None = None  # the variant's changes, one line each
     host_files: list[HostFile] = field(default_factory=list)
     refused_includes: list[RefusedHostFile] = field(default_factory=list)
 
@@ -87,6 +91,7 @@ class ExportResult:
             "langs": self.langs,
             "mode": self.mode,
             "notes": self.notes,
+            "variant": self.variant,
             "host_files": [h.to_dict() for h in self.host_files],
             "refused_includes": [r.to_dict() for r in self.refused_includes],
         }
@@ -172,10 +177,13 @@ def export_range(
     *,
     tolerance: ToleranceSpec | None = None,
     host_includes: bool = True,
+    variant: Variant | None = None,
 ) -> ExportResult:
     """Write the bundle for ``range`` (an ``EnqueueRange`` or its text) of ``capture``.
 
     ``tolerance`` ({atol, rtol, ulp}) becomes the manifest's default tolerance.
+    ``variant``: its changes are applied to the plan (``cltui.replay.experiment``); the
+    manifest's ``variant`` section and the README say which.
     ``host_includes=False`` copies no header from this machine (each include is listed in
     ``refused_includes``; the captured ``-I`` options stay).  ``progress``
     is called with (fraction, text) from the calling thread; setting ``cancel`` stops the
@@ -197,22 +205,28 @@ def export_range(
         raise ExportCancelled("export cancelled")
     manifest = copy.deepcopy(plan.to_manifest())
     try:
-        return _write_bundle(
-            manifest,
-            plan.capture_path,
-            capture,
-            rng,
-            outdir,
-            chosen,
-            mode,
-            force,
-            report,
-            cancel,
-            host_includes,
-        )
+        with contextlib.ExitStack() as stack:
+            if variant is not None:  # its changed sources live in a scratch folder meanwhile
+                tmp = stack.enter_context(lifecycle.scratch("variant"))
+                manifest = _with_variant(manifest, variant, plan.capture_path, Path(tmp))
+            return _write_bundle(
+                manifest, plan.capture_path, capture, rng, outdir, chosen, mode, force, report,
+                cancel, host_includes,
+            )  # fmt: skip
     except OSError as exc:  # a full disk, a read-only folder: one line, nothing left behind
         where = exc.filename or outdir
         raise ExportError(f"cannot write {where}: {exc.strerror or exc}") from None
+
+
+def _with_variant(manifest: Manifest, variant: Variant, root: Path, tmp: Path) -> Manifest:
+    """The plan with the variant's changes (a change that does not fit: one line)."""
+    from cltui.replay.experiment.apply import apply_variant
+    from cltui.replay.experiment.variant import VariantError
+
+    try:
+        return apply_variant(manifest, variant, root, tmp)
+    except VariantError as exc:
+        raise ExportError(str(exc)) from None
 
 
 def _parse_range(range: EnqueueRange | str) -> EnqueueRange:
@@ -282,6 +296,7 @@ def _write_bundle(
         langs=chosen,
         mode=mode,
         notes=[*manifest.get("notes", []), *notes],
+        variant=(manifest.get("variant") or {}).get("lines"),
         host_files=host.copied,
         refused_includes=host.refused,
     )

@@ -100,7 +100,9 @@ def write_programs(
     def place(key: str, rel: str) -> None:
         if key in done:
             return
-        src = read_capture_file(root, data[key]["path"])
+        ref = data[key]
+        variant = ref.get("origin") == "variant"  # a variant's source, written by cltui
+        src = Path(ref["path"]) if variant else read_capture_file(root, ref["path"])
         stem, dot, ext = rel.rpartition(".")
         n = 1
         while rel in w.files:  # two names that sanitise alike
@@ -110,7 +112,8 @@ def write_programs(
             digest = w.copy_file(rel, src)
         except OSError as exc:
             raise ExportError(f"cannot read {src}: {exc.strerror or exc}") from None
-        data[key] = {**data[key], "path": rel, "sha256": digest, "captured_path": data[key]["path"]}
+        data[key] = {**ref, "path": rel, "sha256": digest,
+                     "captured_path": key if variant else ref["path"]}  # fmt: skip
         done[key] = rel
 
     for pid, prog in manifest["programs"].items():

@@ -29,6 +29,7 @@ def render_readme(manifest: Manifest, files: list[str]) -> str:
         *_intro(manifest),
         *_run_it(ident, has_cpp),
         *_what_pass_means(manifest),
+        *_variant(manifest),
         *_changes(manifest),
         *_enqueues(manifest),
         *_files(manifest, has_cpp),
@@ -149,6 +150,22 @@ def _what_pass_means(manifest: Manifest) -> list[str]:
             "In strict mode nothing is reloaded: *before* checks show where the chain departs "
             "from the capture.\n"
         )
+    return out
+
+
+def _variant(manifest: Manifest) -> list[str]:
+    """What a variant changed (``cltui export --variant``): the bundle is not the capture's
+    own configuration."""
+    var = manifest.get("variant")
+    if not var:
+        return []
+    name = f" {_code(var['name'])}" if var.get("name") else ""
+    out = [
+        f"This bundle carries the variant{name}: it replays the range WITH these changes "
+        "(the expected outputs are still the capture's):\n"
+    ]
+    out += [f"- {line}" for line in var.get("lines", [])]
+    out.append("")
     return out
 
 

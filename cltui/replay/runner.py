@@ -346,6 +346,9 @@ def capture_loader(
 
     def load(key: str) -> npt.NDArray[np.uint8]:
         if key not in ok and key in table:
+            if table[key].get("origin") == "variant":  # written by cltui (a variant's source)
+                ok.add(key)
+                return inner(key)
             path = base / str(table[key]["path"])
             if not path.resolve().is_relative_to(top):
                 raise engine.EngineError(

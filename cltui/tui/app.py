@@ -73,6 +73,10 @@ class CltuiApp(App[None]):
         Binding("d", "divergent(1)", "First divergent", tooltip="First enqueue where A and B part"),
         Binding("D", "divergent(0)", "Next divergent", show=False),
         Binding("C", "check", "Check", tooltip="Oclgrind checks of the selected range"),
+        Binding("E", "edit_program", "Edit kernel", show=False,
+                tooltip="Edit the focused enqueue's program in $EDITOR, then try it (A/B)"),
+        Binding("X", "experiment", "Experiment", show=False,
+                tooltip="Try options, defines or work sizes on the range (A/B or a sweep)"),
     ]
 
     def __init__(self, screens: Sequence[MainScreen], *, ansi: bool = False) -> None:
@@ -120,6 +124,16 @@ class CltuiApp(App[None]):
     def action_check(self) -> None:
         actions.start_check(self, self.main)
 
+    def action_edit_program(self) -> None:
+        from cltui.tui import experiment
+
+        experiment.edit_program(self, self.main)
+
+    def action_experiment(self) -> None:
+        from cltui.tui import experiment
+
+        experiment.start_experiment(self, self.main)
+
     @property
     def main(self) -> MainScreen:
         return self.captures[self.current]
@@ -133,13 +147,15 @@ class CltuiApp(App[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "switch_capture":
             return len(self.captures) > 1
-        if action in ("divergent", "check") and not isinstance(self.screen, MainScreen):
+        if action in ("divergent", "check", "edit_program", "experiment") and not isinstance(
+            self.screen, MainScreen
+        ):
             return False  # browser keys: hidden on the action screens
         if action == "divergent":
             if len(self.captures) < 2:
                 return False
             return None if self.divergence is None or not self.divergence.ready else True
-        if action == "check":
+        if action in ("check", "edit_program", "experiment"):
             return True if self.main.capture is not None else None
         return True
 

@@ -61,7 +61,7 @@ host time is left out of the loop timer and the result says ``loop.probe``);
 and builds from it next time (same source, options, device, driver and include files).
 """
 
-from .base import PLAN_FORMAT, PLAN_VERSION, STAGES, EngineError
+from .base import PLAN_FORMAT, PLAN_VERSION, STAGES, EngineError, Shared
 from .choice import (
     SIMULATORS,
     choice_line,
@@ -72,7 +72,7 @@ from .choice import (
     name_tokens,
     user_choice,
 )
-from .core import Engine, check_feasible, dir_loader, run_plan
+from .core import Engine, check_feasible, dir_loader, open_shared, run_plan
 from .devices import list_devices, match_devices, resolve_devices
 from .verdicts import VERDICT_COUNTS, VERDICT_EXIT, combine_verdicts, verdict, verdict_exit
 
@@ -85,6 +85,7 @@ __all__ = [
     "VERDICT_EXIT",
     "Engine",
     "EngineError",
+    "Shared",
     "check_feasible",
     "choice_line",
     "choose_device",
@@ -96,6 +97,7 @@ __all__ = [
     "most_alike",
     "name_likeness",
     "name_tokens",
+    "open_shared",
     "resolve_devices",
     "run_plan",
     "user_choice",

@@ -158,6 +158,18 @@ def _cl_msg(exc: Exception) -> str:
     return f"{text}" if code is None else f"{text} ({code})"
 
 
+class Shared:
+    """One device's context, profiling queue and built programs, shared by several engines
+    in one process (an A/B run, a sweep): each engine still has its own memory objects and
+    kernels; a program built from the same source with the same options is built once."""
+
+    def __init__(self, dev: cl.Device, ctx: cl.Context, queue: cl.CommandQueue) -> None:
+        self.dev = dev
+        self.ctx = ctx
+        self.queue = queue
+        self.programs: dict[tuple[str, str], cl.Program] = {}
+
+
 class _EngineState:
     """What every part of the engine reads and sets (assigned in ``Engine.__init__``); the
     parts (:mod:`.programs`, :mod:`.memory`, :mod:`.hashing`, :mod:`.checks`,
@@ -173,6 +185,7 @@ class _EngineState:
     save_dir: Path | None
     probe: bool
     binary_cache: Path | None
+    shared: Shared | None
     _stamps: dict[str, bytes]
     _writer: ThreadPoolExecutor | None  # saves outputs
     _writes: list[Future[None]]

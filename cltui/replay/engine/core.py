@@ -18,6 +18,7 @@ from .base import (
     HostArray,
     Loader,
     Restore,
+    Shared,
     _cl_msg,
     _Mem,
     _stats,
@@ -65,6 +66,16 @@ def dir_loader(plan: Manifest | Mapping[str, Any], root: str | Path) -> Loader:
     return load
 
 
+def open_shared(device: Device) -> Shared:
+    """A context and a profiling queue on ``device`` (for one engine, or several)."""
+    import pyopencl as cl
+
+    dev = open_device(device)
+    ctx = cl.Context([dev])
+    queue = cl.CommandQueue(ctx, dev, properties=cl.command_queue_properties.PROFILING_ENABLE)
+    return Shared(dev, ctx, queue)
+
+
 class Engine(_Launches, _Programs, _Preflight):
     """One plan on one device.  ``prepare()`` then ``run()``; see the package doc."""
 
@@ -81,6 +92,7 @@ class Engine(_Launches, _Programs, _Preflight):
         save_dir: str | Path | None = None,
         probe: bool = False,
         binary_cache: str | Path | None = None,
+        shared: Shared | None = None,
     ) -> None:
         if plan.get("format") != PLAN_FORMAT or int(plan.get("version", 0)) > PLAN_VERSION:
             raise EngineError(
@@ -99,6 +111,7 @@ class Engine(_Launches, _Programs, _Preflight):
             raise EngineError("probing outputs needs a folder to save them in")
         self.probe = probe
         self.binary_cache = Path(binary_cache) if binary_cache else None
+        self.shared = shared
         self._stamps = {}
         self._writer = None
         self._writes = []
@@ -126,18 +139,9 @@ class Engine(_Launches, _Programs, _Preflight):
     # ---- setup -------------------------------------------------------------
 
     def prepare(self) -> None:
-        """The context and profiling queue, every program, memory object and kernel (its
-        arguments set); objects start zeroed."""
-        import pyopencl as cl
-
-        self.dev = open_device(self.device)
-        self.ctx = cl.Context([self.dev])
-        self.queue = cl.CommandQueue(
-            self.ctx, self.dev, properties=cl.command_queue_properties.PROFILING_ENABLE
-        )
-        self.has_svm = bool(self.device.get("svm"))
-        self._preflight_plan()  # what cannot run here: not built, not made, not launched
-        programs = self._build_programs()
+        """The context and profiling queue (the :class:`.base.Shared` ones when given),
+        every program, memory object and kernel (its arguments set); objects start zeroed."""
+        programs = self.build()
         for mid, info in self.plan["memory"].items():
             if mid not in self.bad_mems:
                 self.mems[mid] = self._create_mem(mid, info)
@@ -174,6 +178,16 @@ class Engine(_Launches, _Programs, _Preflight):
                 )
             yield step, self._checked_kernel(i, prg, step)
 
+    def build(self) -> dict[str, cl.Program]:
+        """The context and queue (the shared ones when given), and the plan's programs (a
+        :class:`.base.Shared` keeps them for the next engine: a sweep builds ahead)."""
+        if self.shared is None:
+            self.shared = open_shared(self.device)
+        self.dev, self.ctx, self.queue = self.shared.dev, self.shared.ctx, self.shared.queue
+        self.has_svm = bool(self.device.get("svm"))
+        self._preflight_plan()  # what cannot run here: not built, not made, not launched
+        return self._build_programs()
+
     def _set_args(self, kern: cl.Kernel, step: StepSpec) -> cl.Kernel:
         """Step ``step``'s kernel with its arguments set."""
         import pyopencl as cl
@@ -194,6 +208,14 @@ class Engine(_Launches, _Programs, _Preflight):
         return kern
 
     # ---- run ---------------------------------------------------------------
+
+    def launch_times(self) -> list[list[int]]:
+        """Per step, the device time (start to end, ns) of every launch so far: the
+        validation run's first, then one per timing repetition (:meth:`repeat_launches`),
+        what an A/B comparison pairs repetition by repetition."""
+        from .schedule import profile
+
+        return [[p[3] - p[2] for p in map(profile, evs)] for evs in self._sched.events]
 
     def run(self, repeat: int = 1) -> EngineResult:
         """The validation run, then ``repeat - 1`` timing repetitions; the device result.

@@ -127,13 +127,21 @@ class _Programs(_EngineState):
         how = ""
         key: str | None = None
         prg: cl.Program | None = None
+        text = ""
         try:
             if info.get("source"):
                 src = bytes(self.loader(str(info["source"]))).rstrip(b"\0")
                 text = src.decode("utf-8", "replace")
+                shared = self.shared.programs if self.shared is not None else None
+                if shared is not None and (text, options) in shared:
+                    self.builds[pid] = {"how": "source (built before)",
+                                        "seconds": time.perf_counter() - t0}  # fmt: skip
+                    return shared[(text, options)]
                 key = self._cache_key(text, options)
                 cached = self._cached_program(key, options)
                 if cached is not None:
+                    if shared is not None:
+                        shared[(text, options)] = cached
                     self.builds[pid] = {
                         "how": "source (cached binary)",
                         "seconds": time.perf_counter() - t0,
@@ -152,6 +160,8 @@ class _Programs(_EngineState):
             raise self._build_error(pid, info, how, prg, exc) from None
         if how == "source":
             self._cache_store(key, prg)
+            if self.shared is not None:
+                self.shared.programs[(text, options)] = prg
         self.builds[pid] = {"how": how, "seconds": time.perf_counter() - t0}
         return prg
 

@@ -60,6 +60,7 @@ class DataRef(TypedDict):
     size: int
     sha256: NotRequired[str]  # in a bundle: the content's hash (the file is data/<sha256>.bin)
     captured_path: NotRequired[str]  # in a bundle: where the capture had it
+    origin: NotRequired[str]  # "variant": a file cltui wrote for a variant (an absolute path)
 
 
 class ProgramSpec(TypedDict):
@@ -244,6 +245,7 @@ class Manifest(TypedDict):
     skipped: NotRequired[list[Skipped]]
     lost: NotRequired[list[LostRun]]
     bundle: NotRequired[dict[str, Any]]  # what the exporter adds (docs/cli-json.md)
+    variant: NotRequired[dict[str, Any]]  # the changes a variant made (cltui try/sweep/export)
 
 
 # --------------------------------------------------------------------------- results

@@ -1,0 +1,116 @@
+"""What ``cltui try``, ``cltui sweep`` and ``cltui variant`` share: the capture's plan, the
+devices, a variant from the command line, applying it (bad input: one line, exit 2)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+from cltui.commands._common import fail
+
+if TYPE_CHECKING:
+    from cltui.capture.capture import Capture
+    from cltui.replay.engine.schema import ArgTolerance, Device, Manifest
+    from cltui.replay.experiment.variant import ProgramChange, Variant
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def common_options(f: F) -> F:
+    """The options every experiment command takes (devices, mode, tolerances, repeat)."""
+    opts = [
+        click.option("--device", "-d", "devices", multiple=True,
+                     help="P:D index or name substring (pocl, oclgrind); repeat for several."),
+        click.option("--mode", type=click.Choice(["chain", "isolated", "strict"]),
+                     default="chain", show_default=True, help="As for cltui replay."),
+        click.option("--atol", type=float, default=None, help="Absolute tolerance (floats)."),
+        click.option("--rtol", type=float, default=None, help="Relative tolerance (floats)."),
+        click.option("--ulp", type=click.IntRange(0), default=None, help="ULP tolerance."),
+        click.option("--arg-tol", "arg_tol", multiple=True, metavar="I:KEY=V[,KEY=V]",
+                     help="Tolerance for argument I only, e.g. 0:ulp=2."),
+        click.option("--timeout", type=float, default=60.0, show_default=True,
+                     help="Seconds without progress before a device is declared hung."),
+        click.option("--kernel", default=None, metavar="NAME|N",
+                     help="Work sizes, scalars and program changes apply to this kernel "
+                     "(a name, or an enqueue number for sizes and scalars) only."),
+        click.option("--json", "as_json", is_flag=True, help="The report as JSON."),
+    ]  # fmt: skip
+    for opt in reversed(opts):
+        f = opt(f)
+    return f
+
+
+def load_plan(
+    dumpdir: str, range_text: str, mode: str, tol: tuple[float | None, float | None, int | None],
+    arg_tol: tuple[str, ...], quiet: bool,
+) -> tuple[Capture, Manifest, ArgTolerance]:  # fmt: skip
+    """The capture and its plan of RANGE (bad input: exit 2)."""
+    from cltui.capture.ranges import RangeError, parse_range
+    from cltui.commands._common import load_capture
+    from cltui.replay.engine.compare import Tolerance
+    from cltui.replay.plan import PlanError, build_plan
+    from cltui.replay.tolerance import parse_arg_tolerances
+
+    try:
+        rng = parse_range(range_text)
+        per_arg = parse_arg_tolerances(arg_tol)
+    except RangeError as exc:
+        fail(str(exc))
+    except ValueError as exc:
+        fail(f"bad --arg-tol {exc}")
+    cap = load_capture(dumpdir, quiet=quiet)
+    atol, rtol, ulp = tol
+    try:
+        plan = build_plan(cap, rng, mode, Tolerance(atol or 0.0, rtol or 0.0, ulp or 0), per_arg)
+    except PlanError as exc:
+        fail(str(exc))
+    return cap, plan.to_manifest(), per_arg
+
+
+def devices_for(cap: Capture, manifest: Manifest, devices: tuple[str, ...]) -> list[Device]:
+    """``--device`` as given, else the capture's device by the house rule (a line on stderr)."""
+    from cltui.commands._common import echo
+    from cltui.commands.replay import _choose_devices
+    from cltui.replay.engine import choice_line
+
+    chosen, choice = _choose_devices(cap, manifest["steps"], devices)
+    echo(f"device: {choice_line(chosen, choice)}", err=True)
+    return chosen
+
+
+def program_changes(sources: tuple[str, ...], patches: tuple[str, ...]) -> list[ProgramChange]:
+    """``--source [PROG=]FILE`` and ``--patch [PROG=]FILE`` read (a missing file: exit 2)."""
+    from cltui.replay.experiment.variant import ProgramChange
+
+    out: list[ProgramChange] = []
+    for spec, is_patch in [(s, False) for s in sources] + [(p, True) for p in patches]:
+        prog, eq, path = spec.partition("=")
+        if not eq or Path(spec).exists():
+            prog, path = "", spec
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            what = "--patch" if is_patch else "--source"
+            fail(f"{what} {path}: {getattr(exc, 'strerror', None) or exc}")
+        out.append(ProgramChange(prog, None if is_patch else text, text if is_patch else None))
+    return out
+
+
+def applied(manifest: Manifest, variant: Variant, root: str | Path, workdir: Path) -> Manifest:
+    """The variant's plan (a change that does not fit the range: exit 2)."""
+    from cltui.replay.experiment.apply import apply_variant
+    from cltui.replay.experiment.variant import VariantError
+
+    try:
+        return apply_variant(manifest, variant, root, workdir)
+    except VariantError as exc:
+        fail(str(exc))
+
+
+def target_of(kernel: str | None) -> str:
+    from cltui.replay.experiment.variant import parse_target
+
+    return parse_target(kernel)

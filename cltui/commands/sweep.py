@@ -1,0 +1,163 @@
+"""``cltui sweep DUMPDIR RANGE --local 16,32,64 --define VWM=2,4 ...``: many configurations
+of a range, each checked against the capture, the correct ones ranked by time."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from cltui.commands._common import echo, emit_json, fail
+from cltui.commands._experiment import applied, common_options, devices_for, load_plan
+
+if TYPE_CHECKING:
+    from cltui.replay.engine.schema import Device, Manifest
+    from cltui.replay.experiment.sweep import Row, SweepSpec
+    from cltui.replay.experiment.variant import Variant
+
+
+def _spec(range_text: str, kernel: str | None, local: tuple[str, ...], glob: tuple[str, ...],
+          options: tuple[str, ...], defines: tuple[str, ...]) -> SweepSpec:  # fmt: skip
+    """The values to try, parsed (commas separate values, ``x`` dimensions); exit 2."""
+    from cltui.replay.experiment.sweep import SweepSpec
+    from cltui.replay.experiment.variant import parse_define, parse_size, parse_target
+
+    def sizes(texts: tuple[str, ...]) -> tuple[tuple[int, ...], ...]:
+        return tuple(dict.fromkeys(parse_size(v) for t in texts for v in t.split(",") if v))
+
+    try:
+        defs: dict[str, list[str]] = {}
+        for text in defines:
+            key, value = parse_define(text)
+            defs.setdefault(key, []).extend(v.strip() for v in value.split(","))
+        return SweepSpec(
+            range=range_text, kernel=kernel, target=parse_target(kernel),
+            local=sizes(local), global_=sizes(glob),
+            options=tuple(dict.fromkeys(o.strip() for t in options for o in t.split(",")
+                                        if o.strip())),
+            defines=tuple((k, tuple(dict.fromkeys(v))) for k, v in defs.items()),
+        )  # fmt: skip
+    except ValueError as exc:
+        fail(str(exc))
+
+
+@click.command("sweep")
+@click.argument("dumpdir", type=click.Path())
+@click.argument("range_text", metavar="RANGE")
+@click.option("--local", "local", multiple=True, metavar="N[,N...]",
+              help="Local sizes to try: 16,32,64 or 8x8,16x16.")
+@click.option("--global", "glob", multiple=True, metavar="N[,N...]", help="Global sizes.")
+@click.option("--options", multiple=True, metavar="OPT[,OPT...]",
+              help="Build options to try (each added on its own), e.g. --options=-cl-mad-enable.")
+@click.option("--define", "defines", multiple=True, metavar="K=V[,V...]",
+              help="-D K=V with each value, e.g. --define VWM=2,4,8.")
+@click.option("--budget", type=click.IntRange(1), default=None,
+              help="Run a random sample of N points (the capture's own among them).")
+@click.option("--seed", type=int, default=0, show_default=True, help="The sample's seed.")
+@click.option("--repeat", type=click.IntRange(2, 100000), default=10, show_default=True,
+              help="Runs per point: the first validates, the others are timed.")
+@click.option("--results", type=click.Path(dir_okay=False), default=None,
+              help="Append each point's row to FILE; a sweep given the same FILE resumes.")
+@click.option("--save", default="sweep-best", show_default=True, metavar="NAME",
+              help="Name the best correct variant is saved under.")
+@common_options
+def sweep_cmd(dumpdir: str, range_text: str, local: tuple[str, ...], glob: tuple[str, ...],
+              options: tuple[str, ...], defines: tuple[str, ...], budget: int | None, seed: int,
+              repeat: int, results: str | None, save: str, devices: tuple[str, ...], mode: str,
+              atol: float | None, rtol: float | None, ulp: int | None, arg_tol: tuple[str, ...],
+              timeout: float, kernel: str | None, as_json: bool) -> None:  # fmt: skip
+    """Run every configuration of the values given (the cross product, or a sample of
+    --budget N points; the capture's own configuration is always one), each checked
+    against the capture on each device; configurations a device refuses (work-group
+    limits) are skipped; the correct ones are ranked by the range's device time with their
+    95% intervals, and the best variant (the fastest correct configuration that changes
+    something) is saved (--save), with how it compares with the capture's own.
+
+    Rows stream as points end; ctrl-c stops (exit 130), and --results FILE resumes.  Exit
+    0 when a correct variant was found, 1 when none was, 2 on bad input.
+    """
+    from cltui.replay import lifecycle
+    from cltui.replay.experiment.runs import summarize
+    from cltui.replay.experiment.sweep import load_results, points
+    from cltui.replay.experiment.variant import VariantError
+
+    spec = _spec(range_text, kernel, local, glob, options, defines)
+    cap, base, per_arg = load_plan(dumpdir, range_text, mode, (atol, rtol, ulp), arg_tol,
+                                   as_json)  # fmt: skip
+    pts = points(spec, budget, seed)
+    if budget is not None:
+        echo(f"sweep: a random sample of {len(pts)} points (seed {seed}), the capture's own "
+             f"configuration among them", err=True)
+    path = Path(results) if results else None
+    try:
+        done = load_results(path, spec, str(cap.path)) if path else []
+    except VariantError as exc:
+        fail(str(exc))
+    chosen = devices_for(cap, base, devices)
+    workdir = lifecycle.temp_dir("sweep")
+    try:
+        plans = {_id(v): applied(base, v, cap.path, workdir) for v in pts}
+        pts = same_dropped(pts, plans, base)
+        rows, interrupted = _run(spec, cap.path, pts, plans, chosen, done, path, repeat,
+                                 per_arg, timeout, as_json)  # fmt: skip
+    finally:
+        lifecycle.remove(workdir)
+    summary = summarize(spec, cap.path, pts, rows, [d["id"] for d in chosen], budget, seed,
+                        path, save, interrupted)  # fmt: skip
+    _print(summary, as_json)
+    sys.exit(130 if interrupted else (0 if summary["best_id"] else 1))
+
+
+def same_dropped(pts: list[Variant], plans: dict[str, Manifest],
+                 base: Manifest) -> list[Variant]:  # fmt: skip
+    """The points without those that run exactly the capture's own configuration (said on
+    stderr, also with --json)."""
+    from cltui.replay.experiment.apply import changes_nothing
+
+    keep = [v for v in pts if v.empty or not changes_nothing(base, plans[_id(v)])]
+    if len(keep) < len(pts):
+        same = ", ".join(v.short() for v in pts if v not in keep)
+        echo(f"sweep: the capture's own configuration already: {same} (not run again)", err=True)
+    return keep
+
+
+def _id(v: Variant) -> str:
+    from cltui.replay.experiment.sweep import point_id
+
+    return point_id(v)
+
+
+def _run(spec: SweepSpec, root: Any, pts: list[Variant], plans: dict[str, Manifest],
+         devices: list[Device], done: list[Row], path: Path | None, repeat: int, per_arg: Any,
+         timeout: float, quiet: bool) -> tuple[list[Row], bool]:  # fmt: skip
+    """Each device's points not done yet (a child per device); rows as they end."""
+    from cltui.commands.experiment_text import sweep_row_text
+    from cltui.progress import CancelToken
+    from cltui.replay.experiment.runs import SweepRun
+
+    cancel = CancelToken()
+    run = SweepRun(spec, root, pts, plans, devices, done, path, repeat=repeat,
+                   arg_tolerance=per_arg, timeout=timeout, cancel=cancel)  # fmt: skip
+    for dev in devices:  # on stderr, also with --json: what a resume skips
+        before = len(pts) - len(run.todo(dev))
+        echo(f"sweep on {dev['id']} {dev['name']}: {len(pts) - before} of {len(pts)} points "
+             "to run" + (f" ({before} done before)" if before else ""), err=True)
+    try:
+        for row in run.rows():
+            if not quiet:
+                echo(sweep_row_text(dict(row)))
+    except KeyboardInterrupt:
+        cancel.cancel()
+        return run.done, True
+    return run.done, False
+
+
+def _print(summary: dict[str, Any], as_json: bool) -> None:
+    from cltui.commands.experiment_text import print_sweep
+
+    if as_json:
+        emit_json(summary)
+    else:
+        print_sweep(summary)

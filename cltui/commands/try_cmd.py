@@ -1,0 +1,187 @@
+"""``cltui try DUMPDIR RANGE [changes]``: the range as captured (A) and with changes (B), in
+one process per device, both checked against the capture, timed in turns (A B B A ...)."""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from cltui.commands._common import echo, emit_json, fail
+from cltui.commands._experiment import (
+    applied,
+    common_options,
+    devices_for,
+    load_plan,
+    program_changes,
+    target_of,
+)
+
+if TYPE_CHECKING:
+    from cltui.replay.experiment.variant import Variant
+
+
+def variant_options(f: Any) -> Any:
+    """The changes ``try`` takes (one value each)."""
+    opts = [
+        click.option("--source", "sources", multiple=True, metavar="[PROG=]FILE",
+                     help="A new source for program PROG (p17, 17, 0017)."),
+        click.option("--patch", "patches", multiple=True, metavar="[PROG=]FILE",
+                     help="A unified diff applied to PROG's source (strictly)."),
+        click.option("--options", "options_add", multiple=True, metavar="TEXT",
+                     help="Build options to add, e.g. --options=-cl-mad-enable."),
+        click.option("--remove-option", "options_remove", multiple=True, metavar="TEXT",
+                     help="A build option to remove (every occurrence)."),
+        click.option("--replace-options", default=None, metavar="TEXT",
+                     help="Build options in place of the captured ones."),
+        click.option("--define", "defines", multiple=True, metavar="K=V",
+                     help="-D K=V (replaces a captured -D K)."),
+        click.option("--local", "local_size", default=None, metavar="NxN", help="Local size."),
+        click.option("--global", "global_size", default=None, metavar="NxN",
+                     help="Global size."),
+        click.option("--offset", default=None, metavar="NxN", help="Global offset."),
+        click.option("--arg", "scalars", multiple=True, metavar="I=V",
+                     help="Scalar argument I set to V."),
+    ]  # fmt: skip
+    for opt in reversed(opts):
+        f = opt(f)
+    return f
+
+
+def variant_from_cli(range_text: str, kernel: str | None, kw: dict[str, Any]) -> Variant:
+    """The variant the options describe (bad input: exit 2)."""
+    from cltui.replay.experiment.variant import (
+        ScalarChange,
+        SizeChange,
+        Variant,
+        parse_define,
+        parse_size,
+    )
+
+    target = target_of(kernel)
+    try:
+        sizes: list[SizeChange] = []
+        g, loc, off = (kw.get("global_size"), kw.get("local_size"), kw.get("offset"))
+        if g or loc or off:
+            sizes.append(SizeChange(
+                target,
+                parse_size(g) if g else None,
+                parse_size(loc) if loc else None,
+                parse_size(off, zero=True) if off else None,
+            ))  # fmt: skip
+        scalars = []
+        for spec in kw.get("scalars", ()):
+            idx, eq, value = spec.partition("=")
+            if not eq or not idx.strip().isdigit():
+                raise ValueError(f"--arg {spec!r} is not I=V")
+            scalars.append(ScalarChange(target, int(idx), value.strip()))
+        defines = tuple(parse_define(d) for d in kw.get("defines", ()))
+    except ValueError as exc:
+        fail(str(exc))
+    return Variant(
+        range=range_text,
+        kernel=kernel,
+        programs=tuple(program_changes(kw.get("sources", ()), kw.get("patches", ()))),
+        options_add=tuple(kw.get("options_add", ())),
+        options_remove=tuple(kw.get("options_remove", ())),
+        options_replace=kw.get("replace_options"),
+        defines=defines,
+        sizes=tuple(sizes),
+        scalars=tuple(scalars),
+    )
+
+
+@click.command("try")
+@click.argument("dumpdir", type=click.Path())
+@click.argument("range_text", metavar="RANGE")
+@variant_options
+@click.option("--variant", "variant_ref", default=None, metavar="NAME|PATH",
+              help="Run a saved variant (cltui variant list) instead of the changes given.")
+@click.option("--repeat", type=click.IntRange(2, 100000), default=30, show_default=True,
+              help="Runs of each side: the first validates, the others are timed in turns.")
+@click.option("--save", default=None, metavar="NAME",
+              help="Keep the variant under NAME (cltui variant list).")
+@common_options
+def try_cmd(dumpdir: str, range_text: str, variant_ref: str | None, repeat: int,
+            save: str | None, devices: tuple[str, ...], mode: str, atol: float | None,
+            rtol: float | None, ulp: int | None, arg_tol: tuple[str, ...], timeout: float,
+            kernel: str | None, as_json: bool, **kw: Any) -> None:  # fmt: skip
+    """Run RANGE as captured (A) and with the changes given (B) on each device, in one
+    process, each checked against the capture's outputs; the timing difference of B
+    against A per enqueue and for the range (median, 95% bootstrap interval).
+
+    The verdict line leads: the variant's checks first (a variant that breaks a check is
+    FAIL whatever its speed), then "no measurable difference" when the interval holds
+    zero.  Exit 0 when the variant passes, 1 when it fails or cannot run, 2 on bad
+    input, 3 when nothing failed but something was left unchecked, 130 on ctrl-c.
+    """
+    from cltui.replay import lifecycle
+    from cltui.replay.experiment.variant import VariantError
+
+    cap, base, per_arg = load_plan(dumpdir, range_text, mode, (atol, rtol, ulp), arg_tol,
+                                   as_json)  # fmt: skip
+    if variant_ref is not None and any(v for v in kw.values()):
+        fail("give either --variant NAME or changes (--patch, --local, ...), not both")
+    if variant_ref is not None:
+        from cltui.replay.experiment.store import load_variant
+
+        try:
+            variant = load_variant(cap.path, variant_ref)
+        except VariantError as exc:
+            fail(str(exc))
+    else:
+        variant = variant_from_cli(range_text, kernel, kw)
+    workdir = lifecycle.temp_dir("variant")
+    try:
+        plan = applied(base, variant, cap.path, workdir)
+        chosen = devices_for(cap, base, devices)
+        report = run_ab(base, plan, chosen, cap.path, repeat, per_arg, timeout, as_json)
+    finally:
+        lifecycle.remove(workdir)
+    if save:
+        _save(cap.path, variant, save, as_json)
+    sys.exit(emit(report, as_json))
+
+
+def _save(path: Any, variant: Variant, name: str, quiet: bool) -> None:
+    from cltui.replay.experiment.store import save_variant
+    from cltui.replay.experiment.variant import VariantError
+
+    try:
+        folder = save_variant(path, variant, name)
+    except (VariantError, OSError) as exc:
+        fail(f"cannot save the variant: {exc}")
+    if not quiet:
+        echo(f"saved as variant {name} ({folder})", err=True)
+
+
+def run_ab(base: Any, plan: Any, devices: Any, root: Any, repeat: int, per_arg: Any,
+           timeout: float, quiet: bool) -> Any:  # fmt: skip
+    """A and B on each device (a child each); the report; ctrl-c: exit 130."""
+    from cltui.progress import CancelToken, ProgressEvent
+    from cltui.replay.experiment.runs import run_ab as run
+
+    def said(ev: ProgressEvent) -> None:
+        if not quiet:
+            echo(f"{ev.what} ...", err=True)
+
+    cancel = CancelToken()
+    try:
+        return run(base, plan, devices, root, repeat, arg_tolerance=per_arg, timeout=timeout,
+                   cancel=cancel, progress=said)  # fmt: skip
+    except KeyboardInterrupt:
+        cancel.cancel()
+        fail("interrupted", 130)
+
+
+def emit(report: Any, as_json: bool) -> int:
+    """Print the report; its exit code (the variant's verdict)."""
+    from cltui.commands.experiment_text import print_ab
+    from cltui.replay.engine import verdict_exit
+
+    if as_json:
+        emit_json(report)
+    else:
+        print_ab(report)
+    return verdict_exit(str(report["verdict"]["status"]))

@@ -1,0 +1,93 @@
+"""``cltui variant list|show|delete DUMPDIR [NAME]``: the variants saved for a capture (in
+the user's data folder, never inside the capture)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from cltui.commands._common import echo, emit_json, fail
+
+
+@click.group("variant")
+def variant_cmd() -> None:
+    """The variants saved for a capture (cltui try --save, cltui sweep): list, show, delete.
+    A saved variant runs again with cltui try DUMPDIR RANGE --variant NAME and exports
+    with cltui export ... --variant NAME."""
+
+
+def _capture(dumpdir: str) -> str:
+    from cltui.capture.model import CaptureError
+    from cltui.capture.opening import check_capture_folder
+
+    try:
+        check_capture_folder(dumpdir)
+    except CaptureError as exc:  # the one not-a-capture line of every command
+        fail(str(exc))
+    return dumpdir
+
+
+@variant_cmd.command("list")
+@click.argument("dumpdir", type=click.Path())
+@click.option("--json", "as_json", is_flag=True, help="An array: name, range, changes, problem.")
+def list_cmd(dumpdir: str, as_json: bool) -> None:
+    """The capture's saved variants, one line each."""
+    from cltui.replay.experiment.store import list_variants
+
+    rows: list[dict[str, Any]] = []
+    for name, var, problem in list_variants(_capture(dumpdir)):
+        rows.append({
+            "name": name,
+            "range": var.range if var else None,
+            "lines": var.describe() if var else [],
+            "problem": problem or None,
+        })  # fmt: skip
+    if as_json:
+        emit_json(rows)
+        return
+    if not rows:
+        echo("no saved variant for this capture (cltui try ... --save NAME)")
+    for r in rows:
+        what = r["problem"] or "; ".join(r["lines"])
+        echo(f"{r['name']}  range {r['range']}  {what}")
+
+
+@variant_cmd.command("show")
+@click.argument("dumpdir", type=click.Path())
+@click.argument("name")
+@click.option("--json", "as_json", is_flag=True, help="The variant's JSON (sources inline).")
+def show_cmd(dumpdir: str, name: str, as_json: bool) -> None:
+    """One saved variant: its range, its changes, its patches and sources."""
+    from cltui.replay.experiment.store import load_variant
+    from cltui.replay.experiment.variant import VariantError
+
+    try:
+        var = load_variant(_capture(dumpdir), name)
+    except VariantError as exc:
+        fail(str(exc))
+    if as_json:
+        emit_json(var.to_dict())
+        return
+    echo(f"variant {var.name}  range {var.range}" + (f"  kernel {var.kernel}" if var.kernel
+                                                        else ""))  # fmt: skip
+    for line in var.describe():
+        echo(f"  {line}")
+    for p in var.programs:
+        echo(f"--- {p.program or 'program'} ({'diff' if p.patch is not None else 'source'})")
+        echo((p.patch if p.patch is not None else p.source or "").rstrip("\n"))
+
+
+@variant_cmd.command("delete")
+@click.argument("dumpdir", type=click.Path())
+@click.argument("name")
+def delete_cmd(dumpdir: str, name: str) -> None:
+    """Remove a saved variant."""
+    from cltui.replay.experiment.store import delete_variant
+    from cltui.replay.experiment.variant import VariantError
+
+    try:
+        folder = delete_variant(_capture(dumpdir), name)
+    except VariantError as exc:
+        fail(str(exc))
+    echo(f"deleted variant {name} ({folder})")

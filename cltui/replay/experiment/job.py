@@ -1,0 +1,187 @@
+"""Run an experiment: A and variants, one child process per device
+(:mod:`cltui.replay.experiment.worker`), supervised by :class:`cltui.replay.child.Child`.
+
+``ExperimentJob(...).events()`` yields ``{"type": "point", "device", "id", "result",
+"times", "refused"}`` as each point ends (and ``device`` when a device starts).  A child
+that crashes or hangs on a point gives that point a result with status ``crash``/``hang``
+(its name, its stderr's tail) and, in a sweep, a new child goes on with the points left.
+``cancel()`` (any thread) kills the running child; the points done so far stay done.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cltui.progress import CancelToken
+from cltui.replay import lifecycle
+from cltui.replay.child import Child, Event
+from cltui.replay.engine.schema import ArgTolerance, Device, Manifest, ToleranceSpec
+from cltui.replay.outcome import failed
+
+__all__ = ["ExperimentJob", "Point"]
+
+MODULE = "cltui.replay.experiment.worker"
+
+
+@dataclass
+class Point:
+    """One configuration to run: its id and its (changed) plan."""
+
+    id: str
+    plan: Manifest
+
+
+class ExperimentJob:
+    """A (``base``, None to skip it) and ``points`` on each device (see the module doc)."""
+
+    def __init__(
+        self,
+        base: Manifest | None,
+        points: Sequence[Point],
+        devices: Sequence[Device],
+        data_root: str | Path,
+        *,
+        repeat: int = 10,
+        interleave: bool = False,
+        tolerance: ToleranceSpec | None = None,
+        arg_tolerance: ArgTolerance | None = None,
+        timeout: float = 60.0,
+        binary_cache: str | Path | None = None,
+    ) -> None:
+        self.base = base
+        self.points = list(points)
+        self.devices = list(devices)
+        self.data_root = str(data_root)
+        self.repeat = max(int(repeat), 1)
+        self.interleave = interleave
+        self.tolerance = tolerance or {}
+        self.arg_tolerance = arg_tolerance or {}
+        self.timeout = timeout
+        self.binary_cache = str(binary_cache) if binary_cache else None
+        self.cancel_token = CancelToken()
+        self._child: Child | None = None
+        self._lock = threading.Lock()
+        self.workdir = lifecycle.temp_dir("experiment")
+        self._status = ""  # how the last child ended ("" when it ended well)
+        self._stderr = ""  # the last child's stderr tail
+
+    def cancel(self) -> None:
+        self.cancel_token.cancel()
+        with self._lock:
+            child = self._child
+        if child is not None:
+            child.kill()
+
+    @property
+    def cancelled(self) -> bool:
+        return self.cancel_token.is_set()
+
+    def cleanup(self) -> None:
+        lifecycle.remove(self.workdir)
+
+    def events(self) -> Iterator[Event]:
+        """Every device in turn; per device, its points as they end."""
+        for dev in self.devices:
+            if self.cancelled:
+                return
+            yield {"type": "device", "device": dev["id"], "name": dev["name"]}
+            yield from self._device(dev)
+
+    def _device(self, dev: Device) -> Iterator[Event]:
+        base = self.base
+        left = list(self.points)
+        attempt = 0
+        while not self.cancelled and (base is not None or left):
+            attempt += 1
+            done: set[str] = set()
+            running: list[str] = []
+            validated: dict[str, Event] = {}
+            for ev in self._child_events(dev, base, left, attempt, running):
+                if ev.get("type") == "validated":
+                    validated[str(ev["id"])] = {**ev, "type": "point", "times": []}
+                elif ev.get("type") == "point":
+                    done.add(str(ev["id"]))
+                    yield ev
+            if "A" in done or (base is not None and running and running[0] != "A"):
+                base = None
+            crashed = running[-1] if running and running[-1] not in done else None
+            if crashed is None:  # all done, or a child that ran nothing more: no retry
+                why = self._status or "the process ended before it ran"
+                for pid in [p.id for p in left if p.id not in done]:
+                    yield self._crashed(dev, pid, why)
+                return
+            yield self._crashed(dev, crashed)
+            done.add(crashed)
+            if crashed == "A":
+                base = None
+            if self.interleave:  # an A/B run is not restarted: the rest is lost with it
+                why = f"not reported: the A/B process ended when {crashed} did"
+                lost = ["A"] if base is not None and "A" not in done else []
+                if lost and "A" in validated:  # checked before the crash: its checks stand
+                    yield validated["A"]
+                    lost = []
+                for pid in lost + [p.id for p in left if p.id not in done]:
+                    yield self._crashed(dev, pid, why, "error")
+                return
+            left = [p for p in left if p.id not in done]
+
+    def _child_events(
+        self, dev: Device, base: Manifest | None, left: list[Point], attempt: int,
+        running: list[str],
+    ) -> Iterator[Event]:  # fmt: skip
+        tag = f"{dev['id'].replace(':', '_')}_{attempt}"
+        job = {
+            "device": dev, "data_root": self.data_root, "base": base,
+            "points": [{"id": p.id, "plan": p.plan} for p in left], "repeat": self.repeat,
+            "interleave": self.interleave, "tolerance": self.tolerance,
+            "arg_tolerance": {str(k): v for k, v in self.arg_tolerance.items()},
+            "binary_cache": self.binary_cache,
+        }  # fmt: skip
+        job_path = self.workdir / f"job_{tag}.json"
+        job_path.write_text(json.dumps(job))
+        err_path = self.workdir / f"stderr_{tag}.txt"
+        self._status = ""
+        try:
+            proc = Child(MODULE, job_path, err_path)
+        except OSError as exc:
+            self._status = f"cannot start the experiment process: {exc}"
+            return
+        with self._lock:
+            self._child = proc
+        try:
+            with proc:
+                for ev in proc.events(self.timeout, self.cancel_token):
+                    if ev.get("type") == "point_start":
+                        running.append(str(ev["id"]))
+                    elif ev.get("type") in ("point", "validated"):
+                        ev["device"] = dev["id"]
+                        yield ev
+                self._status = proc.status
+                rc = proc.finish()
+                if not self._status and rc:
+                    cause, what = lifecycle.exit_cause(rc)
+                    self._status = f"{cause}: {what}"
+                self._stderr = proc.stderr_tail()
+        finally:
+            with self._lock:
+                self._child = None
+
+    def _crashed(self, dev: Device, pid: str, why: str | None = None,
+                 status: str | None = None) -> Event:  # fmt: skip
+        if status is None:
+            status = "cancelled" if self.cancelled else (
+                "hang" if self._status == "hang" else "crash")
+        if why is None:
+            why = {
+                "hang": f"did not finish within {self.timeout:g} s: the process was killed",
+                "cancelled": "cancelled",
+            }.get(status, f"the process died ({self._status or 'no result'})")
+        res: Any = failed(dev, status, why, None)
+        if self._stderr and status == "crash":
+            res["stderr"] = self._stderr
+        return {"type": "point", "device": dev["id"], "id": pid, "result": res, "times": []}

@@ -1,0 +1,172 @@
+"""The two experiments as the CLI and the app run them: an A/B run (:func:`run_ab`) and a
+sweep (:class:`SweepRun`), over :class:`~cltui.replay.experiment.job.ExperimentJob`.
+
+Both take a :class:`cltui.progress.CancelToken` (a cancel kills the running child; the rows
+done so far stay) and report through a :data:`cltui.progress.ProgressFn`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from cltui.progress import CancelToken, ProgressEvent, ProgressFn, no_progress
+from cltui.replay.engine.schema import ArgTolerance, Device, Manifest
+from cltui.replay.experiment.job import ExperimentJob, Point
+from cltui.replay.experiment.report import AbReport, ab_report, point_verdict, range_times
+from cltui.replay.experiment.sweep import Row, SweepSpec, append_row, header, point_id, row_of
+from cltui.replay.experiment.variant import Variant
+
+__all__ = ["SweepRun", "run_ab", "summarize"]
+
+
+def _cache() -> Path | None:
+    from cltui.replay.runner import default_binary_cache
+
+    return default_binary_cache()
+
+
+def run_ab(base: Manifest, plan: Manifest, devices: Sequence[Device], root: str | Path,
+           repeat: int, *, arg_tolerance: ArgTolerance | None = None, timeout: float = 60.0,
+           cancel: CancelToken | None = None, progress: ProgressFn | None = None,
+           ) -> AbReport | None:  # fmt: skip
+    """A and B on each device (a child each, timed in turns); None when cancelled."""
+    report = progress or no_progress
+    job = ExperimentJob(base, [Point("B", plan)], devices, root, repeat=repeat, interleave=True,
+                        arg_tolerance=arg_tolerance, timeout=timeout,
+                        binary_cache=_cache())  # fmt: skip
+    if cancel is not None:
+        cancel.on_cancel(job.cancel)
+    events: list[dict[str, Any]] = []
+    try:
+        for n, ev in enumerate(job.events()):
+            if ev["type"] == "device":
+                report(ProgressEvent(n / (3 * max(len(devices), 1)),
+                                     f"A and B on {ev['device']} {ev['name']}: {repeat} runs"))
+            elif ev["type"] == "point":
+                events.append(ev)
+    finally:
+        job.cleanup()
+    if cancel is not None and cancel.is_set():
+        return None
+    return ab_report(base, plan, events, list(devices), repeat)
+
+
+class SweepRun:
+    """Every point not done yet on each device; :meth:`rows` yields each row as it ends
+    (appended to the results file); ``done`` holds every row (those read back too)."""
+
+    def __init__(self, spec: SweepSpec, root: str | Path, points: list[Variant],
+                 plans: dict[str, Manifest], devices: Sequence[Device], done: list[Row],
+                 results: Path | None, *, repeat: int = 10,
+                 arg_tolerance: ArgTolerance | None = None, timeout: float = 60.0,
+                 cancel: CancelToken | None = None) -> None:  # fmt: skip
+        self.spec = spec
+        self.root = str(root)
+        self.points = points
+        self.plans = plans
+        self.devices = list(devices)
+        self.done: list[Row] = list(done)
+        self.results = results
+        self.repeat = repeat
+        self.arg_tolerance = arg_tolerance
+        self.timeout = timeout
+        self.cancel = cancel or CancelToken()
+        self.by_id = {point_id(v): v for v in points}
+
+    @property
+    def total(self) -> int:
+        return len(self.points) * len(self.devices)
+
+    def todo(self, dev: Device) -> list[Point]:
+        have = {r["id"] for r in self.done if r["device"] == dev["id"]}
+        return [Point(pid, self.plans[pid]) for pid in self.by_id if pid not in have]
+
+    def rows(self) -> Iterator[Row]:
+        if self.results is not None and not self.results.exists():
+            append_row(self.results, header(self.spec, self.root, len(self.points)))
+        for dev in self.devices:
+            if self.cancel.is_set():
+                return
+            todo = self.todo(dev)
+            if not todo:
+                continue
+            job = ExperimentJob(None, todo, [dev], self.root, repeat=self.repeat,
+                                arg_tolerance=self.arg_tolerance, timeout=self.timeout,
+                                binary_cache=_cache())  # fmt: skip
+            self.cancel.on_cancel(job.cancel)
+            try:
+                for ev in job.events():
+                    if ev["type"] == "point":
+                        row = self._row(dev, ev)
+                        self.done.append(row)
+                        if self.results is not None and row["status"] != "cancelled":
+                            append_row(self.results, row)
+                        yield row
+            finally:
+                job.cancel()
+                job.cleanup()
+
+    def _row(self, dev: Device, ev: dict[str, Any]) -> Row:
+        verdict, res = point_verdict(self.plans[ev["id"]], ev)
+        err = res.get("error")
+        if res.get("status") in ("crash", "hang", "cancelled"):
+            err = f"{res['status']}: {err}"
+        times = range_times(ev.get("times") or [])
+        return row_of(ev["id"], self.by_id[ev["id"]], dev["id"], dict(verdict),
+                      ev.get("refused"), times, err)  # fmt: skip
+
+
+def summarize(spec: SweepSpec, root: Any, pts: list[Variant], rows: list[Row],
+              devices: list[str], budget: int | None, seed: int, path: Path | None,
+              save: str | None, interrupted: bool) -> dict[str, Any]:  # fmt: skip
+    """The report: counts, the ranking, the others, and the best variant (the fastest correct
+    configuration that changes something), saved as ``save``; the line says how it compares
+    with the capture's own configuration."""
+    from cltui.replay.experiment.sweep import rank
+
+    ranked, others = rank(rows)
+    counts: dict[str, int] = {}
+    for r in rows:
+        counts[r["status"]] = counts.get(r["status"], 0) + 1
+    best = next((r for r in ranked if r["id"] != "capture"), None)
+    saved = _save_best(root, pts, best["id"], save) if best is not None and save else None
+    parts = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
+    if best is None:
+        line = (f"NO CORRECT VARIANT: {len(rows)} runs ({parts})" if not ranked else
+                f"NO CORRECT VARIANT: only the capture's own configuration passes "
+                f"({len(rows)} runs: {parts})")  # fmt: skip
+    else:
+        vs = best["vs_capture"]
+        how = (f"{vs['relative'] * 100:+.1f}% against the capture's configuration ({vs['reading']})"
+               if vs is not None and vs["relative"] is not None else "")  # fmt: skip
+        line = f"BEST: {best['label']} on {best['device']}" + (f", {how}" if how else "")
+        if ranked[0]["id"] == "capture":
+            line += "; the capture's own configuration is faster still"
+        line += f" ({len(rows)} runs: {parts})"
+    if interrupted:
+        line = f"INTERRUPTED ({len(rows)} of {len(pts) * len(devices)} runs) " + line
+    ok = saved is not None and not saved.startswith("not saved")
+    return {
+        "verdict": {"status": "pass" if best is not None else "fail", "line": line,
+                    "counts": counts},
+        "range": spec.range, "points": len(pts), "devices": devices,
+        "sample": {"budget": budget, "seed": seed} if budget is not None else None,
+        "rows": rows, "ranking": ranked, "others": others,
+        "best": save if ok else None, "best_id": best["id"] if best else None,
+        "best_folder": saved, "results": str(path) if path else None,
+        "interrupted": interrupted,
+    }  # fmt: skip
+
+
+def _save_best(root: Any, pts: list[Variant], pid: str, name: str) -> str:
+    """The best variant stored as ``name``: its folder, or ``not saved: why``."""
+    from cltui.replay.experiment.store import save_variant
+    from cltui.replay.experiment.variant import VariantError
+
+    var = next(v for v in pts if point_id(v) == pid)
+    try:
+        return str(save_variant(root, var, name))
+    except (VariantError, OSError) as exc:
+        return f"not saved: {exc}"

@@ -1,0 +1,112 @@
+"""Timing statistics of an experiment: medians and 95 % bootstrap confidence intervals
+(pure numpy, seeded: the same samples give the same interval).
+
+:func:`paired` compares A and B timed in turns (A B B A ...: repetition ``r`` of A and of B
+saw the same drift): the median of the differences ``B[r] - A[r]`` and its interval.
+:func:`interval` is one sample's median and its interval (a sweep point's time).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TypedDict
+
+import numpy as np
+
+__all__ = ["NO_DIFFERENCE", "Diff", "Interval", "interval", "paired", "unpaired"]
+
+BOOT = 2000  # resamples
+SEED = 1234
+NO_DIFFERENCE = "no measurable difference"
+TOO_FEW = "too few runs"
+MIN_RUNS = 5  # fewer samples give no interval worth the name
+
+
+class Interval(TypedDict):
+    """A median and its 95 % interval (ns); ``n`` samples."""
+
+    median: float | None
+    lo: float | None
+    hi: float | None
+    n: int
+
+
+class Diff(TypedDict):
+    """B against A: their medians, the median of the paired differences (B - A, ns) and its
+    95 % interval, the relative change (diff / A's median), and the one-word reading
+    (``faster``, ``slower``, ``no measurable difference``, ``too few runs`` (under
+    :data:`MIN_RUNS` pairs: no interval), ``no timing``)."""
+
+    a: float | None
+    b: float | None
+    diff: float | None
+    lo: float | None
+    hi: float | None
+    relative: float | None
+    n: int
+    reading: str
+
+
+def _boot_medians(x: np.ndarray, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, len(x), size=(BOOT, len(x)))
+    meds: np.ndarray = np.median(x[idx], axis=1)
+    return meds
+
+
+def interval(samples: Sequence[float], seed: int = SEED) -> Interval:
+    """The median of ``samples`` and its 95 % bootstrap interval."""
+    x = np.asarray(samples, dtype=np.float64)
+    if x.size == 0:
+        return {"median": None, "lo": None, "hi": None, "n": 0}
+    meds = _boot_medians(x, seed)
+    lo, hi = np.percentile(meds, [2.5, 97.5])
+    return {"median": float(np.median(x)), "lo": float(lo), "hi": float(hi), "n": int(x.size)}
+
+
+def paired(a: Sequence[float], b: Sequence[float], seed: int = SEED) -> Diff:
+    """B against A over paired repetitions (the shorter length of the two)."""
+    n = min(len(a), len(b))
+    if n == 0:
+        return {"a": None, "b": None, "diff": None, "lo": None, "hi": None, "relative": None,
+                "n": 0, "reading": "no timing"}  # fmt: skip
+    xa = np.asarray(a[:n], dtype=np.float64)
+    xb = np.asarray(b[:n], dtype=np.float64)
+    if n < MIN_RUNS:
+        return _too_few(xa, xb, n)
+    d = xb - xa
+    meds = _boot_medians(d, seed)
+    lo, hi = (float(v) for v in np.percentile(meds, [2.5, 97.5]))
+    diff = float(np.median(d))
+    base = float(np.median(xa))
+    reading = NO_DIFFERENCE if lo <= 0.0 <= hi else ("faster" if hi < 0 else "slower")
+    return {
+        "a": base, "b": float(np.median(xb)), "diff": diff, "lo": lo, "hi": hi,
+        "relative": diff / base if base > 0 else None, "n": n, "reading": reading,
+    }  # fmt: skip
+
+
+def unpaired(a: Sequence[float], b: Sequence[float], seed: int = SEED) -> Diff:
+    """B against A timed apart (a sweep point against the capture's configuration): the
+    difference of the medians, its interval from resampling each side."""
+    if not len(a) or not len(b):
+        return paired([], [])
+    xa = np.asarray(a, dtype=np.float64)
+    xb = np.asarray(b, dtype=np.float64)
+    if min(len(a), len(b)) < MIN_RUNS:
+        return _too_few(xa, xb, min(len(a), len(b)))
+    boot = _boot_medians(xb, seed) - _boot_medians(xa, seed + 1)
+    lo, hi = (float(v) for v in np.percentile(boot, [2.5, 97.5]))
+    ma, mb = float(np.median(xa)), float(np.median(xb))
+    reading = NO_DIFFERENCE if lo <= 0.0 <= hi else ("faster" if hi < 0 else "slower")
+    return {
+        "a": ma, "b": mb, "diff": mb - ma, "lo": lo, "hi": hi,
+        "relative": (mb - ma) / ma if ma > 0 else None, "n": min(len(a), len(b)),
+        "reading": reading,
+    }  # fmt: skip
+
+
+def _too_few(xa: np.ndarray, xb: np.ndarray, n: int) -> Diff:
+    ma, mb = float(np.median(xa)), float(np.median(xb))
+    return {"a": ma, "b": mb, "diff": mb - ma, "lo": None, "hi": None,
+            "relative": (mb - ma) / ma if ma > 0 else None, "n": n, "reading": TOO_FEW}  # fmt: skip

@@ -1,0 +1,173 @@
+"""The child process of an experiment: the capture's plan (A) and its variants on ONE device,
+in one process, through the replay engine with one shared context (``engine.Shared``).
+
+Job (JSON file): ``device``, ``data_root``, ``base`` (the plan A, or None when a resumed sweep
+needs no base run), ``points`` ([{id, plan}]), ``repeat`` (runs per plan: the first validates,
+the others time), ``interleave`` (an A/B run: A and the one point time in turns, A B B A ...),
+``tolerance``, ``arg_tolerance``, ``binary_cache``.
+
+Events (one JSON line each, on the runner's pipe, :mod:`cltui.replay.child`): ``point_start``
+{id}; ``point`` {id, result (the engine's result of the validation run), times (per step,
+the device time of each timing repetition, ns), refused (why the device refuses the point's
+work sizes, or absent)}; ``validated`` (an A/B's A once checked, the same fields: what the
+parent reports for A when B crashes or hangs the process); ``done``.  The id of A is
+``"A"``.  A sweep's programs are built ahead, in a thread, in the order the points run
+(``engine.Shared`` keeps them).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from cltui.replay.child import Event, connect
+
+BASE_ID = "A"
+
+
+class _Run:
+    """One child's job: its device, shared context and the engines it makes."""
+
+    def __init__(self, job: dict[str, Any], send: Any) -> None:
+        from cltui.replay import engine
+
+        self.job = job
+        self.send = send
+        self.device = job["device"]
+        self.shared = engine.open_shared(self.device)
+        self.repeat = max(int(job.get("repeat", 1)), 1)
+
+    def engine(self, plan: dict[str, Any], quiet: bool = False) -> Any:
+        from cltui.replay import engine
+        from cltui.replay.runner import _hash64, capture_loader
+
+        job = self.job
+        return engine.Engine(
+            plan,  # type: ignore[arg-type]  # the plan as JSON
+            self.device,
+            capture_loader(plan, job["data_root"]),
+            progress=None if quiet else self.send,
+            hasher=_hash64,
+            tolerance=job.get("tolerance") or None,
+            arg_tolerance={int(k): v for k, v in (job.get("arg_tolerance") or {}).items()},
+            binary_cache=job.get("binary_cache"),
+            shared=self.shared,
+        )
+
+    def validate(self, pid: str, plan: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        """Prepare and run once (the checks); (the engine or None, the point's event)."""
+        from cltui.replay.experiment.feasible import refusal
+
+        self.send({"type": "point_start", "id": pid})
+        eng = self.engine(plan)
+        ev: dict[str, Any] = {"type": "point", "id": pid, "times": []}
+        try:
+            eng.prepare()
+            for st, kern in zip(plan["steps"], eng.kernels, strict=True):
+                why = refusal(st, kern, eng.dev)
+                if why:
+                    ev["refused"] = why
+                    return None, ev
+            ev["result"] = eng.run(1)
+        except Exception as exc:  # an engine error, a driver error: this point's result
+            ev["result"] = _failed(eng, exc)
+            return None, ev
+        return eng, ev
+
+    def time_alone(self, eng: Any, ev: dict[str, Any]) -> None:
+        if eng is not None and self.repeat > 1:
+            eng.repeat_launches(self.repeat - 1)
+            ev["times"] = [ts[1:] for ts in eng.launch_times()]
+
+    def ab(self) -> None:
+        """A and the one point, validated, then timed in turns (A B B A A B ...)."""
+        base = self.job["base"]
+        point = self.job["points"][0]
+        a, ev_a = self.validate(BASE_ID, base)
+        self.send({**ev_a, "type": "validated"})  # kept by the parent if B kills the process
+        b, ev_b = self.validate(point["id"], point["plan"])
+        for r in range(self.repeat - 1):  # A B, B A, A B ...: neither always runs first
+            for eng in (a, b) if r % 2 == 0 else (b, a):
+                if eng is not None:
+                    eng.repeat_launches(1)
+        for eng, ev in ((a, ev_a), (b, ev_b)):
+            if eng is not None and self.repeat > 1:
+                ev["times"] = [ts[1:] for ts in eng.launch_times()]
+        self.send(ev_a)
+        self.send(ev_b)
+
+    def sweep(self) -> None:
+        """A (when asked), then each point alone; their programs built ahead."""
+        points = self.job["points"]
+        ahead = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cltui-build-ahead")
+        builds: list[Future[None]] = [ahead.submit(self._build, p["plan"]) for p in points]
+        try:
+            if self.job.get("base") is not None:
+                eng, ev = self.validate(BASE_ID, self.job["base"])
+                self.time_alone(eng, ev)
+                self.send(ev)
+                del eng
+            for point, built in zip(points, builds, strict=True):
+                built.result()
+                eng, ev = self.validate(point["id"], point["plan"])
+                self.time_alone(eng, ev)
+                self.send(ev)
+                del eng
+        finally:
+            ahead.shutdown(wait=False, cancel_futures=True)
+
+    def _build(self, plan: dict[str, Any]) -> None:
+        """Build a point's programs into the shared context (a failure is left for the
+        point's own run to report)."""
+        try:
+            self.engine(plan, quiet=True).build()
+        except Exception:
+            return
+
+
+def _failed(eng: Any, exc: Exception) -> dict[str, Any]:
+    """The result of a point that stopped on an error (as ``engine.run_plan`` makes it)."""
+    from cltui.replay.engine.base import EngineError, _cl_msg
+
+    if isinstance(exc, EngineError):
+        msg, enq = str(exc), exc.enqueue
+    else:
+        text = _cl_msg(exc) if hasattr(exc, "code") else f"{type(exc).__name__}: {exc}"
+        msg, enq = f"replay failed on {eng.device['name']}: {text}", None
+    return {
+        "device": eng.device, "ok": False, "error": msg, "failed_enqueue": enq, "repeat": 1,
+        "steps": [], "builds": eng.builds, "notes": eng.notes, "build_log": eng.build_log,
+    }  # fmt: skip
+
+
+def _child(job_path: str, fd: int) -> int:
+    import threading
+
+    out = connect(fd)
+    lock = threading.Lock()
+
+    def send(ev: Event) -> None:
+        with lock:
+            out.write(json.dumps(ev) + "\n")
+            out.flush()
+
+    job = json.loads(Path(job_path).read_text())
+    run = _Run(job, send)
+    if job.get("interleave"):
+        run.ab()
+    else:
+        run.sweep()
+    send({"type": "done"})
+    out.close()
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover - the child process
+    code = _child(sys.argv[1], int(sys.argv[2]))
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

@@ -1,0 +1,122 @@
+"""The A/B results of an experiment: the verdict line first (the variant's checks, then its
+timing against the capture's configuration), then per device a row per checked argument with
+A's and B's status side by side, then the timing difference per enqueue and for the range
+(medians, B - A with its 95 % interval, the reading)."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Static
+
+from cltui.capture.display import escape_controls
+from cltui.capture.textfmt import fmt_ns
+from cltui.replay.engine.schema import CheckResult
+from cltui.replay.experiment.report import AbDevice, AbReport
+from cltui.replay.experiment.stats import Diff
+
+__all__ = ["AbResultsScreen", "check_rows", "timing_rows"]
+
+_STYLE = {"equal": "green", "within": "yellow", "different": "bold red", "unchecked": "dim"}
+_VERDICT = {"pass": "bold green", "fail": "bold red", "error": "bold red"}
+
+
+def _cell(c: CheckResult | None) -> Text:
+    if c is None:
+        return Text("-", style="dim")
+    res: dict[str, object] = dict(c.get("result") or {})
+    text = str(c["status"])
+    if c["status"] in ("different", "within") and res:
+        text += f" {res.get('n_diff', '?')}/{res.get('elements', '?')}"
+    return Text(text, style=_STYLE.get(str(c["status"]), ""))
+
+
+def check_rows(dev: AbDevice) -> list[tuple[str, str, str, Text, Text]]:
+    """(enqueue, kernel, argument, A, B) per checked argument (pure)."""
+    cells: dict[tuple[int, str], list[CheckResult | None]] = {}
+    order: list[tuple[int, str, str]] = []
+    for k, side in enumerate((dev["a"], dev["b"])):
+        for ran in side["result"].get("steps", []):
+            for c in ran["checks"]:
+                key = (ran["enqueue"], c["label"])
+                if key not in cells:
+                    cells[key] = [None, None]
+                    order.append((ran["enqueue"], ran["kernel"] or "?", c["label"]))
+                cells[key][k] = c
+    return [(str(e), escape_controls(kern), escape_controls(label), _cell(cells[(e, label)][0]),
+             _cell(cells[(e, label)][1])) for e, kern, label in order]  # fmt: skip
+
+
+def _signed(ns: float | None) -> str:
+    if ns is None:
+        return ""
+    return ("-" if ns < 0 else "+") + fmt_ns(abs(ns))
+
+
+def _diff(d: Diff) -> tuple[str, str, str, Text]:
+    style = {"faster": "green", "slower": "red"}.get(d["reading"], "dim")
+    if d["diff"] is None or d["lo"] is None:
+        return "", "", "", Text(d["reading"], style=style)
+    rel = f" ({d['relative'] * 100:+.1f}%)" if d["relative"] is not None else ""
+    return (fmt_ns(d["a"]), fmt_ns(d["b"]),
+            f"{_signed(d['diff'])} [{_signed(d['lo'])}, {_signed(d['hi'])}]{rel}",
+            Text(d["reading"], style=style))  # fmt: skip
+
+
+def timing_rows(dev: AbDevice) -> list[tuple[str, str, str, str, str, Text]]:
+    """(enqueue, kernel, A, B, B - A [interval], reading) per step, then the range (pure)."""
+    rows = [(str(st["enqueue"]), escape_controls(st["kernel"]), *_diff(st["timing"]))
+            for st in dev["steps"]]  # fmt: skip
+    rows.append(("range", "", *_diff(dev["timing"])))
+    return rows
+
+
+class AbResultsScreen(Screen[None]):
+    """One A/B report (``escape`` closes)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q", "close", "Close")]
+    DEFAULT_CSS = """
+    AbResultsScreen #ab-summary { height: auto; max-height: 8; }
+    AbResultsScreen #ab-checks { height: 2fr; }
+    AbResultsScreen #ab-timing { height: 1fr; }
+    """
+
+    def __init__(self, report: AbReport) -> None:
+        super().__init__()
+        self.report = report
+
+    def compose(self) -> ComposeResult:
+        v = self.report["verdict"]
+        head = Text(escape_controls(v["line"]), style=_VERDICT.get(v["status"], "bold yellow"))
+        changes = "\n".join(f"  change: {escape_controls(ln)}"
+                            for ln in self.report["variant"].get("lines", []))  # fmt: skip
+        yield Static(Text.assemble(head, "\n", changes), id="ab-summary")
+        yield DataTable(id="ab-checks", cursor_type="row", zebra_stripes=True)
+        yield DataTable(id="ab-timing", cursor_type="row", zebra_stripes=True)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        checks = self.query_one("#ab-checks", DataTable)
+        timing = self.query_one("#ab-timing", DataTable)
+        checks.add_columns("device", "enqueue", "kernel", "argument", "A (capture's)",
+                           "B (variant)")  # fmt: skip
+        timing.add_columns("device", "enqueue", "kernel", "A", "B", "B - A [95% interval]",
+                           "reading")  # fmt: skip
+        for dev in self.report["devices"]:
+            tag = dev["device"]["id"]
+            for row in check_rows(dev):
+                checks.add_row(tag, *row)
+            for trow in timing_rows(dev):
+                timing.add_row(tag, *trow)
+            for label, side in (("A", dev["a"]), ("B", dev["b"])):
+                err = side["result"].get("error")
+                if err:
+                    checks.add_row(tag, "", "", f"{label}: {escape_controls(str(err))}", "", "")
+        checks.focus()
+
+    def action_close(self) -> None:
+        self.dismiss(None)

@@ -60,18 +60,16 @@ class _Run:
 
     def validate(self, pid: str, plan: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
         """Prepare and run once (the checks); (the engine or None, the point's event)."""
-        from cltui.replay.experiment.feasible import refusal
-
         self.send({"type": "point_start", "id": pid})
         eng = self.engine(plan)
         ev: dict[str, Any] = {"type": "point", "id": pid, "times": []}
         try:
-            eng.prepare()
-            for st, kern in zip(plan["steps"], eng.kernels, strict=True):
-                why = refusal(st, kern, eng.dev)
-                if why:
-                    ev["refused"] = why
-                    return None, ev
+            eng.prepare()  # the engine's pre-flight: what this device refuses, and why
+            found = eng.findings()
+            if found:
+                first = found[0]
+                ev["refused"] = f"enqueue {first['enqueue']} ({first['kernel']}): {first['reason']}"
+                return None, ev
             ev["result"] = eng.run(1)
         except Exception as exc:  # an engine error, a driver error: this point's result
             ev["result"] = _failed(eng, exc)

@@ -69,13 +69,18 @@ def _cells(col: str, result: DeviceResult, rows: list[dict[str, Any]]) -> list[C
     """One column's cells, row by row."""
     checks = {(int(st["enqueue"]), str(c["mem"])): c
               for st in result.get("steps") or [] for c in st.get("checks", [])}
+    cannot = {int(st["enqueue"]) for st in result.get("steps") or []
+              if st.get("status") == "cannot-run"}  # the runner's pre-flight: not launched
     failed = result.get("failed_enqueue")
     err = str(result.get("error") or "")
     state = str(result.get("status") or "")
     out: list[Cell] = []
     for row in rows:
         key = (row["enqueue"], row["mem"])
-        if key in checks:
+        if key in checks and row["enqueue"] in cannot:
+            out.append({"column": col, "status": "cannot-run", "max_ulp": None,
+                        "summary": str(checks[key].get("summary") or "cannot run")})
+        elif key in checks:
             out.append(_check_cell(col, checks[key]))
         elif err and (failed is None or failed == row["enqueue"]):
             why = err if state in ("error", "") else f"{state}: {err}"

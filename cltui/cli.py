@@ -30,6 +30,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "diverge": ("cltui.commands.diverge", "diverge_cmd", "Find where two captures diverge."),
     "check": ("cltui.commands.check", "check_cmd", "Replay a range on Oclgrind with its checks."),
     "shrink": ("cltui.commands.shrink", "shrink_cmd", "Shrink a failing range to its core."),
+    "latency": ("cltui.commands.latency", "latency_cmd", "Launch latency of a range: stages, "
+                "floor, sensitivity."),
 }
 
 

@@ -37,6 +37,37 @@ struct StepOutcome {
     bool ran = false;         // launched in the validation pass
 };
 
+// How a timing pass runs (cpp/latency.hpp): a host busy-wait before each launch, and whether
+// its launches keep an event (profiling) for the stage timing.
+struct Pass {
+    long long delay_ns = 0;
+    bool events = true;
+};
+
+// What a timing pass took: the launch loop's host time, the wall time to the queue drained,
+// and the busy-wait really spent (ns).
+struct PassTime {
+    double loop_ns = 0, wall_ns = 0, injected_ns = 0;
+};
+
+// Busy-wait about ns nanoseconds on this thread; the time really spent (ns).
+inline double spin(long long ns) {
+    auto t0 = std::chrono::steady_clock::now();
+    auto until = t0 + std::chrono::nanoseconds(ns);
+    auto t = t0;
+    while ((t = std::chrono::steady_clock::now()) < until) {
+    }
+    return std::chrono::duration<double, std::nano>(t - t0).count();
+}
+
+// One launch of a timing pass with its event kept (cltui latency's per-launch rows).
+struct LaunchRow {
+    int pass;
+    size_t step;
+    double host_start, host_ns;
+    cl_ulong queued, submit, start, end;
+};
+
 class Replayer {
    public:
     Replayer(const Plan& plan, const std::string& bundle, const DeviceRef& dev, const Options& opt,
@@ -74,7 +105,15 @@ class Replayer {
     // Pre dump), the launch, a wait, the checks.  Later passes only time the launches: the
     // inputs each object starts from are restored before the pass, and inside it only the
     // reloads the first pass really did are repeated (as replay.py does).
-    void run_once(bool validate);
+    PassTime run_once(bool validate, const Pass& pass = Pass());
+
+    // The floor (--floor, cpp/latency.hpp): the inputs restored, then every step's kernel
+    // launched back to back, arguments as set once, no event, nothing else.
+    PassTime floor_once(long long delay_ns = 0);
+
+    // The launches of the timing passes, kept by collect_timing() (--latency).
+    bool keep_rows = false;
+    std::vector<LaunchRow> rows;
 
     // Whether load j of step i did happen in the validation pass.
     bool load_done(size_t i, size_t j) const {
@@ -89,7 +128,11 @@ class Replayer {
         size_t step;
         cl_event ev;
         double host_ns;
+        double host_start;
+        int pass;
     };
+    int pass_ = 0;  // timing passes so far
+    std::vector<std::vector<const Load*>> inloop_;  // per step: the loads a pass repeats
     const Plan& plan_;
     std::string bundle_;
     DeviceRef dev_;
@@ -122,7 +165,9 @@ class Replayer {
 
     // cpp/steps.hpp
     void validate_step(size_t i, const Step& s, StepOutcome& out);
-    void launch(size_t i, const Step& s, StepOutcome& out, bool validate);
+    void launch(size_t i, const Step& s, StepOutcome& out, bool validate, bool event = true);
+    void restore_inputs();
+    const std::vector<std::vector<const Load*>>& inloop();
     void run_transfers(const Step& s);
     cl_int run_copy(const Transfer& t, cl_mem dst, const MemDesc* dd);
     void write(const std::string& id, const std::vector<unsigned char>& bytes);

@@ -202,6 +202,15 @@ def _median_per_launch(passes: dict[str, list[float]] | None, n: int) -> float |
     return statistics.median(loops) / max(n, 1) if loops else None
 
 
+def _paired_ratio(
+    passes: dict[str, list[float]] | None, floor: dict[str, list[float]] | None
+) -> float | None:
+    """Median over rounds of a pass's loop time over the floor pass of the same round."""
+    a, b = (passes or {}).get("loop_ns") or [], (floor or {}).get("loop_ns") or []
+    pairs = [x / y for x, y in zip(a, b, strict=False) if y > 0]
+    return statistics.median(pairs) if pairs else None
+
+
 def _native_figures(
     res: DeviceLatency,
     manifest: Manifest,
@@ -212,29 +221,35 @@ def _native_figures(
 ) -> None:
     """The runners' table, the C++ runner's stages and the sensitivity, from its JSON."""
     n = len(manifest["steps"])
-    floor = cpp = None
+    nat_ok = nat if nat is not None and not nat.get("error") else {}
     if nat is not None and nat.get("error"):
         res["notes"].append(f"the C++ runner: {nat['error']}")
-    elif nat is not None:
-        floor = _median_per_launch(nat.get("floor_passes"), n)
-        cpp = _median_per_launch(nat.get("runner_passes"), n)
-        launches = records.native_launches(manifest["steps"], nat.get("rows", []))
+    floor_p = nat_ok.get("floor_passes")
+    plain = next((p["passes"] for p in nat_ok.get("ladder", []) if p["delay_ns"] == 0), None)
+    floor = _median_per_launch(floor_p, n)
+    if nat_ok:
+        launches = records.native_launches(manifest["steps"], nat_ok.get("rows", []))
         res["native"] = summarise(launches)
         out.replays.append((f"C++ runner on {dev['name']}", launches))
         ladder = [(int(p["delay_ns"]), p["passes"]["injected_ns"], p["passes"]["wall_ns"])
-                  for p in nat.get("ladder", [])]  # fmt: skip
+                  for p in nat_ok.get("ladder", [])]  # fmt: skip
         res["sensitivity"] = fit.sensitivity(ladder, n, str(dev["name"]))
-    rows: list[tuple[str, str, float | None, int]] = [
-        ("Python engine", "cltui's engine (pyopencl), event per launch", engine_cost,
-         res["engine"]["launches"] // max(n, 1) if res["engine"] else 0),
-        ("C++ runner", "the exported replay.cpp, event per launch", cpp,
-         len(((nat or {}).get("runner_passes") or {}).get("loop_ns", []))),
-        ("bare C loop (floor)", "replay.cpp --floor: clEnqueueNDRangeKernel only", floor,
-         len(((nat or {}).get("floor_passes") or {}).get("loop_ns", []))),
+    engine_passes = res["engine"]["launches"] // max(n, 1) if res["engine"] else 0
+    rows: list[tuple[str, str, float | None, float | None, int]] = [
+        ("Python engine", "cltui's engine (pyopencl), an event per launch", engine_cost,
+         engine_cost / floor if engine_cost and floor else None, engine_passes),
+        ("C++ runner", "the exported replay.cpp's timing loop, an event per launch",
+         _median_per_launch(nat_ok.get("runner_passes"), n),
+         _paired_ratio(nat_ok.get("runner_passes"), floor_p),
+         len((nat_ok.get("runner_passes") or {}).get("loop_ns", []))),
+        ("C++ runner, no event", "the same loop without events (the ladder at 0 ns)",
+         _median_per_launch(plain, n), _paired_ratio(plain, floor_p),
+         len((plain or {}).get("loop_ns", []))),
+        ("bare C loop (floor)", "replay.cpp --floor: clEnqueueNDRangeKernel only, arguments "
+         "set once", floor, 1.0 if floor else None, len((floor_p or {}).get("loop_ns", []))),
     ]  # fmt: skip
     res["runners"] = [
         cast(RunnerCost, {"runner": name, "what": what, "host_ns_per_launch": cost,
-                          "ratio_to_floor": cost / floor if cost and floor else None,
-                          "passes": passes})
-        for name, what, cost, passes in rows
+                          "ratio_to_floor": ratio, "passes": passes})
+        for name, what, cost, ratio, passes in rows
     ]  # fmt: skip

@@ -80,15 +80,15 @@ class LadderPoint(TypedDict):
 class Sensitivity(TypedDict):
     """The range's wall time against a host delay injected before each launch: the
     least-squares slope (dimensionless: wall ns per injected ns) with its 95 % bootstrap
-    interval, near zero delay (``slope``: delays up to ``small_max_ns``) and over the
-    whole ladder (``slope_all``)."""
+    interval, over the whole ladder (``slope``) and near zero delay (``slope_small``:
+    delays up to ``small_max_ns``)."""
 
     ladder: list[LadderPoint]
     small_max_ns: int
     slope: float | None
     ci95: list[float] | None
-    slope_all: float | None
-    ci95_all: list[float] | None
+    slope_small: float | None
+    ci95_small: list[float] | None
     bound: str
     wall_ns: float | None
     launches: int

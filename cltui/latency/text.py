@@ -91,10 +91,11 @@ def sensitivity_lines(s: Sensitivity | None, device: str) -> list[str]:
         lines.append(f"  {_ns(p['delay_ns']):>12} {_ns(p['injected_ns_per_launch']):>10} "
                      f"{p['passes']:>7} {_ns(p['wall_ns_median']):>14}")  # fmt: skip
     slope = "-" if s["slope"] is None else f"{s['slope']:.3f}"
-    full = "-" if s["slope_all"] is None else f"{s['slope_all']:.3f}"
-    lines.append(f"  slope near 0 (delays ≤ {_ns(s['small_max_ns'])}): {slope}{_ci(s['ci95'])}"
+    small = "-" if s["slope_small"] is None else f"{s['slope_small']:.3f}"
+    lines.append(f"  slope (wall on injected time, whole ladder): {slope}{_ci(s['ci95'])}"
                  f" -> {s['bound']}")  # fmt: skip
-    lines.append(f"  slope over the whole ladder: {full}{_ci(s['ci95_all'])}")
+    lines.append(f"  slope near 0 (delays ≤ {_ns(s['small_max_ns'])}): {small}"
+                 f"{_ci(s['ci95_small'])}")  # fmt: skip
     lines.append(f"  {s['line']}")
     return lines
 

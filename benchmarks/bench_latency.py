@@ -149,6 +149,8 @@ def main() -> int:
     ap.add_argument("--spin-n", type=int, default=64, help="launches of the device-bound range")
     ap.add_argument("--capture-root", type=Path, default=SHARED / "captures")
     ap.add_argument("--captures", action="store_true", help="also the shared captures' ranges")
+    ap.add_argument("--timeout", type=float, default=120.0,
+                    help="seconds without progress (the C++ runner gets 4x)")
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--md", type=Path, default=None, help="render a results JSON as markdown")
     ns = ap.parse_args()
@@ -157,7 +159,7 @@ def main() -> int:
         return 0
     if "pocl" in ns.device.lower():  # one PoCL worker: the host loop keeps a core of its own
         os.environ.setdefault("POCL_MAX_PTHREAD_COUNT", "1")
-    opts = Options(repeat=ns.repeat)
+    opts = Options(repeat=ns.repeat, timeout=ns.timeout)
     out: dict[str, Any] = {"device": ns.device, "repeat": ns.repeat, "goals": GOALS,
                            "synthetic": {}, "captures": []}  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="cltui-bench-latency-") as tmp:

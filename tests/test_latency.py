@@ -142,10 +142,10 @@ def test_latency_json_on_pocl(chain: Path, tmp_path: Path) -> None:
     assert dev["native"] is not None and dev["native"]["launches"] == 18
     names = [r["runner"] for r in dev["runners"]]
     assert names == ["Python engine", "C++ runner", "C++ runner, no event",
-                     "bare C loop (floor)"]  # fmt: skip
+                     "bare C loop, profiling", "bare C loop (floor)"]  # fmt: skip
     assert all(r["host_ns_per_launch"] and r["host_ns_per_launch"] > 0 for r in dev["runners"])
     assert all(r["ratio_to_floor"] and r["passes"] == 3 for r in dev["runners"])
-    assert dev["runners"][3]["ratio_to_floor"] == pytest.approx(1.0)
+    assert dev["runners"][4]["ratio_to_floor"] == pytest.approx(1.0)
     sens = dev["sensitivity"]
     assert sens is not None and [p["delay_ns"] for p in sens["ladder"]] == [0, 1000, 20000]
     assert sens["ladder"][2]["injected_ns_per_launch"] >= 20000

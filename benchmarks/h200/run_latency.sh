@@ -19,17 +19,17 @@ python3 -m cltui devices > "$out/devices.txt" 2>&1
 ( nvcc -O2 -o /tmp/cuda_launch "$here/cuda_launch.cu" && /tmp/cuda_launch ) > "$out/cuda_launch.json" 2>&1
 echo "cuda rc=$?"
 PYTHONUNBUFFERED=1 python3 -W ignore benchmarks/bench_latency.py --device "${DEVICE:-nvidia}" --repeat "$repeat" \
-    --tiny 200 --spin-n 64 ${SPIN:---spin-global 131072 --spin-iters 40000} --captures --capture-root "$caps" \
+    --tiny 200 --spin-n 64 ${SPIN:---spin-global 131072 --spin-iters 40000} --captures --capture-root "$caps" --timeout "${TIMEOUT:-120}" \
     --out "$out/bench_latency.${DEVICE:-nvidia}.json" > /dev/null 2> "$out/bench_latency.err"
 echo "bench rc=$?"
 for spec in pyopencl_lib_pocl:14-38 opencv_tapi_pocl:41-55 images_svm_pocl:0-8; do
   name=${spec%%:*}; rng=${spec#*:}
   dir="$caps/$name"; [ -d "$dir" ] || dir="cltui/demo/$name"
-  python3 -W ignore -m cltui latency "$dir" "$rng" -d "${DEVICE:-nvidia}" --repeat "$repeat" \
+  python3 -W ignore -m cltui latency "$dir" "$rng" -d "${DEVICE:-nvidia}" --repeat "${TEXT_REPEAT:-$repeat}" \
       > "$out/$name-$rng.${DEVICE:-nvidia}.txt" 2>&1
   echo "$name text rc=$?"
 done
-python3 -W ignore -m cltui latency "$caps/pyopencl_lib_pocl" 14-38 -d "${DEVICE:-nvidia}" --repeat 10 \
+python3 -W ignore -m cltui latency "$caps/pyopencl_lib_pocl" 14-38 -d "${DEVICE:-nvidia}" --repeat 5 \
     --trace "$out/trace.pyopencl_lib_pocl-14-38.${DEVICE:-nvidia}.json" --json \
     > "$out/pyopencl_lib_pocl-14-38.${DEVICE:-nvidia}.json" 2> /dev/null
 echo "trace rc=$?"

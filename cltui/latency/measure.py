@@ -225,6 +225,7 @@ def _native_figures(
     if nat is not None and nat.get("error"):
         res["notes"].append(f"the C++ runner: {nat['error']}")
     floor_p = nat_ok.get("floor_passes")
+    prof_p = nat_ok.get("floor_profiling_passes")
     plain = next((p["passes"] for p in nat_ok.get("ladder", []) if p["delay_ns"] == 0), None)
     floor = _median_per_launch(floor_p, n)
     if nat_ok:
@@ -242,11 +243,15 @@ def _native_figures(
          _median_per_launch(nat_ok.get("runner_passes"), n),
          _paired_ratio(nat_ok.get("runner_passes"), floor_p),
          len((nat_ok.get("runner_passes") or {}).get("loop_ns", []))),
-        ("C++ runner, no event", "the same loop without events (the ladder at 0 ns)",
-         _median_per_launch(plain, n), _paired_ratio(plain, floor_p),
+        ("C++ runner, no event", "the same loop, no event, queue without profiling "
+         "(the ladder at 0 ns)", _median_per_launch(plain, n), _paired_ratio(plain, floor_p),
          len((plain or {}).get("loop_ns", []))),
+        ("bare C loop, profiling", "the floor's loop on the profiling queue",
+         _median_per_launch(prof_p, n), _paired_ratio(prof_p, floor_p),
+         len((prof_p or {}).get("loop_ns", []))),
         ("bare C loop (floor)", "replay.cpp --floor: clEnqueueNDRangeKernel only, arguments "
-         "set once", floor, 1.0 if floor else None, len((floor_p or {}).get("loop_ns", []))),
+         "set once, queue without profiling", floor, 1.0 if floor else None,
+         len((floor_p or {}).get("loop_ns", []))),
     ]  # fmt: skip
     res["runners"] = [
         cast(RunnerCost, {"runner": name, "what": what, "host_ns_per_launch": cost,

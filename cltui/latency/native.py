@@ -93,9 +93,12 @@ def run_tool(
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         proc.kill()
+        err = ""
         with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.communicate(timeout=10)
-        raise NativeError(f"{Path(cmd[0]).name} did not finish in {timeout:.0f} s") from None
+            err = proc.communicate(timeout=10)[1] or ""
+        last = err.strip().splitlines()[-1:]
+        said = f" (its last words: {last[0][:200]})" if last else ""
+        raise NativeError(f"{Path(cmd[0]).name} did not finish in {timeout:.0f} s{said}") from None
     if cancel is not None:
         cancel.raise_if_set()
     return proc.returncode, out, err

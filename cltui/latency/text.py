@@ -70,10 +70,10 @@ def summary_lines(title: str, summary: StageSummary | None) -> list[str]:
 
 def runner_lines(res: DeviceLatency) -> list[str]:
     lines = [f"== host time per launch, three runners side by side on {res['device']['name']}",
-             f"  {'runner':<22} {'per launch':>11} {'x floor':>8} {'passes':>7}  what"]
+             f"  {'runner':<24} {'per launch':>11} {'x floor':>8} {'passes':>7}  what"]
     for r in res["runners"]:
         ratio = "-" if r["ratio_to_floor"] is None else f"{r['ratio_to_floor']:.2f}"
-        lines.append(f"  {r['runner']:<22} {_ns(r['host_ns_per_launch']):>11} {ratio:>8} "
+        lines.append(f"  {r['runner']:<24} {_ns(r['host_ns_per_launch']):>11} {ratio:>8} "
                      f"{r['passes']:>7}  {r['what']}")  # fmt: skip
     return lines
 

@@ -83,7 +83,7 @@ DeviceRun run_device(const Plan& plan, const Options& opt, const DeviceRef& dev,
             pass.delay_ns = opt.delay_ns;
             for (int i = 1; i < opt.repeat; ++i) r.run_once(false, pass);
             for (int i = 0; opt.floor && i < std::max(opt.repeat, 2); ++i)
-                floor.push_back(r.floor_once());
+                floor.push_back(r.floor_once(0, true));
             r.collect_timing();
         }
     } catch (const DeviceError& e) {

@@ -3,18 +3,21 @@
 //
 // The floor is this driver's cheapest launch loop over the bundle's kernels: every kernel's
 // arguments were set once by setup(), and a pass only calls clEnqueueNDRangeKernel for each
-// step, with no event, no transfer, no reload, nothing else.  --latency measures, round by
-// round, one pass of this runner (events kept: the stages of every launch), one pass of the
-// floor and one pass per --delays value (a busy-wait before each launch of this runner's
-// loop, no event), the order rotated each round so that a drift of the machine spreads over
-// all of them.  cltui latency reads the JSON.
+// step, with no event, no transfer, no reload, nothing else, on a queue without profiling.
+// --latency measures, round by round, one pass of this runner (its profiling queue, events
+// kept: the stages of every launch), one pass of the floor, one of the floor on the
+// profiling queue (what profiling alone costs) and one pass per --delays value (a busy-wait
+// before each launch of this runner's loop, no event, the queue without profiling: as an
+// application runs), the order rotated each round so that a drift of the machine spreads
+// over all of them.  cltui latency reads the JSON.
 #pragma once
 
 #include "report.hpp"
 
 namespace cltui {
 
-inline PassTime Replayer::floor_once(long long delay_ns) {
+inline PassTime Replayer::floor_once(long long delay_ns, bool plain) {
+    if (plain) return on_plain_queue([&] { return floor_once(delay_ns, false); });
     PassTime took;
     restore_inputs();
     const size_t n = kernels_.size();
@@ -53,7 +56,7 @@ inline std::string floor_text(const std::vector<PassTime>& passes, size_t launch
 }
 
 struct LatencyRun {
-    std::vector<PassTime> runner, floor;
+    std::vector<PassTime> runner, floor, floor_profiling;
     std::vector<std::vector<PassTime>> ladder;  // per --delays value
 };
 
@@ -61,7 +64,7 @@ struct LatencyRun {
 inline LatencyRun measure_latency(Replayer& r, const Options& opt) {
     LatencyRun run;
     run.ladder.resize(opt.delays.size());
-    const size_t kinds = 2 + opt.delays.size();
+    const size_t kinds = 3 + opt.delays.size();
     r.keep_rows = true;
     for (int round = 0; round < opt.repeat; ++round) {
         for (size_t k = 0; k < kinds; ++k) {
@@ -69,12 +72,15 @@ inline LatencyRun measure_latency(Replayer& r, const Options& opt) {
             if (which == 0) {
                 run.runner.push_back(r.run_once(false));
             } else if (which == 1) {
-                run.floor.push_back(r.floor_once());
+                run.floor.push_back(r.floor_once(0, true));
+            } else if (which == 2) {
+                run.floor_profiling.push_back(r.floor_once(0, false));
             } else {
                 Pass pass;
-                pass.delay_ns = opt.delays[which - 2];
+                pass.delay_ns = opt.delays[which - 3];
                 pass.events = false;
-                run.ladder[which - 2].push_back(r.run_once(false, pass));
+                pass.plain = true;
+                run.ladder[which - 3].push_back(r.run_once(false, pass));
             }
         }
     }
@@ -102,7 +108,9 @@ inline std::string latency_json(const Replayer& r, const LatencyRun& run, const 
       << (error.empty() || r.running < 0 ? std::string("null") : std::to_string(r.running))
       << ", \"launches\": " << r.outcomes.size() << ", \"clock\": \"steady_clock\""
       << ", \"runner_passes\": " << passes_json(run.runner)
-      << ", \"floor_passes\": " << passes_json(run.floor) << ", \"ladder\": [";
+      << ", \"floor_passes\": " << passes_json(run.floor)
+      << ", \"floor_profiling_passes\": " << passes_json(run.floor_profiling)
+      << ", \"ladder\": [";
     for (size_t i = 0; i < run.ladder.size(); ++i)
         o << (i ? ", " : "") << "{\"delay_ns\": " << opt.delays[i]
           << ", \"passes\": " << passes_json(run.ladder[i]) << "}";

@@ -48,12 +48,13 @@ const char* kUsage =
     "  --atol/--rtol/--ulp  tolerances for floating point (override the manifest's)\n"
     "  --trace           print each enqueue on stderr before it runs (which one crashed?)\n"
     "  --floor           after the validation pass, time N passes of the bare launch loop\n"
-    "                    (the same kernels, arguments set once, no event, nothing else):\n"
-    "                    this driver's floor of host time per launch\n"
+    "                    (the same kernels, arguments set once, no event, nothing else, on a\n"
+    "                    queue without profiling): this driver's floor of host time per launch\n"
     "  --delay-ns N      busy-wait N ns on the host before each launch of the timing passes\n"
     "  --latency         JSON on stdout: N rounds, each one timing pass of this runner, one\n"
-    "                    of the floor and one per --delays value (ns of busy-wait before each\n"
-    "                    launch; default 0,50,200,1000,5000,20000), every launch's stages\n";
+    "                    of the floor (also on the profiling queue) and one per --delays value\n"
+    "                    (ns of busy-wait before each launch, no profiling; default\n"
+    "                    0,50,200,1000,5000,20000), every launch's stages\n";
 
 // --delays 0,50,200: non-negative nanoseconds, at least one.
 inline std::vector<long long> parse_delays(const std::string& text) {

@@ -42,6 +42,7 @@ struct StepOutcome {
 struct Pass {
     long long delay_ns = 0;
     bool events = true;
+    bool plain = false;  // on a second queue without CL_QUEUE_PROFILING_ENABLE
 };
 
 // What a timing pass took: the launch loop's host time, the wall time to the queue drained,
@@ -76,6 +77,7 @@ class Replayer {
 
     ~Replayer() {
         if (queue_) clFinish(queue_);
+        if (plain_) clFinish(plain_);
         for (auto& e : events_) clReleaseEvent(e.ev);
         for (auto& kv : kernels_) clReleaseKernel(kv);
         for (auto& kv : programs_) clReleaseProgram(kv.second);
@@ -84,6 +86,7 @@ class Replayer {
         for (auto& kv : svms_) clSVMFree(ctx_, kv.second);
         for (auto& s : samplers_) clReleaseSampler(s);
         if (queue_) clReleaseCommandQueue(queue_);
+        if (plain_) clReleaseCommandQueue(plain_);
         if (ctx_) clReleaseContext(ctx_);
     }
 
@@ -109,7 +112,27 @@ class Replayer {
 
     // The floor (--floor, cpp/latency.hpp): the inputs restored, then every step's kernel
     // launched back to back, arguments as set once, no event, nothing else.
-    PassTime floor_once(long long delay_ns = 0);
+    PassTime floor_once(long long delay_ns = 0, bool plain = false);
+
+    // Run f with queue_ swapped for a queue of the same context and device without
+    // profiling (created on first use): a pass as an application without profiling runs.
+    template <class F>
+    PassTime on_plain_queue(F f) {
+        if (!plain_) {
+            cl_int err = CL_SUCCESS;
+            plain_ = clCreateCommandQueue(ctx_, dev_.device, 0, &err);
+            check(err, "clCreateCommandQueue (no profiling)");
+        }
+        std::swap(queue_, plain_);
+        try {
+            PassTime t = f();
+            std::swap(queue_, plain_);
+            return t;
+        } catch (...) {
+            std::swap(queue_, plain_);
+            throw;
+        }
+    }
 
     // The launches of the timing passes, kept by collect_timing() (--latency).
     bool keep_rows = false;
@@ -140,6 +163,7 @@ class Replayer {
     std::string out_dir_;  // --out (per device)
     cl_context ctx_ = nullptr;
     cl_command_queue queue_ = nullptr;
+    cl_command_queue plain_ = nullptr;  // no profiling (on_plain_queue)
     bool has_svm_ = false;
     std::vector<std::pair<std::string, cl_mem>> mems_;  // creation order (parents first)
     std::map<std::string, void*> svms_;

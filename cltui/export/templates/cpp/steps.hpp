@@ -8,6 +8,12 @@
 namespace cltui {
 
 inline PassTime Replayer::run_once(bool validate, const Pass& pass) {
+    if (pass.plain && !validate) {
+        Pass inner = pass;
+        inner.plain = false;
+        inner.events = false;  // (no profiling there)
+        return on_plain_queue([&] { return run_once(false, inner); });
+    }
     PassTime took;
     if (validate) {
         fired_.assign(plan_.steps.size(), {});

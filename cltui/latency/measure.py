@@ -187,7 +187,7 @@ def _device(
     if bundle is not None and bundle[1] is not None and bundle[0] is not None:
         progress(ProgressEvent(0.5, f"{dev['name']}: the C++ runner, floor and delays"))
         try:
-            native_res = native.run_latency(bundle[1], bundle[0], dev["id"], opts.repeat,
+            native_res = native.run_latency(bundle[1], bundle[0], dev, opts.repeat,
                                             opts.delays, opts.timeout * 4, cancel)  # fmt: skip
         except native.NativeError as exc:
             res["notes"].append(str(exc))

@@ -14,7 +14,7 @@ import hashlib
 import json
 import shutil
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -107,14 +107,19 @@ def run_tool(
 def run_latency(
     exe: Path,
     bundle: Path,
-    device_id: str,
+    device: Mapping[str, Any],
     rounds: int,
     delays: Sequence[int],
     timeout: float,
     cancel: CancelToken | None = None,
 ) -> dict[str, Any]:
-    """The runner's ``--latency`` JSON for one device (its ``error`` set if it failed)."""
-    cmd = [str(exe), "--bundle", str(bundle), "--device", device_id, "--latency",
+    """The runner's ``--latency`` JSON for one device (its ``error`` set if it failed).
+
+    The device is named by its name, not its P:D index: the program may link another ICD
+    loader than pyopencl's, which can list other platforms (on the lent H200 machine its
+    platform 0 was not NVIDIA's); the device it reports must be the one asked for."""
+    name = str(device.get("name", ""))
+    cmd = [str(exe), "--bundle", str(bundle), "--device", name, "--latency",
            "--repeat", str(max(rounds, 1)), "--delays", ",".join(str(int(d)) for d in delays)]
     rc, out, err = run_tool(cmd, timeout, cancel, cwd=bundle)
     try:
@@ -125,4 +130,10 @@ def run_latency(
     if not isinstance(data, list) or not data or not isinstance(data[0], dict):
         raise NativeError("the C++ runner printed no result")
     result: dict[str, Any] = data[0]
+    got = result.get("device") or {}
+    if got.get("name") != name or got.get("platform") != device.get("platform"):
+        raise NativeError(
+            f"the C++ runner picked {got.get('name')!r} ({got.get('platform')!r}), not {name!r} "
+            f"({device.get('platform')!r}): its figures are left out"
+        )
     return result

@@ -21,6 +21,13 @@ STAGE_TITLES = {
     "start_to_end": "start→end",
     "end_to_next": "end→next start",
 }
+STAGE_SHORT = {
+    "host_enqueue": "host call",
+    "queued_to_submit": "queued→subm",
+    "submit_to_start": "submit→start",
+    "start_to_end": "start→end",
+    "end_to_next": "end→next",
+}
 BLOCKS = " ▁▂▃▄▅▆▇█"
 BINS = 24
 OUTLIERS = 8  # named per summary, the farthest first

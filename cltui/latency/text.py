@@ -4,10 +4,12 @@ against the floor, the delay ladder and the sensitivity line."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from cltui.capture.display import escape_controls
 from cltui.capture.textfmt import fmt_ns
 from cltui.latency.schema import DeviceLatency, LatencyReport, Sensitivity, StageSummary
-from cltui.latency.stats import STAGE_TITLES, STAGES, blocks
+from cltui.latency.stats import STAGE_SHORT, STAGE_TITLES, STAGES, Launch, blocks
 
 HIST_WIDTH = 24
 
@@ -35,7 +37,7 @@ def stage_table(summary: StageSummary) -> list[str]:
 
 def kernel_table(summary: StageSummary) -> list[str]:
     """Per kernel: launches and the p50 of each stage."""
-    heads = "".join(f" {STAGE_TITLES[s][:12]:>12}" for s in STAGES)
+    heads = "".join(f" {STAGE_SHORT[s]:>12}" for s in STAGES)
     lines = [f"  {'kernel (p50)':<24} {'n':>5}{heads}"]
     for k in summary["kernels"]:
         cells = ""
@@ -122,3 +124,47 @@ def report_lines(rep: LatencyReport) -> list[str]:
     if rep["trace"]:
         lines.append(f"trace: {rep['trace']} (open in https://ui.perfetto.dev)")
     return [escape_controls(x) for x in lines]
+
+
+LETTERS = "abcdefghijklmnopqrstuvwxyz"
+
+
+def timeline_lines(title: str, launches: Sequence[Launch], width: int = 100) -> list[str]:
+    """One repetition of a replay drawn on the terminal: a host row (``▄`` while an enqueue
+    call runs) and a device row (each kernel's letter while it runs, ``·`` idle) on one time
+    axis (the device clock put on the host's, as the trace does), and the letters' kernels."""
+    from cltui.latency.trace import clock_offset
+
+    rep = [ln for ln in launches if ln.rep == (launches[0].rep if launches else 0)]
+    timed = [ln for ln in rep if ln.host_start is not None and ln.device_times is not None]
+    if not timed:
+        return [f"== timeline: {title}: no timestamps"]
+    off = clock_offset(timed)
+    spans: list[tuple[float, float, str]] = []  # (start, end, char) on the host clock
+    host: list[tuple[float, float]] = []
+    names = list(dict.fromkeys(ln.kernel for ln in timed))
+    for ln in timed:
+        assert ln.host_start is not None and ln.device_times is not None
+        host.append((ln.host_start, ln.host_start + (ln.stages.get("host_enqueue") or 0.0)))
+        letter = LETTERS[names.index(ln.kernel) % len(LETTERS)]
+        spans.append((ln.device_times[2] - off, ln.device_times[3] - off, letter))
+    t0 = min(min(a for a, _ in host), min(a for a, _, _ in spans))
+    t1 = max(max(b for _, b in host), max(b for _, b, _ in spans))
+    scale = max(t1 - t0, 1.0) / width
+    host_row = [" "] * width
+    dev_row = ["·"] * width
+    for a, b in host:
+        for c in range(int((a - t0) / scale), min(width, int((b - t0) / scale) + 1)):
+            host_row[c] = "▄"
+    for a, b, ch in spans:
+        for c in range(int((a - t0) / scale), min(width, int((b - t0) / scale) + 1)):
+            dev_row[c] = ch
+    legend = ", ".join(f"{LETTERS[i % len(LETTERS)]} {escape_controls(n)}"
+                       for i, n in enumerate(names))  # fmt: skip
+    return [
+        f"== timeline: {title}, repetition {timed[0].rep} ({_ns(t1 - t0)}; "
+        f"1 column = {_ns(scale)})",
+        f"  host   {''.join(host_row)}",
+        f"  device {''.join(dev_row)}",
+        f"  {legend}",
+    ]

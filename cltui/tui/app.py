@@ -23,6 +23,7 @@ from cltui.tui.styles import stylesheet_paths
 
 if TYPE_CHECKING:
     from cltui.capture.capture import Capture
+    from cltui.latency.measure import Options
 
 __all__ = ["CltuiApp", "make_app"]
 
@@ -72,6 +73,8 @@ class CltuiApp(App[None]):
         Binding("d", "divergent(1)", "First divergent", tooltip="First enqueue where A and B part"),
         Binding("D", "divergent(0)", "Next divergent", show=False),
         Binding("C", "check", "Check", tooltip="Oclgrind checks of the selected range"),
+        Binding("L", "latency", "Latency", show=False,
+                tooltip="Launch latency of the selected range"),
     ]
 
     def __init__(self, screens: Sequence[MainScreen], *, ansi: bool = False) -> None:
@@ -80,6 +83,7 @@ class CltuiApp(App[None]):
         self.current = 0
         self.divergence: actions.Divergence | None = None
         self.exit_line: str | None = None  # why the app exited 2 (see bad_input)
+        self.latency_options: Options | None = None  # L's measurement (tests: fewer repeats)
         if ansi:  # the terminal's own 16 colours, for basic terminals and ssh sessions
             self.theme = ANSI_THEME
 
@@ -119,6 +123,9 @@ class CltuiApp(App[None]):
     def action_check(self) -> None:
         actions.start_check(self, self.main)
 
+    def action_latency(self) -> None:
+        actions.start_latency(self, self.main, self.latency_options)
+
     @property
     def main(self) -> MainScreen:
         return self.captures[self.current]
@@ -132,13 +139,13 @@ class CltuiApp(App[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "switch_capture":
             return len(self.captures) > 1
-        if action in ("divergent", "check") and not isinstance(self.screen, MainScreen):
+        if action in ("divergent", "check", "latency") and not isinstance(self.screen, MainScreen):
             return False  # browser keys: hidden on the action screens
         if action == "divergent":
             if len(self.captures) < 2:
                 return False
             return None if self.divergence is None or not self.divergence.ready else True
-        if action == "check":
+        if action in ("check", "latency"):
             return True if self.main.capture is not None else None
         return True
 

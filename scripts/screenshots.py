@@ -71,6 +71,10 @@ SCENES = [
     Scene("24-damaged-list", "pyopencl_lib_coldcache", (120, 36), jump=14),
     Scene("25-damaged-replay", "pyopencl_lib_coldcache", (140, 36), jump=14,
           keys=["shift+down"] * 22 + ["r", "ctrl+r"]),
+    # L: launch latency of 14-38 measured on this machine (Python engine, C++ runner, floor,
+    # delay ladder), then the Latency view
+    Scene("26-latency", "pyopencl_lib_pocl", (150, 48), jump=14,
+          keys=["shift+down"] * 24 + ["L"]),
 ]
 
 

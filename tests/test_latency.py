@@ -164,6 +164,7 @@ def test_latency_text_without_native(chain: Path) -> None:
     code, out = _run([str(chain), "1-3", "-d", "pocl", "--repeat", "3", "--no-native"])
     assert code == 0, out
     assert "== Python engine on" in out and "host enqueue call" in out
+    assert "== timeline: Python engine on" in out and "\n  device " in out
     assert "sensitivity on" in out and "not measured" in out
     assert "bare C loop (floor)" in out
 

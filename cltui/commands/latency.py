@@ -49,7 +49,7 @@ def latency_cmd(
     Exit 0 when every device was measured, 1 when one failed, 2 on bad input."""
     from cltui.capture.ranges import RangeError, parse_range
     from cltui.latency.measure import LatencyError, Options, measure
-    from cltui.latency.text import report_lines
+    from cltui.latency.text import report_lines, timeline_lines
     from cltui.latency.trace import trace_json
 
     try:
@@ -81,6 +81,9 @@ def latency_cmd(
     if as_json:
         emit_json(rep)
     else:
+        for title, launches in done.replays:  # one repetition of each replay, on one axis
+            for line in timeline_lines(title, launches, 100):
+                echo(line)
         for line in report_lines(rep):
             echo(line)
     sys.exit(1 if any(d["error"] for d in rep["devices"]) else 0)

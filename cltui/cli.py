@@ -37,6 +37,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "try": ("cltui.commands.try_cmd", "try_cmd", "A range with changes against the capture (A/B)."),
     "sweep": ("cltui.commands.sweep", "sweep_cmd", "Try many configurations of a range, ranked."),
     "variant": ("cltui.commands.variant", "variant_cmd", "List, show or delete saved variants."),
+    "latency": ("cltui.commands.latency", "latency_cmd", "Launch latency of a range: stages, "
+                "floor, sensitivity."),
 }
 
 

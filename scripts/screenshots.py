@@ -83,6 +83,10 @@ SCENES = [
     Scene("31-sweep", "pyopencl_lib_pocl", (140, 36), jump=22,
           keys=["shift+down"] * 9 + ["X"] + ["tab"] * 4, text="16,32,64,8192",
           after=["ctrl+s"]),
+    # L: launch latency of 14-38 measured on this machine (Python engine, C++ runner, floor,
+    # delay ladder), then the Latency view
+    Scene("32-latency", "pyopencl_lib_pocl", (150, 48), jump=14,
+          keys=["shift+down"] * 24 + ["L"]),
 ]
 
 

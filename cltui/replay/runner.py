@@ -72,8 +72,10 @@ class ReplayJob:
         save_dir: str | Path | None = None,
         probe: bool = False,
         binary_cache: str | Path | None = None,
+        timeline: bool = False,
     ) -> None:
         self.plan = plan
+        self.timeline = timeline
         self.probe = probe
         self.binary_cache = binary_cache
         self.data_root = str(data_root)
@@ -201,6 +203,7 @@ class ReplayJob:
             "save_dir": str(self.save_dir / tag),
             "probe": self.probe,
             "binary_cache": str(self.binary_cache) if self.binary_cache else None,
+            "timeline": self.timeline,
         }
         self.save_dir.mkdir(parents=True, exist_ok=True)
         job_path = self.save_dir / f"job_{tag}.json"
@@ -262,6 +265,7 @@ class StartOptions(TypedDict, total=False):
     callback: Callback | None
     probe: bool
     binary_cache: str | Path | bool | None
+    timeline: bool
 
 
 def start(
@@ -277,6 +281,7 @@ def start(
     callback: Callback | None = None,
     probe: bool = False,
     binary_cache: str | Path | bool | None = True,
+    timeline: bool = False,
 ) -> ReplayJob:
     """Start a replay; with ``callback`` the events are delivered from a background thread.
 
@@ -287,6 +292,8 @@ def start(
     ``probe_outputs``).
     ``binary_cache``: True for :func:`default_binary_cache`, a folder, or False/None for
     none (programs built from source keep their device binary there for the next run).
+    ``timeline``: each device's result gains ``timeline`` (every launch of the timing
+    repetitions: ``cltui latency``).
     """
     root = data_root if data_root is not None else plan.get("source", {}).get("capture", ".")
     job = ReplayJob(
@@ -300,6 +307,7 @@ def start(
         save_dir=save_dir,
         probe=probe,
         binary_cache=default_binary_cache() if binary_cache is True else (binary_cache or None),
+        timeline=timeline,
     )
     if callback is not None:
         job._pumped = True
@@ -392,6 +400,7 @@ def _child(job_path: str, fd: int) -> int:
         save_dir=job.get("save_dir"),
         probe=bool(job.get("probe")),
         binary_cache=job.get("binary_cache"),
+        timeline=bool(job.get("timeline")),
     )
     send({"type": "result", "result": result})
     out.close()

@@ -2,7 +2,8 @@
 
 The app wires these in (``make_app``): ``r`` -> :func:`start_replay` (device dialog, progress
 with cancel, results with the three-way diff), ``e`` -> :func:`start_export` (folder dialog,
-progress, one-line result), ``C`` -> :func:`start_check` (Oclgrind findings over the source).
+progress, one-line result), ``C`` -> :func:`start_check` (Oclgrind findings over the source),
+``L`` -> :func:`start_latency` (progress, then the launch latency screen).
 With two captures, :class:`Divergence` runs :func:`cltui.analysis.diverge.diverge` in a thread
 and marks each enqueue of both lists (``≠`` different, ``≈`` within tolerance, ``↕`` the
 sequences differ, ``=`` identical); ``d`` jumps to the first divergent enqueue, ``D`` to the next.
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
     from cltui.capture.capture import Capture
     from cltui.capture.model import Enqueue
     from cltui.export import ExportResult
+    from cltui.latency.measure import Measured, Options
     from cltui.tui.screens.main import MainScreen
 
 __all__ = [
@@ -48,6 +50,7 @@ __all__ = [
     "shared_opener",
     "start_check",
     "start_export",
+    "start_latency",
     "start_replay",
 ]
 
@@ -183,6 +186,27 @@ def start_check(app: AnyApp, screen: MainScreen) -> None:
 
     title = f"Checking {_range_text(first, last)} under Oclgrind"
     app.push_screen(ProgressScreen(title, check_task(cap, first, last)), done)
+
+
+def start_latency(app: AnyApp, screen: MainScreen, options: Options | None = None) -> None:
+    """The launch latency of the screen's selected range (on the device the replay rule
+    picks) -> the latency screen."""
+    from cltui.tui.screens.latency import LatencyScreen, latency_task
+
+    cap = screen.capture
+    sel = screen.enqueue_list.selection if cap is not None else None
+    if cap is None or sel is None:
+        return
+    first, last = int(cap.numbers[sel[0]]), int(cap.numbers[sel[1]])
+    if _refused(app, "Latency", cap, first, last):
+        return
+    title = f"Launch latency of {_range_text(first, last)}"
+
+    def done(measured: Measured | None) -> None:
+        if measured is not None:
+            app.push_screen(LatencyScreen(measured, title))
+
+    app.push_screen(ProgressScreen(title, latency_task(cap, first, last, options)), done)
 
 
 # ------------------------------------------------------------------------------ two captures

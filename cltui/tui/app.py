@@ -24,6 +24,7 @@ from cltui.tui.styles import stylesheet_paths
 
 if TYPE_CHECKING:
     from cltui.capture.capture import Capture
+    from cltui.latency.measure import Options
 
 __all__ = ["CltuiApp", "make_app"]
 
@@ -77,6 +78,8 @@ class CltuiApp(App[None]):
                 tooltip="Edit the focused enqueue's program in $EDITOR, then try it (A/B)"),
         Binding("X", "experiment", "Experiment", show=False,
                 tooltip="Try options, defines or work sizes on the range (A/B or a sweep)"),
+        Binding("L", "latency", "Latency", show=False,
+                tooltip="Launch latency of the selected range"),
     ]
 
     def __init__(self, screens: Sequence[MainScreen], *, ansi: bool = False) -> None:
@@ -85,6 +88,7 @@ class CltuiApp(App[None]):
         self.current = 0
         self.divergence: actions.Divergence | None = None
         self.exit_line: str | None = None  # why the app exited 2 (see bad_input)
+        self.latency_options: Options | None = None  # L's measurement (tests: fewer repeats)
         if ansi:  # the terminal's own 16 colours, for basic terminals and ssh sessions
             self.theme = ANSI_THEME
 
@@ -133,6 +137,8 @@ class CltuiApp(App[None]):
         from cltui.tui import experiment
 
         experiment.start_experiment(self, self.main)
+    def action_latency(self) -> None:
+        actions.start_latency(self, self.main, self.latency_options)
 
     @property
     def main(self) -> MainScreen:
@@ -147,15 +153,14 @@ class CltuiApp(App[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "switch_capture":
             return len(self.captures) > 1
-        if action in ("divergent", "check", "edit_program", "experiment") and not isinstance(
-            self.screen, MainScreen
-        ):
+        on_main = ("divergent", "check", "edit_program", "experiment", "latency")
+        if action in on_main and not isinstance(self.screen, MainScreen):
             return False  # browser keys: hidden on the action screens
         if action == "divergent":
             if len(self.captures) < 2:
                 return False
             return None if self.divergence is None or not self.divergence.ready else True
-        if action in ("check", "edit_program", "experiment"):
+        if action in ("check", "edit_program", "experiment", "latency"):
             return True if self.main.capture is not None else None
         return True
 

@@ -113,6 +113,17 @@ class LogIndex:
         m = _exit_pattern(function).search(mm, entry_offset, min(self.size, entry_offset + limit))
         return _dec(m.group(1)) if m else None
 
+    def exit_time(self, entry_offset: int, function: str, limit: int = 1 << 16) -> int | None:
+        """The ``Time:`` stamp (us, ``CallLoggingElapsedTime``) of the first ``<<<<`` line of
+        ``function`` after an entry; None when that line has none."""
+        mm = self._mm
+        if mm is None:
+            return None
+        pat = re.compile(rb"<<<< Time: (\d+) (?:TID = \d+ )?(?:TNum = \d+ )?"
+                         + re.escape(function.encode()) + rb"\b")  # fmt: skip
+        m = pat.search(mm, entry_offset, min(self.size, entry_offset + limit))
+        return int(m.group(1)) if m else None
+
     # ---- lookups that respect handle recycling ----
     @staticmethod
     def _latest(lst: list[_R] | None, before: int, start: Callable[[_R], int]) -> _R | None:

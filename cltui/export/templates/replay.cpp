@@ -26,10 +26,12 @@
 //   cpp/setup.hpp     context, programs, objects, arguments
 //   cpp/steps.hpp     the passes over the steps, transfers, checks
 //   cpp/verdict.hpp   the verdict                cpp/report.hpp    JSON and text
+//   cpp/latency.hpp   the floor of launch cost, the launch-delay ladder (--floor, --latency)
 //   cpp/cases.hpp     the shared edge cases (--...-cases FILE: cltui's tests)
 //   replay.cpp        run() and main()
 
 #include "cpp/cases.hpp"
+#include "cpp/latency.hpp"
 #include "cpp/report.hpp"
 
 namespace {
@@ -70,25 +72,47 @@ DeviceRun run_device(const Plan& plan, const Options& opt, const DeviceRef& dev,
                      size_t n_devices, const Choice& choice, std::vector<std::string>& json) {
     Replayer r(plan, opt.bundle, dev, opt, device_out_dir(opt, dev, n_devices));
     DeviceRun run;
+    std::vector<PassTime> floor;
+    LatencyRun lat;
     try {
         r.setup();
-        for (int i = 0; i < opt.repeat; ++i) r.run_once(i == 0);
-        r.collect_timing();
+        r.run_once(true);
+        if (opt.latency) {
+            lat = measure_latency(r, opt);
+        } else {
+            Pass pass;
+            pass.delay_ns = opt.delay_ns;
+            for (int i = 1; i < opt.repeat; ++i) r.run_once(false, pass);
+            for (int i = 0; opt.floor && i < std::max(opt.repeat, 2); ++i)
+                floor.push_back(r.floor_once(0, true));
+            r.collect_timing();
+        }
     } catch (const DeviceError& e) {
         run.error = e.what();
+    }
+    if (opt.latency) {
+        if (!run.error.empty()) std::cerr << "replay: " << dev.name << ": " << run.error << "\n";
+        json.push_back(latency_json(r, lat, opt, dev, run.error));
+        run.code = run.error.empty() ? 0 : 1;
+        return run;
     }
     bool ok = run.error.empty();
     for (const auto& s : r.outcomes) ok = ok && step_ok(s);
     if (!run.error.empty()) std::cerr << "replay: " << dev.name << ": " << run.error << "\n";
     Verdict verdict = make_verdict(plan, r.outcomes, run.error);
     run.code = verdict_exit(verdict.status);
-    if (opt.json)
-        json.push_back(result_json(r, dev, ok, opt.repeat, run.error, choice, verdict));
-    else if (run.error.empty())
+    if (opt.json) {
+        std::string one = result_json(r, dev, ok, opt.repeat, run.error, choice, verdict);
+        if (opt.floor && run.error.empty())  // one more key, before the object's end
+            one.insert(one.size() - 1, ", \"floor\": " + passes_json(floor));
+        json.push_back(one);
+    } else if (run.error.empty()) {
         print_text(r, dev, opt.repeat, verdict);
-    else
+        if (opt.floor) std::cout << floor_text(floor, r.outcomes.size());
+    } else {
         std::cout << "== " << dev.p << ":" << dev.d << " " << dev.name << " ("
                   << dev.platform_name << ")\n   " << verdict.line << "\n";
+    }
     return run;
 }
 
@@ -116,7 +140,7 @@ int run(int argc, char** argv) {
         any_error = any_error || !one.error.empty();
         if (one.code == 1 || (one.code == 3 && worst == 0)) worst = one.code;
     }
-    if (opt.json) {
+    if (opt.json || opt.latency) {
         std::cout << "[";
         for (size_t i = 0; i < json.size(); ++i) std::cout << (i ? ",\n" : "") << json[i];
         std::cout << "]\n";

@@ -25,7 +25,6 @@ from .base import (
 )
 from .compare import Tolerance
 from .devices import open_device
-from .launch import _Launches
 from .preflight import _Preflight
 from .programs import _Programs
 from .results import step_results
@@ -39,8 +38,10 @@ from .schema import (
     Manifest,
     ProbeResult,
     StepSpec,
+    TimelineResult,
     ToleranceSpec,
 )
+from .timeline import _Timeline
 
 if TYPE_CHECKING:
     import pyopencl as cl
@@ -76,7 +77,7 @@ def open_shared(device: Device) -> Shared:
     return Shared(dev, ctx, queue)
 
 
-class Engine(_Launches, _Programs, _Preflight):
+class Engine(_Timeline, _Programs, _Preflight):
     """One plan on one device.  ``prepare()`` then ``run()``; see the package doc."""
 
     def __init__(
@@ -93,6 +94,7 @@ class Engine(_Launches, _Programs, _Preflight):
         probe: bool = False,
         binary_cache: str | Path | None = None,
         shared: Shared | None = None,
+        timeline: bool = False,
     ) -> None:
         if plan.get("format") != PLAN_FORMAT or int(plan.get("version", 0)) > PLAN_VERSION:
             raise EngineError(
@@ -112,6 +114,7 @@ class Engine(_Launches, _Programs, _Preflight):
         self.probe = probe
         self.binary_cache = Path(binary_cache) if binary_cache else None
         self.shared = shared
+        self.timeline = timeline and not probe
         self._stamps = {}
         self._writer = None
         self._writes = []
@@ -233,11 +236,18 @@ class Engine(_Launches, _Programs, _Preflight):
         self._sched = sched
         self._timed = []
         probed: ProbeResult | None = None
+        line: TimelineResult | None = None
         if self.probe:
             loop_ns, probed = self._probe_repetitions(max(repeat, 1) - 1, sched.reads)
+        elif self.timeline:
+            line = self.timeline_launches(max(repeat, 1) - 1)
+            loop_ns = [r["loop_ns"] for r in line["repetitions"]]
         else:
             loop_ns = self.repeat_launches(max(repeat, 1) - 1)
-        return self._results(sched, repeat, loop_ns, probed)
+        out = self._results(sched, repeat, loop_ns, probed)
+        if line is not None:
+            out["timeline"] = line
+        return out
 
     def _results(
         self, sched: Schedule, repeat: int, loop_ns: list[int], probed: ProbeResult | None
@@ -284,6 +294,7 @@ def run_plan(
     save_dir: str | Path | None = None,
     probe: bool = False,
     binary_cache: str | Path | None = None,
+    timeline: bool = False,
 ) -> EngineResult:
     """Prepare and run ``plan`` on ``device``; errors become ``result['error']``.
 
@@ -291,10 +302,13 @@ def run_plan(
     :meth:`Engine._probe_repetitions`; needs ``save_dir``); the result gains ``probe``.
     ``binary_cache``: a folder where programs built from source keep their device binary,
     so the next run on the same device and driver builds from it.
+    ``timeline``: the timing repetitions keep every launch (the result gains ``timeline``:
+    :meth:`Engine.timeline_launches`).
     """
     eng = Engine(
         plan, device, loader, progress=progress, hasher=hasher, tolerance=tolerance,
         arg_tolerance=arg_tolerance, save_dir=save_dir, probe=probe, binary_cache=binary_cache,
+        timeline=timeline,
     )  # fmt: skip
     import pyopencl as cl
 

@@ -18,6 +18,7 @@ __all__ = [
     "LoadResult", "LoadSpec", "LoopResult", "LostRun", "Manifest", "MemorySpec", "PlanSource",
     "ProbeOutput", "ProbeResult", "ProgramSpec", "Report", "ReportPlan", "Scope", "ScopeKernel",
     "ScopeTransfer", "Skipped", "Stats", "StepResult", "StepSpec", "StepTiming",
+    "TimelineLaunch", "TimelineRepetition", "TimelineResult",
     "ToleranceSpec", "TransferOp", "TransferResult", "TransferSpec", "Verdict", "VerdictCounts",
     "VerdictStatus",
 ]  # fmt: skip
@@ -404,6 +405,36 @@ class ProbeResult(TypedDict):
     outputs: list[ProbeOutput]
 
 
+class TimelineLaunch(TypedDict):
+    """One launch of a timeline repetition: the host call (``time.perf_counter_ns``) and
+    the four profiling counters (the device's clock, ns)."""
+
+    step: int
+    host_start: int
+    host_ns: int
+    queued: int
+    submit: int
+    start: int
+    end: int
+
+
+class TimelineRepetition(TypedDict):
+    """One timing repetition: its start (host clock), the launch loop's host time, the
+    wall time to the queue drained, and its launches in order."""
+
+    host_start: int
+    loop_ns: int
+    wall_ns: int
+    launches: list[TimelineLaunch]
+
+
+class TimelineResult(TypedDict):
+    """``timeline``: every timing repetition's launches (``cltui latency``)."""
+
+    clock: str
+    repetitions: list[TimelineRepetition]
+
+
 class EngineResult(TypedDict):
     """What the engine returns for one device (``run_plan``); the runners complete it into
     a :class:`DeviceResult` (runner, status, device choice, verdict)."""
@@ -420,6 +451,7 @@ class EngineResult(TypedDict):
     probe: NotRequired[ProbeResult]
     build_log: NotRequired[str]
     cannot_run: NotRequired[list[Finding]]  # the pre-flight's findings on this device
+    timeline: NotRequired[TimelineResult]
 
 
 class DeviceResult(TypedDict):
@@ -433,6 +465,7 @@ class DeviceResult(TypedDict):
     stderr: NotRequired[str]
     partial: NotRequired[bool]
     probe: NotRequired[dict[str, Any]]  # --probe: {runs, outputs: [{enqueue, mem, files}]}
+    timeline: NotRequired[TimelineResult]  # cltui latency: every launch of the repetitions
     repeat: int
     loop: Any
     builds: dict[str, Any]

@@ -16,6 +16,10 @@ struct Options {
     bool json = false;
     bool trace = false;
     int repeat = 1;
+    bool floor = false;              // --floor: the bare launch loop only (cpp/latency.hpp)
+    bool latency = false;            // --latency: runner, floor and delays side by side (JSON)
+    long long delay_ns = 0;          // --delay-ns: busy-wait before each timed launch
+    std::vector<long long> delays{0, 50, 200, 1000, 5000, 20000};  // --delays (--latency)
     std::string out_dir;
     std::string cases, cases_file;  // --choose-device-cases, --compare-cases, --hash-cases,
                                     // --name-cases FILE (cltui's tests; see cpp/cases.hpp)
@@ -27,6 +31,7 @@ struct Options {
 const char* kUsage =
     "usage: replay [--bundle DIR] [--list-devices] [--device P:D|NAME]... [--validate]\n"
     "              [--repeat N] [--json] [--out DIR] [--atol X] [--rtol X] [--ulp N] [--trace]\n"
+    "              [--floor] [--delay-ns N] [--latency [--delays N,N,...]]\n"
     "\n"
     "  --bundle DIR      the bundle folder (default: the current folder if it holds\n"
     "                    manifest.json, else the folder this program was built from)\n"
@@ -41,7 +46,30 @@ const char* kUsage =
     "  --out DIR         write each checked object as replayed into DIR (DIR/P_D with\n"
     "                    several devices)\n"
     "  --atol/--rtol/--ulp  tolerances for floating point (override the manifest's)\n"
-    "  --trace           print each enqueue on stderr before it runs (which one crashed?)\n";
+    "  --trace           print each enqueue on stderr before it runs (which one crashed?)\n"
+    "  --floor           after the validation pass, time N passes of the bare launch loop\n"
+    "                    (the same kernels, arguments set once, no event, nothing else, on a\n"
+    "                    queue without profiling): this driver's floor of host time per launch\n"
+    "  --delay-ns N      busy-wait N ns on the host before each launch of the timing passes\n"
+    "  --latency         JSON on stdout: N rounds, each one timing pass of this runner, one\n"
+    "                    of the floor (also on the profiling queue) and one per --delays value\n"
+    "                    (ns of busy-wait before each launch, no profiling; default\n"
+    "                    0,50,200,1000,5000,20000), every launch's stages\n";
+
+// --delays 0,50,200: non-negative nanoseconds, at least one.
+inline std::vector<long long> parse_delays(const std::string& text) {
+    std::vector<long long> out;
+    std::stringstream in(text);
+    std::string item;
+    while (std::getline(in, item, ',')) {
+        if (item.empty()) continue;
+        long long v = std::stoll(item);
+        if (v < 0) throw UsageError("--delays must not be negative");
+        out.push_back(v);
+    }
+    if (out.empty()) throw UsageError("--delays needs at least one value");
+    return out;
+}
 
 inline Options parse_args(int argc, char** argv) {
     Options o;
@@ -70,6 +98,15 @@ inline Options parse_args(int argc, char** argv) {
             } else if (a == "--repeat") {
                 o.repeat = std::stoi(need(i));
                 if (o.repeat < 1) throw UsageError("--repeat must be at least 1");
+            } else if (a == "--floor") {
+                o.floor = true;
+            } else if (a == "--latency") {
+                o.latency = true;
+            } else if (a == "--delay-ns") {
+                o.delay_ns = std::stoll(need(i));
+                if (o.delay_ns < 0) throw UsageError("--delay-ns must not be negative");
+            } else if (a == "--delays") {
+                o.delays = parse_delays(need(i));
             } else if (a == "--out") {
                 o.out_dir = need(i);
             } else if (a == "--choose-device-cases" || a == "--compare-cases" ||

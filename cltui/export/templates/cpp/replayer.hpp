@@ -41,6 +41,38 @@ struct StepOutcome {
     std::vector<Finding> cannot_run;  // not launched: it cannot run on this device, and why
 };
 
+// How a timing pass runs (cpp/latency.hpp): a host busy-wait before each launch, and whether
+// its launches keep an event (profiling) for the stage timing.
+struct Pass {
+    long long delay_ns = 0;
+    bool events = true;
+    bool plain = false;  // on a second queue without CL_QUEUE_PROFILING_ENABLE
+};
+
+// What a timing pass took: the launch loop's host time, the wall time to the queue drained,
+// and the busy-wait really spent (ns).
+struct PassTime {
+    double loop_ns = 0, wall_ns = 0, injected_ns = 0;
+};
+
+// Busy-wait about ns nanoseconds on this thread; the time really spent (ns).
+inline double spin(long long ns) {
+    auto t0 = std::chrono::steady_clock::now();
+    auto until = t0 + std::chrono::nanoseconds(ns);
+    auto t = t0;
+    while ((t = std::chrono::steady_clock::now()) < until) {
+    }
+    return std::chrono::duration<double, std::nano>(t - t0).count();
+}
+
+// One launch of a timing pass with its event kept (cltui latency's per-launch rows).
+struct LaunchRow {
+    int pass;
+    size_t step;
+    double host_start, host_ns;
+    cl_ulong queued, submit, start, end;
+};
+
 class Replayer {
    public:
     Replayer(const Plan& plan, const std::string& bundle, const DeviceRef& dev, const Options& opt,
@@ -49,6 +81,7 @@ class Replayer {
 
     ~Replayer() {
         if (queue_) clFinish(queue_);
+        if (plain_) clFinish(plain_);
         for (auto& e : events_) clReleaseEvent(e.ev);
         for (auto& kv : kernels_) clReleaseKernel(kv);
         for (auto& kv : programs_) clReleaseProgram(kv.second);
@@ -57,6 +90,7 @@ class Replayer {
         for (auto& kv : svms_) clSVMFree(ctx_, kv.second);
         for (auto& s : samplers_) clReleaseSampler(s);
         if (queue_) clReleaseCommandQueue(queue_);
+        if (plain_) clReleaseCommandQueue(plain_);
         if (ctx_) clReleaseContext(ctx_);
     }
 
@@ -78,7 +112,35 @@ class Replayer {
     // Pre dump), the launch, a wait, the checks.  Later passes only time the launches: the
     // inputs each object starts from are restored before the pass, and inside it only the
     // reloads the first pass really did are repeated (as replay.py does).
-    void run_once(bool validate);
+    PassTime run_once(bool validate, const Pass& pass = Pass());
+
+    // The floor (--floor, cpp/latency.hpp): the inputs restored, then every step's kernel
+    // launched back to back, arguments as set once, no event, nothing else.
+    PassTime floor_once(long long delay_ns = 0, bool plain = false);
+
+    // Run f with queue_ swapped for a queue of the same context and device without
+    // profiling (created on first use): a pass as an application without profiling runs.
+    template <class F>
+    PassTime on_plain_queue(F f) {
+        if (!plain_) {
+            cl_int err = CL_SUCCESS;
+            plain_ = clCreateCommandQueue(ctx_, dev_.device, 0, &err);
+            check(err, "clCreateCommandQueue (no profiling)");
+        }
+        std::swap(queue_, plain_);
+        try {
+            PassTime t = f();
+            std::swap(queue_, plain_);
+            return t;
+        } catch (...) {
+            std::swap(queue_, plain_);
+            throw;
+        }
+    }
+
+    // The launches of the timing passes, kept by collect_timing() (--latency).
+    bool keep_rows = false;
+    std::vector<LaunchRow> rows;
 
     // Whether load j of step i did happen in the validation pass.
     bool load_done(size_t i, size_t j) const {
@@ -102,7 +164,11 @@ class Replayer {
         size_t step;
         cl_event ev;
         double host_ns;
+        double host_start;
+        int pass;
     };
+    int pass_ = 0;  // timing passes so far
+    std::vector<std::vector<const Load*>> inloop_;  // per step: the loads a pass repeats
     const Plan& plan_;
     std::string bundle_;
     DeviceRef dev_;
@@ -110,6 +176,7 @@ class Replayer {
     std::string out_dir_;  // --out (per device)
     cl_context ctx_ = nullptr;
     cl_command_queue queue_ = nullptr;
+    cl_command_queue plain_ = nullptr;  // no profiling (on_plain_queue)
     bool has_svm_ = false;
     std::vector<std::pair<std::string, cl_mem>> mems_;  // creation order (parents first)
     std::map<std::string, void*> svms_;
@@ -146,7 +213,9 @@ class Replayer {
 
     // cpp/steps.hpp
     void validate_step(size_t i, const Step& s, StepOutcome& out);
-    void launch(size_t i, const Step& s, StepOutcome& out, bool validate);
+    void launch(size_t i, const Step& s, StepOutcome& out, bool validate, bool event = true);
+    void restore_inputs();
+    const std::vector<std::vector<const Load*>>& inloop();
     void run_transfers(const Step& s);
     cl_int run_copy(const Transfer& t, cl_mem dst, const MemDesc* dd);
     void write(const std::string& id, const std::vector<unsigned char>& bytes);

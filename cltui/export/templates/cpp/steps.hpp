@@ -7,16 +7,21 @@
 
 namespace cltui {
 
-inline void Replayer::run_once(bool validate) {
+inline PassTime Replayer::run_once(bool validate, const Pass& pass) {
+    if (pass.plain && !validate) {
+        Pass inner = pass;
+        inner.plain = false;
+        inner.events = false;  // (no profiling there)
+        return on_plain_queue([&] { return run_once(false, inner); });
+    }
+    PassTime took;
     if (validate) {
         fired_.assign(plan_.steps.size(), {});
     } else {
-        for (size_t i = 0; i < plan_.steps.size(); ++i)
-            for (size_t j = 0; j < plan_.steps[i].loads.size(); ++j)
-                if (is_first_input(i, j) && made(plan_.steps[i].loads[j].mem))
-                    upload(plan_.steps[i].loads[j]);
-        check(clFinish(queue_), "clFinish");
+        restore_inputs();
+        ++pass_;
     }
+    const auto& reloads = validate ? inloop_ : inloop();
     auto loop_start = std::chrono::steady_clock::now();
     for (size_t i = 0; i < plan_.steps.size(); ++i) {
         const Step& s = plan_.steps[i];
@@ -25,21 +30,44 @@ inline void Replayer::run_once(bool validate) {
             validate_step(i, s, outcomes[i]);
         } else {
             run_transfers(s);
-            for (size_t j = 0; j < s.loads.size(); ++j)
-                if (fired_[i][j] && !is_first_input(i, j)) upload(s.loads[j]);
+            for (const Load* l : reloads[i]) upload(*l);
+            if (pass.delay_ns > 0) took.injected_ns += spin(pass.delay_ns);
         }
         if (!kernels_[i]) {  // it cannot run on this device: not launched
             if (validate) not_launched(i, s, outcomes[i]);
             continue;
         }
-        launch(i, s, outcomes[i], validate);
+        launch(i, s, outcomes[i], validate, pass.events);
     }
-    if (!validate)
-        loop_ns.push_back(
-            std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - loop_start)
-                .count());
+    auto loop_end = std::chrono::steady_clock::now();
     check(clFinish(queue_), "clFinish");
+    auto drained = std::chrono::steady_clock::now();
+    took.loop_ns = std::chrono::duration<double, std::nano>(loop_end - loop_start).count();
+    took.wall_ns = std::chrono::duration<double, std::nano>(drained - loop_start).count();
+    if (!validate && pass.events) loop_ns.push_back(took.loop_ns);
     running = -1;
+    return took;
+}
+
+// Before a timing pass: the inputs each object starts from, and the queue drained.
+inline void Replayer::restore_inputs() {
+    for (size_t i = 0; i < plan_.steps.size(); ++i)
+        for (size_t j = 0; j < plan_.steps[i].loads.size(); ++j)
+            if (is_first_input(i, j) && made(plan_.steps[i].loads[j].mem))
+                upload(plan_.steps[i].loads[j]);
+    check(clFinish(queue_), "clFinish");
+}
+
+// Per step, the loads a timing pass repeats: those the validation pass did, except the
+// inputs restored before the pass (worked out once, outside the launch loop).
+inline const std::vector<std::vector<const Load*>>& Replayer::inloop() {
+    if (inloop_.size() == plan_.steps.size()) return inloop_;
+    inloop_.assign(plan_.steps.size(), {});
+    for (size_t i = 0; i < plan_.steps.size(); ++i)
+        for (size_t j = 0; j < plan_.steps[i].loads.size(); ++j)
+            if (load_done(i, j) && !is_first_input(i, j))
+                inloop_[i].push_back(&plan_.steps[i].loads[j]);
+    return inloop_;
 }
 
 // Before step i's launch in the validation pass: transfers, pre-checks, loads.
@@ -69,13 +97,14 @@ inline void Replayer::validate_step(size_t i, const Step& s, StepOutcome& out) {
 }
 
 // Step i's launch; in the validation pass also the wait and the checks.
-inline void Replayer::launch(size_t i, const Step& s, StepOutcome& out, bool validate) {
-    cl_event ev;
+inline void Replayer::launch(size_t i, const Step& s, StepOutcome& out, bool validate,
+                             bool event) {
+    cl_event ev = nullptr;
     auto t0 = std::chrono::steady_clock::now();
     cl_int err = clEnqueueNDRangeKernel(queue_, kernels_[i], static_cast<cl_uint>(s.global.size()),
                                         s.offset.empty() ? nullptr : s.offset.data(),
                                         s.global.data(), s.local.empty() ? nullptr : s.local.data(),
-                                        0, nullptr, &ev);
+                                        0, nullptr, event || validate ? &ev : nullptr);
     auto t1 = std::chrono::steady_clock::now();
     check(err,
           "enqueue " + std::to_string(s.enqueue) + " (" + s.kernel + "): clEnqueueNDRangeKernel");
@@ -85,7 +114,10 @@ inline void Replayer::launch(size_t i, const Step& s, StepOutcome& out, bool val
         for (const auto& c : s.checks) out.checks.push_back(evaluate(s, c, true));
         out.ran = true;
     }
-    events_.push_back({i, ev, std::chrono::duration<double, std::nano>(t1 - t0).count()});
+    if (!ev) return;
+    events_.push_back({i, ev, std::chrono::duration<double, std::nano>(t1 - t0).count(),
+                       std::chrono::duration<double, std::nano>(t0.time_since_epoch()).count(),
+                       validate ? 0 : pass_});
 }
 
 // Step i cannot run here: its checks are unchecked and say why.
@@ -112,6 +144,8 @@ inline void Replayer::collect_timing() {
         t.submit_start.push_back(static_cast<double>(st) - static_cast<double>(sub));
         t.start_end.push_back(static_cast<double>(en) - static_cast<double>(st));
         t.host_enqueue.push_back(e.host_ns);
+        if (keep_rows && e.pass > 0)
+            rows.push_back({e.pass, e.step, e.host_start, e.host_ns, q, sub, st, en});
         clReleaseEvent(e.ev);
     }
     events_.clear();

@@ -1,0 +1,254 @@
+"""Launch latency benchmark (issue 16): the method checked on ranges built to be known cases,
+then run on the shared captures' ranges.
+
+    python benchmarks/bench_latency.py [--device pocl] [--repeat 40] [--out FILE.json]
+        [--spin-global 64 --spin-iters 200000] [--tiny 200] [--captures] [--md]
+
+Two synthetic captures, real capture folders written by ``tests/analysis_synth.py`` (the
+Intercept Layer's log, Replay folders, Pre dumps) into a temp folder:
+
+* launch-bound: ``--tiny`` launches of a one-work-item kernel back to back;
+* device-bound: ``--spin-n`` launches of a kernel that spins ``--spin-iters`` LCG steps in
+  each of ``--spin-global`` work-items (size it so one launch runs past the largest delay).
+
+The Post dumps are what a device writes (numpy models of the kernels), so the replay
+reloads nothing inside the range.  On PoCL the benchmark gives PoCL one worker thread
+(``POCL_MAX_PTHREAD_COUNT=1``): the host's busy-wait would otherwise take a core from the
+"device".
+
+Each goes through ``cltui.latency.measure`` (the Python engine, the C++ runner, its floor
+and the delay ladder, side by side in one run).  Goals: the C++ runner's host time per
+launch <= 1.1x the floor's, the sensitivity slope >= 0.8 on the launch-bound range and
+<= 0.1 on the device-bound one.  ``--captures`` adds the shared captures' replayable
+ranges.  Prints JSON (``--out`` writes it too); ``--md FILE`` renders the results as the
+BENCHMARKS.md section ``Launch latency`` (see :func:`render`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from cltui.capture import open_capture  # noqa: E402
+from cltui.capture.ranges import parse_range  # noqa: E402
+from cltui.latency.measure import Options, measure  # noqa: E402
+from tests.analysis_synth import Arg, Launch, SynthCapture, write_capture  # noqa: E402
+
+SOURCE = """\
+__kernel void tiny(__global uint *a)
+{
+    a[get_global_id(0)] += 1u;
+}
+
+__kernel void spin(__global uint *a, int iters)
+{
+    uint i = get_global_id(0);
+    uint x = a[i] + i;
+    for (int k = 0; k < iters; ++k)
+        x = x * 1103515245u + 12345u;
+    a[i] = x;
+}
+"""
+
+SHARED = Path(os.environ.get("CLTUI_SHARED", ROOT.parent / "shared")).resolve()
+# the shared captures' ranges that replay (as in benchmarks/results/h200/COMMANDS.md)
+CAPTURE_RANGES = [
+    ("pyopencl_lib_pocl", "14-38"),
+    ("opencv_tapi_pocl", "41-55"),
+    ("images_svm_pocl", "0-8"),
+]
+GOALS = {"cpp_over_floor": 1.1, "launch_bound_slope": 0.8, "device_bound_slope": 0.1}
+
+
+def _tiny(st: dict[str, Any], _a: list[Any]) -> None:
+    st["A"][0] += np.uint32(1)
+
+
+def _lcg_power(n: int) -> tuple[int, int]:
+    """x -> A x + C (mod 2^32): the LCG step applied n times (by squaring)."""
+    mul, add = 1, 0
+    base_m, base_a = 1103515245, 12345
+    while n:
+        if n & 1:
+            mul, add = (base_m * mul) % 2**32, (base_m * add + base_a) % 2**32
+        base_m, base_a = (base_m * base_m) % 2**32, (base_m * base_a + base_a) % 2**32
+        n >>= 1
+    return mul, add
+
+
+def _spin(st: dict[str, Any], a: list[Any]) -> None:
+    mul, add = _lcg_power(int(a[1]))
+    x = st["A"].astype(np.uint64) + np.arange(len(st["A"]), dtype=np.uint64)
+    st["A"][:] = ((x * mul + add) % 2**32).astype(np.uint32)
+
+
+def synth_launch_bound(n: int) -> SynthCapture:
+    """``n`` one-work-item launches; the Post dumps as a device writes them (no reload)."""
+    a = np.zeros(64, dtype=np.uint32)
+    launches = [Launch("tiny", [Arg("buf", "A")], 1, None, _tiny) for _ in range(n)]
+    return SynthCapture(SOURCE, {"A": a}, launches)
+
+
+def synth_device_bound(n: int, width: int, iters: int) -> SynthCapture:
+    """``n`` launches of ``spin`` over ``width`` work-items, ``iters`` steps each."""
+    a = np.zeros(width, dtype=np.uint32)
+    launches = [Launch("spin", [Arg("buf", "A"), Arg("int", iters)], width, None, _spin)
+                for _ in range(n)]  # fmt: skip
+    return SynthCapture(SOURCE, {"A": a}, launches)
+
+
+def one(path: Path, rng: str, device: str, opts: Options) -> dict[str, Any]:
+    """``measure`` on one range: the figures the report shows, and the wall time."""
+    t0 = time.perf_counter()
+    done = measure(open_capture(path), parse_range(rng), [device], opts)
+    rep = done.report
+    (dev,) = rep["devices"]
+    sens = dev["sensitivity"] or {}
+    runners = {r["runner"]: r for r in dev["runners"]}
+    return {
+        "capture": path.name,
+        "range": rng,
+        "kernels": rep["kernels"],
+        "device": dev["device"].get("name"),
+        "error": dev["error"],
+        "notes": dev["notes"],
+        "runners": dev["runners"],
+        "cpp_over_floor": runners["C++ runner"]["ratio_to_floor"],
+        "engine_over_floor": runners["Python engine"]["ratio_to_floor"],
+        "slope": sens.get("slope"),
+        "ci95": sens.get("ci95"),
+        "slope_small": sens.get("slope_small"),
+        "ci95_small": sens.get("ci95_small"),
+        "bound": sens.get("bound"),
+        "ladder": sens.get("ladder"),
+        "line": sens.get("line"),
+        "stages_p50": {k: (v or {}).get("p50") for k, v in
+                       ((dev["native"] or dev["engine"] or {}).get("stages") or {}).items()},
+        "seconds": time.perf_counter() - t0,
+    }  # fmt: skip
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--device", default="pocl")
+    ap.add_argument("--repeat", type=int, default=40)
+    ap.add_argument("--tiny", type=int, default=200)
+    ap.add_argument("--spin-global", type=int, default=64)
+    ap.add_argument("--spin-iters", type=int, default=1500)
+    ap.add_argument("--spin-n", type=int, default=64, help="launches of the device-bound range")
+    ap.add_argument("--capture-root", type=Path, default=SHARED / "captures")
+    ap.add_argument("--captures", action="store_true", help="also the shared captures' ranges")
+    ap.add_argument("--timeout", type=float, default=120.0,
+                    help="seconds without progress (the C++ runner gets 4x)")
+    ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--md", type=Path, default=None, help="render a results JSON as markdown")
+    ns = ap.parse_args()
+    if ns.md is not None:
+        print(render(json.loads(ns.md.read_text())))
+        return 0
+    if "pocl" in ns.device.lower():  # one PoCL worker: the host loop keeps a core of its own
+        os.environ.setdefault("POCL_MAX_PTHREAD_COUNT", "1")
+    opts = Options(repeat=ns.repeat, timeout=ns.timeout)
+    out: dict[str, Any] = {"device": ns.device, "repeat": ns.repeat, "goals": GOALS,
+                           "synthetic": {}, "captures": []}  # fmt: skip
+    with tempfile.TemporaryDirectory(prefix="cltui-bench-latency-") as tmp:
+        lb = write_capture(synth_launch_bound(ns.tiny), Path(tmp) / "launch_bound")
+        db = write_capture(synth_device_bound(ns.spin_n, ns.spin_global, ns.spin_iters),
+                           Path(tmp) / "device_bound")  # fmt: skip
+        out["synthetic"]["launch_bound"] = one(lb, f"0-{ns.tiny - 1}", ns.device, opts)
+        out["synthetic"]["launch_bound"]["shape"] = f"{ns.tiny} x tiny (1 work-item)"
+        out["synthetic"]["device_bound"] = one(db, f"0-{ns.spin_n - 1}", ns.device, opts)
+        out["synthetic"]["device_bound"]["shape"] = (
+            f"{ns.spin_n} x spin ({ns.spin_global} work-items x {ns.spin_iters} LCG steps)")
+    out["pocl_workers"] = os.environ.get("POCL_MAX_PTHREAD_COUNT", "default")
+    if ns.captures:
+        for name, rng in CAPTURE_RANGES:
+            path = ns.capture_root / name
+            if not path.is_dir() and name == "images_svm_pocl":
+                path = ROOT / "cltui" / "demo" / name
+            if path.is_dir():
+                out["captures"].append(one(path, rng, ns.device, opts))
+    lb_r, db_r = out["synthetic"]["launch_bound"], out["synthetic"]["device_bound"]
+    out["met"] = {
+        "cpp_over_floor": (lb_r["cpp_over_floor"] or 9e9) <= GOALS["cpp_over_floor"],
+        "launch_bound_slope": (lb_r["slope"] or 0.0) >= GOALS["launch_bound_slope"],
+        "device_bound_slope": (db_r["slope"] if db_r["slope"] is not None else 9e9)
+        <= GOALS["device_bound_slope"],
+    }
+    text = json.dumps(out, indent=1)
+    if ns.out is not None:
+        ns.out.parent.mkdir(parents=True, exist_ok=True)
+        ns.out.write_text(text + "\n")
+    print(text)
+    return 0
+
+
+def _f(v: float | None, fmt: str = "{:.2f}") -> str:
+    return "-" if v is None else fmt.format(v)
+
+
+def _ci(ci: list[float] | None) -> str:
+    return "-" if not ci else f"{ci[0]:.2f} to {ci[1]:.2f}"
+
+
+def _runner(r: dict[str, Any], name: str, key: str) -> float | None:
+    found: float | None = next((x[key] for x in r["runners"] if x["runner"] == name), None)
+    return found
+
+
+def render(res: dict[str, Any]) -> str:
+    """The results as markdown: the goals table, then one row per range."""
+    lb, db = res["synthetic"]["launch_bound"], res["synthetic"]["device_bound"]
+    met = res["met"]
+    mark = {True: "met", False: "**MISSED**"}
+    loop = _runner(lb, "C++ runner, no event", "ratio_to_floor")
+    lines = [
+        f"Device: {lb['device']}; {res['repeat']} repetitions per runner (and rounds of the "
+        "floor and of each delay), measured side by side in one `cltui latency` run per range.",
+        "",
+        "| goal | measured | target | |",
+        "|---|---|---|---|",
+        f"| C++ runner host time per launch / bare C loop (launch-bound range), an event per "
+        f"launch on the profiling queue | {_f(lb['cpp_over_floor'])} | <= 1.1 | "
+        f"{mark[met['cpp_over_floor']]} |",
+        f"| the same loop without the event (its ladder pass at 0 ns) | {_f(loop)} | <= 1.1 | "
+        f"{mark[loop is not None and loop <= GOALS['cpp_over_floor']]} |",
+        f"| slope, launch-bound range ({lb['shape']}) | {_f(lb['slope'])} "
+        f"(95 % CI {_ci(lb['ci95'])}) | >= 0.8 | {mark[met['launch_bound_slope']]} |",
+        f"| slope, device-bound range ({db['shape']}) | {_f(db['slope'])} "
+        f"(95 % CI {_ci(db['ci95'])}) | <= 0.1 | {mark[met['device_bound_slope']]} |",
+        "",
+        "| range | kernels | Python engine x floor | C++ runner x floor | C++ loop, no event "
+        "x floor | floor per launch | slope (95 % CI) | slope near 0 (95 % CI) | bound |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in [lb, db, *res.get("captures", [])]:
+        floor = _runner(r, "bare C loop (floor)", "host_ns_per_launch")
+        plain = _runner(r, "C++ runner, no event", "ratio_to_floor")
+        lines.append(
+            f"| {r['capture']} {r['range']} | {r['kernels']} | {_f(r['engine_over_floor'])} | "
+            f"{_f(r['cpp_over_floor'])} | {_f(plain)} | {_f(floor, '{:.0f} ns')} | "
+            f"{_f(r['slope'])} "
+            f"({_ci(r['ci95'])}) | {_f(r['slope_small'])} ({_ci(r['ci95_small'])}) | "
+            f"{r['bound'] or '-'} |"
+        )
+    lines.append("")
+    for r in [lb, db, *res.get("captures", [])]:
+        if r.get("line"):
+            lines.append(f"- {r['capture']} {r['range']}: {r['line']}")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,89 @@
+"""``cltui latency DUMPDIR RANGE``: the stages of every launch of a range, the runners
+against the floor, and the range's sensitivity to launch overhead."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from cltui.commands._common import echo, emit_json, fail, load_capture
+
+
+@click.command("latency")
+@click.argument("dumpdir", type=click.Path())
+@click.argument("range_text", metavar="RANGE")
+@click.option("--device", "-d", "devices", multiple=True,
+              help="P:D index or name substring; repeat for several devices "
+                   "(default: the capture's device by the replay rule).")  # fmt: skip
+@click.option("--repeat", type=click.IntRange(3, 100000), default=50, show_default=True,
+              help="Timing repetitions per runner (and rounds of the floor and each delay).")
+@click.option("--delays", default="0,50,200,1000,5000,20000", show_default=True,
+              help="Host busy-wait before each launch (ns), for the sensitivity fit.")
+@click.option("--no-native", is_flag=True,
+              help="Only the Python engine (no C++ runner: no floor, no sensitivity).")
+@click.option("--timeout", type=float, default=120.0, show_default=True,
+              help="Seconds without progress before a device is declared hung.")
+@click.option("--trace", "trace_file", type=click.Path(dir_okay=False), default=None,
+              help="Write a Chrome trace-event / Perfetto JSON of the capture and the replays.")
+@click.option("--json", "as_json", is_flag=True, help="The report as JSON.")
+def latency_cmd(
+    dumpdir: str,
+    range_text: str,
+    devices: tuple[str, ...],
+    repeat: int,
+    delays: str,
+    no_native: bool,
+    timeout: float,
+    trace_file: str | None,
+    as_json: bool,
+) -> None:
+    """Launch latency of RANGE (12-40, 12-, 12-40/saxpy): host enqueue call, queued→submit,
+    submit→start, start→end and end→next start of every launch, per kernel and for the
+    range, from the capture and from replays; the Python engine's and the C++ runner's
+    host time per launch against the bare launch loop (the floor); the range's wall time
+    against a host delay per launch (slope ~0: device-bound, ~1: launch-bound).
+
+    Exit 0 when every device was measured, 1 when one failed, 2 on bad input."""
+    from cltui.capture.ranges import RangeError, parse_range
+    from cltui.latency.measure import LatencyError, Options, measure
+    from cltui.latency.text import report_lines, timeline_lines
+    from cltui.latency.trace import trace_json
+
+    try:
+        rng = parse_range(range_text)
+        ladder = sorted({int(x) for x in delays.split(",") if x.strip()})
+    except RangeError as exc:
+        fail(str(exc))
+    except ValueError:
+        fail(f"bad --delays {delays!r} (nanoseconds, comma-separated)")
+    if not ladder or ladder[0] < 0:
+        fail("--delays needs non-negative nanoseconds")
+    if 0 not in ladder:
+        ladder.insert(0, 0)
+    cap = load_capture(dumpdir, quiet=as_json)
+    opts = Options(repeat=repeat, delays=ladder, timeout=timeout, native=not no_native)
+    try:
+        done = measure(cap, rng, devices, opts)
+    except LatencyError as exc:
+        fail(str(exc))
+    rep = done.report
+    if trace_file:
+        path = Path(trace_file)
+        try:
+            path.write_text(json.dumps(trace_json(("capture " + rep["range"],
+                                                   done.capture_launches), done.replays)))
+        except OSError as exc:
+            fail(f"cannot write {path}: {exc.strerror or exc}")
+        rep["trace"] = str(path)
+    if as_json:
+        emit_json(rep)
+    else:
+        for title, launches in done.replays:  # one repetition of each replay, on one axis
+            for line in timeline_lines(title, launches, 100):
+                echo(line)
+        for line in report_lines(rep):
+            echo(line)
+    sys.exit(1 if any(d["error"] for d in rep["devices"]) else 0)

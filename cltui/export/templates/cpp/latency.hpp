@@ -1,0 +1,128 @@
+// cpp/latency.hpp: the floor of launch cost and the launch-delay ladder (--floor, --latency).
+// Part of replay.cpp (see its head): one file of the C++ replay, included once.
+//
+// The floor is this driver's cheapest launch loop over the bundle's kernels: every kernel's
+// arguments were set once by setup(), and a pass only calls clEnqueueNDRangeKernel for each
+// step, with no event, no transfer, no reload, nothing else, on a queue without profiling.
+// --latency measures, round by round, one pass of this runner (its profiling queue, events
+// kept: the stages of every launch), one pass of the floor, one of the floor on the
+// profiling queue (what profiling alone costs) and one pass per --delays value (a busy-wait
+// before each launch of this runner's loop, no event, the queue without profiling: as an
+// application runs), the order rotated each round so that a drift of the machine spreads
+// over all of them.  cltui latency reads the JSON.
+#pragma once
+
+#include "report.hpp"
+
+namespace cltui {
+
+inline PassTime Replayer::floor_once(long long delay_ns, bool plain) {
+    if (plain) return on_plain_queue([&] { return floor_once(delay_ns, false); });
+    PassTime took;
+    restore_inputs();
+    const size_t n = kernels_.size();
+    auto t0 = std::chrono::steady_clock::now();
+    for (size_t i = 0; i < n; ++i) {
+        const Step& s = plan_.steps[i];
+        if (delay_ns > 0) took.injected_ns += spin(delay_ns);
+        cl_int err = clEnqueueNDRangeKernel(
+            queue_, kernels_[i], static_cast<cl_uint>(s.global.size()),
+            s.offset.empty() ? nullptr : s.offset.data(), s.global.data(),
+            s.local.empty() ? nullptr : s.local.data(), 0, nullptr, nullptr);
+        if (err != CL_SUCCESS) check(err, "enqueue " + std::to_string(s.enqueue) + " (floor)");
+    }
+    auto t1 = std::chrono::steady_clock::now();
+    check(clFinish(queue_), "clFinish");
+    auto t2 = std::chrono::steady_clock::now();
+    took.loop_ns = std::chrono::duration<double, std::nano>(t1 - t0).count();
+    took.wall_ns = std::chrono::duration<double, std::nano>(t2 - t0).count();
+    return took;
+}
+
+inline std::string nums_json(const std::vector<double>& v) {
+    std::string o = "[";
+    for (size_t i = 0; i < v.size(); ++i) o += (i ? ", " : "") + json_num(v[i]);
+    return o + "]";
+}
+
+// --floor without --latency: the bare loop's host time per launch (median of the passes).
+inline std::string floor_text(const std::vector<PassTime>& passes, size_t launches) {
+    std::vector<double> per;
+    for (const auto& p : passes) per.push_back(p.loop_ns / static_cast<double>(launches));
+    std::sort(per.begin(), per.end());
+    double med = per.empty() ? 0 : per[per.size() / 2];
+    return "floor: " + std::to_string(passes.size()) + " passes of " + std::to_string(launches) +
+           " launches, host time per launch (median) " + fmt_ns(med) + "\n";
+}
+
+struct LatencyRun {
+    std::vector<PassTime> runner, floor, floor_profiling;
+    std::vector<std::vector<PassTime>> ladder;  // per --delays value
+};
+
+// --latency: rounds of (runner, floor, each delay), the order rotated per round.
+inline LatencyRun measure_latency(Replayer& r, const Options& opt) {
+    LatencyRun run;
+    run.ladder.resize(opt.delays.size());
+    const size_t kinds = 3 + opt.delays.size();
+    r.keep_rows = true;
+    for (int round = 0; round < opt.repeat; ++round) {
+        for (size_t k = 0; k < kinds; ++k) {
+            size_t which = (k + static_cast<size_t>(round)) % kinds;
+            if (which == 0) {
+                run.runner.push_back(r.run_once(false));
+            } else if (which == 1) {
+                run.floor.push_back(r.floor_once(0, true));
+            } else if (which == 2) {
+                run.floor_profiling.push_back(r.floor_once(0, false));
+            } else {
+                Pass pass;
+                pass.delay_ns = opt.delays[which - 3];
+                pass.events = false;
+                pass.plain = true;
+                run.ladder[which - 3].push_back(r.run_once(false, pass));
+            }
+        }
+    }
+    r.collect_timing();
+    return run;
+}
+
+inline std::string passes_json(const std::vector<PassTime>& passes) {
+    std::vector<double> loop, wall, injected;
+    for (const auto& p : passes) {
+        loop.push_back(p.loop_ns);
+        wall.push_back(p.wall_ns);
+        injected.push_back(p.injected_ns);
+    }
+    return "{\"loop_ns\": " + nums_json(loop) + ", \"wall_ns\": " + nums_json(wall) +
+           ", \"injected_ns\": " + nums_json(injected) + "}";
+}
+
+inline std::string latency_json(const Replayer& r, const LatencyRun& run, const Options& opt,
+                                const DeviceRef& dev, const std::string& error) {
+    std::ostringstream o;
+    o << "{\"runner\": \"replay.cpp\", \"device\": " << device_json(dev)
+      << ", \"error\": " << (error.empty() ? "null" : json_str(error))
+      << ", \"failed_enqueue\": "
+      << (error.empty() || r.running < 0 ? std::string("null") : std::to_string(r.running))
+      << ", \"launches\": " << r.outcomes.size() << ", \"clock\": \"steady_clock\""
+      << ", \"runner_passes\": " << passes_json(run.runner)
+      << ", \"floor_passes\": " << passes_json(run.floor)
+      << ", \"floor_profiling_passes\": " << passes_json(run.floor_profiling)
+      << ", \"ladder\": [";
+    for (size_t i = 0; i < run.ladder.size(); ++i)
+        o << (i ? ", " : "") << "{\"delay_ns\": " << opt.delays[i]
+          << ", \"passes\": " << passes_json(run.ladder[i]) << "}";
+    o << "], \"rows\": [";
+    for (size_t i = 0; i < r.rows.size(); ++i) {
+        const LaunchRow& w = r.rows[i];
+        o << (i ? ", " : "") << "[" << w.pass << ", " << w.step << ", " << json_num(w.host_start)
+          << ", " << json_num(w.host_ns) << ", " << w.queued << ", " << w.submit << ", "
+          << w.start << ", " << w.end << "]";
+    }
+    o << "]}";
+    return o.str();
+}
+
+}  // namespace cltui

@@ -1,0 +1,177 @@
+"""``cltui latency``: the figures (pure), the trace-event format, and the whole command on
+a synthetic capture and a shared one on PoCL (the Python engine and the C++ runner)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from cltui.cli import main
+from cltui.latency import fit
+from cltui.latency.schema import Dist, LatencyReport, StageSummary
+from cltui.latency.stats import STAGES, Launch, blocks, distribution, summarise, with_gaps
+from tests.analysis_synth import chain_capture, write_capture
+from tests.schemas import validate
+
+NEEDS_CPP = pytest.mark.skipif(
+    shutil.which("cmake") is None or shutil.which("c++") is None,
+    reason="cmake or a C++ compiler is not installed",
+)
+
+
+def _launch(rep: int, step: int, q: int, host: float = 1000.0, run: int = 500) -> Launch:
+    t = (q, q + 10, q + 30, q + 30 + run)
+    return Launch(rep, step, 10 + step, f"k{step % 2}",
+                  {"host_enqueue": host, "queued_to_submit": 10.0, "submit_to_start": 20.0,
+                   "start_to_end": float(run)}, float(q - 100), float(q), t)  # fmt: skip
+
+
+def test_distribution_and_blocks() -> None:
+    d = distribution([float(v) for v in range(1, 101)])
+    assert d is not None
+    assert (d["count"], d["min"], d["max"]) == (100, 1.0, 100.0)
+    assert d["p50"] == pytest.approx(50.5) and d["p99"] == pytest.approx(99.01)
+    assert sum(d["hist"]) == 100
+    assert distribution([]) is None
+    assert blocks([0, 1, 8]) == " ▁█"
+    assert len(blocks(list(range(24)), 12)) == 12
+
+
+def test_gaps_outliers_and_kernels() -> None:
+    one = [_launch(1, i, 1000 * i, host=5000.0 if i == 7 else 1000.0) for i in range(10)]
+    got = with_gaps(one)
+    assert got[0].stages["end_to_next"] == pytest.approx(1000 - 530 + 30)
+    assert got[-1].stages["end_to_next"] is None
+    s: StageSummary = summarise(got)
+    assert s["launches"] == 10
+    assert [k["kernel"] for k in s["kernels"]] == ["k0", "k1"]
+    assert s["outliers"][0]["enqueue"] == 17 and s["outliers"][0]["stage"] == "host_enqueue"
+    assert s["outliers"][0]["times_median"] == pytest.approx(5.0)
+    d: Dist | None = s["stages"]["end_to_next"]
+    assert d is not None and d["count"] == 9
+
+
+def test_slope_of_known_cases() -> None:
+    gen = np.random.default_rng(3)
+    xs = [0.0, 500.0, 2000.0, 10000.0]
+    drift = gen.normal(0, 5000, 20)  # a round's offset: the within-round fit removes it
+    lb = [[(x, 50000 + d + x + gen.normal(0, 200)) for x in xs] for d in drift]
+    db = [[(x, 50000 + d + gen.normal(0, 200)) for x in xs] for d in drift]
+    s1, s0 = fit.slope_ci(lb), fit.slope_ci(db)
+    assert s1 is not None and s0 is not None
+    assert s1[1][0] < 1.0 < s1[1][1] and s1[0] == pytest.approx(1.0, abs=0.05)
+    assert s0[1][0] < 0.0 < s0[1][1] and abs(s0[0]) < 0.05
+    assert fit.slope_ci([[(1.0, 1.0), (1.0, 2.0)]] * 3) is None
+    assert fit.slope_ci([[(0.0, 1.0), (1.0, 2.0)]] * 2) is None
+    assert fit.bound_of(0.05) == "device-bound" and fit.bound_of(0.95) == "launch-bound"
+
+
+def test_sensitivity_line() -> None:
+    ladder = [(d, [d * 10.0] * 5, [10000.0 + d * 10.0 + k for k in range(5)])
+              for d in (0, 50, 200, 1000)]  # fmt: skip
+    s = fit.sensitivity(ladder, 10, "Dev")
+    assert s["slope"] == pytest.approx(1.0, abs=1e-6)
+    assert s["saving_ns"] == pytest.approx(400.0, rel=1e-3)
+    assert s["line"].startswith("removing 40 ns per launch would save about 400 ns")
+    assert s["line"].endswith("on Dev") and "(4.00 %)" in s["line"]
+
+
+# --------------------------------------------------------------------------- trace format
+
+
+def check_trace(doc: dict[str, Any]) -> None:
+    """The Chrome trace-event format as Perfetto reads it: required fields, ``dur`` on
+    complete events, ``ts`` monotonic per track, every track named by metadata."""
+    events = doc["traceEvents"]
+    assert isinstance(events, list) and events
+    named_threads: set[tuple[int, int]] = set()
+    named_procs: set[int] = set()
+    last: dict[tuple[int, int], float] = {}
+    for ev in events:
+        for key in ("ph", "ts", "pid", "tid", "name"):
+            assert key in ev, (key, ev)
+        assert isinstance(ev["pid"], int) and isinstance(ev["tid"], int)
+        assert isinstance(ev["ts"], int | float) and ev["ts"] >= 0
+        if ev["ph"] == "M":
+            assert ev["name"] in ("process_name", "thread_name", "process_sort_index")
+            if ev["name"] == "thread_name":
+                named_threads.add((ev["pid"], ev["tid"]))
+            if ev["name"] == "process_name":
+                named_procs.add(ev["pid"])
+            continue
+        assert ev["ph"] == "X", ev
+        assert isinstance(ev["dur"], int | float) and ev["dur"] >= 0
+        track = (ev["pid"], ev["tid"])
+        assert ev["ts"] >= last.get(track, 0.0), ("not monotonic", ev)
+        last[track] = ev["ts"]
+    assert set(last) <= named_threads
+    assert {p for p, _t in last} <= named_procs
+
+
+# --------------------------------------------------------------------------- the command
+
+
+@pytest.fixture(scope="module")
+def chain(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_capture(chain_capture(), tmp_path_factory.mktemp("lat") / "chain")
+
+
+def _run(args: list[str]) -> tuple[int, str]:
+    res = CliRunner().invoke(main, ["latency", *args])
+    return res.exit_code, res.output
+
+
+@NEEDS_CPP
+def test_latency_json_on_pocl(chain: Path, tmp_path: Path) -> None:
+    trace = tmp_path / "t.json"
+    code, out = _run([str(chain), "0-5", "-d", "pocl", "--repeat", "3",
+                      "--delays", "0,1000,20000", "--trace", str(trace), "--json"])  # fmt: skip
+    assert code == 0, out
+    rep: LatencyReport = json.loads(out)
+    validate(rep, "cli.schema.json", "latency")
+    assert rep["kernels"] == 6 and rep["trace"] == str(trace)
+    (dev,) = rep["devices"]
+    assert dev["error"] is None and dev["device_choice"]["rule"] == "user"
+    assert dev["engine"] is not None and dev["engine"]["launches"] == 18
+    assert dev["native"] is not None and dev["native"]["launches"] == 18
+    names = [r["runner"] for r in dev["runners"]]
+    assert names == ["Python engine", "C++ runner", "C++ runner, no event",
+                     "bare C loop, profiling", "bare C loop (floor)"]  # fmt: skip
+    assert all(r["host_ns_per_launch"] and r["host_ns_per_launch"] > 0 for r in dev["runners"])
+    assert all(r["ratio_to_floor"] and r["passes"] == 3 for r in dev["runners"])
+    assert dev["runners"][4]["ratio_to_floor"] == pytest.approx(1.0)
+    sens = dev["sensitivity"]
+    assert sens is not None and [p["delay_ns"] for p in sens["ladder"]] == [0, 1000, 20000]
+    assert sens["ladder"][2]["injected_ns_per_launch"] >= 20000
+    assert sens["line"].startswith("removing 40 ns per launch would save about")
+    for stage in STAGES[:4]:
+        assert dev["engine"]["stages"][stage] is not None
+    cap = rep["capture_timing"]
+    assert cap["stages"]["host_enqueue"] is not None and cap["stages"]["end_to_next"] is None
+    doc = json.loads(trace.read_text())
+    check_trace(doc)
+    procs = [e["args"]["name"] for e in doc["traceEvents"] if e["name"] == "process_name"]
+    assert procs[0] == "capture 0-5" and len(procs) == 3
+
+
+def test_latency_text_without_native(chain: Path) -> None:
+    code, out = _run([str(chain), "1-3", "-d", "pocl", "--repeat", "3", "--no-native"])
+    assert code == 0, out
+    assert "== Python engine on" in out and "host enqueue call" in out
+    assert "== timeline: Python engine on" in out and "\n  device " in out
+    assert "sensitivity on" in out and "not measured" in out
+    assert "bare C loop (floor)" in out
+
+
+def test_latency_bad_input(chain: Path) -> None:
+    assert _run([str(chain), "40-50", "-d", "pocl"])[0] == 2
+    code, out = _run([str(chain), "0-5", "--delays", "a,b"])
+    assert code == 2 and "bad --delays" in out
+    code, out = _run([str(chain), "0-5", "-d", "no-such-device"])
+    assert code == 2 and out.count("\n") == 1

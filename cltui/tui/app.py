@@ -10,13 +10,17 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from textual import events
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
+from textual.command import CommandPalette
 from textual.screen import Screen
 
 from cltui.progress import CancelToken, ProgressFn
 from cltui.tui import actions
+from cltui.tui.keys import KeyGate
 from cltui.tui.messages import CaptureLoaded
+from cltui.tui.screens.help import HelpScreen
 from cltui.tui.screens.main import MainScreen, RangeAction
 from cltui.tui.screens.reading import Opener
 from cltui.tui.styles import stylesheet_paths
@@ -72,6 +76,8 @@ class CltuiApp(App[None]):
         Binding("d", "divergent(1)", "First divergent", tooltip="First enqueue where A and B part"),
         Binding("D", "divergent(0)", "Next divergent", show=False),
         Binding("C", "check", "Check", tooltip="Oclgrind checks of the selected range"),
+        Binding("question_mark,f1", "help", "Help", key_display="?",
+                tooltip="Every key of this screen"),
     ]
 
     def __init__(self, screens: Sequence[MainScreen], *, ansi: bool = False) -> None:
@@ -80,14 +86,22 @@ class CltuiApp(App[None]):
         self.current = 0
         self.divergence: actions.Divergence | None = None
         self.exit_line: str | None = None  # why the app exited 2 (see bad_input)
+        self.key_gate = KeyGate(self)  # keys in order, each once the one before is done
         if ansi:  # the terminal's own 16 colours, for basic terminals and ssh sessions
             self.theme = ANSI_THEME
 
     def on_load(self) -> None:
         asyncio.get_running_loop().set_default_executor(_DaemonThreads())
 
+    async def on_event(self, event: events.Event) -> None:
+        if self.key_gate.hold(event):  # a key from the terminal: handled when its turn comes
+            return
+        await super().on_event(event)
+
     def on_unmount(self) -> None:
         from cltui.capture.background import close_all
+
+        self.key_gate.close()
 
         close_all()  # the reader processes: killed now, not when the interpreter exits
 
@@ -116,6 +130,10 @@ class CltuiApp(App[None]):
         if self.divergence is not None:
             self.divergence.jump(self.current, self.main, first=bool(first))
 
+    def action_help(self) -> None:
+        """? on a screen without a help of its own (results, diff, findings, dialogs)."""
+        self.push_screen(HelpScreen(self.screen.active_bindings))
+
     def action_check(self) -> None:
         actions.start_check(self, self.main)
 
@@ -130,6 +148,8 @@ class CltuiApp(App[None]):
         self.switch_screen(f"capture-{self.current}")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "help":
+            return not isinstance(self.screen, HelpScreen | CommandPalette)
         if action == "switch_capture":
             return len(self.captures) > 1
         if action in ("divergent", "check") and not isinstance(self.screen, MainScreen):
@@ -144,9 +164,7 @@ class CltuiApp(App[None]):
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
-        if not isinstance(screen, MainScreen):
-            return
-        # every described binding of the browser, so the palette lists the actions
+        # every described binding of the screen, so the palette lists its actions
         seen: set[str] = set()
         for active in screen.active_bindings.values():
             binding = active.binding

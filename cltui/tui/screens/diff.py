@@ -12,7 +12,7 @@ import numpy.typing as npt
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from cltui.capture.cltypes import CType, parse_type
 from cltui.capture.display import escape_controls
@@ -23,6 +23,7 @@ from cltui.replay.engine.schema import Report
 from cltui.tui.result_rows import ResultRow
 from cltui.tui.screens.replay_progress import ReplayOutcome
 from cltui.tui.widgets.diff_view import DiffView, as_bytes
+from cltui.tui.widgets.keys_footer import KeysFooter
 
 if TYPE_CHECKING:
     from cltui.capture.capture import Capture
@@ -170,7 +171,7 @@ class DiffScreen(Screen[None]):
         yield Static(self.title_text, id="diff-title", markup=False)
         yield Static(self.detail, id="diff-detail", markup=False)
         yield DiffView(id="diff-view")
-        yield Footer()
+        yield KeysFooter()
 
     @property
     def view(self) -> DiffView:

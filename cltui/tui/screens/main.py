@@ -11,8 +11,9 @@ import numpy as np
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal
-from textual.widgets import Footer, Label, ProgressBar
+from textual import events
+from textual.containers import Container, Horizontal
+from textual.widgets import Label, ProgressBar
 from textual.worker import get_current_worker
 
 from cltui.capture.display import escape_controls
@@ -26,6 +27,7 @@ from cltui.tui.browse import (
     range_summary,
 )
 from cltui.tui.format import fmt_bytes
+from cltui.tui.layout import Split
 from cltui.tui.messages import (
     CaptureLoaded,
     CursorMoved,
@@ -39,6 +41,7 @@ from cltui.tui.screens.reading import Opener, ReadingScreen
 from cltui.tui.widgets.buffer_pane import BufferPane
 from cltui.tui.widgets.detail_panes import DetailPanes
 from cltui.tui.widgets.enqueue_list import BADGE_LEGEND, EnqueueList
+from cltui.tui.widgets.keys_footer import KeysFooter
 from cltui.tui.widgets.status_line import StatusLine
 from cltui.tui.workers import worker_token
 
@@ -95,6 +98,10 @@ class MainScreen(ReadingScreen):
         Binding("tab", "focus_details", "Details", show=False, tooltip="Focus the detail tab"),
         Binding("shift+tab", "focus_list", "List", show=False, tooltip="Focus the list"),
         Binding("z", "zoom", "Zoom", show=False, tooltip="Maximise the focused pane"),
+        Binding("plus,equals_sign", "split(1)", "Bigger list", show=False, key_display="+",
+                tooltip="Give the list more of the screen (side by side: width; else height)"),
+        Binding("minus", "split(-1)", "Smaller list", show=False, key_display="-",
+                tooltip="Give the details more of the screen"),
         Binding("p", "problems", "Problems", show=False),
         Binding("r", "replay", "Replay", tooltip="Replay the selected range"),
         Binding("e", "export", "Export", tooltip="Export the selected range as a bundle"),
@@ -136,16 +143,18 @@ class MainScreen(ReadingScreen):
         self.stopped = False  # the user stopped the reading (esc)
         self.read_fraction = 0.0
         self._log_bytes = 0
+        self.split = Split()  # list and details: side by side when wide, else stacked
 
     # ----------------------------------------------------------------- layout
     def compose(self) -> ComposeResult:
         with Horizontal(id="loading"):
             yield Label(f"Indexing {self.path.name}", id="loading-label")
             yield ProgressBar(total=1.0, show_eta=False, id="loading-bar")
-        yield EnqueueList(id="enqueues")
-        yield DetailPanes(id="details")
+        with Container(id="browser"):
+            yield EnqueueList(id="enqueues")
+            yield DetailPanes(id="details")
         yield StatusLine(id="status")
-        yield Footer()
+        yield KeysFooter()
 
     @property
     def details(self) -> DetailPanes:
@@ -153,6 +162,7 @@ class MainScreen(ReadingScreen):
 
     def on_mount(self) -> None:
         self.sub_title = str(self.path)
+        self._lay_out(self.app.size.width)
         self.enqueue_list.focus()
         self._start_reading()
 
@@ -414,6 +424,16 @@ class MainScreen(ReadingScreen):
             self.enqueue_list.focus()
         else:
             self.details.focus_pane(self.details.active)
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._lay_out(event.size.width)
+
+    def _lay_out(self, columns: int) -> None:
+        self.split.apply(self.query_one("#browser"), columns, self.enqueue_list, self.details)
+
+    def action_split(self, delta: int) -> None:
+        self.split.move(delta)
+        self._lay_out(self.size.width or self.app.size.width)
 
     def action_focus_list(self) -> None:
         self.enqueue_list.focus()

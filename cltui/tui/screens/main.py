@@ -8,10 +8,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, TypedDict
 
 import numpy as np
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual import events
 from textual.containers import Container, Horizontal
 from textual.widgets import Label, ProgressBar
 from textual.worker import get_current_worker

@@ -252,18 +252,25 @@ class BufferView(ScrollView, can_focus=True):
             width,
         )
 
+    def cursor_overlay(self, row: int) -> Style | None:
+        """The cursor row's style, laid over each cell's own (changed values keep their
+        colour): the cursor's background when focused, reversed when not; None elsewhere."""
+        if row != self.cursor:
+            return None
+        if not self.has_focus:
+            return Style(reverse=True)
+        cursor = self.get_component_rich_style("buffer-view--cursor")
+        return Style(bgcolor=cursor.bgcolor, bold=True)
+
     def _render_row(self, row: int, width: int) -> Strip:
         index_w, col = self._widths(width)
         base = self.rich_style
         changed_style = base + self.get_component_rich_style("buffer-view--changed")
         index_style = base + self.get_component_rich_style("buffer-view--index")
         mark = " "
-        if row == self.cursor:  # over the row's own colours (changed values stay red)
+        over = self.cursor_overlay(row)
+        if over is not None:
             mark = "▶"
-            cursor = self.get_component_rich_style("buffer-view--cursor")
-            over = Style(bgcolor=cursor.bgcolor, bold=True) if self.has_focus else Style(
-                reverse=True
-            )
             base, changed_style, index_style = base + over, changed_style + over, index_style + over
         if self.hex_mode:
             start = row * self.row_bytes

@@ -14,6 +14,7 @@ from cltui.tui.layout import MAX_SHARE, MIN_SHARE, WIDE_COLUMNS
 from cltui.tui.screens.diff import DiffScreen
 from cltui.tui.widgets.buffer_view import BufferView
 from cltui.tui.widgets.image_view import ImageView
+from tests import test_tui_replay as replay
 from tests.test_tui_app import aio, jump, settle, wait_loaded
 
 
@@ -133,3 +134,37 @@ async def test_diff_cursor_says_the_element_and_its_pixel(pyocl_pocl: Path) -> N
         await settle(pilot)
         line = str(diff.query_one("#diff-cursor", Static).render())
         assert line.startswith("element 5 · pixel x 1 y 1 · ")
+
+
+@aio
+async def test_replayed_image_diff_says_pixels_and_end_stays_left(images_svm: Path) -> None:
+    """A real replay on PoCL of enqueue 0 (downsample): End in the results table goes to the
+    last row without scrolling sideways; the diff of the 32x24 float4 output image says the
+    pixel of the element under the cursor."""
+    async with make_app(images_svm).run_test(size=(100, 30)) as pilot:
+        main = await replay.loaded(pilot)
+        await replay.select(pilot, main, 0, 0)
+        dialog = await replay.open_dialog(pilot)
+        replay.device_id(dialog, "pthread")
+        await pilot.press("ctrl+r")
+        results = await replay.results_screen(pilot)
+        table = results.table
+        table.focus()
+        assert table.max_scroll_x > 0  # wider than the terminal: End could scroll sideways
+        await pilot.press("end")
+        await settle(pilot)
+        assert table.cursor_row == table.row_count - 1 > 0 and table.scroll_x == 0
+        await pilot.press("home")
+        assert table.cursor_row == 0
+        rows = replay.table_rows(results)
+        index = next(i for i, r in enumerate(rows) if r[2].startswith("arg 1"))
+        table.move_cursor(row=index)
+        await pilot.press("enter")
+        await replay.wait_for(pilot, lambda: isinstance(pilot.app.screen, DiffScreen))
+        diff = pilot.app.screen
+        assert isinstance(diff, DiffScreen)
+        await settle(pilot)
+        diff.view.move_cursor(100)
+        await settle(pilot)
+        line = str(diff.query_one("#diff-cursor", Static).render())
+        assert line.startswith("element 100 · pixel x 4 y 3 · captured pre ")

@@ -33,6 +33,7 @@ from cltui.tui.result_rows import (
 from cltui.tui.screens.diff import DiffScreen, DiffUnavailable
 from cltui.tui.screens.replay_progress import ReplayOutcome
 from cltui.tui.widgets.keys_footer import KeysFooter
+from cltui.tui.widgets.row_table import RowTable
 
 if TYPE_CHECKING:
     from cltui.capture.capture import Capture
@@ -74,7 +75,7 @@ class ReplayResultsScreen(Screen[None]):
         yield Static(self.summary(), id="results-summary")
         with VerticalScroll(id="results-notes"):
             yield Static(self.notes_text(), id="results-notes-text")
-        yield DataTable(id="results-table", cursor_type="row", zebra_stripes=True)
+        yield RowTable(id="results-table", cursor_type="row", zebra_stripes=True)
         yield KeysFooter()
 
     def on_mount(self) -> None:

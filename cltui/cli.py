@@ -30,6 +30,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "diverge": ("cltui.commands.diverge", "diverge_cmd", "Find where two captures diverge."),
     "check": ("cltui.commands.check", "check_cmd", "Replay a range on Oclgrind with its checks."),
     "shrink": ("cltui.commands.shrink", "shrink_cmd", "Shrink a failing range to its core."),
+    "serve": ("cltui.commands.serve", "serve_cmd", "The app in a web browser (127.0.0.1)."),
 }
 
 

@@ -71,6 +71,12 @@ SCENES = [
     Scene("24-damaged-list", "pyopencl_lib_coldcache", (120, 36), jump=14),
     Scene("25-damaged-replay", "pyopencl_lib_coldcache", (140, 36), jump=14,
           keys=["shift+down"] * 22 + ["r", "ctrl+r"]),
+    # layouts (issue 17): side by side from 160 columns, stacked and narrow, the pixel cursor
+    Scene("26-wide-200x50", "pyopencl_lib_pocl", (200, 50), jump=22,
+          keys=["3", "tab", "right_square_bracket"]),
+    Scene("27-narrow-60x20", "pyopencl_lib_pocl", (60, 20), jump=14),
+    Scene("28-image-cursor", "images_svm_pocl", (120, 36), jump=0,
+          keys=["4", "tab", "right", "right", "right", "shift+down"]),
 ]
 
 

@@ -171,3 +171,46 @@ def test_a_burst_through_a_real_pty(pyocl_pocl: Path, size: tuple[int, int]) -> 
         term.send(b"q")
         term.proc.wait(timeout=20)
         assert term.proc.returncode == 0
+
+
+@aio
+async def test_help_footer_and_palette_on_an_action_screen(pyocl_pocl: Path) -> None:
+    """? and the palette work on the screens that have no help of their own (the diff)."""
+    import numpy as np
+
+    from cltui.capture.cltypes import parse_type
+    from cltui.tui.screens.diff import DiffScreen
+
+    app = make_app(pyocl_pocl)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_loaded(pilot)
+        data = np.arange(16, dtype=np.float32)
+        app.push_screen(DiffScreen("t", "d", data, data, data + 1, parse_type("float"), None))
+        await settle(pilot)
+        assert isinstance(app.screen, DiffScreen)
+        await _check_listed(pilot, "diff")
+        assert isinstance(app.screen, DiffScreen)  # ? opened help, esc closed it
+
+
+@aio
+async def test_source_keys_work_while_the_list_has_focus(opencv: Path) -> None:
+    """o (build log) and k (back to the kernel) act on the visible Source tab from the list."""
+    from cltui.tui.widgets.source_view import SourceView
+
+    async with make_app(opencv).run_test(size=SIZE) as pilot:
+        screen = await wait_loaded(pilot)
+        await jump(pilot, 31)
+        await pilot.press("1")
+        await settle(pilot)
+        assert pilot.app.focused is screen.enqueue_list
+        view = screen.query_one(SourceView)
+        top = view.scroll_y
+        view.scroll_to(y=0, animate=False, immediate=True)
+        await pilot.press("k")
+        await settle(pilot)
+        assert view.scroll_y == top > 0
+        await pilot.press("o")
+        await settle(pilot)
+        assert screen.query_one("#build-info").display and not view.display
+        await pilot.press("o")
+        assert view.display and pilot.app.focused is screen.enqueue_list

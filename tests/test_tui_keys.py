@@ -214,3 +214,28 @@ async def test_source_keys_work_while_the_list_has_focus(opencv: Path) -> None:
         assert screen.query_one("#build-info").display and not view.display
         await pilot.press("o")
         assert view.display and pilot.app.focused is screen.enqueue_list
+
+
+@aio
+async def test_a_format_typed_ahead_of_the_buffer_applies_to_it(pyocl_pocl: Path) -> None:
+    """A format entered while the enqueue moved to is still being decoded (no buffer shown
+    yet) applies to its buffer when it arrives; the field is never rewritten under typing."""
+    from cltui.tui.widgets.buffer_pane import BufferPane
+
+    async with make_app(pyocl_pocl).run_test(size=SIZE) as pilot:
+        screen = await wait_loaded(pilot)
+        await jump(pilot, 2)  # WriteBuffer: no buffer argument to show
+        await pilot.press("3")
+        await settle(pilot)
+        pane = screen.query_one(BufferPane)
+        assert pane.arg is None and not pane.apply_format("int")
+        await jump(pilot, 14)
+        view = screen.query_one(BufferView)
+        assert view.ctype is not None and view.ctype.name == "int" and pane.pending_format is None
+        fmt = screen.query_one("#buffer-format", Input)
+        fmt.focus()
+        await settle(pilot)
+        fmt.value = "ush"  # being typed when another enqueue's buffer arrives
+        assert screen.jump_to(22)
+        await settle(pilot)
+        assert screen.state()["cursor"] == 22 and fmt.value == "ush"

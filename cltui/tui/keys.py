@@ -87,10 +87,16 @@ class KeyGate:
             await asyncio.sleep(0 if spins < _SPINS else 0.002)
 
     def _busy(self) -> bool:
+        """Whether the key before may still move the focus: a message is queued or handled
+        where a key travels and a focus change is made (the focused widget and its ancestors,
+        the screens on the stack, the app: bindings run there, ``Widget.focus`` queues there,
+        a pushed screen mounts and focuses in its own queue).  The other widgets' work (the
+        status line, the detail panes filling) never moves the focus and is not waited for."""
         app = self._app
-        pumps: list[MessagePump] = [app]
-        for screen in app.screen_stack:
-            pumps.extend(screen.walk_children(with_self=True))
+        pumps: list[MessagePump] = [app, *app.screen_stack]
+        focused = app.focused
+        if focused is not None:
+            pumps.extend(node for node in focused.ancestors_with_self if node not in pumps)
         return any(_pending(pump) for pump in pumps)
 
 

@@ -46,6 +46,9 @@ class BufferPane(Vertical):
         self.typedefs: dict[str, CType] = {}
         self._typedefs_of: Callable[[], dict[str, CType]] | None = None
         self.stats: tuple[BufferStats | None, BufferStats | None] = (None, None)
+        # a format entered before the enqueue's buffer arrived (typed ahead right after a move):
+        # applied by the next show()
+        self.pending_format: str | None = None
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="buffer-head"):
@@ -90,7 +93,9 @@ class BufferPane(Vertical):
             self.view.empty_text = reason
             self.view.set_buffers(None, None, None, None)
             self.query_one("#buffer-stats", Static).update("")
-            fmt_input.value = ""
+            if not fmt_input.has_focus:  # never under the user's typing
+                fmt_input.value = ""
+            self.pending_format = None
             return
         self.arg = target
         ctype = element_ctype(target)
@@ -110,10 +115,14 @@ class BufferPane(Vertical):
             title.update(f"arg {target.index}: cannot read the dump: {exc.strerror or exc}")
             self.view.set_buffers(None, None, None, None)
             return
-        fmt_input.value = self.default_ctype.name
+        if not fmt_input.has_focus:  # never under the user's typing (enter applies it here)
+            fmt_input.value = self.default_ctype.name
         self.view.set_buffers(key, pre, post, self.default_ctype)
         self._update_title()
         self._compute_stats()
+        pending, self.pending_format = self.pending_format, None
+        if pending is not None:
+            self.apply_format(pending)
 
     def _show_hashes(self, arg: KernelArg) -> None:
         lines = [f"arg {arg.index} {arg.name or ''}: hashes only (DumpBufferHashes), no data"]
@@ -155,7 +164,8 @@ class BufferPane(Vertical):
 
     def apply_format(self, text: str) -> bool:
         """Show the buffer as elements of ``text`` (``""`` goes back to the signature's type)."""
-        if self.arg is None:
+        if self.arg is None:  # no buffer yet (typed ahead of the decode): the next one shown
+            self.pending_format = text
             return False
         if not text.strip():
             ctype = self.default_ctype or _BYTES

@@ -3,6 +3,7 @@ input, and help, footer and palette list exactly the keys that work on the scree
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,9 @@ from tests.test_tui_app import SIZE, aio, jump, settle, wait_loaded
 
 _NAMES = {"/": "slash", ":": "colon", "\r": "enter", "\x1b": "escape", " ": "space",
           "\x01": "ctrl+a", "\x0b": "ctrl+k"}
+
+
+LIST_ROW = re.compile(r"^\W?\s*\d+ (kernel|read|write|copy|marker|map|unmap|fill|svm) ")
 
 
 def burst(pilot: Pilot[Any], text: str) -> None:
@@ -161,7 +165,10 @@ def test_a_burst_through_a_real_pty(pyocl_pocl: Path, size: tuple[int, int]) -> 
     """The app in a real terminal: a jump and an element format typed in one write each."""
     argv = [sys.executable, "-m", "cltui", str(pyocl_pocl)]
     with PtyTerm(argv, size=size) as term:
-        term.wait_for("Help", timeout=60, quiet=0.5)
+        screen = term.wait_for(lambda s: "rng_gen" in s and "Stop reading" not in s,
+                               timeout=60, quiet=0.5)
+        rows = [ln for ln in screen.splitlines() if LIST_ROW.match(ln)]
+        assert len(rows) >= 12, screen  # 80x24: at least 12 list rows on the real terminal
         term.send(b":14\r")
         term.wait_for("14 · 1 enq", timeout=20, quiet=0.3)
         term.send(b"3f\x01\x0buchar\r")

@@ -10,15 +10,26 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from textual.binding import Binding
 from textual.widget import Widget
 
-__all__ = ["MAX_SHARE", "MIN_SHARE", "SHARE_STEP", "WIDE_COLUMNS", "Split", "is_wide"]
+__all__ = [
+    "MAX_SHARE", "MIN_SHARE", "SHARE_STEP", "SPLIT_KEYS", "WIDE_COLUMNS", "Split", "is_wide",
+]
 
 WIDE_COLUMNS = 160  # from this width on, list and details sit side by side
 SHARE_STEP = 5  # percent per + or -
 MIN_SHARE, MAX_SHARE = 20, 80  # neither side is squeezed away
 WIDE_SHARE = 45  # the list's default share of the width (its columns fit in ~72 of 160)
 STACKED_SHARE = 60  # of the height: 12 list rows at 80x24, details below
+
+
+SPLIT_KEYS = [  # the browser screen's (its action_split moves a Split)
+    Binding("plus,equals_sign", "split(1)", "Bigger list", show=False, key_display="+",
+            tooltip="Give the list more of the screen (side by side: width; else height)"),
+    Binding("minus", "split(-1)", "Smaller list", show=False, key_display="-",
+            tooltip="Give the details more of the screen"),
+]
 
 
 def is_wide(columns: int) -> bool:

@@ -26,7 +26,7 @@ from cltui.tui.browse import (
     range_summary,
 )
 from cltui.tui.format import fmt_bytes
-from cltui.tui.layout import Split
+from cltui.tui.layout import SPLIT_KEYS, Split
 from cltui.tui.messages import (
     CaptureLoaded,
     CursorMoved,
@@ -38,7 +38,7 @@ from cltui.tui.screens.problems import ProblemsScreen
 from cltui.tui.screens.prompt import PromptScreen
 from cltui.tui.screens.reading import Opener, ReadingScreen
 from cltui.tui.widgets.buffer_pane import BufferPane
-from cltui.tui.widgets.detail_panes import DetailPanes
+from cltui.tui.widgets.detail_panes import SOURCE_KEYS, DetailPanes
 from cltui.tui.widgets.enqueue_list import BADGE_LEGEND, EnqueueList
 from cltui.tui.widgets.keys_footer import KeysFooter
 from cltui.tui.widgets.status_line import StatusLine
@@ -94,17 +94,11 @@ class MainScreen(ReadingScreen):
             "left_square_bracket", "pane_key('prev')", "Prev", show=False, key_display="[",
             tooltip="Previous change (buffer tab) or previous slice (image tab)",
         ),
-        Binding("o", "pane_key('build')", "Build log", show=False,
-                tooltip="Build options and build log (Source tab)"),
-        Binding("k", "pane_key('kernel')", "To kernel", show=False,
-                tooltip="Scroll the source back to the kernel (Source tab)"),
+        *SOURCE_KEYS,  # o, k: the visible Source tab's, whatever has focus
         Binding("tab", "focus_details", "Details", show=False, tooltip="Focus the detail tab"),
         Binding("shift+tab", "focus_list", "List", show=False, tooltip="Focus the list"),
         Binding("z", "zoom", "Zoom", show=False, tooltip="Maximise the focused pane"),
-        Binding("plus,equals_sign", "split(1)", "Bigger list", show=False, key_display="+",
-                tooltip="Give the list more of the screen (side by side: width; else height)"),
-        Binding("minus", "split(-1)", "Smaller list", show=False, key_display="-",
-                tooltip="Give the details more of the screen"),
+        *SPLIT_KEYS,  # + and -
         Binding("p", "problems", "Problems", show=False),
         Binding("r", "replay", "Replay", tooltip="Replay the selected range"),
         Binding("e", "export", "Export", tooltip="Export the selected range as a bundle"),
@@ -165,6 +159,7 @@ class MainScreen(ReadingScreen):
 
     def on_mount(self) -> None:
         self.sub_title = str(self.path)
+        self.query_one(BufferPane).target_of = lambda: self.state()["cursor"]  # typed-ahead formats
         self._lay_out(self.app.size.width)
         self.enqueue_list.focus()
         self._start_reading()

@@ -46,8 +46,9 @@ class BufferPane(Vertical):
         self.typedefs: dict[str, CType] = {}
         self._typedefs_of: Callable[[], dict[str, CType]] | None = None
         self.stats: tuple[BufferStats | None, BufferStats | None] = (None, None)
-        # a format entered before the enqueue's buffer arrived (typed ahead right after a move):
-        # applied by the next show()
+        # the enqueue the user looks at (the list's cursor; set by the screen), and a format
+        # entered before its buffer was shown (typed ahead of its decode): applied by show()
+        self.target_of: Callable[[], int | None] = lambda: None
         self.pending_format: str | None = None
 
     def compose(self) -> ComposeResult:
@@ -74,6 +75,7 @@ class BufferPane(Vertical):
         self.view.focus()
 
     def focus_format(self) -> None:
+        self.pending_format = None
         self.query_one("#buffer-format", Input).focus()
 
     def show(self, cap: Capture, enq: Enqueue | None, arg: int | None) -> None:
@@ -95,7 +97,8 @@ class BufferPane(Vertical):
             self.query_one("#buffer-stats", Static).update("")
             if not fmt_input.has_focus:  # never under the user's typing
                 fmt_input.value = ""
-            self.pending_format = None
+            if enq is None or enq.number == self.target_of():  # it has no buffer: dropped
+                self.pending_format = None
             return
         self.arg = target
         ctype = element_ctype(target)
@@ -120,8 +123,11 @@ class BufferPane(Vertical):
         self.view.set_buffers(key, pre, post, self.default_ctype)
         self._update_title()
         self._compute_stats()
-        pending, self.pending_format = self.pending_format, None
-        if pending is not None:
+        looked_at = self.target_of()
+        if self.pending_format is not None and enq is not None and (
+            looked_at is None or enq.number == looked_at
+        ):
+            pending, self.pending_format = self.pending_format, None
             self.apply_format(pending)
 
     def _show_hashes(self, arg: KernelArg) -> None:
@@ -164,8 +170,10 @@ class BufferPane(Vertical):
 
     def apply_format(self, text: str) -> bool:
         """Show the buffer as elements of ``text`` (``""`` goes back to the signature's type)."""
-        if self.arg is None:  # no buffer yet (typed ahead of the decode): the next one shown
-            self.pending_format = text
+        shown = self._shown[1] if self._shown is not None else None
+        target = self.target_of()
+        if self.arg is None or (target is not None and shown != target):
+            self.pending_format = text  # typed ahead of the target's decode: show() applies it
             return False
         if not text.strip():
             ctype = self.default_ctype or _BYTES

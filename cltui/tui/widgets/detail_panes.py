@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from textual import on
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import Static, TabbedContent, TabPane
 
@@ -24,9 +25,15 @@ from cltui.tui.widgets.timing_view import TimingView
 if TYPE_CHECKING:
     from cltui.capture.capture import Capture
 
-__all__ = ["PANES", "DetailPanes"]
+__all__ = ["PANES", "SOURCE_KEYS", "DetailPanes"]
 
 PANES = ("source", "args", "buffer", "image", "timing")
+SOURCE_KEYS = [  # the browser screen's, for the visible Source tab (see pane_key)
+    Binding("o", "pane_key('build')", "Build log", show=False,
+            tooltip="Build options and build log (Source tab)"),
+    Binding("k", "pane_key('kernel')", "To kernel", show=False,
+            tooltip="Scroll the source back to the kernel (Source tab)"),
+]
 FOCUS_TARGETS = {
     "source": "#source-view",
     "args": "#args-table",

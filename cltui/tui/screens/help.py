@@ -12,7 +12,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Label, Static
 
-from cltui.tui.keys_table import key_label
+from cltui.tui.keynames import key_label
 
 __all__ = ["HelpScreen", "bindings_table"]
 

@@ -39,6 +39,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "variant": ("cltui.commands.variant", "variant_cmd", "List, show or delete saved variants."),
     "latency": ("cltui.commands.latency", "latency_cmd", "Launch latency of a range: stages, "
                 "floor, sensitivity."),
+    "serve": ("cltui.commands.serve", "serve_cmd", "The app in a web browser (127.0.0.1)."),
 }
 
 

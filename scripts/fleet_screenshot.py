@@ -1,4 +1,4 @@
-"""Regenerate ``screenshots/26-fleet.svg``: ``cltui fleet`` on real sshd "hosts" started here
+"""Regenerate ``screenshots/36-fleet.svg``: ``cltui fleet`` on real sshd "hosts" started here
 (tests/sshd_hosts.py: PoCL only, Oclgrind only, both, one down, one that refuses the key),
 its text output as a terminal shows it.
 
@@ -68,8 +68,8 @@ def main() -> int:
         console.print(Text("$ " + " ".join(cmd), style="bold"))
         console.print(Text.from_ansi(proc.stdout))
         ns.out.mkdir(parents=True, exist_ok=True)
-        console.save_svg(str(ns.out / "26-fleet.svg"), title="cltui fleet")
-        print(f"wrote {ns.out / '26-fleet.svg'} (exit {proc.returncode})")
+        console.save_svg(str(ns.out / "36-fleet.svg"), title="cltui fleet")
+        print(f"wrote {ns.out / '36-fleet.svg'} (exit {proc.returncode})")
     finally:
         shutil.rmtree(root, ignore_errors=True)
     return 0

@@ -87,6 +87,12 @@ SCENES = [
     # delay ladder), then the Latency view
     Scene("32-latency", "pyopencl_lib_pocl", (150, 48), jump=14,
           keys=["shift+down"] * 24 + ["L"]),
+    # layouts (issue 17): side by side from 160 columns, stacked and narrow, the pixel cursor
+    Scene("33-wide-200x50", "pyopencl_lib_pocl", (200, 50), jump=22,
+          keys=["3", "tab", "right_square_bracket"]),
+    Scene("34-narrow-60x20", "pyopencl_lib_pocl", (60, 20), jump=14),
+    Scene("35-image-cursor", "images_svm_pocl", (120, 36), jump=0,
+          keys=["4", "tab", "right", "right", "right", "shift+down"]),
 ]
 
 

@@ -11,13 +11,17 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from textual import events
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
+from textual.command import CommandPalette
 from textual.screen import Screen
 
 from cltui.progress import CancelToken, ProgressFn
 from cltui.tui import actions
+from cltui.tui.keys import KeyGate
 from cltui.tui.messages import CaptureLoaded
+from cltui.tui.screens.help import HelpScreen
 from cltui.tui.screens.main import MainScreen, RangeAction
 from cltui.tui.screens.reading import Opener
 from cltui.tui.styles import stylesheet_paths
@@ -80,6 +84,8 @@ class CltuiApp(App[None]):
                 tooltip="Try options, defines or work sizes on the range (A/B or a sweep)"),
         Binding("L", "latency", "Latency", show=False,
                 tooltip="Launch latency of the selected range"),
+        Binding("question_mark,f1", "help", "Help", key_display="?",
+                tooltip="Every key of this screen"),
     ]
 
     def __init__(self, screens: Sequence[MainScreen], *, ansi: bool = False) -> None:
@@ -89,14 +95,22 @@ class CltuiApp(App[None]):
         self.divergence: actions.Divergence | None = None
         self.exit_line: str | None = None  # why the app exited 2 (see bad_input)
         self.latency_options: Options | None = None  # L's measurement (tests: fewer repeats)
+        self.key_gate = KeyGate(self)  # keys in order, each once the one before is done
         if ansi:  # the terminal's own 16 colours, for basic terminals and ssh sessions
             self.theme = ANSI_THEME
 
     def on_load(self) -> None:
         asyncio.get_running_loop().set_default_executor(_DaemonThreads())
 
+    async def on_event(self, event: events.Event) -> None:
+        if self.key_gate.hold(event):  # a key from the terminal: handled when its turn comes
+            return
+        await super().on_event(event)
+
     def on_unmount(self) -> None:
         from cltui.capture.background import close_all
+
+        self.key_gate.close()
 
         close_all()  # the reader processes: killed now, not when the interpreter exits
 
@@ -125,6 +139,10 @@ class CltuiApp(App[None]):
         if self.divergence is not None:
             self.divergence.jump(self.current, self.main, first=bool(first))
 
+    def action_help(self) -> None:
+        """? on a screen without a help of its own (results, diff, findings, dialogs)."""
+        self.push_screen(HelpScreen(self.screen.active_bindings))
+
     def action_check(self) -> None:
         actions.start_check(self, self.main)
 
@@ -151,6 +169,8 @@ class CltuiApp(App[None]):
         self.switch_screen(f"capture-{self.current}")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "help":
+            return not isinstance(self.screen, HelpScreen | CommandPalette)
         if action == "switch_capture":
             return len(self.captures) > 1
         on_main = ("divergent", "check", "edit_program", "experiment", "latency")
@@ -166,9 +186,7 @@ class CltuiApp(App[None]):
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
-        if not isinstance(screen, MainScreen):
-            return
-        # every described binding of the browser, so the palette lists the actions
+        # every described binding of the screen, so the palette lists its actions
         seen: set[str] = set()
         for active in screen.active_bindings.values():
             binding = active.binding
@@ -185,6 +203,8 @@ class CltuiApp(App[None]):
                 await self.run_action(action, node)  # type: ignore[arg-type]
 
             yield SystemCommand(binding.description, help_text, run)
+        if not isinstance(screen, MainScreen):
+            return
         from cltui.tui.screens.copy_save import copy_choices  # y's choices, one each
 
         for choice in copy_choices(screen):

@@ -12,11 +12,12 @@ import numpy.typing as npt
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from cltui.capture.cltypes import CType, parse_type
 from cltui.capture.display import escape_controls
 from cltui.capture.elements import element_ctype
+from cltui.capture.model import Dump
 from cltui.errors import CltuiError
 from cltui.replay.engine.dtypes import make_dtype
 from cltui.replay.engine.schema import Report
@@ -24,6 +25,7 @@ from cltui.tui.browse import arg_by_index
 from cltui.tui.result_rows import ResultRow
 from cltui.tui.screens.replay_progress import ReplayOutcome
 from cltui.tui.widgets.diff_view import DiffView, as_bytes
+from cltui.tui.widgets.keys_footer import KeysFooter
 
 if TYPE_CHECKING:
     from cltui.capture.capture import Capture
@@ -99,8 +101,12 @@ class DiffScreen(Screen[None]):
         ctype: CType,
         first: int | None,
         headings: tuple[str, str, str] | None = None,
+        image: tuple[int, int, int, int] | None = None,
     ) -> None:
+        """``image``: (width, height, depth, bytes per texel) of an image argument, for the
+        pixel coordinates of the element under the cursor."""
         super().__init__()
+        self.image = image
         self.title_text = title
         self.detail = detail
         self.data = (pre, post, replayed)
@@ -128,12 +134,14 @@ class DiffScreen(Screen[None]):
         args = list(checked or (planned or {}).get("args") or [])
         arg = int(args[0]) if args else None
         pre = post = None
+        image = None
         try:
             enq = capture.enqueue(row.enqueue)
             a = arg_by_index(enq, arg)
             if a is not None:
                 pre = a.pre.array() if a.pre is not None and not a.pre.hashed else None
                 post = a.post.array() if a.post is not None and not a.post.hashed else None
+                image = _image_geometry(a.pre or a.post)
         except (OSError, ValueError) as exc:
             raise DiffUnavailable(f"enqueue {row.enqueue}: cannot read the dumps: {exc}") from None
         if planned is not None and planned.get("data"):
@@ -159,20 +167,22 @@ class DiffScreen(Screen[None]):
             title = (f"enqueue {row.enqueue} {escape_controls(row.kernel)} · {row.label} · "
                      f"{row.cross['b']} against {row.cross['a']}")
             return cls(title, detail, pre, a_out, b_out, ctype, first_index,
-                       ("captured pre", f"{row.cross['a']} replayed", f"{row.cross['b']} replayed"))
+                       ("captured pre", f"{row.cross['a']} replayed", f"{row.cross['b']} replayed"),
+                       image)
         out = row.check.get("output") if row.check is not None else None
         replayed = _load(Path(out)) if out else None
         if replayed is None and post is None:
             raise DiffUnavailable(f"enqueue {row.enqueue} {row.label}: no data to compare")
         title = (f"enqueue {row.enqueue} {escape_controls(row.kernel)} · {row.label} · "
                  f"device {row.device}")
-        return cls(title, detail, pre, post, replayed, ctype, first_index)
+        return cls(title, detail, pre, post, replayed, ctype, first_index, image=image)
 
     def compose(self) -> ComposeResult:
         yield Static(self.title_text, id="diff-title", markup=False)
         yield Static(self.detail, id="diff-detail", markup=False)
         yield DiffView(id="diff-view")
-        yield Footer()
+        yield Static("", id="diff-cursor", markup=False)
+        yield KeysFooter()
 
     @property
     def view(self) -> DiffView:
@@ -197,9 +207,42 @@ class DiffScreen(Screen[None]):
             f"{self.detail} · elements as {self.ctype.name}{extra}"
         )
         view.focus()
+        self._show_cursor()
+
+    def on_diff_view_cursor_moved(self, message: DiffView.CursorMoved) -> None:
+        self._show_cursor()
+
+    def _show_cursor(self) -> None:
+        self.query_one("#diff-cursor", Static).update(cursor_line(self.view, self.image))
 
     def action_close(self) -> None:
         self.dismiss(None)
+
+
+def _image_geometry(dump: Dump | None) -> tuple[int, int, int, int] | None:
+    if dump is None or dump.image_region is None or not dump.image_bpp:
+        return None
+    w, h, d = dump.image_region
+    return w, h, d, max(1, dump.image_bpp // 8)
+
+
+def cursor_line(view: DiffView, image: tuple[int, int, int, int] | None) -> str:
+    """``element 37 · pixel x 5 y 1 · captured pre 0.5 · …``: where the cursor is and the
+    values there."""
+    row = view.cursor
+    if view.row_count == 0:
+        return ""
+    if view.hex_mode:
+        return f"offset 0x{row * view.row_bytes:x}"
+    parts = [f"element {row:,}"]
+    if image is not None:
+        w, h, d, texel = image
+        t = row * view.itemsize // texel
+        parts.append(f"pixel x {t % w} y {t // w % h}" + (f" z {t // (w * h)}" if d > 1 else ""))
+    for which in ("pre", "post", "replayed"):
+        if view.side(which) is not None:
+            parts.append(f"{view.headings[which]} {view.value_text(which, row) or '—'}")
+    return " · ".join(parts)
 
 
 def _path(report: Report, device: str, enqueue: int, mem: str | None) -> Path | None:

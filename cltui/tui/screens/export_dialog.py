@@ -18,13 +18,14 @@ from typing import TYPE_CHECKING, ClassVar
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Button, Checkbox, Input, Label, RadioButton, RadioSet
+from textual.widgets import Button, Checkbox, Input, Label, RadioSet
 
 from cltui.capture.display import escape_controls
 from cltui.progress import CancelToken
 from cltui.tui.format import fmt_bytes
 from cltui.tui.screens.form_dialog import FormDialog
 from cltui.tui.screens.replay_progress import TaskControl, TaskFailed
+from cltui.tui.widgets.tick_list import TickBox, TickRadio
 
 if TYPE_CHECKING:
     from cltui.capture.capture import Capture
@@ -74,16 +75,16 @@ class ExportDialog(FormDialog[ExportRequest]):
                         classes="action-label")
             yield Input(str(self.folder), id="export-folder", compact=True)
             with Horizontal(classes="action-row"):
-                yield Checkbox("Python (replay.py)", True, id="export-python", compact=True)
-                yield Checkbox("C++ (replay.cpp + CMake)", True, id="export-cpp", compact=True)
+                yield TickBox("Python (replay.py)", True, id="export-python", compact=True)
+                yield TickBox("C++ (replay.cpp + CMake)", True, id="export-cpp", compact=True)
             yield Label("Mode", classes="action-label")
             with RadioSet(id="export-mode", compact=True):
-                yield RadioButton("chain: carry state, reload at host-side changes", value=True,
+                yield TickRadio("chain: carry state, reload at host-side changes", value=True,
                                   id="export-chain")
-                yield RadioButton("isolated: every kernel from its own Pre dumps",
+                yield TickRadio("isolated: every kernel from its own Pre dumps",
                                   id="export-isolated")
-            yield Checkbox("Overwrite an existing folder", False, id="export-force", compact=True)
-            yield Checkbox(
+            yield TickBox("Overwrite an existing folder", False, id="export-force", compact=True)
+            yield TickBox(
                 "Copy the headers the sources include from this machine (listed below)",
                 True,
                 id="export-host-includes",

@@ -18,12 +18,14 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from cltui.capture.display import escape_controls
 from cltui.progress import ProgressEvent
 from cltui.replay import lifecycle
 from cltui.tui.screens.replay_progress import TaskControl, TaskFailed
+from cltui.tui.widgets.keys_footer import KeysFooter
+from cltui.tui.widgets.row_table import RowTable
 from cltui.tui.widgets.source_view import SourceView
 
 if TYPE_CHECKING:
@@ -106,10 +108,10 @@ class FindingsScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Static(self.summary(), id="findings-summary")
-        yield DataTable(id="findings-table", cursor_type="row", zebra_stripes=True)
+        yield RowTable(id="findings-table", cursor_type="row", zebra_stripes=True)
         yield Static("", id="findings-where", markup=False)
         yield SourceView(id="findings-source")
-        yield Footer()
+        yield KeysFooter()
 
     def summary(self) -> Text:
         rep = self.report

@@ -12,6 +12,8 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Label, Static
 
+from cltui.tui.keynames import key_label
+
 __all__ = ["HelpScreen", "bindings_table"]
 
 
@@ -48,12 +50,6 @@ def bindings_table(bindings: dict[str, ActiveBinding], app_keys: object) -> Tabl
     return table
 
 
-_KEY_NAMES = {
-    "slash": "/", "colon": ":", "question_mark": "?", "apostrophe": "'",
-    "left_square_bracket": "[", "right_square_bracket": "]", "greater_than_sign": ">",
-    "less_than_sign": "<", "comma": ",", "full_stop": ".",
-}
-
 _OWNERS = {
     "EnqueueList": "Enqueue list",
     "MainScreen": "Browser",
@@ -61,11 +57,18 @@ _OWNERS = {
     "BufferView": "Buffer view",
     "SourceView": "Source view",
     "ImageView": "Image view",
+    "BufferPane": "Buffer tab",
+    "SourcePane": "Source tab",
+    "ArgsTable": "Arguments",
+    "DiffView": "Diff view",
+    "DiffScreen": "Diff",
+    "ReplayResultsScreen": "Replay results",
+    "FindingsScreen": "Findings",
 }
 
 
 def _key_label(key: str) -> str:
-    return _KEY_NAMES.get(key, key)
+    return key_label(key)  # one naming of keys for help and README
 
 
 def _owner_label(owner: str) -> str:

@@ -12,6 +12,7 @@ from textual.widgets import Label, SelectionList
 from textual.widgets.selection_list import Selection
 
 from cltui.capture.model import EnqueueKind
+from cltui.tui.widgets.tick_list import TickList
 
 __all__ = ["KindScreen"]
 
@@ -33,7 +34,7 @@ class KindScreen(ModalScreen[set[EnqueueKind] | None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="kinds-box"):
             yield Label("Show enqueue kinds (space toggles, enter applies)", id="kinds-title")
-            yield SelectionList[int](
+            yield TickList[int](
                 *[
                     Selection(f"{kind.label:<8} {count:>9,}", int(kind), kind in self.chosen)
                     for kind, count in self.counts.items()

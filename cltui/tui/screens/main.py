@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, TypedDict
 
 import numpy as np
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal
-from textual.widgets import Footer, Label, ProgressBar
+from textual.containers import Container, Horizontal
+from textual.widgets import Label, ProgressBar
 from textual.worker import get_current_worker
 
 from cltui.capture.display import escape_controls
@@ -26,6 +26,7 @@ from cltui.tui.browse import (
     range_summary,
 )
 from cltui.tui.format import fmt_bytes
+from cltui.tui.layout import SPLIT_KEYS, Split
 from cltui.tui.messages import (
     CaptureLoaded,
     CursorMoved,
@@ -37,8 +38,9 @@ from cltui.tui.screens.problems import ProblemsScreen
 from cltui.tui.screens.prompt import PromptScreen
 from cltui.tui.screens.reading import Opener, ReadingScreen
 from cltui.tui.widgets.buffer_pane import BufferPane
-from cltui.tui.widgets.detail_panes import DetailPanes
+from cltui.tui.widgets.detail_panes import SOURCE_KEYS, DetailPanes
 from cltui.tui.widgets.enqueue_list import BADGE_LEGEND, EnqueueList
+from cltui.tui.widgets.keys_footer import KeysFooter
 from cltui.tui.widgets.status_line import StatusLine
 from cltui.tui.workers import worker_token
 
@@ -107,9 +109,11 @@ class MainScreen(ReadingScreen):
             "left_square_bracket", "pane_key('prev')", "Prev", show=False, key_display="[",
             tooltip="Previous change (buffer tab) or previous slice (image tab)",
         ),
+        *SOURCE_KEYS,  # o, k: the visible Source tab's, whatever has focus
         Binding("tab", "focus_details", "Details", show=False, tooltip="Focus the detail tab"),
         Binding("shift+tab", "focus_list", "List", show=False, tooltip="Focus the list"),
         Binding("z", "zoom", "Zoom", show=False, tooltip="Maximise the focused pane"),
+        *SPLIT_KEYS,  # + and -
         Binding("p", "problems", "Problems", show=False),
         Binding("r", "replay", "Replay", tooltip="Replay the selected range"),
         Binding("e", "export", "Export", tooltip="Export the selected range as a bundle"),
@@ -154,16 +158,18 @@ class MainScreen(ReadingScreen):
         self.stopped = False  # the user stopped the reading (esc)
         self.read_fraction = 0.0
         self._log_bytes = 0
+        self.split = Split()  # list and details: side by side when wide, else stacked
 
     # ----------------------------------------------------------------- layout
     def compose(self) -> ComposeResult:
         with Horizontal(id="loading"):
             yield Label(f"Indexing {self.path.name}", id="loading-label")
             yield ProgressBar(total=1.0, show_eta=False, id="loading-bar")
-        yield EnqueueList(id="enqueues")
-        yield DetailPanes(id="details")
+        with Container(id="browser"):
+            yield EnqueueList(id="enqueues")
+            yield DetailPanes(id="details")
         yield StatusLine(id="status")
-        yield Footer()
+        yield KeysFooter()
 
     @property
     def details(self) -> DetailPanes:
@@ -171,6 +177,8 @@ class MainScreen(ReadingScreen):
 
     def on_mount(self) -> None:
         self.sub_title = str(self.path)
+        self.query_one(BufferPane).target_of = lambda: self.state()["cursor"]  # typed-ahead formats
+        self._lay_out(self.app.size.width)
         self.enqueue_list.focus()
         self._start_reading()
 
@@ -464,6 +472,16 @@ class MainScreen(ReadingScreen):
             self.enqueue_list.focus()
         else:
             self.details.focus_pane(self.details.active)
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._lay_out(event.size.width)
+
+    def _lay_out(self, columns: int) -> None:
+        self.split.apply(self.query_one("#browser"), columns, self.enqueue_list, self.details)
+
+    def action_split(self, delta: int) -> None:
+        self.split.move(delta)
+        self._lay_out(self.size.width or self.app.size.width)
 
     def action_focus_list(self) -> None:
         self.enqueue_list.focus()

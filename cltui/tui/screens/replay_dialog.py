@@ -17,7 +17,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Button, Input, Label, RadioButton, RadioSet, SelectionList
+from textual.widgets import Button, Input, Label, RadioSet, SelectionList
 from textual.widgets.selection_list import Selection
 from textual.worker import get_current_worker
 
@@ -27,6 +27,7 @@ from cltui.replay.engine.compare import Tolerance
 from cltui.replay.engine.schema import ArgTolerance, Device, Feasibility
 from cltui.tui.capture_state import REPLAY_FIELDS, ReplaySettings
 from cltui.tui.screens.form_dialog import FormDialog
+from cltui.tui.widgets.tick_list import TickList, TickRadio
 
 if TYPE_CHECKING:
     from cltui.capture.capture import Capture
@@ -157,13 +158,13 @@ class ReplayDialog(FormDialog[ReplayRequest]):
             yield Label(f"Replay enqueues {what}", id="replay-title", classes="action-title")
             yield Label("Devices (space ticks, several allowed; ctrl+r or enter in a field starts)",
                         classes="action-label")
-            yield SelectionList[str](id="replay-devices", compact=True)
+            yield TickList[str](id="replay-devices", compact=True)
             yield Label("", id="replay-device-why", classes="action-hint")
             yield Label("", id="replay-feasible", classes="action-hint")
             yield Label("Mode", classes="action-label")
             with RadioSet(id="replay-mode", compact=True):
                 for i, mode in enumerate(MODES):
-                    yield RadioButton(f"{mode}: {MODE_HELP[mode]}", value=i == 0, id=f"mode-{mode}")
+                    yield TickRadio(f"{mode}: {MODE_HELP[mode]}", value=i == 0, id=f"mode-{mode}")
             rows = (
                 (("atol", "atol", ""), ("rtol", "rtol", ""), ("ULP", "ulp", "")),
                 (("repeat", "repeat", "1"), ("timeout s", "timeout", f"{DEFAULT_TIMEOUT:g}")),
@@ -193,7 +194,7 @@ class ReplayDialog(FormDialog[ReplayRequest]):
         for name, text in last.get("fields", {}).items():
             self.query_one(f"#replay-{name}", Input).value = text
         if last.get("mode") in MODES:
-            self.query_one(f"#mode-{last['mode']}", RadioButton).value = True
+            self.query_one(f"#mode-{last['mode']}", TickRadio).value = True
         self._list_devices()
 
     @work(thread=True, exclusive=True, group="replay-devices", exit_on_error=False)

@@ -19,7 +19,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from cltui.replay.engine import combine_verdicts, verdict
 from cltui.tui.result_rows import (
@@ -32,6 +32,8 @@ from cltui.tui.result_rows import (
 )
 from cltui.tui.screens.diff import DiffScreen, DiffUnavailable
 from cltui.tui.screens.replay_progress import ReplayOutcome
+from cltui.tui.widgets.keys_footer import KeysFooter
+from cltui.tui.widgets.row_table import RowTable
 
 if TYPE_CHECKING:
     from cltui.capture.capture import Capture
@@ -74,8 +76,8 @@ class ReplayResultsScreen(Screen[None]):
         yield Static(self.summary(), id="results-summary")
         with VerticalScroll(id="results-notes"):
             yield Static(self.notes_text(), id="results-notes-text")
-        yield DataTable(id="results-table", cursor_type="row", zebra_stripes=True)
-        yield Footer()
+        yield RowTable(id="results-table", cursor_type="row", zebra_stripes=True)
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)

@@ -49,6 +49,10 @@ class BufferPane(Vertical):
         self._typedefs_of: Callable[[], dict[str, CType]] | None = None
         self.stats: tuple[BufferStats | None, BufferStats | None] = (None, None)
         self._place = ""  # "2/3 " : which of the enqueue's memory arguments is shown
+        # the enqueue the user looks at (the list's cursor; set by the screen), and a format
+        # entered before its buffer was shown (typed ahead of its decode): applied by show()
+        self.target_of: Callable[[], int | None] = lambda: None
+        self.pending_format: str | None = None
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="buffer-head"):
@@ -74,6 +78,7 @@ class BufferPane(Vertical):
         self.view.focus()
 
     def focus_format(self) -> None:
+        self.pending_format = None
         self.query_one("#buffer-format", Input).focus()
 
     def show(self, cap: Capture, enq: Enqueue | None, arg: int | None) -> None:
@@ -93,7 +98,10 @@ class BufferPane(Vertical):
             title.update(reason)
             self.view.empty_text = reason
             self.view.set_buffers(None, None, None, None)
-            fmt_input.value = ""
+            if not fmt_input.has_focus:  # never under the user's typing
+                fmt_input.value = ""
+            if enq is None or enq.number == self.target_of():  # it has no buffer: dropped
+                self.pending_format = None
             return
         self.arg = target
         ctype = element_ctype(target)
@@ -116,10 +124,17 @@ class BufferPane(Vertical):
             self.view.set_buffers(None, None, None, None)
             fmt_input.value = ""
             return
-        fmt_input.value = self.default_ctype.name
+        if not fmt_input.has_focus:  # never under the user's typing (enter applies it here)
+            fmt_input.value = self.default_ctype.name
         self.view.set_buffers(key, pre, post, self.default_ctype)
         self._update_title()
         self._compute_stats()
+        looked_at = self.target_of()
+        if self.pending_format is not None and enq is not None and (
+            looked_at is None or enq.number == looked_at
+        ):
+            pending, self.pending_format = self.pending_format, None
+            self.apply_format(pending)
 
     def _show_hashes(self, arg: KernelArg) -> None:
         lines = [f"{self._place}{_arg_label(arg)}: hashes only (DumpBufferHashes), no data"]
@@ -160,7 +175,10 @@ class BufferPane(Vertical):
 
     def apply_format(self, text: str) -> bool:
         """Show the buffer as elements of ``text`` (``""`` goes back to the signature's type)."""
-        if self.arg is None:
+        shown = self._shown[1] if self._shown is not None else None
+        target = self.target_of()
+        if self.arg is None or (target is not None and shown != target):
+            self.pending_format = text  # typed ahead of the target's decode: show() applies it
             return False
         if not text.strip():
             ctype = self.default_ctype or _BYTES

@@ -235,8 +235,8 @@ class BufferView(ScrollView, can_focus=True):
         return strip
 
     def _widths(self, width: int) -> tuple[int, int]:
-        index_w = max(5, len(str(max(0, self.row_count - 1))) if not self.hex_mode
-                      else len(f"{self.nbytes:x}") + 2)
+        index_w = 1 + max(5, len(str(max(0, self.row_count - 1))) if not self.hex_mode
+                          else len(f"{self.nbytes:x}") + 2)  # 1: the cursor's ▶
         both = self.pre is not None and self.post is not None
         rest = width - index_w - 1
         col = (rest - 3) // 2 if both else rest
@@ -252,22 +252,32 @@ class BufferView(ScrollView, can_focus=True):
             width,
         )
 
+    def cursor_overlay(self, row: int) -> Style | None:
+        """The cursor row's style, laid over each cell's own (changed values keep their
+        colour): the cursor's background when focused, reversed when not; None elsewhere."""
+        if row != self.cursor:
+            return None
+        if not self.has_focus:
+            return Style(reverse=True)
+        cursor = self.get_component_rich_style("buffer-view--cursor")
+        return Style(bgcolor=cursor.bgcolor, bold=True)
+
     def _render_row(self, row: int, width: int) -> Strip:
         index_w, col = self._widths(width)
         base = self.rich_style
-        if row == self.cursor:
-            base = base + (
-                self.get_component_rich_style("buffer-view--cursor")
-                if self.has_focus else Style(reverse=True)
-            )
         changed_style = base + self.get_component_rich_style("buffer-view--changed")
         index_style = base + self.get_component_rich_style("buffer-view--index")
+        mark = " "
+        over = self.cursor_overlay(row)
+        if over is not None:
+            mark = "▶"
+            base, changed_style, index_style = base + over, changed_style + over, index_style + over
         if self.hex_mode:
             start = row * self.row_bytes
-            label = f"{start:0{index_w - 2}x}"
+            label = f"{start:0{index_w - 3}x}"
         else:
             label = str(row)
-        segments = [Segment(label.rjust(index_w) + " ", index_style)]
+        segments = [Segment(mark + label.rjust(index_w - 1) + " ", index_style)]
         sides = [d for d in (self.pre, self.post) if d is not None]
         for k, data in enumerate(sides):
             if k:

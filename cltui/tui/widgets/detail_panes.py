@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from textual import on
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import Static, TabbedContent, TabPane
 
@@ -19,14 +20,21 @@ from cltui.tui.widgets.buffer_pane import BufferPane
 from cltui.tui.widgets.buffer_view import BufferView
 from cltui.tui.widgets.image_view import ImageView
 from cltui.tui.widgets.source_pane import SourcePane
+from cltui.tui.widgets.source_view import SourceView
 from cltui.tui.widgets.timing_view import TimingView
 
 if TYPE_CHECKING:
     from cltui.capture.capture import Capture
 
-__all__ = ["PANES", "DetailPanes"]
+__all__ = ["PANES", "SOURCE_KEYS", "DetailPanes"]
 
 PANES = ("source", "args", "buffer", "image", "timing")
+SOURCE_KEYS = [  # the browser screen's, for the visible Source tab (see pane_key)
+    Binding("o", "pane_key('build')", "Build log", show=False,
+            tooltip="Build options and build log (Source tab)"),
+    Binding("k", "pane_key('kernel')", "To kernel", show=False,
+            tooltip="Scroll the source back to the kernel (Source tab)"),
+]
 FOCUS_TARGETS = {
     "source": "#source-view",
     "args": "#args-table",
@@ -85,19 +93,26 @@ class DetailPanes(Vertical):
 
     def has_pane_key(self, key: str) -> bool:
         """Whether the visible tab acts on ``key`` (``hex``: the buffer; ``next``/``prev``: the
-        buffer's changes, the image's slices)."""
-        return self.active == "buffer" or (self.active == "image" and key != "hex")
+        buffer's changes, the image's slices; ``build``/``kernel``: the source's build log and
+        the way back to the kernel)."""
+        if key in ("build", "kernel"):
+            return self.active == "source"
+        return self.active == "buffer" or (self.active == "image" and key in ("next", "prev"))
 
     def pane_key(self, key: str) -> None:
         """``x`` (``hex``), ``]`` (``next``), ``[`` (``prev``) of the visible tab's widget, for
         a key that reached the screen because the focus is elsewhere (e.g. on the list)."""
-        if self.active == "buffer":
+        if self.active == "source" and key == "build":
+            self.query_one(SourcePane).action_toggle_build()
+        elif self.active == "source" and key == "kernel":
+            self.query_one(SourceView).action_to_kernel()
+        elif self.active == "buffer" and key in ("hex", "next", "prev"):
             view = self.query_one(BufferView)
             if key == "hex":
                 view.action_toggle_hex()
             else:
                 view.action_change(1 if key == "next" else -1)
-        elif self.active == "image" and key != "hex":
+        elif self.active == "image" and key in ("next", "prev"):
             self.query_one(ImageView).action_slice(1 if key == "next" else -1)
 
     def focus_pane(self, pane: str) -> None:

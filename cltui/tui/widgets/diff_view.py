@@ -12,9 +12,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 from rich.segment import Segment
-from rich.style import Style
 from textual import work
 from textual.binding import Binding, BindingType
+from textual.message import Message
 from textual.strip import Strip
 from textual.worker import get_current_worker
 
@@ -56,6 +56,15 @@ class DiffView(BufferView):
         Binding("c", "change(1)", "Next change", show=False, tooltip="Next element Pre -> Post"),
         Binding("C", "change(-1)", "Prev change", show=False),
     ]
+
+    class CursorMoved(Message):
+        """The cursor is on another element (the screen says which and its values)."""
+
+    def move_cursor(self, row: int) -> None:
+        before = self.cursor
+        super().move_cursor(row)
+        if self.cursor != before:
+            self.post_message(self.CursorMoved())
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -154,8 +163,8 @@ class DiffView(BufferView):
         return [s for s in SIDES if self.side(s) is not None]
 
     def _widths(self, width: int) -> tuple[int, int]:
-        index_w = max(5, len(str(max(0, self.row_count - 1))) if not self.hex_mode
-                      else len(f"{self.nbytes:x}") + 2)
+        index_w = 1 + max(5, len(str(max(0, self.row_count - 1))) if not self.hex_mode
+                          else len(f"{self.nbytes:x}") + 2)  # 1: the cursor's ▶
         count = max(1, len(self._present()))
         rest = width - index_w - 1
         col = (rest - 3 * (count - 1)) // count
@@ -171,16 +180,16 @@ class DiffView(BufferView):
     def _render_row(self, row: int, width: int) -> Strip:
         index_w, col = self._widths(width)
         base = self.rich_style
-        if row == self.cursor:
-            base = base + (
-                self.get_component_rich_style("buffer-view--cursor")
-                if self.has_focus else Style(reverse=True)
-            )
         changed = base + self.get_component_rich_style("buffer-view--changed")
         mismatch = base + self.get_component_rich_style("diff-view--mismatch")
         index_style = base + self.get_component_rich_style("buffer-view--index")
-        label = f"{row * self.row_bytes:0{index_w - 2}x}" if self.hex_mode else str(row)
-        segments = [Segment(label.rjust(index_w) + " ", index_style)]
+        over = self.cursor_overlay(row)
+        if over is not None:  # over the cells' own colours: mismatches stay visible
+            base, changed, mismatch = base + over, changed + over, mismatch + over
+            index_style = index_style + over
+        label = f"{row * self.row_bytes:0{index_w - 3}x}" if self.hex_mode else str(row)
+        mark = "▶" if over is not None else " "
+        segments = [Segment(mark + label.rjust(index_w - 1) + " ", index_style)]
         bad = self.is_mismatch(row) if not self.hex_mode else False
         for k, which in enumerate(self._present()):
             if k:

@@ -331,13 +331,14 @@ class ReplayDialog(FormDialog[ReplayRequest]):
         self.remote = found
         self.show_error(error)
         lst = self.query_one("#replay-devices", SelectionList)
-        for v in list(lst.selected):  # loaded to run there: the local ticks go
-            if rh.split_remote(v) is None:
-                lst.deselect(v)
         self._show_remote(None)
+        if rh.ticked_by_host(lst.selected):  # loaded to run there: the local ticks go
+            for v in [v for v in lst.selected if rh.split_remote(v) is None]:
+                lst.deselect(v)
         ok = sum(1 for hd in found if hd.status == "ok")
         self.query_one("#replay-device-why", Label).update(Text(
-            f"hosts: {ok} of {len(found)} answered; tick local or remote devices, not both"))
+            f"hosts: {ok} of {len(found)} answered; tick local or remote devices, not both"
+            if found else ""))
 
     def _show_remote(self, ticked: list[str] | None) -> None:
         """The remote rows again at the end of the list: ticked as ``ticked`` says, or

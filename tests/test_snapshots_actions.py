@@ -82,6 +82,38 @@ def test_replay_dialog(
     assert snap_compare(make_app(images_svm), terminal_size=SMALL, run_before=run)
 
 
+def test_replay_dialog_with_hosts(
+    snap_compare: Compare, images_svm: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The devices of an inventory's hosts after the local ones (a fixed discovery: one host
+    with two devices, one unreachable)."""
+    from cltui.fleet.discover import HostDevices
+    from cltui.fleet.inventory import Host
+
+    found = [
+        HostDevices(Host("gpu-box", "gpu-box"), "python", "ok", "", (
+            {"id": "0:0", "name": "NVIDIA H200", "platform": "NVIDIA CUDA"},
+            {"id": "1:0", "name": "pthread-cpu", "platform": "Portable Computing Language"})),
+        HostDevices(Host("lab-7", "lab-7"), "python", "unreachable",
+                    "ssh: connect to host lab-7 port 22: No route to host"),
+    ]  # fmt: skip
+    monkeypatch.setattr("cltui.replay.devices.list_devices", lambda: [dict(d) for d in DEVICES])
+    monkeypatch.setattr("cltui.fleet.inventory.read_inventory", lambda _path: [])
+    monkeypatch.setattr("cltui.fleet.discover.discover_devices", lambda *_a, **_k: found)
+
+    async def run(pilot: Pilot[Any]) -> None:
+        await _keys(0, *["shift+down"] * 8, "r")(pilot)
+        field = pilot.app.screen.query_one("#replay-hosts", Input)
+        field.value = "lab.ini"
+        field.focus()
+        await pilot.press("ctrl+l")
+        await _settle(pilot)
+        field.cursor_blink = False
+        await _settle(pilot)
+
+    assert snap_compare(make_app(images_svm), terminal_size=LARGE, run_before=run)
+
+
 def test_export_dialog(
     snap_compare: Compare, images_svm: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -1,20 +1,24 @@
-"""Pilot test of the replay dialog's *hosts* field: the range runs on an inventory's hosts
-(``cltui fleet``'s job; here a host reached through a plain local shell template, with PoCL
-only, and one that is down) and the matrix screen shows rows x host:device, the verdict first,
-and the host that did not run."""
+"""Pilot tests of the replay dialog's *hosts* field: the devices of an inventory's hosts are
+listed beside the local ones (over the fleet's transport: a plain local shell template, real
+sshd hosts), a host that does not answer is a disabled row with its reason, and the range runs
+on exactly the ticked remote devices (``cltui fleet``'s job); the matrix screen shows rows x
+host:device, the verdict first, each column's first divergence."""
 
 from __future__ import annotations
 
 import asyncio
 import shutil
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from textual.widgets import DataTable, Input, Static
+from textual.widgets import DataTable, Input, SelectionList, Static
 
 from cltui.tui.app import make_app
 from cltui.tui.screens.fleet_results import FleetResultsScreen
+from cltui.tui.screens.replay_dialog import ReplayDialog
+from tests.sshd_hosts import HostSpec, SshHosts
 from tests.test_tui_replay import SIZE, loaded, open_dialog, select, wait_for
 
 pytestmark = [pytest.mark.device]
@@ -43,6 +47,11 @@ def test_the_replay_dialog_runs_the_range_on_an_inventorys_hosts(
             await select(pilot, screen, 0, 3)
             dialog = await open_dialog(pilot)
             dialog.query_one("#replay-hosts", Input).value = str(inv)
+            dialog.action_accept()  # an inventory not listed yet: lists it, starts nothing
+            assert isinstance(pilot.app.screen, ReplayDialog) and dialog.discovering
+            await wait_for(pilot, lambda: not dialog.discovering, 120)
+            picked = dialog.query_one("#replay-devices", SelectionList).selected
+            assert picked == ["@here/0:0"], picked  # the remote ones ticked, the local not
             dialog.action_accept()
             await wait_for(pilot, lambda: isinstance(pilot.app.screen, FleetResultsScreen)
                            or bool(getattr(pilot.app.screen, "error", None)), 180)
@@ -52,17 +61,83 @@ def test_the_replay_dialog_runs_the_range_on_an_inventorys_hosts(
             await wait_for(pilot, lambda: res.query_one(DataTable).row_count > 0, 10)
             rep = res.report
             assert [c["id"] for c in rep["columns"]] == ["here:0:0"]
-            assert {h["name"]: h["status"] for h in rep["hosts"]} == {
-                "here": "ok", "gone": "unreachable"}
-            assert rep["verdict"]["status"] == "incomplete"  # PoCL passes; a host did not run
+            assert {h["name"]: h["status"] for h in rep["hosts"]} == {"here": "ok"}
+            assert rep["verdict"]["status"] == "pass"  # only the ticked host runs
             table = res.query_one(DataTable)
             assert table.row_count == len(rep["rows"]) > 0 and len(table.columns) == 3
             assert all(str(table.get_row_at(i)[2]) == "equal" for i in range(table.row_count))
             summary = str(res.query_one("#results-summary", Static).render())
-            assert summary.startswith("INCOMPLETE: 1 devices on 1 of 2 hosts")
-            notes = str(res.query_one("#results-notes-text", Static).render())
-            assert "host gone: unreachable" in notes
+            assert "1 devices on 1 of 1 hosts" in summary, summary
             await pilot.press("escape")
             await wait_for(pilot, lambda: not isinstance(pilot.app.screen, FleetResultsScreen))
+
+    asyncio.run(run())
+
+
+def _prompts(dialog: ReplayDialog) -> list[tuple[str, str, bool]]:
+    lst = dialog.query_one("#replay-devices", SelectionList)
+    return [(str(o.value), str(o.prompt), o.disabled)
+            for o in (lst.get_option_at_index(i) for i in range(lst.option_count))]
+
+
+def test_the_dialog_lists_ssh_hosts_devices_and_runs_one_ticked_remote_device(
+    images_svm: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    ssh_hosts: Callable[[list[HostSpec]], SshHosts],
+) -> None:
+    """Real sshd hosts: one with the machine's ICDs (Oclgrind and PoCL), one down.  The
+    dialog lists ``both: P:D name (platform)`` rows after the local ones and one disabled
+    row for the down host; ticking only PoCL on ``both`` gives a matrix of that one column."""
+    if not Path("/etc/OpenCL/vendors/pocl.icd").is_file():
+        pytest.skip("PoCL is not installed")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    hosts = ssh_hosts([HostSpec("both"), HostSpec("down", down=True)])
+    inv = tmp_path / "farm.ini"
+    inv.write_text("[lab]\n" + "".join(
+        f"{h} ansible_host=127.0.0.1 ansible_port={hosts[h].port} "
+        f"cltui_workdir={tmp_path / 'work' / h}\n" for h in ("both", "down"))
+        + f"\n[lab:vars]\nansible_ssh_common_args=\"-F {hosts.config}\"\n"
+        f"ansible_python_interpreter={sys.executable}\n")
+
+    async def run() -> None:
+        async with make_app(images_svm).run_test(size=SIZE) as pilot:
+            screen = await loaded(pilot)
+            await select(pilot, screen, 0, 3)
+            dialog = await open_dialog(pilot)
+            field = dialog.query_one("#replay-hosts", Input)
+            field.value = str(inv)
+            field.focus()
+            await pilot.press("ctrl+l")
+            await wait_for(pilot, lambda: dialog.hosts_for == str(inv)
+                           and not dialog.discovering, 120)
+            rows = _prompts(dialog)
+            local = [r for r in rows if not r[0].startswith("@")]
+            assert [r[0] for r in local] == [d["id"] for d in dialog.devices]  # first
+            remote = {r[0]: r for r in rows if r[0].startswith("@both/")}
+            pocl = [d for d in dialog.remote[0].devices
+                    if "Portable" in str(d["platform"])]
+            assert dialog.remote[0].status == "ok" and pocl
+            for d in dialog.remote[0].devices:
+                _value, prompt, disabled = remote[f"@both/{d['id']}"]
+                assert prompt == f"both: {d['id']} {d['name']} ({d['platform']})"
+                assert not disabled
+            (down,) = [r for r in rows if r[0].startswith("@down/")]
+            assert down[2] and down[1].startswith("down: ✗ unreachable: ")
+            assert "Connection refused" in down[1]
+            dialog.select_devices([f"@both/{pocl[0]['id']}"])
+            dialog.action_accept()
+            await wait_for(pilot, lambda: isinstance(pilot.app.screen, FleetResultsScreen)
+                           or bool(getattr(pilot.app.screen, "error", None)), 180)
+            await pilot.pause()
+            res = pilot.app.screen
+            assert isinstance(res, FleetResultsScreen), getattr(res, "error", None)
+            rep = res.report
+            assert [c["id"] for c in rep["columns"]] == [f"both:{pocl[0]['id']}"]
+            assert [h["name"] for h in rep["hosts"]] == ["both"]
+            table = res.query_one(DataTable)
+            await wait_for(pilot, lambda: table.row_count > 0, 10)
+            assert len(table.columns) == 3 and table.row_count == len(rep["rows"])
+            notes = str(res.query_one("#results-notes-text", Static).render())
+            assert notes.startswith(f"both:{pocl[0]['id']} {pocl[0]['name']}")
+            assert rep["verdict"]["status"] == "pass", rep["verdict"]
 
     asyncio.run(run())

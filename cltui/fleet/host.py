@@ -115,7 +115,22 @@ class HostRunner:
         self.say(1.0, "done" if out.status == "ok" else f"{out.status}: {out.reason}")
         return out
 
-    def _run(self, out: HostOutcome) -> None:
+    def discover(self) -> HostOutcome:
+        """Only the host's devices (``listed``), by the path a run takes to them: connect,
+        check, send the bundle (the device lister's), build (C++), list."""
+        out = HostOutcome(self.host, self.runner)
+        try:
+            self._prepare(out)
+            out.listed = self._list_devices()
+            if not out.listed:
+                raise HostFailed("no-device", "no OpenCL device found (is an ICD installed?)")
+        except HostFailed as exc:
+            out.status, out.reason = exc.status, exc.reason
+        out.bytes_sent = self.t.bytes_sent
+        return out
+
+    def _prepare(self, out: HostOutcome) -> None:
+        """Connect, check what the runner needs, send the bundle, build the C++ runner."""
         self.say(0.0, "connecting")
         self._check(self.t.connect(self.cancel), "connect", connecting=True)
         has_bundle = self._probe()
@@ -126,6 +141,9 @@ class HostRunner:
             self._check(failed, "sending the bundle")
         if self.runner == "cpp":
             self._build()
+
+    def _run(self, out: HostOutcome) -> None:
+        self._prepare(out)
         out.listed = self._list_devices()
         chosen = self._choose(out.listed)
         for i, dev in enumerate(chosen):

@@ -13,8 +13,9 @@ import json
 import shlex
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -30,12 +31,12 @@ from cltui.replay import lifecycle
 from cltui.replay.engine import compare as cmp
 from cltui.replay.engine.schema import ArgTolerance, CheckResult, Manifest
 
-__all__ = ["HostProgress", "run_fleet"]
+__all__ = ["HostProgress", "fleet_progress", "host_session", "run_fleet", "run_hosts"]
 
 HostProgress = Callable[[str, ProgressEvent], None]
 
 
-def _fleet_progress(progress: ProgressFn | None, hosts: Sequence[Host]) -> HostProgress:
+def fleet_progress(progress: ProgressFn | None, hosts: Sequence[Host]) -> HostProgress:
     """Each host's events as one :data:`ProgressFn`: ``what`` is ``host: what``, the
     fraction the mean of the hosts'."""
     fractions = dict.fromkeys((h.name for h in hosts), 0.0)
@@ -67,30 +68,38 @@ def run_fleet(
     ``progress`` gets ``host: what`` events (the fraction over all hosts); ``cancel`` stops
     every host (their commands killed, their scratch folders removed)."""
     token = cancel or CancelToken()
-    say = _fleet_progress(progress, hosts)
+    say = fleet_progress(progress, hosts)
     plan: Manifest = json.loads((bundle_root / "manifest.json").read_text(encoding="utf-8"))
     bundle = bundle_files(bundle_root)
-    control = lifecycle.temp_dir("fleet", prefix="cltui-fleet-")  # 0700: mkdtemp
-    transports: list[Transport | None] = []
-    try:
-        outcomes = _run_hosts(bundle, plan, hosts, settings, jobs, token, say, control,
-                              transports)
+    with host_session(jobs) as (control, transports):
+        outcomes = run_hosts(bundle, plan, hosts, settings, jobs, token, say, control,
+                             transports)
         cross = _cross(plan, outcomes, transports, settings, arg_tolerance or {}, token)
         for h in outcomes:  # the outputs lie on the hosts, removed at the end: none named
             for run in h.devices:
                 for st in run.result.get("steps") or []:
                     for c in st.get("checks", []):
                         c["output"] = None
-    finally:
-        with ThreadPoolExecutor(max_workers=max(1, jobs)) as ex:
-            list(ex.map(lambda t: t.close(), [t for t in transports if t is not None]))
-        lifecycle.remove(control)
     info = {"id": bundle.id, "path": str(bundle_root), "files": len(bundle.files),
             "bytes": bundle.total_bytes}
     return build_matrix(plan, outcomes, cross, info)
 
 
-def _run_hosts(
+@contextmanager
+def host_session(jobs: int) -> Iterator[tuple[Path, list[Transport | None]]]:
+    """A private control folder (ssh's multiplexing sockets) and the list the hosts'
+    transports go into; at the end every transport closed, the folder removed."""
+    control = lifecycle.temp_dir("fleet", prefix="cltui-fleet-")  # 0700: mkdtemp
+    transports: list[Transport | None] = []
+    try:
+        yield control, transports
+    finally:
+        with ThreadPoolExecutor(max_workers=max(1, jobs)) as ex:
+            list(ex.map(lambda t: t.close(), [t for t in transports if t is not None]))
+        lifecycle.remove(control)
+
+
+def run_hosts(
     bundle: BundleFiles,
     plan: Manifest,
     hosts: Sequence[Host],
@@ -100,7 +109,11 @@ def _run_hosts(
     say: HostProgress,
     control: Path,
     transports: list[Transport | None],
+    *,
+    discover: bool = False,
 ) -> list[HostOutcome]:
+    """Every host's :meth:`HostRunner.run` (``discover``: its :meth:`HostRunner.discover`),
+    ``jobs`` at a time; a transport that cannot be made is that host's outcome."""
     runners: list[HostRunner | HostOutcome] = []
     for h in hosts:
         try:
@@ -117,7 +130,7 @@ def _run_hosts(
         if isinstance(r, HostOutcome):
             return r
         start = time.monotonic()
-        out = r.run()
+        out = r.discover() if discover else r.run()
         out.seconds = time.monotonic() - start
         return out
 

@@ -100,14 +100,15 @@ def start_replay(app: AnyApp, capture: Capture, first: int, last: int) -> None:
             return
         if memory is not None:
             memory.remember_replay(dialog.settings)
-        if request.inventory:  # on the hosts of an inventory: cltui fleet's job
+        if request.hosts:  # the ticked devices of an inventory's hosts: cltui fleet's job
             from cltui.tui.screens.fleet_results import FleetResultsScreen, fleet_task
 
             def matrix(report: dict[str, Any] | None) -> None:
                 if report is not None:
                     app.push_screen(FleetResultsScreen(report))
 
-            title = f"Replaying {_range_text(first, last)} on the hosts of {request.inventory}"
+            title = (f"Replaying {_range_text(first, last)} on {len(request.hosts)} hosts of "
+                     f"{request.inventory}")
             app.push_screen(ProgressScreen(title, fleet_task(capture, first, last, request)),
                             matrix)
             return

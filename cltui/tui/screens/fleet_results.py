@@ -1,11 +1,13 @@
-"""The fleet's matrix in the app: the replay dialog's *hosts* field names an inventory, the range
-runs on its hosts (``cltui fleet``'s job, in a :class:`ProgressScreen`), and this screen shows
+"""The fleet's matrix in the app: the replay dialog lists the devices of an inventory's hosts, the
+range runs on the ticked ones (``cltui fleet``'s job restricted to them, in a
+:class:`ProgressScreen`), and this screen shows
 rows = enqueue and argument, columns = host:device, the verdict first, then each column's first
 divergent enqueue and every host that did not run, and why."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
@@ -50,7 +52,9 @@ def fleet_task(
         rng = f"{first}" if first == last else f"{first}-{last}"
         tmp: Path | None = None
         try:
-            hosts = read_inventory(Path(request.inventory).expanduser())
+            hosts = [replace(h, devices=request.hosts[h.name])  # exactly the ticked ones
+                     for h in read_inventory(Path(request.inventory).expanduser())
+                     if h.name in request.hosts]
             control.progress(ProgressEvent(None, "exporting the range"))
             bundle = export_cached(capture, rng, request.mode, cancel=control.cancel)
             if request.arg_tolerance:

@@ -5,6 +5,11 @@ thread (``cltui.replay.devices.list_devices`` loads the ICDs); the device the ca
 ticked when it is present.  Then, in the background, the engine's feasibility pre-flight
 (:mod:`cltui.replay.feasibility`: a child process per device, as a replay) marks each device
 that cannot run the range; the line under the list says why for the highlighted one.
+
+The *hosts* field names an inventory: ``enter`` in it, leaving it or ``ctrl+l`` lists its hosts'
+devices in a worker (:mod:`cltui.tui.screens.replay_hosts`) after the local ones.  One run is
+local (the ticked local devices) or a fleet run (exactly the ticked remote devices per host),
+not both: ticking both says so.
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
-from textual import work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
@@ -26,11 +31,13 @@ from cltui.replay import tolerance
 from cltui.replay.engine.compare import Tolerance
 from cltui.replay.engine.schema import ArgTolerance, Device, Feasibility
 from cltui.tui.capture_state import REPLAY_FIELDS, ReplaySettings
+from cltui.tui.screens import replay_hosts as rh
 from cltui.tui.screens.form_dialog import FormDialog
 from cltui.tui.widgets.tick_list import TickList, TickRadio
 
 if TYPE_CHECKING:
     from cltui.capture.capture import Capture
+    from cltui.fleet.discover import HostDevices
 
 __all__ = [
     "MODES",
@@ -78,6 +85,7 @@ class ReplayRequest:
     timeout: float = DEFAULT_TIMEOUT
     arg_tolerance: ArgTolerance = field(default_factory=dict)
     inventory: str = ""  # an inventory file: the range runs on its hosts (cltui fleet)
+    hosts: dict[str, tuple[str, ...]] = field(default_factory=dict)  # host -> ticked P:D ids
 
 
 def parse_replay_fields(
@@ -136,6 +144,7 @@ class ReplayDialog(FormDialog[ReplayRequest]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "cancel", "Cancel"),
         Binding("ctrl+r", "accept", "Replay", show=False),
+        Binding("ctrl+l", "load_hosts", "Load hosts", show=False),
     ]
 
     def __init__(
@@ -151,6 +160,10 @@ class ReplayDialog(FormDialog[ReplayRequest]):
         self.device_choice: dict[str, str] = {}  # the default tick's rule and why
         self.listing = True
         self.feasible: dict[str, Feasibility] | None = None  # device id -> its pre-flight
+        self.remote: list[HostDevices] = []  # the hosts field's hosts and their devices
+        self.hosts_for: str | None = None  # the inventory listed (or being listed)
+        self.discovering = False
+        self._remote_rows = 0  # remote rows at the end of the list
 
     def compose(self) -> ComposeResult:
         what = f"{self.first}" if self.first == self.last else f"{self.first}-{self.last}"
@@ -176,7 +189,7 @@ class ReplayDialog(FormDialog[ReplayRequest]):
                     for label, name, value in row:
                         yield Label(label, classes="field-label")
                         hint = {"argtol": "e.g. 0:ulp=2; 3:atol=1e-6",
-                                "hosts": "an inventory file: replay on its hosts instead"}.get(
+                                "hosts": "an inventory: enter or ctrl+l lists its devices"}.get(
                             name, "0")
                         yield Input(value, placeholder=hint, id=f"replay-{name}",
                                     classes="field-input", compact=True)
@@ -231,16 +244,19 @@ class ReplayDialog(FormDialog[ReplayRequest]):
         self.listing = False
         self.devices = devices
         lst = self.query_one("#replay-devices", SelectionList)
+        remote_ticked = [v for v in lst.selected if rh.split_remote(v) is not None]
         lst.clear_options()
+        self._remote_rows = 0
         if error or not devices:
             self.show_error(error or "No OpenCL device found")
+            self._show_remote(remote_ticked)
             return
         from cltui.replay.devices import default_device
 
         default, choice = default_device(devices, captured)
         ticked = {default["id"]} if default is not None else set()
         used = [(d.get("name"), d.get("platform")) for d in (self.remembered or {}).get(
-            "devices", [])]
+            "devices", []) if "host" not in d]
         again = {d["id"] for d in devices if (d["name"], d["platform"]) in used}
         if again:  # the devices of the last replay of this capture, where they are still here
             ticked = again
@@ -260,11 +276,83 @@ class ReplayDialog(FormDialog[ReplayRequest]):
             mark = marks.get(choice["rule"], "") if is_default else ""
             # the mark before the platform: a long line is cut at its end
             prompt = f"{d['id']}  {d['name']}{mark} · {d['platform']}"
-            lst.add_option(Selection(prompt, str(d["id"]), d["id"] in ticked))
+            lst.add_option(Selection(prompt, str(d["id"]), d["id"] in ticked
+                                     and not remote_ticked))
         lst.highlighted = 0
         self.query_one("#replay-go", Button).disabled = False
+        self._show_remote(remote_ticked)
         self._show_feasible()
         self._check_feasible(list(devices))
+
+    # ------------------------------------------------------------------ the hosts' devices
+    def action_load_hosts(self) -> None:
+        """List the devices of the hosts field's inventory (a worker: over ssh)."""
+        path = self.query_one("#replay-hosts", Input).value.strip()
+        self.hosts_for = path
+        if not path:
+            self.remote = []
+            self._show_remote([])
+            return
+        self.discovering = True
+        self.query_one("#replay-device-why", Label).update(
+            Text(f"listing the devices of the hosts of {path}…"))
+        self._discover(path)
+
+    @on(Input.Blurred, "#replay-hosts")
+    def _hosts_left(self, _event: Input.Blurred) -> None:
+        if self.query_one("#replay-hosts", Input).value.strip() != (self.hosts_for or ""):
+            self.action_load_hosts()
+
+    @work(thread=True, exclusive=True, group="replay-hosts", exit_on_error=False)
+    def _discover(self, path: str) -> None:
+        from pathlib import Path
+
+        from cltui.errors import CltuiError
+        from cltui.fleet.discover import discover_devices
+        from cltui.fleet.inventory import read_inventory
+        from cltui.tui.workers import worker_token
+
+        worker = get_current_worker()
+        found: list[HostDevices] = []
+        error = ""
+        try:
+            hosts = read_inventory(Path(path).expanduser())
+            found = discover_devices(hosts, timeout=30.0, cancel=worker_token(worker))
+        except CltuiError as exc:
+            error = str(exc)
+        except Exception as exc:  # no traceback reaches the user
+            error = f"cannot list the hosts' devices: {type(exc).__name__}: {exc}"
+        if not worker.is_cancelled:
+            self.app.call_from_thread(self._hosts_found, path, found, error)
+
+    def _hosts_found(self, path: str, found: list[HostDevices], error: str) -> None:
+        if path != self.hosts_for:  # the field changed meanwhile: its own listing follows
+            return
+        self.discovering = False
+        self.remote = found
+        self.show_error(error)
+        lst = self.query_one("#replay-devices", SelectionList)
+        self._show_remote(None)
+        if rh.ticked_by_host(lst.selected):  # loaded to run there: the local ticks go
+            for v in [v for v in lst.selected if rh.split_remote(v) is None]:
+                lst.deselect(v)
+        ok = sum(1 for hd in found if hd.status == "ok")
+        self.query_one("#replay-device-why", Label).update(Text(
+            f"hosts: {ok} of {len(found)} answered; tick local or remote devices, not both"
+            if found else ""))
+
+    def _show_remote(self, ticked: list[str] | None) -> None:
+        """The remote rows again at the end of the list: ticked as ``ticked`` says, or
+        (None) by default / as remembered."""
+        lst = self.query_one("#replay-devices", SelectionList)
+        for _ in range(self._remote_rows):
+            lst.remove_option_at_index(lst.option_count - 1)
+        remembered = (self.remembered or {}).get("devices", [])
+        rows = rh.remote_rows(self.remote, remembered)
+        for row in rows:
+            tick = row.ticked if ticked is None else row.value in ticked
+            lst.add_option(Selection(row.prompt, row.value, tick, disabled=row.disabled))
+        self._remote_rows = len(rows)
 
     # ------------------------------------------------------------------ will it run there?
     @work(thread=True, exclusive=True, group="replay-feasible", exit_on_error=False)
@@ -311,6 +399,11 @@ class ReplayDialog(FormDialog[ReplayRequest]):
         """The line under the list: the highlighted device's pre-flight."""
         lst = self.query_one("#replay-devices", SelectionList)
         i = lst.highlighted
+        if i is not None and i < lst.option_count and (
+                hit := rh.split_remote(str(lst.get_option_at_index(i).value))) is not None:
+            self.query_one("#replay-feasible", Label).update(Text(
+                f"{hit[0]}: the pre-flight runs on the host when the range runs there"))
+            return
         if i is None or not self.devices or i >= len(self.devices):
             return
         if self.feasible == {}:  # the check could not run: its line stays
@@ -346,10 +439,21 @@ class ReplayDialog(FormDialog[ReplayRequest]):
         if self.listing:
             self.show_error("Still listing the devices…")
             return None
-        chosen = set(self.query_one("#replay-devices", SelectionList).selected)
+        selected = self.query_one("#replay-devices", SelectionList).selected
+        chosen = set(selected)
         devices = [d for d in self.devices if d["id"] in chosen]
         inventory = self.query_one("#replay-hosts", Input).value.strip()
-        if not devices and not inventory:
+        if inventory != (self.hosts_for or ""):
+            self.action_load_hosts()
+        if self.discovering:
+            self.show_error("Listing the hosts' devices… tick them, then start again")
+            return None
+        hosts = rh.ticked_by_host(selected)
+        if devices and hosts:
+            self.show_error("Tick local or remote devices, not both: one run is a local "
+                            "replay or a run on the hosts")
+            return None
+        if not devices and not hosts:
             self.show_error("Tick at least one device (space)")
             return None
         try:
@@ -365,9 +469,10 @@ class ReplayDialog(FormDialog[ReplayRequest]):
             return None
         self.settings = {
             "devices": [{"name": str(d["name"]), "platform": str(d["platform"])}
-                        for d in devices],
+                        for d in devices] + rh.remote_settings(self.remote, hosts),
             "mode": self.mode,
             "fields": {name: self.query_one(f"#replay-{name}", Input).value
                        for name in REPLAY_FIELDS},
         }
-        return ReplayRequest(devices, self.mode, tol, repeat, timeout, per_arg, inventory)
+        return ReplayRequest(devices, self.mode, tol, repeat, timeout, per_arg, inventory,
+                             hosts)

@@ -1162,6 +1162,29 @@ def render(
     return "\n".join(out).rstrip() + "\n"
 
 
+def _sections(text: str) -> list[tuple[str, str]]:
+    """``text`` cut at its ``## `` headings: (heading, the section's text) in order."""
+    out: list[tuple[str, str]] = []
+    for part in re.split(r"(?m)^(?=## )", text):
+        if part.startswith("## "):
+            out.append((part.split("\n", 1)[0].strip(), part))
+    return out
+
+
+def keep_foreign(new: str, old: str) -> str:
+    """``new`` (this script's rendering) followed by the sections of ``old`` it does not
+    render: the other benchmark scripts' sections (fleet, history, latency, ...) stay."""
+    mine = {h for h, _ in _sections(new)}
+    kept = [body.rstrip() + "\n" for h, body in _sections(old) if h not in mine]
+    return new if not kept else new.rstrip() + "\n\n" + "\n".join(kept)
+
+
+def _write_report(text: str) -> None:
+    path = ROOT / "BENCHMARKS.md"
+    old = path.read_text() if path.exists() else ""
+    path.write_text(keep_foreign(text, old))
+
+
 def render_section(sec: str, res: dict[str, Any], missed: list[str]) -> list[str]:
     """The ``## <title>`` block of one section (goals missed are added to ``missed``)."""
     out = [f"## {SECTION_TITLES[sec]}", "", SECTION_NOTES[sec], ""]
@@ -1255,7 +1278,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         except (OSError, ValueError, KeyError, TypeError) as exc:
             print(f"run.py: cannot render from {ns.render_only}: {exc}", file=sys.stderr)
             return 2
-        (ROOT / "BENCHMARKS.md").write_text(text)
+        _write_report(text)
         _log(f"rewrote BENCHMARKS.md from {ns.render_only}")
         return 0
     chosen = [s.strip() for s in ns.sections.split(",") if s.strip()]
@@ -1324,7 +1347,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:
         _log(f"cannot write {ns.json_out}: {exc}")
     if not ns.no_write:
-        (ROOT / "BENCHMARKS.md").write_text(render(results, info, command, total, date))
+        _write_report(render(results, info, command, total, date))
         _log("rewrote BENCHMARKS.md")
     return 0
 

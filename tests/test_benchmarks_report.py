@@ -192,3 +192,14 @@ def test_splice_rewrites_only_its_section(run_mod: ModuleType) -> None:
     again = run_mod.splice_section(new, "pathological", {"figures": [fig]}, "later")
     assert again.count("## Pathological inputs") == 1 and "Measured later" in again
     assert "keep me" in again and "Measured today" not in again
+
+
+def test_a_full_rewrite_keeps_the_other_scripts_sections(run_mod: ModuleType) -> None:
+    """run.py renders its own sections; those of bench_fleet.py, bench_history.py, ... that
+    it does not render stay in BENCHMARKS.md (they were dropped by a full run)."""
+    old = "# old\n\n## Capture index\n\nold figures\n\n## Fleet replay over ssh\n\nfleet\n"
+    new = "# cltui benchmarks\n\n## Capture index\n\nnew figures\n"
+    text = run_mod.keep_foreign(new, old)
+    assert "new figures" in text and "old figures" not in text
+    assert text.endswith("## Fleet replay over ssh\n\nfleet\n")
+    assert run_mod.keep_foreign(new, "") == new

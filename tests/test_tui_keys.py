@@ -172,9 +172,9 @@ def test_a_burst_through_a_real_pty(pyocl_pocl: Path, size: tuple[int, int]) -> 
         term.send(b":14\r")
         term.wait_for("14 · 1 enq", timeout=20, quiet=0.3)
         term.send(b"3f\x01\x0buchar\r")
-        screen = term.wait_for("× uchar", timeout=20, quiet=0.3)
+        screen = term.wait_for("32,768 × uch", timeout=20, quiet=0.3)  # uchar (cut at 80)
         assert "Replay enqueues" not in screen
-        assert "format:" in screen
+        assert "buffer 1/3 · arg 0" in screen  # the Buffer tab's header
         term.send(b"q")
         term.proc.wait(timeout=20)
         assert term.proc.returncode == 0

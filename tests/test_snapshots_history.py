@@ -2,19 +2,42 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
+
+from textual.pilot import Pilot
 
 from cltui.tui.app import make_app
-from tests.test_snapshots import LARGE, SMALL, Compare, _steps
+from cltui.tui.screens.history import HistoryScreen
+from tests.test_snapshots import LARGE, SMALL, Compare, _settle, _steps
+
+
+def _history(jump: int, keys: list[str]) -> Callable[[Pilot[Any]], Awaitable[None]]:
+    """The steps, then the history screen alone: on a loaded machine the worker may take
+    over 0.4 s, and its "Following the object..." notice would sit in the frame."""
+    steps = _steps(jump=jump, keys=keys)
+
+    async def run(pilot: Pilot[Any]) -> None:
+        await steps(pilot)
+        for _ in range(200):
+            if isinstance(pilot.app.screen, HistoryScreen):
+                break
+            await pilot.pause(0.05)
+        assert isinstance(pilot.app.screen, HistoryScreen)
+        pilot.app.clear_notifications()
+        await _settle(pilot)
+
+    return run
 
 
 def test_history_screen_small(snap_compare: Compare, pyocl_pocl: Path) -> None:
-    run = _steps(jump=22, keys=["3", "full_stop", "H"])
+    run = _history(22, ["3", "full_stop", "H"])
     assert snap_compare(make_app(pyocl_pocl), terminal_size=SMALL, run_before=run)
 
 
 def test_history_screen_large(snap_compare: Compare, images_svm: Path) -> None:
-    run = _steps(jump=9, keys=["H"])
+    run = _history(9, ["H"])
     assert snap_compare(make_app(images_svm), terminal_size=LARGE, run_before=run)
 
 

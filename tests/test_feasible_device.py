@@ -71,6 +71,18 @@ def test_a_feasible_range_says_so_on_both_devices(images_svm: Path) -> None:
     assert text.exit_code == 0 and "all 7 kernel enqueues can run" in text.stdout
 
 
+def test_a_damaged_range_is_not_a_can_run(tmp_path: Path) -> None:
+    """pyopencl_lib_coldcache lost enqueues 0-100 to a NUL run: of 14-38 the recovered
+    kernels can run, but 2 enqueues lost with the log were not checked: INCOMPLETE, exit 3."""
+    from tests.conftest import CAPTURES
+
+    cap = copy_capture(CAPTURES / "pyopencl_lib_coldcache", tmp_path)
+    code, out = _feasible(str(cap), "14-38", "-d", "pocl")
+    assert code == 3 and out["status"] == "incomplete", out["line"]
+    assert out["line"].startswith("INCOMPLETE: the 23 kernel enqueues checked can run")
+    assert out["line"].endswith("not checked: 2 enqueues lost with the log")
+
+
 def test_a_local_size_over_the_device_maximum(big_local: Path) -> None:
     code, out = _feasible(str(big_local), "6-8", "-d", "oclgrind")
     assert code == 3 and out["status"] == "cannot-run"

@@ -44,7 +44,8 @@ def feasible_cmd(
     PATH is an exported bundle (its manifest) or a capture with a RANGE.  Without
     --device, the device the replay would choose (the capture's, else the one named most
     like it, else the first that is not a simulator).  Exit 0 when every enqueue can run
-    on every device checked, 3 otherwise, 2 on bad input.
+    on every device checked and nothing of the range went unchecked (skipped by the plan, lost
+    with the log), 3 otherwise, 2 on bad input.
     """
     from cltui.replay import feasibility
 
@@ -71,7 +72,7 @@ def feasible_cmd(
         fail("interrupted", 130)
     for r in results:
         r["device_choice"] = choice  # type: ignore[typeddict-item]  # JSON-shaped rule
-    status, line = feasibility.overall(results)
+    status, line = feasibility.overall(results, plan)
     out = {"source": source, "steps": len(plan["steps"]), "status": status, "line": line,
            "devices": results}  # fmt: skip
     if as_json:

@@ -122,15 +122,35 @@ def _error(plan: Manifest, dev: Device, msg: str) -> Feasibility:
             "cannot_run": []}  # fmt: skip
 
 
-def overall(results: Sequence[Feasibility]) -> tuple[str, str]:
-    """The status of several devices' pre-flights (``ok`` only when every enqueue can run on
-    every device; else ``cannot-run``, or ``error`` when a check failed) and one line."""
+def unchecked_line(plan: Manifest) -> str:
+    """What of the range the pre-flight cannot judge: kernel enqueues the plan skips (no work
+    sizes survived) and enqueues lost with the log (``""``: none)."""
+    kernels = (plan.get("scope") or {}).get("kernels") or []
+    skipped = sum(1 for k in kernels if not k.get("replayed"))
+    lost = sum(int(x.get("count", 0)) for x in plan.get("lost") or [])
+    parts = []
+    if skipped:
+        parts.append(f"{skipped} kernel enqueue{'s' if skipped != 1 else ''} skipped by the plan")
+    if lost:
+        parts.append(f"{lost} enqueue{'s' if lost != 1 else ''} lost with the log")
+    return ", ".join(parts)
+
+
+def overall(results: Sequence[Feasibility], plan: Manifest) -> tuple[str, str]:
+    """The status of several devices' pre-flights (``ok`` only when every enqueue of the range
+    was checked and can run on every device; ``incomplete`` when those checked can, but some of
+    the range could not be checked; else ``cannot-run``, or ``error`` when a check failed) and
+    one line."""
     if not results:
         return "error", "ERROR: no device to check"
     bad = [r for r in results if r["status"] != "ok"]
     n = results[0]["steps"]
+    unchecked = unchecked_line(plan)
     if not bad:
         where = "1 device" if len(results) == 1 else f"{len(results)} devices"
+        if unchecked:
+            return "incomplete", (f"INCOMPLETE: the {n} kernel enqueues checked can run on "
+                                  f"{where}; not checked: {unchecked}")  # fmt: skip
         return "ok", f"CAN RUN: all {n} kernel enqueues on {where}"
     status = "error" if any(r["status"] == "error" for r in bad) else "cannot-run"
     parts = []
@@ -143,6 +163,8 @@ def overall(results: Sequence[Feasibility]) -> tuple[str, str]:
         what = f"enqueue {first['enqueue']} {first['kernel']}: {first['reason']}"
         parts.append(f"{r['steps'] - r['runnable']}/{r['steps']} cannot run on {name} "
                      f"(first: {what})")  # fmt: skip
+    if unchecked:
+        parts.append(f"not checked: {unchecked}")
     return status, ("ERROR: " if status == "error" else "CANNOT RUN: ") + "; ".join(parts)
 
 

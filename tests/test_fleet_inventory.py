@@ -168,3 +168,25 @@ def test_the_readme_example_inventory_reads(tmp_path: Path) -> None:
     assert hosts["pod-a"].transport == "kubectl exec {host} --"
     assert hosts["farm-cpu"].env == (("OCL_ICD_VENDORS", "/opt/pocl/vendors"),)
     assert all(h.ssh_args == ("-o", "ProxyJump=bastion") for h in hosts.values())
+
+
+def test_ini_lines_split_as_a_shell_does_in_one_pass(tmp_path: Path) -> None:
+    """The INI splitter agrees with shlex on the lines inventories hold (quotes joined and
+    removed, # a comment) and reads a 1 MB line of one repeated byte (shlex was quadratic)."""
+    import shlex
+
+    from cltui.fleet.inventory import _split
+
+    for line in ['h1 ansible_port=22 cltui_env="A=1 B=2"', "pod t='kubectl exec {host} --'  # c",
+                 "a#b c", 'x="a""b" y', "  host  ", "n[01:03] u='q'"]:  # fmt: skip
+        assert _split(line, "w") == shlex.split(line, comments=True), line
+    with pytest.raises(InventoryError, match="No closing quotation"):
+        _split('h x="open', "w")
+    for byte in "a/[=@":
+        path = tmp_path / "inv.ini"
+        path.write_text(byte * 1_000_000)
+        try:  # one host of a long name ('a'), or one line saying what is wrong
+            hosts = read_inventory(path)
+            assert byte == "a" and len(hosts) == 1
+        except InventoryError as exc:
+            assert len(str(exc)) < 300

@@ -14,7 +14,6 @@ by default).  A bad inventory raises :class:`InventoryError` naming ``file:line`
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +28,12 @@ RUNNERS = ("python", "cpp")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _HOST = re.compile(r"(?:(?P<user>[^@\s]+)@)?(?P<host>[A-Za-z0-9_.\-\[\]:]+?)(?::(?P<port>\d+))?\Z")
 _RANGE = re.compile(r"\[(\d+):(\d+)\]")
+
+
+def _q(text: object) -> str:
+    """``text`` quoted for an error line, cut to 60 characters (an inventory line may be huge)."""
+    shown = str(text)
+    return repr(shown if len(shown) <= 60 else shown[:60] + "...")
 
 
 class InventoryError(CltuiError):
@@ -127,7 +132,7 @@ def _parse_ini(inv: _Inv, text: str) -> None:
             name, _, kind = line[1:-1].strip().partition(":")
             kind = kind or "hosts"
             if not name or kind not in ("hosts", "vars", "children"):
-                raise InventoryError(f"{where}: bad section {line!r} (want [group], "
+                raise InventoryError(f"{where}: bad section {_q(line)} (want [group], "
                                      "[group:vars] or [group:children])")
             section = name
             inv.group(section)
@@ -148,18 +153,39 @@ def _parse_ini(inv: _Inv, text: str) -> None:
                 inv.add_host(section, name, {**more, **hvars}, n)
 
 
+_WORD = re.compile(r"""(?:[^\s'"#]+|"[^"]*"|'[^']*')+""")
+_QUOTED = re.compile(r""""([^"]*)"|'([^']*)'""")
+_SPACE = re.compile(r"\s*")
+
+
+def _unquote(m: re.Match[str]) -> str:
+    return m.group(1) if m.group(1) is not None else m.group(2)
+
+
 def _split(line: str, where: str) -> list[str]:
-    try:
-        return shlex.split(line, comments=True)
-    except ValueError as exc:
-        raise InventoryError(f"{where}: {exc}") from None
+    """The words of an INI line as a shell splits them (quotes joined and removed, ``#``
+    starts a comment), in one pass: linear in the line, however it is made (``shlex`` took
+    quadratic time on a long word)."""
+    words: list[str] = []
+    i, n = 0, len(line)
+    while True:
+        i = _SPACE.match(line, i).end()  # type: ignore[union-attr]  # \s* always matches
+        if i >= n or line[i] == "#":
+            return words
+        m = _WORD.match(line, i)
+        if m is None:
+            raise InventoryError(f"{where}: No closing quotation")
+        words.append(_QUOTED.sub(_unquote, m.group()))
+        i = m.end()
+        if i < n and line[i] == "#":
+            return words
 
 
 def _assignment(word: str, where: str) -> tuple[str, str]:
     key, eq, value = word.partition("=")
     key = key.strip()
     if not eq or not key:
-        raise InventoryError(f"{where}: expected KEY=VALUE, got {word!r}")
+        raise InventoryError(f"{where}: expected KEY=VALUE, got {_q(word)}")
     value = value.strip()
     if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
         value = value[1:-1]
@@ -179,7 +205,7 @@ def _expand(word: str, where: str) -> list[tuple[str, dict[str, Any]]]:
         return [pair for name in names for pair in _expand(name, where)]
     hm = _HOST.match(word)
     if hm is None or "[" in word or "]" in word:
-        raise InventoryError(f"{where}: {word!r} is not [user@]host[:port]")
+        raise InventoryError(f"{where}: {_q(word)} is not [user@]host[:port]")
     more: dict[str, Any] = {}
     if hm.group("user"):
         more["ansible_user"] = hm.group("user")
@@ -256,7 +282,7 @@ def _port(merged: Mapping[str, Any], where: Any) -> int | None:
         return None
     text = str(raw).strip()
     if not text.isdigit() or not 0 < int(text) < 65536:
-        raise InventoryError(f"{where('ansible_port')}: ansible_port {text!r} is not a port")
+        raise InventoryError(f"{where('ansible_port')}: ansible_port {_q(text)} is not a port")
     return int(text)
 
 
@@ -274,7 +300,7 @@ def _runner(value: Any, where: str) -> str | None:
         return None
     word = {"py": "python", "c++": "cpp"}.get(str(value).strip().lower(), str(value).strip())
     if word not in RUNNERS:
-        raise InventoryError(f"{where}: cltui_runner {value!r} is not python or cpp")
+        raise InventoryError(f"{where}: cltui_runner {_q(value)} is not python or cpp")
     return word
 
 
@@ -297,11 +323,11 @@ def _env(value: Any, where: str) -> tuple[tuple[str, str], ...]:
         for item in items:
             key, eq, val = str(item).partition("=")
             if not eq:
-                raise InventoryError(f"{where}: cltui_env wants KEY=VALUE words, got {item!r}")
+                raise InventoryError(f"{where}: cltui_env wants KEY=VALUE words, got {_q(item)}")
             pairs.append((key, val))
     for key, _v in pairs:
         if not _ENV_NAME.match(key):
-            raise InventoryError(f"{where}: cltui_env: {key!r} is not a variable name")
+            raise InventoryError(f"{where}: cltui_env: {_q(key)} is not a variable name")
     return tuple(pairs)
 
 
@@ -358,24 +384,24 @@ def _yaml_group(inv: _Inv, loader: Any, gname: str, gnode: Any, depth: int = 0) 
     if depth > 64:
         raise InventoryError(f"{inv.path}:{_line(gnode)}: groups nested too deep")
     group = inv.group(gname)
-    for key, node in _mapping(inv, gnode, f"group {gname!r}"):
+    for key, node in _mapping(inv, gnode, f"group {_q(gname)}"):
         if key == "hosts":
-            for hword, hnode in _mapping(inv, node, f"the hosts of {gname!r}"):
-                hv = _yaml_vars(inv, loader, hnode, f"host {hword!r}")
+            for hword, hnode in _mapping(inv, node, f"the hosts of {_q(gname)}"):
+                hv = _yaml_vars(inv, loader, hnode, f"host {_q(hword)}")
                 for name, more in _expand(hword, f"{inv.path}:{_line(hnode)}"):
                     inv.add_host(gname, name, more, _line(hnode))
                     for k, (v, line) in hv.items():
                         inv.host_vars[name][k] = v
                         inv.var_where[(name, k)] = f"{inv.path}:{line}"
         elif key == "vars":
-            for k, (v, line) in _yaml_vars(inv, loader, node, f"the vars of {gname!r}").items():
+            for k, (v, line) in _yaml_vars(inv, loader, node, f"the vars of {_q(gname)}").items():
                 group.vars[k] = v
                 inv.group_var_where[(gname, k)] = f"{inv.path}:{line}"
         elif key == "children":
-            for cname, cnode in _mapping(inv, node, f"the children of {gname!r}"):
+            for cname, cnode in _mapping(inv, node, f"the children of {_q(gname)}"):
                 if cname not in group.children:
                     group.children.append(cname)
                 _yaml_group(inv, loader, cname, cnode, depth + 1)
         else:
-            raise InventoryError(f"{inv.path}:{_line(node)}: group {gname!r}: unknown key "
-                                 f"{key!r} (hosts, vars, children)")
+            raise InventoryError(f"{inv.path}:{_line(node)}: group {_q(gname)}: unknown key "
+                                 f"{_q(key)} (hosts, vars, children)")

@@ -47,8 +47,8 @@ async def test_latency_key_measures_the_range(chain: Path) -> None:
         await select(pilot, await loaded(pilot), 0, 5)
         app.latency_options = Options(repeat=3, native=False)
         await pilot.press("L")
-        await pilot.pause()
-        assert isinstance(app.screen, ProgressScreen)
+        await pilot.pause()  # the progress screen, or already the view on a fast machine
+        assert isinstance(app.screen, ProgressScreen | LatencyScreen)
         # the Python engine in its child process on PoCL; the app stays responsive
         await wait_for(pilot, lambda: isinstance(app.screen, LatencyScreen)
                        or bool(getattr(app.screen, "error", None)), timeout=240)  # fmt: skip

@@ -43,5 +43,5 @@ def test_the_app_over_ssh(
         want = b"\x1b]52;c;" + base64.b64encode(b"14")
         term.wait_for(lambda _s: want in term.raw, timeout=30)
         term.send(b"q")
-        term.proc.wait(timeout=30)
+        term.proc.wait(timeout=120)  # the app, its reader process, then the ssh session end
         assert term.proc.returncode == 0

@@ -50,7 +50,8 @@ async def test_latency_key_measures_the_range(chain: Path) -> None:
         await pilot.pause()  # the progress screen, or already the view on a fast machine
         assert isinstance(app.screen, ProgressScreen | LatencyScreen)
         # the Python engine in its child process on PoCL; the app stays responsive
-        await wait_for(pilot, lambda: isinstance(app.screen, LatencyScreen)
+        await wait_for(pilot, lambda: (isinstance(app.screen, LatencyScreen)
+                                       and bool(app.screen.text))
                        or bool(getattr(app.screen, "error", None)), timeout=240)  # fmt: skip
         screen = app.screen
         assert isinstance(screen, LatencyScreen), getattr(screen, "error", None)

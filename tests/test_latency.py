@@ -141,7 +141,7 @@ def test_latency_json_on_pocl(chain: Path, tmp_path: Path) -> None:
     assert dev["engine"] is not None and dev["engine"]["launches"] == 18
     assert dev["native"] is not None and dev["native"]["launches"] == 18
     names = [r["runner"] for r in dev["runners"]]
-    assert names == ["Python engine", "C++ runner", "C++ runner, no event",
+    assert names == ["Python engine", "C++ runner", "C++ runner, staged",
                      "bare C loop, profiling", "bare C loop (floor)"]  # fmt: skip
     assert all(r["host_ns_per_launch"] and r["host_ns_per_launch"] > 0 for r in dev["runners"])
     assert all(r["ratio_to_floor"] and r["passes"] == 3 for r in dev["runners"])

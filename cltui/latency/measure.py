@@ -4,8 +4,9 @@
 2. the Python engine in its child process (``runner.start(..., timeline=True)``): every
    launch of ``repeat`` timing repetitions;
 3. the range exported as a bundle (a temp folder), the C++ runner built once with CMake
-   (:mod:`.native`) and run with ``--latency``: per round one pass of that runner (every
-   launch's stages), one of the floor (the bare launch loop) and one per host delay.
+   (:mod:`.native`) and run with ``--latency``: per round a timed pass of that runner (no
+   event: its host time), a staged one (an event per launch: every launch's stages), one of
+   the floor (the bare launch loop) and one per host delay.
 
 The figures are made by :mod:`.stats` and :mod:`.fit`; :func:`measure` returns the report
 (``docs/cli-json.md``) and the launches for ``--trace``.  Progress and cancel as every
@@ -226,7 +227,7 @@ def _native_figures(
         res["notes"].append(f"the C++ runner: {nat['error']}")
     floor_p = nat_ok.get("floor_passes")
     prof_p = nat_ok.get("floor_profiling_passes")
-    plain = next((p["passes"] for p in nat_ok.get("ladder", []) if p["delay_ns"] == 0), None)
+    timed, staged = nat_ok.get("runner_passes"), nat_ok.get("staged_passes")
     floor = _median_per_launch(floor_p, n)
     if nat_ok:
         launches = records.native_launches(manifest["steps"], nat_ok.get("rows", []))
@@ -239,13 +240,13 @@ def _native_figures(
     rows: list[tuple[str, str, float | None, float | None, int]] = [
         ("Python engine", "cltui's engine (pyopencl), an event per launch", engine_cost,
          engine_cost / floor if engine_cost and floor else None, engine_passes),
-        ("C++ runner", "the exported replay.cpp's timing loop, an event per launch",
-         _median_per_launch(nat_ok.get("runner_passes"), n),
-         _paired_ratio(nat_ok.get("runner_passes"), floor_p),
-         len((nat_ok.get("runner_passes") or {}).get("loop_ns", []))),
-        ("C++ runner, no event", "the same loop, no event, queue without profiling "
-         "(the ladder at 0 ns)", _median_per_launch(plain, n), _paired_ratio(plain, floor_p),
-         len((plain or {}).get("loop_ns", []))),
+        ("C++ runner", "the exported replay.cpp's timed loop (as --repeat times a range): "
+         "transfers and reloads the range needs, no event, queue without profiling",
+         _median_per_launch(timed, n), _paired_ratio(timed, floor_p),
+         len((timed or {}).get("loop_ns", []))),
+        ("C++ runner, staged", "the same loop with an event per launch on the profiling "
+         "queue (its passes give the stage figures)", _median_per_launch(staged, n),
+         _paired_ratio(staged, floor_p), len((staged or {}).get("loop_ns", []))),
         ("bare C loop, profiling", "the floor's loop on the profiling queue",
          _median_per_launch(prof_p, n), _paired_ratio(prof_p, floor_p),
          len((prof_p or {}).get("loop_ns", []))),

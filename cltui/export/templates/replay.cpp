@@ -80,9 +80,10 @@ DeviceRun run_device(const Plan& plan, const Options& opt, const DeviceRef& dev,
         if (opt.latency) {
             lat = measure_latency(r, opt);
         } else {
-            Pass pass;
-            pass.delay_ns = opt.delay_ns;
-            for (int i = 1; i < opt.repeat; ++i) r.run_once(false, pass);
+            for (int i = 1; i < opt.repeat; ++i) {  // (cpp/replayer.hpp: struct Pass)
+                r.run_once(false, Pass::timed_pass(opt.delay_ns));
+                r.run_once(false, Pass::staged_pass(opt.delay_ns));
+            }
             for (int i = 0; opt.floor && i < std::max(opt.repeat, 2); ++i)
                 floor.push_back(r.floor_once(0, true));
             r.collect_timing();

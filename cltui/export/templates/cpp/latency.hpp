@@ -4,12 +4,13 @@
 // The floor is this driver's cheapest launch loop over the bundle's kernels: every kernel's
 // arguments were set once by setup(), and a pass only calls clEnqueueNDRangeKernel for each
 // step, with no event, no transfer, no reload, nothing else, on a queue without profiling.
-// --latency measures, round by round, one pass of this runner (its profiling queue, events
-// kept: the stages of every launch), one pass of the floor, one of the floor on the
-// profiling queue (what profiling alone costs) and one pass per --delays value (a busy-wait
-// before each launch of this runner's loop, no event, the queue without profiling: as an
-// application runs), the order rotated each round so that a drift of the machine spreads
-// over all of them.  cltui latency reads the JSON.
+// --latency measures, round by round, one timed pass of this runner (as replay --repeat
+// times it: no event, the queue without profiling, as an application runs), one staged pass
+// (an event per launch on the profiling queue: the stages of every launch, and what the
+// events cost), one pass of the floor, one of the floor on the profiling queue (what
+// profiling alone costs) and one timed pass per --delays value (a busy-wait before each
+// launch), the order rotated each round so that a drift of the machine spreads over all of
+// them.  cltui latency reads the JSON.
 #pragma once
 
 #include "report.hpp"
@@ -56,31 +57,31 @@ inline std::string floor_text(const std::vector<PassTime>& passes, size_t launch
 }
 
 struct LatencyRun {
-    std::vector<PassTime> runner, floor, floor_profiling;
+    std::vector<PassTime> runner, staged, floor, floor_profiling;
     std::vector<std::vector<PassTime>> ladder;  // per --delays value
 };
 
-// --latency: rounds of (runner, floor, each delay), the order rotated per round.
+// --latency: rounds of (runner timed, runner staged, floor, floor profiling, each delay),
+// the order rotated per round.
 inline LatencyRun measure_latency(Replayer& r, const Options& opt) {
     LatencyRun run;
     run.ladder.resize(opt.delays.size());
-    const size_t kinds = 3 + opt.delays.size();
+    const size_t kinds = 4 + opt.delays.size();
     r.keep_rows = true;
     for (int round = 0; round < opt.repeat; ++round) {
         for (size_t k = 0; k < kinds; ++k) {
             size_t which = (k + static_cast<size_t>(round)) % kinds;
             if (which == 0) {
-                run.runner.push_back(r.run_once(false));
+                run.runner.push_back(r.run_once(false, Pass::timed_pass(0)));
             } else if (which == 1) {
-                run.floor.push_back(r.floor_once(0, true));
+                run.staged.push_back(r.run_once(false, Pass::staged_pass(0)));
             } else if (which == 2) {
+                run.floor.push_back(r.floor_once(0, true));
+            } else if (which == 3) {
                 run.floor_profiling.push_back(r.floor_once(0, false));
             } else {
-                Pass pass;
-                pass.delay_ns = opt.delays[which - 3];
-                pass.events = false;
-                pass.plain = true;
-                run.ladder[which - 3].push_back(r.run_once(false, pass));
+                run.ladder[which - 4].push_back(
+                    r.run_once(false, Pass::timed_pass(opt.delays[which - 4])));
             }
         }
     }
@@ -108,6 +109,7 @@ inline std::string latency_json(const Replayer& r, const LatencyRun& run, const 
       << (error.empty() || r.running < 0 ? std::string("null") : std::to_string(r.running))
       << ", \"launches\": " << r.outcomes.size() << ", \"clock\": \"steady_clock\""
       << ", \"runner_passes\": " << passes_json(run.runner)
+      << ", \"staged_passes\": " << passes_json(run.staged)
       << ", \"floor_passes\": " << passes_json(run.floor)
       << ", \"floor_profiling_passes\": " << passes_json(run.floor_profiling)
       << ", \"ladder\": [";

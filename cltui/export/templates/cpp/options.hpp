@@ -41,7 +41,10 @@ const char* kUsage =
     "                    capture, else the one named most like it, else the first that is\n"
     "                    not a simulator, else the first; stderr says which and why)\n"
     "  --validate        exit 1 when a check is 'different'\n"
-    "  --repeat N        run the range N times (inputs restored) and report stage timing\n"
+    "  --repeat N        run the range N times (inputs restored): each repetition after\n"
+    "                    the first is timed as an application runs (no event, no\n"
+    "                    profiling: the host time) and run again with an event per\n"
+    "                    launch for the stage timing\n"
     "  --json            print the results as JSON on stdout\n"
     "  --out DIR         write each checked object as replayed into DIR (DIR/P_D with\n"
     "                    several devices)\n"
@@ -51,8 +54,9 @@ const char* kUsage =
     "                    (the same kernels, arguments set once, no event, nothing else, on a\n"
     "                    queue without profiling): this driver's floor of host time per launch\n"
     "  --delay-ns N      busy-wait N ns on the host before each launch of the timing passes\n"
-    "  --latency         JSON on stdout: N rounds, each one timing pass of this runner, one\n"
-    "                    of the floor (also on the profiling queue) and one per --delays value\n"
+    "  --latency         JSON on stdout: N rounds, each a timed and a staged pass of this\n"
+    "                    runner, one of the floor (also on the profiling queue) and one per\n"
+    "                    --delays value\n"
     "                    (ns of busy-wait before each launch, no profiling; default\n"
     "                    0,50,200,1000,5000,20000), every launch's stages\n";
 

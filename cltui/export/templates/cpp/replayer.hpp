@@ -41,12 +41,32 @@ struct StepOutcome {
     std::vector<Finding> cannot_run;  // not launched: it cannot run on this device, and why
 };
 
-// How a timing pass runs (cpp/latency.hpp): a host busy-wait before each launch, and whether
-// its launches keep an event (profiling) for the stage timing.
+// How a timing pass runs: a host busy-wait before each launch, whether its launches keep an
+// event (profiling) for the stage timing, and whether its loop time is the runner's host time.
+// A timing repetition of --repeat is two passes: a timed one (no event, the queue without
+// profiling: as an application runs; its loop time is loop_ns) and a staged one (an event per
+// launch on the profiling queue: the stage figures).  An event costs a driver several
+// microseconds per launch (about 7 us on NVIDIA's OpenCL), which would otherwise be counted
+// as the range's own host time.
 struct Pass {
     long long delay_ns = 0;
     bool events = true;
     bool plain = false;  // on a second queue without CL_QUEUE_PROFILING_ENABLE
+    bool timed = false;  // its loop time goes to loop_ns (the runner's host time)
+
+    static Pass timed_pass(long long delay_ns) {
+        Pass p;
+        p.delay_ns = delay_ns;
+        p.events = false;
+        p.plain = true;
+        p.timed = true;
+        return p;
+    }
+    static Pass staged_pass(long long delay_ns) {
+        Pass p;
+        p.delay_ns = delay_ns;
+        return p;
+    }
 };
 
 // What a timing pass took: the launch loop's host time, the wall time to the queue drained,
@@ -85,6 +105,8 @@ class Replayer {
         for (auto& e : events_) clReleaseEvent(e.ev);
         for (auto& kv : kernels_) clReleaseKernel(kv);
         for (auto& kv : programs_) clReleaseProgram(kv.second);
+        for (auto& kv : stages_)
+            if (kv.second.stage) clReleaseMemObject(kv.second.stage);
         for (auto& kv : subs_) clReleaseMemObject(kv.second);
         for (auto it = mems_.rbegin(); it != mems_.rend(); ++it) clReleaseMemObject(it->second);
         for (auto& kv : svms_) clSVMFree(ctx_, kv.second);
@@ -101,7 +123,7 @@ class Replayer {
         double seconds;
     };
     std::vector<Build> builds;    // per program built, in build order
-    std::vector<double> loop_ns;  // host time of each timing pass's launch loop
+    std::vector<double> loop_ns;  // host time of each timed pass's launch loop
     long long running = -1;       // the enqueue being set up or run (-1: none)
 
     // Everything that can fail before a kernel runs: context, programs, objects, arguments.
@@ -169,6 +191,13 @@ class Replayer {
     };
     int pass_ = 0;  // timing passes so far
     std::vector<std::vector<const Load*>> inloop_;  // per step: the loads a pass repeats
+    // A reload a timing pass repeats, as a device-side copy from a buffer staged once with
+    // its bytes (null: the host write instead, as for SVM): Engine._restorer's way.
+    struct Stage {
+        cl_mem stage = nullptr, dst = nullptr;
+        const MemDesc* desc = nullptr;
+    };
+    std::map<const Load*, Stage> stages_;
     const Plan& plan_;
     std::string bundle_;
     DeviceRef dev_;
@@ -220,6 +249,7 @@ class Replayer {
     cl_int run_copy(const Transfer& t, cl_mem dst, const MemDesc* dd);
     void write(const std::string& id, const std::vector<unsigned char>& bytes);
     void upload(const Load& l) { write(l.mem, data(l.data)); }
+    void restore(const Load& l);  // a reload inside a timing pass (stages_)
     std::vector<unsigned char> read(const std::string& id);
     CheckOutcome evaluate(const Step& s, const Check& c, bool post);
     std::string save_output(const Step& s, const Check& c, const std::vector<unsigned char>& bytes);

@@ -30,7 +30,7 @@ inline PassTime Replayer::run_once(bool validate, const Pass& pass) {
             validate_step(i, s, outcomes[i]);
         } else {
             run_transfers(s);
-            for (const Load* l : reloads[i]) upload(*l);
+            for (const Load* l : reloads[i]) restore(*l);
             if (pass.delay_ns > 0) took.injected_ns += spin(pass.delay_ns);
         }
         if (!kernels_[i]) {  // it cannot run on this device: not launched
@@ -44,9 +44,39 @@ inline PassTime Replayer::run_once(bool validate, const Pass& pass) {
     auto drained = std::chrono::steady_clock::now();
     took.loop_ns = std::chrono::duration<double, std::nano>(loop_end - loop_start).count();
     took.wall_ns = std::chrono::duration<double, std::nano>(drained - loop_start).count();
-    if (!validate && pass.events) loop_ns.push_back(took.loop_ns);
+    if (!validate && pass.timed) loop_ns.push_back(took.loop_ns);
     running = -1;
     return took;
+}
+
+// A reload inside a timing pass: a device-side copy from a buffer staged on first use (no
+// wait, nothing copied on the host: the in-order queue keeps it between the launches), as
+// the Python engine does; SVM, an empty object or no memory for the stage: the host write.
+inline void Replayer::restore(const Load& l) {
+    auto it = stages_.find(&l);
+    if (it == stages_.end()) {
+        Stage st;
+        st.desc = desc_.at(l.mem);
+        if (!svms_.count(l.mem) && st.desc->size > 0) {
+            std::vector<unsigned char> host(data(l.data));
+            host.resize(st.desc->size, 0);
+            cl_int err = CL_SUCCESS;
+            st.stage = clCreateBuffer(ctx_, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, host.size(),
+                                      host.data(), &err);
+            if (err != CL_SUCCESS) st.stage = nullptr;
+            st.dst = mem(l.mem);
+        }
+        it = stages_.emplace(&l, st).first;
+    }
+    const Stage& st = it->second;
+    if (!st.stage) return upload(l);
+    size_t origin[3] = {0, 0, 0};
+    cl_int err = st.desc->kind == "image"
+                     ? clEnqueueCopyBufferToImage(queue_, st.stage, st.dst, 0, origin,
+                                                  st.desc->region, 0, nullptr, nullptr)
+                     : clEnqueueCopyBuffer(queue_, st.stage, st.dst, 0, 0, st.desc->size, 0,
+                                           nullptr, nullptr);
+    if (err != CL_SUCCESS) check(err, "restoring " + st.desc->label);
 }
 
 // Before a timing pass: the inputs each object starts from, and the queue drained.

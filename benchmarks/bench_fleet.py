@@ -62,9 +62,17 @@ def _run(bundle: Path, hosts: list[Host], settings: RunSettings) -> tuple[float,
     return wall, rep
 
 
-def parallel(farm: SshHosts, bundle: Path, work: Path, rounds: int) -> dict[str, Any]:
-    hosts = _hosts(farm, work, "par")
-    settings = RunSettings(devices=("pocl",), timeout=300)
+def _template_hosts(n: int, work: Path) -> list[Host]:
+    """``n`` hosts whose commands run through the transport template ``sh -c {cmd}`` on this
+    machine (no sshd: the lent GPU machine has none), each with a work folder of its own."""
+    return [Host(name=f"t{i}", address="localhost", python=sys.executable,
+                 workdir=str(work / f"par-t{i}"), transport="sh -c {cmd}") for i in range(n)]
+
+
+def parallel(
+    hosts: list[Host], bundle: Path, rounds: int, devices: tuple[str, ...] = ("pocl",)
+) -> dict[str, Any]:
+    settings = RunSettings(devices=devices, timeout=300)
     _run(bundle, hosts, settings)  # warm: caches filled, PoCL's kernel cache too
     alone: dict[str, list[float]] = {h.name: [] for h in hosts}
     together: list[float] = []
@@ -75,7 +83,8 @@ def parallel(farm: SshHosts, bundle: Path, work: Path, rounds: int) -> dict[str,
     best = {n: min(v) for n, v in alone.items()}
     return {"alone_s": best, "slowest_alone_s": max(best.values()),
             "sum_alone_s": sum(best.values()), "parallel_s": min(together),
-            "rounds": rounds, "cores": os.cpu_count()}
+            "rounds": rounds, "cores": os.cpu_count(), "devices": list(devices),
+            "transport": hosts[0].transport or "ssh"}
 
 
 def resend(farm: SshHosts, capture: Path, rng: str, work: Path) -> dict[str, Any]:
@@ -127,9 +136,23 @@ def main() -> int:
     ap.add_argument("--range", default="0-8")
     ap.add_argument("--bytes-capture", type=Path, default=SHARED / "captures" / "opencv_tapi_pocl")
     ap.add_argument("--bytes-range", default="0-")
+    ap.add_argument("--template", action="store_true",
+                    help="only the parallel figure, 4 hosts through the transport template "
+                    "`sh -c {cmd}` (no sshd), on --device")  # fmt: skip
+    ap.add_argument("--device", default="pocl", help="with --template")
     ns = ap.parse_args()
     root = Path(tempfile.mkdtemp(prefix="cltui-bench-fleet-"))
     os.environ["XDG_CACHE_HOME"] = str(root / "xdg-cache")  # the fleet's export cache
+    if ns.template:
+        tmp, bundle = export_temp(open_capture(ns.capture), ns.range, "chain")
+        try:
+            hosts = _template_hosts(4, root / "work")
+            par = parallel(hosts, bundle, 1 if ns.quick else 3, (ns.device,))
+        finally:
+            lifecycle.remove(tmp)
+            shutil.rmtree(root, ignore_errors=True)
+        print(json.dumps({"capture": ns.capture.name, "range": ns.range, "parallel": par}))
+        return 0
     icd = root / "icd"
     icd.mkdir()
     shutil.copy("/etc/OpenCL/vendors/pocl.icd", icd / "pocl.icd")
@@ -138,7 +161,7 @@ def main() -> int:
     try:
         tmp, bundle = export_temp(open_capture(ns.capture), ns.range, "chain")
         try:
-            par = parallel(farm, bundle, root / "work", 1 if ns.quick else 2)
+            par = parallel(_hosts(farm, root / "work", "par"), bundle, 1 if ns.quick else 2)
         finally:
             lifecycle.remove(tmp)
         out = {

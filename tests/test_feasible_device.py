@@ -98,6 +98,31 @@ def test_a_local_size_over_the_device_maximum(big_local: Path) -> None:
     assert "CANNOT RUN: 1/3 cannot run on 0:0 Oclgrind Simulator" in text.stdout
 
 
+def test_latency_leaves_out_what_cannot_run(big_local: Path) -> None:
+    """``cltui latency`` on a range with a launch that cannot run: the launch is named, left
+    out of both runners' loops (the C++ floor too), per-launch costs divide by the launches
+    made, and the exit code says INCOMPLETE (3)."""
+    res = CliRunner().invoke(main, ["latency", str(big_local), "6-8", "-d", "oclgrind",
+                                    "--repeat", "3", "--delays", "0,1000", "--json"])  # fmt: skip
+    rep = json.loads(res.stdout)
+    validate(rep, "cli.schema.json", "latency")
+    assert res.exit_code == 3, rep
+    (dev,) = rep["devices"]
+    assert dev["error"] is None and dev["notes"] == [], dev
+    assert {f["enqueue"] for f in dev["cannot_run"]} == {6} and dev["launched"] == 2
+    assert dev["engine"]["launches"] == 2 * 3
+    if shutil.which("cmake") and shutil.which("c++"):
+        assert dev["native"] is not None and dev["native"]["launches"] == 2 * 3
+        assert all(r["ratio_to_floor"] and r["passes"] == 3 for r in dev["runners"])
+    text = CliRunner().invoke(main, ["latency", str(big_local), "6-8", "-d", "oclgrind",
+                                     "--repeat", "3", "--delays", "0", "--no-native"])  # fmt: skip
+    assert text.exit_code == 3
+    assert text.stdout.splitlines()[1].startswith(
+        "INCOMPLETE on Oclgrind Simulator: 1 of 3 kernel launches cannot run there, not "
+        "launched and not in its figures (enqueue 6 svm_scale: local size 2048"
+    ), text.stdout
+
+
 def test_replay_does_not_launch_what_cannot_run(big_local: Path) -> None:
     res = CliRunner().invoke(main, ["replay", str(big_local), "6-8", "-d", "oclgrind", "--json"])
     report = json.loads(res.stdout)

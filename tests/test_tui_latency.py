@@ -89,7 +89,8 @@ def _fixed() -> Measured:
     dev: DeviceLatency = {
         "device": {"id": "0:0", "name": "Fixed GPU", "platform": "Fixed"},
         "device_choice": {"rule": "user", "why": "chosen for the snapshot"},
-        "error": None, "engine": summarise(launches), "native": summarise(launches),
+        "error": None, "launched": 9, "cannot_run": [],
+        "engine": summarise(launches), "native": summarise(launches),
         "runners": [
             {"runner": "Python engine", "what": "engine", "host_ns_per_launch": 12000.0,
              "ratio_to_floor": 2.4, "passes": 2},

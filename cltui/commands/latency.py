@@ -46,10 +46,11 @@ def latency_cmd(
     host time per launch against the bare launch loop (the floor); the range's wall time
     against a host delay per launch (slope ~0: device-bound, ~1: launch-bound).
 
-    Exit 0 when every device was measured, 1 when one failed, 2 on bad input."""
+    Exit 0 when every device was measured, 1 when one failed, 2 on bad input, 3 when
+    launches of the range cannot run on a device (INCOMPLETE: not launched, named)."""
     from cltui.capture.ranges import RangeError, parse_range
     from cltui.latency.measure import LatencyError, Options, measure
-    from cltui.latency.text import report_lines, timeline_lines
+    from cltui.latency.text import report_lines
     from cltui.latency.trace import trace_json
 
     try:
@@ -81,9 +82,8 @@ def latency_cmd(
     if as_json:
         emit_json(rep)
     else:
-        for title, launches in done.replays:  # one repetition of each replay, on one axis
-            for line in timeline_lines(title, launches, 100):
-                echo(line)
-        for line in report_lines(rep):
+        for line in report_lines(rep, done.replays):
             echo(line)
-    sys.exit(1 if any(d["error"] for d in rep["devices"]) else 0)
+    if any(d["error"] for d in rep["devices"]):
+        sys.exit(1)
+    sys.exit(3 if any(d["cannot_run"] for d in rep["devices"]) else 0)

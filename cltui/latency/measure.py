@@ -164,9 +164,11 @@ def _device(
 ) -> DeviceLatency:
     from cltui.replay import runner
 
+    n_steps = len(manifest["steps"])
     res: DeviceLatency = {
-        "device": dict(dev), "device_choice": why, "error": None, "engine": None,
-        "native": None, "runners": [], "sensitivity": None, "notes": [],
+        "device": dict(dev), "device_choice": why, "error": None, "launched": n_steps,
+        "cannot_run": [], "engine": None, "native": None, "runners": [], "sensitivity": None,
+        "notes": [],
     }  # fmt: skip
     job = runner.start(manifest, [dev], data_root=cap.path, repeat=opts.repeat + 1,
                        timeout=opts.timeout, timeline=True)  # fmt: skip
@@ -175,6 +177,8 @@ def _device(
     job.cleanup()
     cancel.raise_if_set()
     dres = report["devices"][0]
+    res["cannot_run"] = list(dres.get("cannot_run") or [])
+    res["launched"] = n_steps - len({f["enqueue"] for f in res["cannot_run"]})
     engine_cost: float | None = None
     if dres.get("error") or "timeline" not in dres:
         res["error"] = str(dres.get("error") or f"the Python engine ended: {dres['status']}")
@@ -183,7 +187,7 @@ def _device(
         res["engine"] = summarise(launches)
         out.replays.append((f"Python engine on {dev['name']}", launches))
         loops = [r["loop_ns"] for r in dres["timeline"]["repetitions"]]
-        engine_cost = statistics.median(loops) / max(len(manifest["steps"]), 1) if loops else None
+        engine_cost = statistics.median(loops) / max(res["launched"], 1) if loops else None
     native_res: dict[str, Any] | None = None
     if bundle is not None and bundle[1] is not None and bundle[0] is not None:
         progress(ProgressEvent(0.5, f"{dev['name']}: the C++ runner, floor and delays"))
@@ -220,8 +224,9 @@ def _native_figures(
     dev: Device,
     out: Measured,
 ) -> None:
-    """The runners' table, the C++ runner's stages and the sensitivity, from its JSON."""
-    n = len(manifest["steps"])
+    """The runners' table, the C++ runner's stages and the sensitivity, from its JSON
+    (per launch: over the launches a pass makes; steps that cannot run are not launched)."""
+    n = res["launched"]
     nat_ok = nat if nat is not None and not nat.get("error") else {}
     if nat is not None and nat.get("error"):
         res["notes"].append(f"the C++ runner: {nat['error']}")

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any, TypedDict
 
+from cltui.replay.engine.schema import Finding
+
 __all__ = [
     "CaptureTiming", "DeviceLatency", "Dist", "KernelStages", "LadderPoint", "LatencyReport",
     "Outlier", "RunnerCost", "Sensitivity", "StageSummary",
@@ -102,6 +104,8 @@ class DeviceLatency(TypedDict):
     device: dict[str, Any]
     device_choice: dict[str, str]
     error: str | None
+    launched: int  # kernel launches per repetition on this device (not those that cannot run)
+    cannot_run: list[Finding]  # the pre-flight's: not launched, not in the figures
     engine: StageSummary | None
     native: StageSummary | None
     runners: list[RunnerCost]

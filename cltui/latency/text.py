@@ -102,11 +102,32 @@ def sensitivity_lines(s: Sensitivity | None, device: str) -> list[str]:
     return lines
 
 
-def report_lines(rep: LatencyReport) -> list[str]:
-    """The whole report."""
+def incomplete_line(res: DeviceLatency, kernels: int) -> str | None:
+    """``INCOMPLETE on DEVICE: ...`` when launches of the range cannot run there."""
+    found = res.get("cannot_run") or []
+    if not found:
+        return None
+    why: dict[int, str] = {}
+    for f in found:
+        why.setdefault(f["enqueue"], f"enqueue {f['enqueue']} {f['kernel']}: {f['reason']}")
+    shown = "; ".join(list(why.values())[:3]) + (f"; {len(why) - 3} more" if len(why) > 3 else "")
+    return (f"INCOMPLETE on {res['device'].get('name', '?')}: {len(why)} of {kernels} kernel "
+            f"launches cannot run there, not launched and not in its figures ({shown})")
+
+
+def report_lines(
+    rep: LatencyReport,
+    replays: Sequence[tuple[str, Sequence[Launch]]] = (),
+    width: int = 100,
+) -> list[str]:
+    """The whole report: its head (what was measured, and what was not, first), one
+    repetition of each replay drawn on a time axis (``replays``), then the figures."""
     ct = rep["capture_timing"]
     lines = [f"latency: {escape_controls(rep['capture'])} {rep['range']}: {rep['kernels']} "
              f"kernel launches, {rep['repeat']} repetitions per runner"]  # fmt: skip
+    lines += [x for res in rep["devices"] if (x := incomplete_line(res, rep["kernels"]))]
+    for title, launches in replays:
+        lines += timeline_lines(title, launches, width)
     lines += summary_lines("the capture (what the application saw)", ct)
     lines += [f"  note: {n}" for n in ct["notes"]]
     for res in rep["devices"]:
@@ -116,6 +137,8 @@ def report_lines(rep: LatencyReport) -> list[str]:
         lines.append(f"device: {res['device'].get('id', '?')} {name} ({why})")
         if res["error"]:
             lines.append(f"  error: {res['error']}")
+        if (gone := incomplete_line(res, rep["kernels"])) is not None:
+            lines.append(f"  {gone}")
         lines += summary_lines(f"Python engine on {name}", res["engine"])
         lines += summary_lines(f"C++ runner on {name}", res["native"])
         lines += runner_lines(res)

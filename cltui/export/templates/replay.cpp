@@ -109,7 +109,7 @@ DeviceRun run_device(const Plan& plan, const Options& opt, const DeviceRef& dev,
         json.push_back(one);
     } else if (run.error.empty()) {
         print_text(r, dev, opt.repeat, verdict);
-        if (opt.floor) std::cout << floor_text(floor, r.outcomes.size());
+        if (opt.floor) std::cout << floor_text(floor, r.launches());
     } else {
         std::cout << "== " << dev.p << ":" << dev.d << " " << dev.name << " ("
                   << dev.platform_name << ")\n   " << verdict.line << "\n";

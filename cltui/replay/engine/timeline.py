@@ -68,10 +68,11 @@ class _Timeline(_Launches):
     def _repetition(
         self, r0: int, loop: int, wall: int, starts: list[int]
     ) -> TimelineRepetition:
-        """One repetition's launches, from the last sample each step's lists got."""
+        """One repetition's launches, from the last sample each step's lists got (the
+        steps launched: a step that cannot run on the device is not in the loop)."""
         sched = self._sched
         launches: list[TimelineLaunch] = []
-        for i, t0 in enumerate(starts):
+        for i, t0 in zip(self._timed_steps, starts, strict=True):
             q, s, st, e = profile(sched.events[i][-1])
             launches.append(
                 {"step": i, "host_start": t0, "host_ns": sched.host_ns[i][-1],

@@ -52,15 +52,10 @@ def latency_task(
 
 
 def screen_lines(measured: Measured, width: int = TIMELINE_WIDTH) -> list[str]:
-    """What the screen shows: the timelines, then the report."""
-    from cltui.latency.text import report_lines, timeline_lines
+    """What the screen shows: the report's head, the timelines, the figures."""
+    from cltui.latency.text import report_lines
 
-    lines: list[str] = []
-    for title, launches in measured.replays:
-        lines += timeline_lines(title, launches, width)
-    if measured.replays:
-        lines.append("")
-    return lines + report_lines(measured.report)
+    return report_lines(measured.report, measured.replays, width)
 
 
 class LatencyScreen(Screen[None]):

@@ -24,6 +24,7 @@ inline PassTime Replayer::floor_once(long long delay_ns, bool plain) {
     const size_t n = kernels_.size();
     auto t0 = std::chrono::steady_clock::now();
     for (size_t i = 0; i < n; ++i) {
+        if (!kernels_[i]) continue;  // it cannot run on this device: not launched
         const Step& s = plan_.steps[i];
         if (delay_ns > 0) took.injected_ns += spin(delay_ns);
         cl_int err = clEnqueueNDRangeKernel(
@@ -107,7 +108,7 @@ inline std::string latency_json(const Replayer& r, const LatencyRun& run, const 
       << ", \"error\": " << (error.empty() ? "null" : json_str(error))
       << ", \"failed_enqueue\": "
       << (error.empty() || r.running < 0 ? std::string("null") : std::to_string(r.running))
-      << ", \"launches\": " << r.outcomes.size() << ", \"clock\": \"steady_clock\""
+      << ", \"launches\": " << r.launches() << ", \"clock\": \"steady_clock\""
       << ", \"runner_passes\": " << passes_json(run.runner)
       << ", \"staged_passes\": " << passes_json(run.staged)
       << ", \"floor_passes\": " << passes_json(run.floor)

@@ -286,3 +286,90 @@ def test_half_arithmetic_without_cl_khr_fp16(
         (dres,) = json.loads(proc.stdout)
         assert [f["kind"] for f in dres["cannot_run"]] == ["fp16"] * 3
         assert dres["verdict"]["counts"]["cannot_run"] == 3
+
+
+def _small_kernel_group(monkeypatch: pytest.MonkeyPatch, kernel: str, size: int) -> None:
+    """The built kernel ``kernel`` reports CL_KERNEL_WORK_GROUP_SIZE ``size``, as NVIDIA's
+    OpenCL reports 256 for every kernel (no local device reports less than its maximum)."""
+    from cltui.replay.engine import facts, preflight
+
+    def small(kern: Any, dev: Any) -> Any:
+        got = facts.kernel_facts(kern, dev)
+        return {**got, "work_group_size": size} if kern.function_name == kernel else got
+
+    monkeypatch.setattr(preflight, "kernel_facts", small)
+
+
+def _svm_plan(images_svm: Path) -> tuple[Any, Any]:
+    from cltui.replay.engine import dir_loader
+    from cltui.replay.plan import build_plan
+
+    cap = open_capture(images_svm)
+    m = build_plan(cap, parse_range("6-8"), "chain").to_manifest()
+    return m, dir_loader(m, cap.path)
+
+
+def test_a_local_size_over_the_kernels_work_group_size_is_launched(
+    images_svm: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Over CL_KERNEL_WORK_GROUP_SIZE the launch decides: the pre-flight does not refuse the
+    step; the driver (PoCL) accepts it, the step is checked, a note says so; ``cltui
+    feasible``'s check lists it under ``at_launch``, not as cannot run."""
+    from cltui.replay.devices import select_devices
+    from cltui.replay.engine import check_feasible, run_plan
+
+    _small_kernel_group(monkeypatch, "svm_scale", 16)
+    m, loader = _svm_plan(images_svm)
+    (pocl,) = select_devices(["pocl"])
+    res = run_plan(m, pocl, loader)
+    assert res["error"] is None and res["cannot_run"] == [] and res["ok"], res
+    assert [n for n in res["notes"] if "driver accepted" in n] == [
+        f"enqueues 6 (svm_scale), 7 (svm_scale): local size 64 (64) > kernel work-group size 16 on "
+        f"{pocl['name']} (CL_KERNEL_WORK_GROUP_SIZE); the driver accepted the launch"
+    ]
+    feas = check_feasible(m, pocl, loader)
+    assert feas["status"] == "ok" and feas["cannot_run"] == []
+    assert [(f["enqueue"], f["kind"]) for f in feas["at_launch"]] == [
+        (6, "kernel-work-group-size"), (7, "kernel-work-group-size")
+    ]
+
+
+def test_a_refused_launch_the_preflight_left_to_the_driver_cannot_run(
+    images_svm: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The driver refuses such a launch (CL_INVALID_WORK_GROUP_SIZE, as drivers that
+    enforce the query do; simulated at the pyopencl call, the device is PoCL): the step is
+    cannot-run with the pre-flight's reason and the driver's answer, the check after it that
+    reads its output is marked, and the replay goes on."""
+    import pyopencl as cl
+
+    from cltui.replay.devices import select_devices
+    from cltui.replay.engine import run_plan
+
+    _small_kernel_group(monkeypatch, "svm_scale", 16)
+    real = cl.enqueue_nd_range_kernel
+
+    refused: list[int] = []
+
+    def refusing(queue: Any, kernel: Any, *args: Any, **kw: Any) -> Any:
+        if kernel.function_name == "svm_scale" and not refused:  # enqueue 6's launch only
+            refused.append(1)
+            raise cl.LogicError(cl._cl._ErrorRecord(  # type: ignore[attr-defined]
+                "clEnqueueNDRangeKernel failed: INVALID_WORK_GROUP_SIZE",
+                cl.status_code.INVALID_WORK_GROUP_SIZE, "clEnqueueNDRangeKernel"))
+        return real(queue, kernel, *args, **kw)
+
+    monkeypatch.setattr(cl, "enqueue_nd_range_kernel", refusing)
+    m, loader = _svm_plan(images_svm)
+    (pocl,) = select_devices(["pocl"])
+    res = run_plan(m, pocl, loader, repeat=3)
+    assert res["error"] is None, res["error"]
+    ((f),) = res["cannot_run"]
+    assert f["enqueue"] == 6 and f["kind"] == "kernel-work-group-size"
+    assert f["reason"].endswith("; the driver refused the launch (CL_INVALID_WORK_GROUP_SIZE)")
+    steps = {st["enqueue"]: st for st in res["steps"]}
+    assert steps[6]["status"] == "cannot-run" and steps[6]["timing"]["samples"] == 0
+    assert steps[8]["status"] in ("pass", "fail") and steps[8]["timing"]["samples"] == 3
+    assert any(n.startswith("enqueue 7 (svm_scale): local size 64") for n in res["notes"])
+    (after,) = steps[7]["checks"]
+    assert after.get("after_cannot_run") == 6, after

@@ -160,6 +160,10 @@ def _print(results: list[Feasibility], line: str) -> None:
         if r["status"] == "error":
             con.print(f"   NOT CHECKED: {r['error']}", style="bold red", markup=False)
             continue
+        for f in r.get("at_launch", []):
+            con.print(f"   enqueue {f['enqueue']} {f['kernel']}: {f['reason']}: the driver "
+                      "decides when the replay launches it", style="yellow", markup=False,
+                      highlight=False)  # fmt: skip
         if not r["cannot_run"]:
             con.print(f"   all {r['steps']} kernel enqueues can run", style="green")
             continue

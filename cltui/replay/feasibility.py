@@ -119,7 +119,7 @@ def _one(
 def _error(plan: Manifest, dev: Device, msg: str) -> Feasibility:
     n = len(plan.get("steps", []))
     return {"device": dev, "status": "error", "error": msg, "steps": n, "runnable": 0,
-            "cannot_run": []}  # fmt: skip
+            "cannot_run": [], "at_launch": []}  # fmt: skip
 
 
 def unchecked_line(plan: Manifest) -> str:
@@ -146,12 +146,17 @@ def overall(results: Sequence[Feasibility], plan: Manifest) -> tuple[str, str]:
     bad = [r for r in results if r["status"] != "ok"]
     n = results[0]["steps"]
     unchecked = unchecked_line(plan)
+    at_launch = len({(r["device"]["id"], f["enqueue"]) for r in results
+                     for f in r.get("at_launch", [])})  # fmt: skip
+    decides = (f"; {at_launch} launch{'es' if at_launch > 1 else ''} over a kernel's "
+               "CL_KERNEL_WORK_GROUP_SIZE: the driver decides when it runs them"
+               if at_launch else "")  # fmt: skip
     if not bad:
         where = "1 device" if len(results) == 1 else f"{len(results)} devices"
         if unchecked:
             return "incomplete", (f"INCOMPLETE: the {n} kernel enqueues checked can run on "
-                                  f"{where}; not checked: {unchecked}")  # fmt: skip
-        return "ok", f"CAN RUN: all {n} kernel enqueues on {where}"
+                                  f"{where}; not checked: {unchecked}{decides}")  # fmt: skip
+        return "ok", f"CAN RUN: all {n} kernel enqueues on {where}{decides}"
     status = "error" if any(r["status"] == "error" for r in bad) else "cannot-run"
     parts = []
     for r in bad:
@@ -165,7 +170,7 @@ def overall(results: Sequence[Feasibility], plan: Manifest) -> tuple[str, str]:
                      f"(first: {what})")  # fmt: skip
     if unchecked:
         parts.append(f"not checked: {unchecked}")
-    return status, ("ERROR: " if status == "error" else "CANNOT RUN: ") + "; ".join(parts)
+    return status, ("ERROR: " if status == "error" else "CANNOT RUN: ") + "; ".join(parts) + decides
 
 
 # --------------------------------------------------------------------------- child side

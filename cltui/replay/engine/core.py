@@ -124,6 +124,7 @@ class Engine(_Timeline, _Programs, _Preflight):
         self.kernels = []
         self.facts = None
         self.cannot = {}
+        self.at_launch = {}
         self.bad_mems = {}
         self.marks = {}
         self.has_svm = False
@@ -340,7 +341,7 @@ def check_feasible(
     eng = Engine(plan, device, loader, progress=progress, binary_cache=binary_cache)
     steps = len(plan.get("steps", []))
     out: Feasibility = {"device": device, "status": "ok", "error": None, "steps": steps,
-                        "runnable": steps, "cannot_run": []}  # fmt: skip
+                        "runnable": steps, "cannot_run": [], "at_launch": []}  # fmt: skip
     try:
         found = eng.feasibility()
     except (cl.Error, ValueError, TypeError, RuntimeError, EngineError) as exc:
@@ -348,6 +349,7 @@ def check_feasible(
         out["status"], out["error"], out["cannot_run"] = "error", msg, eng.findings()
         return out
     out["cannot_run"] = found
+    out["at_launch"] = [f for i in sorted(eng.at_launch) for f in eng.at_launch[i]]
     out["runnable"] = steps - len(eng.cannot)
     if found:
         out["status"] = "cannot-run"

@@ -25,6 +25,7 @@ from typing import TypedDict
 from .schema import Finding, FindingKind, Manifest, MemorySpec, ProgramSpec, StepSpec
 
 __all__ = [
+    "AT_LAUNCH",
     "KINDS",
     "DeviceFacts",
     "KernelFacts",
@@ -43,6 +44,13 @@ KINDS: tuple[FindingKind, ...] = (
     "image-format", "image-size", "image-3d-writes", "svm", "fp64", "fp16", "subgroups",
     "opencl-c-version",
 )  # fmt: skip
+
+
+# Kinds the launch decides: the runners launch such a step anyway, and it cannot run only
+# when the driver refuses the launch (CL_INVALID_WORK_GROUP_SIZE).  NVIDIA's OpenCL (driver
+# 580, H200) reports CL_KERNEL_WORK_GROUP_SIZE 256 for every kernel, the one-line ones too,
+# and runs 1024-item groups of them correctly; drivers that enforce the query refuse.
+AT_LAUNCH: frozenset[FindingKind] = frozenset({"kernel-work-group-size"})
 
 
 class DeviceFacts(TypedDict):
@@ -300,8 +308,9 @@ def _local_memory(st: StepSpec, dev: DeviceFacts, static: int) -> list[Finding]:
 
 def kernel_findings(st: StepSpec, kf: KernelFacts, dev: DeviceFacts) -> list[Finding]:
     """What the built kernel says step ``st`` cannot do: a local size over its
-    ``CL_KERNEL_WORK_GROUP_SIZE``, one its ``reqd_work_group_size`` contradicts, local
-    memory (its static use plus the local arguments) over the device's."""
+    ``CL_KERNEL_WORK_GROUP_SIZE`` (a kind of :data:`AT_LAUNCH`: the launch decides), one its
+    ``reqd_work_group_size`` contradicts, local memory (its static use plus the local
+    arguments) over the device's."""
     out: list[Finding] = []
     local = [int(x) for x in st.get("local") or []]
     wgs, name = kf.get("work_group_size"), dev["name"]

@@ -78,12 +78,12 @@ class _Launches(_Checks, _Preflight):
         for i in range(n):
             self.progress({"type": "step", "i": i, "n": n, "enqueue": sched.steps[i]["enqueue"]})
             self._load_step(sched, i)
-            if i in self.cannot:
-                self._not_launched(sched, i)
+            if i in self.cannot or not self._launch_and_wait(sched, i):
+                self._not_launched(sched, i)  # (or the driver refused it: _refused)
                 continue
-            self._launch_and_wait(sched, i)
             self._check_step(sched, i)
         self.queue.finish()
+        self.notes += self._accepted_notes()
 
     def _made(self, *mems: str | None) -> bool:
         """Every named memory object was made on this device."""
@@ -128,9 +128,10 @@ class _Launches(_Checks, _Preflight):
             if fired[j] and (i, j) not in sched.hoisted_at:
                 sched.inloop[i].append((m, host))
 
-    def _launch_and_wait(self, sched: Schedule, i: int) -> None:
+    def _launch_and_wait(self, sched: Schedule, i: int) -> bool:
         """Launch step ``i`` (its host time recorded), read back what its checks compare and
-        wait: a failure names the enqueue."""
+        wait: a failure names the enqueue.  False: the driver refused a launch the
+        pre-flight left to it (``at_launch``), and the step cannot run."""
         import pyopencl as cl
 
         st = sched.steps[i]
@@ -142,6 +143,9 @@ class _Launches(_Checks, _Preflight):
         try:
             ev = launch(q, kern, g, lws, off)
         except cl.Error as exc:
+            if i in self.at_launch and exc.code == cl.status_code.INVALID_WORK_GROUP_SIZE:
+                self._refused(i, "CL_INVALID_WORK_GROUP_SIZE")
+                return False
             raise EngineError(
                 f"enqueue {st['enqueue']} ({st['kernel']}): launch failed: {_cl_msg(exc)}",
                 st["enqueue"],
@@ -159,6 +163,7 @@ class _Launches(_Checks, _Preflight):
                 f"enqueue {st['enqueue']} ({st['kernel']}) failed on the device: {_cl_msg(exc)}",
                 st["enqueue"],
             ) from None
+        return True
 
     def _check_step(self, sched: Schedule, i: int) -> None:
         """Step ``i``'s checks, sent with its ``step_done``: a later crash or hang of the

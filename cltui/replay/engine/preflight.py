@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from .base import EngineError, _cl_msg, _EngineState
 from .facts import device_facts, kernel_facts
 from .feasible import (
+    AT_LAUNCH,
     after_cannot_run,
     image_key,
     kernel_findings,
@@ -43,7 +44,8 @@ class _Preflight(_EngineState):
 
     def _checked_kernel(self, i: int, prg: cl.Program, step: StepSpec) -> cl.Kernel | None:
         """Step ``i``'s kernel, or None when what the built kernel says makes it cannot-run
-        (its work-group size, reqd_work_group_size, local memory)."""
+        (reqd_work_group_size, local memory); a local size over its work-group size is
+        left to the launch (``at_launch``: feasible.AT_LAUNCH)."""
         import pyopencl as cl
 
         try:
@@ -56,10 +58,33 @@ class _Preflight(_EngineState):
             ) from None
         if self.facts is not None:
             found = kernel_findings(step, kernel_facts(kern, self.dev), self.facts)
-            if found:
+            if any(f["kind"] not in AT_LAUNCH for f in found):
                 self.cannot[i] = found
                 return None
+            if found:
+                self.at_launch[i] = found
         return kern
+
+    def _refused(self, i: int, why: str) -> None:
+        """The driver refused step ``i``'s launch, as its ``at_launch`` findings said it
+        might: the step cannot run after all; the checks after it are marked again."""
+        self.cannot[i] = [{**f, "reason": f"{f['reason']}; the driver refused the launch "
+                           f"({why})"} for f in self.at_launch.pop(i)]  # fmt: skip
+        self.kernels[i] = None
+        steps = self.plan["steps"]
+        marks = after_cannot_run(self.plan, self.cannot)
+        self.marks = {int(steps[k]["enqueue"]): m for k, m in marks.items()}
+        self.progress({"type": "preflight", "cannot_run": self.findings()})
+
+    def _accepted_notes(self) -> list[str]:
+        """One note per reason of the ``at_launch`` findings whose launches ran."""
+        by: dict[str, list[str]] = {}
+        for i in sorted(self.at_launch):
+            for f in self.at_launch[i]:
+                by.setdefault(f["reason"], []).append(f"{f['enqueue']} ({f['kernel']})")
+        return [f"enqueue{'s' if len(e) > 1 else ''} {', '.join(e[:8])}"
+                f"{f' and {len(e) - 8} more' if len(e) > 8 else ''}: {reason}; the driver "
+                "accepted the launch" for reason, e in by.items()]  # fmt: skip
 
     def _preflight_done(self) -> None:
         """The marks of the checks after a step that cannot run, and the ``preflight``

@@ -484,6 +484,7 @@ class Feasibility(TypedDict):
     steps: int  # kernel enqueues of the plan
     runnable: int  # those that can run on the device
     cannot_run: list[Finding]
+    at_launch: list[Finding]  # launches the driver decides (feasible.AT_LAUNCH): not counted
     facts: NotRequired[dict[str, Any]]  # the device's facts the rule used (feasible.DeviceFacts)
     device_choice: NotRequired[DeviceChoice]
 

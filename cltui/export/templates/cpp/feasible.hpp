@@ -41,6 +41,10 @@ struct Finding {
 
 using BadMems = std::map<std::string, std::pair<std::string, std::string>>;  // id -> kind, why
 
+// Kinds the launch decides (feasible.py AT_LAUNCH): such a step is launched anyway, and it
+// cannot run only when the driver refuses the launch (CL_INVALID_WORK_GROUP_SIZE).
+inline bool decided_at_launch(const std::string& kind) { return kind == "kernel-work-group-size"; }
+
 inline std::string commas(unsigned long long n) {
     std::string s = std::to_string(n);
     for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<size_t>(i), ",");

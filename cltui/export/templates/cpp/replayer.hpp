@@ -219,6 +219,7 @@ class Replayer {
     std::vector<std::vector<bool>> fired_;  // per step and load: done in the validation pass
     DeviceFacts facts_;                       // the pre-flight (cpp/feasible.hpp)
     std::map<size_t, std::vector<Finding>> cannot_;  // step -> why it cannot run here
+    std::map<size_t, std::vector<Finding>> at_launch_;  // step -> findings its launch decides
     BadMems bad_;                            // objects not made here, and why
     std::map<long long, Marks> marks_;       // enqueue -> checks after a step that cannot run
     std::string build_log_;                  // the last failed build's log
@@ -227,6 +228,9 @@ class Replayer {
     void preflight_plan();
     bool explain_build(const ProgramDesc& p, const std::string& error);
     void not_launched(size_t i, const Step& s, StepOutcome& out);
+    void refused(size_t i, const Step& s, StepOutcome& out);
+    void mark_after_cannot_run();
+    void accepted_notes();
     bool made(const std::string& id) const { return id.empty() || !bad_.count(id); }
 
     // cpp/setup.hpp

@@ -39,22 +39,31 @@ inline void Replayer::setup() {
         cl_kernel k = clCreateKernel(program(s), s.kernel.c_str(), &err);
         check(err, "enqueue " + std::to_string(s.enqueue) + ": clCreateKernel(" + s.kernel + ")");
         std::vector<Finding> found = kernel_findings(s, kernel_facts(k, dev_.device), facts_);
-        if (!found.empty()) {  // what only the built kernel says (its work-group size, ...)
+        bool sure = false;  // what only the built kernel says (reqd size, local memory)
+        for (const auto& f : found) sure = sure || !decided_at_launch(f.kind);
+        if (sure) {
             cannot_[i] = found;
             clReleaseKernel(k);
             kernels_.push_back(nullptr);
             continue;
         }
+        if (!found.empty()) at_launch_[i] = found;  // its work-group size: the launch decides
         kernels_.push_back(k);
         set_args(k, s);
     }
     for (size_t i = 0; i < outcomes.size(); ++i)
         if (cannot_.count(i)) outcomes[i].cannot_run = cannot_[i];
+    mark_after_cannot_run();
+    running = -1;
+}
+
+// The marks of the checks after every step that cannot run (again after a refused launch).
+inline void Replayer::mark_after_cannot_run() {
     std::set<size_t> skip;
     for (const auto& kv : cannot_) skip.insert(kv.first);
+    marks_.clear();
     for (const auto& kv : after_cannot_run(plan_, skip))
         marks_[plan_.steps[kv.first].enqueue] = kv.second;
-    running = -1;
 }
 
 // The device's facts and what the plan alone says cannot run here.

@@ -42,6 +42,7 @@ inline PassTime Replayer::run_once(bool validate, const Pass& pass) {
     auto loop_end = std::chrono::steady_clock::now();
     check(clFinish(queue_), "clFinish");
     auto drained = std::chrono::steady_clock::now();
+    if (validate) accepted_notes();
     took.loop_ns = std::chrono::duration<double, std::nano>(loop_end - loop_start).count();
     took.wall_ns = std::chrono::duration<double, std::nano>(drained - loop_start).count();
     if (!validate && pass.timed) loop_ns.push_back(took.loop_ns);
@@ -136,6 +137,8 @@ inline void Replayer::launch(size_t i, const Step& s, StepOutcome& out, bool val
                                         s.global.data(), s.local.empty() ? nullptr : s.local.data(),
                                         0, nullptr, event || validate ? &ev : nullptr);
     auto t1 = std::chrono::steady_clock::now();
+    if (validate && err == CL_INVALID_WORK_GROUP_SIZE && at_launch_.count(i))
+        return refused(i, s, out);
     check(err,
           "enqueue " + std::to_string(s.enqueue) + " (" + s.kernel + "): clEnqueueNDRangeKernel");
     if (validate) {
@@ -148,6 +151,40 @@ inline void Replayer::launch(size_t i, const Step& s, StepOutcome& out, bool val
     events_.push_back({i, ev, std::chrono::duration<double, std::nano>(t1 - t0).count(),
                        std::chrono::duration<double, std::nano>(t0.time_since_epoch()).count(),
                        validate ? 0 : pass_});
+}
+
+// The driver refused step i's launch, as its at_launch_ findings said it might: it cannot run
+// after all (not launched, its checks unchecked), and the checks after it are marked again.
+inline void Replayer::refused(size_t i, const Step& s, StepOutcome& out) {
+    std::vector<Finding> found = at_launch_.at(i);
+    for (auto& f : found)
+        f.reason += "; the driver refused the launch (CL_INVALID_WORK_GROUP_SIZE)";
+    at_launch_.erase(i);
+    cannot_[i] = found;
+    out.cannot_run = found;
+    out.prechecks.clear();
+    clReleaseKernel(kernels_[i]);
+    kernels_[i] = nullptr;
+    mark_after_cannot_run();
+    not_launched(i, s, out);
+}
+
+// After the validation pass: one note per reason of the at_launch_ findings whose launch ran.
+inline void Replayer::accepted_notes() {
+    std::vector<std::pair<std::string, std::vector<std::string>>> by;
+    for (const auto& kv : at_launch_)
+        for (const auto& f : kv.second) {
+            auto it = std::find_if(by.begin(), by.end(),
+                                   [&](const auto& b) { return b.first == f.reason; });
+            if (it == by.end()) it = by.insert(by.end(), {f.reason, {}});
+            it->second.push_back(std::to_string(f.enqueue) + " (" + f.kernel + ")");
+        }
+    for (const auto& b : by) {
+        std::string e = b.second.size() > 1 ? "enqueues " : "enqueue ";
+        for (size_t k = 0; k < b.second.size() && k < 8; ++k) e += (k ? ", " : "") + b.second[k];
+        if (b.second.size() > 8) e += " and " + std::to_string(b.second.size() - 8) + " more";
+        notes.push_back(e + ": " + b.first + "; the driver accepted the launch");
+    }
 }
 
 // Step i cannot run here: its checks are unchecked and say why.

@@ -18,7 +18,6 @@ if TYPE_CHECKING:
     from cltui.capture.model import Dump, KernelArg, MemObject, Program
 
 
-
 class StatsJSON(TypedDict, total=False):
     nan: int
     inf: int
@@ -368,11 +367,8 @@ def neighbours_json(cap: Capture, number: int, index: int | None) -> HistoryJSON
         near = neighbours_of(cap, (number, index))
     except HistoryUnavailable as exc:
         return {"error": str(exc)}
-    return {
-        "object": near.label,
-        "last_writer": _event_json(near.last_writer),
-        "next_reader": _event_json(near.next_reader),
-    }
+    return {"object": near.label, "last_writer": _event_json(near.last_writer),
+            "next_reader": _event_json(near.next_reader)}
 
 
 def _neighbours_text(h: HistoryJSON) -> str:

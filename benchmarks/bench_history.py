@@ -1,7 +1,11 @@
 """Resource history (cltui.capture.history) on heat2d_large: the history of the grid buffer
 that 150,000 launches take, against a bare ``mmap.find`` loop over the handle's mentions (the
 least any search of the log for the object costs), and the neighbours' look-up once it is
-computed.  Prints the markdown section of BENCHMARKS.md ("Resource history").
+computed; the two neighbours searched alone (``neighbours_of``, what the text ``cltui show``
+and the app's w/W need) against the two whole histories that answered them before; and
+``cltui show N`` (text: the neighbours) against ``cltui show N --json`` (the whole histories),
+each a fresh process, wall time.  Prints the markdown section of BENCHMARKS.md ("Resource
+history").
 
     .venv/bin/python benchmarks/bench_history.py [HEAT2D_DIR]
 """
@@ -10,14 +14,17 @@ from __future__ import annotations
 
 import os
 import pickle
+import subprocess
 import sys
 import time
 from pathlib import Path
 
-from cltui.capture.history import _cache, history_of
+from cltui.capture.capture import Capture
+from cltui.capture.history import _cache, history_of, neighbours_of
 from cltui.capture.opening import open_capture
 
 NUMBER, ARG = 122400, 0  # heat_boundary's grid argument: 152,002 events
+SHOWN = (5, 122396, 122400, 203990)  # enqueues `cltui show` is timed on (two grids each)
 
 
 def _best(fn: object, runs: int) -> float:
@@ -28,6 +35,45 @@ def _best(fn: object, runs: int) -> float:
         fn()  # type: ignore[operator]
         best = min(best, time.perf_counter() - t)
     return best
+
+
+def _wall(argv: list[str], runs: int) -> float:
+    best = float("inf")
+    for _ in range(runs):
+        t = time.perf_counter()
+        subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
+def _neighbour_rows(cap: Capture, path: Path) -> list[str]:
+    """Per enqueue: its two grids' neighbours alone against their two whole histories (in
+    one process), and ``cltui show`` text against --json (fresh processes)."""
+    rows = []
+    cli = [sys.executable, "-m", "cltui", "show", str(path)]
+    for number in SHOWN:
+        targets = [(number, a.index) for a in cap.enqueue(number).args if a.mem is not None]
+        pos = cap.position_of(number)
+        offset = int(cap.offsets[pos if pos is not None else 0])
+
+        def near(targets: list[tuple[int, int | None]] = targets) -> None:
+            for where in targets:
+                neighbours_of(cap, where)
+
+        def whole(targets: list[tuple[int, int | None]] = targets, off: int = offset) -> None:
+            for where in targets:
+                h = history_of(cap, where)
+                h.last_writer(off), h.next_reader(off)
+
+        t_near, t_whole = _best(near, 3), _best(whole, 3)
+        t_text, t_json = _wall([*cli, str(number)], 3), _wall([*cli, str(number), "--json"], 3)
+        rows.append(
+            f"| {number} ({len(targets)} object{'s' if len(targets) > 1 else ''}) |"
+            f" {t_near * 1e3:.0f} ms | {t_whole:.2f} s |"
+            f" {t_whole / t_near:.0f}x | {t_text:.2f} s | {t_json:.2f} s |"
+            f" {t_json / t_text:.1f}x |"
+        )
+    return rows
 
 
 def main() -> None:
@@ -71,6 +117,18 @@ def main() -> None:
     print(f"| last writer + next reader, computed history | {t_near * 1e6:.0f} µs | - | - |")
     print(f"| the history through the reader's pipe (pickle, {len(blob) / 1e6:.1f} MB) |"
           f" {t_pipe * 1e3:.1f} ms | - | - |")
+    rows = _neighbour_rows(cap, path)
+    print("\nThe neighbours alone (`neighbours_of`: the last writer and the next reader of each"
+          " grid, searched from the enqueue outwards in windows of 8 KB growing 4x; what the"
+          " text `cltui show` and the app's `w`/`W` use) against the two whole histories that"
+          " answered the same before (both in one process, best of 3); and `cltui show N`"
+          " (text) against `cltui show N --json` (it keeps the whole histories: `event_count`,"
+          " `counts` and `events` need every event), each a fresh process including the"
+          " capture's opening (~1 s), best of 3.\n")
+    print("| enqueue | neighbours alone | two whole histories | speed-up | `cltui show N` |"
+          " `cltui show N --json` | json / text |")
+    print("|---|---|---|---|---|---|---|")
+    print("\n".join(rows))
 
 
 if __name__ == "__main__":

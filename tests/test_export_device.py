@@ -321,6 +321,8 @@ def test_pocl_capture_on_oclgrind_reports_ulp_and_emulated_svm(
 
 
 def test_repeat_out_and_list_devices(bundles: Bundles, cpp_replay: Path, tmp_path: Path) -> None:
+    from cltui.replay import engine
+
     _need("pocl")
     bundle = bundles.get("pyocl_pocl", "22-34")
     outs = {}
@@ -349,6 +351,11 @@ def test_repeat_out_and_list_devices(bundles: Bundles, cpp_replay: Path, tmp_pat
         lst = runner("--list-devices")
         assert lst.returncode == 0
         assert "Oclgrind Simulator" in lst.stdout and "pthread" in lst.stdout
+        # each line ends with the driver version (CL_DRIVER_VERSION), and so does the JSON
+        drivers = {d["id"]: d["driver"] for d in engine.list_devices()}
+        listed = dict(ln.split("  ", 1) for ln in lst.stdout.splitlines())
+        assert {k: v.rsplit("  driver ", 1)[1] for k, v in listed.items()} == drivers
+        assert res["device"]["driver"] == drivers[res["device"]["id"]]
         bad = runner("--device", "no-such-device")
         assert bad.returncode == 2 and "no-such-device" in bad.stderr
         assert "Traceback" not in bad.stderr

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from cltui.commands.fleet_text import print_fleet
 from tests.schemas import validate
 from tests.sshd_hosts import HostSpec, SshHosts
 
@@ -208,8 +209,13 @@ def test_the_cpp_runner_builds_on_the_host_and_replays_the_filtered_device(
                            codes=(0,)).stdout)
     validate(rep, "cli.schema.json", "fleet")
     (col,) = rep["columns"]
-    assert col["runner"] == "cpp" and "PoCL" in col["device"]["driver"]
+    # the C++ runner's list gives the driver version (CL_DRIVER_VERSION), as replay.py's does
+    from cltui.replay.engine import list_devices
+
+    pocl = next(d for d in list_devices() if "Portable" in d["platform"])
+    assert col["runner"] == "cpp" and col["device"]["driver"] == pocl["driver"] != pocl["version"]
     assert rep["devices"][0]["runner"] == "replay.cpp"
+    assert rep["devices"][0]["device"]["driver"] == pocl["driver"]
     assert {c["status"] for r in rep["rows"] for c in r["cells"]} == {"equal"}
     assert rep["verdict"]["status"] == "pass"
 
@@ -232,7 +238,7 @@ def _widen_local_size(src: Path, dest: Path) -> Path:
 
 
 def test_cannot_run_crash_and_hang_are_cells_with_their_reasons(
-    farm: tuple[SshHosts, Path], images_svm: Path
+    farm: tuple[SshHosts, Path], images_svm: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     hosts, root = farm
     work = root / "work4"
@@ -266,8 +272,15 @@ def test_cannot_run_crash_and_hang_are_cells_with_their_reasons(
     assert by_enqueue[2]["status"] == "cannot-run"
     assert "CL_DEVICE_MAX_WORK_GROUP_SIZE 1024" in by_enqueue[2]["summary"]
     assert by_enqueue[0]["status"] == "equal" and by_enqueue[8]["status"] == "equal"
-    assert rep["verdict"]["devices"] == {"total": 3, "finished": 1, "failed": 2}
+    assert rep["verdict"]["devices"] == {"total": 3, "finished": 1, "failed": 2, "cannot_run": 1}
     assert rep["verdict"]["by_status"] == {"fail": 2, "error": 0, "incomplete": 1, "pass": 0}
+    # the verdict line counts what could not run, as the column's own line does
+    assert rep["verdict"]["counts"]["cannot_run"] == 1
+    assert f"1 kernel enqueue cannot run on 1 device ({cols['ocl']['id']}: 1)" in (
+        rep["verdict"]["line"]), rep["verdict"]["line"]
+    print_fleet(rep)  # the text report of the same run: the line first and last
+    text = capsys.readouterr().out.splitlines()
+    assert "1 kernel enqueue cannot run on 1 device" in text[0] and text[-1] == text[0]
     leftover = subprocess.run(["pgrep", "-f", "sleep 617"], capture_output=True, text=True)
     assert leftover.stdout.strip() == "", "the hung runner was left running on the host"
     root_x = ET.parse(junit).getroot()

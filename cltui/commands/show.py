@@ -18,7 +18,6 @@ if TYPE_CHECKING:
     from cltui.capture.model import Dump, KernelArg, MemObject, Program
 
 
-
 class StatsJSON(TypedDict, total=False):
     nan: int
     inf: int
@@ -309,21 +308,24 @@ def show_enqueue(cap: Capture, number: int, as_json: bool) -> None:
             )
         fail(f"enqueue {number} is not in this capture (it has {len(cap)} enqueues)")
     data = enqueue_to_json(cap, number)
-    add_history(cap, data)
+    add_history(cap, data, whole=as_json)
     if as_json:
         emit_json(data)
         return
     _print_human(data)
 
 
-def add_history(cap: Capture, data: dict[str, Any]) -> None:
-    """A ``history`` for each memory argument of ``data`` (and a transfer's object)."""
+def add_history(cap: Capture, data: dict[str, Any], whole: bool = True) -> None:
+    """A ``history`` for each memory argument of ``data`` (and a transfer's object): the
+    whole one (``whole``), else only its object and two neighbours (what the text prints,
+    searched from the enqueue outwards)."""
     number = int(data["number"])
+    make = history_json if whole else neighbours_json
     for a in data["args"]:
         if a["kind"] in ("buffer", "image", "svm"):
-            a["history"] = history_json(cap, number, int(a["index"]))
+            a["history"] = make(cap, number, int(a["index"]))
     if "transfer" in data and data["transfer"]["memory_object"] is not None:
-        data["transfer"]["history"] = history_json(cap, number, None)
+        data["transfer"]["history"] = make(cap, number, None)
 
 
 def _event_json(event: HistoryEvent | None) -> HistoryEventJSON | None:
@@ -357,6 +359,18 @@ def history_json(cap: Capture, number: int, index: int | None) -> HistoryJSON:
     }
 
 
+def neighbours_json(cap: Capture, number: int, index: int | None) -> HistoryJSON:
+    """``object``, ``last_writer`` and ``next_reader`` of :func:`history_json` alone."""
+    from cltui.capture.history import HistoryUnavailable, neighbours_of
+
+    try:
+        near = neighbours_of(cap, (number, index))
+    except HistoryUnavailable as exc:
+        return {"error": str(exc)}
+    return {"object": near.label, "last_writer": _event_json(near.last_writer),
+            "next_reader": _event_json(near.next_reader)}
+
+
 def _neighbours_text(h: HistoryJSON) -> str:
     """``last writer 5 (axpbyz arg 0) · next reader 23 (axpb arg 3)`` for the text show."""
     if "error" in h:
@@ -369,7 +383,8 @@ def _neighbours_text(h: HistoryJSON) -> str:
         else:
             where = event["enqueue"] if event["enqueue"] is not None else "its creation"
             parts.append(f"{name}: {where} ({escape_controls(event['what'])})")
-    return " · ".join(parts) + f"  [{h.get('event_count', 0)} events: cltui show --json]"
+    count = f"{h['event_count']} events" if "event_count" in h else "all events"
+    return " · ".join(parts) + f"  [{count}: cltui show --json]"
 
 
 def _fmt(value: Any) -> str:

@@ -29,7 +29,8 @@ from cltui.replay.engine.schema import Device, DeviceResult, Manifest, Tolerance
 __all__ = ["DeviceRun", "HostOutcome", "HostRunner", "RunSettings"]
 
 _TRACE = re.compile(r"replay: enqueue (\d+) \((\d+)/(\d+)\)")
-_LISTED = re.compile(r"(\d+:\d+)  (.*)  \((.*?), (.*)\)\Z")
+# replay.cpp --list-devices: "0:0  NAME  (PLATFORM, DEVICE VERSION)  driver DRIVER VERSION"
+_LISTED = re.compile(r"(\d+:\d+)  (.*)  \((.*?), (.*?)\)(?:  driver (.*))?\Z")
 _CRASH_SIGNALS = {"SIGSEGV", "SIGABRT", "SIGBUS", "SIGFPE", "SIGILL", "SIGTRAP", "SIGSYS"}
 _LIST_PY = (
     "import json,sys; sys.path.insert(0, 'lib'); from cltui.replay import engine; "
@@ -358,8 +359,10 @@ def _signame(n: int) -> str | None:
 
 
 def _listed(m: re.Match[str]) -> Device:
-    return cast(Device, {"id": m.group(1), "name": m.group(2), "platform": m.group(3),
-                         "version": m.group(4)})
+    dev = {"id": m.group(1), "name": m.group(2), "platform": m.group(3), "version": m.group(4)}
+    if m.group(5):
+        dev["driver"] = m.group(5)
+    return cast(Device, dev)
 
 
 def host_devices_text(devs: Sequence[Device]) -> str:

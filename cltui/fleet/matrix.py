@@ -156,7 +156,8 @@ def build_matrix(
 def fleet_verdict(outcomes: Sequence[HostOutcome], columns: Sequence[Mapping[str, Any]]
                   ) -> dict[str, Any]:
     """The house verdict over the devices that ran, made at least ``incomplete`` by a host
-    that did not run; ``error`` when no device ran at all.  Counts of hosts and devices."""
+    that did not run; ``error`` when no device ran at all.  Counts of hosts and devices, and
+    of the kernel enqueues that cannot run on a device (per device, as its own line says)."""
     verdicts: list[Verdict] = [c["verdict"] for c in columns]
     combined = combine_verdicts(verdicts, [c["id"] for c in columns])
     failed_hosts = [h for h in outcomes if h.status != "ok"]
@@ -175,6 +176,15 @@ def fleet_verdict(outcomes: Sequence[HostOutcome], columns: Sequence[Mapping[str
     cannot = [f"{c['id']} {c['status']}: {c['error']}" for c in bad_devices]
     if firsts:
         parts.append("; ".join(firsts))
+    stuck = _cannot_run(columns)
+    if stuck:
+        n = sum(stuck.values())
+        parts.append(f"{n} kernel enqueue{'s' if n != 1 else ''} cannot run on {len(stuck)} "
+                     f"device{'s' if len(stuck) != 1 else ''} ("
+                     + "; ".join(f"{col}: {k}" for col, k in stuck.items()) + ")")
+    after = int(combined["counts"].get("after_cannot_run", 0))
+    if after:
+        parts.append(f"{after} check{'s' if after != 1 else ''} after an enqueue that cannot run")
     if cannot:
         parts.append(f"{len(cannot)} device{'s' if len(cannot) != 1 else ''} did not finish ("
                      + "; ".join(cannot) + ")")
@@ -189,9 +199,16 @@ def fleet_verdict(outcomes: Sequence[HostOutcome], columns: Sequence[Mapping[str
         "hosts": {"total": len(outcomes), "ran": len(outcomes) - len(failed_hosts),
                   "failed": len(failed_hosts)},
         "devices": {"total": len(columns), "finished": len(columns) - len(bad_devices),
-                    "failed": len(bad_devices)},
+                    "failed": len(bad_devices), "cannot_run": len(stuck)},
         "by_status": by_status,
     }
+
+
+def _cannot_run(columns: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    """Per column with any: how many of its kernel enqueues the runner's pre-flight found
+    cannot run there (not launched; the column's verdict counts them as ``cannot_run``)."""
+    found = {str(c["id"]): int(c["verdict"]["counts"].get("cannot_run", 0)) for c in columns}
+    return {col: n for col, n in found.items() if n}
 
 
 def exit_code(report: Mapping[str, Any]) -> int:

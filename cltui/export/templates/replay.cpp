@@ -122,7 +122,7 @@ int run(int argc, char** argv) {
     if (opt.list_devices) {
         for (const auto& d : all_devices())
             std::cout << d.p << ":" << d.d << "  " << d.name << "  (" << d.platform_name << ", "
-                      << d.version << ")\n";
+                      << d.version << ")  driver " << d.driver << "\n";
         return 0;
     }
     if (!opt.cases.empty()) return print_cases(opt.cases, opt.cases_file);

@@ -225,7 +225,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.list_devices:
             for d in engine.list_devices():
-                print(f"{d['id']}  {d['name']}  ({d['platform']}, {d['version']})")
+                print(f"{d['id']}  {d['name']}  ({d['platform']}, {d['version']})"
+                      f"  driver {d.get('driver', '')}")
             return EXIT_OK
         mpath = Path(args.manifest)
         plan = load_manifest(mpath)

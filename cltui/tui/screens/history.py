@@ -2,8 +2,9 @@
 enqueue that wrote it before this one, ``W`` to the next that reads it after this one, ``H``
 lists its whole history (:class:`HistoryScreen`; ``enter`` jumps to a row's enqueue).
 
-The history (:func:`cltui.capture.history.history_of`) is computed by the capture's reader
-process, in a worker: the browser never waits on it.
+The history (:func:`cltui.capture.history.history_of`; for ``w``/``W`` the two neighbours alone,
+:func:`~cltui.capture.history.neighbours_of`) is computed by the capture's reader process, in a
+worker: the browser never waits on it.
 """
 
 from __future__ import annotations
@@ -18,7 +19,14 @@ from textual.screen import ModalScreen
 from textual.widgets import Label, Static
 
 from cltui.capture.display import escape_controls
-from cltui.capture.history import HistoryEvent, HistoryUnavailable, ResourceHistory, history_of
+from cltui.capture.history import (
+    HistoryEvent,
+    HistoryUnavailable,
+    Neighbours,
+    ResourceHistory,
+    history_of,
+    neighbours_of,
+)
 from cltui.capture.model import Enqueue
 from cltui.tui.browse import MEMORY_KINDS, ReadCancelled, arg_by_index, off_loop
 from cltui.tui.widgets.history_list import ACCESS_TEXT, HistoryList
@@ -74,7 +82,11 @@ def start_history(screen: MainScreen, what: HistoryWhat) -> None:
 
         worker = get_current_worker()
         try:
-            history = off_loop(cap, history_of, target, worker_token(worker))
+            token = worker_token(worker)
+            history: ResourceHistory | Neighbours = (
+                off_loop(cap, history_of, target, token) if what == "list"
+                else off_loop(cap, neighbours_of, target, token)
+            )
         except ReadCancelled:
             return
         except HistoryUnavailable as exc:
@@ -94,8 +106,10 @@ def start_history(screen: MainScreen, what: HistoryWhat) -> None:
     screen.set_timer(0.4, slow)
 
 
-def _act(screen: MainScreen, what: HistoryWhat, history: ResourceHistory, offset: int) -> None:
-    if what == "list":
+def _act(
+    screen: MainScreen, what: HistoryWhat, history: ResourceHistory | Neighbours, offset: int
+) -> None:
+    if isinstance(history, ResourceHistory):
         current = history.index_of(offset)
 
         def chosen(number: int | None) -> None:
@@ -104,7 +118,7 @@ def _act(screen: MainScreen, what: HistoryWhat, history: ResourceHistory, offset
 
         screen.app.push_screen(HistoryScreen(history, current, offset), chosen)
         return
-    event = history.last_writer(offset) if what == "writer" else history.next_reader(offset)
+    event = history.last_writer if what == "writer" else history.next_reader
     name = "last writer" if what == "writer" else "next reader"
     if event is None:
         before = "before this enqueue" if what == "writer" else "after this enqueue"
@@ -117,7 +131,7 @@ def _act(screen: MainScreen, what: HistoryWhat, history: ResourceHistory, offset
         go_to(screen, history, event.number)
 
 
-def go_to(screen: MainScreen, history: ResourceHistory, number: int) -> None:
+def go_to(screen: MainScreen, history: ResourceHistory | Neighbours, number: int) -> None:
     """Jump to ``number`` with the same object's argument selected there."""
     screen.details.prefer_handle = history.handle
     screen.jump_to(number)

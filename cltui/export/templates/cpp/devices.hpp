@@ -79,6 +79,7 @@ struct DeviceRef {
     cl_platform_id platform;
     cl_device_id device;
     std::string platform_name, name, version, platform_version;
+    std::string driver;  // CL_DRIVER_VERSION (the fleet's column shows it, as replay.py's)
 };
 
 inline std::string platform_info(cl_platform_id p, cl_platform_info what) {
@@ -116,7 +117,8 @@ inline std::vector<DeviceRef> all_devices() {
                            platform_info(plats[p], CL_PLATFORM_NAME),
                            device_info(devs[d], CL_DEVICE_NAME),
                            device_info(devs[d], CL_DEVICE_VERSION),
-                           platform_info(plats[p], CL_PLATFORM_VERSION)});
+                           platform_info(plats[p], CL_PLATFORM_VERSION),
+                           device_info(devs[d], CL_DRIVER_VERSION)});
     }
     return out;
 }

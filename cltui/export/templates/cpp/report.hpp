@@ -30,7 +30,9 @@ inline std::string stats_json(const std::vector<double>& v) {
 inline std::string device_json(const DeviceRef& dev) {
     return "{\"id\": " + json_str(std::to_string(dev.p) + ":" + std::to_string(dev.d)) +
            ", \"platform\": " + json_str(dev.platform_name) + ", \"name\": " + json_str(dev.name) +
-           ", \"version\": " + json_str(dev.version) + "}";
+           ", \"version\": " + json_str(dev.version) +
+           ", \"platform_version\": " + json_str(dev.platform_version) +
+           ", \"driver\": " + json_str(dev.driver) + "}";
 }
 
 inline std::string summary(const CheckOutcome& oc);

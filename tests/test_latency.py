@@ -175,3 +175,28 @@ def test_latency_bad_input(chain: Path) -> None:
     assert code == 2 and "bad --delays" in out
     code, out = _run([str(chain), "0-5", "-d", "no-such-device"])
     assert code == 2 and out.count("\n") == 1
+
+
+def test_latency_on_a_damaged_range_says_what_is_not_measured(tmp_path: Path) -> None:
+    """pyopencl_lib_coldcache lost enqueues 0-100 to a NUL run: of 14-38 the 23 recovered
+    kernels are measured; the 2 enqueues lost with the log are named first (INCOMPLETE, exit
+    3), and the capture's own timing says it was lost with the log, not switched off."""
+    from tests.conftest import CAPTURES, copy_capture
+
+    cap = copy_capture(CAPTURES / "pyopencl_lib_coldcache", tmp_path)
+    args = [str(cap), "14-38", "-d", "pocl", "--repeat", "3", "--delays", "0", "--no-native"]
+    code, out = _run([*args, "--json"])
+    assert code == 3, out
+    rep: LatencyReport = json.loads(out)
+    validate(rep, "cli.schema.json", "latency")
+    assert rep["not_measured"] == "2 enqueues lost with the log" and rep["kernels"] == 23
+    notes = rep["capture_timing"]["notes"]
+    assert any(n.startswith("23 of 23 kernel enqueues were recovered") for n in notes), notes
+    assert not any("CallLoggingElapsedTime off" in n for n in notes), notes
+    (dev,) = rep["devices"]
+    assert dev["error"] is None and dev["engine"] is not None
+    assert dev["engine"]["launches"] == 23 * 3
+    res = CliRunner().invoke(main, ["latency", *args])
+    assert res.exit_code == 3
+    head = res.stdout.splitlines()[:2]
+    assert head[1] == "INCOMPLETE: not measured: 2 enqueues lost with the log", res.stdout

@@ -99,7 +99,8 @@ def _fixed() -> Measured:
         ],
         "sensitivity": fit.sensitivity(ladder, 9, "Fixed GPU"), "notes": [],
     }  # fmt: skip
-    report: LatencyReport = {"capture": "fixed", "range": "10-18", "kernels": 9, "repeat": 2,
+    report: LatencyReport = {"capture": "fixed", "range": "10-18", "kernels": 9,
+                             "not_measured": None, "repeat": 2,
                              "capture_timing": capture, "devices": [dev], "trace": None}
     return Measured(report, cap, [("Python engine on Fixed GPU", launches)])
 

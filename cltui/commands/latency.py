@@ -47,7 +47,8 @@ def latency_cmd(
     against a host delay per launch (slope ~0: device-bound, ~1: launch-bound).
 
     Exit 0 when every device was measured, 1 when one failed, 2 on bad input, 3 when
-    launches of the range cannot run on a device (INCOMPLETE: not launched, named)."""
+    launches of the range cannot run on a device (INCOMPLETE: not launched, named) or the
+    plan skips or the log lost enqueues of the range (INCOMPLETE, counted)."""
     from cltui.capture.ranges import RangeError, parse_range
     from cltui.latency.measure import LatencyError, Options, measure
     from cltui.latency.text import report_lines
@@ -86,4 +87,5 @@ def latency_cmd(
             echo(line)
     if any(d["error"] for d in rep["devices"]):
         sys.exit(1)
-    sys.exit(3 if any(d["cannot_run"] for d in rep["devices"]) else 0)
+    incomplete = rep["not_measured"] or any(d["cannot_run"] for d in rep["devices"])
+    sys.exit(3 if incomplete else 0)

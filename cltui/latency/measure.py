@@ -85,10 +85,16 @@ def capture_timing(cap: Capture, manifest: Manifest) -> tuple[CaptureTiming, lis
     notes = ["host calls from the log's Time: stamps (microseconds; under the layer, with "
              "its dumps), device stages from its Device Time lines; no end→next gap: the "
              "capture logs durations, not timestamps"]  # fmt: skip
-    if not any(ln.stages.get("host_enqueue") is not None for ln in launches):
-        notes.append("the log has no Time: stamps (CallLoggingElapsedTime off)")
-    if not any(ln.stages.get("start_to_end") is not None for ln in launches):
-        notes.append("the log has no Device Time lines (DevicePerformanceTimeLogging off)")
+    steps = manifest["steps"]
+    recovered = sum(1 for st in steps if st.get("recovered"))
+    if recovered:
+        notes.append(f"{recovered} of {len(steps)} kernel enqueues were recovered from the dump "
+                     "files after the log lost their records: their capture timing is lost too")
+    if recovered < len(steps):
+        if not any(ln.stages.get("host_enqueue") is not None for ln in launches):
+            notes.append("the log has no Time: stamps (CallLoggingElapsedTime off)")
+        if not any(ln.stages.get("start_to_end") is not None for ln in launches):
+            notes.append("the log has no Device Time lines (DevicePerformanceTimeLogging off)")
     summary = summarise(launches)
     return cast(CaptureTiming, {**summary, "source": "capture", "notes": notes}), launches
 
@@ -113,9 +119,12 @@ def measure(
     manifest = plan.to_manifest()
     chosen = choose(cap, rng, specs)
     timing, cap_launches = capture_timing(cap, manifest)
+    from cltui.replay.feasibility import unchecked_line
+
     out = Measured(
         {"capture": str(cap.path), "range": str(rng), "kernels": len(manifest["steps"]),
-         "repeat": opts.repeat, "capture_timing": timing, "devices": [], "trace": None},
+         "not_measured": unchecked_line(manifest) or None, "repeat": opts.repeat,
+         "capture_timing": timing, "devices": [], "trace": None},
         cap_launches, [],
     )  # fmt: skip
     bundle = _bundle(cap, rng, opts, cancel, progress) if opts.native else None

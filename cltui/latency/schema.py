@@ -117,6 +117,7 @@ class LatencyReport(TypedDict):
     capture: str
     range: str
     kernels: int
+    not_measured: str | None  # what of the range the plan skips or the log lost (counts)
     repeat: int
     capture_timing: CaptureTiming
     devices: list[DeviceLatency]

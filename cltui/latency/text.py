@@ -125,6 +125,8 @@ def report_lines(
     ct = rep["capture_timing"]
     lines = [f"latency: {escape_controls(rep['capture'])} {rep['range']}: {rep['kernels']} "
              f"kernel launches, {rep['repeat']} repetitions per runner"]  # fmt: skip
+    if rep.get("not_measured"):
+        lines.append(f"INCOMPLETE: not measured: {rep['not_measured']}")
     lines += [x for res in rep["devices"] if (x := incomplete_line(res, rep["kernels"]))]
     for title, launches in replays:
         lines += timeline_lines(title, launches, width)

@@ -67,6 +67,8 @@ SHARED = Path(os.environ.get("CLTUI_SHARED", ROOT.parent / "shared")).resolve()
 CAPTURE_RANGES = [
     ("heat2d_large", "122380-122419"),
     ("pyopencl_lib_pocl", "14-38"),
+    ("pyopencl_lib_oclgrind", "14-38"),  # the same program captured on Oclgrind
+    ("pyopencl_lib_coldcache", "14-38"),  # damaged: 23 recovered, 2 lost with the log
     ("opencv_tapi_pocl", "41-55"),
     ("images_svm_pocl", "0-8"),
 ]
@@ -146,6 +148,7 @@ def one(path: Path, rng: str, device: str, opts: Options) -> dict[str, Any]:
         "kernels": rep["kernels"],
         "device": dev["device"].get("name"),
         "error": dev["error"],
+        "not_measured": rep["not_measured"],
         "notes": dev["notes"],
         "runners": dev["runners"],
         "cpp_over_floor": runners["C++ runner"]["ratio_to_floor"],
@@ -227,6 +230,10 @@ def _ci(ci: list[float] | None) -> str:
     return "-" if not ci else f"{ci[0]:.2f} to {ci[1]:.2f}"
 
 
+def _lost(r: dict[str, Any]) -> str:
+    return f" (INCOMPLETE: not measured: {r['not_measured']})" if r.get("not_measured") else ""
+
+
 def _runner(r: dict[str, Any], name: str, key: str) -> float | None:
     found: float | None = next((x[key] for x in r["runners"] if x["runner"] == name), None)
     return found
@@ -263,7 +270,8 @@ def render(res: dict[str, Any]) -> str:
         floor = _runner(r, "bare C loop (floor)", "host_ns_per_launch")
         plain = _runner(r, "C++ runner, staged", "ratio_to_floor")
         lines.append(
-            f"| {r['capture']} {r['range']} | {r['kernels']} | {_f(r['engine_over_floor'])} | "
+            f"| {r['capture']} {r['range']}{_lost(r)} | {r['kernels']} | "
+            f"{_f(r['engine_over_floor'])} | "
             f"{_f(r['cpp_over_floor'])} | {_f(plain)} | {_f(floor, '{:.0f} ns')} | "
             f"{_f(r['slope'])} "
             f"({_ci(r['ci95'])}) | {_f(r['slope_small'])} ({_ci(r['ci95_small'])}) | "

@@ -22,7 +22,7 @@ PYTHONUNBUFFERED=1 python3 -W ignore benchmarks/bench_latency.py --device "${DEV
     --tiny 200 --spin-n 64 ${SPIN:---spin-global 131072 --spin-iters 40000} --captures --capture-root "$caps" --timeout "${TIMEOUT:-120}" \
     --out "$out/bench_latency.${DEVICE:-nvidia}.json" > /dev/null 2> "$out/bench_latency.err"
 echo "bench rc=$?"
-for spec in heat2d_large:122380-122419 pyopencl_lib_pocl:14-38 opencv_tapi_pocl:41-55 images_svm_pocl:0-8; do
+for spec in heat2d_large:122380-122419 pyopencl_lib_pocl:14-38 pyopencl_lib_oclgrind:14-38 pyopencl_lib_coldcache:14-38 opencv_tapi_pocl:41-55 images_svm_pocl:0-8; do
   name=${spec%%:*}; rng=${spec#*:}
   dir="$caps/$name"; [ -d "$dir" ] || dir="cltui/demo/$name"
   python3 -W ignore -m cltui latency "$dir" "$rng" -d "${DEVICE:-nvidia}" --repeat "${TEXT_REPEAT:-$repeat}" \

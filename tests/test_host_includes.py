@@ -18,7 +18,7 @@ from textual.widgets import Input, Label
 from cltui.capture import open_capture
 from cltui.capture.confine import host_header_refusal
 from cltui.cli import main
-from cltui.export.includes import preview_host_includes
+from cltui.export.includes import is_pyopencl_dir, preview_host_includes
 from tests.conftest import copy_capture
 from tests.test_tui_export import record_notes
 from tests.test_tui_replay import SIZE, aio, loaded, select, wait_for
@@ -166,6 +166,8 @@ def test_a_pyopencl_looking_folder_stands_for_the_local_package(
     assert code == 0 and info["host_files"] == [] and info["unread_include_dirs"] == []
     assert info["missing_includes"] == [{"program": "program 0000", "include": "planted.h"}]
     assert b"PLANTED" not in b"".join(_all_bytes(tmp_path / "b"))
+    assert is_pyopencl_dir(r"C:\venv\Lib\site-packages\pyopencl\cl")  # a Windows capture's
+    assert not is_pyopencl_dir("/home/me/pyopencl/cl2") and not is_pyopencl_dir("/x/cl")
 
 
 def test_only_header_like_text(tmp_path: Path) -> None:

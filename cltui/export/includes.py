@@ -121,8 +121,10 @@ def pyopencl_cl_dir() -> Path | None:
 
 
 def is_pyopencl_dir(captured: str) -> bool:
-    """A captured ``-I`` folder that stands for pyopencl's own ``cl`` folder."""
-    return PurePosixPath(captured.rstrip("/") or "/").parts[-2:] == ("pyopencl", "cl")
+    """A captured ``-I`` folder that stands for pyopencl's own ``cl`` folder (a Windows
+    capture's too: ``C:\\...\\pyopencl\\cl``)."""
+    path = captured.replace("\\", "/").rstrip("/") or "/"
+    return PurePosixPath(path).parts[-2:] == ("pyopencl", "cl")
 
 
 def _captured_dir_here(captured: str) -> bool:

@@ -132,6 +132,14 @@ def test_headers_included_by_sources_travel_with_the_bundle(
         "pyopencl-random123/openclfeatures.h",
         "pyopencl-random123/philox.cl",
     ]
+    # from the local pyopencl package (the captured /home/user/venv/... is not this machine's)
+    assert {h["origin"] for h in m["bundle"]["host_files"]} == {"pyopencl"}
+    assert m["bundle"]["missing_includes"] == m["bundle"]["unread_include_dirs"] == []
+    assert "from pyopencl's own package" in (out / "README.md").read_text()
+    # --no-host-includes: not even pyopencl's, and the bundle says what it lacks
+    res = export_range(cap, "0", tmp_path / "none", pyopencl_headers=False)
+    assert res.host_files == [] and not (tmp_path / "none/kernels/include").exists()
+    assert [x.include for x in res.missing_includes] == ["pyopencl-random123/philox.cl"]
 
 
 def test_include_resolution_refuses_paths_outside_the_folder(tmp_path: Path) -> None:
@@ -141,9 +149,15 @@ def test_include_resolution_refuses_paths_outside_the_folder(tmp_path: Path) -> 
     (inc / "sub/b.h").write_text("// b\n")
     (tmp_path / "secret.h").write_text("secret")
     src = b'#include <sub/a.h>\n#include "/etc/passwd"\n#include <../secret.h>\n'
-    res = resolve_includes(src, f"-I {inc} -DX=1 -I /nonexistent/dir")
+    options = f"-I {inc} -DX=1 -I /nonexistent/dir"
+    # the captured folder is not read: nothing found, the folder named, the include missing
+    res = resolve_includes(src, options)
+    assert res.headers == {} and res.unread == [str(inc)] and res.missing == ["sub/a.h"]
+    assert res.options == options
+    # the user names it: searched, confined to it
+    res = resolve_includes(src, options, [inc])
     assert {rel for _i, rel in res.headers} == {"sub/a.h", "sub/b.h"}
-    assert res.options == "-DX=1 -I /nonexistent/dir"
+    assert res.options == options and res.unread == [] and res.missing == []
     assert sum("skipped" in n for n in res.notes) == 3
 
 

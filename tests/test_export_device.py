@@ -184,6 +184,7 @@ def both(bundle: Path, exe: Path, device: str, *extra: str) -> tuple[Any, Any]:
 
 CASES = [
     # capture, range, mode, what it covers
+    ("pyocl_pocl", "0-5", "chain"),  # rng: pyopencl's random123 headers from its package here
     ("pyocl_pocl", "14", "chain"),  # a single kernel; a 16-byte struct by value
     ("pyocl_pocl", "18", "chain"),  # two __local arguments
     ("pyocl_pocl", "22-34", "chain"),  # a chained window of 13 dependent kernels

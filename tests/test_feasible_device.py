@@ -69,6 +69,7 @@ def test_a_feasible_range_says_so_on_both_devices(images_svm: Path) -> None:
     assert all(d["runnable"] == 7 and d["facts"]["max_work_group_size"] for d in out["devices"])
     text = CliRunner().invoke(main, ["feasible", str(images_svm), "0-", "-d", "pocl"])
     assert text.exit_code == 0 and "all 7 kernel enqueues can run" in text.stdout
+    assert text.stdout.splitlines()[0].startswith("CAN RUN: all 7 kernel enqueues"), text.stdout
 
 
 def test_a_damaged_range_is_not_a_can_run(tmp_path: Path) -> None:
@@ -95,7 +96,11 @@ def test_a_local_size_over_the_device_maximum(big_local: Path) -> None:
     assert out["devices"][0]["runnable"] == 2
     text = CliRunner().invoke(main, ["feasible", str(big_local), "6-8", "-d", "oclgrind"])
     assert text.exit_code == 3
-    assert "CANNOT RUN: 1/3 cannot run on 0:0 Oclgrind Simulator" in text.stdout
+    # the verdict leads, and ends the output again after the table
+    assert text.stdout.startswith("CANNOT RUN: 1/3 cannot run on 0:0 Oclgrind Simulator")
+    words = text.stdout.split()
+    line = words[: words.index("==")]  # the (wrapped) verdict line, up to the first device
+    assert words[-len(line) :] == line
 
 
 def test_latency_leaves_out_what_cannot_run(big_local: Path) -> None:

@@ -1,22 +1,24 @@
-"""Host files in bundles: only header-like text files reached by ``#include`` are copied, each
-listed with its host path; system and credentials folders never; ``--no-host-includes`` none.
+"""Host files in bundles: a folder the capture names is never read; headers come from pyopencl's
+own package and the folders the user names (``--include-dir``), only header-like text files
+reached by ``#include``, each listed with its host path; system and credentials folders never.
 """
 
 from __future__ import annotations
 
 import json
+import shutil
 import tarfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from textual.widgets import Checkbox, Input, Label
+from textual.widgets import Input, Label
 
 from cltui.capture import open_capture
 from cltui.capture.confine import host_header_refusal
 from cltui.cli import main
-from cltui.export.includes import preview_host_includes
+from cltui.export.includes import is_pyopencl_dir, preview_host_includes
 from tests.conftest import copy_capture
 from tests.test_tui_export import record_notes
 from tests.test_tui_replay import SIZE, aio, loaded, select, wait_for
@@ -46,25 +48,33 @@ def _all_bytes(folder: Path) -> list[bytes]:
     return [f.read_bytes() for f in folder.rglob("*") if f.is_file()]
 
 
-def test_etc_passwd_is_never_bundled(images_svm: Path, tmp_path: Path) -> None:
+def test_a_captured_system_folder_is_not_read(images_svm: Path, tmp_path: Path) -> None:
+    """``-I /etc`` + ``#include "passwd"``: /etc is not read (nothing is copied, nothing is
+    looked up there); one line says so, and --include-dir /etc is refused file by file."""
     passwd = Path("/etc/passwd")
     if not passwd.is_file():
         pytest.skip("no /etc/passwd here")
     cap = _crafted(images_svm, tmp_path, "/etc", "passwd")
     code, info, text = _export(cap, tmp_path / "b")
     assert code == 0
-    assert info["host_files"] == []
-    (refused,) = info["refused_includes"]
-    assert refused["include"] == "passwd" and refused["host_path"] == "/etc/passwd"
-    assert "system folder" in refused["why"]
-    assert "refused host file: #include 'passwd' -> /etc/passwd" in text
-    assert "may not build from source" in text
+    assert info["host_files"] == [] and info["refused_includes"] == []
+    assert info["missing_includes"] == [{"program": "program 0000", "include": "passwd"}]
+    assert info["unread_include_dirs"] == [
+        {"dir": "/etc", "programs": ["program 0000"], "missing": ["passwd"]}
+    ]
+    assert (
+        "note: include folder /etc (named by the capture) was not read: a capture does not "
+        "choose host files for a bundle; not in the bundle: #include 'passwd'"
+    ) in text
+    assert "--include-dir /etc" in text
     secret = passwd.read_bytes()
     assert secret not in _all_bytes(tmp_path / "b")
     assert not (tmp_path / "b" / "kernels" / "include").exists()
     manifest = json.loads((tmp_path / "b" / "manifest.json").read_text())
-    assert manifest["bundle"]["refused_includes"] == info["refused_includes"]
-    assert manifest["bundle"]["host_files"] == []
+    for key in ("host_files", "refused_includes", "missing_includes", "unread_include_dirs"):
+        assert manifest["bundle"][key] == info[key]
+    readme = (tmp_path / "b" / "README.md").read_text()
+    assert "- `/etc`: the source's includes not in the bundle: `passwd`" in readme
     # the tar holds no /etc file either
     tar = tmp_path / "b.tar"
     r = CliRunner().invoke(main, ["export", str(cap), "0-2", "--tar", str(tar)])
@@ -75,37 +85,89 @@ def test_etc_passwd_is_never_bundled(images_svm: Path, tmp_path: Path) -> None:
             if m.isfile():
                 f = t.extractfile(m)
                 assert f is not None and f.read() != secret
+    # a user who names /etc gets the confine rule: refused, listed, not copied
+    code, info, text = _export(cap, tmp_path / "u", "--include-dir", "/etc")
+    assert code == 0 and info["host_files"] == [] and info["unread_include_dirs"] == []
+    (refused,) = info["refused_includes"]
+    assert refused["include"] == "passwd" and refused["host_path"] == "/etc/passwd"
+    assert "system folder" in refused["why"]
+    assert "refused host file: #include 'passwd' -> /etc/passwd" in text
+    assert secret not in _all_bytes(tmp_path / "u")
 
 
-def test_a_real_include_dir_is_bundled_and_listed(images_svm: Path, tmp_path: Path) -> None:
+def test_a_captured_include_dir_is_bundled_only_when_the_user_names_it(
+    images_svm: Path, tmp_path: Path
+) -> None:
     inc = tmp_path / "myinc"
     (inc / "sub").mkdir(parents=True)
     (inc / "defs.h").write_text('#include "sub/more.clh"\n#define SCALE_DEF 1\n')
     (inc / "sub" / "more.clh").write_text("#define MORE 2\n")
     cap = _crafted(images_svm, tmp_path, str(inc), "defs.h")
-    code, info, text = _export(cap, tmp_path / "b")
+    # the capture names an existing folder whose header the source includes: nothing is copied
+    code, info, text = _export(cap, tmp_path / "n")
+    assert code == 0
+    assert info["host_files"] == [] and info["refused_includes"] == []
+    assert info["missing_includes"] == [{"program": "program 0000", "include": "defs.h"}]
+    (unread,) = info["unread_include_dirs"]
+    assert unread["dir"] == str(inc) and unread["missing"] == ["defs.h"]
+    assert f"include folder {inc} (named by the capture) was not read" in text
+    assert f"--include-dir {inc}" in text
+    assert not (tmp_path / "n" / "kernels" / "include").exists()
+    assert b"SCALE_DEF" not in b"".join(_all_bytes(tmp_path / "n"))
+    manifest = json.loads((tmp_path / "n" / "manifest.json").read_text())
+    assert all(f"-I {inc}" in p["options"] for p in manifest["programs"].values())
+    pv = preview_host_includes(open_capture(cap), 0, 2)
+    assert pv.copied == [] and pv.unread == {str(inc): ["defs.h"]} and pv.missing == ["defs.h"]
+    # --include-dir: the user's folder is read, its headers bundled and listed
+    code, info, text = _export(cap, tmp_path / "b", "--include-dir", str(inc))
     assert code == 0
     hosts = {h["host_path"]: h for h in info["host_files"]}
     assert set(hosts) == {str(inc / "defs.h"), str(inc / "sub" / "more.clh")}
     assert hosts[str(inc / "defs.h")]["bundle_path"] == "kernels/include/0/defs.h"
-    assert info["refused_includes"] == []
+    assert {h["origin"] for h in hosts.values()} == {"include-dir"}
+    assert info["refused_includes"] == info["missing_includes"] == []
+    assert info["unread_include_dirs"] == []  # the user named the captured folder itself
     assert (tmp_path / "b" / "kernels/include/0/sub/more.clh").read_text() == "#define MORE 2\n"
-    assert f"host file: {inc / 'defs.h'} -> kernels/include/0/defs.h" in text
+    assert f"host file (include-dir): {inc / 'defs.h'} -> kernels/include/0/defs.h" in text
     manifest = json.loads((tmp_path / "b" / "manifest.json").read_text())
     assert manifest["bundle"]["host_files"] == info["host_files"]
-    # the dialog's preview lists the same files
-    pv = preview_host_includes(open_capture(cap), 0, 2)
-    assert sorted(pv.copied) == sorted(hosts)
-    # --no-host-includes: nothing copied, each include refused, the captured -I kept
-    code, info, text = _export(cap, tmp_path / "n", "--no-host-includes")
-    assert code == 0
-    assert info["host_files"] == []
-    (refused,) = info["refused_includes"]
-    assert refused["host_path"] == str(inc / "defs.h")
-    assert "--no-host-includes" in refused["why"]
-    assert not (tmp_path / "n" / "kernels" / "include").exists()
-    manifest = json.loads((tmp_path / "n" / "manifest.json").read_text())
-    assert all(f"-I {inc}" in p["options"] for p in manifest["programs"].values())
+    readme = (tmp_path / "b" / "README.md").read_text()
+    assert "- `kernels/include/0/defs.h` from a folder the exporting user named" in readme
+    pv = preview_host_includes(open_capture(cap), 0, 2, [inc])
+    assert sorted(p for p, _o in pv.copied) == sorted(hosts) and pv.unread == {}
+    # a folder of another name is searched too (the captured one is then still not read)
+    other = tmp_path / "elsewhere"
+    shutil.copytree(inc, other)
+    code, info, _text = _export(cap, tmp_path / "o", "--include-dir", str(other))
+    assert code == 0 and info["missing_includes"] == []
+    assert {h["host_path"] for h in info["host_files"]} == {
+        str(other / "defs.h"), str(other / "sub" / "more.clh")
+    }
+    assert info["unread_include_dirs"][0]["missing"] == []
+    # --no-host-includes cannot be combined with --include-dir; a missing folder is one line
+    r = CliRunner().invoke(main, ["export", str(cap), "0-2", "-o", str(tmp_path / "x"),
+                                  "--no-host-includes", "--include-dir", str(inc)])  # fmt: skip
+    assert r.exit_code == 2 and "--no-host-includes" in r.output
+    r = CliRunner().invoke(main, ["export", str(cap), "0-2", "-o", str(tmp_path / "x"),
+                                  "--include-dir", str(tmp_path / "nope")])  # fmt: skip
+    assert r.exit_code == 2 and "not a folder" in r.output and "Traceback" not in r.output
+
+
+def test_a_pyopencl_looking_folder_stands_for_the_local_package(
+    images_svm: Path, tmp_path: Path
+) -> None:
+    """``-I <anything>/pyopencl/cl`` is pyopencl's own folder here, not the captured one: a
+    header planted in the captured folder is not bundled."""
+    fake = tmp_path / "evil" / "pyopencl" / "cl"
+    fake.mkdir(parents=True)
+    (fake / "planted.h").write_text("#define PLANTED 1\n")
+    cap = _crafted(images_svm, tmp_path, str(fake), "planted.h")
+    code, info, _text = _export(cap, tmp_path / "b")
+    assert code == 0 and info["host_files"] == [] and info["unread_include_dirs"] == []
+    assert info["missing_includes"] == [{"program": "program 0000", "include": "planted.h"}]
+    assert b"PLANTED" not in b"".join(_all_bytes(tmp_path / "b"))
+    assert is_pyopencl_dir(r"C:\venv\Lib\site-packages\pyopencl\cl")  # a Windows capture's
+    assert not is_pyopencl_dir("/home/me/pyopencl/cl2") and not is_pyopencl_dir("/x/cl")
 
 
 def test_only_header_like_text(tmp_path: Path) -> None:
@@ -127,9 +189,7 @@ def test_only_header_like_text(tmp_path: Path) -> None:
 
 
 @aio
-async def test_export_dialog_lists_and_refuses_host_headers(
-    images_svm: Path, tmp_path: Path
-) -> None:
+async def test_export_dialog_reads_only_the_users_folders(images_svm: Path, tmp_path: Path) -> None:
     inc = tmp_path / "myinc"
     inc.mkdir()
     (inc / "defs.h").write_text("#define SCALE_DEF 1\n")
@@ -146,16 +206,30 @@ async def test_export_dialog_lists_and_refuses_host_headers(
         await pilot.press("e")
         await wait_for(pilot, lambda: isinstance(pilot.app.screen, ExportDialog))
         dialog = pilot.app.screen
-        listing = str(dialog.query_one("#export-host-files", Label).render())
-        assert f"Host header: {inc / 'defs.h'}" in listing
+
+        def listing() -> str:
+            return str(dialog.query_one("#export-host-files", Label).render())
+
+        assert f"Not read (the capture names it): {inc}" in listing()
+        assert "Not in the bundle: #include 'defs.h'" in listing()
+        assert "Header (" not in listing()
         dialog.query_one("#export-folder", Input).value = str(out)
-        dialog.query_one("#export-host-includes", Checkbox).value = False
+        dialog.query_one("#export-include-dirs", Input).value = str(tmp_path / "nope")
         await pilot.pause()
+        assert f"Not a folder: {tmp_path / 'nope'}" in listing()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert "not a folder" in str(dialog.query_one("#export-error", Label).render())
+        dialog.query_one("#export-include-dirs", Input).value = str(inc)
+        await pilot.pause()
+        assert f"Header (your folder): {inc / 'defs.h'}" in listing()
+        assert "Not read" not in listing() and "Not in the bundle" not in listing()
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(pilot.app.screen, MainScreen), 60)
         await wait_for(pilot, lambda: any(n.startswith("Exported") for n in notes), 10)
     manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["bundle"]["host_files"] == []
-    assert manifest["bundle"]["refused_includes"][0]["host_path"] == str(inc / "defs.h")
+    (host,) = manifest["bundle"]["host_files"]
+    assert host["host_path"] == str(inc / "defs.h") and host["origin"] == "include-dir"
+    assert manifest["bundle"]["missing_includes"] == []
     (note,) = [n for n in notes if n.startswith("Exported")]
-    assert "refused: the bundle may not build from source" in note
+    assert f"host headers copied: {inc / 'defs.h'}" in note

@@ -61,11 +61,20 @@ if TYPE_CHECKING:
 @click.option("--rtol", type=float, default=None, help="Default relative tolerance (floats).")
 @click.option("--ulp", type=click.IntRange(0), default=None, help="Default ULP tolerance.")
 @click.option(
+    "--include-dir",
+    "include_dirs",
+    multiple=True,
+    metavar="DIR",
+    help="A folder of yours to bundle the headers the sources include from (repeatable, "
+    "searched in order for each include still unresolved). A folder the capture names is "
+    "never read.",
+)
+@click.option(
     "--no-host-includes",
     "no_host_includes",
     is_flag=True,
-    help="Copy no header from this machine into the bundle (the headers a source includes "
-    "through its -I folders); the bundle may then not build from source.",
+    help="Bundle no header from this machine, not even pyopencl's (no --include-dir); the "
+    "bundle may then not build from source.",
 )
 @click.option(
     "--variant",
@@ -86,6 +95,7 @@ def export_cmd(
     atol: float | None,
     rtol: float | None,
     ulp: int | None,
+    include_dirs: tuple[str, ...],
     no_host_includes: bool,
     variant_ref: str | None,
     as_json: bool,
@@ -97,9 +107,12 @@ def export_cmd(
     written to a temporary folder and renamed into place; an existing OUTDIR is replaced
     only with --force.  Over SSH: `ssh host cltui export DUMP 12-40 --tar - | tar x`.
 
-    Headers a program includes through its -I folders are copied from this machine only when
-    they are header-like text files (.h, .hpp, .cl, .clh, .inc ..., at most 1 MiB) outside
-    system and credentials folders; each one is listed with its host path.
+    The headers a source includes are bundled from pyopencl's own package (where the capture
+    names a pyopencl include folder) and from the folders given with --include-dir, never from
+    a folder the capture names: such a folder is not read, and the summary says which includes
+    the bundle then lacks.  A header is copied only when it is a header-like text file (.h,
+    .hpp, .cl, .clh, .inc ..., at most 1 MiB) outside system and credentials folders; each
+    one is listed with its host path.
     """
     from cltui.capture.ranges import RangeError, parse_range
     from cltui.commands._common import load_capture
@@ -118,7 +131,9 @@ def export_cmd(
     tol = _tolerance(atol, rtol, ulp)
     cap = load_capture(dumpdir)
     variant = _load_variant(cap, variant_ref)
-    job = _Job(cap, rng, chosen, mode, tol, not no_host_includes, variant)
+    if include_dirs and no_host_includes:
+        fail("--no-host-includes copies no header from this machine: drop it or --include-dir")
+    job = _Job(cap, rng, chosen, mode, tol, not no_host_includes, include_dirs, variant)
     if tar is None:
         assert outdir is not None
         result = _export(job, outdir, force)
@@ -137,7 +152,8 @@ class _Job:
     chosen: list[str]
     mode: str
     tol: ToleranceSpec
-    host_includes: bool
+    pyopencl_headers: bool
+    include_dirs: tuple[str, ...] = ()
     variant: Variant | None = None
 
 
@@ -199,7 +215,8 @@ def _export(job: _Job, outdir: str | Path, force: bool) -> ExportResult:
     try:
         return export_range(
             job.cap, job.rng, outdir, job.chosen, job.mode, force, tolerance=job.tol,
-            host_includes=job.host_includes, variant=job.variant,
+            pyopencl_headers=job.pyopencl_headers, include_dirs=job.include_dirs,
+            variant=job.variant,
         )  # fmt: skip
     except ExportError as exc:
         fail(str(exc))
@@ -276,7 +293,7 @@ def _report(info: dict[str, Any], as_json: bool, *, err: bool) -> None:
     for note in info.get("notes", []):
         echo(f"  note: {note}", err=err)
     for h in info.get("host_files", []):
-        echo(f"  host file: {h['host_path']} -> {h['bundle_path']}", err=err)
+        echo(f"  host file ({h['origin']}): {h['host_path']} -> {h['bundle_path']}", err=err)
     for r in info.get("refused_includes", []):
         echo(
             f"  refused host file: #include {r['include']!r} -> {r['host_path']} ({r['why']}): "

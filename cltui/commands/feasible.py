@@ -144,13 +144,16 @@ def _devices(
 
 
 def _print(results: list[Feasibility], line: str) -> None:
-    """A table per device: each enqueue that cannot run, its kind and why."""
+    """The verdict line first, then a table per device: each enqueue that cannot run, its kind
+    and why; the line again after the tables when there is one (a long output ends with it)."""
     from rich.console import Console
     from rich.table import Table
 
     from cltui.commands._common import escape_tree
 
     con = Console()
+    con.print(line, markup=False, highlight=False)
+    tables = False
     for r in escape_tree(results):
         d = r["device"]
         con.print(f"[bold]== {d['id']} {d['name']}[/] ({d['platform']})", highlight=False)
@@ -175,4 +178,6 @@ def _print(results: list[Feasibility], line: str) -> None:
         for f in r["cannot_run"]:
             table.add_row(str(f["enqueue"]), f["kernel"], f["kind"], f["reason"])
         con.print(table)
-    con.print(line, markup=False, highlight=False)
+        tables = True
+    if tables:
+        con.print(line, markup=False, highlight=False)

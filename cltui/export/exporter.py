@@ -16,11 +16,14 @@ reference rewritten to a file inside the bundle, plus the programs that run it:
 
 Export-side changes to the plan (the plan itself is not modified): ``data[key].path`` points into
 the bundle and gains ``sha256``; each program gets ``include_dirs`` (bundle-relative folders the
-runners add as ``-I``), its ``options`` lose the include folders that were bundled (the original
-text stays in ``captured_options``), and device binaries are dropped when the source is there.
-A top-level ``bundle`` section records what was exported from where, with ``host_files`` (each
-header copied from this machine: its host path and bundle path) and ``refused_includes`` (each
-include whose host file was not copied, and why: see :mod:`cltui.export.includes`).
+runners add as ``-I``), its ``options`` lose the pyopencl include folders that were mapped to
+the bundle (the original text stays in ``captured_options``), and device binaries are dropped
+when the source is there.  A top-level ``bundle`` section records what was exported from where,
+with ``host_files`` (each header copied from this machine: its host path, bundle path and
+origin: pyopencl's package or a folder the user named), ``refused_includes`` (each include whose
+host file was not copied, and why), ``missing_includes`` (each include found in no bundled
+folder) and ``unread_include_dirs`` (each captured ``-I`` folder that exists here and was not
+read, by the rule of :mod:`cltui.export.includes`).
 """
 
 from __future__ import annotations
@@ -41,7 +44,9 @@ from cltui.export.bundle import BundleWriter, ExportCancelled, ExportError
 from cltui.export.programs import (
     HostFile,
     HostIncludes,
+    MissingInclude,
     RefusedHostFile,
+    UnreadDir,
     read_capture_file,
     write_programs,
 )
@@ -78,6 +83,8 @@ class ExportResult:
     variant: list[str] | None = None  # the variant's changes, one line each
     host_files: list[HostFile] = field(default_factory=list)
     refused_includes: list[RefusedHostFile] = field(default_factory=list)
+    missing_includes: list[MissingInclude] = field(default_factory=list)
+    unread_include_dirs: list[UnreadDir] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -94,6 +101,8 @@ class ExportResult:
             "variant": self.variant,
             "host_files": [h.to_dict() for h in self.host_files],
             "refused_includes": [r.to_dict() for r in self.refused_includes],
+            "missing_includes": [m.to_dict() for m in self.missing_includes],
+            "unread_include_dirs": [u.to_dict() for u in self.unread_include_dirs],
         }
 
 
@@ -176,7 +185,8 @@ def export_range(
     cancel: CancelToken | None = None,
     *,
     tolerance: ToleranceSpec | None = None,
-    host_includes: bool = True,
+    pyopencl_headers: bool = True,
+    include_dirs: Sequence[str | Path] = (),
     variant: Variant | None = None,
 ) -> ExportResult:
     """Write the bundle for ``range`` (an ``EnqueueRange`` or its text) of ``capture``.
@@ -184,8 +194,11 @@ def export_range(
     ``tolerance`` ({atol, rtol, ulp}) becomes the manifest's default tolerance.
     ``variant``: its changes are applied to the plan (``cltui.replay.experiment``); the
     manifest's ``variant`` section and the README say which.
-    ``host_includes=False`` copies no header from this machine (each include is listed in
-    ``refused_includes``; the captured ``-I`` options stay).  ``progress``
+    Headers the sources include are bundled from the local pyopencl package's ``cl`` folder
+    (where a captured ``-I`` is a pyopencl one; ``pyopencl_headers=False``: not even those) and
+    from ``include_dirs``, folders the user names (searched in order for what is still
+    unresolved); a folder the capture names is never read (:mod:`cltui.export.includes`).
+    ``progress``
     is called with (fraction, text) from the calling thread; setting ``cancel`` stops the
     export at the next file and removes what was written.
 
@@ -197,6 +210,7 @@ def export_range(
     if mode not in MODES:
         raise ExportError(f"unknown mode {mode!r} (chain, isolated or strict)")
     rng = _parse_range(range)
+    dirs = _include_dirs(include_dirs)
     if getattr(capture, "path", None) is not None:
         _check_apart(Path(capture.path), Path(outdir))
     report(ProgressEvent(0.0, "planning"))
@@ -211,11 +225,22 @@ def export_range(
                 manifest = _with_variant(manifest, variant, plan.capture_path, Path(tmp))
             return _write_bundle(
                 manifest, plan.capture_path, capture, rng, outdir, chosen, mode, force, report,
-                cancel, host_includes,
+                cancel, pyopencl_headers, dirs,
             )  # fmt: skip
     except OSError as exc:  # a full disk, a read-only folder: one line, nothing left behind
         where = exc.filename or outdir
         raise ExportError(f"cannot write {where}: {exc.strerror or exc}") from None
+
+
+def _include_dirs(dirs: Sequence[str | Path]) -> list[Path]:
+    """The user's include folders (absolute); one that is not a folder: one line."""
+    out: list[Path] = []
+    for d in dirs:
+        p = Path(d).expanduser().absolute()
+        if not p.is_dir():
+            raise ExportError(f"include folder {d}: not a folder")
+        out.append(p)
+    return out
 
 
 def _with_variant(manifest: Manifest, variant: Variant, root: Path, tmp: Path) -> Manifest:
@@ -261,16 +286,19 @@ def _write_bundle(
     force: bool,
     report: ProgressFn,
     cancel: CancelToken | None,
-    host_includes: bool = True,
+    pyopencl_headers: bool = True,
+    include_dirs: Sequence[Path] = (),
 ) -> ExportResult:
     with BundleWriter(outdir, force=force, cancel=cancel) as w:
         host = HostIncludes()
-        notes = write_programs(w, manifest, root, host, host_includes)
+        notes = write_programs(w, manifest, root, host, pyopencl_headers, include_dirs)
         _write_data(w, manifest, root, report)
         report(ProgressEvent(0.95, "writing programs"))
         manifest["bundle"] = _bundle_info(capture, manifest, rng, mode, chosen, notes)
         manifest["bundle"]["host_files"] = [h.to_dict() for h in host.copied]
         manifest["bundle"]["refused_includes"] = [r.to_dict() for r in host.refused]
+        manifest["bundle"]["missing_includes"] = [m.to_dict() for m in host.missing]
+        manifest["bundle"]["unread_include_dirs"] = [u.to_dict() for u in host.unread.values()]
         w.write_text("manifest.json", json.dumps(manifest, indent=1) + "\n")
         for name, data in engine_modules().items():
             w.write_bytes(name, data)
@@ -299,6 +327,8 @@ def _write_bundle(
         variant=(manifest.get("variant") or {}).get("lines"),
         host_files=host.copied,
         refused_includes=host.refused,
+        missing_includes=host.missing,
+        unread_include_dirs=list(host.unread.values()),
     )
 
 

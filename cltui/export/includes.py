@@ -1,20 +1,35 @@
-"""Header files a captured program includes, found here so that a bundle can carry them.
+"""Header files a captured program includes, bundled from folders cltui chooses: never from a
+folder a capture names.
 
-A program's build options often name include folders of the capturing machine (pyopencl passes
-``-I <venv>/.../pyopencl/cl``).  For each ``-I`` folder we use it when it exists here, or the
-local pyopencl's ``cl`` folder when the captured one was a pyopencl ``cl`` folder.  The headers
-the source includes (recursively, by ``#include <x>`` / ``#include "x"``) are then looked up in
-those folders.  Only files that really lie inside an include folder, under a relative path made of
-safe components, are taken: an include line is untrusted text.  Each header is a host file that
-travels with the bundle, so it must also pass :func:`cltui.capture.confine.host_header_refusal`
-(a header-like text file of at most 1 MiB, outside system and credentials folders); one that does
-not is left out and listed in ``refused`` with the reason.  ``allow_host=False`` copies none.
+A capture is untrusted, and its build options may name any folder of this machine
+(``-I /home/me``): cltui copies nothing out of such a folder into a bundle the user may share.
+The headers a source includes (recursively, by ``#include <x>`` / ``#include "x"``) are looked
+up in two kinds of folder only, in this order:
+
+* pyopencl's own ``cl`` folder: a captured ``-I`` folder that looks like pyopencl's
+  (``.../pyopencl/cl``, which pyopencl passes to every build) stands for the LOCAL pyopencl
+  package's ``cl`` folder, found with importlib: the path is cltui's choice, not the capture's
+  (``pyopencl=False``, ``--no-host-includes``: not even that one);
+* the folders the USER names (``--include-dir DIR``, in the order given), searched for every
+  include still unresolved, whatever the captured ``-I`` folders were called.
+
+Any other captured ``-I`` folder is not read (not listed, not searched): it stays in the
+program's options, and one that exists here is named in ``unread``; the includes of the
+source found in no bundled folder are ``missing`` (those of a bundled header are not listed:
+they often sit in a branch for another language, as the C++ ones of pyopencl's random123
+headers do).  Only files that really lie inside a bundled folder, under a relative path made
+of safe components, are taken (an include line is untrusted text), and each must also pass
+:func:`cltui.capture.confine.host_header_refusal` (a header-like text file of at most 1 MiB,
+outside system and credentials folders); one that does not is left out and
+listed in ``refused`` with the reason.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import re
+import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -26,6 +41,8 @@ from cltui.capture.shellwords import split_words
 _INCLUDE_RE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"\r\n]+)[>"]', re.MULTILINE)
 MAX_HEADERS = 500
 MAX_HEADER_BYTES = 16 << 20
+PYOPENCL = "pyopencl"  # origin: the local pyopencl package's cl folder
+INCLUDE_DIR = "include-dir"  # origin: a folder the user named
 
 
 @dataclass(frozen=True)
@@ -33,19 +50,29 @@ class RefusedInclude:
     """An ``#include`` whose host file was not taken into the bundle."""
 
     include: str  # the name as the source writes it
-    host_path: str  # the file it resolved to on this machine
+    host_path: str  # the file it resolved to in a bundled folder
     why: str
+
+
+@dataclass(frozen=True)
+class IncludeRoot:
+    """A folder of this machine headers are bundled from, and why cltui may read it."""
+
+    path: Path
+    origin: str  # PYOPENCL or INCLUDE_DIR
 
 
 @dataclass
 class IncludeSet:
-    """What one program needs: options without the resolved ``-I``s, and the headers."""
+    """What one program needs: options without the mapped ``-I``s, and the headers."""
 
-    options: str  # the captured options minus the include folders resolved here
-    dirs: list[Path] = field(default_factory=list)  # local folders, in -I order
-    headers: dict[tuple[int, str], Path] = field(default_factory=dict)  # (dir index, rel) -> file
+    options: str  # the captured options minus the pyopencl folders mapped here
+    roots: list[IncludeRoot] = field(default_factory=list)  # in search order
+    headers: dict[tuple[int, str], Path] = field(default_factory=dict)  # (root index, rel) -> file
     notes: list[str] = field(default_factory=list)
     refused: list[RefusedInclude] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)  # the source's includes found nowhere
+    unread: list[str] = field(default_factory=list)  # captured -I folders here, not read
 
 
 def split_include_options(options: str) -> tuple[list[str], list[str]]:
@@ -81,7 +108,8 @@ def strip_include_options(options: str, dirs: list[str]) -> str:
     return out.strip() if out != options else options
 
 
-def _pyopencl_cl_dir() -> Path | None:
+def pyopencl_cl_dir() -> Path | None:
+    """The local pyopencl package's ``cl`` folder (cltui's own dependency), if installed."""
     spec = importlib.util.find_spec("pyopencl")
     if spec is None or not spec.submodule_search_locations:
         return None
@@ -92,14 +120,20 @@ def _pyopencl_cl_dir() -> Path | None:
     return None
 
 
-def local_include_dir(captured: str) -> Path | None:
-    """The folder on this machine that stands for a captured ``-I`` folder, if any."""
+def is_pyopencl_dir(captured: str) -> bool:
+    """A captured ``-I`` folder that stands for pyopencl's own ``cl`` folder (a Windows
+    capture's too: ``C:\\...\\pyopencl\\cl``)."""
+    path = captured.replace("\\", "/").rstrip("/") or "/"
+    return PurePosixPath(path).parts[-2:] == ("pyopencl", "cl")
+
+
+def _captured_dir_here(captured: str) -> bool:
+    """Whether a captured ``-I`` folder exists on this machine (it is not read either way)."""
     p = Path(captured)
-    if p.is_absolute() and p.is_dir():
-        return p
-    if captured.rstrip("/").endswith("pyopencl/cl"):
-        return _pyopencl_cl_dir()
-    return None
+    try:
+        return p.is_absolute() and p.is_dir()
+    except OSError:
+        return False
 
 
 def _safe_include(name: str) -> str | None:
@@ -111,37 +145,56 @@ def _safe_include(name: str) -> str | None:
     return "/".join(parts)
 
 
-def resolve_includes(source: bytes, options: str, allow_host: bool = True) -> IncludeSet:
-    """Find the headers ``source`` includes through the ``-I`` folders of ``options``.
-
-    ``allow_host=False``: no host file is read; every include of ``source`` found in a folder
-    is listed in ``refused`` and the options keep their captured ``-I`` folders."""
+def resolve_includes(
+    source: bytes, options: str, include_dirs: Sequence[Path] = (), pyopencl: bool = True
+) -> IncludeSet:
+    """Find the headers ``source`` includes in pyopencl's folder (where a captured ``-I``
+    names one) and then in ``include_dirs`` (the user's); no other host folder is read."""
     captured_dirs, _rest = split_include_options(options)
-    kept: list[str] = []
-    result = IncludeSet(options="")
+    result = IncludeSet(options=options)
+    mapped: list[str] = []
+    named = {p.resolve() for p in include_dirs}  # the user's: read because the user said so
     for d in captured_dirs:
-        local = local_include_dir(d)
-        if local is None:
-            kept.append(d)
+        local = pyopencl_cl_dir() if pyopencl and is_pyopencl_dir(d) else None
+        if local is not None:
+            mapped.append(d)
+            _add_root(result, local, PYOPENCL)
+        elif _captured_dir_here(d):
+            if d not in result.unread and Path(d).resolve() not in named:
+                result.unread.append(d)
+        else:
             result.notes.append(f"include folder {d} does not exist here")
-            continue
-        if local not in result.dirs:
-            result.dirs.append(local)
-    result.options = strip_include_options(options, [d for d in captured_dirs if d not in kept])
-    if not result.dirs:
-        return result
-    roots = [d.resolve() for d in result.dirs]
-    if not allow_host:
-        _refuse_all(source, roots, result)
-        result.options, result.dirs = options, []
-        return result
-    _collect(source, roots, result)
+    for user_dir in include_dirs:
+        _add_root(result, user_dir, INCLUDE_DIR)
+    result.options = strip_include_options(options, mapped)
+    _collect(source, [r.path.resolve() for r in result.roots], result)
     return result
+
+
+def _add_root(result: IncludeSet, path: Path, origin: str) -> None:
+    if all(r.path != path for r in result.roots):
+        result.roots.append(IncludeRoot(path, origin))
+
+
+def unread_line(folder: str, missing: Sequence[str]) -> str:
+    """The one line that says a captured ``-I`` folder was not read, what the bundle lacks
+    and how to add it."""
+    head = (
+        f"include folder {folder} (named by the capture) was not read: a capture does not "
+        "choose host files for a bundle"
+    )
+    if not missing:
+        return head + "; the sources include nothing the bundle lacks"
+    names = ", ".join(repr(m) for m in missing)
+    return (
+        f"{head}; not in the bundle: #include {names} (the bundle may not build from "
+        f"source); to bundle headers from that folder: --include-dir {shlex.quote(folder)}"
+    )
 
 
 def _collect(source: bytes, roots: list[Path], result: IncludeSet) -> None:
     """Follow the ``#include`` lines of ``source`` and of each header found into
-    ``result.headers`` (``refused`` and ``notes`` for the rest)."""
+    ``result.headers`` (``refused``, ``missing`` and ``notes`` for the rest)."""
     # (text, folder of the including file relative to its root, root index) - None: the source
     pending: list[tuple[bytes, str | None, int]] = [(source, None, 0)]
     seen: set[tuple[int, str]] = set()
@@ -159,11 +212,13 @@ def _collect(source: bytes, roots: list[Path], result: IncludeSet) -> None:
             if quoted and here is not None:  # "x.h" first next to the including header
                 candidates.append((here_root, f"{here}/{rel}" if here else rel))
             candidates += [(i, rel) for i in range(len(roots))]
+            found = False
             for i, crel in candidates:
                 root = roots[i]
                 cand = (root / crel).resolve()
                 if not cand.is_file() or not cand.is_relative_to(root):
                     continue
+                found = True
                 if (i, crel) in seen:
                     break
                 seen.add((i, crel))
@@ -179,38 +234,33 @@ def _collect(source: bytes, roots: list[Path], result: IncludeSet) -> None:
                 parent = str(PurePosixPath(crel).parent)
                 pending.append((data, "" if parent == "." else parent, i))
                 break
+            # the source's own includes only: a bundled header's may sit in a branch for C++
+            if not found and here is None and name not in result.missing:
+                result.missing.append(name)
 
 
-def _refuse_all(source: bytes, roots: list[Path], result: IncludeSet) -> None:
-    """List the includes of ``source`` that a folder here would give, without reading any."""
-    for m in _INCLUDE_RE.finditer(source):
-        name = m.group(1).decode("utf-8", "replace").strip()
-        rel = _safe_include(name)
-        if rel is None:
-            continue
-        for root in roots:
-            cand = (root / rel).resolve()
-            if cand.is_file() and cand.is_relative_to(root):
-                why = "host includes refused (--no-host-includes)"
-                result.refused.append(RefusedInclude(name, str(cand), why))
-                break
+@dataclass
+class RangePrograms:
+    """The programs (source, options) of a range's kernels, for the export dialog's preview."""
+
+    programs: list[tuple[bytes, str]] = field(default_factory=list)
+    complete: bool = True  # False: the range was too long to look at every enqueue
 
 
 @dataclass
 class IncludePreview:
-    """The host headers an export of a range would copy, and those it would refuse."""
+    """The host headers an export of a range would copy, refuse and miss."""
 
-    copied: list[str] = field(default_factory=list)  # host paths
+    copied: list[tuple[str, str]] = field(default_factory=list)  # (host path, origin)
     refused: list[RefusedInclude] = field(default_factory=list)
-    complete: bool = True  # False: the range was too long to look at every enqueue
+    missing: list[str] = field(default_factory=list)  # include names
+    unread: dict[str, list[str]] = field(default_factory=dict)  # captured folder -> missing
+    complete: bool = True
 
 
-def preview_host_includes(
-    capture: Any, first: int, last: int, max_rows: int = 20000
-) -> IncludePreview:
-    """What ``export`` of enqueues ``first``-``last`` takes from this machine (for the dialog):
-    the headers of each program of the range's kernels, by the rule of :func:`resolve_includes`."""
-    out = IncludePreview()
+def range_programs(capture: Any, first: int, last: int, max_rows: int = 20000) -> RangePrograms:
+    """The programs of the kernels of enqueues ``first``-``last`` (each once)."""
+    out = RangePrograms()
     a, b = capture.position_of(first), capture.position_of(last)
     if a is None or b is None:
         return out
@@ -226,9 +276,36 @@ def preview_host_includes(
         if prog is None or prog.source_path is None or (prog.number, prog.hash) in seen_programs:
             continue
         seen_programs.add((prog.number, prog.hash))
-        inc = resolve_includes(capture.program_source(prog).encode(), prog.options or "")
-        for path in inc.headers.values():
-            if str(path) not in out.copied:
-                out.copied.append(str(path))
-        out.refused.extend(r for r in inc.refused if r not in out.refused)
+        out.programs.append((capture.program_source(prog).encode(), prog.options or ""))
     return out
+
+
+def preview_includes(
+    progs: RangePrograms, include_dirs: Sequence[Path] = (), pyopencl: bool = True
+) -> IncludePreview:
+    """What ``export`` of those programs takes from this machine, by :func:`resolve_includes`."""
+    out = IncludePreview(complete=progs.complete)
+    for source, options in progs.programs:
+        inc = resolve_includes(source, options, include_dirs, pyopencl)
+        for (i, _rel), path in inc.headers.items():
+            if (str(path), inc.roots[i].origin) not in out.copied:
+                out.copied.append((str(path), inc.roots[i].origin))
+        out.refused.extend(r for r in inc.refused if r not in out.refused)
+        out.missing.extend(m for m in inc.missing if m not in out.missing)
+        for d in inc.unread:
+            lacks = out.unread.setdefault(d, [])
+            lacks.extend(m for m in inc.missing if m not in lacks)
+    return out
+
+
+def preview_host_includes(
+    capture: Any,
+    first: int,
+    last: int,
+    include_dirs: Sequence[Path] = (),
+    pyopencl: bool = True,
+    max_rows: int = 20000,
+) -> IncludePreview:
+    """:func:`preview_includes` of the programs of enqueues ``first``-``last``."""
+    progs = range_programs(capture, first, last, max_rows)
+    return preview_includes(progs, include_dirs, pyopencl)

@@ -1,23 +1,27 @@
 """The bundle's ``kernels/`` folder: each program's source (else its SPIR-V, else its device
-binaries) copied from the capture, and the headers a source includes through its ``-I``
-folders copied from this machine into ``kernels/include/<n>/`` (each one listed, as each one
-refused: :class:`HostIncludes`)."""
+binaries) copied from the capture, and the headers a source includes copied into
+``kernels/include/<n>/`` from pyopencl's own folder and the folders the user named, never from
+a folder the capture names (:mod:`cltui.export.includes`); each one listed, as each include
+refused or missing and each captured folder not read (:class:`HostIncludes`)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from cltui.capture.names import sanitize_component
 from cltui.export.bundle import BundleWriter, ExportError
-from cltui.export.includes import IncludeSet, resolve_includes
+from cltui.export.includes import IncludeSet, resolve_includes, unread_line
 from cltui.replay.engine.schema import Manifest
 
 __all__ = [
     "NOT_FROM_SOURCE",
     "HostFile",
     "HostIncludes",
+    "MissingInclude",
     "RefusedHostFile",
+    "UnreadDir",
     "read_capture_file",
     "write_programs",
 ]
@@ -33,6 +37,7 @@ class HostFile:
     host_path: str
     bundle_path: str
     bytes: int
+    origin: str  # "pyopencl" (its package's cl folder) or "include-dir" (a folder the user named)
 
     def to_dict(self) -> dict[str, str | int]:
         return {
@@ -40,6 +45,7 @@ class HostFile:
             "host_path": self.host_path,
             "bundle_path": self.bundle_path,
             "bytes": self.bytes,
+            "origin": self.origin,
         }
 
 
@@ -61,12 +67,59 @@ class RefusedHostFile:
         }
 
 
+@dataclass(frozen=True)
+class MissingInclude:
+    """An ``#include`` found in no bundled folder (the bundle may not build from source)."""
+
+    program: str
+    include: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"program": self.program, "include": self.include}
+
+
+@dataclass
+class UnreadDir:
+    """A captured ``-I`` folder that exists on this machine and was not read."""
+
+    dir: str
+    programs: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)  # those programs' includes not bundled
+
+    def to_dict(self) -> dict[str, str | list[str]]:
+        return {"dir": self.dir, "programs": self.programs, "missing": self.missing}
+
+
 @dataclass
 class HostIncludes:
-    """What :func:`write_programs` took from, and refused from, this machine."""
+    """What :func:`write_programs` took from, refused from and did not read on this machine,
+    and the includes the bundle lacks."""
 
     copied: list[HostFile] = field(default_factory=list)
     refused: list[RefusedHostFile] = field(default_factory=list)
+    missing: list[MissingInclude] = field(default_factory=list)
+    unread: dict[str, UnreadDir] = field(default_factory=dict)
+
+    def add(self, label: str, inc: IncludeSet) -> list[str]:
+        """Record one program's includes; its notes (the unread folders': :meth:`notes`)."""
+        notes: list[str] = []
+        for r in inc.refused:
+            self.refused.append(RefusedHostFile(label, r.include, r.host_path, r.why))
+            why = f"not bundled ({r.why}): {NOT_FROM_SOURCE}"
+            notes.append(f"{label}: #include {r.include!r} {why}")
+        self.missing.extend(MissingInclude(label, m) for m in inc.missing)
+        for d in inc.unread:
+            u = self.unread.setdefault(d, UnreadDir(d))
+            u.programs.append(label)
+            u.missing.extend(m for m in inc.missing if m not in u.missing)
+        if inc.missing and not inc.unread:  # else the folder's line says it
+            names = ", ".join(repr(m) for m in inc.missing)
+            notes.append(f"{label}: not in the bundle: #include {names}: {NOT_FROM_SOURCE}")
+        return notes
+
+    def notes(self) -> list[str]:
+        """One line per captured folder not read: what the bundle lacks, how to add it."""
+        return [unread_line(u.dir, u.missing) for u in self.unread.values()]
 
 
 def read_capture_file(root: Path, rel: str) -> Path:
@@ -88,10 +141,12 @@ def write_programs(
     manifest: Manifest,
     root: Path,
     host: HostIncludes,
-    host_includes: bool = True,
+    pyopencl_headers: bool = True,
+    include_dirs: Sequence[Path] = (),
 ) -> list[str]:
     """Sources (or binaries) into ``kernels/``, their headers into ``kernels/include/<n>/``
-    (each one recorded in ``host``, as each include refused)."""
+    (each one recorded in ``host``, as each include refused or missing): from pyopencl's
+    folder unless ``pyopencl_headers`` is False, and from ``include_dirs`` (the user's)."""
     notes: list[str] = []
     data = manifest["data"]
     include_index: dict[Path, int] = {}
@@ -126,23 +181,20 @@ def write_programs(
                 notes.append(f"{label}: device binaries left out (the source is in the bundle)")
             prog["binaries"] = []
             source = (w.root / done[src_key]).read_bytes()
-            inc = resolve_includes(source, prog.get("options") or "", host_includes)
-            prog["captured_options"] = prog.get("options") or ""
+            options = prog.get("options") or ""
+            inc = resolve_includes(source, options, include_dirs, pyopencl_headers)
+            prog["captured_options"] = options
             prog["options"] = inc.options
             prog["include_dirs"] = _write_includes(w, inc, str(label), include_index, host)
             notes.extend(f"{label}: {n}" for n in inc.notes)
-            for r in inc.refused:
-                host.refused.append(RefusedHostFile(str(label), r.include, r.host_path, r.why))
-                notes.append(
-                    f"{label}: #include {r.include!r} not bundled ({r.why}): {NOT_FROM_SOURCE}"
-                )
+            notes.extend(host.add(str(label), inc))
         elif il := prog.get("il"):
             place(il, f"kernels/{stem}.spv")
         for b in prog.get("binaries", []):
             name = "_".join(str(b.get("device") or "device").lower().split())
             dev = sanitize_component(name, max_len=60)
             place(b["data"], f"kernels/{stem}.{dev}.bin")
-    return notes
+    return [*notes, *host.notes()]
 
 
 def _write_includes(
@@ -155,16 +207,16 @@ def _write_includes(
     """The headers a source includes into ``kernels/include/<n>/`` (one folder per host
     folder, shared by the programs); the bundle folders the program's options name."""
     dirs: list[str] = []
-    for i, local in enumerate(inc.dirs):
+    for i, root in enumerate(inc.roots):
         used = {rel: path for (di, rel), path in inc.headers.items() if di == i}
         if not used:  # nothing is included from there: the folder is not needed
             continue
-        n = include_index.setdefault(local, len(include_index))
+        n = include_index.setdefault(root.path, len(include_index))
         dirs.append(f"kernels/include/{n}")
         for rel, path in sorted(used.items()):
             target = f"kernels/include/{n}/{rel}"
             if target not in w.files:
                 w.copy_file(target, path)
                 size = path.stat().st_size
-                host.copied.append(HostFile(label, str(path), target, size))
+                host.copied.append(HostFile(label, str(path), target, size, root.origin))
     return dirs

@@ -33,6 +33,7 @@ def render_readme(manifest: Manifest, files: list[str]) -> str:
         *_changes(manifest),
         *_enqueues(manifest),
         *_files(manifest, has_cpp),
+        *_headers(manifest),
         *_notes(manifest),
     ]
     out.append(f"{len(files) + 1} files.\n")
@@ -236,6 +237,53 @@ def _files(manifest: Manifest, has_cpp: bool) -> list[str]:
         )
         + "- `SHA256SUMS`: check the bundle with `sha256sum -c SHA256SUMS`.\n"
     )
+    return out
+
+
+_ORIGINS = {
+    "pyopencl": "pyopencl's own package (its `cl` folder on the exporting machine)",
+    "include-dir": "a folder the exporting user named (`--include-dir`)",
+}
+
+
+def _headers(manifest: Manifest) -> list[str]:
+    """Which headers came from where, which includes are missing, which captured include
+    folders were not read (a capture does not choose host files for a bundle)."""
+    b = manifest["bundle"]
+    copied = b.get("host_files", [])
+    refused = b.get("refused_includes", [])
+    missing = b.get("missing_includes", [])
+    unread = b.get("unread_include_dirs", [])
+    if not (copied or refused or missing or unread):
+        return []
+    out: list[str] = ["## Headers\n"]
+    add = out.append
+    if copied:
+        add("Copied into `kernels/include/` from the exporting machine, only from pyopencl's "
+            "package and the folders the exporting user named (never because the capture "
+            "names a folder):\n")  # fmt: skip
+        for h in copied:
+            where = _ORIGINS.get(str(h.get("origin")), _code(h.get("origin")))
+            add(f"- {_code(h['bundle_path'])} from {where}: {_code(h['host_path'])}")
+        add("")
+    if refused or missing:
+        add("Not in the bundle (it may not build from source where the compiler does not find "
+            "them):\n")  # fmt: skip
+        for r in refused:
+            add(f"- {_code(r['program'])}: `#include` {_code(r['include'])} "
+                f"(refused: {_code(r['why'])})")  # fmt: skip
+        for m in missing:
+            add(f"- {_code(m['program'])}: `#include` {_code(m['include'])} (found in no "
+                "bundled folder)")  # fmt: skip
+        add("")
+    if unread:
+        add("Include folders the capture names that were not read (a capture does not choose "
+            "host files for a bundle; `cltui export ... --include-dir DIR` adds a folder's "
+            "headers):\n")  # fmt: skip
+        for u in unread:
+            lacks = ", ".join(_code(m) for m in u["missing"]) or "none"
+            add(f"- {_code(u['dir'])}: the source's includes not in the bundle: {lacks}")
+        add("")
     return out
 
 

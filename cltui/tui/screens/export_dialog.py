@@ -1,20 +1,24 @@
 """``e`` on a selection: export the range as a standalone replay bundle.
 
 ``ExportDialog`` (``ModalScreen[ExportRequest | None]``) asks for the folder, the languages
-(Python, C++), the mode (chain / isolated), whether to overwrite and whether to copy the headers
-the sources include from this machine (it lists each one with its host path, and each include
-that would be refused); :func:`export_task` runs
+(Python, C++), the mode (chain / isolated), whether to overwrite, whether to bundle pyopencl's
+headers (from cltui's own pyopencl package) and the user's own header folders (``--include-dir``);
+a folder the capture names is never read (:mod:`cltui.export.includes`).  It lists each header
+it would copy with its host path, each include refused or missing and each captured folder not
+read, updated as those two fields change; :func:`export_task` runs
 :func:`cltui.export.export_range` under a :class:`ProgressScreen`, and :func:`export_message`
 is the one-line result the app shows.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
@@ -30,6 +34,7 @@ from cltui.tui.widgets.tick_list import TickBox, TickRadio
 if TYPE_CHECKING:
     from cltui.capture.capture import Capture
     from cltui.export import ExportResult
+    from cltui.export.includes import RangePrograms
 
 __all__ = ["EXPORT_MODES", "ExportDialog", "ExportRequest", "export_message", "export_task"]
 
@@ -42,7 +47,13 @@ class ExportRequest:
     langs: tuple[str, ...] = ("python", "cpp")
     mode: str = "chain"
     force: bool = False
-    host_includes: bool = True  # copy included headers from this machine (listed)
+    pyopencl_headers: bool = True  # bundle pyopencl's headers from its local package (listed)
+    include_dirs: tuple[Path, ...] = ()  # the user's header folders (--include-dir)
+
+
+def parse_include_dirs(text: str) -> list[Path]:
+    """The folders of the dialog's field (``os.pathsep`` between them, ``~`` expanded)."""
+    return [Path(p.strip()).expanduser() for p in text.split(os.pathsep) if p.strip()]
 
 
 def default_folder(capture: Capture, first: int, last: int) -> Path:
@@ -66,6 +77,7 @@ class ExportDialog(FormDialog[ExportRequest]):
         self.first = first
         self.last = last
         self.folder = folder or default_folder(capture, first, last)
+        self._programs: RangePrograms | None = None  # the range's programs, read once
 
     def compose(self) -> ComposeResult:
         what = f"{self.first}" if self.first == self.last else f"{self.first}-{self.last}"
@@ -84,13 +96,14 @@ class ExportDialog(FormDialog[ExportRequest]):
                 yield TickRadio("isolated: every kernel from its own Pre dumps",
                                   id="export-isolated")
             yield TickBox("Overwrite an existing folder", False, id="export-force", compact=True)
-            yield TickBox(
-                "Copy the headers the sources include from this machine (listed below)",
-                True,
-                id="export-host-includes",
-                compact=True,
-            )
-            yield Label(self._host_files_text(), id="export-host-files", classes="action-label")
+            with Horizontal(classes="action-row"):
+                yield TickBox("pyopencl's headers", True, id="export-pyopencl-headers",
+                              compact=True)  # fmt: skip
+                yield Label(" Your header folders: ", classes="export-inline-label")
+                yield Input("", id="export-include-dirs", compact=True,
+                            placeholder=f"optional, '{os.pathsep}' between")  # fmt: skip
+            yield Label(self._host_files_text(True, []), id="export-host-files",
+                        classes="action-label")  # fmt: skip
             yield Label("", id="export-error", classes="action-error")
             with Horizontal(classes="action-buttons"):
                 yield Button("Export", variant="primary", id="export-go", compact=True)
@@ -99,16 +112,27 @@ class ExportDialog(FormDialog[ExportRequest]):
     def on_mount(self) -> None:
         self.query_one("#export-folder", Input).focus()
 
-    def _host_files_text(self) -> str:
-        """The host headers the export would copy and refuse (paths escaped)."""
-        from cltui.capture.display import escape_controls
-        from cltui.export.includes import preview_host_includes
+    @on(Checkbox.Changed, "#export-pyopencl-headers")
+    @on(Input.Changed, "#export-include-dirs")
+    def _refresh_host_files(self) -> None:
+        pyopencl = self.query_one("#export-pyopencl-headers", Checkbox).value
+        dirs = parse_include_dirs(self.query_one("#export-include-dirs", Input).value)
+        self.query_one("#export-host-files", Label).update(self._host_files_text(pyopencl, dirs))
 
+    def _host_files_text(self, pyopencl: bool, dirs: list[Path]) -> str:
+        """The headers the export would copy, refuse and lack (paths escaped)."""
+        from cltui.export.includes import INCLUDE_DIR, preview_includes, range_programs
+
+        lines = [f"Not a folder: {d}" for d in dirs if not d.is_dir()]
         try:
-            pv = preview_host_includes(self.capture, self.first, self.last)
+            if self._programs is None:
+                self._programs = range_programs(self.capture, self.first, self.last)
+            good = [d.absolute() for d in dirs if d.is_dir()]
+            pv = preview_includes(self._programs, good, pyopencl)
         except Exception as exc:  # a preview must not stop the dialog
             return escape_controls(f"Host headers: not listed ({type(exc).__name__})")
-        lines = [f"Host header: {p}" for p in pv.copied[:8]]
+        origin = {INCLUDE_DIR: "your folder"}
+        lines += [f"Header ({origin.get(o, o)}): {p}" for p, o in pv.copied[:8]]
         if len(pv.copied) > 8:
             lines.append(f"... and {len(pv.copied) - 8} more (listed in the bundle's manifest)")
         lines += [
@@ -116,6 +140,14 @@ class ExportDialog(FormDialog[ExportRequest]):
             "the bundle may not build from source"
             for r in pv.refused[:4]
         ]
+        lines += [
+            f"Not read (the capture names it): {d}: add it to your header folders to bundle "
+            "its headers"
+            for d in list(pv.unread)[:4]
+        ]
+        if pv.missing:
+            names = ", ".join(repr(m) for m in pv.missing[:6])
+            lines.append(f"Not in the bundle: #include {names}: it may not build from source")
         if not pv.complete:
             lines.append("(first enqueues of a long range only: the summary lists them all)")
         return escape_controls("\n".join(lines) or "No host headers", keep_newlines=True)
@@ -147,8 +179,13 @@ class ExportDialog(FormDialog[ExportRequest]):
             return None
         pressed = self.query_one("#export-mode", RadioSet).pressed_button
         mode = "isolated" if pressed is not None and pressed.id == "export-isolated" else "chain"
-        host = self.query_one("#export-host-includes", Checkbox).value
-        return ExportRequest(outdir, langs, mode, force, host)
+        host = self.query_one("#export-pyopencl-headers", Checkbox).value
+        dirs = parse_include_dirs(self.query_one("#export-include-dirs", Input).value)
+        for d in dirs:
+            if not d.is_dir():
+                self.show_error(f"{d}: not a folder (your header folders)")
+                return None
+        return ExportRequest(outdir, langs, mode, force, host, tuple(d.absolute() for d in dirs))
 
 
 def export_task(
@@ -171,7 +208,8 @@ def export_task(
                 request.force,
                 progress=control.progress,
                 cancel=cancel,
-                host_includes=request.host_includes,
+                pyopencl_headers=request.pyopencl_headers,
+                include_dirs=request.include_dirs,
             )
         except ExportError as exc:
             raise TaskFailed(str(exc)) from None
@@ -196,6 +234,11 @@ def export_message(result: ExportResult) -> str:
     if result.refused_includes:
         text += (
             f"; {len(result.refused_includes)} include(s) refused: the bundle may not build "
+            "from source"
+        )
+    if result.missing_includes:
+        text += (
+            f"; {len(result.missing_includes)} include(s) not in the bundle: it may not build "
             "from source"
         )
     if result.notes:

@@ -132,6 +132,7 @@ class PtyTerm:
             if time.monotonic() > deadline:
                 raise ScreenTimeout(f"still running {timeout} s later; screen:\n{self.text()}")
             self.pump(0.05)
+        self.settle(0.1, limit=5)  # what it wrote last, still in the terminal
         return self.proc.returncode
 
     def holders(self) -> list[int]:

@@ -93,7 +93,7 @@ def test_quit_during_a_replay_leaves_no_process(pyocl_pocl: Path, tmp_path: Path
     """The replay's child process runs when ctrl+c comes (the progress screen is modal: ``q``
     is not the app's there, ctrl+c quits from every screen): it dies with the app.  The
     dialog remembers a repeat of 100000 (its memory of this capture, written here): the
-    child would run for hours."""
+    child would run for minutes."""
     from cltui.capture import open_capture
     from cltui.tui.capture_state import STATE_VERSION, save_state, state_file
 

@@ -49,6 +49,7 @@ class PtyTerm:
         self.stream = pyte.ByteStream(self.screen)
         self.raw = bytearray()  # everything the program wrote
         master, slave = os.openpty()
+        self.tty = os.ttyname(slave)  # the terminal's device (``/dev/pts/N``)
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
         full_env = dict(os.environ if env is None else env)
         full_env.update(TERM="xterm-256color", COLUMNS=str(cols), LINES=str(rows))
@@ -120,6 +121,33 @@ class PtyTerm:
             elif time.monotonic() - calm_since >= quiet:
                 break
         return self.text()
+
+    def wait_exit(self, timeout: float) -> int:
+        """Wait for the program to end by itself, reading (and showing) what it still writes
+        meanwhile: a terminal that is not read fills up, and a program blocked writing to it
+        (an ``ssh`` client) never gets to read its input, ``q`` included.  Its exit status;
+        :class:`ScreenTimeout` when it still runs after ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        while self.proc.poll() is None:
+            if time.monotonic() > deadline:
+                raise ScreenTimeout(f"still running {timeout} s later; screen:\n{self.text()}")
+            self.pump(0.05)
+        self.settle(0.1, limit=5)  # what it wrote last, still in the terminal
+        return self.proc.returncode
+
+    def holders(self) -> list[int]:
+        """The processes (pids) that still have this terminal open, the program included."""
+        found = []
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit():
+                continue
+            with contextlib.suppress(OSError):
+                for fd in os.listdir(f"/proc/{pid}/fd"):
+                    with contextlib.suppress(OSError):
+                        if os.readlink(f"/proc/{pid}/fd/{fd}") == self.tty:
+                            found.append(int(pid))
+                            break
+        return found
 
     # -------------------------------------------------------------- lifetime
     def close(self, timeout: float = 10.0) -> int | None:

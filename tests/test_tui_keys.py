@@ -176,8 +176,7 @@ def test_a_burst_through_a_real_pty(pyocl_pocl: Path, size: tuple[int, int]) -> 
         assert "Replay enqueues" not in screen
         assert "buffer 1/3 · arg 0" in screen  # the Buffer tab's header
         term.send(b"q")
-        term.proc.wait(timeout=20)
-        assert term.proc.returncode == 0
+        assert term.wait_exit(20) == 0
 
 
 @aio

@@ -6,7 +6,6 @@ the layout follows the terminal (stacked at 80x24 with at least 12 list rows, si
 from __future__ import annotations
 
 import base64
-import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -44,11 +43,9 @@ def test_the_app_over_ssh(
         want = b"\x1b]52;c;" + base64.b64encode(b"14")
         term.wait_for(lambda _s: want in term.raw, timeout=30)
         term.send(b"q")
-        # the app leaves the terminal's alternate screen as it quits; the ssh session itself
-        # ends when every process on the far pty has closed it (under a loaded full run that
-        # took over 120 s once: noted for later), so it is ended here if it has not
-        term.wait_for(lambda _s: b"\x1b[?1049l" in term.raw, timeout=60)
-        try:
-            term.proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            term.proc.terminate()
+        # the session ends by itself: sshd closes it once every process on the far pty has
+        # closed it (the app, its reader process: tests/test_tui_exit.py), and the ssh client
+        # once it has written all the app's output here, which is read while waiting (unread,
+        # the 31 KB the app redraws after the copy at 200x50 filled this pty, and the client,
+        # blocked writing, never sent the q: that kept the session open in loaded runs)
+        assert term.wait_exit(30) == 0, term.text()

@@ -15,6 +15,7 @@ is killed and reported as timed out.  Every byte written to the transport is cou
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import shlex
@@ -31,7 +32,7 @@ from typing import IO
 from cltui.fleet.inventory import Host
 from cltui.progress import CancelToken
 
-__all__ = ["CommandResult", "Transport", "classify_failure"]
+__all__ = ["CommandResult", "Transport", "classify_failure", "stop_masters"]
 
 PERSIST_S = 120
 CHUNK = 1 << 16
@@ -144,6 +145,8 @@ class Transport:
         # ssh -f keeps the master's stderr: a file, never a pipe we would wait on
         with tempfile.TemporaryFile() as errf:
             argv = self.argv(None, master="auto", extra=["-N", "-f"])
+            with _masters_lock:
+                _masters.add(self)  # before it exists: an exit meanwhile stops it too
             res = self._spawn(argv, None, errf, self.connect_timeout + 5, cancel, None)
             errf.seek(0)
             res.err = errf.read().decode("utf-8", "replace")
@@ -156,8 +159,14 @@ class Transport:
             folders = " ".join(shlex.quote(d) for d in self.remove_at_close)
             self.remove_at_close = []
             self.run(f"rm -rf {folders}", timeout=30)
-        if not self.is_ssh:
-            return
+        self.stop_master()
+
+    def stop_master(self) -> None:
+        """Stop the multiplexed connection (ssh; none: nothing to do)."""
+        with _masters_lock:
+            if self not in _masters:
+                return
+            _masters.discard(self)
         argv = self.argv(None, extra=["-O", "exit"])
         with contextlib.suppress(OSError, subprocess.SubprocessError):
             subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
@@ -210,6 +219,23 @@ class Transport:
         except OSError as exc:
             return CommandResult(127, b"", f"cannot start {argv[0]}: {exc.strerror or exc}")
         return _Watch(proc, self, timeout, cancel, on_line).wait(stdin)
+
+
+_masters: set[Transport] = set()  # ssh connections opened and not stopped yet
+_masters_lock = threading.Lock()
+
+
+def stop_masters() -> None:
+    """Stop every multiplexed connection still open: at exit (atexit), so that none outlives
+    cltui by its ``ControlPersist`` time when the app quits during a fleet job or a listing of
+    the hosts' devices (the job's own ``close`` may not run then)."""
+    with _masters_lock:
+        left = list(_masters)
+    for t in left:
+        t.stop_master()
+
+
+atexit.register(stop_masters)
 
 
 # A command's first line on the host: when its stdin closes (cltui's ssh went: killed on a

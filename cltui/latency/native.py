@@ -79,20 +79,23 @@ def build_runner(cancel: CancelToken | None = None) -> Path:
 def run_tool(
     cmd: Sequence[str], timeout: float, cancel: CancelToken | None, cwd: Path | None = None
 ) -> tuple[int, str, str]:
-    """Run ``cmd`` (its own session; killed on cancel or after ``timeout`` s): (rc, out, err)."""
+    """Run ``cmd`` (its own session, no terminal: stdin is /dev/null; killed with what it
+    started on cancel or after ``timeout`` s): (rc, out, err)."""
+    from cltui.replay.lifecycle import kill_group
+
     try:
         proc = subprocess.Popen(
-            list(cmd), cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            start_new_session=True,
+            list(cmd), cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True, start_new_session=True,
         )  # fmt: skip
     except OSError as exc:
         raise NativeError(f"cannot start {cmd[0]}: {exc.strerror or exc}") from None
     if cancel is not None:
-        cancel.on_cancel(proc.kill)
+        cancel.on_cancel(lambda: kill_group(proc))
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        proc.kill()
+        kill_group(proc)
         err = ""
         with contextlib.suppress(subprocess.TimeoutExpired):
             err = proc.communicate(timeout=10)[1] or ""

@@ -16,7 +16,6 @@ findings, a crash's stack) to a file the parent reads afterwards.  The parent:
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import queue
@@ -102,10 +101,8 @@ class Child:
         self.kill()
 
     def kill(self) -> None:
-        """Kill the child now if it still runs (from any thread)."""
-        if self.proc.poll() is None:
-            with contextlib.suppress(OSError):
-                self.proc.kill()
+        """Kill the child and its process group now if it still runs (from any thread)."""
+        lifecycle.kill_group(self.proc)
 
     def events(self, timeout: float, cancel: CancelToken | None = None) -> Iterator[Event]:
         """The child's events until it closes its pipe (it ended or crashed), it sends

@@ -11,7 +11,8 @@ folder (even one in another pid namespace) is never touched.
 
 Children (the replay and check processes) call :func:`die_with_parent` first thing:
 ``prctl(PR_SET_PDEATHSIG, SIGKILL)`` on Linux, and a thread that polls the parent pid
-elsewhere; a child whose parent is already gone exits at once.
+elsewhere; a child whose parent is already gone exits at once.  A child given up on (a
+cancel, a hang, the app quitting) is killed with its whole process group (:func:`kill_group`).
 
 :func:`exit_cause` tells a child's own fault (SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL,
 SIGTRAP, SIGSYS: the driver raised it) from a kill from outside (SIGKILL, SIGTERM, ...:
@@ -26,12 +27,14 @@ import os
 import re
 import shutil
 import signal
+import subprocess
 import sys
 import tempfile
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 KINDS = ("replay", "check", "shrink", "export")
 # cltui-<kind>-p<pid>-<random>  (in the temp folder)
@@ -343,6 +346,20 @@ def die_with_parent(parent: int | None = None) -> None:
                 os._exit(3)
 
     threading.Thread(target=watch, name="cltui-parent-watch", daemon=True).start()
+
+
+def kill_group(proc: subprocess.Popen[Any]) -> None:
+    """SIGKILL a child started in its own session (``start_new_session``) and everything it
+    started in its process group (a build's make and compilers, a driver's helpers): none of
+    them keeps running, or keeps a terminal open, once cltui gave up on the child.  Nothing
+    happens once the child has been waited for (its process group id may be reused then)."""
+    if proc.returncode is not None:  # reaped: its pid, so its group id, may be another's now
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):  # the group is gone (or not the child's)
+        with contextlib.suppress(OSError):
+            proc.kill()
 
 
 def exit_cause(rc: int | None) -> tuple[str, str]:

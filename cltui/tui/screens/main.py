@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, TypedDict
 
-import numpy as np
-from textual import events, on, work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Container, Horizontal
@@ -33,10 +31,9 @@ from cltui.tui.messages import (
     RangeChanged,
 )
 from cltui.tui.screens.help import HelpScreen
-from cltui.tui.screens.kinds import KindScreen
+from cltui.tui.screens.panes import PanesScreen
 from cltui.tui.screens.problems import ProblemsScreen
-from cltui.tui.screens.prompt import PromptScreen
-from cltui.tui.screens.reading import Opener, ReadingScreen
+from cltui.tui.screens.reading import Opener
 from cltui.tui.widgets.buffer_pane import BufferPane
 from cltui.tui.widgets.detail_panes import SOURCE_KEYS, DetailPanes
 from cltui.tui.widgets.enqueue_list import BADGE_LEGEND, EnqueueList
@@ -70,7 +67,7 @@ class ScreenState(TypedDict):
 MAX_NOTICES = 5  # problems shown as notifications on open; the rest are on the problems screen
 
 
-class MainScreen(ReadingScreen):
+class MainScreen(PanesScreen):
     """Browses one capture.  The capture is indexed in a thread while the screen is already up."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -170,10 +167,6 @@ class MainScreen(ReadingScreen):
             yield DetailPanes(id="details")
         yield StatusLine(id="status")
         yield KeysFooter()
-
-    @property
-    def details(self) -> DetailPanes:
-        return self.query_one(DetailPanes)
 
     def on_mount(self) -> None:
         self.sub_title = str(self.path)
@@ -328,122 +321,7 @@ class MainScreen(ReadingScreen):
         text = f"{fmt_bytes(total)} data ({objects} objects)" if dumped else "no dumped data"
         self.app.call_from_thread(self.status.set_parts, bytes_text=text)
 
-    # ----------------------------------------------------------------- filters
-    def action_filter(self) -> None:
-        if self.capture is None:
-            return
-        hint = "substring; re:REGEX or /REGEX/ for a regular expression; empty clears"
-        self.app.push_screen(
-            PromptScreen("Filter by kernel name", hint, self.name_filter, "kernel name"),
-            self._apply_name_filter,
-        )
-
-    def _apply_name_filter(self, text: str | None) -> None:
-        if text is None:
-            return
-        self.set_filter(text.strip(), self.kind_filter)
-
-    def action_kinds(self) -> None:
-        cap = self.capture
-        if cap is None:
-            return
-        values, counts = np.unique(cap.kinds, return_counts=True)
-        present = {EnqueueKind(int(v)): int(c) for v, c in zip(values, counts, strict=True)}
-        chosen = self.kind_filter if self.kind_filter is not None else set(present)
-        self.app.push_screen(KindScreen(present, chosen), self._apply_kind_filter)
-
-    def _apply_kind_filter(self, kinds: set[EnqueueKind] | None) -> None:
-        if kinds is None or self.capture is None:
-            return
-        present = {EnqueueKind(int(v)) for v in np.unique(self.capture.kinds)}
-        self.set_filter(self.name_filter, None if kinds >= present else kinds)
-
-    def set_filter(self, name: str, kinds: set[EnqueueKind] | None) -> bool:
-        """Filter the list by kernel name (substring, ``re:X`` or ``/X/``) and kinds."""
-        cap = self.capture
-        if cap is None:
-            return False
-        pattern, regex = name, False
-        if name.startswith("re:"):
-            pattern, regex = name[3:], True
-        elif len(name) >= 2 and name.startswith("/") and name.endswith("/"):
-            pattern, regex = name[1:-1], True
-        if regex:
-            try:
-                re.compile(pattern)
-            except re.error as exc:
-                self.notify(f"Bad regular expression {pattern!r}: {exc}", severity="error")
-                return False
-        kind_list = sorted(kinds) if kinds is not None else None
-        if not pattern and kind_list is None:
-            positions = np.arange(len(cap), dtype=np.int64)
-        else:
-            positions = cap.find(pattern or None, regex=regex, kinds=kind_list)
-        self.name_filter = name
-        self.kind_filter = kinds
-        self.enqueue_list.set_view(np.asarray(positions, dtype=np.int64))
-        parts = []
-        if name:
-            parts.append(f"kernel {name!r}")
-        if kinds is not None:
-            parts.append("kinds " + ",".join(k.label for k in sorted(kinds)))
-        filter_text = f"{' '.join(parts)}: {len(positions):,}/{len(cap):,}" if parts else ""
-        self.status.set_parts(filter_text=filter_text)
-        if not len(positions):
-            self.notify("No enqueue matches the filter", severity="warning", timeout=4)
-        return True
-
-    # -------------------------------------------------------------------- jump
-    def action_jump(self) -> None:
-        if self.capture is None:
-            return
-        cap = self.capture
-        lo, hi = (int(cap.numbers.min()), int(cap.numbers.max())) if len(cap) else (0, 0)
-        self.app.push_screen(
-            PromptScreen("Jump to enqueue number", f"{lo} to {hi}", "", "number"),
-            self._jump,
-        )
-
-    def _jump(self, text: str | None) -> None:
-        if text is None or not text.strip():
-            return
-        try:
-            number = int(text.strip().replace(",", "").replace("_", ""))
-        except ValueError:
-            self.notify(f"Not an enqueue number: {text.strip()!r}", severity="error")
-            return
-        self.jump_to(number)
-
-    def jump_to(self, number: int) -> bool:
-        cap = self.capture
-        if cap is None:
-            return False
-        pos = cap.position_of(number)
-        if pos is None:
-            if cap.is_lost(number):
-                self.notify(
-                    f"Enqueue {number} was lost with the log and no dump file names it",
-                    severity="error",
-                )
-            else:
-                self.notify(f"There is no enqueue {number} in this capture", severity="error")
-            return False
-        if not self.enqueue_list.move_to(pos):
-            self.set_filter("", None)
-            self.notify(f"Filter cleared to show enqueue {number}", timeout=4)
-            self.enqueue_list.move_to(pos)
-        return True
-
     # -------------------------------------------------------------- the rest
-    def action_tab(self, pane: str) -> None:
-        self.details.activate(pane)
-
-    def action_arg(self, delta: int) -> None:
-        self.details.action_arg(delta)
-
-    def action_pane_key(self, key: str) -> None:
-        self.details.pane_key(key)
-
     def action_history(self, what: str) -> None:
         from cltui.tui.screens.history import start_history
 
@@ -459,40 +337,6 @@ class MainScreen(ReadingScreen):
         from cltui.tui.screens.copy_save import start_save
 
         start_save(self)
-
-    def action_format(self) -> None:
-        if self.capture is None:
-            return
-        self.details.activate("buffer")
-        self.query_one(BufferPane).focus_format()
-
-    def action_focus_details(self) -> None:
-        focused = self.focused
-        if focused is not None and self.details in focused.ancestors:
-            self.enqueue_list.focus()
-        else:
-            self.details.focus_pane(self.details.active)
-
-    def on_resize(self, event: events.Resize) -> None:
-        self._lay_out(event.size.width)
-
-    def _lay_out(self, columns: int) -> None:
-        self.split.apply(self.query_one("#browser"), columns, self.enqueue_list, self.details)
-
-    def action_split(self, delta: int) -> None:
-        self.split.move(delta)
-        self._lay_out(self.size.width or self.app.size.width)
-
-    def action_focus_list(self) -> None:
-        self.enqueue_list.focus()
-
-    def action_zoom(self) -> None:
-        if self.maximized is not None:
-            self.minimize()
-            return
-        focused = self.focused
-        if focused is not None:
-            self.maximize(focused, container=False)
 
     def action_problems(self) -> None:
         problems = list(self.capture.problems) if self.capture else []

@@ -1,6 +1,8 @@
 """The reading half of the browser screen: the capture is opened (indexed) in a worker
 thread while the screen is already up, with a progress bar; esc stops it, R reads again,
-a capture that cannot be read says why.  :class:`MainScreen` is the one subclass."""
+a capture that cannot be read says why.  :class:`MainScreen` is the one subclass (through
+:class:`~cltui.tui.screens.filtering.FilteringScreen` and
+:class:`~cltui.tui.screens.panes.PanesScreen`)."""
 
 from __future__ import annotations
 

@@ -23,15 +23,22 @@ neighbour.  Not seen: a sub-buffer's or a parent's aliasing, SVM pointers inside
 
 from __future__ import annotations
 
-import re
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
-from cltui.capture.model import ArgKind, KernelArg, MemObject
+from cltui.capture.history_events import (
+    ACCESSES,
+    MEMORY_ARGS,
+    HistoryEvent,
+    arg_access,
+    history_label,
+    reads_only,
+)
+from cltui.capture.model import MemObject
 from cltui.errors import CltuiError
 
 if TYPE_CHECKING:
@@ -50,38 +57,11 @@ __all__ = [
     "reads_only",
 ]
 
-Access = Literal["create", "write", "read", "readwrite", "map", "unmap", "release"]
-WRITES = frozenset({"write", "readwrite", "map"})
-READS = frozenset({"read", "readwrite", "map"})
-
-MEMORY_ARGS = frozenset({ArgKind.BUFFER, ArgKind.IMAGE, ArgKind.SVM})
 _CACHED = 16
 
 
 class HistoryUnavailable(CltuiError):
     """The argument is no memory object the log created (one line: why)."""
-
-
-@dataclass(frozen=True, slots=True)
-class HistoryEvent:
-    """One thing that happened to the object: ``number`` the enqueue (None for its creation
-    and release), ``offset`` the log line, ``what`` a short text, ``access`` what it did."""
-
-    number: int | None
-    offset: int
-    what: str
-    access: Access
-
-    @property
-    def writes(self) -> bool:
-        return self.access in WRITES or (self.access == "create" and "HOST_PTR" in self.what)
-
-    @property
-    def reads(self) -> bool:
-        return self.access in READS
-
-
-ACCESSES: tuple[Access, ...] = ("create", "write", "read", "readwrite", "map", "unmap", "release")
 
 
 @dataclass(frozen=True, eq=False)
@@ -162,34 +142,8 @@ class ResourceHistory:
         return {ACCESSES[int(v)]: int(c) for v, c in zip(values, counts, strict=True)}
 
 
-def reads_only(a: KernelArg) -> bool:
-    """The kernel cannot write the argument (``__constant``, ``const``, read-only image)."""
-    tname = a.type_name or ""
-    return (
-        a.address_space == "constant"
-        or a.access == "read_only"
-        or re.search(r"\bconst\b", tname) is not None
-    )
-
-
-def arg_access(a: KernelArg) -> Access:
-    """What a kernel may do to a memory argument, by its signature: ``read`` (const,
-    ``__constant``, ``read_only``), ``write`` (``write_only`` image), else ``readwrite``."""
-    if reads_only(a):
-        return "read"
-    if a.access == "write_only":
-        return "write"
-    return "readwrite"
-
-
 # ------------------------------------------------------------------------------- computing
 _cache: OrderedDict[tuple[int, str, int, int, int], ResourceHistory] = OrderedDict()
-
-
-def history_label(mem: MemObject) -> str:
-    """``buffer 0x3f046980 (32,768 B)``."""
-    size = f" ({mem.size:,} B)" if mem.size else ""
-    return f"{mem.kind} 0x{mem.handle:x}{size}"
 
 
 def _object_of(cap: Capture, where: tuple[int, int | None]) -> MemObject:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from cltui.capture.history import (
+from cltui.capture.history_events import (
     MEMORY_ARGS,
     Access,
     HistoryEvent,

@@ -12,6 +12,13 @@ findings, a crash's stack) to a file the parent reads afterwards.  The parent:
   hang, a set ``cancel`` event a cancel: either kills the child, and so does leaving the
   ``with`` block or dropping the iterator;
 * waits for it and reads how it ended (:meth:`Child.finish`, :func:`lifecycle.exit_cause`).
+
+A child can also be started *ahead* of its job (:func:`start_ahead`, ``JOB_FILE`` ``-``):
+while the parent opens the capture and makes the plan, it imports the engine and pyopencl
+and lists the devices (one ``devices`` event: the parent chooses from that list, so the
+devices are listed once, in the process that needs pyopencl anyway, and the parent
+imports no pyopencl), then reads its job file's path from its stdin
+(:meth:`Child.give_job`; end of input: it exits, nothing asked).
 """
 
 from __future__ import annotations
@@ -24,17 +31,22 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from cltui.progress import CancelToken
 from cltui.replay import lifecycle
 
-__all__ = ["Child", "connect", "tail"]
+if TYPE_CHECKING:
+    from cltui.replay.engine.schema import Device
+
+__all__ = ["AHEAD", "Child", "connect", "read_job", "start_ahead", "tail", "use_ahead"]
 
 Event = dict[str, Any]
+
+AHEAD = "-"  # the JOB_FILE argument of a child started ahead of its job
 
 _SRC_ROOT = str(Path(__file__).resolve().parents[2])
 
@@ -43,13 +55,14 @@ class Child:
     """One running child process; use as a context manager (it is killed on the way out).
 
     ``env`` adds variables to the child's environment (a value of None removes one).
+    ``job_path`` None: started ahead of its job (:func:`start_ahead`).
     Raises ``OSError`` when the process cannot start.
     """
 
     def __init__(
         self,
         module: str,
-        job_path: Path,
+        job_path: Path | None,
         err_path: Path,
         *,
         env: Mapping[str, str | None] | None = None,
@@ -71,8 +84,8 @@ class Child:
         try:
             with open(err_path, "wb") as err:
                 self.proc = subprocess.Popen(
-                    [sys.executable, "-m", module, str(job_path), str(write_fd)],
-                    stdin=subprocess.DEVNULL,
+                    [sys.executable, "-m", module, str(job_path or AHEAD), str(write_fd)],
+                    stdin=subprocess.DEVNULL if job_path else subprocess.PIPE,
                     stdout=err,
                     stderr=err,
                     pass_fds=(write_fd,),
@@ -106,6 +119,48 @@ class Child:
         if self.proc.poll() is None:
             with contextlib.suppress(OSError):
                 self.proc.kill()
+        self._close_stdin()
+
+    def _close_stdin(self) -> None:
+        if self.proc.stdin is not None and not self.proc.stdin.closed:
+            with contextlib.suppress(OSError):
+                self.proc.stdin.close()
+
+    def listed_devices(self, timeout: float) -> list[Device] | None:
+        """A child started ahead: the devices it listed (its first event); None when it
+        could not list them (no pyopencl, ...), sent nothing within ``timeout`` seconds or
+        ended (the caller lists them itself then, with the usual errors, and kills it)."""
+        end = time.monotonic() + timeout
+        while (left := end - time.monotonic()) > 0:
+            try:
+                line = self._lines.get(timeout=left)
+            except queue.Empty:
+                return None
+            if line is None:
+                self._lines.put(None)  # the end stays visible to events()
+                return None
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(event, dict) and event.get("type") == "devices":
+                listed = event.get("devices")
+                return listed if isinstance(listed, list) and not event.get("error") else None
+        return None
+
+    def give_job(self, job_path: Path) -> bool:
+        """A child started ahead: its job (the file's path on its stdin); False when it is
+        gone (the caller starts another)."""
+        if self.proc.stdin is None or self.proc.poll() is not None:
+            return False
+        try:
+            self.proc.stdin.write(f"{job_path}\n".encode())
+            self.proc.stdin.flush()
+        except (OSError, ValueError):  # it died; or a kill() from another thread closed it
+            return False
+        finally:
+            self._close_stdin()
+        return True
 
     def events(self, timeout: float, cancel: CancelToken | None = None) -> Iterator[Event]:
         """The child's events until it closes its pipe (it ended or crashed), it sends
@@ -131,7 +186,7 @@ class Child:
                 event = json.loads(line)
             except ValueError:
                 continue
-            if isinstance(event, dict):
+            if isinstance(event, dict) and event.get("type") != "devices":
                 yield event
         self.kill()
 
@@ -148,6 +203,42 @@ class Child:
     def stderr_tail(self, limit: int = 2000) -> str:
         """The last ``limit`` bytes the child wrote outside its event pipe."""
         return tail(self.err_path, limit)
+
+
+def start_ahead(module: str, err_path: Path) -> Child | None:
+    """``python -m module`` started now, before its job is known (see the module doc);
+    None when it cannot start (the job then starts a child the usual way)."""
+    try:
+        return Child(module, None, err_path)
+    except OSError:
+        return None
+
+
+def use_ahead(ahead: Child | None, job_path: Path) -> Child | None:
+    """``ahead`` (a child started ahead, or None) given its job ``job_path``; None when
+    there is none or it is gone (killed: the caller starts one the usual way)."""
+    if ahead is not None and not ahead.give_job(job_path):
+        ahead.kill()
+        return None
+    return ahead
+
+
+def read_job(arg: str, send: Callable[[Event], None]) -> Any:
+    """In the child: its job (JSON), from the file ``arg``; ``arg`` :data:`AHEAD`: the
+    devices listed first (a ``devices`` event), then the file named on stdin; None when
+    the parent closed stdin without naming one (it did not need this child)."""
+    if arg != AHEAD:
+        return json.loads(Path(arg).read_text())
+    try:
+        from cltui.replay.engine.devices import list_devices
+
+        send({"type": "devices", "devices": list_devices()})
+    except Exception as exc:  # no pyopencl, a broken ICD: the parent lists them itself
+        send({"type": "devices", "error": f"{type(exc).__name__}: {exc}"})
+    with contextlib.suppress(ImportError):  # while the parent chooses: the rest of the
+        import cltui.replay.engine.core  # noqa: F401  # engine (the job reports a failure)
+    line = sys.stdin.readline().strip()
+    return json.loads(Path(line).read_text()) if line else None
 
 
 def connect(fd: int) -> TextIO:

@@ -38,7 +38,7 @@ import numpy.typing as npt
 
 from cltui.progress import CancelToken
 from cltui.replay import lifecycle
-from cltui.replay.child import Child, Event, connect
+from cltui.replay.child import Child, Event, connect, read_job, use_ahead
 from cltui.replay.engine.schema import (
     ArgTolerance,
     Device,
@@ -73,8 +73,10 @@ class ReplayJob:
         probe: bool = False,
         binary_cache: str | Path | None = None,
         timeline: bool = False,
+        ahead: Child | None = None,
     ) -> None:
         self.plan = plan
+        self._ahead = ahead  # the first device's child, started ahead of its job
         self.timeline = timeline
         self.probe = probe
         self.binary_cache = binary_cache
@@ -209,8 +211,9 @@ class ReplayJob:
         job_path = self.save_dir / f"job_{tag}.json"
         job_path.write_text(json.dumps(job))
         err_path = self.save_dir / f"stderr_{tag}.txt"
+        proc, self._ahead = use_ahead(self._ahead, job_path), None
         try:
-            proc = Child("cltui.replay.runner", job_path, err_path)
+            proc = proc or Child("cltui.replay.runner", job_path, err_path)
         except OSError as exc:
             res = failed(dev, "error", f"cannot start the replay process: {exc}", None)
             yield {"type": "device_done", "device": dev["id"], "result": res}
@@ -266,6 +269,7 @@ class StartOptions(TypedDict, total=False):
     probe: bool
     binary_cache: str | Path | bool | None
     timeline: bool
+    ahead: Child | None
 
 
 def start(
@@ -282,6 +286,7 @@ def start(
     probe: bool = False,
     binary_cache: str | Path | bool | None = True,
     timeline: bool = False,
+    ahead: Child | None = None,
 ) -> ReplayJob:
     """Start a replay; with ``callback`` the events are delivered from a background thread.
 
@@ -294,6 +299,8 @@ def start(
     none (programs built from source keep their device binary there for the next run).
     ``timeline``: each device's result gains ``timeline`` (every launch of the timing
     repetitions: ``cltui latency``).
+    ``ahead``: the first device's child, started ahead of its job
+    (:func:`cltui.replay.child.start_ahead`).
     """
     root = data_root if data_root is not None else plan.get("source", {}).get("capture", ".")
     job = ReplayJob(
@@ -308,6 +315,7 @@ def start(
         probe=probe,
         binary_cache=default_binary_cache() if binary_cache is True else (binary_cache or None),
         timeline=timeline,
+        ahead=ahead,
     )
     if callback is not None:
         job._pumped = True
@@ -385,7 +393,10 @@ def _child(job_path: str, fd: int) -> int:
         out.write(json.dumps(ev) + "\n")
         out.flush()
 
-    job = json.loads(Path(job_path).read_text())
+    job = read_job(job_path, send)
+    if job is None:  # started ahead, and not needed
+        out.close()
+        return 0
     plan = job["plan"]
     loader = capture_loader(plan, job["data_root"])
     result = engine.run_plan(

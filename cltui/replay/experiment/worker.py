@@ -21,12 +21,12 @@ import json
 import os
 import sys
 from concurrent.futures import Future, ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 
-from cltui.replay.child import Event, connect
+from cltui.replay.child import Event, connect, read_job
 
 BASE_ID = "A"
+MODULE = "cltui.replay.experiment.worker"  # ``python -m`` this (it runs as __main__)
 
 
 class _Run:
@@ -153,7 +153,10 @@ def _child(job_path: str, fd: int) -> int:
             out.write(json.dumps(ev) + "\n")
             out.flush()
 
-    job = json.loads(Path(job_path).read_text())
+    job = read_job(job_path, send)
+    if job is None:  # started ahead, and not needed
+        out.close()
+        return 0
     run = _Run(job, send)
     if job.get("interleave"):
         run.ab()

@@ -77,7 +77,7 @@ def test_ahead_experiment_child_runs_the_sweep_points(pyocl_pocl: Path, tmp_path
     assert [p["id"] for p in points] == ["p1", "p2"]
     assert all(p["result"]["ok"] for p in points), points
     assert all(len(p["times"][0]) == 2 for p in points)  # 3 runs: 1 validates, 2 timed
-    assert child.proc.poll() is not None  # it ended with its job
+    assert child.proc.wait(timeout=30) == 0  # it ended with its job (not killed: it reported)
 
 
 def test_an_ahead_child_not_given_a_job_ends(tmp_path: Path) -> None:

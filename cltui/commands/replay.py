@@ -166,8 +166,6 @@ def _replay(
         probe=probe,
         ahead=ahead,
     )
-    if not as_json:
-        import_ahead("rich.console", "rich.table")  # for the report at the end
     finished = _follow(job, len(plan.steps), as_json)
     report = job.report if finished else job.partial_report()
     assert report is not None
@@ -247,8 +245,12 @@ def _follow(job: ReplayJob, n_steps: int, as_json: bool) -> bool:
     """Wait for the replay, saying on stderr which device runs (and, on a terminal, which
     enqueue); False when ctrl-c or SIGTERM stopped it (the child is stopped then)."""
     show_progress = not as_json and sys.stderr.isatty()
+    imported = as_json  # the report's rich: imported while the child runs
     try:
         for ev in job.events():
+            if not imported and ev["type"] in ("build", "step"):
+                import_ahead("rich.console", "rich.table")
+                imported = True
             if ev["type"] == "device" and not as_json:
                 echo(
                     f"replaying {n_steps} enqueues on {ev['device']} {ev['name']} ...",

@@ -146,15 +146,15 @@ def _run(spec: SweepSpec, root: Any, pts: list[Variant], plans: dict[str, Manife
     run = SweepRun(spec, root, pts, plans, devices, done, path, repeat=repeat,
                    arg_tolerance=per_arg, timeout=timeout, cancel=cancel,
                    ahead=ahead)  # fmt: skip
-    if not quiet:
-        import_ahead("rich.console", "rich.table")  # for the table at the end
     for dev in devices:  # on stderr, also with --json: what a resume skips
         before = len(pts) - len(run.todo(dev))
         echo(f"sweep on {dev['id']} {dev['name']}: {len(pts) - before} of {len(pts)} points "
              "to run" + (f" ({before} done before)" if before else ""), err=True)
     try:
-        for row in run.rows():
+        for n, row in enumerate(run.rows()):
             if not quiet:
+                if n == 0:  # the child runs: this process waits, it can import the table's
+                    import_ahead("rich.console", "rich.table")
                 echo(sweep_row_text(dict(row)))
     except KeyboardInterrupt:
         cancel.cancel()

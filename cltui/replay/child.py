@@ -70,6 +70,7 @@ class Child:
         self.module = module
         self.err_path = err_path
         self.status = ""  # "" | "hang" | "cancelled", once events() has ended
+        self.reported = False  # finish(reported=True) left it to end on its own
         environ = dict(os.environ)
         for key, value in (env or {}).items():
             if value is None:
@@ -116,7 +117,7 @@ class Child:
 
     def kill(self) -> None:
         """Kill the child now if it still runs (from any thread)."""
-        if self.proc.poll() is None:
+        if self.proc.poll() is None and not self.reported:
             with contextlib.suppress(OSError):
                 self.proc.kill()
         self._close_stdin()
@@ -190,8 +191,17 @@ class Child:
                 yield event
         self.kill()
 
-    def finish(self) -> int:
-        """Wait for the child to end (killed after 10 s more) and return its return code."""
+    def finish(self, reported: bool = False) -> int | None:
+        """Wait for the child to end (killed after 10 s more) and return its return code.
+        ``reported``: it sent all the caller needs (its result): a child still ending (its
+        driver's teardown: 10-20 ms of PoCL's) is not waited for, it is reaped on a thread
+        of its own and None is returned (its exit status tells nothing more)."""
+        if reported and self.proc.poll() is None:
+            self.reported = True  # not killed on the way out: it ends on its own
+            threading.Thread(target=self.proc.wait, name=f"{self.module}-reap",
+                             daemon=True).start()  # fmt: skip
+            self._reader.join(timeout=1)
+            return None
         try:
             rc = self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
@@ -235,8 +245,12 @@ def read_job(arg: str, send: Callable[[Event], None]) -> Any:
         send({"type": "devices", "devices": list_devices()})
     except Exception as exc:  # no pyopencl, a broken ICD: the parent lists them itself
         send({"type": "devices", "error": f"{type(exc).__name__}: {exc}"})
-    with contextlib.suppress(ImportError):  # while the parent chooses: the rest of the
-        import cltui.replay.engine.core  # noqa: F401  # engine (the job reports a failure)
+    # while the parent chooses: what every job imports (a failure: the job reports it),
+    # the rest of the engine and pyopencl's invoker (the first cl.Kernel's: ~15-25 ms)
+    with contextlib.suppress(ImportError):
+        import pyopencl.invoker  # noqa: F401
+
+        import cltui.replay.engine.core  # noqa: F401
     line = sys.stdin.readline().strip()
     return json.loads(Path(line).read_text()) if line else None
 

@@ -235,9 +235,9 @@ class ReplayJob:
             if seen.see(ev):
                 yield ev
         status = proc.status
-        rc = proc.finish()
+        rc = proc.finish(reported=seen.result is not None and not status)
         stderr_tail = proc.stderr_tail()
-        result = ended(dev, status, rc, seen, self.timeout, self._cancel.is_set())
+        result = ended(dev, status, rc or 0, seen, self.timeout, self._cancel.is_set())
         if result.get("status") in ("crash", "hang", "error", "killed") and stderr_tail:
             result["stderr"] = stderr_tail
         yield {"type": "device_done", "device": dev["id"], "result": result}
@@ -347,11 +347,13 @@ def run(
 
 
 def capture_loader(
-    plan: dict[str, Any], root: str | Path
-) -> Callable[[str], npt.NDArray[np.uint8]]:
+    plan: dict[str, Any], root: str | Path,
+    memo: dict[str, npt.NDArray[np.uint8]] | None = None,
+) -> Callable[[str], npt.NDArray[np.uint8]]:  # fmt: skip
     """``engine.dir_loader`` that refuses a file whose path leaves ``root`` through a
     symbolic link (a capture is untrusted: nothing outside it is read).  ``plan``: the
-    plan as the child read it (JSON)."""
+    plan as the child read it (JSON).  ``memo``: the files checked and mapped (read-only)
+    by path, shared by the loaders of several plans of one capture (a sweep's points)."""
     from cltui.replay import engine
 
     inner = engine.dir_loader(plan, root)
@@ -359,19 +361,25 @@ def capture_loader(
     top = base.resolve()
     table: dict[str, Any] = plan.get("data", {})
     ok: set[str] = set()
+    memo = {} if memo is None else memo
 
     def load(key: str) -> npt.NDArray[np.uint8]:
-        if key not in ok and key in table:
-            if table[key].get("origin") == "variant":  # written by cltui (a variant's source)
-                ok.add(key)
-                return inner(key)
-            path = base / str(table[key]["path"])
-            if not path.resolve().is_relative_to(top):
-                raise engine.EngineError(
-                    f"{path} is a symbolic link leading outside the capture (not followed)"
-                )
+        entry = table.get(key)
+        where = str(base / str(entry["path"])) if entry is not None else ""
+        if where in memo:
+            return memo[where]
+        if key not in ok and entry is not None:
+            if entry.get("origin") != "variant":  # a variant's source: written by cltui
+                path = base / str(entry["path"])
+                if not path.resolve().is_relative_to(top):
+                    raise engine.EngineError(
+                        f"{path} is a symbolic link leading outside the capture (not followed)"
+                    )
             ok.add(key)
-        return inner(key)
+        data = inner(key)
+        if entry is not None:
+            memo[where] = data
+        return data
 
     return load
 

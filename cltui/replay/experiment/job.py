@@ -160,14 +160,16 @@ class ExperimentJob:
             self._child = proc
         try:
             with proc:
+                done = False
                 for ev in proc.events(self.timeout, self.cancel_token):
                     if ev.get("type") == "point_start":
                         running.append(str(ev["id"]))
                     elif ev.get("type") in ("point", "validated"):
                         ev["device"] = dev["id"]
                         yield ev
+                    done = ev.get("type") == "done"
                 self._status = proc.status
-                rc = proc.finish()
+                rc = proc.finish(reported=done and not self._status)
                 if not self._status and rc:
                     cause, what = lifecycle.exit_cause(rc)
                     self._status = f"{cause}: {what}"

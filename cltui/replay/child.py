@@ -239,6 +239,9 @@ def read_job(arg: str, send: Callable[[Event], None]) -> Any:
     the parent closed stdin without naming one (it did not need this child)."""
     if arg != AHEAD:
         return json.loads(Path(arg).read_text())
+    import gc
+
+    gc.disable()  # imports only, no garbage worth the 10-20 ms of collections they trigger
     try:
         from cltui.replay.engine.devices import list_devices
 
@@ -251,6 +254,8 @@ def read_job(arg: str, send: Callable[[Event], None]) -> Any:
         import pyopencl.invoker  # noqa: F401
 
         import cltui.replay.engine.core  # noqa: F401
+    gc.freeze()  # what start-up made stays: later collections leave it out
+    gc.enable()
     line = sys.stdin.readline().strip()
     return json.loads(Path(line).read_text()) if line else None
 

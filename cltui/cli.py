@@ -150,6 +150,9 @@ def main() -> None:
 
 
 def run() -> Any:  # pragma: no cover - console entry
+    from cltui.commands import _common
+
+    _common.STANDALONE = True
     try:
         return main(prog_name="cltui")
     finally:

@@ -37,6 +37,11 @@ __all__ = [
 ]
 
 
+# True when cltui is the process (its console script, ``python -m cltui``), not a library
+# an embedding program or a test calls: process-wide settings (the collector) are its then
+STANDALONE = False
+
+
 def echo(text: str = "", err: bool = False) -> None:
     """``click.echo`` for human text: control characters from a capture are escaped
     (:func:`cltui.capture.display.escape_controls`); line breaks of the text stay."""

@@ -20,7 +20,7 @@
    configuration once.
 
 Every side is run twice first (warm PoCL kernel cache, warm binary cache), then the best
-of three, the sides taking turns.  The subprocesses run with Python's bytecode cache on
+of ``--turns`` (5), the sides taking turns.  The subprocesses run with Python's bytecode cache on
 (as an installed cltui: ``PYTHONDONTWRITEBYTECODE`` is dropped from their environment;
 with it set, every start compiles cltui's ~300 modules again, ~0.1 s a process), from the
 repository root.  ``--before DIR`` runs a checkout of an earlier commit (``git archive
@@ -51,6 +51,7 @@ RESULTS = ROOT / "benchmarks" / "results" / "experiments_pocl.json"
 SECTION = "## Experiments: sweep throughput and the A/B interval (PoCL)"
 # what runs a cltui: this tree, and an earlier checkout (--before)
 TREES: dict[str, Path] = {"cltui": ROOT}
+TURNS = 5  # timed runs of each side (the best counts: a shared machine's load comes and goes)
 
 
 def _env(tree: Path, tmp: Path) -> dict[str, str]:
@@ -217,13 +218,13 @@ def sweep_part(rng: str, local: list[str], options: list[str], repeat: int, tmp:
 
 def _turns(sides: dict[str, tuple[list[str], dict[str, str], str, Path]],
            rows: int) -> dict[str, list[Run]]:  # fmt: skip
-    """Each side twice to warm (PoCL's kernel cache, cltui's binary cache), then three times,
+    """Each side twice to warm (PoCL's kernel cache, cltui's binary cache), then TURNS times,
     the sides taking turns; a cltui side must print one row per configuration."""
     for _ in range(2):
         for cmd, env, mark, cwd in sides.values():
             _timed(cmd, env, mark, cwd)
     runs: dict[str, list[Run]] = {name: [] for name in sides}
-    for _ in range(3):
+    for _ in range(TURNS):
         for name, (cmd, env, mark, cwd) in sides.items():
             run = _timed(cmd, env, mark, cwd)
             if name != "loop" and mark:
@@ -277,14 +278,17 @@ def a_vs_a(trials: int, repeat: int, rng: str, tmp: Path) -> dict:
 
 
 def main() -> None:
+    global TURNS
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--before", type=Path, default=None,
                     help="a checkout of an earlier commit, run beside this one")
     ap.add_argument("--parts", default="sweeps,replay,a_vs_a")
+    ap.add_argument("--turns", type=int, default=TURNS, help="timed runs of each side")
     ap.add_argument("--before-rev", default=None, help="the commit --before holds (said)")
     ap.add_argument("--md", action="store_true", help="write BENCHMARKS.md's section")
     args = ap.parse_args()
+    TURNS = args.turns
     if args.before is not None:
         TREES["before"] = args.before.resolve()
     parts = set(args.parts.split(","))
@@ -305,7 +309,7 @@ def main() -> None:
         if "a_vs_a" in parts:
             out["a_vs_a"] = a_vs_a(trials, 30, "22-31", tmp)
     out["run"] = {"date": time.strftime("%Y-%m-%d"), "load": os.getloadavg(),
-                  "before_rev": args.before_rev}  # fmt: skip
+                  "before_rev": args.before_rev, "turns": TURNS}  # fmt: skip
     RESULTS.write_text(json.dumps(out, indent=1) + "\n")
     print(json.dumps(out, indent=1))
     if args.md:

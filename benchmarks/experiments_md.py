@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,13 @@ ROWS = [
 def _verdict(value: float | None, goal: float) -> str:
     if value is None:
         return "-"
-    return f"{value:.2f} {'met' if value >= goal else '**MISSED**'}"
+    shown = f"{value:.0f}" if value >= 10 else f"{value:.2f}"
+    return f"{shown} {'met' if value >= goal else '**MISSED**'}"
+
+
+def _wrap(paragraph: str) -> list[str]:
+    """A paragraph of prose at 100 columns, as the rest of BENCHMARKS.md."""
+    return [*textwrap.wrap(paragraph, 100, break_on_hyphens=False), ""]
 
 
 def _rate(value: float | None) -> str:
@@ -90,8 +97,9 @@ def render(res: dict[str, Any]) -> str:
     load = " ".join(f"{x:.2f}" for x in run.get("load", [])) or "?"
     out = [
         TITLE, "",
-        f"`benchmarks/bench_experiments.py` (not part of `run.py`; run {run.get('date', '?')} on "
-        f"this 2-core shared machine, load {load} at the end; raw JSON in "
+        *_wrap("`benchmarks/bench_experiments.py` (not part of `run.py`; run "
+        f"{run.get('date', '?')} on this 2-core shared machine, load {load} at the end; raw "
+        "JSON in "
         "`benchmarks/results/experiments_pocl.json`; this section is written by "
         "`benchmarks/experiments_md.py`). `cltui sweep` (a subprocess, start to end) against a "
         "hand-written pyopencl loop (one subprocess) that builds and runs the same "
@@ -99,30 +107,32 @@ def render(res: dict[str, Any]) -> str:
         "once per (source, options), the buffers created and uploaded, the arguments set, one "
         "run with a read-back and comparison after each kernel, then 9 timed runs with the "
         "inputs restored), and against one process per configuration (the same loop, a fresh "
-        "python each). Each side warmed twice, then the best of three, the sides taking turns, "
+        "python each). Each side warmed twice, then the best of "
+        f"{run.get('turns', 3)}, the sides taking turns, "
         "with Python's bytecode cache on (as an installed cltui). *Steady* is configurations "
         "per second between the first and the last row (start-up left out); *end to end* "
-        "counts the whole process.", "",
+        "counts the whole process."),
         *_sweep_rows(res), "",
-        "Start-up, the best of three (*first row*: from the process's start to its first "
-        "configuration's line; *before*: the commit before the start-up work, "
-        f"{run.get('before_rev', 'when run')}, in the same turns):", "",
+        *_wrap(f"Start-up, the best of {run.get('turns', 3)} (*first row*: from the process's "
+               "start to its first configuration's line; *before*: the commit before the "
+               f"start-up work, {run.get('before_rev', 'when run')}, in the same turns):"),
         *_startup_rows(res), "",
     ]  # fmt: skip
     rep = res.get("replay")
     if rep:
-        out += [
+        out += _wrap(
             f"`cltui replay CAPTURE 23 -d pocl` (the same start-up, one run with its checks): "
             f"{_ms(rep['best']['cltui']['wall_s'])} against the loop's "
             f"{_ms(rep['best']['loop']['wall_s'])} running that plan once (ratio "
             f"{rep['vs_loop']:.2f}"
             + (f"; before: {rep['before_vs_loop']:.2f}" if "before_vs_loop" in rep else "")
-            + ").", "",
-        ]  # fmt: skip
-    out += [*res.get("notes", []), ""]
+            + ")."
+        )  # fmt: skip
+    for note in res.get("notes", []):
+        out += _wrap(note)
     aa = res.get("a_vs_a")
     if aa:
-        out += [
+        out += _wrap(
             "A against A (`cltui try` machinery: one child, the range's plan as A and as an "
             "unchanged B, validated, then 29 timed runs each in turns A B B A ..., 95 % "
             f"bootstrap interval of the median paired difference of the range's device time), on "
@@ -130,8 +140,8 @@ def render(res: dict[str, Any]) -> str:
             f"{aa['held_zero'] * 100:.1f} %** (goal >= 95 %: "
             f"{'met' if aa['held_zero'] >= 0.95 else '**MISSED**'}; median interval width "
             f"{aa['median_relative_width'] * 100:.1f} % of the range's time)."
-            + (" " + aa["note"] if aa.get("note") else ""), "",
-        ]  # fmt: skip
+            + (" " + aa["note"] if aa.get("note") else "")
+        )  # fmt: skip
     return "\n".join(out).rstrip() + "\n"
 
 

@@ -117,13 +117,14 @@ def try_cmd(dumpdir: str, range_text: str, variant_ref: str | None, repeat: int,
     input, 3 when nothing failed but something was left unchecked, 130 on ctrl-c.
     """
     from cltui.commands.replay import child_ahead
-    from cltui.replay import lifecycle
-    from cltui.replay.experiment.variant import VariantError
     from cltui.replay.experiment.worker import MODULE
 
     if variant_ref is not None and any(v for v in kw.values()):
         fail("give either --variant NAME or changes (--patch, --local, ...), not both")
     with child_ahead(MODULE) as ahead:  # it lists the devices while the capture opens
+        from cltui.replay import lifecycle
+        from cltui.replay.experiment.variant import VariantError
+
         cap, base, per_arg = load_plan(dumpdir, range_text, mode, (atol, rtol, ulp), arg_tol,
                                        as_json)  # fmt: skip
         if variant_ref is not None:

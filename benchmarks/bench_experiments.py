@@ -15,9 +15,21 @@
    TRIALS times; the share of trials whose 95 % interval of the range's difference holds
    zero.  Goal >= 95 %.
 
-Every side is run once first (warm PoCL kernel cache, warm binary cache).
+4. ``cltui replay`` of the small range (23), end to end: the same start-up as a sweep's (the
+   child started ahead, the capture, the plan) against the loop running its one
+   configuration once.
 
-    .venv/bin/python benchmarks/bench_experiments.py [--quick]
+Every side is run twice first (warm PoCL kernel cache, warm binary cache), then the best
+of ``--turns`` (5), the sides taking turns.  The subprocesses run with Python's bytecode cache on
+(as an installed cltui: ``PYTHONDONTWRITEBYTECODE`` is dropped from their environment;
+with it set, every start compiles cltui's ~300 modules again, ~0.1 s a process), from the
+repository root.  ``--before DIR`` runs a checkout of an earlier commit (``git archive
+REV | tar -x -C DIR``) beside this one, in the same turns: the start-up before and after.
+``--md`` writes the section of BENCHMARKS.md (in place; the other sections stay) from the
+results; ``--parts`` picks what runs (the results of the parts not run are kept).
+
+    .venv/bin/python benchmarks/bench_experiments.py [--quick] [--before DIR] [--md]
+        [--parts sweeps,replay,a_vs_a]
 """
 
 from __future__ import annotations
@@ -35,6 +47,17 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 CAPTURE = Path(os.environ.get("CLTUI_SHARED", "/work/shared")) / "captures" / "pyopencl_lib_pocl"
 PY = sys.executable
+RESULTS = ROOT / "benchmarks" / "results" / "experiments_pocl.json"
+SECTION = "## Experiments: sweep throughput and the A/B interval (PoCL)"
+# what runs a cltui: this tree, and an earlier checkout (--before)
+TREES: dict[str, Path] = {"cltui": ROOT}
+TURNS = 5  # timed runs of each side (the best counts: a shared machine's load comes and goes)
+
+
+def _env(tree: Path, tmp: Path) -> dict[str, str]:
+    """A subprocess's environment: bytecode cache on, ``tree`` first on the path."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    return {**env, "PYTHONPATH": str(tree), "CLTUI_DATA_DIR": str(tmp / "data")}
 
 LOOP = r'''
 import json, sys, numpy as np, pyopencl as cl
@@ -114,13 +137,20 @@ def _plans(rng: str, local: list[str], options: list[str], defines: list[str],
     return [dict(apply_variant(base, v, CAPTURE, tmp)) for v in points(spec)]
 
 
-def _timed(cmd: list[str], env: dict[str, str] | None = None,
-           mark: str = "") -> tuple[float, float | None, str]:  # fmt: skip
-    """Run ``cmd``: its wall time, the steady rate of the lines starting with ``mark``
-    (lines a second between the first and the last one), its stdout."""
+class Run:
+    """One timed process: its wall time, the steady rate of its marked lines (lines a second
+    between the first and the last one), when the first came (s), its stdout."""
+
+    def __init__(self, wall: float, rate: float | None, first: float | None, out: str) -> None:
+        self.wall, self.rate, self.first, self.out = wall, rate, first, out
+
+
+def _timed(cmd: list[str], env: dict[str, str] | None = None, mark: str = "",
+           cwd: Path = ROOT) -> Run:  # fmt: skip
+    """Run ``cmd`` (from ``cwd``: ``python -m cltui`` imports the tree it runs in)."""
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=env)  # fmt: skip
+                            env=env, cwd=cwd)  # fmt: skip
     stamps: list[float] = []
     lines: list[str] = []
     assert proc.stdout is not None
@@ -133,7 +163,15 @@ def _timed(cmd: list[str], env: dict[str, str] | None = None,
     wall = time.perf_counter() - t0
     assert rc in (0, 1), err[-2000:]
     rate = (len(stamps) - 1) / (stamps[-1] - stamps[0]) if len(stamps) > 2 else None
-    return wall, rate, "".join(lines)
+    return Run(wall, rate, stamps[0] - t0 if stamps else None, "".join(lines))
+
+
+def _best(runs: list[Run]) -> dict[str, float | None]:
+    """The best of the runs: shortest wall and first row, highest rate."""
+    rates = [r.rate for r in runs if r.rate]
+    firsts = [r.first for r in runs if r.first is not None]
+    return {"wall_s": min(r.wall for r in runs), "steady_per_s": max(rates) if rates else None,
+            "first_row_s": min(firsts) if firsts else None}  # fmt: skip
 
 
 def sweep_part(rng: str, local: list[str], options: list[str], repeat: int, tmp: Path,
@@ -143,45 +181,76 @@ def sweep_part(rng: str, local: list[str], options: list[str], repeat: int, tmp:
     job.write_text(json.dumps({"root": str(CAPTURE), "plans": plans, "repeat": repeat}))
     script = tmp / "loop.py"
     script.write_text(LOOP)
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "CLTUI_DATA_DIR": str(tmp / "data")}
     sweep = [PY, "-m", "cltui", "sweep", str(CAPTURE), rng, "-d", "pocl", "--repeat",
              str(repeat), "--local", ",".join(local)]  # fmt: skip
     for opt in options:
         sweep.append(f"--options={opt}")
     if defines:
         sweep.append("--define=BENCH_D=" + ",".join(defines))
-    loop = [PY, str(script), str(job)]
-    for _ in range(2):  # warm: PoCL's kernel cache, cltui's binary cache
-        _timed(sweep, env)
-        _timed(loop)
-    rows: dict[str, list[tuple[float, float | None]]] = {"cltui": [], "loop": []}
-    for _ in range(3):  # interleaved; the best of three each
-        wall, rate, out = _timed(sweep, env, "1:0 ")
-        assert out.count("\n1:0 ") + out.startswith("1:0 ") == len(plans), out[-2000:]
-        rows["cltui"].append((len(plans) / wall, rate))
-        wall, rate, _out = _timed(loop, None, "config ")
-        rows["loop"].append((len(plans) / wall, rate))
+    sides = {name: (sweep, _env(tree, tmp), "1:0 ", tree) for name, tree in TREES.items()}
+    sides["loop"] = ([PY, str(script), str(job)], _env(ROOT, tmp), "config ", tmp)
+    runs = _turns(sides, len(plans))
     per_process = None
     if one_per_process:
         total = 0.0
         for i, plan in enumerate(plans):
             one = tmp / f"one_{i}.json"
             one.write_text(json.dumps({"root": str(CAPTURE), "plans": [plan], "repeat": repeat}))
-            wall, _rate, _out = _timed([PY, str(script), str(one)])
-            total += wall
+            total += _timed([PY, str(script), str(one)], _env(ROOT, tmp)).wall
         per_process = len(plans) / total
-    c_end = max(r[0] for r in rows["cltui"])
-    l_end = max(r[0] for r in rows["loop"])
-    c_rate = max(r[1] or 0.0 for r in rows["cltui"])
-    l_rate = max(r[1] or 0.0 for r in rows["loop"])
-    return {
-        "range": rng, "configs": len(plans), "repeat": repeat,
-        "steady_configs_per_s": {"cltui": c_rate, "loop": l_rate},
+    best = {name: _best(r) for name, r in runs.items()}
+    c, lp = best["cltui"], best["loop"]
+    c_end, l_end = len(plans) / c["wall_s"], len(plans) / lp["wall_s"]
+    out = {
+        "range": rng, "configs": len(plans), "repeat": repeat, "best": best,
+        "steady_configs_per_s": {"cltui": c["steady_per_s"], "loop": lp["steady_per_s"]},
         "end_to_end_configs_per_s": {"cltui": c_end, "loop": l_end, "per_process": per_process},
-        "steady_vs_loop": c_rate / l_rate, "end_to_end_vs_loop": c_end / l_end,
-        "steady_vs_per_process": c_rate / per_process if per_process else None,
+        "steady_vs_loop": (c["steady_per_s"] or 0.0) / (lp["steady_per_s"] or 1.0),
+        "end_to_end_vs_loop": c_end / l_end,
+        "steady_vs_per_process": (c["steady_per_s"] or 0.0) / per_process if per_process
+        else None,
         "end_to_end_vs_per_process": c_end / per_process if per_process else None,
     }  # fmt: skip
+    if "before" in best:
+        out["before_end_to_end_vs_loop"] = lp["wall_s"] / best["before"]["wall_s"]
+    return out
+
+
+def _turns(sides: dict[str, tuple[list[str], dict[str, str], str, Path]],
+           rows: int) -> dict[str, list[Run]]:  # fmt: skip
+    """Each side twice to warm (PoCL's kernel cache, cltui's binary cache), then TURNS times,
+    the sides taking turns; a cltui side must print one row per configuration."""
+    for _ in range(2):
+        for cmd, env, mark, cwd in sides.values():
+            _timed(cmd, env, mark, cwd)
+    runs: dict[str, list[Run]] = {name: [] for name in sides}
+    for _ in range(TURNS):
+        for name, (cmd, env, mark, cwd) in sides.items():
+            run = _timed(cmd, env, mark, cwd)
+            if name != "loop" and mark:
+                got = sum(line.startswith(mark) for line in run.out.splitlines())
+                assert got == rows, run.out[-2000:]
+            runs[name].append(run)
+    return runs
+
+
+def replay_part(rng: str, tmp: Path) -> dict:
+    """``cltui replay CAPTURE rng -d pocl``, end to end, against the loop running the range's
+    plan once (a run with its read-backs and comparisons, no timing repetitions)."""
+    plans = _plans(rng, [], [], [], tmp)[:1]  # the capture's own configuration
+    job = tmp / f"replay_{rng}.json"
+    job.write_text(json.dumps({"root": str(CAPTURE), "plans": plans, "repeat": 1}))
+    script = tmp / "loop.py"
+    script.write_text(LOOP)
+    cmd = [PY, "-m", "cltui", "replay", str(CAPTURE), rng, "-d", "pocl"]
+    sides = {name: (cmd, _env(tree, tmp), "", tree) for name, tree in TREES.items()}
+    sides["loop"] = ([PY, str(script), str(job)], _env(ROOT, tmp), "config ", tmp)
+    best = {name: _best(r) for name, r in _turns(sides, 0).items()}
+    out: dict = {"range": rng, "best": best,
+                 "vs_loop": best["loop"]["wall_s"] / best["cltui"]["wall_s"]}
+    if "before" in best:
+        out["before_vs_loop"] = best["loop"]["wall_s"] / best["before"]["wall_s"]
+    return out
 
 
 def a_vs_a(trials: int, repeat: int, rng: str, tmp: Path) -> dict:
@@ -209,23 +278,44 @@ def a_vs_a(trials: int, repeat: int, rng: str, tmp: Path) -> dict:
 
 
 def main() -> None:
+    global TURNS
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--before", type=Path, default=None,
+                    help="a checkout of an earlier commit, run beside this one")
+    ap.add_argument("--parts", default="sweeps,replay,a_vs_a")
+    ap.add_argument("--turns", type=int, default=TURNS, help="timed runs of each side")
+    ap.add_argument("--before-rev", default=None, help="the commit --before holds (said)")
+    ap.add_argument("--md", action="store_true", help="write BENCHMARKS.md's section")
     args = ap.parse_args()
+    TURNS = args.turns
+    if args.before is not None:
+        TREES["before"] = args.before.resolve()
+    parts = set(args.parts.split(","))
     local = ["8", "16", "32", "64", "128", "256", "512", "1024"]
     options = ["-cl-mad-enable", "-cl-fast-relaxed-math"]
     trials = 20 if args.quick else 100
+    out = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
     with tempfile.TemporaryDirectory(prefix="cltui-bench-exp-") as t:
         tmp = Path(t)
-        out = {
-            "small": sweep_part("23", local, options, 10, tmp, one_per_process=True),
-            "small_65": sweep_part("23", local, options, 10, tmp, one_per_process=False,
-                                   defines=["1", "2", "3", "4"]),
-            "chain": sweep_part("22-31", local[2:6], options, 10, tmp,
-                                one_per_process=not args.quick),
-            "a_vs_a": a_vs_a(trials, 30, "22-31", tmp),
-        }  # fmt: skip
+        if "sweeps" in parts:
+            out["small"] = sweep_part("23", local, options, 10, tmp, one_per_process=True)
+            out["small_65"] = sweep_part("23", local, options, 10, tmp, one_per_process=False,
+                                         defines=["1", "2", "3", "4"])  # fmt: skip
+            out["chain"] = sweep_part("22-31", local[2:6], options, 10, tmp,
+                                      one_per_process=not args.quick)  # fmt: skip
+        if "replay" in parts:
+            out["replay"] = replay_part("23", tmp)
+        if "a_vs_a" in parts:
+            out["a_vs_a"] = a_vs_a(trials, 30, "22-31", tmp)
+    out["run"] = {"date": time.strftime("%Y-%m-%d"), "load": os.getloadavg(),
+                  "before_rev": args.before_rev, "turns": TURNS}  # fmt: skip
+    RESULTS.write_text(json.dumps(out, indent=1) + "\n")
     print(json.dumps(out, indent=1))
+    if args.md:
+        from experiments_md import write_section  # beside this script
+
+        write_section(out)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
 """``python -m cltui``."""
 
-from cltui.cli import main
+from cltui.cli import run
 
-main(prog_name="cltui")
+run()

@@ -292,9 +292,10 @@ def test_interrupted_replay_leaves_nothing_and_exits_130(
     proc = _cli(["replay", str(root), "0", "-d", "pocl", "--timeout", "600"], tmpdir)
     try:
         child = _wait_for(lambda: _children(proc.pid, "cltui.replay.runner"))[0]
-        folder = _wait_for(lambda: _folders(tmpdir, "replay"))[0]
+        # the job's folder (beside it, the one of the child started ahead of its job)
+        folder = _wait_for(lambda: [f for f in _folders(tmpdir, "replay")
+                                    if list(f.glob("job_*.json"))])[0]  # fmt: skip
         assert folder.name.startswith(f"cltui-replay-p{proc.pid}-")
-        _wait_for(lambda: list(folder.glob("job_*.json")))
         time.sleep(1.0)  # the kernel is spinning
         proc.send_signal(sig)
         _out, err = proc.communicate(timeout=60)

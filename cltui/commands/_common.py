@@ -31,9 +31,15 @@ __all__ = [
     "emit_json",
     "escape_tree",
     "fail",
+    "import_ahead",
     "load_capture",
     "row_json",
 ]
+
+
+# True when cltui is the process (its console script, ``python -m cltui``), not a library
+# an embedding program or a test calls: process-wide settings (the collector) are its then
+STANDALONE = False
 
 
 def echo(text: str = "", err: bool = False) -> None:
@@ -55,6 +61,22 @@ def escape_tree(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [escape_tree(v) for v in value]
     return value
+
+
+def import_ahead(*modules: str) -> None:
+    """Import ``modules`` on a thread of their own: what the report needs (rich), made
+    while this process only waits for a child (the import is there when the report asks)."""
+    import importlib
+    import threading
+
+    def load() -> None:
+        for name in modules:
+            try:
+                importlib.import_module(name)
+            except ImportError:  # the report's own import says it, where it is needed
+                return
+
+    threading.Thread(target=load, name="cltui-import-ahead", daemon=True).start()
 
 
 def fail(message: str, code: int = EXIT_BAD_INPUT) -> NoReturn:

@@ -13,6 +13,7 @@ from cltui.commands._common import fail
 
 if TYPE_CHECKING:
     from cltui.capture.capture import Capture
+    from cltui.replay.child import Child
     from cltui.replay.engine.schema import ArgTolerance, Device, Manifest
     from cltui.replay.experiment.variant import ProgramChange, Variant
 
@@ -70,13 +71,15 @@ def load_plan(
     return cap, plan.to_manifest(), per_arg
 
 
-def devices_for(cap: Capture, manifest: Manifest, devices: tuple[str, ...]) -> list[Device]:
-    """``--device`` as given, else the capture's device by the house rule (a line on stderr)."""
+def devices_for(cap: Capture, manifest: Manifest, devices: tuple[str, ...],
+                ahead: Child | None = None, timeout: float = 60.0) -> list[Device]:  # fmt: skip
+    """``--device`` as given, else the capture's device by the house rule (a line on stderr);
+    of the devices ``ahead`` listed (the experiment's child, started ahead of its job)."""
     from cltui.commands._common import echo
     from cltui.commands.replay import _choose_devices
     from cltui.replay.engine import choice_line
 
-    chosen, choice = _choose_devices(cap, manifest["steps"], devices)
+    chosen, choice = _choose_devices(cap, manifest["steps"], devices, ahead, timeout)
     echo(f"device: {choice_line(chosen, choice)}", err=True)
     return chosen
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import sys
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, cast
 
 import click
@@ -13,15 +16,18 @@ if TYPE_CHECKING:
     from cltui.analysis.probe import ProbeReport
     from cltui.capture.capture import Capture
     from cltui.capture.ranges import EnqueueRange
+    from cltui.replay.child import Child
     from cltui.replay.engine.schema import ArgTolerance, Device, DeviceChoice, Manifest, Report
     from cltui.replay.runner import ReplayJob
 
+from cltui.commands import _common
 from cltui.commands._common import (
     EXIT_BAD_INPUT,
     EXIT_MISMATCH,
     echo,
     emit_json,
     fail,
+    import_ahead,
 )
 from cltui.commands.replay_text import print_report
 
@@ -123,19 +129,30 @@ def replay_cmd(
     input, 3 when nothing failed but something was skipped, unchecked or not replayed.
     With --probe, also 1 when an output varies across the repetitions.
     """
+    rng, per_arg = _parse_inputs(range_text, arg_tol, timeout)
+    with child_ahead("cltui.replay.runner") as ahead:  # while the capture opens
+        _replay(dumpdir, rng, per_arg, devices, mode, repeat, (atol, rtol, ulp), timeout,
+                outputs, probe, as_json, ahead)  # fmt: skip
+
+
+def _replay(
+    dumpdir: str, rng: EnqueueRange, per_arg: ArgTolerance, devices: tuple[str, ...],
+    mode: str, repeat: int, tol: tuple[float | None, float | None, int | None],
+    timeout: float, outputs: str | None, probe: bool, as_json: bool, ahead: Child | None,
+) -> None:  # fmt: skip
     from cltui.commands._common import load_capture
     from cltui.replay import runner
     from cltui.replay.engine import choice_line
     from cltui.replay.engine.compare import Tolerance
     from cltui.replay.plan import PlanError, build_plan
 
-    rng, per_arg = _parse_inputs(range_text, arg_tol, timeout)
     cap = load_capture(dumpdir, quiet=as_json)
+    atol, rtol, ulp = tol
     try:
         plan = build_plan(cap, rng, mode, Tolerance(atol or 0.0, rtol or 0.0, ulp or 0), per_arg)
     except PlanError as exc:
         fail(str(exc))
-    chosen, choice = _choose_devices(cap, plan.steps, devices)
+    chosen, choice = _choose_devices(cap, plan.steps, devices, ahead, timeout)
     echo(f"device: {choice_line(chosen, choice)}", err=True)
     manifest = plan.to_manifest()
     if probe:
@@ -149,6 +166,7 @@ def replay_cmd(
         timeout=timeout,
         save_dir=outputs,
         probe=probe,
+        ahead=ahead,
     )
     finished = _follow(job, len(plan.steps), as_json)
     report = job.report if finished else job.partial_report()
@@ -187,26 +205,69 @@ def _emit(
 
 
 def _choose_devices(
-    cap: Capture, steps: Sequence[Mapping[str, Any]], devices: tuple[str, ...]
-) -> tuple[list[Device], dict[str, str]]:
-    """--device as given, else the capture's device by the house rule; bad input: exit 2."""
+    cap: Capture, steps: Sequence[Mapping[str, Any]], devices: tuple[str, ...],
+    ahead: Child | None = None, timeout: float = 60.0,
+) -> tuple[list[Device], dict[str, str]]:  # fmt: skip
+    """--device as given, else the capture's device by the house rule; bad input: exit 2.
+    The devices are those ``ahead`` (a child started ahead of its job) listed, else listed
+    here (``ahead`` is killed then: its job starts a child the usual way)."""
     from cltui.replay.devices import DeviceError, select_devices
     from cltui.replay.engine import user_choice
 
+    listed = ahead.listed_devices(timeout) if ahead is not None else None
+    _started()
+    if listed is None and ahead is not None:
+        ahead.kill()
     try:
         if devices:
-            return select_devices(list(devices)), user_choice(devices)
-        return default_devices(cap, steps)
+            return select_devices(list(devices), listed), user_choice(devices)
+        return default_devices(cap, steps, listed)
     except DeviceError as exc:
         fail(str(exc))
+
+
+@contextlib.contextmanager
+def child_ahead(module: str) -> Iterator[Child | None]:
+    """``python -m module`` started now, ahead of its job (it imports the engine and lists
+    the devices while this process opens the capture and makes the plan: see
+    :func:`cltui.replay.child.start_ahead`); killed on the way out, its folder removed."""
+    from cltui.replay import lifecycle
+    from cltui.replay.child import start_ahead
+
+    folder = lifecycle.temp_dir("replay")
+    child = start_ahead(module, folder / "stderr_ahead.txt")
+    # until the devices are chosen (:func:`_started`): imports, the capture's index, the
+    # plan, which leave next to no cyclic garbage; the collections they would trigger cost
+    # 20-40 ms here (0.2 s on heat2d_large's index), memory the same
+    if _common.STANDALONE:
+        gc.disable()
+    try:
+        yield child
+    finally:
+        _started()
+        if child is not None:
+            child.kill()
+        lifecycle.remove(folder)
+
+
+def _started() -> None:
+    """The start-up is over: the collector on again, what start-up made frozen (modules,
+    the capture's index: later collections leave them out)."""
+    if _common.STANDALONE and not gc.isenabled():
+        gc.freeze()
+        gc.enable()
 
 
 def _follow(job: ReplayJob, n_steps: int, as_json: bool) -> bool:
     """Wait for the replay, saying on stderr which device runs (and, on a terminal, which
     enqueue); False when ctrl-c or SIGTERM stopped it (the child is stopped then)."""
     show_progress = not as_json and sys.stderr.isatty()
+    imported = as_json  # the report's rich: imported while the child runs
     try:
         for ev in job.events():
+            if not imported and ev["type"] in ("build", "step"):
+                import_ahead("rich.console", "rich.table")
+                imported = True
             if ev["type"] == "device" and not as_json:
                 echo(
                     f"replaying {n_steps} enqueues on {ev['device']} {ev['name']} ...",
@@ -285,7 +346,7 @@ def print_probe(probes: list[ProbeReport]) -> None:
 
 
 def default_devices(
-    cap: Capture, steps: Sequence[Mapping[str, Any]]
+    cap: Capture, steps: Sequence[Mapping[str, Any]], listed: Sequence[Device] | None = None
 ) -> tuple[list[Device], dict[str, str]]:
     """Without ``--device``: the device the capture ran on when it is here, else the one
     named most like it, else the first that is not a simulator, else the first (the rule of
@@ -295,7 +356,7 @@ def default_devices(
 
     names = [n for n in dict.fromkeys(str(s.get("device") or "") for s in steps) if n]
     captured: list[Mapping[str, object] | str] = list(captured_devices(cap.log, names))
-    dev, choice = default_device(list_devices(), captured)
+    dev, choice = default_device(list_devices() if listed is None else listed, captured)
     if dev is None:
         raise DeviceError(choice["why"] + " (is an ICD installed?)")
     return [dev], choice

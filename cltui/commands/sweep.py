@@ -9,10 +9,11 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from cltui.commands._common import echo, emit_json, fail
+from cltui.commands._common import echo, emit_json, fail, import_ahead
 from cltui.commands._experiment import applied, common_options, devices_for, load_plan
 
 if TYPE_CHECKING:
+    from cltui.replay.child import Child
     from cltui.replay.engine.schema import Device, Manifest
     from cltui.replay.experiment.sweep import Row, SweepSpec
     from cltui.replay.experiment.variant import Variant
@@ -78,32 +79,36 @@ def sweep_cmd(dumpdir: str, range_text: str, local: tuple[str, ...], glob: tuple
     Rows stream as points end; ctrl-c stops (exit 130), and --results FILE resumes.  Exit
     0 when a correct variant was found, 1 when none was, 2 on bad input.
     """
-    from cltui.replay import lifecycle
-    from cltui.replay.experiment.runs import summarize
-    from cltui.replay.experiment.sweep import load_results, points
-    from cltui.replay.experiment.variant import VariantError
+    from cltui.commands.replay import child_ahead
+    from cltui.replay.experiment.worker import MODULE
 
-    spec = _spec(range_text, kernel, local, glob, options, defines)
-    cap, base, per_arg = load_plan(dumpdir, range_text, mode, (atol, rtol, ulp), arg_tol,
-                                   as_json)  # fmt: skip
-    pts = points(spec, budget, seed)
-    if budget is not None:
-        echo(f"sweep: a random sample of {len(pts)} points (seed {seed}), the capture's own "
-             f"configuration among them", err=True)
-    path = Path(results) if results else None
-    try:
-        done = load_results(path, spec, str(cap.path)) if path else []
-    except VariantError as exc:
-        fail(str(exc))
-    chosen = devices_for(cap, base, devices)
-    workdir = lifecycle.temp_dir("sweep")
-    try:
-        plans = {_id(v): applied(base, v, cap.path, workdir) for v in pts}
-        pts = same_dropped(pts, plans, base)
-        rows, interrupted = _run(spec, cap.path, pts, plans, chosen, done, path, repeat,
-                                 per_arg, timeout, as_json)  # fmt: skip
-    finally:
-        lifecycle.remove(workdir)
+    with child_ahead(MODULE) as ahead:  # it lists the devices while the capture opens
+        from cltui.replay import lifecycle
+        from cltui.replay.experiment.runs import summarize
+        from cltui.replay.experiment.sweep import load_results, points
+        from cltui.replay.experiment.variant import VariantError
+
+        spec = _spec(range_text, kernel, local, glob, options, defines)
+        cap, base, per_arg = load_plan(dumpdir, range_text, mode, (atol, rtol, ulp), arg_tol,
+                                       as_json)  # fmt: skip
+        pts = points(spec, budget, seed)
+        if budget is not None:
+            echo(f"sweep: a random sample of {len(pts)} points (seed {seed}), the capture's "
+                 f"own configuration among them", err=True)
+        path = Path(results) if results else None
+        try:
+            done = load_results(path, spec, str(cap.path)) if path else []
+        except VariantError as exc:
+            fail(str(exc))
+        chosen = devices_for(cap, base, devices, ahead, timeout)
+        workdir = lifecycle.temp_dir("sweep")
+        try:
+            plans = {_id(v): applied(base, v, cap.path, workdir) for v in pts}
+            pts = same_dropped(pts, plans, base)
+            rows, interrupted = _run(spec, cap.path, pts, plans, chosen, done, path, repeat,
+                                     per_arg, timeout, as_json, ahead)  # fmt: skip
+        finally:
+            lifecycle.remove(workdir)
     summary = summarize(spec, cap.path, pts, rows, [d["id"] for d in chosen], budget, seed,
                         path, save, interrupted)  # fmt: skip
     _print(summary, as_json)
@@ -131,7 +136,7 @@ def _id(v: Variant) -> str:
 
 def _run(spec: SweepSpec, root: Any, pts: list[Variant], plans: dict[str, Manifest],
          devices: list[Device], done: list[Row], path: Path | None, repeat: int, per_arg: Any,
-         timeout: float, quiet: bool) -> tuple[list[Row], bool]:  # fmt: skip
+         timeout: float, quiet: bool, ahead: Child | None) -> tuple[list[Row], bool]:  # fmt: skip
     """Each device's points not done yet (a child per device); rows as they end."""
     from cltui.commands.experiment_text import sweep_row_text
     from cltui.progress import CancelToken
@@ -139,14 +144,17 @@ def _run(spec: SweepSpec, root: Any, pts: list[Variant], plans: dict[str, Manife
 
     cancel = CancelToken()
     run = SweepRun(spec, root, pts, plans, devices, done, path, repeat=repeat,
-                   arg_tolerance=per_arg, timeout=timeout, cancel=cancel)  # fmt: skip
+                   arg_tolerance=per_arg, timeout=timeout, cancel=cancel,
+                   ahead=ahead)  # fmt: skip
     for dev in devices:  # on stderr, also with --json: what a resume skips
         before = len(pts) - len(run.todo(dev))
         echo(f"sweep on {dev['id']} {dev['name']}: {len(pts) - before} of {len(pts)} points "
              "to run" + (f" ({before} done before)" if before else ""), err=True)
     try:
-        for row in run.rows():
+        for n, row in enumerate(run.rows()):
             if not quiet:
+                if n == 0:  # the child runs: this process waits, it can import the table's
+                    import_ahead("rich.console", "rich.table")
                 echo(sweep_row_text(dict(row)))
     except KeyboardInterrupt:
         cancel.cancel()

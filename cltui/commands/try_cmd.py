@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from cltui.commands._common import echo, emit_json, fail
+from cltui.commands._common import echo, emit_json, fail, import_ahead
 from cltui.commands._experiment import (
     applied,
     common_options,
@@ -116,29 +116,34 @@ def try_cmd(dumpdir: str, range_text: str, variant_ref: str | None, repeat: int,
     zero.  Exit 0 when the variant passes, 1 when it fails or cannot run, 2 on bad
     input, 3 when nothing failed but something was left unchecked, 130 on ctrl-c.
     """
-    from cltui.replay import lifecycle
-    from cltui.replay.experiment.variant import VariantError
+    from cltui.commands.replay import child_ahead
+    from cltui.replay.experiment.worker import MODULE
 
-    cap, base, per_arg = load_plan(dumpdir, range_text, mode, (atol, rtol, ulp), arg_tol,
-                                   as_json)  # fmt: skip
     if variant_ref is not None and any(v for v in kw.values()):
         fail("give either --variant NAME or changes (--patch, --local, ...), not both")
-    if variant_ref is not None:
-        from cltui.replay.experiment.store import load_variant
+    with child_ahead(MODULE) as ahead:  # it lists the devices while the capture opens
+        from cltui.replay import lifecycle
+        from cltui.replay.experiment.variant import VariantError
 
+        cap, base, per_arg = load_plan(dumpdir, range_text, mode, (atol, rtol, ulp), arg_tol,
+                                       as_json)  # fmt: skip
+        if variant_ref is not None:
+            from cltui.replay.experiment.store import load_variant
+
+            try:
+                variant = load_variant(cap.path, variant_ref)
+            except VariantError as exc:
+                fail(str(exc))
+        else:
+            variant = variant_from_cli(range_text, kernel, kw)
+        workdir = lifecycle.temp_dir("variant")
         try:
-            variant = load_variant(cap.path, variant_ref)
-        except VariantError as exc:
-            fail(str(exc))
-    else:
-        variant = variant_from_cli(range_text, kernel, kw)
-    workdir = lifecycle.temp_dir("variant")
-    try:
-        plan = applied(base, variant, cap.path, workdir)
-        chosen = devices_for(cap, base, devices)
-        report = run_ab(base, plan, chosen, cap.path, repeat, per_arg, timeout, as_json)
-    finally:
-        lifecycle.remove(workdir)
+            plan = applied(base, variant, cap.path, workdir)
+            chosen = devices_for(cap, base, devices, ahead, timeout)
+            report = run_ab(base, plan, chosen, cap.path, repeat, per_arg, timeout, as_json,
+                            ahead)  # fmt: skip
+        finally:
+            lifecycle.remove(workdir)
     if save:
         _save(cap.path, variant, save, as_json)
     sys.exit(emit(report, as_json))
@@ -157,7 +162,7 @@ def _save(path: Any, variant: Variant, name: str, quiet: bool) -> None:
 
 
 def run_ab(base: Any, plan: Any, devices: Any, root: Any, repeat: int, per_arg: Any,
-           timeout: float, quiet: bool) -> Any:  # fmt: skip
+           timeout: float, quiet: bool, ahead: Any = None) -> Any:  # fmt: skip
     """A and B on each device (a child each); the report; ctrl-c: exit 130."""
     from cltui.progress import CancelToken, ProgressEvent
     from cltui.replay.experiment.runs import run_ab as run
@@ -166,10 +171,12 @@ def run_ab(base: Any, plan: Any, devices: Any, root: Any, repeat: int, per_arg: 
         if not quiet:
             echo(f"{ev.what} ...", err=True)
 
+    if not quiet:
+        import_ahead("rich.console", "rich.table")  # for the report at the end
     cancel = CancelToken()
     try:
         return run(base, plan, devices, root, repeat, arg_tolerance=per_arg, timeout=timeout,
-                   cancel=cancel, progress=said)  # fmt: skip
+                   cancel=cancel, progress=said, ahead=ahead)  # fmt: skip
     except KeyboardInterrupt:
         cancel.cancel()
         fail("interrupted", 130)

@@ -12,10 +12,18 @@ findings, a crash's stack) to a file the parent reads afterwards.  The parent:
   hang, a set ``cancel`` event a cancel: either kills the child, and so does leaving the
   ``with`` block or dropping the iterator;
 * waits for it and reads how it ended (:meth:`Child.finish`, :func:`lifecycle.exit_cause`).
+
+A child can also be started *ahead* of its job (:func:`start_ahead`, ``JOB_FILE`` ``-``):
+while the parent opens the capture and makes the plan, it imports the engine and pyopencl
+and lists the devices (one ``devices`` event: the parent chooses from that list, so the
+devices are listed once, in the process that needs pyopencl anyway, and the parent
+imports no pyopencl), then reads its job file's path from its stdin
+(:meth:`Child.give_job`; end of input: it exits, nothing asked).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -23,17 +31,22 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from cltui.progress import CancelToken
 from cltui.replay import lifecycle
 
-__all__ = ["Child", "connect", "tail"]
+if TYPE_CHECKING:
+    from cltui.replay.engine.schema import Device
+
+__all__ = ["AHEAD", "Child", "connect", "read_job", "start_ahead", "tail", "use_ahead"]
 
 Event = dict[str, Any]
+
+AHEAD = "-"  # the JOB_FILE argument of a child started ahead of its job
 
 _SRC_ROOT = str(Path(__file__).resolve().parents[2])
 
@@ -42,13 +55,14 @@ class Child:
     """One running child process; use as a context manager (it is killed on the way out).
 
     ``env`` adds variables to the child's environment (a value of None removes one).
+    ``job_path`` None: started ahead of its job (:func:`start_ahead`).
     Raises ``OSError`` when the process cannot start.
     """
 
     def __init__(
         self,
         module: str,
-        job_path: Path,
+        job_path: Path | None,
         err_path: Path,
         *,
         env: Mapping[str, str | None] | None = None,
@@ -56,6 +70,7 @@ class Child:
         self.module = module
         self.err_path = err_path
         self.status = ""  # "" | "hang" | "cancelled", once events() has ended
+        self.reported = False  # finish(reported=True) left it to end on its own
         environ = dict(os.environ)
         for key, value in (env or {}).items():
             if value is None:
@@ -70,8 +85,8 @@ class Child:
         try:
             with open(err_path, "wb") as err:
                 self.proc = subprocess.Popen(
-                    [sys.executable, "-m", module, str(job_path), str(write_fd)],
-                    stdin=subprocess.DEVNULL,
+                    [sys.executable, "-m", module, str(job_path or AHEAD), str(write_fd)],
+                    stdin=subprocess.DEVNULL if job_path else subprocess.PIPE,
                     stdout=err,
                     stderr=err,
                     pass_fds=(write_fd,),
@@ -101,8 +116,52 @@ class Child:
         self.kill()
 
     def kill(self) -> None:
-        """Kill the child and its process group now if it still runs (from any thread)."""
-        lifecycle.kill_group(self.proc)
+        """Kill the child and its process group now if it still runs (from any thread); a
+        child that has reported is left to end by itself (its driver's teardown)."""
+        if not self.reported:
+            lifecycle.kill_group(self.proc)
+        self._close_stdin()
+
+    def _close_stdin(self) -> None:
+        if self.proc.stdin is not None and not self.proc.stdin.closed:
+            with contextlib.suppress(OSError):
+                self.proc.stdin.close()
+
+    def listed_devices(self, timeout: float) -> list[Device] | None:
+        """A child started ahead: the devices it listed (its first event); None when it
+        could not list them (no pyopencl, ...), sent nothing within ``timeout`` seconds or
+        ended (the caller lists them itself then, with the usual errors, and kills it)."""
+        end = time.monotonic() + timeout
+        while (left := end - time.monotonic()) > 0:
+            try:
+                line = self._lines.get(timeout=left)
+            except queue.Empty:
+                return None
+            if line is None:
+                self._lines.put(None)  # the end stays visible to events()
+                return None
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(event, dict) and event.get("type") == "devices":
+                listed = event.get("devices")
+                return listed if isinstance(listed, list) and not event.get("error") else None
+        return None
+
+    def give_job(self, job_path: Path) -> bool:
+        """A child started ahead: its job (the file's path on its stdin); False when it is
+        gone (the caller starts another)."""
+        if self.proc.stdin is None or self.proc.poll() is not None:
+            return False
+        try:
+            self.proc.stdin.write(f"{job_path}\n".encode())
+            self.proc.stdin.flush()
+        except (OSError, ValueError):  # it died; or a kill() from another thread closed it
+            return False
+        finally:
+            self._close_stdin()
+        return True
 
     def events(self, timeout: float, cancel: CancelToken | None = None) -> Iterator[Event]:
         """The child's events until it closes its pipe (it ended or crashed), it sends
@@ -128,12 +187,21 @@ class Child:
                 event = json.loads(line)
             except ValueError:
                 continue
-            if isinstance(event, dict):
+            if isinstance(event, dict) and event.get("type") != "devices":
                 yield event
         self.kill()
 
-    def finish(self) -> int:
-        """Wait for the child to end (killed after 10 s more) and return its return code."""
+    def finish(self, reported: bool = False) -> int | None:
+        """Wait for the child to end (killed after 10 s more) and return its return code.
+        ``reported``: it sent all the caller needs (its result): a child still ending (its
+        driver's teardown: 10-20 ms of PoCL's) is not waited for, it is reaped on a thread
+        of its own and None is returned (its exit status tells nothing more)."""
+        if reported and self.proc.poll() is None:
+            self.reported = True  # not killed on the way out: it ends on its own
+            threading.Thread(target=self.proc.wait, name=f"{self.module}-reap",
+                             daemon=True).start()  # fmt: skip
+            self._reader.join(timeout=1)
+            return None
         try:
             rc = self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
@@ -145,6 +213,51 @@ class Child:
     def stderr_tail(self, limit: int = 2000) -> str:
         """The last ``limit`` bytes the child wrote outside its event pipe."""
         return tail(self.err_path, limit)
+
+
+def start_ahead(module: str, err_path: Path) -> Child | None:
+    """``python -m module`` started now, before its job is known (see the module doc);
+    None when it cannot start (the job then starts a child the usual way)."""
+    try:
+        return Child(module, None, err_path)
+    except OSError:
+        return None
+
+
+def use_ahead(ahead: Child | None, job_path: Path) -> Child | None:
+    """``ahead`` (a child started ahead, or None) given its job ``job_path``; None when
+    there is none or it is gone (killed: the caller starts one the usual way)."""
+    if ahead is not None and not ahead.give_job(job_path):
+        ahead.kill()
+        return None
+    return ahead
+
+
+def read_job(arg: str, send: Callable[[Event], None]) -> Any:
+    """In the child: its job (JSON), from the file ``arg``; ``arg`` :data:`AHEAD`: the
+    devices listed first (a ``devices`` event), then the file named on stdin; None when
+    the parent closed stdin without naming one (it did not need this child)."""
+    if arg != AHEAD:
+        return json.loads(Path(arg).read_text())
+    import gc
+
+    gc.disable()  # imports only, no garbage worth the 10-20 ms of collections they trigger
+    try:
+        from cltui.replay.engine.devices import list_devices
+
+        send({"type": "devices", "devices": list_devices()})
+    except Exception as exc:  # no pyopencl, a broken ICD: the parent lists them itself
+        send({"type": "devices", "error": f"{type(exc).__name__}: {exc}"})
+    # while the parent chooses: what every job imports (a failure: the job reports it),
+    # the rest of the engine and pyopencl's invoker (the first cl.Kernel's: ~15-25 ms)
+    with contextlib.suppress(ImportError):
+        import pyopencl.invoker  # noqa: F401
+
+        import cltui.replay.engine.core  # noqa: F401
+    gc.freeze()  # what start-up made stays: later collections leave it out
+    gc.enable()
+    line = sys.stdin.readline().strip()
+    return json.loads(Path(line).read_text()) if line else None
 
 
 def connect(fd: int) -> TextIO:

@@ -28,10 +28,12 @@ def list_devices() -> list[Device]:
         raise DeviceError(f"pyopencl is not available: {exc}") from None
 
 
-def select_devices(specs: Sequence[str]) -> list[Device]:
-    """``P:D`` indices or case-insensitive name substrings (``pocl``, ``oclgrind``)."""
+def select_devices(specs: Sequence[str], listed: Sequence[Device] | None = None) -> list[Device]:
+    """``P:D`` indices or case-insensitive name substrings (``pocl``, ``oclgrind``), of
+    ``listed`` (a child's listing: :meth:`cltui.replay.child.Child.listed_devices`; None:
+    listed here)."""
     try:
-        return engine.resolve_devices(specs)
+        return engine.resolve_devices(specs, listed)
     except engine.EngineError as exc:
         raise DeviceError(str(exc)) from None
     except ImportError as exc:

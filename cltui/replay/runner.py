@@ -38,7 +38,7 @@ import numpy.typing as npt
 
 from cltui.progress import CancelToken
 from cltui.replay import lifecycle
-from cltui.replay.child import Child, Event, connect
+from cltui.replay.child import Child, Event, connect, read_job, use_ahead
 from cltui.replay.engine.schema import (
     ArgTolerance,
     Device,
@@ -73,8 +73,10 @@ class ReplayJob:
         probe: bool = False,
         binary_cache: str | Path | None = None,
         timeline: bool = False,
+        ahead: Child | None = None,
     ) -> None:
         self.plan = plan
+        self._ahead = ahead  # the first device's child, started ahead of its job
         self.timeline = timeline
         self.probe = probe
         self.binary_cache = binary_cache
@@ -209,8 +211,9 @@ class ReplayJob:
         job_path = self.save_dir / f"job_{tag}.json"
         job_path.write_text(json.dumps(job))
         err_path = self.save_dir / f"stderr_{tag}.txt"
+        proc, self._ahead = use_ahead(self._ahead, job_path), None
         try:
-            proc = Child("cltui.replay.runner", job_path, err_path)
+            proc = proc or Child("cltui.replay.runner", job_path, err_path)
         except OSError as exc:
             res = failed(dev, "error", f"cannot start the replay process: {exc}", None)
             yield {"type": "device_done", "device": dev["id"], "result": res}
@@ -232,9 +235,9 @@ class ReplayJob:
             if seen.see(ev):
                 yield ev
         status = proc.status
-        rc = proc.finish()
+        rc = proc.finish(reported=seen.result is not None and not status)
         stderr_tail = proc.stderr_tail()
-        result = ended(dev, status, rc, seen, self.timeout, self._cancel.is_set())
+        result = ended(dev, status, rc or 0, seen, self.timeout, self._cancel.is_set())
         if result.get("status") in ("crash", "hang", "error", "killed") and stderr_tail:
             result["stderr"] = stderr_tail
         yield {"type": "device_done", "device": dev["id"], "result": result}
@@ -266,6 +269,7 @@ class StartOptions(TypedDict, total=False):
     probe: bool
     binary_cache: str | Path | bool | None
     timeline: bool
+    ahead: Child | None
 
 
 def start(
@@ -282,6 +286,7 @@ def start(
     probe: bool = False,
     binary_cache: str | Path | bool | None = True,
     timeline: bool = False,
+    ahead: Child | None = None,
 ) -> ReplayJob:
     """Start a replay; with ``callback`` the events are delivered from a background thread.
 
@@ -294,6 +299,8 @@ def start(
     none (programs built from source keep their device binary there for the next run).
     ``timeline``: each device's result gains ``timeline`` (every launch of the timing
     repetitions: ``cltui latency``).
+    ``ahead``: the first device's child, started ahead of its job
+    (:func:`cltui.replay.child.start_ahead`).
     """
     root = data_root if data_root is not None else plan.get("source", {}).get("capture", ".")
     job = ReplayJob(
@@ -308,6 +315,7 @@ def start(
         probe=probe,
         binary_cache=default_binary_cache() if binary_cache is True else (binary_cache or None),
         timeline=timeline,
+        ahead=ahead,
     )
     if callback is not None:
         job._pumped = True
@@ -339,11 +347,13 @@ def run(
 
 
 def capture_loader(
-    plan: dict[str, Any], root: str | Path
-) -> Callable[[str], npt.NDArray[np.uint8]]:
+    plan: dict[str, Any], root: str | Path,
+    memo: dict[str, npt.NDArray[np.uint8]] | None = None,
+) -> Callable[[str], npt.NDArray[np.uint8]]:  # fmt: skip
     """``engine.dir_loader`` that refuses a file whose path leaves ``root`` through a
     symbolic link (a capture is untrusted: nothing outside it is read).  ``plan``: the
-    plan as the child read it (JSON)."""
+    plan as the child read it (JSON).  ``memo``: the files checked and mapped (read-only)
+    by path, shared by the loaders of several plans of one capture (a sweep's points)."""
     from cltui.replay import engine
 
     inner = engine.dir_loader(plan, root)
@@ -351,19 +361,25 @@ def capture_loader(
     top = base.resolve()
     table: dict[str, Any] = plan.get("data", {})
     ok: set[str] = set()
+    memo = {} if memo is None else memo
 
     def load(key: str) -> npt.NDArray[np.uint8]:
-        if key not in ok and key in table:
-            if table[key].get("origin") == "variant":  # written by cltui (a variant's source)
-                ok.add(key)
-                return inner(key)
-            path = base / str(table[key]["path"])
-            if not path.resolve().is_relative_to(top):
-                raise engine.EngineError(
-                    f"{path} is a symbolic link leading outside the capture (not followed)"
-                )
+        entry = table.get(key)
+        where = str(base / str(entry["path"])) if entry is not None else ""
+        if where in memo:
+            return memo[where]
+        if key not in ok and entry is not None:
+            if entry.get("origin") != "variant":  # a variant's source: written by cltui
+                path = base / str(entry["path"])
+                if not path.resolve().is_relative_to(top):
+                    raise engine.EngineError(
+                        f"{path} is a symbolic link leading outside the capture (not followed)"
+                    )
             ok.add(key)
-        return inner(key)
+        data = inner(key)
+        if entry is not None:
+            memo[where] = data
+        return data
 
     return load
 
@@ -385,7 +401,10 @@ def _child(job_path: str, fd: int) -> int:
         out.write(json.dumps(ev) + "\n")
         out.flush()
 
-    job = json.loads(Path(job_path).read_text())
+    job = read_job(job_path, send)
+    if job is None:  # started ahead, and not needed
+        out.close()
+        return 0
     plan = job["plan"]
     loader = capture_loader(plan, job["data_root"])
     result = engine.run_plan(

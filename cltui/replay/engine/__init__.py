@@ -61,20 +61,48 @@ host time is left out of the loop timer and the result says ``loop.probe``);
 and builds from it next time (same source, options, device, driver and include files).
 """
 
-from .base import PLAN_FORMAT, PLAN_VERSION, STAGES, EngineError, Shared
-from .choice import (
-    SIMULATORS,
-    choice_line,
-    choose_device,
-    is_simulator,
-    most_alike,
-    name_likeness,
-    name_tokens,
-    user_choice,
-)
-from .core import Engine, check_feasible, dir_loader, open_shared, run_plan
-from .devices import list_devices, match_devices, resolve_devices
-from .verdicts import VERDICT_COUNTS, VERDICT_EXIT, combine_verdicts, verdict, verdict_exit
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .base import PLAN_FORMAT, PLAN_VERSION, STAGES, EngineError, Shared
+    from .choice import (
+        SIMULATORS,
+        choice_line,
+        choose_device,
+        is_simulator,
+        most_alike,
+        name_likeness,
+        name_tokens,
+        user_choice,
+    )
+    from .core import Engine, check_feasible, dir_loader, open_shared, run_plan
+    from .devices import list_devices, match_devices, resolve_devices
+    from .verdicts import VERDICT_COUNTS, VERDICT_EXIT, combine_verdicts, verdict, verdict_exit
+
+# name -> its module; imported on first use (PEP 562): a process that only lists the devices
+# or reads verdicts does not import the launch loops, and ``engine.schema`` costs itself only
+_HOME = {
+    **dict.fromkeys(("PLAN_FORMAT", "PLAN_VERSION", "STAGES", "EngineError", "Shared"), "base"),
+    **dict.fromkeys(("SIMULATORS", "choice_line", "choose_device", "is_simulator", "most_alike",
+                     "name_likeness", "name_tokens", "user_choice"), "choice"),
+    **dict.fromkeys(("Engine", "check_feasible", "dir_loader", "open_shared", "run_plan"),
+                    "core"),
+    **dict.fromkeys(("list_devices", "match_devices", "resolve_devices"), "devices"),
+    **dict.fromkeys(("VERDICT_COUNTS", "VERDICT_EXIT", "combine_verdicts", "verdict",
+                     "verdict_exit"), "verdicts"),
+}  # fmt: skip
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOME.get(name)
+    if home is None:  # a submodule (``from . import compare``) or a typo
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value
 
 __all__ = [
     "PLAN_FORMAT",

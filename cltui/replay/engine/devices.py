@@ -60,13 +60,16 @@ def _device_type(bits: int) -> str:
     return " | ".join(names) or "DEFAULT"
 
 
-def resolve_devices(specs: Sequence[str]) -> list[Device]:
-    """``P:D`` indices or case-insensitive name substrings -> device infos (in order).
+def resolve_devices(
+    specs: Sequence[str], listed: Sequence[Device] | None = None
+) -> list[Device]:
+    """``P:D`` indices or case-insensitive name substrings -> device infos (in order), of
+    ``listed`` (the devices as :func:`list_devices` lists them; None: listed now).
 
     An empty list selects the first device.  Raises :class:`EngineError` with a
     specific message for a spec that matches nothing.
     """
-    devices = list_devices()
+    devices = list(listed) if listed is not None else list_devices()
     if not devices:
         raise EngineError("no OpenCL device found (is an ICD installed?)")
     if not specs:

@@ -19,13 +19,13 @@ from typing import Any
 
 from cltui.progress import CancelToken
 from cltui.replay import lifecycle
-from cltui.replay.child import Child, Event
+from cltui.replay.child import Child, Event, use_ahead
 from cltui.replay.engine.schema import ArgTolerance, Device, Manifest, ToleranceSpec
+from cltui.replay.experiment.worker import MODULE
 from cltui.replay.outcome import failed
 
 __all__ = ["ExperimentJob", "Point"]
 
-MODULE = "cltui.replay.experiment.worker"
 
 
 @dataclass
@@ -52,6 +52,7 @@ class ExperimentJob:
         arg_tolerance: ArgTolerance | None = None,
         timeout: float = 60.0,
         binary_cache: str | Path | None = None,
+        ahead: Child | None = None,
     ) -> None:
         self.base = base
         self.points = list(points)
@@ -64,6 +65,7 @@ class ExperimentJob:
         self.timeout = timeout
         self.binary_cache = str(binary_cache) if binary_cache else None
         self.cancel_token = CancelToken()
+        self._ahead = ahead  # a child started ahead of its job: the first device's
         self._child: Child | None = None
         self._lock = threading.Lock()
         self.workdir = lifecycle.temp_dir("experiment")
@@ -82,6 +84,8 @@ class ExperimentJob:
         return self.cancel_token.is_set()
 
     def cleanup(self) -> None:
+        if self._ahead is not None:  # never used (cancelled before it ran)
+            self._ahead.kill()
         lifecycle.remove(self.workdir)
 
     def events(self) -> Iterator[Event]:
@@ -146,8 +150,9 @@ class ExperimentJob:
         job_path.write_text(json.dumps(job))
         err_path = self.workdir / f"stderr_{tag}.txt"
         self._status = ""
+        proc, self._ahead = use_ahead(self._ahead, job_path), None
         try:
-            proc = Child(MODULE, job_path, err_path)
+            proc = proc or Child(MODULE, job_path, err_path)
         except OSError as exc:
             self._status = f"cannot start the experiment process: {exc}"
             return
@@ -155,14 +160,16 @@ class ExperimentJob:
             self._child = proc
         try:
             with proc:
+                done = False
                 for ev in proc.events(self.timeout, self.cancel_token):
                     if ev.get("type") == "point_start":
                         running.append(str(ev["id"]))
                     elif ev.get("type") in ("point", "validated"):
                         ev["device"] = dev["id"]
                         yield ev
+                    done = ev.get("type") == "done"
                 self._status = proc.status
-                rc = proc.finish()
+                rc = proc.finish(reported=done and not self._status)
                 if not self._status and rc:
                     cause, what = lifecycle.exit_cause(rc)
                     self._status = f"{cause}: {what}"
@@ -185,3 +192,4 @@ class ExperimentJob:
         if self._stderr and status == "crash":
             res["stderr"] = self._stderr
         return {"type": "point", "device": dev["id"], "id": pid, "result": res, "times": []}
+

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from cltui.progress import CancelToken, ProgressEvent, ProgressFn, no_progress
+from cltui.replay.child import Child
 from cltui.replay.engine.schema import ArgTolerance, Device, Manifest
 from cltui.replay.experiment.job import ExperimentJob, Point
 from cltui.replay.experiment.report import AbReport, ab_report, point_verdict, range_times
@@ -30,12 +31,13 @@ def _cache() -> Path | None:
 def run_ab(base: Manifest, plan: Manifest, devices: Sequence[Device], root: str | Path,
            repeat: int, *, arg_tolerance: ArgTolerance | None = None, timeout: float = 60.0,
            cancel: CancelToken | None = None, progress: ProgressFn | None = None,
-           ) -> AbReport | None:  # fmt: skip
-    """A and B on each device (a child each, timed in turns); None when cancelled."""
+           ahead: Child | None = None) -> AbReport | None:  # fmt: skip
+    """A and B on each device (a child each, timed in turns; ``ahead``: the first device's,
+    started ahead of its job); None when cancelled."""
     report = progress or no_progress
     job = ExperimentJob(base, [Point("B", plan)], devices, root, repeat=repeat, interleave=True,
                         arg_tolerance=arg_tolerance, timeout=timeout,
-                        binary_cache=_cache())  # fmt: skip
+                        binary_cache=_cache(), ahead=ahead)  # fmt: skip
     if cancel is not None:
         cancel.on_cancel(job.cancel)
     events: list[dict[str, Any]] = []
@@ -61,7 +63,8 @@ class SweepRun:
                  plans: dict[str, Manifest], devices: Sequence[Device], done: list[Row],
                  results: Path | None, *, repeat: int = 10,
                  arg_tolerance: ArgTolerance | None = None, timeout: float = 60.0,
-                 cancel: CancelToken | None = None) -> None:  # fmt: skip
+                 cancel: CancelToken | None = None,
+                 ahead: Child | None = None) -> None:  # fmt: skip
         self.spec = spec
         self.root = str(root)
         self.points = points
@@ -74,6 +77,7 @@ class SweepRun:
         self.timeout = timeout
         self.cancel = cancel or CancelToken()
         self.by_id = {point_id(v): v for v in points}
+        self.ahead = ahead  # the first child, started ahead of its job
 
     @property
     def total(self) -> int:
@@ -94,7 +98,8 @@ class SweepRun:
                 continue
             job = ExperimentJob(None, todo, [dev], self.root, repeat=self.repeat,
                                 arg_tolerance=self.arg_tolerance, timeout=self.timeout,
-                                binary_cache=_cache())  # fmt: skip
+                                binary_cache=_cache(), ahead=self.ahead)  # fmt: skip
+            self.ahead = None
             self.cancel.on_cancel(job.cancel)
             try:
                 for ev in job.events():

@@ -8,6 +8,7 @@ saw the same drift): the median of the differences ``B[r] - A[r]`` and its inter
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import TypedDict
 
@@ -48,9 +49,18 @@ class Diff(TypedDict):
 
 
 def _boot_medians(x: np.ndarray, seed: int) -> np.ndarray:
+    """The medians of :data:`BOOT` resamples of ``x`` (read-only: the same samples and seed
+    give the same array, made once: a sweep compares every point with the same capture's)."""
+    return _boot_cached(x.tobytes(), seed)
+
+
+@functools.lru_cache(maxsize=64)
+def _boot_cached(data: bytes, seed: int) -> np.ndarray:
+    x = np.frombuffer(data, dtype=np.float64)
     rng = np.random.default_rng(seed)
     idx = rng.integers(0, len(x), size=(BOOT, len(x)))
     meds: np.ndarray = np.median(x[idx], axis=1)
+    meds.setflags(write=False)
     return meds
 
 

@@ -20,13 +20,15 @@ from __future__ import annotations
 import json
 import os
 import sys
-from concurrent.futures import Future, ThreadPoolExecutor
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from cltui.replay.child import Event, connect
+from cltui.replay.child import Event, connect, read_job
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 BASE_ID = "A"
+MODULE = "cltui.replay.experiment.worker"  # ``python -m`` this (it runs as __main__)
 
 
 class _Run:
@@ -40,6 +42,7 @@ class _Run:
         self.device = job["device"]
         self.shared = engine.open_shared(self.device)
         self.repeat = max(int(job.get("repeat", 1)), 1)
+        self.loaded: dict[str, Any] = {}  # the capture's files, mapped once for every plan
 
     def engine(self, plan: dict[str, Any], quiet: bool = False) -> Any:
         from cltui.replay import engine
@@ -49,7 +52,7 @@ class _Run:
         return engine.Engine(
             plan,  # type: ignore[arg-type]  # the plan as JSON
             self.device,
-            capture_loader(plan, job["data_root"]),
+            capture_loader(plan, job["data_root"], self.loaded),
             progress=None if quiet else self.send,
             hasher=_hash64,
             tolerance=job.get("tolerance") or None,
@@ -100,6 +103,8 @@ class _Run:
 
     def sweep(self) -> None:
         """A (when asked), then each point alone; their programs built ahead."""
+        from concurrent.futures import ThreadPoolExecutor
+
         points = self.job["points"]
         ahead = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cltui-build-ahead")
         builds: list[Future[None]] = [ahead.submit(self._build, p["plan"]) for p in points]
@@ -153,7 +158,10 @@ def _child(job_path: str, fd: int) -> int:
             out.write(json.dumps(ev) + "\n")
             out.flush()
 
-    job = json.loads(Path(job_path).read_text())
+    job = read_job(job_path, send)
+    if job is None:  # started ahead, and not needed
+        out.close()
+        return 0
     run = _Run(job, send)
     if job.get("interleave"):
         run.ab()

@@ -6,7 +6,7 @@ x is the busy-wait really spent in a pass (all its launches, ns), y the pass's w
 (first launch to the queue drained): the slope is wall ns per injected ns.  ~0: the
 device is the bottleneck and host delay hides behind it; ~1: every ns of launch cost
 adds to the wall time.  The C++ runner runs every delay once per round (the order
-rotated), so the fit is within rounds and the bootstrap resamples rounds.  ``slope``
+shuffled), so the fit is within rounds and the bootstrap resamples rounds.  ``slope``
 uses the whole ladder (the headline and the 40 ns line); ``slope_small`` only the
 delays up to ``SMALL_MAX_NS``: the marginal cost right at the range's own launch cost,
 which differs where a range turns launch-bound only past some delay (its interval is

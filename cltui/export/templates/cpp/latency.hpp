@@ -9,8 +9,10 @@
 // (an event per launch on the profiling queue: the stages of every launch, and what the
 // events cost), one pass of the floor, one of the floor on the profiling queue (what
 // profiling alone costs) and one timed pass per --delays value (a busy-wait before each
-// launch), the order rotated each round so that a drift of the machine spreads over all of
-// them.  cltui latency reads the JSON.
+// launch), the order shuffled each round (a fixed seed) so that a drift of the machine
+// spreads over all of them and no pass always follows the same one (on PoCL the pass right
+// after the 20 us ladder pass ran ~30x slower: with a rotation that was always the runner's).
+// cltui latency reads the JSON.
 #pragma once
 
 #include "report.hpp"
@@ -63,15 +65,22 @@ struct LatencyRun {
 };
 
 // --latency: rounds of (runner timed, runner staged, floor, floor profiling, each delay),
-// the order rotated per round.
+// the order shuffled per round.
 inline LatencyRun measure_latency(Replayer& r, const Options& opt) {
     LatencyRun run;
     run.ladder.resize(opt.delays.size());
     const size_t kinds = 4 + opt.delays.size();
     r.keep_rows = true;
+    std::vector<size_t> order(kinds);
+    for (size_t k = 0; k < kinds; ++k) order[k] = k;
+    unsigned long long seed = 0x9E3779B97F4A7C15ull;
     for (int round = 0; round < opt.repeat; ++round) {
+        for (size_t k = kinds - 1; k > 0; --k) {  // Fisher-Yates over a 64-bit LCG
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            std::swap(order[k], order[static_cast<size_t>(seed >> 33) % (k + 1)]);
+        }
         for (size_t k = 0; k < kinds; ++k) {
-            size_t which = (k + static_cast<size_t>(round)) % kinds;
+            size_t which = order[k];
             if (which == 0) {
                 run.runner.push_back(r.run_once(false, Pass::timed_pass(0)));
             } else if (which == 1) {

@@ -144,6 +144,14 @@ def test_a_captured_include_dir_is_bundled_only_when_the_user_names_it(
         str(other / "defs.h"), str(other / "sub" / "more.clh")
     }
     assert info["unread_include_dirs"][0]["missing"] == []
+    # the bundle's own folders come first in its build options: its headers win over the
+    # captured folder's on a machine that has that folder too
+    from cltui.replay.feasibility import load_bundle
+
+    for prog in load_bundle(tmp_path / "o")["programs"].values():
+        opts = prog["options"]
+        assert opts.startswith(f"-I {tmp_path / 'o' / 'kernels' / 'include' / '0'}"), opts
+        assert opts.index(str(tmp_path / "o")) < opts.index(f"-I {inc}"), opts
     # --no-host-includes cannot be combined with --include-dir; a missing folder is one line
     r = CliRunner().invoke(main, ["export", str(cap), "0-2", "-o", str(tmp_path / "x"),
                                   "--no-host-includes", "--include-dir", str(inc)])  # fmt: skip

@@ -62,7 +62,8 @@ def load_manifest(path: Path) -> Manifest:
     for prog in plan.get("programs", {}).values():
         extra = [f"-I {shlex.quote(str(path.parent / d))}" for d in prog.get("include_dirs", [])]
         if extra:
-            prog["options"] = " ".join([prog.get("options") or "", *extra]).strip()
+            # the bundle's folders first: its headers win over a captured folder's
+            prog["options"] = " ".join([*extra, prog.get("options") or ""]).strip()
     return plan
 
 

@@ -179,14 +179,15 @@ inline cl_program Replayer::create_from_binary(const ProgramDesc& p, std::string
     return prog;
 }
 
-// clBuildProgram with the program's options and the bundle's include folders; a failed
-// build prints the build log on stderr.
+// clBuildProgram with the bundle's include folders first (its headers win over a captured
+// folder's) and the program's options; a failed build prints the build log on stderr.
 inline void Replayer::build_program(const ProgramDesc& p, cl_program prog, const std::string& how) {
-    std::string options = p.options;
+    std::string options;
     for (const auto& inc : p.include_dirs) {
         std::string dir = join(bundle_, inc);
-        options += dir.find(' ') == std::string::npos ? " -I " + dir : " -I \"" + dir + "\"";
+        options += dir.find(' ') == std::string::npos ? "-I " + dir + " " : "-I \"" + dir + "\" ";
     }
+    options += p.options;
     cl_int err = clBuildProgram(prog, 1, &dev_.device, options.c_str(), nullptr, nullptr);
     if (err == CL_SUCCESS) return;
     size_t n = 0;

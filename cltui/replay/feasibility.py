@@ -9,7 +9,6 @@ Also what a bundle folder holds for it: its plan (``manifest.json``, include fol
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import sys
 from collections.abc import Mapping, Sequence
@@ -19,7 +18,7 @@ from typing import Any, cast
 from cltui.errors import CltuiError
 from cltui.progress import CancelToken
 from cltui.replay import lifecycle
-from cltui.replay.child import Child, Event, connect
+from cltui.replay.child import Child, connect, exit_now, sender
 from cltui.replay.engine.schema import Device, Feasibility, Manifest
 
 DEFAULT_TIMEOUT = 60.0  # seconds without progress (a build) before the check is a hang
@@ -182,10 +181,7 @@ def _child(job_path: str, fd: int) -> int:
     from cltui.replay.runner import capture_loader, default_binary_cache
 
     out = connect(fd)
-
-    def send(ev: Event | dict[str, object]) -> None:
-        out.write(json.dumps(ev) + "\n")
-        out.flush()
+    send = sender(out)
 
     job: dict[str, Any] = json.loads(Path(job_path).read_text())
     plan = job["plan"]
@@ -200,7 +196,4 @@ def _child(job_path: str, fd: int) -> int:
 
 
 if __name__ == "__main__":  # pragma: no cover - the child process
-    code = _child(sys.argv[1], int(sys.argv[2]))
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)
+    exit_now(_child(sys.argv[1], int(sys.argv[2])))

@@ -38,7 +38,7 @@ import numpy.typing as npt
 
 from cltui.progress import CancelToken
 from cltui.replay import lifecycle
-from cltui.replay.child import Child, Event, connect, read_job, use_ahead
+from cltui.replay.child import Child, Event, connect, exit_now, read_job, sender, use_ahead
 from cltui.replay.engine.schema import (
     ArgTolerance,
     Device,
@@ -396,10 +396,7 @@ def _child(job_path: str, fd: int) -> int:
     from cltui.replay import engine
 
     out = connect(fd)  # a hung kernel must not outlive cltui
-
-    def send(ev: Event) -> None:
-        out.write(json.dumps(ev) + "\n")
-        out.flush()
+    send = sender(out)
 
     job = read_job(job_path, send)
     if job is None:  # started ahead, and not needed
@@ -427,9 +424,4 @@ def _child(job_path: str, fd: int) -> int:
 
 
 if __name__ == "__main__":  # pragma: no cover - the child process
-    code = _child(sys.argv[1], int(sys.argv[2]))
-    # the result is sent and every output file closed: skip the interpreter's and the
-    # driver's teardown (0.1-0.2 s on PoCL), which the parent would wait for
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)
+    exit_now(_child(sys.argv[1], int(sys.argv[2])))

@@ -17,12 +17,10 @@ parent reports for A when B crashes or hangs the process); ``done``.  The id of 
 
 from __future__ import annotations
 
-import json
-import os
 import sys
 from typing import TYPE_CHECKING, Any
 
-from cltui.replay.child import Event, connect, read_job
+from cltui.replay.child import connect, exit_now, read_job, sender
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -151,12 +149,7 @@ def _child(job_path: str, fd: int) -> int:
     import threading
 
     out = connect(fd)
-    lock = threading.Lock()
-
-    def send(ev: Event) -> None:
-        with lock:
-            out.write(json.dumps(ev) + "\n")
-            out.flush()
+    send = sender(out, threading.Lock())
 
     job = read_job(job_path, send)
     if job is None:  # started ahead, and not needed
@@ -173,7 +166,4 @@ def _child(job_path: str, fd: int) -> int:
 
 
 if __name__ == "__main__":  # pragma: no cover - the child process
-    code = _child(sys.argv[1], int(sys.argv[2]))
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)
+    exit_now(_child(sys.argv[1], int(sys.argv[2])))

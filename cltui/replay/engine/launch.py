@@ -92,24 +92,19 @@ class _Launches(_Checks, _Preflight):
     def _not_launched(self, sched: Schedule, i: int) -> None:
         """Step ``i`` cannot run here: its loads are done (later steps read them), it is not
         launched, its checks say why; its ``step_done`` says so."""
-        st = sched.steps[i]
         sched.pres.append([])
         sched.chks.append(self._cannot_run_checks(i))
-        self.progress(
-            {
-                "type": "step_done",
-                "i": i,
-                "enqueue": st["enqueue"],
-                "step": {
-                    "enqueue": st["enqueue"],
-                    "kernel": st["kernel"],
-                    "status": "cannot-run",
-                    "cannot_run": self.cannot[i],
-                    "checks": sched.chks[i],
-                    "prechecks": [],
-                },
-            }
-        )
+        self._step_done(sched, i, "cannot-run")
+
+    def _step_done(self, sched: Schedule, i: int, status: str) -> None:
+        """Step ``i``'s ``step_done`` event: its status, checks and pre-checks (and why it
+        cannot run, for a step that did not)."""
+        st = sched.steps[i]
+        step = {"enqueue": st["enqueue"], "kernel": st["kernel"], "status": status,
+                "checks": sched.chks[i], "prechecks": sched.pres[i]}  # fmt: skip
+        if status == "cannot-run":
+            step["cannot_run"] = self.cannot[i]
+        self.progress({"type": "step_done", "i": i, "enqueue": st["enqueue"], "step": step})
 
     def _load_step(self, sched: Schedule, i: int) -> None:
         """Before step ``i``: its replayed transfers, the read-backs of its pre-checks and
@@ -182,20 +177,7 @@ class _Launches(_Checks, _Preflight):
             ]
         )
         done_ok = all(c["status"] in ("equal", "within", "unchecked") for c in sched.chks[i])
-        self.progress(
-            {
-                "type": "step_done",
-                "i": i,
-                "enqueue": st["enqueue"],
-                "step": {
-                    "enqueue": st["enqueue"],
-                    "kernel": st["kernel"],
-                    "status": "pass" if done_ok else "fail",
-                    "checks": sched.chks[i],
-                    "prechecks": sched.pres[i],
-                },
-            }
-        )
+        self._step_done(sched, i, "pass" if done_ok else "fail")
 
     # ---- the timing repetitions ------------------------------------------------
 

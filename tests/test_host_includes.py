@@ -241,3 +241,27 @@ async def test_export_dialog_reads_only_the_users_folders(images_svm: Path, tmp_
     assert manifest["bundle"]["missing_includes"] == []
     (note,) = [n for n in notes if n.startswith("Exported")]
     assert f"host headers copied: {inc / 'defs.h'}" in note
+
+
+def test_thousands_of_missing_includes_are_counted_not_listed(tmp_path: Path) -> None:
+    """A source of 3,000 distinct includes found nowhere (each line twice): every name once in
+    ``missing`` (the manifest's list), 10 in the one-line message and 50 in the bundle README,
+    each with the count of the rest."""
+    from cltui.export.includes import resolve_includes, unread_line
+    from cltui.export.readme import _headers
+
+    src = b"".join(b"#include <z%05d.h>\n" % i for i in range(3000)) * 2
+    inc = resolve_includes(src, f"-I {tmp_path}")
+    assert inc.missing == [f"z{i:05d}.h" for i in range(3000)]
+    assert inc.unread == [str(tmp_path)]
+    line = unread_line(str(tmp_path), inc.missing)
+    assert "'z00009.h' and 2,990 more (the manifest lists them)" in line
+    assert "z00010" not in line
+    manifest: Any = {"bundle": {"missing_includes": [{"program": "p", "include": m}
+                                                     for m in inc.missing],
+                                "unread_include_dirs": [{"dir": str(tmp_path),
+                                                         "missing": inc.missing}]}}  # fmt: skip
+    text = "\n".join(_headers(manifest))
+    assert text.count("(found in no bundled folder)") == 50
+    assert "- and 2,950 more (`manifest.json` lists them all)" in text
+    assert "`z00049.h` and 2,950 more" in text

@@ -40,6 +40,7 @@ from cltui.capture.shellwords import split_words
 
 _INCLUDE_RE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"\r\n]+)[>"]', re.MULTILINE)
 MAX_HEADERS = 500
+SHOWN = 10  # include names a one-line message shows (an untrusted source can hold thousands)
 MAX_HEADER_BYTES = 16 << 20
 PYOPENCL = "pyopencl"  # origin: the local pyopencl package's cl folder
 INCLUDE_DIR = "include-dir"  # origin: a folder the user named
@@ -185,7 +186,9 @@ def unread_line(folder: str, missing: Sequence[str]) -> str:
     )
     if not missing:
         return head + "; the sources include nothing the bundle lacks"
-    names = ", ".join(repr(m) for m in missing)
+    names = ", ".join(repr(m) for m in missing[:SHOWN])
+    if len(missing) > SHOWN:
+        names += f" and {len(missing) - SHOWN:,} more (the manifest lists them)"
     return (
         f"{head}; not in the bundle: #include {names} (the bundle may not build from "
         f"source); to bundle headers from that folder: --include-dir {shlex.quote(folder)}"
@@ -198,10 +201,18 @@ def _collect(source: bytes, roots: list[Path], result: IncludeSet) -> None:
     # (text, folder of the including file relative to its root, root index) - None: the source
     pending: list[tuple[bytes, str | None, int]] = [(source, None, 0)]
     seen: set[tuple[int, str]] = set()
+    # include lines already followed from the same place: a repeated line says nothing new
+    # (a source of the same line many times costs one lookup, not one per line)
+    done: set[tuple[int, str | None, bytes]] = set()
+    missing = set(result.missing)
     total = 0
     while pending:
         text, here, here_root = pending.pop()
         for m in _INCLUDE_RE.finditer(text):
+            key = (here_root, here, m.group(0).rstrip())
+            if key in done:
+                continue
+            done.add(key)
             name = m.group(1).decode("utf-8", "replace").strip()
             rel = _safe_include(name)
             if rel is None:
@@ -235,7 +246,8 @@ def _collect(source: bytes, roots: list[Path], result: IncludeSet) -> None:
                 pending.append((data, "" if parent == "." else parent, i))
                 break
             # the source's own includes only: a bundled header's may sit in a branch for C++
-            if not found and here is None and name not in result.missing:
+            if not found and here is None and name not in missing:
+                missing.add(name)
                 result.missing.append(name)
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 from cltui.capture.textfmt import fmt_bytes
 from cltui.replay.engine.schema import Manifest
 
+_LISTED = 50  # missing includes the bundle README lists (an untrusted source can hold thousands)
+
 
 def _code(text: object) -> str:
     s = " ".join(str(text).split()).replace("`", "'")
@@ -272,16 +274,20 @@ def _headers(manifest: Manifest) -> list[str]:
         for r in refused:
             add(f"- {_code(r['program'])}: `#include` {_code(r['include'])} "
                 f"(refused: {_code(r['why'])})")  # fmt: skip
-        for m in missing:
+        for m in missing[:_LISTED]:
             add(f"- {_code(m['program'])}: `#include` {_code(m['include'])} (found in no "
                 "bundled folder)")  # fmt: skip
+        if len(missing) > _LISTED:
+            add(f"- and {len(missing) - _LISTED:,} more (`manifest.json` lists them all)")
         add("")
     if unread:
         add("Include folders the capture names that were not read (a capture does not choose "
             "host files for a bundle; `cltui export ... --include-dir DIR` adds a folder's "
             "headers):\n")  # fmt: skip
         for u in unread:
-            lacks = ", ".join(_code(m) for m in u["missing"]) or "none"
+            lacks = ", ".join(_code(m) for m in u["missing"][:_LISTED]) or "none"
+            if len(u["missing"]) > _LISTED:
+                lacks += f" and {len(u['missing']) - _LISTED:,} more"
             add(f"- {_code(u['dir'])}: the source's includes not in the bundle: {lacks}")
         add("")
     return out

@@ -228,6 +228,41 @@ async def test_dialog_rejects_bad_fields_and_escape_cancels(images_svm: Path) ->
         assert isinstance(pilot.app.screen, MainScreen)
 
 
+@aio
+async def test_start_asked_for_while_listing_runs_once_the_devices_are_listed(
+    pyocl_pocl: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ctrl+r before the device list arrives is not lost: the dialog says it waits, then
+    starts on the rule's ticks when the list comes (a slow ICD, a loaded machine)."""
+    from cltui.replay import devices as devs
+
+    release = threading.Event()
+    real = devs.list_devices
+
+    def slow() -> list[Any]:
+        release.wait(60)
+        return real()
+
+    monkeypatch.setattr("cltui.replay.devices.list_devices", slow)
+    async with make_app(pyocl_pocl).run_test(size=SIZE) as pilot:
+        main = await loaded(pilot)
+        await select(pilot, main, 22, 22)
+        await pilot.press("r")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, ReplayDialog))
+        dialog = pilot.app.screen
+        assert isinstance(dialog, ReplayDialog) and dialog.listing
+        await pilot.press("ctrl+r")
+        await pilot.pause()
+        assert pilot.app.screen is dialog
+        said = str(dialog.query_one("#replay-error").render())
+        assert "Still listing the devices" in said and "starts" in said
+        release.set()
+        results = await results_screen(pilot)
+        assert dialog.device_choice["rule"] in ("captured", "most-alike")  # PoCL, not Oclgrind
+        (ran,) = [d for d in dialog.devices if "pthread" in d["name"]]
+        assert ran["name"] in results.summary().plain
+
+
 def test_parse_arg_tolerances() -> None:
     assert parse_arg_tolerances("") == {}
     assert parse_arg_tolerances("0:ulp=2; 3:atol=1e-6,rtol=0.5") == {

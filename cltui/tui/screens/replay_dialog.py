@@ -159,6 +159,7 @@ class ReplayDialog(FormDialog[ReplayRequest]):
         self.devices: list[Device] = []
         self.device_choice: dict[str, str] = {}  # the default tick's rule and why
         self.listing = True
+        self.start_when_listed = False  # start was asked for while the devices were listed
         self.feasible: dict[str, Feasibility] | None = None  # device id -> its pre-flight
         self.remote: list[HostDevices] = []  # the hosts field's hosts and their devices
         self.hosts_for: str | None = None  # the inventory listed (or being listed)
@@ -248,6 +249,7 @@ class ReplayDialog(FormDialog[ReplayRequest]):
         lst.clear_options()
         self._remote_rows = 0
         if error or not devices:
+            self.start_when_listed = False
             self.show_error(error or "No OpenCL device found")
             self._show_remote(remote_ticked)
             return
@@ -283,6 +285,10 @@ class ReplayDialog(FormDialog[ReplayRequest]):
         self._show_remote(remote_ticked)
         self._show_feasible()
         self._check_feasible(list(devices))
+        if self.start_when_listed:  # asked for during the listing: the ticks are the rule's
+            self.start_when_listed = False
+            self.show_error("")
+            self.action_accept()
 
     # ------------------------------------------------------------------ the hosts' devices
     def action_load_hosts(self) -> None:
@@ -437,7 +443,9 @@ class ReplayDialog(FormDialog[ReplayRequest]):
     def request(self) -> ReplayRequest | None:
         """The request the fields describe, or ``None`` after showing what is wrong."""
         if self.listing:
-            self.show_error("Still listing the devices…")
+            self.start_when_listed = True
+            self.show_error("Still listing the devices… the replay starts on the ticked ones "
+                            "once they are listed (escape cancels)")
             return None
         selected = self.query_one("#replay-devices", SelectionList).selected
         chosen = set(selected)

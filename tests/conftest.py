@@ -82,12 +82,77 @@ def copy_capture(src: Path, dest: Path) -> Path:
 def rename_device(capture: Path, old: str, new: str) -> None:
     """Rewrite a (copied) capture's log as if its device had been named ``new``.
 
-    The shared PoCL captures were made on an AMD EPYC, and PoCL names its device after the
-    CPU; a test that needs "the device that made the capture" renames it after this
-    machine's PoCL device (its binaries load there: both are PoCL 3.1 skylake-avx512).
+    The shared PoCL captures were made on an AMD EPYC with AVX-512, and PoCL names its device
+    after the CPU's target and name (``pthread-skylake-avx512-AMD EPYC``); a machine running
+    the tests may be another CPU (``pthread-haswell-AMD EPYC``). A test that needs "the device
+    that made the capture" renames it after this machine's PoCL device (:func:`pocl_here`);
+    one that also needs the capture's binaries to load rebuilds them here
+    (:func:`binaries_made_here`).
     """
     for log in capture.glob("clintercept_*.txt"):
         log.write_bytes(log.read_bytes().replace(old.encode(), new.encode()))
+
+
+CAPTURED_POCL = "pthread-skylake-avx512-AMD EPYC"  # the device of the shared PoCL captures
+_pocl_here: list[str | None] = []
+
+
+def pocl_here() -> str:
+    """This machine's PoCL CPU device name (skips the test where PoCL is missing)."""
+    if not _pocl_here:
+        try:
+            import pyopencl as cl
+
+            plat = [p for p in cl.get_platforms() if "portable computing" in p.name.lower()]
+            _pocl_here.append(str(plat[0].get_devices()[0].name).strip() if plat else None)
+        except Exception:
+            _pocl_here.append(None)
+    name = _pocl_here[0]
+    if name is None:
+        pytest.skip("no PoCL device")
+    return name
+
+
+def named_like_here(last: str = "Elsewhere 9") -> tuple[str, int]:
+    """A made-up PoCL device named like this machine's (its ``pthread-<target>`` words kept,
+    the CPU's name replaced by ``last``) and how many leading words the two share."""
+    prefix = pocl_here().rsplit("-", 1)[0]
+    return f"{prefix}-{last}", len(prefix.split("-"))
+
+
+LIKE_HERE = "<named like this machine's PoCL>"  # a test parameter: see made_on
+
+
+def made_on(capture: Path, dest: Path, device: str | None) -> Path:
+    """A copy of a shared PoCL capture as if made on ``device``: None is this machine's PoCL
+    device, :data:`LIKE_HERE` one named like it (:func:`named_like_here`)."""
+    name = pocl_here() if device is None else (
+        named_like_here()[0] if device == LIKE_HERE else device)
+    out = copy_capture(capture, dest)
+    rename_device(out, CAPTURED_POCL, name)
+    return out
+
+
+def binaries_made_here(capture: Path) -> None:
+    """Replace a copied capture's ``Replay/*/DeviceBinary*.bin`` by binaries of the same
+    kernel source and options built on this machine's PoCL device, which loads them (the
+    captured ones hold the capturing CPU's code: AVX-512 does not load on a Haswell)."""
+    import pyopencl as cl
+
+    pocl_here()
+    plat = next(p for p in cl.get_platforms() if "portable computing" in p.name.lower())
+    ctx = cl.Context([plat.get_devices()[0]])
+    for folder in sorted(capture.glob("Replay/*/")):
+        bins = sorted(folder.glob("DeviceBinary*.bin"))
+        if not bins:
+            continue
+        source = (folder / "kernel.cl").read_text()
+        opts = (folder / "buildOptions.txt").read_text().split()
+        keep = [o for i, o in enumerate(opts) if o != "-I" and (i == 0 or opts[i - 1] != "-I")]
+        built = cl.Program(ctx, source).build(options=keep)
+        (binary,) = built.get_info(cl.program_info.BINARIES)
+        for b in bins:
+            b.write_bytes(bytes(binary))
 
 
 def hash_only_capture(images_svm: Path, dest: Path) -> Path:

@@ -22,7 +22,14 @@ import pytest
 from cltui.capture import open_capture
 from cltui.capture.names import sanitize_component
 from cltui.export import export_range
-from tests.conftest import copy_capture, rename_device
+from tests.conftest import (
+    LIKE_HERE,
+    binaries_made_here,
+    copy_capture,
+    made_on,
+    named_like_here,
+    pocl_here,
+)
 from tests.schemas import validate
 
 pytestmark = pytest.mark.device
@@ -44,14 +51,6 @@ def _need(device: str) -> None:
     key = {"pocl": "portable computing language", "oclgrind": "oclgrind"}[device]
     if key not in names:
         pytest.skip(f"no {device} platform")
-
-
-def pocl_name() -> str:
-    """This machine's PoCL device name (PoCL names its CPU device after the processor)."""
-    import pyopencl as cl
-
-    plat = next(p for p in cl.get_platforms() if "portable computing" in p.name.lower())
-    return str(plat.get_devices()[0].name).strip()
 
 
 def _env() -> dict[str, str]:
@@ -174,11 +173,28 @@ def verdicts(results: list[dict[str, Any]]) -> dict[tuple[Any, ...], tuple[Any, 
     return out
 
 
+def what_failed(run: subprocess.CompletedProcess[str]) -> str:
+    """A failed ``--json`` run in a few lines: its exit code, verdict, error, and every check
+    that is not equal (the whole JSON's tail can cut the failing step off)."""
+    lines = [f"exit {run.returncode}; stderr: {run.stderr[-2000:]}"]
+    try:
+        results = json.loads(run.stdout)
+    except ValueError:
+        return "\n".join([*lines, run.stdout[-4000:]])
+    for res in results:
+        lines.append(f"{res['device'].get('name')}: {res.get('verdict')} error={res['error']}")
+        lines += [f"  {st['enqueue']} {when} {c['mem']} {c['args']}: {c['status']} "
+                  f"{c.get('result')}"
+                  for st in res["steps"] for when in ("prechecks", "checks")
+                  for c in st[when] if c["status"] != "equal"]
+    return "\n".join(lines)
+
+
 def both(bundle: Path, exe: Path, device: str, *extra: str) -> tuple[Any, Any]:
     py = run_py(bundle, "--validate", "--json", "--device", device, *extra)
     cpp = run_cpp(exe, bundle, "--validate", "--json", "--device", device, *extra)
-    assert py.returncode == 0, py.stdout[-4000:] + py.stderr[-2000:]
-    assert cpp.returncode == 0, cpp.stdout[-4000:] + cpp.stderr[-2000:]
+    assert py.returncode == 0, what_failed(py)
+    assert cpp.returncode == 0, what_failed(cpp)
     return json.loads(py.stdout), json.loads(cpp.stdout)
 
 
@@ -633,11 +649,11 @@ def test_binary_only_bundle_runs_on_its_own_device_only(
     """Without sources the bundle carries the PoCL device binaries of the Replay folders."""
     _need("pocl")
     _need("oclgrind")
-    cap = copy_capture(images_svm, tmp_path / "cap")
+    cap = made_on(images_svm, tmp_path / "cap", None)
+    binaries_made_here(cap)  # the captured AVX-512 binaries load only on such a CPU
     for p in [*cap.glob("CLI_*_source.cl"), *cap.glob("Replay/*/kernel.cl")]:
         p.unlink()
-    here = pocl_name()
-    rename_device(cap, "pthread-skylake-avx512-AMD EPYC", here)
+    here = pocl_here()
     bundle = tmp_path / "b"
     export_range(open_capture(cap), "0-8", bundle)
     bins = sorted(p.name for p in (bundle / "kernels").iterdir())
@@ -760,19 +776,17 @@ def test_binary_only_bundle_from_another_cpu_builds_from_the_similar_binary(
     note, and pass; Oclgrind, named like none of them, is still refused."""
     _need("pocl")
     _need("oclgrind")
-    cap = copy_capture(images_svm, tmp_path / "cap")
+    elsewhere = named_like_here("Elsewhere CPU 9000")[0]
+    cap = made_on(images_svm, tmp_path / "cap", elsewhere)
+    binaries_made_here(cap)  # made on a CPU of this one's kind: they load here
     for p in [*cap.glob("CLI_*_source.cl"), *cap.glob("Replay/*/kernel.cl")]:
         p.unlink()
-    elsewhere = "pthread-skylake-avx512-Elsewhere CPU 9000"
-    rename_device(cap, "pthread-skylake-avx512-AMD EPYC", elsewhere)
-    if pocl_name() == elsewhere:
-        pytest.skip("this machine's PoCL has the made-up name")
     bundle = tmp_path / "b"
     export_range(open_capture(cap), "0-8", bundle)
     py, cpp = both(bundle, cpp_replay, "pocl")
     assert py[0]["ok"] and cpp[0]["ok"]
     assert verdicts(py) == verdicts(cpp)
-    said = f"built from the binary made on {elsewhere}, a device named like {pocl_name()}"
+    said = f"built from the binary made on {elsewhere}, a device named like {pocl_here()}"
     for res in (py[0], cpp[0]):
         assert any(said in n for n in res["notes"]), res["notes"]
     assert {b["how"] for b in py[0]["builds"].values()} == {f"binary made on {elsewhere}"}
@@ -788,7 +802,7 @@ def test_binary_only_bundle_from_another_cpu_builds_from_the_similar_binary(
     ("renamed", "rule"),
     [
         (None, "captured"),
-        ("pthread-skylake-avx512-Elsewhere 9", "most-alike"),
+        (LIKE_HERE, "most-alike"),
         ("Mystery GPU 9000", "real-before-simulator"),
     ],
 )
@@ -803,15 +817,13 @@ def test_a_bundle_run_as_its_readme_says_picks_the_capturing_device(
     _need("oclgrind")
     devices = engine.list_devices()
     pocl = next(d for d in devices if not engine.is_simulator(d))
-    cap = images_svm
-    if renamed is not None:
-        cap = copy_capture(images_svm, tmp_path)
-        rename_device(cap, "pthread-skylake-avx512-AMD EPYC", renamed)
+    cap = made_on(images_svm, tmp_path, renamed)  # None: this machine's PoCL device
     bundle = tmp_path / "bundle"
     export_range(open_capture(cap), "0-3", bundle)
     ident = json.loads((bundle / "manifest.json").read_text())["bundle"]["capture"]["device"]
+    named = {None: pocl_here(), LIKE_HERE: named_like_here()[0]}
     assert ident == {
-        "name": renamed or "pthread-skylake-avx512-AMD EPYC",
+        "name": named.get(renamed, renamed),
         "platform": "Portable Computing Language",
         "type": "CPU",
         "version": None,

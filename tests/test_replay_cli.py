@@ -9,6 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from cltui.cli import main
+from tests.conftest import LIKE_HERE
 
 pytestmark = pytest.mark.device
 
@@ -172,10 +173,10 @@ def test_result_rows_for_the_tui(images_svm: Path, tmp_path: Path) -> None:
     [
         (None, "captured", "{id} {name} is the device the capture ran on"),
         (
-            "pthread-skylake-avx512-Elsewhere 9",
+            LIKE_HERE,
             "most-alike",
-            "the capture ran on pthread-skylake-avx512-Elsewhere 9, which is not here; "
-            "{id} {name} shares the most leading words with it (3 words)",
+            "the capture ran on {like}, which is not here; "
+            "{id} {name} shares the most leading words with it ({words} words)",
         ),
         (
             "Mystery GPU 9000",
@@ -192,20 +193,18 @@ def test_without_device_the_capture_s_device_or_the_rule_s_next_choice(
     device is here, named like PoCL here (another CPU) or unknown; stderr says which and
     why, the JSON's device_choice too."""
     from cltui.replay.devices import list_devices
-    from tests.conftest import copy_capture, rename_device
+    from tests.conftest import made_on, named_like_here
 
     devices = list_devices()
     pocl = [d for d in devices if d["name"].startswith("pthread-")]
     if not pocl:
         pytest.skip("no PoCL CPU device")
-    cap = images_svm
-    if renamed is not None:
-        cap = copy_capture(images_svm, tmp_path)
-        rename_device(cap, "pthread-skylake-avx512-AMD EPYC", renamed)
+    cap = made_on(images_svm, tmp_path, renamed)  # None: this machine's PoCL device
+    like, words = named_like_here()
     for extra in (["--json"], []):
         res = CliRunner().invoke(main, ["replay", str(cap), "0-1", *extra])
         assert res.exit_code == 0, res.output
-        line = said.format(id=pocl[0]["id"], name=pocl[0]["name"])
+        line = said.format(id=pocl[0]["id"], name=pocl[0]["name"], like=like, words=words)
         assert f"device: {line} (choose with --device)" in res.stderr, res.stderr
     report = json.loads(CliRunner().invoke(main, ["replay", str(cap), "0-1", "--json"]).stdout)
     (res_dev,) = report["devices"]

@@ -148,13 +148,10 @@ def test_without_device_shrink_follows_the_replay_device_rule(
 ) -> None:
     """No --device: the capture's device (PoCL, bit-exact: nothing to shrink), or with that
     device unknown the first real one, not Oclgrind; stderr and the JSON say which and why."""
-    from tests.conftest import copy_capture, rename_device
+    from tests.conftest import made_on
     from tests.schemas import validate
 
-    cap = pyocl_pocl
-    if renamed is not None:
-        cap = copy_capture(pyocl_pocl, tmp_path)
-        rename_device(cap, "pthread-skylake-avx512-AMD EPYC", renamed)
+    cap = made_on(pyocl_pocl, tmp_path, renamed)  # None: this machine's PoCL device
     res = CliRunner().invoke(main, ["shrink", str(cap), "22-23", "--json"])
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout)

@@ -105,6 +105,9 @@ class CltuiApp(App[None]):
     async def on_event(self, event: events.Event) -> None:
         if self.key_gate.hold(event):  # a key from the terminal: handled when its turn comes
             return
+        if isinstance(event, events.Key | events.Paste) and not self._screen_stacks.get(
+                self._current_mode):  # closing, its screens gone: a key let through before the
+            return  # close has nowhere to go (Textual would raise ScreenStackError at the user)
         await super().on_event(event)
 
     def on_unmount(self) -> None:

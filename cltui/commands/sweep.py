@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from cltui.commands._common import echo, emit_json, fail, import_ahead
-from cltui.commands._experiment import applied, common_options, devices_for, load_plan
+from cltui.commands._experiment import applied, chosen_devices, common_options, load_plan
 
 if TYPE_CHECKING:
     from cltui.replay.child import Child
@@ -89,7 +89,7 @@ def sweep_cmd(dumpdir: str, range_text: str, local: tuple[str, ...], glob: tuple
         from cltui.replay.experiment.variant import VariantError
 
         spec = _spec(range_text, kernel, local, glob, options, defines)
-        cap, base, per_arg = load_plan(dumpdir, range_text, mode, (atol, rtol, ulp), arg_tol,
+        cap, base, per_arg, rng = load_plan(dumpdir, range_text, mode, (atol, rtol, ulp), arg_tol,
                                        as_json)  # fmt: skip
         pts = points(spec, budget, seed)
         if budget is not None:
@@ -100,7 +100,7 @@ def sweep_cmd(dumpdir: str, range_text: str, local: tuple[str, ...], glob: tuple
             done = load_results(path, spec, str(cap.path)) if path else []
         except VariantError as exc:
             fail(str(exc))
-        chosen = devices_for(cap, base, devices, ahead, timeout)
+        chosen = chosen_devices(cap, rng, devices, ahead, timeout)
         workdir = lifecycle.temp_dir("sweep")
         try:
             plans = {_id(v): applied(base, v, cap.path, workdir) for v in pts}

@@ -11,8 +11,8 @@ import click
 from cltui.commands._common import echo, emit_json, fail, import_ahead
 from cltui.commands._experiment import (
     applied,
+    chosen_devices,
     common_options,
-    devices_for,
     load_plan,
     program_changes,
     target_of,
@@ -125,7 +125,7 @@ def try_cmd(dumpdir: str, range_text: str, variant_ref: str | None, repeat: int,
         from cltui.replay import lifecycle
         from cltui.replay.experiment.variant import VariantError
 
-        cap, base, per_arg = load_plan(dumpdir, range_text, mode, (atol, rtol, ulp), arg_tol,
+        cap, base, per_arg, rng = load_plan(dumpdir, range_text, mode, (atol, rtol, ulp), arg_tol,
                                        as_json)  # fmt: skip
         if variant_ref is not None:
             from cltui.replay.experiment.store import load_variant
@@ -139,7 +139,7 @@ def try_cmd(dumpdir: str, range_text: str, variant_ref: str | None, repeat: int,
         workdir = lifecycle.temp_dir("variant")
         try:
             plan = applied(base, variant, cap.path, workdir)
-            chosen = devices_for(cap, base, devices, ahead, timeout)
+            chosen = chosen_devices(cap, rng, devices, ahead, timeout)
             report = run_ab(base, plan, chosen, cap.path, repeat, per_arg, timeout, as_json,
                             ahead)  # fmt: skip
         finally:

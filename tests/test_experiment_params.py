@@ -146,3 +146,40 @@ def test_sweep_refuses_what_it_cannot_apply() -> None:
         res = CliRunner().invoke(main, ["sweep", "/nonexistent", "1", *args])
         assert res.exit_code == 2, res.output
         assert why in res.output, res.output
+
+
+# ------------------------------------------------------------------ naming a BEST (pure)
+
+
+def _row(pid: str, label: str, times: list[int]) -> dict[str, object]:
+    med = sorted(times)[len(times) // 2]
+    return {"id": pid, "device": "1:0", "status": "pass", "why": "", "label": label,
+            "lines": [label], "changes": {}, "times": times,
+            "time": {"median": float(med), "lo": float(med), "hi": float(med), "n": len(times)}}
+
+
+def test_best_only_when_measurably_faster_and_rows_of_another_grid_are_left_out(
+    tmp_path: Path,
+) -> None:
+    """A results file reused with another grid used to end in StopIteration (its best row
+    was no point of this sweep); a point within noise of the capture is no BEST."""
+    from cltui.replay.experiment.runs import summarize
+    from cltui.replay.experiment.sweep import SweepSpec, point_id, points
+
+    spec = SweepSpec("23", local=((32,), (64,)))
+    pts = points(spec)
+    ids = [point_id(v) for v in pts]
+    noisy = [1000, 1010, 990, 1005, 995, 1002, 998, 1001, 999, 1003]
+    rows = [_row("capture", "capture", noisy),
+            _row(ids[1], "local 32", [t - 1 for t in noisy]),  # within noise
+            _row("pforeign0000", "local 16", [t // 2 for t in noisy])]  # another grid's
+    out = summarize(spec, tmp_path, pts, rows, ["1:0"], None, 0, None, None, False)  # type: ignore[arg-type]
+    assert out["best_id"] is None
+    assert out["verdict"]["line"].startswith("NO BETTER VARIANT: 1 correct configuration")
+    assert "1 row of the results file belong to points outside this grid" in (
+        out["verdict"]["line"])
+    assert {r["id"] for r in out["rows"]} == {"capture", ids[1]}
+    rows.append(_row(ids[2], "local 64", [t // 2 for t in noisy]))  # clearly faster
+    out = summarize(spec, tmp_path, pts, rows, ["1:0"], None, 0, None, None, False)  # type: ignore[arg-type]
+    assert out["best_id"] == ids[2]
+    assert out["verdict"]["line"].startswith("BEST: local 64 on 1:0, -50.")

@@ -115,7 +115,8 @@ def sweep_cmd(dumpdir: str, range_text: str, local: tuple[str, ...], glob: tuple
     against the capture on each device; configurations a device refuses (work-group
     limits) are skipped; the correct ones are ranked by the range's device time with their
     95% intervals, and the best variant (the fastest correct configuration that changes
-    something) is saved (--save), with how it compares with the capture's own.
+    something, named only when measurably faster than the capture's own) is saved (--save),
+    with how it compares with the capture's own.
 
     Rows stream as points end; ctrl-c stops (exit 130), and --results FILE resumes.  Exit
     0 when a correct variant was found, 1 when none was, 2 on bad input.
@@ -153,7 +154,7 @@ def sweep_cmd(dumpdir: str, range_text: str, local: tuple[str, ...], glob: tuple
     summary = summarize(spec, cap.path, pts, rows, [d["id"] for d in chosen], budget, seed,
                         path, save, interrupted)  # fmt: skip
     _print(summary, as_json)
-    sys.exit(130 if interrupted else (0 if summary["best_id"] else 1))
+    sys.exit(130 if interrupted else (0 if summary["verdict"]["status"] == "pass" else 1))
 
 
 def same_dropped(pts: list[Variant], plans: dict[str, Manifest],

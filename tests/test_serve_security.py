@@ -287,10 +287,17 @@ def test_one_session_more_than_max_sessions_is_refused_without_a_process(
     assert "refused a session: 2 sessions are open" in log, log
 
 
-def test_a_public_url_that_is_no_url_is_refused(pyocl_pocl: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("args", [
+    ["--public-url", "localhost:8000"],  # no scheme
+    ["--public-url", "http://localhost:8000/?token=x"],
+    ["--host", "0.0.0.0"],  # every address, no URL said: no Host could match
+])
+def test_a_url_the_server_cannot_check_requests_against_is_refused(
+    pyocl_pocl: Path, args: list[str]
+) -> None:
     run = subprocess.run(
         [sys.executable, "-m", "cltui", "serve", str(pyocl_pocl), "--port", str(free_port()),
-         "--public-url", "localhost:8000"],
+         *args],
         capture_output=True, text=True, timeout=60,
         env=dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent)),
     )

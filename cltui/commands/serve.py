@@ -36,6 +36,13 @@ def _loopback(host: str) -> bool:
         return False
 
 
+def _unspecified(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_unspecified
+    except ValueError:
+        return host == ""
+
+
 def base_url(host: str, port: int, public_url: str | None) -> str:
     """The URL the browser opens, without the token (``--public-url`` when given)."""
     if public_url:
@@ -96,6 +103,9 @@ def serve_cmd(dumpdir: Path, host: str, port: int, public_url: str | None, max_s
         from cltui.commands._serve_gate import Gate, GatedServer
     except ImportError:
         fail("cltui serve needs the textual-serve package (pip install textual-serve)")
+    if public_url is None and _unspecified(host):
+        fail(f"--host {host} listens on every address: say which URL browsers open with "
+             "--public-url http://NAME:PORT (the only host and origin the server answers)")
     url = base_url(host, port, public_url)
     token = secrets.token_urlsafe(32)
     try:

@@ -205,6 +205,7 @@ def test_a_page_of_another_origin_cannot_open_the_websocket(
     ws_url = server["base"].replace("http:", "ws:") + "/ws?width=80&height=24"
     assert page.evaluate(OPEN_WS, ws_url) == "open"  # the same page, the same origin: let in
     # localhost on another port is the same site: the cookie goes along, only Origin stops it.
+    # evil.example is another site: its websocket lacks the (SameSite) cookie and has its Origin.
     for other in (f"http://localhost:{free_port()}/", "http://evil.example/"):
         page.route(other, lambda route: route.fulfill(content_type="text/html",
                                                       body="<html><body>hi</body></html>"))

@@ -129,7 +129,7 @@ def _announce(info: dict[str, Any], as_json: bool) -> None:
         return
     echo(f"Serving {info['capture']} at {info['url']} (ctrl+c stops)")
     echo("The token in that URL is the key to this session (a new one each run): "
-         f"share it with no one. At most {info['max_sessions']} tabs at once.")
+         f"share it with no one. Tabs at once: at most {info['max_sessions']} (--max-sessions).")
     if info["loopback_only"]:
         echo(f"Bound to {info['host']} only. From your laptop: {info['tunnel']}, "
              "then open that URL")

@@ -77,9 +77,6 @@ inline std::string verdict_account(const Plan& plan, const Verdict& v, const Tal
     if (plan.recovered) about.push_back(std::to_string(plan.recovered) + " recovered");
     if (t.cannot_run)
         about.push_back(std::to_string(t.cannot_run) + " cannot run on this device");
-    if (plan.lost)
-        about.push_back(std::to_string(plan.lost) + " enqueue" + (plan.lost != 1 ? "s" : "") +
-                        " lost with the log");
     o << listed(about) << ", " << t.checked << "/" << t.outputs << " outputs checked";
     std::vector<std::string> how;
     if (t.equal) how.push_back(std::to_string(t.equal) + " equal");
@@ -148,7 +145,11 @@ inline Verdict make_verdict(const Plan& plan, const std::vector<StepOutcome>& ou
                t.replayed < static_cast<long long>(plan.steps.size()) || t.cannot_run ||
                t.after_cannot_run) {
         v.status = "incomplete";
-        head = cannot_run_head(outcomes);
+        if (plan.lost)  // lost enqueues lead the line, whatever file names them
+            head = std::to_string(plan.lost) + " enqueue" + (plan.lost != 1 ? "s" : "") +
+                   " of the range lost with the log";
+        std::string cr = cannot_run_head(outcomes);
+        if (!cr.empty()) head += (head.empty() ? "" : "; ") + cr;
     } else {
         v.status = "pass";
     }

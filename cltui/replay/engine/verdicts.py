@@ -59,7 +59,8 @@ def verdict(plan: Manifest, result: DeviceResult) -> Verdict:
             if outcome in ("equal", "within", "different"):
                 c[outcome] += 1
                 c["checked"] += 1
-            if chk.get("after_unreplayed") is not None:
+            made = outcome in ("equal", "within", "different")  # a check never made is
+            if made and chk.get("after_unreplayed") is not None:  # counted as unchecked
                 c["after_unreplayed"] += 1
             if chk.get("after_cannot_run") is not None:
                 c["after_cannot_run"] += 1

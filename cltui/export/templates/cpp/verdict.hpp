@@ -45,7 +45,7 @@ inline void tally_step(const StepOutcome& o, Tally& t) {
         if (c.status == "within") ++t.within;
         if (c.status == "different") ++t.different;
         if (c.status != "unchecked") ++t.checked;
-        if (c.after_unreplayed >= 0) ++t.after;
+        if (c.after_unreplayed >= 0 && c.status != "unchecked") ++t.after;  // checks made
         if (c.after_cannot_run >= 0) ++t.after_cannot_run;
         if ((c.after_unreplayed >= 0 || c.after_cannot_run >= 0) && c.status == "different")
             ++t.tainted_diff;

@@ -186,3 +186,27 @@ def test_coldcache_with_an_emptied_post_dump(tmp_path: Path) -> None:
     v = json.loads(out)["verdict"]
     assert code == 3 and v["status"] == "incomplete", v["line"]
     assert v["counts"]["different"] == 0 and v["counts"]["unchecked"] >= 1, v["line"]
+
+
+@pytest.mark.device
+def test_isolated_mode_without_a_pre_dump_is_no_check(tmp_path: Path) -> None:
+    """Isolated mode on a kernel whose Pre dump of an input is missing ran it on zero-filled
+    input and counted its checks as made (FAIL); the input is unknown: those checks are
+    unchecked with the reason, and the verdict INCOMPLETE."""
+    pytest.importorskip("pyopencl")
+    cap = copy_capture(capture_path("planted_divergence_pocl"), tmp_path)
+    name = "Enqueue_0004_Kernel_builtins_Arg_0_Buffer_0005.bin"
+    for folder in (cap / "memDumpPreEnqueue", cap / "Replay/Enqueue_4_builtins/Pre"):
+        (folder / name).unlink()
+    code, out = _cli("replay", str(cap), "1-4", "--mode", "isolated", "-d", "pocl", "--json")
+    report = json.loads(out)
+    v = report["verdict"]
+    assert (code, v["status"]) == (3, "incomplete"), v["line"]
+    c = v["counts"]
+    assert (c["checked"], c["unchecked"], c["different"]) == (4, 2, 0), v["line"]
+    step = next(s for s in report["devices"][0]["steps"] if s["enqueue"] == 4)
+    assert all(
+        ch["status"] == "unchecked" and ch["summary"] == "input unknown: no Pre dump of "
+        "argument 0 (buffer 0005) at enqueue 4"
+        for ch in step["checks"]
+    ), step["checks"]

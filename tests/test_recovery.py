@@ -198,8 +198,8 @@ def test_coldcache_replays_14_38_on_pocl(coldcache: Path) -> None:
     verdict = report["verdict"]
     assert verdict["status"] == "incomplete"
     assert verdict["line"] == (
-        "INCOMPLETE: 23/23 kernel enqueues replayed (23 recovered, 2 enqueues lost with the log), "
-        "53/53 outputs checked (53 equal)"
+        "INCOMPLETE: 2 enqueues of the range lost with the log; 23/23 kernel enqueues replayed "
+        "(23 recovered), 53/53 outputs checked (53 equal)"
     )
     assert verdict["counts"]["lost"] == 2 and verdict["counts"]["recovered"] == 23
     assert report["plan"]["steps"] == 23

@@ -12,6 +12,7 @@ from cltui.capture import files
 from cltui.capture import log as li
 from cltui.capture.capture import Capture
 from cltui.capture.confine import is_file, leaves, outside_message
+from cltui.capture.decode.dumpsizes import damaged_dumps
 from cltui.capture.files.report import Report
 from cltui.capture.model import CAPTURE_HOLDS, CaptureError, NotACapture, Problem
 from cltui.progress import CancelToken, ProgressEvent, ProgressFn
@@ -134,6 +135,7 @@ def _open(root: Path, progress: ProgressFn | None, cancel: CancelToken | None) -
     logs = li.find_logs(root, problems)
     dumps = files.scan_dumps(root, None)
     problems.extend(dumps.problems)
+    problems.extend(damaged_dumps(dumps))  # dump files cut short or emptied (a stat per dump)
     have_dumps = bool(dumps.pre or dumps.post or dumps.replay or dumps.setkernelarg)
     if not logs and not have_dumps:
         inside = _capture_folders(root)

@@ -8,6 +8,8 @@ import os
 from pathlib import Path
 
 from cltui.capture import log as li
+from cltui.capture.decode.dumpsizes import damage_reason
+from cltui.capture.files.dumps import DumpIndex
 from cltui.capture.model import ArgKind, Dump, Enqueue, KernelArg, Problem
 
 _MEMORY_KINDS = (ArgKind.BUFFER, ArgKind.IMAGE, ArgKind.SVM, ArgKind.UNKNOWN)
@@ -24,17 +26,20 @@ def rel(root: Path, p: Path) -> str:
         return str(p)
 
 
-def dump_problems(root: Path, enq: Enqueue) -> list[Problem]:
-    """What is wrong with the Pre/Post dumps of ``enq``'s arguments (``root``: the capture)."""
+def dump_problems(root: Path, enq: Enqueue, idx: DumpIndex | None = None) -> list[Problem]:
+    """What is wrong with the Pre/Post dumps of ``enq``'s arguments (``root``: the capture;
+    ``idx``: its dump index, for the sizes of the objects' other dumps)."""
     out: list[Problem] = []
     for a in enq.args:
         for which, d in (("pre", a.pre), ("post", a.post)):
             if d is not None:
-                out.extend(_one_dump(root, enq.number, a, which, d))
+                out.extend(_one_dump(root, enq.number, a, which, d, idx))
     return out
 
 
-def _one_dump(root: Path, number: int, a: KernelArg, which: str, d: Dump) -> list[Problem]:
+def _one_dump(
+    root: Path, number: int, a: KernelArg, which: str, d: Dump, idx: DumpIndex | None
+) -> list[Problem]:
     out: list[Problem] = []
     where = rel(root, d.path)
     if a.kind not in _MEMORY_KINDS:
@@ -51,7 +56,10 @@ def _one_dump(root: Path, number: int, a: KernelArg, which: str, d: Dump) -> lis
     if d.hashed:
         return out
     size = d.size
-    if d.is_image and d.image_region is not None and d.image_bpp:
+    damage = damage_reason(idx, d, a) if idx is not None else None
+    if damage is not None:  # cut short or emptied: never data (the replay does not use it)
+        out.append(Problem(f"argument {a.index}: damaged {which} dump: {damage}", where, number))
+    elif d.is_image and d.image_region is not None and d.image_bpp:
         out.extend(_image_dump(number, a, which, d, where))
     elif a.mem is not None and a.mem.size and a.kind is ArgKind.BUFFER and size != a.mem.size:
         out.append(
@@ -62,7 +70,7 @@ def _one_dump(root: Path, number: int, a: KernelArg, which: str, d: Dump) -> lis
                 number,
             )
         )
-    if a.dtype is not None and a.dtype.itemsize and size % a.dtype.itemsize:
+    if damage is None and a.dtype is not None and a.dtype.itemsize and size % a.dtype.itemsize:
         out.append(
             Problem(
                 f"argument {a.index}: {which} dump size {size} is not a multiple of "

@@ -52,7 +52,7 @@ def decode_enqueue(cap: Capture, pos: int) -> Enqueue:
         decode_kernel(cap, enq, pos, kv, off)
     elif rec is None:
         _decode_transfer(cap, enq, kv, off)
-    problems.extend(p for p in dump_problems(cap.path, enq))
+    problems.extend(p for p in dump_problems(cap.path, enq, cap.dumps))
     return enq
 
 

@@ -171,10 +171,38 @@ class DumpIndex:
     buffer_hashes: bool = False  # the hashed flag given to buffer dumps
     image_hashes: bool = False  # the hashed flag given to image dumps
     problems: list[Problem] = field(default_factory=list)
+    _objects: dict[int, list[tuple[int, str]]] | None = field(default=None, repr=False)
 
     @property
     def hashes_only(self) -> bool:
         return self.buffer_hashes or self.image_hashes
+
+    def object_dumps(self) -> dict[int, list[tuple[int, str]]]:
+        """The layer's memory-object number -> (size, name inside the capture) of each of its
+        raw dumps: memDump Pre and Post, and the ``Replay/*/Pre`` and ``Post`` copies (hash
+        dumps and links left out).  Built once, one ``stat`` per file: the evidence that a
+        dump file was cut short (:mod:`cltui.capture.decode.dumpsizes`)."""
+        if self._objects is not None:
+            return self._objects
+        out: dict[int, list[tuple[int, str]]] = {}
+        folders = [self.pre.folder, self.post.folder]
+        for rdir in self.replay.values():
+            folders += [rdir / "Pre", rdir / "Post"]
+        scratch: list[Problem] = []  # a folder that cannot be listed is reported elsewhere
+        for folder in folders:
+            if not folder.name:  # an empty table's folder
+                continue
+            for entry in scandir(folder, scratch, self.root):
+                p = parse_dump_name(entry.name) if is_file(entry) else None
+                if p is None or (self.image_hashes if p.is_image else self.buffer_hashes):
+                    continue
+                try:
+                    size = entry.stat().st_size  # links that lead out were left out
+                except OSError:
+                    continue
+                out.setdefault(p.mem_id, []).append((size, rel(Path(entry.path), self.root)))
+        self._objects = out
+        return out
 
     def dumps(self, enqueue: int, when: str = "pre") -> list[Dump]:
         table = self.pre if when == "pre" else self.post

@@ -1,12 +1,14 @@
 """The verdict of a replay: pass, fail, incomplete or error, one line, with counts.
 
 One rule for cltui, replay.py and replay.cpp (which holds the same rules in C++).
-PASS: every kernel enqueue of the range was replayed, every output it should check was
-checked and none differs, every host-side transfer inside the range was replayed (as an
-operation or from captured data), no replayed state departed from the capture unreloaded
-and no check follows an unreplayed host write.  FAIL: a check differs (one that follows an
-unreplayed host write only makes the verdict incomplete), or a crash or hang.  ERROR: the
-plan could not run.  Otherwise INCOMPLETE.  Exit codes: 0, 1, 1, 3.
+PASS: no enqueue of the range was lost with the log (a lost one, whatever file names it, is
+counted at the head of an INCOMPLETE line), every kernel enqueue of the range was replayed,
+every output it should check was checked and none differs, every host-side transfer inside
+the range was replayed (as an operation or from captured data), no replayed state departed
+from the capture unreloaded and no check follows an unreplayed host write that touched what
+it depends on.  FAIL: a check differs (one that follows an unreplayed host write only makes
+the verdict incomplete; a damaged captured side is unchecked, never different), or a crash or
+hang.  ERROR: the plan could not run.  Otherwise INCOMPLETE.  Exit codes: 0, 1, 1, 3.
 
 Pure (a plan and a device result in, a verdict out).
 """
@@ -57,7 +59,8 @@ def verdict(plan: Manifest, result: DeviceResult) -> Verdict:
             if outcome in ("equal", "within", "different"):
                 c[outcome] += 1
                 c["checked"] += 1
-            if chk.get("after_unreplayed") is not None:
+            made = outcome in ("equal", "within", "different")  # a check never made is
+            if made and chk.get("after_unreplayed") is not None:  # counted as unchecked
                 c["after_unreplayed"] += 1
             if chk.get("after_cannot_run") is not None:
                 c["after_cannot_run"] += 1
@@ -89,7 +92,10 @@ def verdict(plan: Manifest, result: DeviceResult) -> Verdict:
         or c["transfers_replayed"] < c["transfers"] or c["replayed"] < len(steps)
         or c["cannot_run"] or c["after_cannot_run"]
     ):  # fmt: skip
-        status, head = "incomplete", _cannot_run_head(result)
+        lost = c["lost"]
+        lost_head = f"{lost} enqueue{'s' if lost != 1 else ''} of the range lost with the log"
+        heads = [lost_head if lost else "", _cannot_run_head(result)]
+        status, head = "incomplete", "; ".join(h for h in heads if h)
     else:
         status, head = "pass", ""
     counts = cast(VerdictCounts, c)  # every key of VERDICT_COUNTS
@@ -115,8 +121,6 @@ def _verdict_line(status: str, head: str, c: dict[str, int]) -> str:
     about = [f"{c[w]} {w}" for w in ("skipped", "recovered") if c[w]]
     if c.get("cannot_run"):
         about.append(f"{c['cannot_run']} cannot run on this device")
-    if c["lost"]:
-        about.append(f"{c['lost']} enqueue{'s' if c['lost'] != 1 else ''} lost with the log")
     if about:
         k += f" ({', '.join(about)})"
     o = f"{c['checked']}/{c['outputs']} outputs checked"

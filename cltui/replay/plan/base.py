@@ -76,6 +76,9 @@ class Obj:
     post: Dump | None
     dspec: DTypeSpec | None
     shape: list[int] | None
+    # why a damaged dump (cut short, emptied) is not ``pre``/``post``: never loaded or compared
+    pre_damage: str | None = None
+    post_damage: str | None = None
 
     @property
     def indices(self) -> list[int]:
@@ -119,6 +122,10 @@ class BuilderBase:
         self.queued_ops: list[TransferSpec] = []
         self.transfers: dict[int, ScopeTransfer] = {}
         self.taint: dict[str, int] = {}
+        # per memory id, why its replayed state is unknown (a damaged or missing Pre dump it
+        # started from, or an unknown input of the kernel that wrote it): its checks are
+        # unchecked, with the reason, until a Pre dump is loaded into it
+        self.unknown: dict[str, str] = {}
         self.kernels: list[ScopeEntry] = []
         self.skipped: list[Skipped] = []
         self.lost: list[LostRun] = []

@@ -25,7 +25,7 @@ from cltui.replay.engine.schema import (
 )
 from cltui.replay.modes import Mode, is_mode
 from cltui.replay.plan.builder import _Builder
-from cltui.replay.plan.lost import lost_runs, lost_text
+from cltui.replay.plan.lost import lost_changes, lost_runs, lost_text
 
 
 class PlanError(CltuiError, ValueError):
@@ -98,15 +98,16 @@ def build_plan(
                 f"enqueue {t['enqueue']}: {t['function']} on {t['label']} is not replayed "
                 f"({t['why']}): later checks of what it changed follow an unreplayed host write"
             )
+    if mode != "isolated":  # isolated mode loads each kernel's inputs: no transfer counts
+        for lt in lost_changes(cap, numbers[0], numbers[-1]):  # named in the lost note
+            b.transfers.setdefault(lt["enqueue"], lt)
     if not b.steps:
         raise PlanError(f"nothing in {what} can be replayed: " + "; ".join(b.notes[:3]))
     manifest = _manifest(b, cap, what, mode, tol)
     return Plan(manifest, Path(cap.path), b.notes, b.changes, b.skipped, b.lost)
 
 
-def kernel_numbers(
-    cap: Capture, rng: EnqueueRange | Sequence[int]
-) -> tuple[str, list[int]]:
+def kernel_numbers(cap: Capture, rng: EnqueueRange | Sequence[int]) -> tuple[str, list[int]]:
     """The range as text and the numbers of its kernel enqueues (a set: its numbers, each
     in the capture); a :class:`PlanError` when there are none."""
     if isinstance(rng, EnqueueRange):

@@ -5,6 +5,7 @@ change taints.  The parts it assembles are mixins over one state (:mod:`.base`).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 from cltui.capture.history import reads_only
 from cltui.capture.model import Enqueue, EnqueueKind, KernelArg
@@ -48,6 +49,10 @@ class _Builder(_Inputs, _Programs):
             self.inputs(enq, o, io)
             if o.post is not None:
                 io.checks.append(self.check(o, o.post))
+            elif o.post_damage is not None:  # the capture's side is damaged: never a FAIL
+                why = f"damaged dump: {o.post_damage}"
+                self.notes.append(f"enqueue {n}: argument {margs[0].index} unchecked ({why})")
+                io.checks.append(self.unchecked(o, why))
             else:
                 why = f"no Post dump of argument {margs[0].index} ({self.memory[mid]['label']}): "
                 why += "not checked"
@@ -55,6 +60,7 @@ class _Builder(_Inputs, _Programs):
                 io.checks.append(self.unchecked(o, why))
             self.state[mid] = (n, o.post)
         self._taint(launch, written, io)
+        self._unknown(launch, written, io)
         self.steps.append(self._step(enq, scope, launch, io))
 
     def _launch(self, enq: Enqueue, scope: ScopeEntry) -> _Launch | None:
@@ -87,16 +93,39 @@ class _Builder(_Inputs, _Programs):
 
     def _taint(self, launch: _Launch, written: set[str], io: StepIO) -> None:
         """An unreplayed host write an input follows taints what this kernel writes (and
-        marks its checks); a load clears it."""
+        marks its checks); a load clears it.  Taint follows data: the check of an object the
+        kernel only reads is marked only when that object itself follows the write."""
         for mid in {ld["mem"] for ld in io.loads}:
             self.taint.pop(mid, None)
         tainted = [self.taint[mid] for mid in launch.mem_args if mid in self.taint]
         if tainted:
             at = min(tainted)
             for c in io.checks:
-                c["after_unreplayed"] = self.taint.get(c["mem"], at)
+                if c["mem"] in self.taint:
+                    c["after_unreplayed"] = self.taint[c["mem"]]
+                elif c["mem"] in written:
+                    c["after_unreplayed"] = at
             for mid in written:
                 self.taint.setdefault(mid, at)
+
+    def _unknown(self, launch: _Launch, written: set[str], io: StepIO) -> None:
+        """An input whose replayed state is unknown (:attr:`unknown`) makes what this kernel
+        writes unknown: those checks (and the unknown object's own) are unchecked, with the
+        reason, never compared; a load clears it."""
+        for mid in {ld["mem"] for ld in io.loads}:
+            self.unknown.pop(mid, None)
+        inputs = [self.unknown[mid] for mid in launch.mem_args if mid in self.unknown]
+        if not inputs:
+            return
+        for c in io.checks:
+            why = self.unknown.get(c["mem"]) or (inputs[0] if c["mem"] in written else None)
+            if why is None or not (c.get("data") or c.get("hash64")):
+                continue
+            c.pop("data", None)
+            cast(dict[str, object], c).pop("hash64", None)
+            c["note"] = f"input unknown: {why}"
+        for mid in written:
+            self.unknown.setdefault(mid, inputs[0])
 
     def _step(self, enq: Enqueue, scope: ScopeEntry, launch: _Launch, io: StepIO) -> StepSpec:
         """The step's entry (the host transfers queued since the last step go with it)."""

@@ -9,6 +9,7 @@ from typing import Literal, cast
 import numpy as np
 
 from cltui.capture import images
+from cltui.capture.decode.dumpsizes import dump_damage
 from cltui.capture.model import Dump, Enqueue, KernelArg
 from cltui.replay.engine.dtypes import DTypeSpec, dtype_spec
 from cltui.replay.engine.schema import CheckSpec, ToleranceSpec
@@ -20,27 +21,35 @@ class _Checks(_Args):
     def obj(self, enq: Enqueue, mid: str, margs: list[KernelArg]) -> Obj:
         """The object ``mid`` at enqueue ``enq``: its label, dumps and element type."""
         label = self.check_label(mid, margs)
-        pre = self.best_dump(enq, margs, "pre")
-        post = self.best_dump(enq, margs, "post")
+        pre, pre_damage = self.best_dump(enq, margs, "pre")
+        post, post_damage = self.best_dump(enq, margs, "post")
         dspec, shape = self.dtype_for(mid, margs[0])
-        return Obj(mid, margs, label, pre, post, dspec, shape)
+        return Obj(mid, margs, label, pre, post, dspec, shape, pre_damage, post_damage)
 
     def best_dump(
         self, enq: Enqueue, margs: list[KernelArg], when: Literal["pre", "post"]
-    ) -> Dump | None:
-        """The argument's dump; a raw Replay dump beats a hash-only memDump of the same data."""
-        dumps = [a.pre if when == "pre" else a.post for a in margs]
-        found: Dump | None = next((d for d in dumps if d is not None and not d.hashed), None)
-        if found is not None:
-            return found
+    ) -> tuple[Dump | None, str | None]:
+        """The argument's dump; a raw Replay dump beats a hash-only memDump of the same data.
+        A damaged dump (cut short, emptied: :mod:`cltui.capture.decode.dumpsizes`) is never
+        the object's bytes: (None, why) when every raw dump of it is damaged."""
+        idx = self.cap.dumps
+        damage: str | None = None
+        raw: list[tuple[Dump, KernelArg]] = [
+            (d, a) for a in margs if (d := a.pre if when == "pre" else a.post) is not None
+        ]
         rf = self.replay(enq)
         if rf is not None:
             table = rf.pre if when == "pre" else rf.post
-            for a in margs:
-                d = table.get(a.index)
-                if d is not None and not d.hashed:
-                    return d
-        return next((d for d in dumps if d is not None), None)
+            raw += [(d, a) for a in margs if (d := table.get(a.index)) is not None]
+        for d, a in raw:
+            if d.hashed:
+                continue
+            why = dump_damage(idx, d, a)
+            if why is None:
+                return d, None
+            damage = damage or why
+        hashed = next((d for d, _a in raw if d.hashed), None)
+        return (hashed, None) if hashed is not None else (None, damage)
 
     def dtype_for(self, mid: str, a: KernelArg) -> tuple[DTypeSpec | None, list[int] | None]:
         """How the object's bytes compare: an image's texel type and shape, else the

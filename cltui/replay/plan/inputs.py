@@ -5,6 +5,8 @@ change), or settle the host transfers since its last use.  The decisions are the
 
 from __future__ import annotations
 
+from typing import cast
+
 from cltui.capture.model import Enqueue
 from cltui.replay.engine.schema import LoadSpec
 from cltui.replay.modes import input_rule, input_source
@@ -47,17 +49,48 @@ class _Inputs(_Transfers):
                 "note": "",
             }
             io.loads.append(load)
-        else:
-            what = "only a hash Pre dump" if o.pre is not None else "no Pre dump"
+        elif o.pre is None and not self._filled_whole(o, moved):  # unknown: what it held
+            arg = f"argument {o.margs[0].index} ({self.memory[o.mid]['label']})"
+            why = (
+                f"damaged dump: {o.pre_damage}"
+                if o.pre_damage is not None
+                else f"no Pre dump of {arg} at enqueue {n}"
+            )
+            self.unknown[o.mid] = why
+            what = f"the Pre dump of {arg} is damaged, not loaded" if o.pre_damage else (
+                f"no Pre dump of {arg}"
+            )
             self.notes.append(
-                f"enqueue {n}: {what} of argument {o.margs[0].index} "
+                f"enqueue {n}: {what}; it starts zero-filled, and what depends on it is "
+                "unchecked (its input is unknown)"
+            )
+        else:
+            self.notes.append(
+                f"enqueue {n}: only a hash Pre dump of argument {o.margs[0].index} "
                 f"({self.memory[o.mid]['label']}); it starts zero-filled"
             )
+
+    def _filled_whole(self, o: Obj, moved: list[Pending]) -> bool:
+        """A transfer replayed as an operation wrote every byte of the object (a whole copy
+        into it): its state is known without a Pre dump."""
+        size = self.memory[o.mid]["size"]
+        for p in moved:
+            op = p.spec["op"]
+            if p.spec["replayed"] != "op" or op is None:
+                continue
+            f = cast(dict[str, object], op)
+            if f["op"] == "copy_whole" or (
+                f["op"] == "copy" and f.get("dst_offset") == 0 and int(str(f.get("size"))) >= size
+            ):
+                return True
+        return False
 
     def _carried(self, n: int, o: Obj, io: StepIO) -> None:
         """The state the range left, nothing logged in between: verified where the capture
         has no Post dump of the last use, a host change recorded where the dumps show one."""
         prev_n, prev_post = self.state[o.mid]
+        if o.mid in self.unknown:  # the state carried is unknown: verified against the Pre
+            prev_post = None  # dump (and reloaded where the mode allows), as after no Post
         rule = input_rule(
             self.mode,
             "carried",

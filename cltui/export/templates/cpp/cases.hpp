@@ -7,6 +7,7 @@
 //   --hash-cases FILE           the layer's hash (cli_hash64) and its file-name form
 //   --name-cases FILE           device-name matching (name_tokens, name_likeness, pick_binary)
 //   --feasibility-cases FILE    the feasibility rule (cpp/feasible.hpp)
+//   --verdict-cases FILE        the verdict rule (cpp/verdict.hpp)
 // Part of replay.cpp (see its head): one file of the C++ replay, included once.
 #pragma once
 
@@ -14,6 +15,7 @@
 #include "devices.hpp"
 #include "feasible.hpp"
 #include "plan.hpp"
+#include "verdict.hpp"
 
 namespace cltui {
 
@@ -259,6 +261,7 @@ inline int print_feasibility(const std::string& path) {
 
 inline int print_cases(const std::string& kind, const std::string& path) {
     if (kind == "feasibility-cases") return print_feasibility(path);
+    if (kind == "verdict-cases") return print_verdicts(path);
     if (kind == "choose-device-cases") return print_choices(path);
     if (kind == "match-device-cases") return print_matches(path);
     if (kind == "compare-cases") return print_comparisons(path);

@@ -117,7 +117,7 @@ inline Options parse_args(int argc, char** argv) {
             } else if (a == "--choose-device-cases" || a == "--match-device-cases" ||
                        a == "--compare-cases" ||
                        a == "--hash-cases" || a == "--name-cases" ||
-                       a == "--feasibility-cases") {
+                       a == "--feasibility-cases" || a == "--verdict-cases") {
                 o.cases = a.substr(2);
                 o.cases_file = need(i);
             } else if (a == "--atol") {

@@ -45,7 +45,7 @@ inline void tally_step(const StepOutcome& o, Tally& t) {
         if (c.status == "within") ++t.within;
         if (c.status == "different") ++t.different;
         if (c.status != "unchecked") ++t.checked;
-        if (c.after_unreplayed >= 0) ++t.after;
+        if (c.after_unreplayed >= 0 && c.status != "unchecked") ++t.after;  // checks made
         if (c.after_cannot_run >= 0) ++t.after_cannot_run;
         if ((c.after_unreplayed >= 0 || c.after_cannot_run >= 0) && c.status == "different")
             ++t.tainted_diff;
@@ -77,9 +77,6 @@ inline std::string verdict_account(const Plan& plan, const Verdict& v, const Tal
     if (plan.recovered) about.push_back(std::to_string(plan.recovered) + " recovered");
     if (t.cannot_run)
         about.push_back(std::to_string(t.cannot_run) + " cannot run on this device");
-    if (plan.lost)
-        about.push_back(std::to_string(plan.lost) + " enqueue" + (plan.lost != 1 ? "s" : "") +
-                        " lost with the log");
     o << listed(about) << ", " << t.checked << "/" << t.outputs << " outputs checked";
     std::vector<std::string> how;
     if (t.equal) how.push_back(std::to_string(t.equal) + " equal");
@@ -148,7 +145,11 @@ inline Verdict make_verdict(const Plan& plan, const std::vector<StepOutcome>& ou
                t.replayed < static_cast<long long>(plan.steps.size()) || t.cannot_run ||
                t.after_cannot_run) {
         v.status = "incomplete";
-        head = cannot_run_head(outcomes);
+        if (plan.lost)  // lost enqueues lead the line, whatever file names them
+            head = std::to_string(plan.lost) + " enqueue" + (plan.lost != 1 ? "s" : "") +
+                   " of the range lost with the log";
+        std::string cr = cannot_run_head(outcomes);
+        if (!cr.empty()) head += (head.empty() ? "" : "; ") + cr;
     } else {
         v.status = "pass";
     }
@@ -172,6 +173,53 @@ inline std::string verdict_json(const Verdict& v) {
     for (size_t i = 0; i < v.counts.size(); ++i)
         o << (i ? ", " : "") << json_str(v.counts[i].first) << ": " << v.counts[i].second;
     return o.str() + "}}";
+}
+
+// --verdict-cases FILE (cltui's tests, tests/fixtures/verdict_cases.json): [{"plan": a
+// manifest, "result": {"steps": [{"checks": [{status, after_unreplayed?}], "prechecks":
+// [{status}], "loads": [{done}]}], "error"?}}] -> [verdict_json] in order: the rule above
+// on the same cases as the Python engine's verdict().
+inline int print_verdicts(const std::string& path) {
+    auto bytes = read_file(path);
+    Json cases = JsonParser(std::string(bytes.begin(), bytes.end())).parse();
+    std::cout << "[";
+    for (size_t n = 0; n < cases.arr.size(); ++n) {
+        const Json& c = cases.arr[n];
+        Plan plan = read_plan(c.at("plan"));
+        const Json& res = c.at("result");
+        const Json* steps = res.find("steps");
+        std::vector<StepOutcome> outs;
+        for (size_t i = 0; steps && i < steps->arr.size() && i < plan.steps.size(); ++i) {
+            const Json& js = steps->arr[i];
+            StepOutcome o;
+            o.step = &plan.steps[i];
+            o.ran = true;
+            auto outcomes = [&js](const char* key, const std::vector<Check>& specs,
+                                  std::vector<CheckOutcome>& into) {
+                const Json* list = js.find(key);
+                for (size_t j = 0; list && j < list->arr.size() && j < specs.size(); ++j) {
+                    CheckOutcome co;
+                    co.check = &specs[j];
+                    co.status = str_or(list->arr[j], "status");
+                    if (const Json* au = list->arr[j].find("after_unreplayed"))
+                        if (au->kind == Json::Number) co.after_unreplayed = au->as_int();
+                    into.push_back(co);
+                }
+            };
+            outcomes("checks", plan.steps[i].checks, o.checks);
+            outcomes("prechecks", plan.steps[i].prechecks, o.prechecks);
+            if (const Json* loads = js.find("loads"))
+                for (const auto& l : loads->arr) {
+                    const Json* d = l.find("done");
+                    o.fired.push_back(d && d->kind == Json::Bool && d->as_bool());
+                }
+            outs.push_back(o);
+        }
+        Verdict v = make_verdict(plan, outs, str_or(res, "error"));
+        std::cout << (n ? ",\n " : "") << verdict_json(v);
+    }
+    std::cout << "]\n";
+    return 0;
 }
 
 }  // namespace cltui

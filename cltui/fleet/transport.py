@@ -87,6 +87,7 @@ class Transport:
         self.connect_timeout = connect_timeout
         self.bytes_sent = 0
         self.remove_at_close: list[str] = []  # the host's scratch folders of this run
+        self.closers: list[Callable[[], None]] = []  # run by close() (the run's keeper)
         self._lock = threading.Lock()
         template = host.transport or "ssh {host}"
         try:
@@ -165,12 +166,15 @@ class Transport:
         return res
 
     def close(self) -> None:
-        """Remove the run's scratch folders on the host, then stop the multiplexed
-        connection (ssh)."""
+        """Remove the run's scratch folders on the host, run the closers (the run's keeper,
+        see :mod:`cltui.fleet.scratch`), then stop the multiplexed connection (ssh)."""
         if self.remove_at_close:
             folders = " ".join(shlex.quote(d) for d in self.remove_at_close)
             self.remove_at_close = []
             self.run(f"rm -rf {folders}", timeout=30)
+        while self.closers:
+            with contextlib.suppress(Exception):  # one closer failing must not keep the rest
+                self.closers.pop()()
         self.stop_master()
 
     def stop_master(self) -> None:

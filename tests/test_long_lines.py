@@ -92,3 +92,24 @@ def test_show_json_on_a_capture_with_a_multi_mb_line(images_svm: Path, tmp_path:
     assert '"kernel": "downsample"' in out.getvalue()
     # every copy of the line is read (8 files): the peak is about their sum, not 100x it
     assert peak < 3 * total, f"{peak / total:.1f} bytes a byte of the sources"
+
+
+def test_the_source_view_highlights_a_long_line_in_a_small_multiple_of_its_size() -> None:
+    from rich.console import Console
+
+    from cltui.tui.highlight import HIGHLIGHT_LIMIT, LineHighlighter
+
+    line = "float x = 0" + _fit(" + a*b", 4 * MB) + ";"
+    tracemalloc.start()
+    try:
+        hl = LineHighlighter(line + "\n" + KERNEL)
+        text = hl.highlight(0)
+        segments = list(text.render(Console(width=200)))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 10 * len(line), f"{peak / len(line):.1f} bytes a byte"
+    assert "".join(s.text for s in segments) == line  # all of it shown, the tail plain
+    assert text.spans[0].end <= 5 and text.spans[0].style  # 'float' highlighted
+    assert all(sp.end <= HIGHLIGHT_LIMIT for sp in text.spans)
+    assert hl.highlight(1).plain == KERNEL.rstrip("\n")  # short lines as before

@@ -171,7 +171,7 @@ class Transport:
         if self.remove_at_close:
             folders = " ".join(shlex.quote(d) for d in self.remove_at_close)
             self.remove_at_close = []
-            self.run(f"rm -rf {folders}", timeout=30)
+            self.run(f"rm -rf -- {folders}", timeout=30)
         while self.closers:
             with contextlib.suppress(Exception):  # one closer failing must not keep the rest
                 self.closers.pop()()

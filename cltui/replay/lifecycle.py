@@ -55,7 +55,7 @@ KINDS: dict[str, str] = {
     "latency": "latency's bundle and its measurements",
     "native": "latency's C++ runner build",
     "fleet": "a fleet run's ssh control sockets",
-    "fleet-bundle": "a fleet run's bundle export",
+    "fleet-bundle": "a fleet run's bundle export, or its private copy of a bundle",
     "fleet-lister": "the device lister sent to fleet hosts, being written",
 }
 IN_CACHE = {"fleet-lister": "fleet-lister"}  # kind -> folder under the cache folder

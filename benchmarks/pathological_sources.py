@@ -5,7 +5,8 @@ The intact source is the largest real one of the shared captures (pyopencl's 1.6
 ``CLI_0055`` of ``pyopencl_lib_oclgrind``), repeated whole: 1 and 2 copies (``--copies``).
 Each pathological source has exactly its size:
 
-    python benchmarks/pathological_sources.py [--copies 1,2] [--turns 2] [--json out.json]
+    python benchmarks/pathological_sources.py [--copies 1,2] [--turns 2] [--kinds K,...]
+                                              [--json out.json]
 
 The goal is linear time: each pathological source's parse time grows from the smallest to
 the largest size no faster than the intact source's (ratio of the growths <= 1.5).  Its time
@@ -47,6 +48,15 @@ def _random(size: int) -> bytes:
     return random.Random(1).randbytes(size)
 
 
+_KERNEL = b"__kernel void k(__global float* a) { a[0] = 1; }\n"
+
+
+def _long_line(head: bytes, unit: bytes, tail: bytes, size: int) -> bytes:
+    """``head unit unit ... tail`` as one line, then a kernel: ``size`` bytes in all."""
+    body = _fit(unit, size - len(head) - len(tail) - 1 - len(_KERNEL))
+    return head + body + tail + b"\n" + _KERNEL
+
+
 def _control_lines(size: int) -> bytes:
     return _fit(b"\x1b[31m{ /* \x07 binary ( ' \"\n", size)
 
@@ -67,6 +77,10 @@ KINDS: dict[str, tuple[str, Callable[[bytes], bytes]]] = {
                     lambda t: _fit(b"f(", len(t))),
     "defines": ("`#define A A` lines (self-referencing macros)",
                 lambda t: _fit(b"#define A A\nA\n", len(t))),
+    "long_statement": ("one file-scope statement on one line (`float x = 0 + a*b ...;`), then a "
+                       "kernel", lambda t: _long_line(b"float x = 0", b" + a*b", b";", len(t))),
+    "long_define": ("one `#define` line as long as the file (a table), then a kernel",
+                    lambda t: _long_line(b"#define TABLE ", b"1.0f, ", b"", len(t))),
 }
 
 CHILD = r"""
@@ -77,7 +91,9 @@ text = open(sys.argv[1], encoding="utf-8", errors="replace").read()
 t1 = time.perf_counter()
 prog = parse_program(text, "")
 t2 = time.perf_counter()
-print(json.dumps({"seconds": t2 - t1, "kernels": len(prog.kernels)}))
+import resource
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps({"seconds": t2 - t1, "kernels": len(prog.kernels), "peak_mb": peak}))
 """
 
 
@@ -92,7 +108,8 @@ def _time(path: Path, timeout: float) -> dict[str, Any]:
 
 
 def run(copies: tuple[int, ...] = (1, 2), turns: int = 2,
-        log: Callable[[str], None] = print) -> list[dict[str, Any]]:  # fmt: skip
+        log: Callable[[str], None] = print,
+        kinds: tuple[str, ...] = ()) -> list[dict[str, Any]]:  # fmt: skip
     """One row per (size, kind): best wall times of the intact and the pathological source."""
     real = (_shared() / "captures" / SOURCE).read_bytes()
     rows: list[dict[str, Any]] = []
@@ -103,12 +120,15 @@ def run(copies: tuple[int, ...] = (1, 2), turns: int = 2,
             good = Path(tmp) / "intact.cl"
             good.write_bytes(good_bytes)
             for kind, (what, make) in KINDS.items():
+                if kinds and kind not in kinds:
+                    continue
                 bad = Path(tmp) / f"{kind}.cl"
                 data = make(good_bytes)
                 assert len(data) == len(good_bytes), kind
                 bad.write_bytes(data)
                 best = {True: float("inf"), False: float("inf")}
                 found = {True: 0, False: 0}
+                peak = {True: 0.0, False: 0.0}  # the child's peak RSS, MB (python included)
                 error = ""
                 try:
                     for r in range(turns):
@@ -117,6 +137,7 @@ def run(copies: tuple[int, ...] = (1, 2), turns: int = 2,
                             res = _time(path, timeout)
                             best[is_good] = min(best[is_good], res["seconds"])
                             found[is_good] = res["kernels"]
+                            peak[is_good] = max(peak[is_good], res["peak_mb"])
                 except subprocess.TimeoutExpired:
                     error = f"no answer within {timeout:.0f} s (a hang)"
                 except subprocess.CalledProcessError as e:
@@ -128,11 +149,12 @@ def run(copies: tuple[int, ...] = (1, 2), turns: int = 2,
                     "intact_s": best[True], "pathological_s": None if error else best[False],
                     "intact_kernels": found[True], "pathological_kernels": found[False],
                     "ratio": ratio, "error": error,
+                    "intact_peak_mb": peak[True], "pathological_peak_mb": peak[False],
                 })  # fmt: skip
                 log(
                     f"  source {rows[-1]['size_mb']} MB {kind}: "
                     + (error or f"{best[False]:.3f} s vs intact {best[True]:.3f} s, "
-                       f"ratio {ratio:.2f}")
+                       f"ratio {ratio:.2f}; peak RSS {peak[False]:.0f} MB vs {peak[True]:.0f}")
                 )  # fmt: skip
     return rows
 
@@ -172,10 +194,12 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--copies", default="1,2", help="copies of the real source, comma list")
     ap.add_argument("--turns", type=int, default=2)
+    ap.add_argument("--kinds", default="", help="only these kinds, comma list")
     ap.add_argument("--json", type=Path, help="write the rows here")
     ns = ap.parse_args(argv)
     t0 = time.perf_counter()
-    rows = run(tuple(int(c) for c in ns.copies.split(",") if c), ns.turns)
+    rows = run(tuple(int(c) for c in ns.copies.split(",") if c), ns.turns,
+               kinds=tuple(k for k in ns.kinds.split(",") if k))
     if ns.json is not None:
         ns.json.write_text(json.dumps({"raw": rows, "figures": figures(rows)}, indent=1))
     missed = [f for f in figures(rows) if not f["ok"]]

@@ -163,6 +163,67 @@ def skeletonize(text: str) -> str | None:
     return "".join(out)
 
 
+# a statement or a directive longer than this is data (a table, a generated expression), not a
+# signature: pcpp and the token list would hold ~100 bytes per byte of it
+LONG_STATEMENT = 1 << 16
+_KEEP_RE = re.compile(r"\b(?:__kernel|kernel|typedef|struct|union|enum)\b")
+_LEAD_RE = re.compile(r"(?:[ \t\n]+|[ \t]*#(?:[^\n]*\\\n)*[^\n]*)*")  # blanks, directives
+_DEFINE_RE = re.compile(r"[ \t]*#[ \t]*define[ \t]+\w+(?:\([^)\n]*\))?")
+
+
+def drop_long_statements(text: str, warnings: list[str]) -> str:
+    """``text`` (a skeleton: bodies blanked) without its file-scope statements longer than
+    :data:`LONG_STATEMENT` that declare no kernel or type (each replaced by its line breaks
+    and the directives inside it) and with the body of each ``#define`` that long dropped
+    (``#define NAME`` kept): memory and time stay a small multiple of the source however long
+    a line is.  Unchanged (the same object) when there is none."""
+    if len(text) <= LONG_STATEMENT:
+        return text
+    out: list[str] = []
+    pos = 0  # text[pos:] not yet emitted
+    depth = 0
+    start = 0  # the current file-scope statement's start
+    inside: list[str] = []  # directives inside it
+    line, line_at = 1, 0  # line number at line_at (counted forward only)
+
+    def drop(begin: int, end: int, keep: list[str], what: tuple[str, str]) -> None:
+        nonlocal pos, line, line_at
+        lead = _LEAD_RE.match(text, begin, end).end()  # type: ignore[union-attr]  # may be ""
+        line += text.count("\n", line_at, lead)
+        line_at = lead
+        out.append(text[pos:begin])
+        out.extend(keep)  # (each directive after a line break: it starts its line again)
+        out.append("\n" * (text.count("\n", begin, end) - sum(k.count("\n") for k in keep)))
+        pos = end
+        warnings.append(f"line {line}: {what[0]} of {end - begin:,} bytes left out of the "
+                        f"signature parse ({what[1]})")
+
+    for m in _SCAN_RE.finditer(text):
+        tok = m.group()
+        c = tok[0]
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth = max(0, depth - 1)
+        elif c in " \t#" and tok.lstrip().startswith("#"):
+            if len(tok) > LONG_STATEMENT and (d := _DEFINE_RE.match(tok)) and m.start() >= pos:
+                drop(m.start(), m.end(), [d.group()], ("a #define body", "its name stays defined"))
+            else:
+                inside.append(tok)
+            continue
+        if depth == 0 and c in ";}":
+            end = m.end()
+            if (end - start > LONG_STATEMENT and start >= pos
+                    and _KEEP_RE.search(text, start, end) is None):
+                drop(start, end, ["\n" + t for t in inside],
+                     ("a statement", "it declares no kernel or type"))
+            start, inside = end, []
+    if not out:
+        return text
+    out.append(text[pos:])
+    return "".join(out)
+
+
 _COMMENT_RE = re.compile(r"//[^\n]*|/\*.*?(?:\*/|\Z)", re.DOTALL)
 
 
@@ -342,7 +403,7 @@ def preprocess(source: str, options: str, include_dirs: Sequence[str] = (),
     if skeleton:
         sk = skeletonize(text)
         if sk is not None:
-            text, used = sk, True
+            text, used = drop_long_statements(sk, warnings), True
     p = _Pre(used)
     p.line_directive = "#line"
     for d in _resolve_include_dirs([*opts.include_dirs, *include_dirs], warnings):

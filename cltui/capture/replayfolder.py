@@ -5,6 +5,7 @@ dumps, decoded; unreadable or unexpected files become problems."""
 from __future__ import annotations
 
 import dataclasses
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -153,7 +154,9 @@ _MAX_SMALL = 1 << 20  # text files of a replay folder larger than this are garba
 def _read_small(path: Path, rf: ReplayFolder, limit: int = _MAX_SMALL) -> bytes | None:
     try:
         with open_inside(rf.root, path) as f:
-            data = f.read(limit + 1)
+            # read(n) allocates n bytes first: ask for the file's size, not the limit (1 GB)
+            size = os.fstat(f.fileno()).st_size
+            data = f.read(min(limit, size or limit) + 1)
     except OSError as e:
         rf.problems.append(Problem(f"cannot read: {e.strerror or e}", path.name, rf.enqueue))
         return None

@@ -24,8 +24,12 @@ _MASK_RE = re.compile(r"//[^\n]*|/\*.*?(?:\*/|\Z)|\"(?:\\.|[^\"\\\n])*+\\?(?:\"|
 
 
 def _blank(m: re.Match[str]) -> str:
+    """The match as blanks, its line breaks kept (one piece a line, not one a character:
+    a directive of megabytes costs its own size)."""
     s = m.group()
-    return re.sub(r"[^\n]", " ", s)
+    if "\n" not in s:
+        return " " * len(s)
+    return "\n".join(" " * len(part) for part in s.split("\n"))
 
 
 @dataclass(frozen=True)

@@ -49,8 +49,7 @@ def export_temp(
 
 
 def cache_root() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
-    return Path(base) / "cltui" / "fleet-exports"
+    return lifecycle.cache_folder() / "fleet-exports"
 
 
 def _stat_lines(root: Path) -> list[str]:

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from cltui.errors import CltuiError
 from cltui.export.bundle import safe_relpath, sha256_file
+from cltui.fleet.scratch import mark
 from cltui.fleet.transport import CommandResult, Transport
 from cltui.progress import CancelToken
 
@@ -113,12 +114,13 @@ def _missing_script(workdir: str) -> str:
     )
 
 
-def _upload_script(workdir: str, bundle_id: str) -> str:
+def _upload_script(workdir: str, bundle_id: str, owner: str = "") -> str:
     return "\n".join([
         "set -u",
         f"W={shell_path(workdir)}; ID={bundle_id}",
         'mkdir -p "$W/objects" "$W/bundles" || exit 3',
         'T=$(mktemp -d "$W/incoming.XXXXXX") || exit 3',
+        mark("T", owner),
         "trap 'rm -rf \"$T\"' EXIT",
         _SUM,
         'cd "$T" && tar -xzf - || { echo "cltui: the bundle arrived broken" >&2; exit 3; }',
@@ -173,9 +175,11 @@ def sync(
     has_bundle: bool,
     timeout: float,
     cancel: CancelToken | None = None,
+    owner: str = "",
 ) -> tuple[SyncStats, CommandResult | None]:
     """Make ``bundles/<id>`` whole on the host, sending only what it lacks; the stats, and
-    the failed command (None when it worked)."""
+    the failed command (None when it worked).  ``owner``: the run's keeper on the host
+    (:mod:`cltui.fleet.scratch`), written into the incoming folder."""
     stats = SyncStats(had_bundle=has_bundle)
     if has_bundle:
         return stats, None
@@ -187,7 +191,7 @@ def sync(
     missing = {ln.strip() for ln in res.out.decode("ascii", "replace").splitlines()} & set(wanted)
     stats.files_sent = len(missing)
     before = transport.bytes_sent
-    res = transport.run(_upload_script(workdir, bundle.id), _tar_stream(bundle, missing),
+    res = transport.run(_upload_script(workdir, bundle.id, owner), _tar_stream(bundle, missing),
                         timeout=timeout, cancel=cancel)
     stats.bytes_sent = transport.bytes_sent - before
     return stats, (None if res.rc == 0 else res)

@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import cast
 
 from cltui.export.exporter import cpp_files, engine_modules
-from cltui.fleet.bundle import cache_root
 from cltui.fleet.cache import bundle_files
 from cltui.fleet.host import RunSettings
 from cltui.fleet.inventory import Host
@@ -52,7 +51,7 @@ def lister_bundle() -> Path:
              "manifest.json": json.dumps(LISTER_MANIFEST).encode()}
     sums = {rel: hashlib.sha256(data).hexdigest() for rel, data in sorted(files.items())}
     key = hashlib.sha256("".join(f"{h} {r}\n" for r, h in sums.items()).encode()).hexdigest()
-    root = cache_root().parent / "fleet-lister" / key[:32]
+    root = lifecycle.cache_folder() / lifecycle.IN_CACHE["fleet-lister"] / key[:32]
     if (root / "SHA256SUMS").is_file():
         return root
     root.parent.mkdir(parents=True, exist_ok=True)

@@ -21,6 +21,7 @@ from typing import Any, cast
 from cltui.errors import CltuiError
 from cltui.fleet.cache import BundleFiles, SyncStats, shell_path, sync
 from cltui.fleet.inventory import Host
+from cltui.fleet.scratch import SWEEP, mark, start_keeper
 from cltui.fleet.transport import WATCHDOG, CommandResult, Transport, classify_failure
 from cltui.progress import CancelToken, ProgressEvent
 from cltui.replay.engine import EngineError, match_devices, verdict
@@ -102,6 +103,7 @@ class HostRunner:
         self.runner = settings.runner or self.host.runner or "python"
         self.w = shell_path(self.host.workdir)
         self.b = f'"$W/bundles/{bundle.id}"'
+        self.owner = ""  # PID@HOST of the run's keeper there (cltui.fleet.scratch)
 
     def say(self, fraction: float | None, what: str) -> None:
         self._progress(self.host.name, ProgressEvent(fraction, what))
@@ -134,10 +136,11 @@ class HostRunner:
         """Connect, check what the runner needs, send the bundle, build the C++ runner."""
         self.say(0.0, "connecting")
         self._check(self.t.connect(self.cancel), "connect", connecting=True)
+        self.owner = start_keeper(self.t, min(self.s.timeout, 30.0))
         has_bundle = self._probe()
         self.say(0.1, "sending the bundle" if not has_bundle else "the bundle is cached")
         out.sync, failed = sync(self.t, self.bundle, self.host.workdir, has_bundle=has_bundle,
-                                timeout=self.s.timeout, cancel=self.cancel)
+                                timeout=self.s.timeout, cancel=self.cancel, owner=self.owner)
         if failed is not None:
             self._check(failed, "sending the bundle")
         if self.runner == "cpp":
@@ -195,7 +198,7 @@ class HostRunner:
         tools = [f'command -v {t} >/dev/null 2>&1 || echo "missing {t}"'
                  for t in ("tar", "gzip", "mktemp")]
         cached = f"[ -f {self.b}/.complete ] && touch {self.b} && echo cached"  # touch: LRU
-        script = self._script(*need, *tools, cached, "true")
+        script = self._script(*need, *tools, SWEEP, cached, "true")  # SWEEP: killed runs
         res = self.t.run(script, timeout=self.s.timeout, cancel=self.cancel)
         self._check(res, "checking the host")
         lines = res.out.decode("utf-8", "replace").splitlines()
@@ -213,6 +216,7 @@ class HostRunner:
         script = self._script(
             f'K="$W/builds/{key}"; [ -x "$K/build/replay" ] && exit 0',
             'mkdir -p "$W/builds" && S=$(mktemp -d "$W/builds/.tmp.XXXXXX") || exit 3',
+            mark("S", self.owner),
             f'cp {self.b}/replay.cpp {self.b}/CMakeLists.txt "$S"/ && cp -R {self.b}/cpp "$S"/',
             'N=$(nproc 2>/dev/null || echo 2)',
             '{ cmake -S "$S" -B "$S/build" -DCMAKE_BUILD_TYPE=Release && '
@@ -269,6 +273,7 @@ class HostRunner:
             WATCHDOG,
             f"cd {self.b} || exit 97",
             'O=$(mktemp -d "$W/out.XXXXXX") || exit 97',
+            mark("O", self.owner),
             f"{self._runner_cmd()} --json --trace --device {shlex.quote(dev['id'])} "
             f'--out "$O" {self._tol_args()} > "$O/.result.json"',
             'rc=$?; echo "@@rc $rc"; echo "@@out $O"',

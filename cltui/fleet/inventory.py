@@ -8,7 +8,9 @@ connection variables mean what they mean for Ansible (``ansible_host``, ``ansibl
 ``cltui_devices`` (a device filter: P:D or a name substring, a list for several),
 ``cltui_env`` (``KEY=VAL`` words or a mapping), ``cltui_workdir`` (the host's cache folder,
 default ``~/.cache/cltui-fleet``) and ``cltui_transport`` (a command template, ``ssh {host}``
-by default).  A bad inventory raises :class:`InventoryError` naming ``file:line``.
+by default).  A bad inventory raises :class:`InventoryError` naming ``file:line``; so does a
+host, user or workdir that looks like an option or holds what no host or user name may
+(:mod:`cltui.fleet.names`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from cltui.errors import CltuiError
+from cltui.fleet.names import bad_host, bad_user, bad_workdir
 
 __all__ = ["DEFAULT_WORKDIR", "Host", "InventoryError", "read_inventory"]
 
@@ -253,11 +256,25 @@ def _resolve(inv: _Inv, name: str) -> Host:
     def where(key: str) -> str:
         return inv.var_where.get((name, key), wheres.get(key, inv.where[name]))
 
+    address = str(merged.get("ansible_host") or merged.get("ansible_ssh_host") or name)
+    user = _opt_str(merged.get("ansible_user") or merged.get("ansible_ssh_user"))
+    workdir = str(merged.get("cltui_workdir") or DEFAULT_WORKDIR)
+    for key, value, why in (
+        ("host", name, bad_host(name)),
+        ("ansible_host", address, bad_host(address)),
+        ("ansible_user", user, user and bad_user(user)),
+        ("cltui_workdir", workdir, bad_workdir(workdir)),
+    ):
+        if why:
+            at = inv.where[name] if key == "host" else where(
+                key if key in merged else {"ansible_host": "ansible_ssh_host",
+                                           "ansible_user": "ansible_ssh_user"}.get(key, key))
+            raise InventoryError(f"{at}: {key} {_q(value)} {why}: refused")
     return Host(
         name=name,
-        address=str(merged.get("ansible_host") or merged.get("ansible_ssh_host") or name),
+        address=address,
         port=_port(merged, where),
-        user=_opt_str(merged.get("ansible_user") or merged.get("ansible_ssh_user")),
+        user=user,
         key=_opt_str(merged.get("ansible_ssh_private_key_file")),
         ssh_args=tuple(_words(merged, "ansible_ssh_common_args", where)
                        + _words(merged, "ansible_ssh_extra_args", where)),
@@ -265,7 +282,7 @@ def _resolve(inv: _Inv, name: str) -> Host:
         runner=_runner(merged.get("cltui_runner"), where("cltui_runner")),
         devices=_devices(merged.get("cltui_devices")),
         env=_env(merged.get("cltui_env"), where("cltui_env")),
-        workdir=str(merged.get("cltui_workdir") or DEFAULT_WORKDIR),
+        workdir=workdir,
         transport=_opt_str(merged.get("cltui_transport")),
         groups=tuple(g for g in groups if g != "all"),
         where=inv.where[name],

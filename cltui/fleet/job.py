@@ -200,7 +200,7 @@ def _fetch(cache: dict[tuple[int, str], bytes | None], run: DeviceRun,
         return cache[key]
     data: bytes | None = None
     if t is not None and run.out_dir:
-        res = t.run(f"cat {shlex.quote(run.out_dir + '/' + name)}", timeout=timeout)
+        res = t.run(f"cat -- {shlex.quote(run.out_dir + '/' + name)}", timeout=timeout)
         data = res.out if res.rc == 0 else None
     cache[key] = data
     return data

@@ -7,6 +7,8 @@ password) and one multiplexed connection per host (``ControlMaster=auto``,
 closed by :meth:`close`.  A site may give another command template (``srun -w {host}``,
 ``docker exec {host}``, ``kubectl exec {host} --``, or any local command): the remote
 command is then appended as ``sh -c SCRIPT`` (or put where the template says ``{cmd}``).
+Placeholders are filled by :func:`cltui.fleet.names.fill` (quoted wherever they land; ssh
+gets ``--`` before the destination).
 
 No TUI, no device: a :class:`~cltui.progress.CancelToken` stops a command (its process group
 is killed), and a command that shows no progress (no output line) within ``timeout`` seconds
@@ -30,6 +32,7 @@ from pathlib import Path
 from typing import IO
 
 from cltui.fleet.inventory import Host
+from cltui.fleet.names import fill
 from cltui.progress import CancelToken
 
 __all__ = ["CommandResult", "Transport", "classify_failure", "stop_masters"]
@@ -84,6 +87,7 @@ class Transport:
         self.connect_timeout = connect_timeout
         self.bytes_sent = 0
         self.remove_at_close: list[str] = []  # the host's scratch folders of this run
+        self.closers: list[Callable[[], None]] = []  # run by close() (the run's keeper)
         self._lock = threading.Lock()
         template = host.transport or "ssh {host}"
         try:
@@ -93,6 +97,16 @@ class Transport:
         if not self.template:
             raise ValueError("empty transport template")
         self.is_ssh = os.path.basename(self.template[0]) == "ssh"
+        self._values = {"host": host.address, "name": host.name,
+                        "port": str(host.port or ""), "user": host.user or ""}
+        # ssh: "--" before the destination (the first word with a placeholder), unless the
+        # template has its own "--" or puts options after the destination
+        self._dashdash = -1
+        if self.is_ssh and "--" not in self.template:
+            first = next((i for i, w in enumerate(self.template) if "{" in w), -1)
+            if first > 0 and not any(w.startswith("-") for w in self.template[first + 1 :]):
+                self._dashdash = first
+        self.argv("true")  # a placeholder that cannot be filled: refused now, nothing runs
 
     # ---- the command line ----------------------------------------------------------
 
@@ -117,9 +131,6 @@ class Transport:
         self, script: str | None, *, master: str = "no", extra: Iterable[str] = ()
     ) -> list[str]:
         """The local command line that runs ``script`` (POSIX sh) on the host."""
-        h = self.host
-        values = {"host": h.address, "name": h.name, "port": str(h.port or ""),
-                  "user": h.user or ""}
         out: list[str] = []
         placed = script is None
         for i, word in enumerate(self.template):
@@ -128,7 +139,9 @@ class Transport:
                     out.append(script)
                 placed = True
                 continue
-            out.append(word.format_map(values) if "{" in word else word)
+            if i == self._dashdash:
+                out.append("--")
+            out.append(fill(word, self._values) if "{" in word or "}" in word else word)
             if i == 0 and self.is_ssh:
                 out += self._ssh_options(master) + list(extra)
         if not placed:
@@ -153,12 +166,15 @@ class Transport:
         return res
 
     def close(self) -> None:
-        """Remove the run's scratch folders on the host, then stop the multiplexed
-        connection (ssh)."""
+        """Remove the run's scratch folders on the host, run the closers (the run's keeper,
+        see :mod:`cltui.fleet.scratch`), then stop the multiplexed connection (ssh)."""
         if self.remove_at_close:
             folders = " ".join(shlex.quote(d) for d in self.remove_at_close)
             self.remove_at_close = []
-            self.run(f"rm -rf {folders}", timeout=30)
+            self.run(f"rm -rf -- {folders}", timeout=30)
+        while self.closers:
+            with contextlib.suppress(Exception):  # one closer failing must not keep the rest
+                self.closers.pop()()
         self.stop_master()
 
     def stop_master(self) -> None:

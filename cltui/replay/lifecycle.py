@@ -1,7 +1,8 @@
 """Temp folders that a ctrl-c or a kill cannot strand, and children that die with cltui.
 
-Every scratch folder cltui makes (replay outputs, check and shrink work folders, export
-staging folders beside the target) is named with the owner's pid (``cltui-replay-p1234-
+Every scratch folder cltui makes (one of :data:`KINDS`: replay outputs, check and shrink
+work folders, latency bundles, fleet control folders, ..., export staging folders beside the
+target) is named with the owner's pid (``cltui-replay-p1234-
 x8k2``, ``.OUT.tmp-p1234-x8k2``) and locked while in use (``flock`` on the folder itself,
 so nothing extra lands inside a bundle). It is removed when its work ends, on ctrl-c and
 SIGTERM (the CLI turns both into ``KeyboardInterrupt``: ``finally`` blocks and ``atexit``
@@ -36,9 +37,32 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-KINDS = ("replay", "check", "shrink", "export")
+# Every kind of scratch folder cltui makes (:func:`temp_dir` refuses any other): the kind ->
+# what it holds.  Each is ``cltui-<kind>-p<pid>-<random>`` in the temp folder, except those
+# of IN_CACHE (in that folder of cltui's cache folder) and export's staging folders (beside
+# their target, noted in ``staging.txt``).  The README's "What cltui may leave where" lists
+# the same kinds (a test keeps them in step).
+KINDS: dict[str, str] = {
+    "replay": "a replay's outputs (replay, the app's replay screen)",
+    "check": "check's and the findings' work folders",
+    "shrink": "shrink's candidate captures",
+    "export": "export --tar's bundle before it is packed; beside a target: a bundle being written",
+    "feasible": "the feasibility probe's plan and outputs",
+    "experiment": "an experiment's variant runs",
+    "variant": "try's and export's variant sources",
+    "sweep": "sweep's variant runs",
+    "edit": "the program being edited in $EDITOR (the app's E)",
+    "latency": "latency's bundle and its measurements",
+    "native": "latency's C++ runner build",
+    "fleet": "a fleet run's ssh control sockets",
+    "fleet-bundle": "a fleet run's bundle export, or its private copy of a bundle",
+    "fleet-lister": "the device lister sent to fleet hosts, being written",
+}
+IN_CACHE = {"fleet-lister": "fleet-lister"}  # kind -> folder under the cache folder
 # cltui-<kind>-p<pid>-<random>  (in the temp folder)
-_TMP_RE = re.compile(r"^cltui-(?:replay|check|shrink|export)-p(\d+)-[A-Za-z0-9_]+$")
+_TMP_RE = re.compile(
+    r"^cltui-(?:" + "|".join(sorted(map(re.escape, KINDS), key=len, reverse=True))
+    + r")-p(\d+)-[A-Za-z0-9_]+$")
 # .<target name>.tmp-p<pid>-<random> / .<target name>.old-p<pid>-<random> (beside a bundle)
 _STAGE_RE = re.compile(r"^\.(.+)\.(tmp|old)-p(\d+)-[A-Za-z0-9_]+$", re.S)
 
@@ -76,7 +100,10 @@ def _register(path: Path) -> None:
 
 def temp_dir(kind: str, *, parent: str | Path | None = None, prefix: str | None = None) -> Path:
     """A new, locked scratch folder ``<prefix>p<pid>-<random>`` (default prefix
-    ``cltui-<kind>-`` in the temp folder); removed by :func:`remove` or at exit."""
+    ``cltui-<kind>-`` in the temp folder); removed by :func:`remove` or at exit.  ``kind``
+    is one of :data:`KINDS` (the sweep knows no other)."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown scratch folder kind {kind!r} (add it to lifecycle.KINDS)")
     pre = prefix if prefix is not None else f"cltui-{kind}-"
     path = Path(tempfile.mkdtemp(prefix=f"{pre}p{os.getpid()}-", dir=parent))
     _register(path)
@@ -157,14 +184,17 @@ def _stale(path: Path, pid: int) -> bool:
         os.close(fd)
 
 
+def cache_folder() -> Path:
+    """cltui's cache folder: ``$XDG_CACHE_HOME/cltui``, else ``~/.cache/cltui``."""
+    xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(xdg) / "cltui"
+
+
 def _registry() -> Path:
     """Where export staging folders are noted (they live beside their targets, anywhere):
-    ``$CLTUI_CACHE_DIR/staging.txt``, else ``$XDG_CACHE_HOME/cltui/`` or ``~/.cache/cltui/``."""
+    ``$CLTUI_CACHE_DIR/staging.txt``, else in :func:`cache_folder`."""
     base = os.environ.get("CLTUI_CACHE_DIR")
-    if not base:
-        xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        base = os.path.join(xdg, "cltui")
-    return Path(base) / "staging.txt"
+    return (Path(base) if base else cache_folder()) / "staging.txt"
 
 
 @contextlib.contextmanager
@@ -265,10 +295,19 @@ def forget_staging(staging: str | Path) -> None:
 
 def sweep(folder: str | Path | None = None) -> list[Path]:
     """Remove the scratch folders in ``folder`` (default: the temp folder) that a killed
-    cltui left: ``cltui-<kind>-p<pid>-*`` whose owner is dead; and, without ``folder``,
-    the export staging folders :func:`note_staging` listed. Returns what was removed."""
-    base = Path(folder) if folder is not None else Path(tempfile.gettempdir())
-    out: list[Path] = [] if folder is not None else _sweep_noted()
+    cltui left: ``cltui-<kind>-p<pid>-*`` (every kind of :data:`KINDS`) whose owner is dead;
+    and, without ``folder``, those of :data:`IN_CACHE` and the export staging folders
+    :func:`note_staging` listed. Returns what was removed."""
+    if folder is not None:
+        return _sweep_in(Path(folder))
+    out = _sweep_noted() + _sweep_in(Path(tempfile.gettempdir()))
+    for sub in sorted(set(IN_CACHE.values())):
+        out += _sweep_in(cache_folder() / sub)
+    return out
+
+
+def _sweep_in(base: Path) -> list[Path]:
+    out: list[Path] = []
     try:
         entries = list(os.scandir(base))
     except OSError:

@@ -173,8 +173,14 @@ _COMMENT_OR_STRING = re.compile(
 )
 
 
+# the characters of a line that are highlighted; the rest is plain text: pygments and rich
+# hold ~200 bytes a character of a highlighted line (a 1 MB line: 215 MB, most of a minute)
+HIGHLIGHT_LIMIT = 10_000
+
+
 class LineHighlighter:
-    """Highlights single lines of a source, correctly across multi-line comments."""
+    """Highlights single lines of a source, correctly across multi-line comments (the first
+    :data:`HIGHLIGHT_LIMIT` characters of a line; the rest plain)."""
 
     def __init__(self, source: str) -> None:
         self.lines = source.splitlines() or [""]
@@ -192,6 +198,9 @@ class LineHighlighter:
         line = self.lines[index].expandtabs(4)
         text = Text(no_wrap=True, end="")
         prefix = 0
+        rest = ""
+        if len(line) > HIGHLIGHT_LIMIT:  # a line of megabytes: its tail plain (one span)
+            line, rest = line[:HIGHLIGHT_LIMIT], line[HIGHLIGHT_LIMIT:]
         body = line
         if self._in_comment[index]:
             body = "/*" + line
@@ -207,6 +216,8 @@ class LineHighlighter:
             value = value.replace("\n", "")
             text.append(value, token_style(token))
             pos += len(value)
+        if rest:
+            text.append(rest)
         return text
 
 

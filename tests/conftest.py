@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+pytest_plugins = ["tests.tiers"]  # the fast/full tiers and the process guard
+
 REPO = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("CLTUI_SHARED", REPO.parent / "shared")).resolve()
 CAPTURES = SHARED / "captures"

@@ -1,0 +1,168 @@
+"""The test tiers and the process guard (a pytest plugin, loaded by conftest.py).
+
+- **Tiers.** ``./dev test --fast`` runs the fast tier: every test not marked ``child`` (it
+  starts a process: a replay child, the app's reader, Oclgrind, a CLI run in a subprocess),
+  ``cmake`` (it builds the C++ runner), ``sshd``, ``browser``, ``device`` (it needs a real
+  OpenCL device) or ``slow``.  The full tier (CI, ``./dev test``) runs everything.
+- **The guard.** Each process a test starts (``fork``, ``subprocess``, ``multiprocessing``) is
+  recorded.  In the fast tier a test that starts one fails: it lacks its ``child`` mark.
+  Every process started while a test runs must be gone once its teardown ends (a grace of a
+  few seconds for children that are being reaped): one that is left is killed and the
+  test fails, naming it.
+- ``CLTUI_TEST_SPAWNLOG=FILE`` appends ``nodeid<TAB>processes`` for every test that started
+  one (to find the tests a mark is missing on).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+FULL_ONLY = ("child", "cmake", "sshd", "browser", "device", "slow")
+MARKS = {
+    "child": "starts a process (a replay or check child, the app's reader, a CLI subprocess)",
+    "cmake": "builds the C++ runner with CMake",
+    "sshd": "starts sshd daemons (remote hosts)",
+    "browser": "drives chromium through Playwright",
+}
+GRACE_S = 5.0  # a hang detector's margin, not a timing claim
+
+_spawned: list[tuple[int, str]] = []  # (pid, how) since the current test's setup began
+_recording = False
+
+
+def fast_tier() -> bool:
+    return os.environ.get("CLTUI_TEST_TIER") == "fast"
+
+
+def _note(pid: int, how: str) -> None:
+    if _recording and pid > 0:
+        _spawned.append((pid, how))
+
+
+def _wrap(owner: Any, name: str, how: str) -> None:
+    real = getattr(owner, name, None)
+    if real is None or getattr(real, "_cltui_guard", False):
+        return
+
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        out = real(*args, **kwargs)
+        if os.getpid() == _guard_pid:  # the parent's side (a forked child records nothing)
+            pid = int(out)
+            what = how
+            if args and isinstance(args[0], (list, tuple)) and how != "posix_spawn":
+                what += ": " + " ".join(os.fsdecode(a) for a in args[0][:4])[:200]
+            elif args and how == "posix_spawn":
+                what += ": " + os.fsdecode(args[0])
+            _note(pid, what)
+        return out
+
+    guarded._cltui_guard = True  # type: ignore[attr-defined]
+    setattr(owner, name, guarded)
+
+
+_guard_pid = os.getpid()
+
+
+def install() -> None:
+    """Record the processes this pytest process starts (in every worker)."""
+    global _guard_pid
+    import _posixsubprocess  # subprocess, and multiprocessing's spawn and forkserver
+
+    _guard_pid = os.getpid()
+    _wrap(os, "fork", "fork")
+    _wrap(os, "posix_spawn", "posix_spawn")
+    _wrap(os, "posix_spawnp", "posix_spawn")
+    _wrap(_posixsubprocess, "fork_exec", "exec")
+    import subprocess
+
+    if hasattr(subprocess, "_fork_exec"):  # bound at import time (3.11+)
+        _wrap(subprocess, "_fork_exec", "subprocess")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        done, _status = os.waitpid(pid, os.WNOHANG)  # our own child: reap it if it ended
+        if done == pid:
+            return False
+    except ChildProcessError:
+        pass  # not our child (a grandchild's pid cannot be here) or reaped already
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    with contextlib.suppress(OSError), open(f"/proc/{pid}/stat", "rb") as f:
+        if f.read().rsplit(b")", 1)[-1].split()[0] == b"Z":  # a zombie: gone for us
+            return False
+    return True
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read(300).replace(b"\0", b" ").decode(errors="replace").strip()
+    except OSError:
+        return "?"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for name, what in MARKS.items():
+        config.addinivalue_line("markers", f"{name}: {what}")
+    install()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not fast_tier():
+        return
+    keep, drop = [], []
+    for item in items:
+        (drop if any(item.get_closest_marker(m) for m in FULL_ONLY) else keep).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
+@pytest.fixture(autouse=True)
+def _process_guard(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Record what the test starts (session fixtures started before it are not its own);
+    after its teardown: the fast tier's rule, then nothing left running."""
+    global _recording
+    _spawned.clear()
+    _recording = True
+    try:
+        yield
+    finally:
+        _recording = False
+    started = list(_spawned)
+    _spawned.clear()
+    log = os.environ.get("CLTUI_TEST_SPAWNLOG")
+    if log and started:
+        with open(log, "a", encoding="utf-8") as f:
+            f.write(f"{request.node.nodeid}\t{len(started)}\t{started[0][1]}\n")
+    problems: list[str] = []
+    if fast_tier() and started:
+        problems.append(
+            f"started {len(started)} process(es) (the first: {started[0][1]}) in the fast "
+            "tier: mark the test @pytest.mark.child (or cmake, sshd, browser)"
+        )
+    deadline = time.monotonic() + GRACE_S
+    left = [(p, how) for p, how in started if _alive(p)]
+    while left and time.monotonic() < deadline:
+        time.sleep(0.05)
+        left = [(p, how) for p, how in left if _alive(p)]
+    for pid, how in left:
+        problems.append(f"left process {pid} running ({how}; now {_cmdline(pid)!r}): killed it")
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(OSError):
+            os.waitpid(pid, 0)
+    if problems:
+        pytest.fail("; ".join(problems), pytrace=False)

@@ -135,9 +135,16 @@ def test_transport_command_lines(tmp_path: Path) -> None:
     argv = Transport(h, tmp_path).argv("echo 'hi'")
     assert argv[0] == "ssh" and argv[-2:] == ["10.1.1.1", "sh -c 'echo '\"'\"'hi'\"'\"''"]
     opts = " ".join(argv)
-    for want in ("BatchMode=yes", "ControlMaster=no", f"ControlPath={tmp_path}/%C",
+    for want in ("BatchMode=yes", "ControlMaster=no", f"ControlPath={tmp_path}/",
                  "ControlPersist=", "-p 2200", "-l u", "-i /k", "-F /cfg"):
         assert want in opts
+    # one machine listed twice (same address, port, user): one ControlPath each, so that
+    # each has its own master, which its run stops (a shared %C socket left one running)
+    twice = read_inventory(_inv(tmp_path, "a ansible_host=10.1.1.1 cltui_env='X=1'\n"
+                                          "b ansible_host=10.1.1.1 cltui_env='X=2'\n"))
+    paths = {next(w for w in Transport(t, tmp_path).argv("true") if w.startswith("ControlPath="))
+             for t in twice}  # fmt: skip
+    assert len(paths) == 2 and all(p.endswith("-%C") for p in paths), paths
     (k,) = read_inventory(_inv(tmp_path, "pod cltui_transport='kubectl exec {host} --'\n"))
     assert Transport(k, tmp_path).argv("true") == ["kubectl", "exec", "pod", "--", "sh", "-c",
                                                    "true"]

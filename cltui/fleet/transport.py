@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import hashlib
 import os
 import shlex
 import signal
@@ -78,6 +79,11 @@ def classify_failure(text: str) -> tuple[str, str]:
     return "transport", line
 
 
+def _tag(name: str) -> str:
+    """A short, path-safe tag of an inventory host's name (its ControlPath's prefix)."""
+    return hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:8]
+
+
 class Transport:
     """One host's way in: ``run`` a shell script there, bytes in, bytes and lines out."""
 
@@ -116,7 +122,10 @@ class Transport:
             "-o", "BatchMode=yes",
             "-o", f"ControlMaster={master}",
             "-o", f"ControlPersist={PERSIST_S}",
-            "-o", f"ControlPath={self.control_dir}/%C",
+            # one master per inventory host: %C hashes address, port and user only, and two
+            # inventory hosts may share them (one machine listed twice with other cltui_env):
+            # they would share one socket, and the second master would outlive the run
+            "-o", f"ControlPath={self.control_dir}/{_tag(h.name)}-%C",
             "-o", f"ConnectTimeout={max(1, int(self.connect_timeout))}",
         ]  # fmt: skip
         if h.port is not None:

@@ -107,7 +107,8 @@ async def test_loads_every_enqueue_of_the_log(pyocl_pocl: Path) -> None:
         assert state["rows"] == len(expected) == 123
         assert state["cursor"] == 0
         assert state["range"] == (0, 0)
-        assert state["status"].startswith("0 · 1 enq · 1 kernel (rng_gen_philox4x32_uniform)")
+        assert state["status"].startswith(
+            "r: enqueue 0 · 1 enq · 1 kernel (rng_gen_philox4x32_uniform)")
 
 
 @aio
@@ -200,11 +201,12 @@ async def test_range_selection_visual_mode_and_bookmarks(pyocl_pocl: Path) -> No
         assert state["range"] == (10, 13)
         kernels = [enqueues[n] for n in range(10, 14) if enqueues[n][0] == "clEnqueueNDRangeKernel"]
         names = list(dict.fromkeys(k for _f, k in kernels if k))  # in order of appearance
-        assert f"10-13 · 4 enq · {len(kernels)} kernel ({', '.join(names)})" in state["status"]
+        assert state["status"].startswith(
+            f"r: enqueues 10-13 · 4 enq · {len(kernels)} kernel ({', '.join(names)})")
         assert "KiB data" in state["status"]  # the bytes the range needs, from its dumps
-        # moving without shift keeps the range; shift+up extends from the same anchor
+        # a plain move drops the range (issue 31); shift+up starts one at the cursor
         await pilot.press("up", "shift+up")
-        assert screen.state()["range"] == (10, 11)
+        assert screen.state()["range"] == (11, 12)
         await pilot.press("escape")
         await settle(pilot)
         assert screen.state()["range"] == (11, 11)
@@ -554,11 +556,11 @@ async def test_two_captures_switch(pyocl_pocl: Path, pyocl_oclgrind: Path) -> No
     app = make_app(pyocl_pocl, pyocl_oclgrind)
     async with app.run_test(size=SIZE) as pilot:
         first = await wait_loaded(pilot)
-        assert first.state()["status"].startswith("A: 0")
+        assert first.state()["status"].startswith("A: r: enqueue 0 ·")
         await pilot.press("c")
         second = await wait_loaded(pilot)
         assert second is not first and second.path == pyocl_oclgrind
-        assert second.state()["status"].startswith("B: 0")
+        assert second.state()["status"].startswith("B: r: enqueue 0 ·")
 
 
 @aio

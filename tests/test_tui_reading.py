@@ -215,7 +215,7 @@ def test_quit_while_decoding_a_slow_enqueue(
 
     async def go() -> None:
         async with app.run_test(size=SIZE) as pilot:
-            await wait_status(pilot, r"^0 · 1 enq")  # loaded; the decode of 0 is running
+            await wait_status(pilot, r"^r: enqueue 0 · 1 enq")  # loaded; the decode of 0 is running
             screen = app.main
             await pilot.press("down")  # the list still answers while the reader decodes
             await pilot.pause(0.05)
@@ -278,7 +278,7 @@ def test_esc_stops_the_reading_and_R_reads_again(small: Path, tmp_path: Path) ->
             assert not screen.query_one("#loading").display
             # escape is the list's again (no reading to stop); R reads again
             await pilot.press("R")
-            await wait_status(pilot, r"^0 · 1 enq", timeout=60)
+            await wait_status(pilot, r"^r: enqueue 0 · 1 enq", timeout=60)
             assert screen.capture is not None and screen.state()["rows"] == len(screen.capture)
             assert not screen.stopped
 

@@ -16,6 +16,7 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.command import CommandPalette
 from textual.screen import Screen
+from textual.widgets import Input, TextArea
 
 from cltui.progress import CancelToken, ProgressFn
 from cltui.tui import actions
@@ -72,7 +73,10 @@ class CltuiApp(App[None]):
     TITLE = "cltui"
     CSS_PATH = list[str | PurePath](stylesheet_paths())  # noqa: RUF012 - read by Textual
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("q", "quit", "Quit", show=False),
+        # before any screen's own keys: a dialog or a running replay cannot swallow it
+        Binding("q", "quit_app", "Quit", show=False, priority=True,
+                tooltip="Quit from any screen, a running replay too (its processes are "
+                        "killed); in a text field q is typed"),
         Binding("ctrl+c", "quit_now", "Quit", show=False, priority=True),
         Binding("c", "switch_capture", "Other capture", tooltip="Switch between captures A and B"),
         Binding("d", "divergent(1)", "First divergent", tooltip="First enqueue where A and B part"),
@@ -126,6 +130,11 @@ class CltuiApp(App[None]):
         """ctrl+c: quit, as q and ctrl+q do (in a text field too)."""
         self.exit()
 
+    def action_quit_app(self) -> None:
+        """q: quit from every screen (a progress screen's unmount cancels its task: the
+        replay's or check's children are killed); not in a text field (check_action)."""
+        self.exit()
+
     def on_mount(self) -> None:
         for i, screen in enumerate(self.captures):
             self.install_screen(screen, name=f"capture-{i}")
@@ -172,6 +181,8 @@ class CltuiApp(App[None]):
         self.switch_screen(f"capture-{self.current}")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "quit_app":  # a text field types q (the binding comes first: priority)
+            return not isinstance(self.focused, Input | TextArea)
         if action == "help":
             return not isinstance(self.screen, HelpScreen | CommandPalette)
         if action == "switch_capture":
@@ -195,7 +206,7 @@ class CltuiApp(App[None]):
             binding = active.binding
             if not binding.description or binding.action in seen or not active.enabled:
                 continue
-            if binding.action in ("quit", "command_palette"):
+            if binding.action in ("quit", "quit_app", "command_palette"):
                 continue
             seen.add(binding.action)
             node = active.node

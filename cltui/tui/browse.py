@@ -137,7 +137,9 @@ def dumped_bytes(args: Sequence[KernelArg], seen: set[int]) -> int:
 
 
 def range_summary(cap: Capture, first: int, last: int, label: str) -> str:
-    """The status line's text for the rows ``first``..``last``: numbers, counts, kernels."""
+    """The status line's text for the rows ``first``..``last``: what ``r`` (and ``e``, ``C``,
+    ``L``, ``X``, ``y``) act on, ``r: enqueue 151`` or ``r: enqueues 21-23``, its count of
+    enqueues and its kernels."""
     kinds = cap.kinds[first : last + 1]
     kernel_ids = cap.kernel_ids[first : last + 1]
     n_kernels = int(np.count_nonzero(kinds == EnqueueKind.KERNEL))
@@ -145,7 +147,7 @@ def range_summary(cap: Capture, first: int, last: int, label: str) -> str:
     unique, first_seen = np.unique(ids, return_index=True)
     names = [escape_controls(cap.kernel_names[int(k)]) for k in unique[np.argsort(first_seen)]]
     a, b = int(cap.numbers[first]), int(cap.numbers[last])
-    text = f"{label}{a}" if a == b else f"{label}{a}-{b}"
+    text = f"{label}r: enqueue {a}" if first == last else f"{label}r: enqueues {a}-{b}"
     text += f" · {last - first + 1:,} enq · {n_kernels:,} kernel"
     if names:
         shown = ", ".join(names[:3]) + (f" +{len(names) - 3}" if len(names) > 3 else "")

@@ -78,16 +78,17 @@ def check_target(text: str, capture: Path, cwd: Path | None = None) -> Path:
     return resolved
 
 
-def cli_commands(capture: Path, first: int, last: int, devices: Sequence[str] = ()) -> list[
-    CopyChoice
-]:
-    """The CLI commands equivalent to the screen: show the enqueue, replay or export the
-    range (with the devices the replay dialog used last, when known)."""
+def cli_commands(
+    capture: Path, first: int, last: int, devices: Sequence[str] = (), shown: int | None = None
+) -> list[CopyChoice]:
+    """The CLI commands equivalent to the screen: show the enqueue ``shown`` (the cursor's,
+    the one the details show; ``first`` when not given), replay or export the range (with
+    the devices the replay dialog used last, when known)."""
     cap = shlex.quote(str(capture))
     rng = f"{first}" if first == last else f"{first}-{last}"
     dev = "".join(f" -d {shlex.quote(d)}" for d in devices)
     return [
-        CopyChoice("s", "show command", f"cltui show {cap} {first}"),
+        CopyChoice("s", "show command", f"cltui show {cap} {first if shown is None else shown}"),
         CopyChoice("p", "replay command", f"cltui replay {cap} {rng}{dev}"),
         CopyChoice("e", "export command", f"cltui export {cap} {rng} -o replay_{rng}"),
     ]

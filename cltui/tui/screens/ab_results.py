@@ -80,7 +80,7 @@ def timing_rows(dev: AbDevice) -> list[tuple[str, str, str, str, str, Text]]:
 class AbResultsScreen(Screen[None]):
     """One A/B report (``escape`` closes)."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q", "close", "Close")]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "close", "Close")]
     DEFAULT_CSS = """
     AbResultsScreen #ab-summary { height: auto; max-height: 8; }
     AbResultsScreen #ab-checks { height: 2fr; }

@@ -114,7 +114,9 @@ def copy_choices(screen: MainScreen) -> list[CopyChoice]:
         out.append(CopyChoice("a", f"value of argument {arg.index}", format_arg_value(arg)))
     rng = f"{first}" if first == last else f"{first}-{last}"
     out.append(CopyChoice("r", "enqueue range", rng))
-    out.extend(cli_commands(cap.path, first, last, screen.last_devices))
+    cursor = screen.enqueue_list.cursor_pos  # the enqueue the details show
+    shown = int(cap.numbers[cursor]) if cursor is not None else None
+    out.extend(cli_commands(cap.path, first, last, screen.last_devices, shown))
     return out
 
 

@@ -89,7 +89,7 @@ def _load(path: Path | None) -> npt.NDArray[np.uint8] | None:
 class DiffScreen(Screen[None]):
     """Captured Pre, captured Post, replayed Post of one checked argument."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q", "close", "Back")]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "close", "Back")]
 
     def __init__(
         self,

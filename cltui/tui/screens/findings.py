@@ -91,7 +91,7 @@ class FindingsScreen(Screen[None]):
     """The findings of one check; the source pane follows the table's cursor."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,q", "close", "Close"),
+        Binding("escape", "close", "Close"),
         Binding("tab", "toggle_focus", "Source/table", show=False),
         Binding("g", "goto", "Go to enqueue", tooltip="Close and put the list on this enqueue"),
     ]

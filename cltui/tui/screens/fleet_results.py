@@ -79,7 +79,7 @@ def fleet_task(
 class FleetResultsScreen(Screen[None]):
     """One fleet run's matrix; ``escape`` closes."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q", "close", "Close")]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "close", "Close")]
 
     def __init__(self, report: Mapping[str, Any]) -> None:
         super().__init__()

@@ -28,14 +28,14 @@ def bindings_table(bindings: dict[str, ActiveBinding], app_keys: object) -> Tabl
             continue
         owner = type(active.node).__name__
         display = _key_label(key)
-        if (owner, binding.action) in seen:
-            # several keys for one action: merge them onto the first row
+        if (owner, binding.description) in seen:
+            # several keys for one action (or for actions named alike, the quits): one row
             rows = groups[owner]
             for i, (k, d, e) in enumerate(rows):
                 if d == binding.description:
                     rows[i] = (f"{k}, {display}", d, e)
             continue
-        seen.add((owner, binding.action))
+        seen.add((owner, binding.description))
         groups.setdefault(owner, []).append((display, binding.description, active.enabled))
     table = Table(box=None, show_header=False, padding=(0, 1), expand=True)
     table.add_column("key", style="bold", no_wrap=True)
@@ -79,7 +79,7 @@ class HelpScreen(ModalScreen[None]):
     """Keys of the screen it was opened from (taken from its bindings, never hand-written)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,q,question_mark,f1", "close", "Close"),
+        Binding("escape,question_mark,f1", "close", "Close"),
     ]
 
     def __init__(self, bindings: dict[str, ActiveBinding], legend: str = "") -> None:

@@ -141,7 +141,7 @@ class HistoryScreen(ModalScreen[int | None]):
     """The whole history of one memory object; ``enter`` jumps to a row's enqueue."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,q,H", "close", "Close"),
+        Binding("escape,H", "close", "Close"),
     ]
 
     def __init__(self, history: ResourceHistory, current: int | None, offset: int) -> None:

@@ -62,7 +62,7 @@ class LatencyScreen(Screen[None]):
     """The latency report of a range: timelines, stage tables, runners, sensitivity."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,q", "close", "Back", tooltip="Back to the list"),
+        Binding("escape", "close", "Back", tooltip="Back to the list"),
     ]
     DEFAULT_CSS = """
     LatencyScreen #latency-title { height: 1; background: $boost; padding: 0 1; }

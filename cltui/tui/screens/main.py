@@ -286,7 +286,7 @@ class MainScreen(PanesScreen):
         mode = "VISUAL" if lst.visual else ""
         if sel is None:
             self.status.set_parts(
-                range_text=f"{self.label}no enqueue", bytes_text="", mode_text=mode
+                range_text=f"{self.label}r: no enqueue", bytes_text="", mode_text=mode
             )
             return
         first, last = sel

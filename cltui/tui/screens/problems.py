@@ -19,7 +19,7 @@ __all__ = ["ProblemsScreen"]
 
 class ProblemsScreen(ModalScreen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,q,p", "close", "Close"),
+        Binding("escape,p", "close", "Close"),
     ]
 
     def __init__(self, problems: Sequence[Problem]) -> None:

@@ -53,7 +53,7 @@ class ReplayResultsScreen(Screen[None]):
     """The report of one replay; ``enter`` opens the three-way diff of the row."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,q", "close", "Close"),
+        Binding("escape", "close", "Close"),
         Binding("enter", "diff", "Diff", tooltip="Captured Pre, captured Post, replayed Post"),
         Binding("f", "failures", "Next failure", tooltip="Next row that is not equal"),
         Binding("g", "goto", "Go to enqueue", tooltip="Close and put the list on this enqueue"),

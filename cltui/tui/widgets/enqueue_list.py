@@ -73,8 +73,10 @@ class EnqueueList(ScrollView, can_focus=True):
         Binding("shift+down", "extend(1)", "Extend range down", show=False),
         Binding("shift+pageup", "extend_page(-1)", "Extend range a page up", show=False),
         Binding("shift+pagedown", "extend_page(1)", "Extend range a page down", show=False),
-        Binding("v", "visual", "Visual", tooltip="Toggle visual mode: moves extend the range"),
-        Binding("escape", "clear_range", "Clear range", show=False),
+        Binding("v", "visual", "Visual",
+                tooltip="Toggle visual mode: every move and jump extends the range"),
+        Binding("escape", "clear_range", "Clear range", show=False,
+                tooltip="Drop the range and leave visual mode"),
         Binding(
             "m", "toggle_bookmark", "Mark", show=False,
             tooltip="Toggle a bookmark on this enqueue",
@@ -133,6 +135,8 @@ class EnqueueList(ScrollView, can_focus=True):
         self._scroll_cursor_visible()
         self.refresh()
         self._cursor_changed()
+        if self.cursor_pos != current:  # the filter moved the cursor: a motion like any other
+            self._range_follows(False)
 
     @property
     def cursor_pos(self) -> int | None:
@@ -157,24 +161,20 @@ class EnqueueList(ScrollView, can_focus=True):
         return True
 
     # --------------------------------------------------------------- actions
+    # The selection model: the range always ends at the cursor (the anchor is its other end).
+    # A plain move or jump drops the range; in visual mode every move (arrows, pages, jumps,
+    # marks, n/N, w/W, a filter that moves the cursor) extends it; shift+move extends it.
     def action_cursor(self, delta: int) -> None:
         self._set_cursor(self.cursor + delta)
-        if self.visual:
-            self._extend_to_cursor()
 
     def action_page(self, direction: int) -> None:
         self.action_cursor(direction * max(1, self._rows_visible() - 1))
 
     def action_edge(self, end: int) -> None:
         self._set_cursor(len(self.view) - 1 if end else 0)
-        if self.visual:
-            self._extend_to_cursor()
 
     def action_extend(self, delta: int) -> None:
-        if self.range_anchor is None:
-            self.range_anchor = self.cursor_pos
-        self._set_cursor(self.cursor + delta)
-        self._extend_to_cursor()
+        self._set_cursor(self.cursor + delta, extend=True)
 
     def action_extend_page(self, direction: int) -> None:
         self.action_extend(direction * max(1, self._rows_visible() - 1))
@@ -182,18 +182,15 @@ class EnqueueList(ScrollView, can_focus=True):
     def action_visual(self) -> None:
         self.visual = not self.visual
         if self.visual:
-            self.range_anchor = self.cursor_pos
+            if self.range is None:  # else go on from the shift-range's anchor
+                self.range_anchor = self.cursor_pos
             self._extend_to_cursor()
         self.refresh()
         self.post_message(RangeChanged(*(self.range or (None, None))))
 
     def action_clear_range(self) -> None:
         self.visual = False
-        self.range_anchor = None
-        if self.range is not None:
-            self.range = None
-            self.refresh()
-        self.post_message(RangeChanged(None, None))
+        self._drop_range(say=True)  # the status line loses VISUAL too
 
     def action_toggle_bookmark(self) -> None:
         pos = self.cursor_pos
@@ -236,8 +233,6 @@ class EnqueueList(ScrollView, can_focus=True):
             self.notify(f"No {name} enqueue {where} this one", severity="warning", timeout=3)
             return
         self._set_cursor(target)
-        if self.visual:
-            self._extend_to_cursor()
 
     # --------------------------------------------------------------- helpers
     def _in_view(self, pos: int) -> bool:
@@ -247,15 +242,35 @@ class EnqueueList(ScrollView, can_focus=True):
     def _rows_visible(self) -> int:
         return max(1, self.scrollable_content_region.height - 1)
 
-    def _set_cursor(self, index: int) -> None:
+    def _set_cursor(self, index: int, *, extend: bool = False) -> None:
+        """Move the cursor (a motion): the range follows it when ``extend`` (shift) or in
+        visual mode, else it is dropped: the range never outlives the cursor."""
         if not len(self.view):
             return
+        if extend and (self.range is None or self.range_anchor is None):
+            self.range_anchor = self.cursor_pos
         index = max(0, min(index, len(self.view) - 1))
         if index != self.cursor:
             self.cursor = index
             self.refresh()
         self._scroll_cursor_visible()
         self._cursor_changed()
+        self._range_follows(extend)
+
+    def _range_follows(self, extend: bool) -> None:
+        if extend or self.visual:
+            self._extend_to_cursor()
+        else:
+            self._drop_range()
+
+    def _drop_range(self, *, say: bool = False) -> None:
+        had = self.range is not None or self.range_anchor is not None
+        self.range_anchor = None
+        if self.range is not None:
+            self.range = None
+            self.refresh()
+        if had or say:  # a plain move without a range says nothing more (CursorMoved does)
+            self.post_message(RangeChanged(None, None))
 
     def _cursor_changed(self) -> None:
         pos = self.cursor_pos
@@ -265,7 +280,9 @@ class EnqueueList(ScrollView, can_focus=True):
 
     def _extend_to_cursor(self) -> None:
         pos = self.cursor_pos
-        if self.range_anchor is None or pos is None:
+        if self.range_anchor is None:
+            self.range_anchor = pos
+        if pos is None or self.range_anchor is None:
             return
         self.range = (min(self.range_anchor, pos), max(self.range_anchor, pos))
         self.refresh()
@@ -274,10 +291,13 @@ class EnqueueList(ScrollView, can_focus=True):
     def _scroll_cursor_visible(self) -> None:
         rows = self._rows_visible()
         top = round(self.scroll_y)
+        # force: the list was just filled and the layout has not shown its scrollbar yet
+        # (Textual scrolls only a widget whose scrollbar shows): a cursor restored at load
+        # was left below the rows shown
         if self.cursor < top:
-            self.scroll_to(y=self.cursor, animate=False, immediate=True)
+            self.scroll_to(y=self.cursor, animate=False, immediate=True, force=True)
         elif self.cursor >= top + rows:
-            self.scroll_to(y=self.cursor - rows + 1, animate=False, immediate=True)
+            self.scroll_to(y=self.cursor - rows + 1, animate=False, immediate=True, force=True)
 
     # ------------------------------------------------------------- rendering
     def on_resize(self, event: events.Resize) -> None:

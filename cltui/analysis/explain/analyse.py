@@ -14,7 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from cltui.analysis.explain.divergence import divergence_map
+from cltui.analysis.explain.causes import ACCURACY, BUMPED
+from cltui.analysis.explain.divergence import divergence_map, scalars
 from cltui.analysis.explain.rewrite import ULP_LIMITS, builtins_called
 from cltui.analysis.explain.run import AGAIN, Runs
 from cltui.replay.experiment.worker import BASE_ID
@@ -106,11 +107,55 @@ def _builtins(runs: Runs, max_distance: float | None) -> dict[str, Any] | None:
     }  # fmt: skip
 
 
+def _within_limits(runs: Runs, where: list[dict[str, Any]], spec: str) -> tuple[bool | None, str]:
+    """Whether every differing element is within what two devices whose built-ins keep
+    their ULP limits can differ by, to first order: ``|a - b| <= 2 |P - R| + ulp``, where R
+    is the output with the built-ins computed in double precision and P with each moved up
+    by its limit (both on the first device), ulp the output's own rounding."""
+    dev = runs.devices[0]["id"]
+    outs = [runs.runs[BASE_ID].get(d["id"]) for d in runs.devices]
+    ref, bumped = runs.runs.get(ACCURACY, {}).get(dev), runs.runs.get(BUMPED, {}).get(dev)
+    parts = [ref, bumped, *outs]
+    if any(p is None or p.error for p in parts):
+        return None, spec + "; the bound could not be measured (a run is missing)"
+    over = total = 0
+    for w in where:
+        c = next(c for c in runs.checks if c["mem"] == w["mem"])
+        arrs = [p.data.get(w["mem"]) for p in parts if p is not None]
+        if any(x is None for x in arrs):
+            return None, spec + "; the bound could not be measured (an output is missing)"
+        r, p, a, b = (scalars(x, _dtype(c))[0] for x in arrs if x is not None)
+        if r.dtype.kind != "f":
+            return None, spec + "; the bound is measured on float outputs only"
+        n = min(r.size, p.size, a.size, b.size)
+        r, p, a, b = r[:n], p[:n], a[:n], b[:n]
+        diff = a.view(f"u{a.dtype.itemsize}") != b.view(f"u{b.dtype.itemsize}")
+        room = 2 * np.abs(p.astype(np.float64) - r) + np.spacing(np.maximum(abs(a), abs(b)))
+        gap = np.abs(a.astype(np.float64) - b)
+        bad = diff & ~(gap <= room)
+        over += int(np.count_nonzero(bad))
+        total += int(np.count_nonzero(diff))
+    if over == 0:
+        return True, (f"{spec}; every one of the {total:,} differing elements is within what "
+                      "two devices that keep these limits can differ by (measured: the "
+                      "built-ins in double precision, then moved by their limits)")
+    return None, (f"{spec}; {over:,} of {total:,} differing elements differ by more than "
+                  "the limits explain to first order: the specification does not settle it")
+
+
+def _dtype(c: dict[str, Any]) -> Any:
+    from cltui.replay.engine.dtypes import make_dtype
+
+    return make_dtype(c.get("dtype"))
+
+
 def _why(runs: Runs, where: list[dict[str, Any]]) -> dict[str, Any]:
     mems = [w["mem"] for w in where]
     before = sum(int(w["map"]["differ"]) for w in where)
     tried: list[dict[str, Any]] = []
     for rb in runs.rebuilds:
+        if rb.measure:
+            continue
         left, error = _differing(runs, rb.id, mems)
         outcome = ("not run" if left is None else "removes it" if left == 0
                    else "reduces it" if left < before else "no change" if left == before
@@ -140,6 +185,8 @@ def _why(runs: Runs, where: list[dict[str, Any]]) -> dict[str, Any]:
         rb = by_id[removes[0]["id"]]
         why.update(cause=rb.id, text=rb.cause, within_spec=rb.within_spec, spec=rb.spec,
                    rebuild=rb.change)  # fmt: skip
+        if rb.id == ACCURACY and rb.within_spec is None:
+            why["within_spec"], why["spec"] = _within_limits(runs, where, rb.spec)
     elif reduces:
         rb = by_id[reduces[0]["id"]]
         rest = _builtins(runs, worst)

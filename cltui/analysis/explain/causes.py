@@ -10,11 +10,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cltui.analysis.explain.rewrite import full_precision, without_contraction
+from cltui.analysis.explain.rewrite import (
+    ULP_LIMITS,
+    builtins_called,
+    full_precision,
+    reference_builtins,
+    without_contraction,
+)
 from cltui.capture.shellwords import split_words
 from cltui.replay.experiment.variant import ProgramChange, Variant
 
-__all__ = ["RELAXED", "Rebuild", "rebuilds"]
+__all__ = ["ACCURACY", "BUMPED", "RELAXED", "Rebuild", "rebuilds"]
+
+ACCURACY = "accuracy"  # the math built-ins computed in double precision
+BUMPED = "accuracy-bumped"  # and moved by their ULP limits (a measurement)
 
 RELAXED = ("-cl-fast-relaxed-math", "-cl-unsafe-math-optimizations", "-cl-finite-math-only",
            "-cl-mad-enable")  # fmt: skip
@@ -34,6 +43,7 @@ class Rebuild:
     within_spec: bool | None
     spec: str  # why (or why not) within the specification
     variant: Variant
+    measure: bool = False  # not a cause test: a measurement the analysis uses
 
 
 def rebuilds(range_text: str, source: str | None, options: str) -> list[Rebuild]:
@@ -61,6 +71,7 @@ def rebuilds(range_text: str, source: str | None, options: str) -> list[Rebuild]
             "mad may be computed either way, and a*b+c may be contracted while "
             "FP_CONTRACT is on (the default)",
             Variant(range_text, programs=(ProgramChange("", unfused),))))  # fmt: skip
+        out += _accuracy(range_text, full, names, builtins_called(source))
     if DAZ in words:
         out.append(Rebuild(
             "denormals", f"{DAZ} removed",
@@ -93,4 +104,35 @@ def rebuilds(range_text: str, source: str | None, options: str) -> list[Rebuild]
         "an optimisation of one device's compiler (the difference goes with -cl-opt-disable)",
         None, "the specification does not say which optimisations keep results bit-exact",
         Variant(range_text, options_add=("-cl-opt-disable",))))  # fmt: skip
+    return out
+
+
+def _accuracy(range_text: str, full: str, native: list[str], called: list[str]
+              ) -> list[Rebuild]:  # fmt: skip
+    """The built-ins (``native_``/``half_`` ones as full-precision ones: ``full``) computed
+    in double precision, then (a measurement) moved by their ULP limits; none when the
+    source calls no math built-in.  ``native``, ``called``: what the source itself calls."""
+    ref, rewritten = reference_builtins(full)
+    if not rewritten:
+        return []
+    limits = ", ".join(f"{n} ≤ {ULP_LIMITS[n]:g} ULP" for n in called)
+    parts = []
+    if native:
+        parts.append(f"{'/'.join(sorted({n.split('_')[0] + '_' for n in native}))} accuracy "
+                     f"({', '.join(native)}: implementation-defined)")
+    if called:
+        parts.append(f"built-in accuracy ({limits})")
+    cause = " and ".join(parts) + ": the devices' math libraries round differently"
+    spec = ("native_ and half_ accuracy is implementation-defined" if not called else
+            f"the specification bounds the built-ins' error: {limits}")
+    out = [Rebuild(
+        ACCURACY, "the math built-ins computed in double precision, rounded to float",
+        cause, True if not called else None, spec,
+        Variant(range_text, programs=(ProgramChange("", ref),)))]  # fmt: skip
+    if called:
+        bumped, _ = reference_builtins(full, bump=True)
+        out.append(Rebuild(
+            BUMPED, "the built-ins in double precision, each moved up by its ULP limit",
+            cause, None, spec, Variant(range_text, programs=(ProgramChange("", bumped),)),
+            measure=True))  # fmt: skip
     return out

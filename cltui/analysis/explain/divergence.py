@@ -19,7 +19,7 @@ import numpy.typing as npt
 from cltui.replay.engine.compare import ulp_distance
 from cltui.replay.engine.dtypes import DTypeSpec, dtype_label, make_dtype
 
-__all__ = ["BUCKETS", "DivergenceMap", "Pattern", "divergence_map", "pattern"]
+__all__ = ["BUCKETS", "DivergenceMap", "Pattern", "divergence_map", "pattern", "scalars"]
 
 # the histogram's buckets: (label, lowest, highest) distance, then "not finite"
 BUCKETS: tuple[tuple[str, float, float], ...] = (
@@ -56,7 +56,7 @@ class DivergenceMap(TypedDict):
     dtype: str
 
 
-def _scalars(data: bytes | npt.NDArray[np.uint8], dt: np.dtype[Any]
+def scalars(data: bytes | npt.NDArray[np.uint8], dt: np.dtype[Any]
              ) -> tuple[npt.NDArray[Any], int]:  # fmt: skip
     """The data as a flat array of scalars, and the scalars per item (1 for a struct:
     compared as one record each)."""
@@ -91,13 +91,13 @@ def divergence_map(a: bytes | npt.NDArray[np.uint8], b: bytes | npt.NDArray[np.u
     ``capture`` (the captured bytes, when there are any) gives each worst element's
     captured value."""
     dt = make_dtype(dtype)
-    va, lanes = _scalars(a, dt)
-    vb, _ = _scalars(b, dt)
+    va, lanes = scalars(a, dt)
+    vb, _ = scalars(b, dt)
     n = min(va.size, vb.size)
     va, vb = va[:n], vb[:n]
     vc = None
     if capture is not None:
-        c, _ = _scalars(capture, dt)
+        c, _ = scalars(capture, dt)
         vc = c if c.size >= n else None
     kind = va.dtype.kind
     if kind == "f":

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["builtins_called", "code_mask", "full_precision", "without_contraction"]
+__all__ = ["ULP_LIMITS", "builtins_called", "code_mask", "full_precision", "reference_builtins",
+           "without_contraction"]
 
 CONTRACT_OFF = "#pragma OPENCL FP_CONTRACT OFF\n"
 
@@ -107,27 +108,36 @@ def without_contraction(src: str) -> tuple[str, int]:
     return CONTRACT_OFF + src, count
 
 
-_NATIVE = re.compile(r"\b(native|half)_([a-z0-9]+)\s*\(")
+# the built-ins with native_ and half_ forms; divide and recip have no plain form
+_REDUCED = ("cos", "divide", "exp", "exp2", "exp10", "log", "log2", "log10", "powr", "recip",
+            "rsqrt", "sin", "sqrt", "tan")  # fmt: skip
+_REDUCED_NAMES = {f"{p}_{n}" for p in ("native", "half") for n in _REDUCED}
 
 
 def full_precision(src: str) -> tuple[str, list[str]]:
-    """The source with ``native_X(`` / ``half_X(`` calls (in code) written ``X(``, and the
-    names replaced (in order, once each)."""
-    mask = code_mask(src)
+    """The source with each ``native_X(`` / ``half_X(`` call (in code) of a full-precision
+    ``X``: ``X(``; ``divide(a, b)``: ``((a) / (b))``; ``recip(x)``: ``(1.0f / (x))``; and
+    the names replaced (in order, once each)."""
     names: list[str] = []
-    out: list[str] = []
-    last = 0
-    for m in _NATIVE.finditer(src):
-        if not mask[m.start()]:
-            continue
-        out.append(src[last : m.start()])
-        out.append(m.group()[len(m.group(1)) + 1 :])
-        last = m.end()
-        name = f"{m.group(1)}_{m.group(2)}"
+    while True:
+        calls = _calls(src, _REDUCED_NAMES)
+        if not calls:
+            return src, names
+        start, paren, name = calls[-1]
         if name not in names:
-            names.append(name)
-    out.append(src[last:])
-    return "".join(out), names
+            names.insert(0, name)
+        plain = name.split("_", 1)[1]
+        if plain in ("divide", "recip"):
+            parsed = _arguments(src, paren)
+            want = 2 if plain == "divide" else 1
+            if parsed is None or len(parsed[0]) != want:
+                return src, names  # left as it is: the build says what is wrong
+            args, end = parsed
+            text = (f"(({args[0].strip()}) / ({args[1].strip()}))" if want == 2
+                    else f"(1.0f / ({args[0].strip()}))")
+            src = src[:start] + text + src[end:]
+        else:
+            src = src[:start] + plain + src[start + len(name):]
 
 
 # OpenCL C 3.0 specification, "Relative Error as ULPs", full profile, single precision
@@ -152,3 +162,42 @@ def _first_seen(src: str) -> list[str]:
     for _start, _paren, name in _calls(src, set(ULP_LIMITS)):
         seen.setdefault(name)
     return list(seen)
+
+
+FP64 = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"
+BUMP = "cltui_bump_ulps"
+_BUMP_FN = (f"float {BUMP}(float r, int n)\n{{\n    for (int k = 0; k < n; ++k)\n"
+            "        r = nextafter(r, INFINITY);\n    return r;\n}\n")  # fmt: skip
+_MARK = "CLTUI_REF_"
+_INT_SECOND = ("pown", "rootn")  # their second argument is an int
+
+
+def reference_builtins(src: str, bump: bool = False) -> tuple[str, list[str]]:
+    """The source with each call of a math built-in of :data:`ULP_LIMITS` (but ``sincos``)
+    computed in double precision and rounded to float, ``((float)f((double)(x)))``: a result
+    within half a float ULP of the exact one, the same on every device that has
+    ``cl_khr_fp64``.  ``bump``: each result then moved up by the built-in's ULP limit
+    (``nextafter`` towards +inf, that many times), to measure how far the limits move the
+    outputs.  The names rewritten, in order.  (A built-in on vectors or doubles makes the
+    build fail: that rebuild then says so.)"""
+    names: list[str] = []
+    wanted = set(ULP_LIMITS) - {"sincos"}
+    while True:
+        calls = _calls(src, wanted)
+        if not calls:
+            break
+        start, paren, name = calls[-1]
+        parsed = _arguments(src, paren)
+        if parsed is None:
+            break
+        args, end = parsed
+        if name not in names:
+            names.insert(0, name)
+        cast = [a.strip() if name in _INT_SECOND and k == 1 else f"(double)({a.strip()})"
+                for k, a in enumerate(args)]  # fmt: skip
+        text = f"((float){_MARK}{name}({', '.join(cast)}))"
+        if bump:
+            text = f"{BUMP}({text}, {ULP_LIMITS[name]:g})"
+        src = src[:start] + text + src[end:]
+    src = src.replace(_MARK, "")
+    return FP64 + (_BUMP_FN if bump else "") + src, names

@@ -98,6 +98,6 @@ def _write(path: Path, text: str) -> None:
     from cltui.capture.display import escape_controls
 
     try:
-        path.write_text(escape_controls(text), encoding="utf-8")
+        path.write_text(escape_controls(text, keep_newlines=True), encoding="utf-8")
     except OSError as exc:
         fail(f"--markdown {path}: {exc.strerror or exc}")

@@ -78,8 +78,8 @@ def _py(v: Any) -> Any:
         return f if math.isfinite(f) else repr(f)
     if isinstance(v, np.integer):
         return int(v)
-    if isinstance(v, np.void | bytes):
-        return bytes(v).hex()
+    if isinstance(v, np.void):
+        return v.tobytes().hex()
     return v
 
 
@@ -160,8 +160,8 @@ def pattern(idx: npt.NDArray[np.int64], n: int, lanes: int = 1,
             shape: list[int] | None = None) -> Pattern:  # fmt: skip
     """What the differing element positions ``idx`` (sorted) of ``n`` show, claimed only
     when every one of them shows it: all, one block of consecutive elements, one row or the
-    edges of a 2-D image, every Nth element (all ≡ r mod N, N found as the gcd of their
-    distances), else scattered."""
+    edges of a 2-D image, every Nth element (all ≡ r mod N, N the gcd of their distances,
+    at least 4 of them and at least half of the positions ≡ r mod N), else scattered."""
     k = int(idx.size)
     if k == 0:
         return {"kind": "none", "text": "no element differs"}
@@ -184,11 +184,11 @@ def pattern(idx: npt.NDArray[np.int64], n: int, lanes: int = 1,
     if hi - lo + 1 == k and k > 1:
         return {"kind": "one-block",
                 "text": f"one block of {k:,} consecutive elements ({lo}..{hi}) of {n:,}"}
-    if k >= 3:
+    if k >= 4:  # fewer points share a gcd too easily
         step = int(reduce(math.gcd, (int(d) for d in np.diff(idx))))
-        if step >= 2:
-            r = lo % step
-            slots = len(range(r, n, step))
+        r = lo % step if step >= 2 else 0
+        slots = len(range(r, n, step)) if step >= 2 else n
+        if step >= 2 and 2 * k >= slots:  # and at least half of those positions differ
             what = f"lane {r} of each item" if lanes > 1 and step == lanes else (
                 f"one element in every {step} (index ≡ {r} mod {step})")
             return {"kind": "stride",

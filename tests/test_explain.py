@@ -151,3 +151,25 @@ def test_bad_input_is_one_line_and_exit_2(planted: Path) -> None:
     res = CliRunner().invoke(main, ["explain", str(planted), "0", "-d", "pocl",
                                     "-d", "oclgrind"])  # fmt: skip
     assert res.exit_code == 2 and "not a kernel enqueue" in res.output
+
+
+def test_outputs_that_differ_between_runs_on_one_device_are_named_first() -> None:
+    from cltui.analysis.explain.analyse import explain_report
+    from cltui.analysis.explain.run import AGAIN, Outputs, Runs
+    from cltui.replay.experiment.worker import BASE_ID
+
+    def out(values: list[float]) -> Outputs:
+        return Outputs({"m": np.frombuffer(_f32(values), dtype=np.uint8)})
+
+    devices: Any = [{"id": "0:0", "name": "Alpha"}, {"id": "1:0", "name": "Beta"}]
+    check = {"mem": "m", "label": "arg 0", "dtype": "<f4", "shape": None}
+    plan: Any = {"data": {}}
+    runs = Runs(plan, ".", "reduce", "p0", "", None, devices, [], {}, [check], {
+        BASE_ID: {"0:0": out([1, 2, 3, 4]), "1:0": out([1, 2, 3, 5])},
+        AGAIN: {"0:0": out([1, 2, 3, 4]), "1:0": out([1, 2, 3, 6])},  # Beta: another sum
+    })  # fmt: skip
+    rep = explain_report(runs, "cap", 3)
+    assert rep["why"]["cause"] == "order dependence" and rep["why"]["within_spec"] is None
+    assert rep["why"]["order"] == {"a": False, "b": True}
+    assert "differ between runs on the same device (Beta)" in rep["why"]["text"]
+    validate(rep, "cli.schema.json", "explain")

@@ -143,10 +143,12 @@ def _run(plan: Manifest, root: str, kernel: str, program: str, options: str,
             done += 1
             report(ProgressEvent(done / total, f"{ev['id']} on {ev['device']}"))
             runs[str(ev["id"])][str(ev["device"])] = _outputs(ev)
-    finally:
+    finally:  # a child still running (an interrupt, an error here) goes first
+        cancelled = job.cancelled
+        job.cancel()
         job.cleanup()  # the saved outputs are read already
     return Runs(plan, root, kernel, program, options, source, devices, kept, refused,
-                checks, runs, cancelled=job.cancelled)  # fmt: skip
+                checks, runs, cancelled=cancelled)  # fmt: skip
 
 
 def _outputs(ev: dict[str, Any]) -> Outputs:

@@ -38,6 +38,7 @@ class Pattern(TypedDict):
 class Element(TypedDict):
     index: int  # the element's position (scalar components, in order)
     item: int  # the item (buffer element, texel) it belongs to
+    lane: int  # its component in that item (0 for a scalar type)
     coords: list[int] | None  # an image's (x, y[, z]) of that texel
     a: Any
     b: Any
@@ -130,7 +131,7 @@ def divergence_map(a: bytes | npt.NDArray[np.uint8], b: bytes | npt.NDArray[np.u
         i = int(idx[k])
         item = i // lanes
         worst.append({
-            "index": i, "item": item, "coords": _coords(item, shape),
+            "index": i, "item": item, "lane": i % lanes, "coords": _coords(item, shape),
             "a": _py(va[i]), "b": _py(vb[i]),
             "capture": _py(vc[i]) if vc is not None else None,
             "distance": float(dist[k]) if finite[k] and unit != "items" else None,

@@ -36,6 +36,8 @@ def _worst(m: dict[str, Any], names: tuple[str, str]) -> list[str]:
     out: list[str] = []
     for e in m["worst"]:
         where = f"index {e['index']}"
+        if e["item"] != e["index"] or e["lane"]:
+            where += f" (item {e['item']}, lane {e['lane']})"
         if e["coords"] is not None:
             where += f" (texel {', '.join(str(c) for c in e['coords'])})"
         dist = f" ({e['distance']:g} {m['unit']})" if e["distance"] is not None else ""
@@ -76,8 +78,8 @@ def text_lines(report: dict[str, Any]) -> list[str]:
     for w in report["where"]:
         m = w["map"]
         most = f" (max {m['max']:g} {m['unit']})" if m["max"] is not None else ""
-        lines += ["", f"where: {w['label']}: {m['differ']:,} of {m['elements']:,} "
-                  f"{m['dtype']} elements differ{most}"]
+        lines += ["", f"where: {w['label']} ({m['dtype']}): {m['differ']:,} of "
+                  f"{m['elements']:,} elements differ{most}"]
         if m["histogram"]:
             lines.append(f"  {m['unit']}: {_histogram(m)}")
         lines.append(f"  pattern: {m['pattern']['text']}")
@@ -107,7 +109,7 @@ def markdown(report: dict[str, Any]) -> str:
         m = w["map"]
         most = f", max {m['max']:g} {m['unit']}" if m["max"] is not None else ""
         out += ["", f"## Where: {w['label']}", "",
-                f"{m['differ']:,} of {m['elements']:,} {m['dtype']} elements differ{most}. "
+                f"{m['differ']:,} of {m['elements']:,} elements ({m['dtype']}) differ{most}. "
                 f"Pattern: {m['pattern']['text']}.", ""]
         if m["histogram"]:
             out += ["| " + " | ".join(m["histogram"]) + " |",

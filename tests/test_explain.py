@@ -173,3 +173,22 @@ def test_outputs_that_differ_between_runs_on_one_device_are_named_first() -> Non
     assert rep["why"]["order"] == {"a": False, "b": True}
     assert "differ between runs on the same device (Beta)" in rep["why"]["text"]
     validate(rep, "cli.schema.json", "explain")
+
+
+def test_a_device_that_could_not_run_makes_it_incomplete() -> None:
+    from cltui.analysis.explain.analyse import explain_report
+    from cltui.analysis.explain.run import AGAIN, Outputs, Runs
+    from cltui.replay.experiment.worker import BASE_ID
+
+    ok = Outputs({"m": np.frombuffer(_f32([1, 2]), dtype=np.uint8)})
+    crashed = Outputs(error="crash: the process died (SIGSEGV)")
+    devices: Any = [{"id": "0:0", "name": "Alpha"}, {"id": "1:0", "name": "Beta"}]
+    check = {"mem": "m", "label": "arg 0", "dtype": "<f4", "shape": None}
+    plan: Any = {"data": {}}
+    runs = Runs(plan, ".", "k", "p0", "", None, devices, [], {}, [check],
+                {BASE_ID: {"0:0": ok, "1:0": crashed}, AGAIN: {"0:0": ok}})  # fmt: skip
+    rep = explain_report(runs, "cap", 3)
+    assert rep["verdict"]["status"] == "incomplete" and rep["why"] is None
+    assert rep["verdict"]["line"].startswith("INCOMPLETE: enqueue 3 (k)")
+    assert "Beta: crash: the process died (SIGSEGV)" in rep["verdict"]["line"]
+    validate(rep, "cli.schema.json", "explain")

@@ -30,6 +30,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "diverge": ("cltui.commands.diverge", "diverge_cmd", "Find where two captures diverge."),
     "check": ("cltui.commands.check", "check_cmd", "Replay a range on Oclgrind with its checks."),
     "shrink": ("cltui.commands.shrink", "shrink_cmd", "Shrink a failing range to its core."),
+    "explain": ("cltui.commands.explain", "explain_cmd", "Where and why two devices' outputs "
+                "of an enqueue differ."),
     "fleet": ("cltui.commands.fleet", "fleet_cmd", "Replay a range on many hosts over ssh."),
     "feasible": (
         "cltui.commands.feasible", "feasible_cmd", "What of a range cannot run on a device."

@@ -57,6 +57,12 @@ def pyocl_oclgrind() -> Path:
 
 
 @pytest.fixture(scope="session")
+def planted() -> Path:
+    """Six planted kernels with known causes of a PoCL/Oclgrind difference (its README)."""
+    return capture_path("planted_divergence_pocl")
+
+
+@pytest.fixture(scope="session")
 def heat2d(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The 204,011-enqueue capture, unpacked once per session into a temp dir."""
     archive = CAPTURES / "heat2d_large" / "heat2d_large.tar.zst"

@@ -46,6 +46,7 @@ KINDS: dict[str, str] = {
     "replay": "a replay's outputs (replay, the app's replay screen)",
     "check": "check's and the findings' work folders",
     "shrink": "shrink's candidate captures",
+    "explain": "explain's replays and rebuilds of one enqueue on two devices",
     "export": "export --tar's bundle before it is packed; beside a target: a bundle being written",
     "feasible": "the feasibility probe's plan and outputs",
     "experiment": "an experiment's variant runs",

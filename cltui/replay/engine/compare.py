@@ -441,3 +441,13 @@ def _py(v: object) -> JSONValue:
             return str(item)
         return cast(JSONValue, item)
     return cast(JSONValue, v)
+
+
+def ulp_distance(a: npt.NDArray[np.floating[Any]], b: npt.NDArray[np.floating[Any]]
+                 ) -> npt.NDArray[np.float64]:  # fmt: skip
+    """The ULP distance of two float arrays of one dtype, element by element (the rule the
+    checks use; NaN and infinities count by their bit patterns: test them apart)."""
+    size = a.dtype.itemsize
+    nbits = size * 8
+    view = np.dtype(f"i{size}") if nbits == 64 else np.dtype(f"u{size}")
+    return _ulp_distance(_ordered(a.view(view), nbits), _ordered(b.view(view), nbits))

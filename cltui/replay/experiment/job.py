@@ -53,8 +53,10 @@ class ExperimentJob:
         timeout: float = 60.0,
         binary_cache: str | Path | None = None,
         ahead: Child | None = None,
+        save_dir: str | Path | None = None,
     ) -> None:
         self.base = base
+        self.save_dir = str(save_dir) if save_dir else None  # per device: save_dir/<dev>/<id>/
         self.points = list(points)
         self.devices = list(devices)
         self.data_root = str(data_root)
@@ -145,6 +147,8 @@ class ExperimentJob:
             "interleave": self.interleave, "tolerance": self.tolerance,
             "arg_tolerance": {str(k): v for k, v in self.arg_tolerance.items()},
             "binary_cache": self.binary_cache,
+            "save_dir": (f"{self.save_dir}/{dev['id'].replace(':', '_')}"
+                         if self.save_dir else None),
         }  # fmt: skip
         job_path = self.workdir / f"job_{tag}.json"
         job_path.write_text(json.dumps(job))

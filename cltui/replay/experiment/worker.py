@@ -4,7 +4,8 @@ in one process, through the replay engine with one shared context (``engine.Shar
 Job (JSON file): ``device``, ``data_root``, ``base`` (the plan A, or None when a resumed sweep
 needs no base run), ``points`` ([{id, plan}]), ``repeat`` (runs per plan: the first validates,
 the others time), ``interleave`` (an A/B run: A and the one point time in turns, A B B A ...),
-``tolerance``, ``arg_tolerance``, ``binary_cache``.
+``tolerance``, ``arg_tolerance``, ``binary_cache``, ``save_dir`` (optional: each point's
+replayed outputs are saved under ``save_dir/<id>/``, its checks' ``output`` names them).
 
 Events (one JSON line each, on the runner's pipe, :mod:`cltui.replay.child`): ``point_start``
 {id}; ``point`` {id, result (the engine's result of the validation run), times (per step,
@@ -42,11 +43,14 @@ class _Run:
         self.repeat = max(int(job.get("repeat", 1)), 1)
         self.loaded: dict[str, Any] = {}  # the capture's files, mapped once for every plan
 
-    def engine(self, plan: dict[str, Any], quiet: bool = False) -> Any:
+    def engine(self, plan: dict[str, Any], quiet: bool = False, pid: str | None = None) -> Any:
+        from pathlib import Path
+
         from cltui.replay import engine
         from cltui.replay.runner import _hash64, capture_loader
 
         job = self.job
+        save = job.get("save_dir")
         return engine.Engine(
             plan,  # type: ignore[arg-type]  # the plan as JSON
             self.device,
@@ -57,12 +61,13 @@ class _Run:
             arg_tolerance={int(k): v for k, v in (job.get("arg_tolerance") or {}).items()},
             binary_cache=job.get("binary_cache"),
             shared=self.shared,
+            save_dir=Path(save) / pid if save and pid is not None else None,
         )
 
     def validate(self, pid: str, plan: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
         """Prepare and run once (the checks); (the engine or None, the point's event)."""
         self.send({"type": "point_start", "id": pid})
-        eng = self.engine(plan)
+        eng = self.engine(plan, pid=pid)
         ev: dict[str, Any] = {"type": "point", "id": pid, "times": []}
         try:
             eng.prepare()  # the engine's pre-flight: what this device refuses, and why

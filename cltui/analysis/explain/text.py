@@ -1,0 +1,134 @@
+"""The explanation as text: lines for the terminal (:func:`text_lines`) and a Markdown
+report ready for a driver bug report (:func:`markdown`), both from the report dict of
+:func:`~cltui.analysis.explain.analyse.explain_report`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+__all__ = ["markdown", "text_lines", "value_text"]
+
+
+def value_text(v: Any, dtype: str) -> str:
+    """A value as its type prints it shortest (a float32 as float32, not as a double)."""
+    if v is None:
+        return "-"
+    base = dtype.split("x")[0]
+    if isinstance(v, float) and base in ("float16", "float32", "float64"):
+        return str(np.dtype(base).type(v))
+    return str(v)
+
+
+def _spec_word(why: dict[str, Any]) -> str:
+    w = why.get("within_spec")
+    return ("within the OpenCL specification" if w is True else
+            "outside the OpenCL specification" if w is False else
+            "not settled by the OpenCL specification")  # fmt: skip
+
+
+def _histogram(m: dict[str, Any]) -> str:
+    return "  ".join(f"{k}: {v:,}" for k, v in m["histogram"].items())
+
+
+def _worst(m: dict[str, Any], names: tuple[str, str]) -> list[str]:
+    out: list[str] = []
+    for e in m["worst"]:
+        where = f"index {e['index']}"
+        if e["item"] != e["index"] or e["lane"]:
+            where += f" (item {e['item']}, lane {e['lane']})"
+        if e["coords"] is not None:
+            where += f" (texel {', '.join(str(c) for c in e['coords'])})"
+        dist = f" ({e['distance']:g} {m['unit']})" if e["distance"] is not None else ""
+        out.append(f"{where}: {names[0]} {value_text(e['a'], m['dtype'])}, {names[1]} "
+                   f"{value_text(e['b'], m['dtype'])}, capture "
+                   f"{value_text(e['capture'], m['dtype'])}{dist}")  # fmt: skip
+    return out
+
+
+def _rebuild_lines(why: dict[str, Any]) -> list[str]:
+    out: list[str] = []
+    for t in why.get("rebuilds", []):
+        left = f" ({t['differ']:,} elements differ)" if t["differ"] is not None else ""
+        err = f": {t['error']}" if t["error"] else ""
+        out.append(f"{t['id']} ({t['change']}): {t['outcome']}{left}{err}")
+    return out
+
+
+def _order_line(report: dict[str, Any], why: dict[str, Any]) -> str:
+    order = why.get("order") or {}
+    parts = []
+    for key in ("a", "b"):
+        name = report["devices"][key]["name"]
+        v = order.get(key)
+        parts.append(f"{name}: " + ("differs between runs" if v else "same outputs" if v is False
+                                    else "not run"))  # fmt: skip
+    return "second run on each device: " + "; ".join(parts)
+
+
+def text_lines(report: dict[str, Any]) -> list[str]:
+    """The terminal report: the verdict first, then where and why."""
+    devs = report["devices"]
+    names = (devs["a"]["name"], devs["b"]["name"])
+    lines = [report["verdict"]["line"],
+             f"enqueue {report['enqueue']}: kernel {report['kernel']} ({report['program']}), "
+             f"build options: {report['options'] or '(none)'}",
+             f"A: {names[0]} ({devs['a']['id']})   B: {names[1]} ({devs['b']['id']})"]
+    for w in report["where"]:
+        m = w["map"]
+        most = f" (max {m['max']:g} {m['unit']})" if m["max"] is not None else ""
+        lines += ["", f"where: {w['label']} ({m['dtype']}): {m['differ']:,} of "
+                  f"{m['elements']:,} elements differ{most}"]
+        if m["histogram"]:
+            lines.append(f"  {m['unit']}: {_histogram(m)}")
+        lines.append(f"  pattern: {m['pattern']['text']}")
+        lines += [f"  worst: {x}" for x in _worst(m, ("A", "B"))]
+        lines.append(f"  against the capture: A {w['capture']['a']}; B {w['capture']['b']}")
+    why = report.get("why")
+    if why and report["where"]:
+        lines += ["", f"why: {why['text']}", f"  {_spec_word(why)}: {why['spec']}"]
+        lines += [f"  rebuild {x}" for x in _rebuild_lines(why)]
+    if why:
+        lines.append(f"  {_order_line(report, why)}")
+    return lines
+
+
+def markdown(report: dict[str, Any]) -> str:
+    """The report in Markdown, for a driver bug report."""
+    devs = report["devices"]
+    out = [f"# Kernel `{report['kernel']}`: {report['verdict']['status'].replace('-', ' ')}",
+           "", f"**{report['verdict']['line']}**", "",
+           f"- Capture: `{report['capture']}`, enqueue {report['enqueue']} "
+           f"({report['program']})",
+           f"- Build options: `{report['options'] or '(none)'}`",
+           f"- Device A: {devs['a']['name']} (`{devs['a']['id']}`)",
+           f"- Device B: {devs['b']['name']} (`{devs['b']['id']}`)",
+           "- Replayed in isolation from the capture's own inputs (its Pre dumps)."]
+    for w in report["where"]:
+        m = w["map"]
+        most = f", max {m['max']:g} {m['unit']}" if m["max"] is not None else ""
+        out += ["", f"## Where: {w['label']}", "",
+                f"{m['differ']:,} of {m['elements']:,} elements ({m['dtype']}) differ{most}. "
+                f"Pattern: {m['pattern']['text']}.", ""]
+        if m["histogram"]:
+            out += ["| " + " | ".join(m["histogram"]) + " |",
+                    "|" + "---|" * len(m["histogram"]),
+                    "| " + " | ".join(f"{v:,}" for v in m["histogram"].values()) + " |", ""]
+        out += ["| element | A | B | capture | distance |", "|---|---|---|---|---|"]
+        for e in m["worst"]:
+            dist = f"{e['distance']:g} {m['unit']}" if e["distance"] is not None else "-"
+            out.append(f"| {e['index']} | {value_text(e['a'], m['dtype'])} | "
+                       f"{value_text(e['b'], m['dtype'])} | "
+                       f"{value_text(e['capture'], m['dtype'])} | {dist} |")  # fmt: skip
+        out += ["", f"Against the capture: A {w['capture']['a']}; B {w['capture']['b']}."]
+    why = report.get("why")
+    if why and report["where"]:
+        out += ["", "## Why", "", f"Cause: {why['text']}.", "",
+                f"Specification: {_spec_word(why)} ({why['spec']}).", "",
+                "Controlled rebuilds, each run on both devices:", ""]
+        out += [f"- {x}" for x in _rebuild_lines(why)]
+    if why:
+        line = _order_line(report, why)
+        out += ["", f"{line[:1].upper()}{line[1:]}."]
+    return "\n".join(out) + "\n"

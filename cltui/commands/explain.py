@@ -1,0 +1,103 @@
+"""``cltui explain DUMPDIR ENQUEUE -d A -d B``: where two devices' outputs of one kernel
+enqueue differ, and why."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from cltui.commands._common import echo, emit_json, fail, load_capture
+from cltui.errors import EXIT_INCOMPLETE, EXIT_MISMATCH, EXIT_OK
+
+_EXIT = {"diverges": EXIT_MISMATCH, "no-divergence": EXIT_OK, "incomplete": EXIT_INCOMPLETE}
+
+
+@click.command("explain")
+@click.argument("dumpdir", type=click.Path())
+@click.argument("enqueue", type=int)
+@click.option("--device", "-d", "devices", multiple=True, required=True,
+              help="The two devices: P:D index or name substring (pocl, oclgrind), twice.")
+@click.option("--timeout", type=click.FloatRange(min=1.0), default=60.0, show_default=True,
+              help="Seconds without progress before a device is declared hung.")
+@click.option("--markdown", "markdown_file", type=click.Path(dir_okay=False), default=None,
+              metavar="FILE", help="Also write the report as Markdown (for a bug report).")
+@click.option("--json", "as_json", is_flag=True, help="The report as JSON.")
+def explain_cmd(dumpdir: str, enqueue: int, devices: tuple[str, ...], timeout: float,
+                markdown_file: str | None, as_json: bool) -> None:  # fmt: skip
+    """Replay kernel enqueue ENQUEUE alone (its inputs from the capture) on devices A and B
+    and, for each output that differs, say where (how many elements, by how many ULP, the
+    pattern, the worst elements, which device agrees with the capture) and why: controlled
+    rebuilds that each remove one known cause (contraction, native_/half_ and built-in
+    accuracy, subnormals, relaxed math and division, optimisation), run on both devices;
+    whether the difference is within the OpenCL specification; a second run on each
+    device for order dependence.
+
+    Exit 1 when the devices diverge, 0 when they agree, 3 when something could not run,
+    2 on bad input.
+    """
+    from cltui.analysis.explain import ExplainError, explain_report, run_explain
+    from cltui.analysis.explain.text import markdown, text_lines
+    from cltui.capture.ranges import EnqueueRange
+    from cltui.progress import CancelToken, ProgressEvent
+    from cltui.replay.devices import DeviceError, devices_for
+
+    if len(devices) != 2:
+        fail(f"explain compares two devices: give -d twice (got {len(devices)})")
+    cap = load_capture(dumpdir, quiet=as_json)
+    try:
+        chosen, _ = devices_for(cap, EnqueueRange(enqueue, enqueue), list(devices))
+    except DeviceError as exc:
+        fail(str(exc))
+    picked = _two(chosen, devices)
+
+    def said(ev: ProgressEvent) -> None:
+        if not as_json:
+            echo(f"{ev.what} ...", err=True)
+
+    cancel = CancelToken()
+    try:
+        runs = run_explain(cap, enqueue, picked, timeout=timeout, cancel=cancel, progress=said)
+    except ExplainError as exc:
+        fail(str(exc))
+    except KeyboardInterrupt:
+        cancel.cancel()
+        fail("interrupted", 130)
+    report = explain_report(runs, str(cap.path), enqueue)
+    if markdown_file is not None:
+        _write(Path(markdown_file), markdown(report))
+    if as_json:
+        emit_json(report)
+    else:
+        for line in text_lines(report):
+            echo(line)
+    sys.exit(_EXIT[report["verdict"]["status"]])
+
+
+def _two(chosen: list[Any], specs: tuple[str, ...]) -> list[Any]:
+    """The device each spec names (the first of several), two different ones."""
+    from cltui.replay.devices import DeviceError, select_devices
+
+    out: list[Any] = []
+    for spec in specs:
+        try:
+            found = select_devices([spec], chosen)
+        except DeviceError as exc:
+            fail(str(exc))
+        out.append(found[0])
+    if out[0]["id"] == out[1]["id"]:
+        fail(f"-d {specs[0]!r} and -d {specs[1]!r} name the same device ({out[0]['name']}): "
+             "explain compares two devices")
+    return out
+
+
+def _write(path: Path, text: str) -> None:
+    """The Markdown report (control characters from the capture escaped)."""
+    from cltui.capture.display import escape_controls
+
+    try:
+        path.write_text(escape_controls(text, keep_newlines=True), encoding="utf-8")
+    except OSError as exc:
+        fail(f"--markdown {path}: {exc.strerror or exc}")

@@ -56,7 +56,7 @@ def json_type(value: object) -> str:
     if isinstance(value, bool):
         return "boolean"
     if isinstance(value, int):
-        return "integer"
+        return "integer" if -(1 << 63) <= value < 1 << 63 else "number"  # as replay.cpp
     if isinstance(value, float):
         return "number"
     if isinstance(value, str):

@@ -48,8 +48,8 @@ def _read_limited(base: Path, name: str, limit: int) -> bytes:
     try:
         with (base / name).open("rb") as f:
             data = f.read(limit + 1)
-    except OSError as exc:
-        raise _damaged(f"cannot read {name}: {exc.strerror or exc}") from None
+    except OSError:
+        raise _damaged(f"cannot read {name}") from None
     if len(data) > limit:
         raise _damaged(f"{name} is larger than {limit >> 20} MiB")
     return data
@@ -59,14 +59,25 @@ def read_manifest(root: str | Path) -> Manifest:
     """The bundle's ``manifest.json``, parsed and held to the schema (not yet the files)."""
     base = Path(root)
     raw = _read_limited(base, "manifest.json", MANIFEST_LIMIT)
-    try:
-        doc = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
+    try:  # as strict as replay.cpp's reader: no NaN, no duplicate key, bounded nesting
+        doc = json.loads(raw.decode("utf-8"), parse_constant=_refuse, object_pairs_hook=_unique)
+    except (ValueError, RecursionError):
         raise _bad("manifest.json is not valid JSON") from None
     said = first_problem(doc, manifest_schema())
     if said:
         raise _bad(said)
     return cast(Manifest, doc)
+
+
+def _refuse(name: str) -> None:
+    raise ValueError(name)
+
+
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        raise ValueError("duplicate key")
+    return out
 
 
 def verify_bundle(root: str | Path) -> Manifest:
@@ -138,6 +149,8 @@ def _walk(base: Path, rel: str, *, want: str) -> None:
     """Each component of ``rel`` under ``base``, never followed: no link, the last one a
     regular file (``want="file"``) or a folder."""
     parts = [p for p in rel.split("/") if p not in ("", ".")]
+    if not parts:
+        raise _damaged(f"{printable(rel)} is not a {'regular file' if want == 'file' else 'folder'}")
     for i in range(len(parts)):
         shown = printable("/".join(parts[: i + 1]))
         try:
@@ -178,6 +191,6 @@ def _sha256(base: Path, rel: str, size: int) -> str:
             while left > 0 and (chunk := f.read(min(CHUNK, left))):
                 h.update(chunk)
                 left -= len(chunk)
-    except OSError as exc:
-        raise _damaged(f"cannot read {printable(rel)}: {exc.strerror or exc}") from None
+    except OSError:
+        raise _damaged(f"cannot read {printable(rel)}") from None
     return h.hexdigest()

@@ -172,7 +172,7 @@ def _schema_header() -> bytes:
         "#pragma once\n\nnamespace cltui {\n\n"
         f'inline const char* const kManifestSchema = R"cltui_schema({text})cltui_schema";\n'
         "\n}  // namespace cltui\n"
-    ).encode("utf-8")
+    ).encode()
 
 
 def parse_langs(langs: str | Sequence[str]) -> list[str]:

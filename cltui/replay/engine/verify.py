@@ -150,7 +150,9 @@ def _walk(base: Path, rel: str, *, want: str) -> None:
     regular file (``want="file"``) or a folder."""
     parts = [p for p in rel.split("/") if p not in ("", ".")]
     if not parts:
-        raise _damaged(f"{printable(rel)} is not a {'regular file' if want == 'file' else 'folder'}")
+        raise _damaged(
+            f"{printable(rel)} is not a {'regular file' if want == 'file' else 'folder'}"
+        )
     for i in range(len(parts)):
         shown = printable("/".join(parts[: i + 1]))
         try:

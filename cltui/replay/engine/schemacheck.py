@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from importlib import resources
 from typing import Any
 
+from ...errors import CltuiError
+
 __all__ = ["SchemaError", "first_problem", "manifest_schema", "printable"]
 
 # Keywords that only annotate (no validation); any other keyword is refused, so the schema
@@ -29,8 +31,8 @@ _ARTICLE = {
 }  # fmt: skip
 
 
-class SchemaError(ValueError):
-    """The schema itself uses what this validator does not know."""
+class SchemaError(CltuiError, ValueError):
+    """The schema itself uses what this validator does not know (cltui's own mistake)."""
 
 
 def manifest_schema() -> dict[str, Any]:

@@ -85,9 +85,9 @@ def verify_bundle(root: str | Path) -> Manifest:
     base = Path(root)
     plan = read_manifest(base)
     data = plan["data"]
-    for where, key in _data_refs(plan):
-        if key not in data:
-            raise _bad(f"{where}: '{printable(key)}' is not in data")
+    for where, table, name in _refs(plan):
+        if name not in plan[table]:  # type: ignore[literal-required]
+            raise _bad(f"{where}: '{printable(name)}' is not in {table}")
     sums: dict[str, str] | None = None
     done: set[str] = set()
     for key, ref in data.items():
@@ -115,24 +115,37 @@ def verify_bundle(root: str | Path) -> Manifest:
     return plan
 
 
-def _data_refs(plan: Manifest) -> Iterator[tuple[str, str]]:
-    """Every data key the plan uses, with where (in the manifest's order: programs, steps)."""
-    for pid, prog in plan["programs"].items():
+def _refs(plan: Manifest) -> Iterator[tuple[str, str, str]]:
+    """Every name the plan uses, as (where, the table it names, the name), in the manifest's
+    order: programs (data), memory (parents), steps (program, arguments, loads, checks,
+    replayed transfers)."""
+    doc: dict[str, Any] = cast(dict[str, Any], plan)
+    for pid, prog in doc["programs"].items():
         at = f"programs.{printable(pid)}"
         for name in ("source", "il"):
-            value: Any = prog.get(name)
-            if value is not None:
-                yield f"{at}.{name}", str(value)
+            if prog.get(name) is not None:
+                yield f"{at}.{name}", "data", prog[name]
         for i, b in enumerate(prog.get("binaries", [])):
-            yield f"{at}.binaries[{i}].data", b["data"]
-    for n, step in enumerate(plan["steps"]):
-        for i, ld in enumerate(step.get("loads", [])):
-            yield f"steps[{n}].loads[{i}].data", ld["data"]
-        for group, checks in (("prechecks", step.get("prechecks", [])),
-                              ("checks", step.get("checks", []))):  # fmt: skip
-            for i, c in enumerate(checks):
+            yield f"{at}.binaries[{i}].data", "data", b["data"]
+    for mid, mem in doc["memory"].items():
+        if "parent" in mem:
+            yield f"memory.{printable(mid)}.parent", "memory", mem["parent"]
+    for n, step in enumerate(doc["steps"]):
+        at = f"steps[{n}]"
+        yield f"{at}.program", "programs", step["program"]
+        for i, a in enumerate(step["args"]):
+            if "mem" in a:
+                yield f"{at}.args[{i}].mem", "memory", a["mem"]
+        for group in ("loads", "prechecks", "checks"):
+            for i, c in enumerate(step.get(group, [])):
+                yield f"{at}.{group}[{i}].mem", "memory", c["mem"]
                 if "data" in c:
-                    yield f"steps[{n}].{group}[{i}].data", c["data"]
+                    yield f"{at}.{group}[{i}].data", "data", c["data"]
+        for i, t in enumerate(step.get("transfers", [])):
+            if t.get("replayed") == "op" and t.get("op"):
+                for key, name in (("mem", t.get("mem")), ("op.src", t["op"].get("src"))):
+                    if name is not None:
+                        yield f"{at}.transfers[{i}].{key}", "memory", name
 
 
 def _confine(where: str, rel: str) -> None:

@@ -3,7 +3,7 @@
 //   1. manifest.json parses and holds to manifest.schema.json (cpp/manifest_schema.hpp, written
 //      by cltui export from the engine's file): the keywords $ref, type, enum, minimum,
 //      minLength, required, properties, additionalProperties, items;
-//   2. every data key the plan uses is in "data";
+//   2. every name the plan uses is in its table (data keys, memory objects, programs);
 //   3. every data path stays in the bundle (not absolute, no "..", no control character, no
 //      link on the way) and is a regular file of the manifest's size whose sha256 is the
 //      manifest's and SHA256SUMS's; every include folder stays in the bundle and is a folder.
@@ -336,28 +336,60 @@ inline std::string sha256_file(const std::string& base, const std::string& rel, 
     return h.hex();
 }
 
-// Every data key the plan uses, with where (programs, then steps: the manifest's order).
-inline std::vector<std::pair<std::string, std::string>> data_refs(const Json& m) {
-    std::vector<std::pair<std::string, std::string>> out;
+struct Ref {
+    std::string where, table, name;
+};
+
+// Every name the plan uses, with the table it names, in the manifest's order: programs (data),
+// memory (parents), steps (program, arguments, loads, checks, replayed transfers).
+inline std::vector<Ref> refs(const Json& m) {
+    std::vector<Ref> out;
     for (const auto& kv : m.at("programs").obj) {
         std::string at = "programs." + printable(kv.first);
         for (const char* name : {"source", "il"}) {
             const Json* v = kv.second.find(name);
-            if (v && v->kind == Json::String) out.emplace_back(at + "." + name, v->str);
+            if (v && v->kind == Json::String) out.push_back({at + "." + name, "data", v->str});
         }
         if (const Json* bins = kv.second.find("binaries"))
             for (size_t i = 0; i < bins->arr.size(); ++i)
-                out.emplace_back(at + ".binaries[" + std::to_string(i) + "].data",
-                                 bins->arr[i].at("data").str);
+                out.push_back({at + ".binaries[" + std::to_string(i) + "].data", "data",
+                               bins->arr[i].at("data").str});
     }
+    for (const auto& kv : m.at("memory").obj)
+        if (const Json* p = kv.second.find("parent"))
+            out.push_back({"memory." + printable(kv.first) + ".parent", "memory", p->str});
     const auto& steps = m.at("steps").arr;
     for (size_t n = 0; n < steps.size(); ++n) {
-        std::string at = "steps[" + std::to_string(n) + "].";
+        const Json& st = steps[n];
+        std::string at = "steps[" + std::to_string(n) + "]";
+        out.push_back({at + ".program", "programs", st.at("program").str});
+        const auto& args = st.at("args").arr;
+        for (size_t i = 0; i < args.size(); ++i)
+            if (const Json* mem = args[i].find("mem"))
+                out.push_back({at + ".args[" + std::to_string(i) + "].mem", "memory", mem->str});
         for (const char* group : {"loads", "prechecks", "checks"})
-            if (const Json* list = steps[n].find(group))
-                for (size_t i = 0; i < list->arr.size(); ++i)
+            if (const Json* list = st.find(group))
+                for (size_t i = 0; i < list->arr.size(); ++i) {
+                    std::string here = at + "." + group + "[" + std::to_string(i) + "]";
+                    out.push_back({here + ".mem", "memory", list->arr[i].at("mem").str});
                     if (const Json* d = list->arr[i].find("data"))
-                        out.emplace_back(at + group + "[" + std::to_string(i) + "].data", d->str);
+                        out.push_back({here + ".data", "data", d->str});
+                }
+        if (const Json* ts = st.find("transfers"))
+            for (size_t i = 0; i < ts->arr.size(); ++i) {
+                const Json& t = ts->arr[i];
+                const Json* r = t.find("replayed");
+                const Json* op = t.find("op");
+                if (!(r && r->kind == Json::String && r->str == "op" && op &&
+                      op->kind == Json::Object && !op->obj.empty()))
+                    continue;
+                std::string here = at + ".transfers[" + std::to_string(i) + "].";
+                const Json* mem = t.find("mem");
+                if (mem && mem->kind != Json::Null) out.push_back({here + "mem", "memory", mem->str});
+                const Json* src = op->find("src");
+                if (src && src->kind != Json::Null)
+                    out.push_back({here + "op.src", "memory", src->str});
+            }
     }
     return out;
 }
@@ -375,9 +407,9 @@ inline Json verify_bundle(const std::string& base) {
     std::string said = SchemaCheck(schema).check(m, schema, "");
     if (!said.empty()) bad_manifest(said);
     const Json& data = m.at("data");
-    for (const auto& ref : data_refs(m))
-        if (!data.find(ref.second))
-            bad_manifest(ref.first + ": '" + printable(ref.second) + "' is not in data");
+    for (const auto& ref : refs(m))
+        if (!m.at(ref.table).find(ref.name))
+            bad_manifest(ref.where + ": '" + printable(ref.name) + "' is not in " + ref.table);
     std::map<std::string, std::string> sums;
     bool have_sums = false;
     std::set<std::string> done;

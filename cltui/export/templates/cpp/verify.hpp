@@ -24,10 +24,18 @@ namespace cltui {
 class Sha256 {
    public:
     void update(const unsigned char* p, size_t n) {
-        for (size_t i = 0; i < n; ++i) {
-            buf_[len_++ % 64] = p[i];
-            if (len_ % 64 == 0) block(buf_);
+        size_t have = static_cast<size_t>(len_ % 64);
+        len_ += n;
+        if (have) {  // the block begun before
+            size_t take = std::min(n, 64 - have);
+            std::memcpy(buf_ + have, p, take);
+            p += take;
+            n -= take;
+            if (have + take < 64) return;
+            block(buf_);
         }
+        for (; n >= 64; p += 64, n -= 64) block(p);
+        std::memcpy(buf_, p, n);
     }
     std::string hex() {
         uint64_t bits = len_ * 8;

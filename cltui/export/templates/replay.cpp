@@ -31,6 +31,7 @@
 //   cpp/cases.hpp     the shared edge cases (--...-cases FILE: cltui's tests)
 //   cpp/verify.hpp    the bundle verifies itself first: manifest.json against the schema
 //                     (cpp/manifest_schema.hpp), paths inside the bundle, sizes, sha256
+//                     (cpp/sha256.hpp)
 //   replay.cpp        run() and main()
 
 #include "cpp/cases.hpp"

@@ -1,5 +1,6 @@
 """A small JSON Schema validator for the keywords ``manifest.schema.json`` uses ($ref, type,
-enum, minimum, minLength, required, properties, additionalProperties, items), giving the first
+enum, minimum, minLength, minItems, required, properties, additionalProperties, prefixItems,
+items), giving the first
 problem as one line.  A bundle's engine has no jsonschema; replay.cpp's ``cpp/verify.hpp``
 walks the same schema in the same order and says the same words (the shared cases in
 ``tests/fixtures/bundle_cases.json`` hold the two to each other, and jsonschema to both).
@@ -21,8 +22,8 @@ __all__ = ["SchemaError", "first_problem", "manifest_schema", "printable"]
 # cannot come to use one that the validators here and in replay.cpp silently skip.
 _ANNOTATIONS = frozenset({"$schema", "$id", "$defs", "title", "description"})
 _KNOWN = frozenset(
-    {"$ref", "type", "enum", "minimum", "minLength", "required", "properties",
-     "additionalProperties", "items"}
+    {"$ref", "type", "enum", "minimum", "minLength", "minItems", "required", "properties",
+     "additionalProperties", "prefixItems", "items"}
 ) | _ANNOTATIONS  # fmt: skip
 
 _ARTICLE = {
@@ -113,9 +114,13 @@ def _check(doc: object, node: Mapping[str, Any], root: Mapping[str, Any], path: 
         return f"{_where(path)}: shorter than {node['minLength']} characters"
     if isinstance(doc, dict):
         return _check_object(doc, node, root, path)
-    if isinstance(doc, list) and "items" in node:
+    if isinstance(doc, list):
+        if len(doc) < int(node.get("minItems", 0)):
+            return f"{_where(path)}: fewer than {node['minItems']} items"
+        prefix: list[Any] = node.get("prefixItems", [])
         for i, item in enumerate(doc):
-            if problem := _check(item, node["items"], root, f"{path}[{i}]"):
+            sub = prefix[i] if i < len(prefix) else node.get("items")
+            if sub is not None and (problem := _check(item, sub, root, f"{path}[{i}]")):
                 return problem
     return None
 

@@ -88,6 +88,9 @@ def verify_bundle(root: str | Path) -> Manifest:
     for where, table, name in _refs(plan):
         if name not in plan[table]:  # type: ignore[literal-required]
             raise _bad(f"{where}: '{printable(name)}' is not in {table}")
+    for where, text in _hex_fields(plan):
+        if len(text) % 2 or any(c not in "0123456789abcdefABCDEF" for c in text):
+            raise _bad(f"{where}: '{printable(text)}' is not hex bytes")
     sums: dict[str, str] | None = None
     done: set[str] = set()
     for key, ref in data.items():
@@ -146,6 +149,18 @@ def _refs(plan: Manifest) -> Iterator[tuple[str, str, str]]:
                 for key, name in (("mem", t.get("mem")), ("op.src", t["op"].get("src"))):
                     if name is not None:
                         yield f"{at}.transfers[{i}].{key}", "memory", name
+
+
+def _hex_fields(plan: Manifest) -> Iterator[tuple[str, str]]:
+    """The plan's bytes written as hex: scalar arguments' values, fill patterns (steps'
+    order)."""
+    for n, step in enumerate(plan["steps"]):
+        for i, a in enumerate(step["args"]):
+            if "hex" in a:
+                yield f"steps[{n}].args[{i}].hex", a["hex"]
+        for i, t in enumerate(step.get("transfers", [])):
+            if isinstance(t.get("op"), dict) and "pattern" in (t["op"] or {}):
+                yield f"steps[{n}].transfers[{i}].op.pattern", (t["op"] or {})["pattern"]
 
 
 def _confine(where: str, rel: str) -> None:

@@ -2,7 +2,7 @@
 // same, in the same order, with the same words: cltui/replay/engine/verify.py):
 //   1. manifest.json parses and holds to manifest.schema.json (cpp/manifest_schema.hpp, written
 //      by cltui export from the engine's file): the keywords $ref, type, enum, minimum,
-//      minLength, required, properties, additionalProperties, items;
+//      minLength, minItems, required, properties, additionalProperties, prefixItems, items;
 //   2. every name the plan uses is in its table (data keys, memory objects, programs);
 //   3. every data path stays in the bundle (not absolute, no "..", no control character, no
 //      link on the way) and is a regular file of the manifest's size whose sha256 is the
@@ -16,91 +16,9 @@
 
 #include "json.hpp"
 #include "manifest_schema.hpp"
+#include "sha256.hpp"
 
 namespace cltui {
-
-// ---- sha256 (FIPS 180-4) -------------------------------------------------------------------
-
-class Sha256 {
-   public:
-    void update(const unsigned char* p, size_t n) {
-        size_t have = static_cast<size_t>(len_ % 64);
-        len_ += n;
-        if (have) {  // the block begun before
-            size_t take = std::min(n, 64 - have);
-            std::memcpy(buf_ + have, p, take);
-            p += take;
-            n -= take;
-            if (have + take < 64) return;
-            block(buf_);
-        }
-        for (; n >= 64; p += 64, n -= 64) block(p);
-        std::memcpy(buf_, p, n);
-    }
-    std::string hex() {
-        uint64_t bits = len_ * 8;
-        unsigned char pad = 0x80;
-        update(&pad, 1);
-        unsigned char zero = 0;
-        while (len_ % 64 != 56) update(&zero, 1);
-        unsigned char tail[8];
-        for (int i = 0; i < 8; ++i) tail[i] = static_cast<unsigned char>(bits >> (56 - 8 * i));
-        update(tail, 8);
-        std::string out;
-        char b[9];
-        for (uint32_t v : h_) {
-            std::snprintf(b, sizeof b, "%08x", v);
-            out += b;
-        }
-        return out;
-    }
-
-   private:
-    uint32_t h_[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
-                      0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
-    unsigned char buf_[64];
-    uint64_t len_ = 0;
-    static uint32_t rotr(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
-    void block(const unsigned char* p) {
-        static const uint32_t k[64] = {
-            0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4,
-            0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe,
-            0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f,
-            0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7,
-            0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc,
-            0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b,
-            0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116,
-            0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-            0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7,
-            0xc67178f2};
-        uint32_t w[64];
-        for (int i = 0; i < 16; ++i)
-            w[i] = uint32_t(p[4 * i]) << 24 | uint32_t(p[4 * i + 1]) << 16 |
-                   uint32_t(p[4 * i + 2]) << 8 | uint32_t(p[4 * i + 3]);
-        for (int i = 16; i < 64; ++i) {
-            uint32_t s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
-            uint32_t s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
-            w[i] = w[i - 16] + s0 + w[i - 7] + s1;
-        }
-        uint32_t a = h_[0], b = h_[1], c = h_[2], d = h_[3], e = h_[4], f = h_[5], g = h_[6],
-                 h = h_[7];
-        for (int i = 0; i < 64; ++i) {
-            uint32_t t1 = h + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) +
-                          k[i] + w[i];
-            uint32_t t2 = (rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
-            h = g;
-            g = f;
-            f = e;
-            e = d + t1;
-            d = c;
-            c = b;
-            b = a;
-            a = t1 + t2;
-        }
-        uint32_t add[8] = {a, b, c, d, e, f, g, h};
-        for (int i = 0; i < 8; ++i) h_[i] += add[i];
-    }
-};
 
 // ---- the words both runners say --------------------------------------------------------------
 
@@ -196,12 +114,18 @@ class SchemaCheck {
         if (ml && kind == "string" && chars(doc.str) < ml->as_int())
             return where(path) + ": shorter than " + ml->str + " characters";
         if (doc.kind == Json::Object) return check_object(doc, node, path);
+        if (doc.kind != Json::Array) return "";
+        const Json* mi = node.find("minItems");
+        if (mi && static_cast<long long>(doc.arr.size()) < mi->as_int())
+            return where(path) + ": fewer than " + mi->str + " items";
+        const Json* prefix = node.find("prefixItems");
         const Json* items = node.find("items");
-        if (doc.kind == Json::Array && items)
-            for (size_t i = 0; i < doc.arr.size(); ++i) {
-                std::string said = check(doc.arr[i], *items, path + "[" + std::to_string(i) + "]");
-                if (!said.empty()) return said;
-            }
+        for (size_t i = 0; i < doc.arr.size(); ++i) {
+            const Json* sub = prefix && i < prefix->arr.size() ? &prefix->arr[i] : items;
+            if (!sub) continue;
+            std::string said = check(doc.arr[i], *sub, path + "[" + std::to_string(i) + "]");
+            if (!said.empty()) return said;
+        }
         return "";
     }
 
@@ -210,8 +134,9 @@ class SchemaCheck {
 
     static bool known(const std::string& k) {
         static const std::set<std::string> keys = {
-            "$ref", "type", "enum", "minimum", "minLength", "required", "properties",
-            "additionalProperties", "items", "$schema", "$id", "$defs", "title", "description"};
+            "$ref", "type", "enum", "minimum", "minLength", "minItems", "required", "properties",
+            "additionalProperties", "prefixItems", "items", "$schema", "$id", "$defs", "title",
+            "description"};
         return keys.count(k) > 0;
     }
     const Json& resolve(const Json& node) const {
@@ -402,6 +327,28 @@ inline std::vector<Ref> refs(const Json& m) {
     return out;
 }
 
+// The plan's bytes written as hex: scalar arguments' values, fill patterns (steps' order).
+inline std::vector<Ref> hex_fields(const Json& m) {
+    std::vector<Ref> out;
+    const auto& steps = m.at("steps").arr;
+    for (size_t n = 0; n < steps.size(); ++n) {
+        std::string at = "steps[" + std::to_string(n) + "]";
+        const auto& args = steps[n].at("args").arr;
+        for (size_t i = 0; i < args.size(); ++i)
+            if (const Json* h = args[i].find("hex"))
+                out.push_back({at + ".args[" + std::to_string(i) + "].hex", "", h->str});
+        if (const Json* ts = steps[n].find("transfers"))
+            for (size_t i = 0; i < ts->arr.size(); ++i) {
+                const Json* op = ts->arr[i].find("op");
+                const Json* pat = op && op->kind == Json::Object ? op->find("pattern") : nullptr;
+                if (pat)
+                    out.push_back(
+                        {at + ".transfers[" + std::to_string(i) + "].op.pattern", "", pat->str});
+            }
+    }
+    return out;
+}
+
 // The bundle's manifest after every check above, else UsageError (one line, exit 2).
 inline Json verify_bundle(const std::string& base) {
     std::string text = read_limited(base, "manifest.json", 256u << 20);
@@ -418,6 +365,10 @@ inline Json verify_bundle(const std::string& base) {
     for (const auto& ref : refs(m))
         if (!m.at(ref.table).find(ref.name))
             bad_manifest(ref.where + ": '" + printable(ref.name) + "' is not in " + ref.table);
+    for (const auto& h : hex_fields(m))
+        if (h.name.size() % 2 || h.name.find_first_not_of("0123456789abcdefABCDEF") !=
+                                     std::string::npos)
+            bad_manifest(h.where + ": '" + printable(h.name) + "' is not hex bytes");
     std::map<std::string, std::string> sums;
     bool have_sums = false;
     std::set<std::string> done;

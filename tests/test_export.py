@@ -60,7 +60,7 @@ def test_bundle_layout_single_kernel(pyocl_pocl: Path, tmp_path: Path) -> None:
     assert res.steps == 1 and res.enqueues == [14]
     # the engine package is cltui's own, whole and byte for byte, with the three modules it
     # imports; the parent packages are markers
-    engine = sorted(p.name for p in (REPO / "cltui/replay/engine").glob("*.py"))
+    engine = sorted(p.name for p in (REPO / "cltui/replay/engine").iterdir() if p.is_file())
     assert "core.py" in engine and "compare.py" in engine and "__init__.py" in engine
     assert sorted(p.name for p in (out / "lib/cltui/replay/engine").iterdir()) == engine
     for name in engine:
@@ -77,10 +77,14 @@ def test_bundle_layout_single_kernel(pyocl_pocl: Path, tmp_path: Path) -> None:
         REPO / "cltui/export/templates/replay.cpp"
     ).read_bytes()
     headers = sorted(p.name for p in (REPO / "cltui/export/templates/cpp").glob("*.hpp"))
-    assert sorted(p.name for p in (out / "cpp").iterdir()) == headers and len(headers) >= 8
+    made = ["manifest_schema.hpp"]  # the engine's manifest.schema.json, as a C++ string
+    assert sorted(p.name for p in (out / "cpp").iterdir()) == sorted([*headers, *made])
+    assert len(headers) >= 8
     for name in headers:
         want = (REPO / "cltui/export/templates/cpp" / name).read_bytes()
         assert (out / "cpp" / name).read_bytes() == want
+    schema = (REPO / "cltui/replay/engine/manifest.schema.json").read_text("utf-8")
+    assert schema in (out / "cpp/manifest_schema.hpp").read_text("utf-8")
     m = json.loads((out / "manifest.json").read_text())
     assert m["format"] == "cltui-replay-plan" and m["version"] >= 1
     assert m["bundle"]["format"] == "cltui-bundle" and m["bundle"]["version"] == 1

@@ -9,6 +9,7 @@ capturing platform and give the same verdict for every check.
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import os
 import shutil
@@ -135,6 +136,19 @@ def cpp_replay(images_svm: Path, tmp_path_factory: pytest.TempPathFactory, worke
                 assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert exe.is_file()
     return exe
+
+
+def seal_bundle(b: Path, manifest: dict[str, Any]) -> None:
+    """Write a hand-made bundle's ``manifest.json`` with each data file's real size and
+    sha256, and its ``SHA256SUMS``: what the runners verify before they run."""
+    lines = []
+    for ref in manifest["data"].values():
+        raw = (b / ref["path"]).read_bytes()
+        ref["size"] = len(raw)
+        ref["sha256"] = hashlib.sha256(raw).hexdigest()
+        lines.append(f"{ref['sha256']}  {ref['path']}\n")
+    (b / "manifest.json").write_text(json.dumps(manifest))
+    (b / "SHA256SUMS").write_text("".join(sorted(set(lines))))
 
 
 def run_py(bundle: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -500,7 +514,7 @@ def _edge_case_bundle(root: Path) -> Path:
             }
         ],
     }
-    (b / "manifest.json").write_text(json.dumps(manifest))
+    seal_bundle(b, manifest)
     for name, data in engine_modules().items():
         (b / name).parent.mkdir(parents=True, exist_ok=True)
         (b / name).write_bytes(data)
@@ -705,7 +719,7 @@ def test_misaligned_svm_offset_without_svm_is_a_clear_error(
             }
         ],
     }
-    (b / "manifest.json").write_text(json.dumps(manifest))
+    seal_bundle(b, manifest)
     for name, data in engine_modules().items():
         (b / name).parent.mkdir(parents=True, exist_ok=True)
         (b / name).write_bytes(data)

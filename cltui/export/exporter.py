@@ -10,7 +10,8 @@ reference rewritten to a file inside the bundle, plus the programs that run it:
   ``lib/cltui/replay/engine/``, copied whole and unchanged, with the three standard-library
   modules of cltui it imports (``errors.py``, ``capture/textfmt.py``,
   ``capture/shellwords.py``) and the markers of their parent packages;
-* ``replay.cpp`` + ``cpp/*.hpp`` + ``CMakeLists.txt`` (:func:`cpp_files`): the same replay in
+* ``replay.cpp`` + ``cpp/*.hpp`` + ``CMakeLists.txt`` (:func:`cpp_files`; with
+  ``cpp/manifest_schema.hpp``, the engine's ``manifest.schema.json``): the same replay in
   C++17 (``--lang cpp``);
 * ``README.md`` and ``SHA256SUMS``.
 
@@ -154,7 +155,24 @@ def cpp_files() -> dict[str, bytes]:
     for entry in sorted(folder.iterdir(), key=lambda e: e.name):
         if entry.name.endswith(".hpp"):
             out[f"cpp/{entry.name}"] = entry.read_bytes()
+    out["cpp/manifest_schema.hpp"] = _schema_header()
     return out
+
+
+def _schema_header() -> bytes:
+    """``cpp/manifest_schema.hpp``: the engine's ``manifest.schema.json`` as a C++ string,
+    the schema replay.cpp holds a bundle's manifest to (cpp/verify.hpp): one file for both
+    runners."""
+    text = (resources.files("cltui.replay.engine") / "manifest.schema.json").read_text("utf-8")
+    if ")cltui_schema\"" in text:
+        raise ValueError("manifest.schema.json holds the C++ string's end marker")
+    return (
+        "// cpp/manifest_schema.hpp: written by cltui export from the engine's\n"
+        "// manifest.schema.json (the schema cpp/verify.hpp holds manifest.json to).\n"
+        "#pragma once\n\nnamespace cltui {\n\n"
+        f'inline const char* const kManifestSchema = R"cltui_schema({text})cltui_schema";\n'
+        "\n}  // namespace cltui\n"
+    ).encode()
 
 
 def parse_langs(langs: str | Sequence[str]) -> list[str]:

@@ -104,9 +104,17 @@ def _run_it(ident: str, has_cpp: bool) -> list[str]:
         "Each device's output starts with its verdict: PASS only when every kernel enqueue "
         "was replayed and every output it should check was checked; otherwise one line says "
         "what was not done, with counts. Exit codes (with `--validate`): 0 PASS, 1 FAIL (a "
-        "check differs, or the device could not run the bundle), 2 bad usage or bundle, "
-        "3 INCOMPLETE (nothing failed, but something was skipped, unchecked or not "
-        "replayed). On a device without shared virtual memory (an OpenCL 1.2 device) "
+        "check differs, or the device could not run the bundle), 2 bad usage, or a damaged "
+        "or bad bundle, 3 INCOMPLETE (nothing failed, but something was skipped, unchecked "
+        "or not replayed). Before anything runs, both programs verify the bundle: "
+        "`manifest.json` against `lib/cltui/replay/engine/manifest.schema.json` (the C++ "
+        "program has it as `cpp/manifest_schema.hpp`), every path it names inside this "
+        "folder (no absolute path, no `..`, no link, a regular file), every data file's "
+        "size and sha256 against the manifest and `SHA256SUMS`; the first problem is one "
+        "line (`bundle damaged: data/<sha256>.bin sha256 mismatch`, `bad manifest: steps: "
+        "expected an array, got a string`) and exit 2, and nothing runs (a damaged data "
+        "file is never reported as a FAIL of the device). On a device without shared "
+        "virtual memory (an OpenCL 1.2 device) "
         "SVM allocations are emulated with buffers, and the output says so. Before the "
         "first enqueue both runners check what the device cannot run (a local size over its "
         "limits, fp64 or fp16 it lacks, images, image formats, allocations over its limits, "
@@ -237,7 +245,8 @@ def _files(manifest: Manifest, has_cpp: bool) -> list[str]:
             if has_cpp
             else ""
         )
-        + "- `SHA256SUMS`: check the bundle with `sha256sum -c SHA256SUMS`.\n"
+        + "- `SHA256SUMS`: the sha256 of every file; the runners check the data files' "
+        "against it before they run, and `sha256sum -c SHA256SUMS` checks them all.\n"
     )
     return out
 

@@ -9,7 +9,6 @@ that output) travel back, to be compared element by element with the house compa
 
 from __future__ import annotations
 
-import json
 import shlex
 import threading
 import time
@@ -21,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from cltui.fleet.cache import BundleFiles, bundle_files
+from cltui.fleet.cache import BundleFiles, CacheError, bundle_files
 from cltui.fleet.host import DeviceRun, HostOutcome, HostRunner, RunSettings
 from cltui.fleet.inventory import Host
 from cltui.fleet.matrix import build_matrix, column_id
@@ -30,6 +29,7 @@ from cltui.progress import CancelToken, ProgressEvent, ProgressFn
 from cltui.replay import lifecycle
 from cltui.replay.engine import compare as cmp
 from cltui.replay.engine.schema import ArgTolerance, CheckResult, Manifest
+from cltui.replay.engine.verify import BundleRefused, verify_bundle
 
 __all__ = ["HostProgress", "fleet_progress", "host_session", "run_fleet", "run_hosts"]
 
@@ -69,7 +69,10 @@ def run_fleet(
     every host (their commands killed, their scratch folders removed)."""
     token = cancel or CancelToken()
     say = fleet_progress(progress, hosts)
-    plan: Manifest = json.loads((bundle_root / "manifest.json").read_text(encoding="utf-8"))
+    try:  # refused here, before any host sees it, as its runners would refuse it there
+        plan: Manifest = verify_bundle(bundle_root)
+    except BundleRefused as exc:
+        raise CacheError(f"{bundle_root}: {exc}") from None
     bundle = bundle_files(bundle_root)
     with host_session(jobs) as (control, transports):
         outcomes = run_hosts(bundle, plan, hosts, settings, jobs, token, say, control,

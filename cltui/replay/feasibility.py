@@ -20,6 +20,7 @@ from cltui.progress import CancelToken
 from cltui.replay import lifecycle
 from cltui.replay.child import Child, connect, exit_now, sender
 from cltui.replay.engine.schema import Device, Feasibility, Manifest
+from cltui.replay.engine.verify import BundleRefused, verify_bundle
 
 DEFAULT_TIMEOUT = 60.0  # seconds without progress (a build) before the check is a hang
 
@@ -34,14 +35,13 @@ def is_bundle(path: str | Path) -> bool:
 
 
 def load_bundle(path: str | Path) -> Manifest:
-    """A bundle's plan, its include folders made ``-I`` options (as its replay.py does)."""
+    """A bundle's plan once the bundle has verified itself (:func:`engine.verify_bundle`, as its
+    replay.py does), its include folders made ``-I`` options (as its replay.py does)."""
     root = Path(path)
     try:
-        plan: Manifest = json.loads((root / "manifest.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise BundleError(f"{root}: cannot read manifest.json: {exc}") from None
-    if not isinstance(plan, dict) or not isinstance(plan.get("steps"), list):
-        raise BundleError(f"{root}: manifest.json is not a replay plan")
+        plan: Manifest = verify_bundle(root)
+    except BundleRefused as exc:
+        raise BundleError(f"{root}: {exc}") from None
     for prog in plan.get("programs", {}).values():
         extra = [f"-I {shlex.quote(str(root / d))}" for d in prog.get("include_dirs", [])]
         if extra:

@@ -11,7 +11,8 @@
 //
 // Build:   cmake -S . -B build && cmake --build build
 // Run:     ./build/replay --validate            (see --help)
-// Exit:    0 all checks pass, 1 a check failed (with --validate), 2 bad usage or bundle,
+// Exit:    0 all checks pass, 1 a check failed (with --validate), 2 bad usage, or a damaged
+//          or bad bundle (one line: "bundle damaged: data/... sha256 mismatch"),
 //          3 the device cannot run the bundle (OpenCL error, missing feature).
 //
 // The code is meant to be edited: every OpenCL call is in plain sight, in the order it runs.
@@ -28,11 +29,15 @@
 //   cpp/verdict.hpp   the verdict                cpp/report.hpp    JSON and text
 //   cpp/latency.hpp   the floor of launch cost, the launch-delay ladder (--floor, --latency)
 //   cpp/cases.hpp     the shared edge cases (--...-cases FILE: cltui's tests)
+//   cpp/verify.hpp    the bundle verifies itself first: manifest.json against the schema
+//                     (cpp/manifest_schema.hpp), paths inside the bundle, sizes, sha256
+//                     (cpp/sha256.hpp)
 //   replay.cpp        run() and main()
 
 #include "cpp/cases.hpp"
 #include "cpp/latency.hpp"
 #include "cpp/report.hpp"
+#include "cpp/verify.hpp"
 
 namespace {
 
@@ -126,9 +131,7 @@ int run(int argc, char** argv) {
         return 0;
     }
     if (!opt.cases.empty()) return print_cases(opt.cases, opt.cases_file);
-    auto manifest_bytes = read_file(join(opt.bundle, "manifest.json"));
-    std::string text(manifest_bytes.begin(), manifest_bytes.end());
-    Json manifest = JsonParser(text).parse();
+    Json manifest = verify_bundle(opt.bundle);  // before anything runs (cpp/verify.hpp)
     Plan plan = read_plan(manifest);
     Choice choice;
     std::vector<DeviceRef> devices = pick_devices(opt.devices, captured_devices(manifest), choice);

@@ -19,9 +19,14 @@ first step the engine's pre-flight says which enqueues cannot run on the device 
 (local size over its limits, fp64, images, image formats, allocations, local memory, the
 OpenCL C version, ...): those are not launched, the JSON's ``cannot_run`` lists them and
 the verdict is INCOMPLETE.
+Before anything runs, the bundle verifies itself: ``manifest.json`` against the engine's
+``manifest.schema.json``, every path it names inside the bundle (no absolute path, no ``..``,
+no link), every data file's size and sha256 against the manifest and ``SHA256SUMS``; the first
+problem is one line ("bundle damaged: data/... sha256 mismatch", "bad manifest: steps:
+expected an array, got a string") and exit 2, and nothing runs.
 Exit codes: 0 PASS, 1 FAIL (a check differs, with --validate) or a device could not run
-the bundle (its message says why), 2 bad usage or bundle, 3 INCOMPLETE (with --validate:
-nothing failed, but something was skipped, unchecked or not replayed).
+the bundle (its message says why), 2 bad usage or a damaged or bad bundle, 3 INCOMPLETE
+(with --validate: nothing failed, but something was skipped, unchecked or not replayed).
 """
 
 from __future__ import annotations
@@ -56,11 +61,13 @@ except ImportError as _exc:  # numpy missing
 EXIT_OK, EXIT_MISMATCH, EXIT_USAGE, EXIT_DEVICE = 0, 1, 2, 1
 
 
-def load_manifest(path: Path) -> Manifest:
-    """The plan, with each program's bundled include folders turned into ``-I`` options."""
-    plan: Manifest = json.loads(path.read_text(encoding="utf-8"))  # the JSON boundary
+def load_manifest(root: Path) -> Manifest:
+    """The plan, once the bundle has verified itself (engine.verify_bundle: the manifest
+    against manifest.schema.json, every path inside the bundle, every data file's size and
+    sha256), with each program's bundled include folders turned into ``-I`` options."""
+    plan = engine.verify_bundle(root)
     for prog in plan.get("programs", {}).values():
-        extra = [f"-I {shlex.quote(str(path.parent / d))}" for d in prog.get("include_dirs", [])]
+        extra = [f"-I {shlex.quote(str(root / d))}" for d in prog.get("include_dirs", [])]
         if extra:
             # the bundle's folders first: its headers win over a captured folder's
             prog["options"] = " ".join([*extra, prog.get("options") or ""]).strip()
@@ -167,12 +174,11 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="print each enqueue on stderr before it runs (which one crashed?)",
     )
-    ap.add_argument("--manifest", default=str(HERE / "manifest.json"), help=argparse.SUPPRESS)
     return ap
 
 
 def run_devices(
-    args: argparse.Namespace, plan: Manifest, mpath: Path, devices: list[Device]
+    args: argparse.Namespace, plan: Manifest, root: Path, devices: list[Device]
 ) -> list[EngineResult]:
     """The plan on each device, with the options' tolerance, output folder and trace."""
     tol: ToleranceSpec = {}
@@ -182,7 +188,7 @@ def run_devices(
         tol["rtol"] = args.rtol
     if args.ulp is not None:
         tol["ulp"] = args.ulp
-    loader = engine.dir_loader(plan, mpath.parent)
+    loader = engine.dir_loader(plan, root)
     results = []
     for dev in devices:
         save = None
@@ -229,8 +235,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{d['id']}  {d['name']}  ({d['platform']}, {d['version']})"
                       f"  driver {d.get('driver', '')}")
             return EXIT_OK
-        mpath = Path(args.manifest)
-        plan = load_manifest(mpath)
+        plan = load_manifest(HERE)
         if args.device:
             devices, choice = engine.resolve_devices(args.device), engine.user_choice(args.device)
         else:
@@ -239,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"replay: {exc}", file=sys.stderr)
         return EXIT_USAGE
     print(f"replay: device: {engine.choice_line(devices, choice)}", file=sys.stderr)
-    results = [device_result(plan, r, choice) for r in run_devices(args, plan, mpath, devices)]
+    results = [device_result(plan, r, choice) for r in run_devices(args, plan, HERE, devices)]
     overall = engine.combine_verdicts(
         [res["verdict"] for res in results], [res["device"]["id"] for res in results]
     )

@@ -14,11 +14,12 @@ Rooms: :mod:`.base` (plan format, error, memory object, engine state), :mod:`.de
 transfers), :mod:`.hashing` (the layer's hash on the device), :mod:`.checks` (compare,
 verify), :mod:`.schedule` and :mod:`.launch` (the launch loops), :mod:`.results`,
 :mod:`.core` (:class:`Engine`, :func:`run_plan`, :func:`check_feasible`), :mod:`.compare`,
-:mod:`.schema` (the typed plan and results), :mod:`.verdicts`, :mod:`.feasible` (the
-feasibility rule: a plan and a device's facts in, what cannot run there and why out),
-:mod:`.facts` (those facts from pyopencl) and :mod:`.preflight` (the engine's pre-flight:
-an enqueue that cannot run is not launched, its checks say why, the checks after it that
-depend on its outputs are marked).
+:mod:`.schema` (the typed plan and results), :mod:`.verify` and :mod:`.schemacheck` (a
+bundle checks itself: ``manifest.schema.json``, its paths, its sha256 sums), :mod:`.verdicts`,
+:mod:`.feasible` (the feasibility rule: a plan and a device's facts in, what cannot run
+there and why out), :mod:`.facts` (those facts from pyopencl) and :mod:`.preflight` (the
+engine's pre-flight: an enqueue that cannot run is not launched, its checks say why, the
+checks after it that depend on its outputs are marked).
 
 A *plan* (see ``cltui.replay.plan`` and ``PLAN_FORMAT``) is a JSON-able dict
 (:class:`.schema.Manifest`):
@@ -81,6 +82,7 @@ if TYPE_CHECKING:
     from .core import Engine, check_feasible, dir_loader, open_shared, run_plan
     from .devices import list_devices, match_devices, resolve_devices
     from .verdicts import VERDICT_COUNTS, VERDICT_EXIT, combine_verdicts, verdict, verdict_exit
+    from .verify import BundleRefused, verify_bundle
 
 # name -> its module; imported on first use (PEP 562): a process that only lists the devices
 # or reads verdicts does not import the launch loops, and ``engine.schema`` costs itself only
@@ -93,6 +95,7 @@ _HOME = {
     **dict.fromkeys(("list_devices", "match_devices", "resolve_devices"), "devices"),
     **dict.fromkeys(("VERDICT_COUNTS", "VERDICT_EXIT", "combine_verdicts", "verdict",
                      "verdict_exit"), "verdicts"),
+    **dict.fromkeys(("BundleRefused", "verify_bundle"), "verify"),
 }  # fmt: skip
 
 
@@ -111,6 +114,7 @@ __all__ = [
     "STAGES",
     "VERDICT_COUNTS",
     "VERDICT_EXIT",
+    "BundleRefused",
     "Engine",
     "EngineError",
     "Shared",
@@ -131,4 +135,5 @@ __all__ = [
     "user_choice",
     "verdict",
     "verdict_exit",
+    "verify_bundle",
 ]

@@ -2,6 +2,8 @@
 // Part of replay.cpp (see its head): one file of the C++ replay, included once.
 #pragma once
 
+#include <set>
+
 #include "base.hpp"
 
 namespace cltui {
@@ -74,14 +76,18 @@ class JsonParser {
         }
         return false;
     }
+    size_t depth_ = 0;
     Json value() {
         ws();
         if (i_ >= s_.size()) fail("unexpected end");
+        if (s_[i_] == '{' || s_[i_] == '[') {  // a hostile file's nesting: no stack overflow
+            if (++depth_ > 900) fail("nested too deeply");
+            Json v = s_[i_] == '{' ? object() : array();
+            --depth_;
+            return v;
+        }
         Json v;
-        char c = s_[i_];
-        if (c == '{') return object();
-        if (c == '[') return array();
-        if (c == '"') {
+        if (s_[i_] == '"') {
             v.kind = Json::String;
             v.str = string();
             return v;
@@ -101,12 +107,15 @@ class JsonParser {
         if (start == i_) fail("unexpected character");
         v.kind = Json::Number;
         v.str = s_.substr(start, i_ - start);
-        v.num = std::strtod(v.str.c_str(), nullptr);
+        char* end = nullptr;
+        v.num = std::strtod(v.str.c_str(), &end);
+        if (v.str[0] == '+' || end != v.str.c_str() + v.str.size()) fail("bad number");
         return v;
     }
     Json object() {
         Json v;
         v.kind = Json::Object;
+        std::set<std::string> keys;
         ++i_;
         ws();
         if (s_[i_] == '}') {
@@ -117,6 +126,7 @@ class JsonParser {
             ws();
             if (s_[i_] != '"') fail("expected a key");
             std::string key = string();
+            if (!keys.insert(key).second) fail("duplicate key");
             ws();
             if (s_[i_] != ':') fail("expected ':'");
             ++i_;

@@ -66,4 +66,6 @@ def cpp_verdicts(cpp_replay: Path) -> dict[str, dict[str, Any]]:
 def test_replay_cpp_gives_each_case_alike(
     case: dict[str, Any], cpp_verdicts: dict[str, dict[str, Any]]
 ) -> None:
-    assert cpp_verdicts[case["case"]] == case["expect"], case["case"]
+    got = dict(cpp_verdicts[case["case"]])
+    assert got.pop("exit") == verdict_exit(case["expect"]["status"]), case["case"]
+    assert got == case["expect"], case["case"]

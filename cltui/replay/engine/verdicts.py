@@ -18,12 +18,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import cast
 
+from ...errors import EXIT_INCOMPLETE, EXIT_MISMATCH, EXIT_OK
 from .schema import DeviceResult, Manifest, Verdict, VerdictCounts, VerdictStatus
 
 __all__ = ["VERDICT_COUNTS", "VERDICT_EXIT", "combine_verdicts", "verdict", "verdict_exit"]
 
 
-VERDICT_EXIT = {"pass": 0, "fail": 1, "error": 1, "incomplete": 3}
+# one table (cltui/errors.py's codes), held to replay.cpp's verdict_exit by the shared cases
+VERDICT_EXIT = {
+    "pass": EXIT_OK, "fail": EXIT_MISMATCH, "error": EXIT_MISMATCH, "incomplete": EXIT_INCOMPLETE,
+}  # fmt: skip
 
 
 VERDICT_COUNTS = (
@@ -168,4 +172,4 @@ def combine_verdicts(verdicts: Sequence[Verdict], names: Sequence[str] | None = 
 
 def verdict_exit(status: str) -> int:
     """The exit code of a verdict status (0 pass, 1 fail or error, 3 incomplete)."""
-    return VERDICT_EXIT.get(status, 1)
+    return VERDICT_EXIT.get(status, EXIT_MISMATCH)

@@ -177,8 +177,8 @@ inline std::string verdict_json(const Verdict& v) {
 
 // --verdict-cases FILE (cltui's tests, tests/fixtures/verdict_cases.json): [{"plan": a
 // manifest, "result": {"steps": [{"checks": [{status, after_unreplayed?}], "prechecks":
-// [{status}], "loads": [{done}]}], "error"?}}] -> [verdict_json] in order: the rule above
-// on the same cases as the Python engine's verdict().
+// [{status}], "loads": [{done}]}], "error"?}}] -> [verdict_json with "exit"] in order: the
+// rule above on the same cases as the Python engine's verdict() and verdict_exit().
 inline int print_verdicts(const std::string& path) {
     auto bytes = read_file(path);
     Json cases = JsonParser(std::string(bytes.begin(), bytes.end())).parse();
@@ -216,7 +216,9 @@ inline int print_verdicts(const std::string& path) {
             outs.push_back(o);
         }
         Verdict v = make_verdict(plan, outs, str_or(res, "error"));
-        std::cout << (n ? ",\n " : "") << verdict_json(v);
+        // the verdict's exit code too: one table, held to the Python engine's VERDICT_EXIT
+        std::cout << (n ? ",\n " : "") << "{\"exit\": " << verdict_exit(v.status) << ", "
+                  << verdict_json(v).substr(1);
     }
     std::cout << "]\n";
     return 0;

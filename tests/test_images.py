@@ -3,7 +3,9 @@ CL/cl.h, and every consumer typing an image the same way (sRGB included)."""
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +17,9 @@ from cltui.capture.log import image_texel_bytes
 from cltui.capture.model import ArgKind, Dump, ImageFormat, KernelArg, MemObject
 from cltui.capture.replayfolder import ImageMeta
 from cltui.tui.widgets.image_view import image_rgb
+from tests.test_export_device import cpp_replay  # a session fixture: the C++ replay, built once
+
+__all__ = ["cpp_replay"]
 
 CL_H = Path("/usr/include/CL/cl.h")  # Debian opencl-headers, installed by ./dev setup
 ROOT = Path(__file__).resolve().parent.parent
@@ -114,3 +119,25 @@ def test_no_other_format_table() -> None:
         if text.count('"CL_RGBA"') + text.count('"CL_UNORM_INT8"') + text.count("0x10B5") > 1:
             offenders.append(str(path.relative_to(ROOT)))
     assert offenders == []
+
+
+@pytest.mark.cmake
+def test_replay_cpp_knows_every_image_format_name_of_the_table(
+    cpp_replay: Path, tmp_path: Path
+) -> None:
+    """replay.cpp's enum names (a bundle's image formats, the feasibility facts' format list)
+    against this table, in both directions: every order and type reads as its value, and the
+    value reads back as the name (it lacked sRGB, sRGBx, ABGR, DEPTH_STENCIL, UNORM_INT24 and
+    UNORM_INT_101010_2: a bundle with such an image failed in C++ only)."""
+    from cltui.capture.images import ORDERS, TYPES
+
+    names = [(o.name, True, o.value) for o in ORDERS] + [(t.name, False, t.value) for t in TYPES]
+    cases = tmp_path / "enum_cases.json"
+    cases.write_text(json.dumps([{"name": n, "order": order} for n, order, _v in names]))
+    proc = subprocess.run([str(cpp_replay), "--enum-cases", str(cases)], capture_output=True,
+                          text=True, timeout=60)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    got = json.loads(proc.stdout)
+    assert [(g["value"], g["back"]) for g in got] == [
+        (value, name.removeprefix("CL_")) for name, _order, value in names
+    ]

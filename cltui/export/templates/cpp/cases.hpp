@@ -3,6 +3,7 @@
 // FILE and prints one JSON result per case, in order, for the test to compare.
 //   --choose-device-cases FILE  the device rule (choose_device)
 //   --match-device-cases FILE   the --device grammar (match_devices)
+//   --enum-cases FILE           OpenCL enum names (enum_value, enum_name: image formats)
 //   --compare-cases FILE        the comparison (compare)
 //   --hash-cases FILE           the layer's hash (cli_hash64) and its file-name form
 //   --name-cases FILE           device-name matching (name_tokens, name_likeness, pick_binary)
@@ -13,6 +14,7 @@
 
 #include "compare.hpp"
 #include "devices.hpp"
+#include "facts.hpp"
 #include "feasible.hpp"
 #include "plan.hpp"
 #include "verdict.hpp"
@@ -75,6 +77,30 @@ inline int print_matches(const std::string& path) {
             std::cout << "{\"ids\": [" << ids << "]}";
         } catch (const UsageError& e) {
             std::cout << "{\"error\": " << json_str(e.what()) << "}";
+        }
+    }
+    std::cout << "]\n";
+    return 0;
+}
+
+// --enum-cases FILE: [{"name": "CL_RGBA", "order": true | false | null}] -> [{"value": N or
+// null (unknown), "back": enum_name(value) or null}] in order (an image format's names, held
+// to the Python table in cltui/capture/images.py).
+inline int print_enums(const std::string& path) {
+    Json cases = read_cases(path);
+    std::cout << "[";
+    for (size_t n = 0; n < cases.arr.size(); ++n) {
+        const Json& c = cases.arr[n];
+        std::cout << (n ? ",\n " : "");
+        try {
+            cl_uint v = enum_value(c.at("name"));
+            const Json* order = c.find("order");
+            std::string back = order && order->kind == Json::Bool
+                                   ? json_str(enum_name(v, order->as_bool()))
+                                   : std::string("null");
+            std::cout << "{\"value\": " << v << ", \"back\": " << back << "}";
+        } catch (const UsageError&) {
+            std::cout << "{\"value\": null, \"back\": null}";
         }
     }
     std::cout << "]\n";
@@ -264,6 +290,7 @@ inline int print_cases(const std::string& kind, const std::string& path) {
     if (kind == "verdict-cases") return print_verdicts(path);
     if (kind == "choose-device-cases") return print_choices(path);
     if (kind == "match-device-cases") return print_matches(path);
+    if (kind == "enum-cases") return print_enums(path);
     if (kind == "compare-cases") return print_comparisons(path);
     if (kind == "hash-cases") return print_hashes(path);
     return print_names(path);

@@ -37,11 +37,12 @@ inline std::pair<int, int> version_of(const std::string& text) {
 inline std::string enum_name(cl_uint v, bool order) {
     static const std::vector<std::string> orders = {
         "R", "A", "RG", "RA", "RGB", "RGBA", "BGRA", "ARGB", "INTENSITY", "LUMINANCE", "Rx",
-        "RGx", "RGBx", "DEPTH", "sRGBA", "sBGRA"};
+        "RGx", "RGBx", "DEPTH", "DEPTH_STENCIL", "sRGB", "sRGBx", "sRGBA", "sBGRA", "ABGR"};
     static const std::vector<std::string> types = {
         "SNORM_INT8", "SNORM_INT16", "UNORM_INT8", "UNORM_INT16", "UNORM_SHORT_565",
         "UNORM_SHORT_555", "UNORM_INT_101010", "SIGNED_INT8", "SIGNED_INT16", "SIGNED_INT32",
-        "UNSIGNED_INT8", "UNSIGNED_INT16", "UNSIGNED_INT32", "HALF_FLOAT", "FLOAT"};
+        "UNSIGNED_INT8", "UNSIGNED_INT16", "UNSIGNED_INT32", "HALF_FLOAT", "FLOAT",
+        "UNORM_INT24", "UNORM_INT_101010_2"};
     for (const auto& n : order ? orders : types) {
         Json j;
         j.kind = Json::String;

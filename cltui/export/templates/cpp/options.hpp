@@ -115,6 +115,7 @@ inline Options parse_args(int argc, char** argv) {
             } else if (a == "--out") {
                 o.out_dir = need(i);
             } else if (a == "--choose-device-cases" || a == "--match-device-cases" ||
+                       a == "--enum-cases" ||
                        a == "--compare-cases" ||
                        a == "--hash-cases" || a == "--name-cases" ||
                        a == "--feasibility-cases" || a == "--verdict-cases") {

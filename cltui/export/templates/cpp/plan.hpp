@@ -103,6 +103,9 @@ inline cl_uint enum_value(const Json& j) {
         {"RGBA", CL_RGBA}, {"BGRA", CL_BGRA}, {"ARGB", CL_ARGB}, {"INTENSITY", CL_INTENSITY},
         {"LUMINANCE", CL_LUMINANCE}, {"Rx", CL_Rx}, {"RGx", CL_RGx}, {"RGBx", CL_RGBx},
         {"DEPTH", CL_DEPTH}, {"sRGBA", CL_sRGBA}, {"sBGRA", CL_sBGRA},
+        // by value: headers before OpenCL 2.0 (or 3.0 for ABGR) do not name these
+        {"DEPTH_STENCIL", 0x10BE}, {"sRGB", 0x10BF}, {"sRGBx", 0x10C0}, {"ABGR", 0x10C3},
+        {"UNORM_INT24", 0x10DF}, {"UNORM_INT_101010_2", 0x10E0},
         {"SNORM_INT8", CL_SNORM_INT8}, {"SNORM_INT16", CL_SNORM_INT16},
         {"UNORM_INT8", CL_UNORM_INT8}, {"UNORM_INT16", CL_UNORM_INT16},
         {"UNORM_SHORT_565", CL_UNORM_SHORT_565}, {"UNORM_SHORT_555", CL_UNORM_SHORT_555},

@@ -30,6 +30,7 @@ from cltui.tui.widgets.enqueue_list import EnqueueList
 from cltui.tui.widgets.image_view import ImageView
 from cltui.tui.widgets.source_view import SourceView
 from cltui.tui.widgets.timing_view import TimingView
+from tests.said import Said
 
 SIZE = (100, 32)
 
@@ -117,7 +118,8 @@ async def test_filter_by_substring_regex_and_kind(pyocl_pocl: Path) -> None:
     names = Counter(k for _n, _f, k in enqueues if k)
     substring = sum(c for k, c in names.items() if "axpb" in k)
     exact = names["axpb"]
-    async with make_app(pyocl_pocl).run_test(size=SIZE) as pilot:
+    said = Said()
+    async with make_app(pyocl_pocl).run_test(size=SIZE, message_hook=said) as pilot:
         screen = await wait_loaded(pilot)
         await pilot.press("slash")
         assert isinstance(pilot.app.screen, PromptScreen)
@@ -142,7 +144,7 @@ async def test_filter_by_substring_regex_and_kind(pyocl_pocl: Path) -> None:
         await pilot.press("enter")
         await settle(pilot)
         assert screen.state()["rows"] == 8
-        assert any("Bad regular expression" in n.message for n in pilot.app._notifications)
+        assert any("Bad regular expression" in t for t in said.texts)
 
         # empty clears
         await pilot.press("slash", "ctrl+a", "ctrl+k", "enter")
@@ -162,7 +164,8 @@ async def test_filter_by_substring_regex_and_kind(pyocl_pocl: Path) -> None:
 async def test_jump_and_same_kernel_navigation(pyocl_pocl: Path) -> None:
     enqueues = log_enqueues(pyocl_pocl)
     axpb = [n for n, _f, k in enqueues if k == "axpb"]
-    async with make_app(pyocl_pocl).run_test(size=SIZE) as pilot:
+    said = Said()
+    async with make_app(pyocl_pocl).run_test(size=SIZE, message_hook=said) as pilot:
         screen = await wait_loaded(pilot)
         await jump(pilot, 45, typed=True)
         assert screen.state()["cursor"] == 45
@@ -177,7 +180,7 @@ async def test_jump_and_same_kernel_navigation(pyocl_pocl: Path) -> None:
         # a number that is not in the capture: message, cursor stays
         await jump(pilot, 99999)
         assert screen.state()["cursor"] == axpb[2]
-        assert any("no enqueue 99999" in n.message for n in pilot.app._notifications)
+        assert any("no enqueue 99999" in t for t in said.texts)
         # jumping to an enqueue hidden by the filter clears the filter
         await pilot.press("slash")
         await type_text(pilot, "scan_lev1")
@@ -508,12 +511,13 @@ async def test_broken_capture_opens_with_notices(images_svm: Path, tmp_path: Pat
     data = log.read_bytes()
     log.write_bytes(data[: len(data) * 2 // 3])  # truncated mid-run
     next(iter((broken / "memDumpPostEnqueue").glob("Enqueue_0002_*"))).write_bytes(b"")
-    async with make_app(broken).run_test(size=SIZE) as pilot:
+    said = Said()
+    async with make_app(broken).run_test(size=SIZE, message_hook=said) as pilot:
         screen = await wait_loaded(pilot)
         assert screen.capture is not None and screen.error is None
         problems = screen.capture.problems
         assert problems
-        messages = [n.message for n in pilot.app._notifications]
+        messages = list(said.texts)
         assert str(problems[0]) in messages
         assert "problem" in screen.state()["status"]
         await pilot.press("p")

@@ -21,6 +21,7 @@ from cltui.tui.screens.prompt import PromptScreen
 from cltui.tui.widgets.buffer_view import BufferView
 from cltui.tui.widgets.image_view import ImageView
 from tests.conftest import copy_capture
+from tests.said import Said
 from tests.test_tui_app import SIZE, _dump, aio, jump, make_app, settle, wait_loaded
 
 
@@ -60,13 +61,10 @@ async def answer(pilot: Pilot[Any], key: str, path: str | None = None) -> None:
         await settle(pilot)
 
 
-def notices(pilot: Pilot[Any]) -> list[str]:
-    return [str(n.message) for n in pilot.app._notifications]
-
-
 @aio
 async def test_y_copies_values_the_range_and_commands(pyocl_pocl: Path) -> None:
-    async with make_app(pyocl_pocl).run_test(size=SIZE) as pilot:
+    said = Said()
+    async with make_app(pyocl_pocl).run_test(size=SIZE, message_hook=said) as pilot:
         screen = await wait_loaded(pilot)
         await jump(pilot, 22)
         await pilot.press("3", "y")
@@ -92,7 +90,7 @@ async def test_y_copies_values_the_range_and_commands(pyocl_pocl: Path) -> None:
         await settle(pilot)
         await answer(pilot, "p")
         assert pilot.app.clipboard == f"cltui replay {pyocl_pocl} 22-23"
-        assert any(t.startswith("Copied replay command") for t in notices(pilot))
+        assert any(t.startswith("Copied replay command") for t in said.texts)
         await pilot.press("2", "full_stop", "y")  # the Args tab, argument 1 (z__offset = 0)
         await settle(pilot)
         await answer(pilot, "a")
@@ -153,14 +151,15 @@ async def test_save_refuses_the_capture_and_asks_before_overwriting(
     cap = copy_capture(pyocl_pocl, tmp_path / "cap")
     target = tmp_path / "out.npy"
     target.write_bytes(b"keep")
-    async with make_app(cap).run_test(size=SIZE) as pilot:
+    said = Said()
+    async with make_app(cap).run_test(size=SIZE, message_hook=said) as pilot:
         await wait_loaded(pilot)
         await jump(pilot, 22)
         await pilot.press("3", "s")
         await settle(pilot)
         await answer(pilot, "n", str(cap / "memDumpPostEnqueue" / "x.npy"))
         assert not (cap / "memDumpPostEnqueue" / "x.npy").exists()
-        assert any("inside the capture folder" in t for t in notices(pilot))
+        assert any("inside the capture folder" in t for t in said.texts)
         await pilot.press("s")
         await settle(pilot)
         await answer(pilot, "n", str(target))

@@ -12,6 +12,7 @@ from textual.widgets import Checkbox, Input, Label
 from cltui.tui.app import make_app
 from cltui.tui.screens.export_dialog import ExportDialog
 from cltui.tui.screens.main import MainScreen
+from tests.said import Said
 from tests.test_tui_replay import SIZE, aio, loaded, select, wait_for
 
 
@@ -68,7 +69,8 @@ async def test_export_refuses_existing_folder_until_overwrite(
     out = tmp_path / "taken"
     out.mkdir()
     (out / "keep.txt").write_text("x")
-    async with make_app(images_svm).run_test(size=SIZE) as pilot:
+    said = Said()
+    async with make_app(images_svm).run_test(size=SIZE, message_hook=said) as pilot:
         main = await loaded(pilot)
         await select(pilot, main, 3, 3)
         await pilot.press("e")
@@ -92,7 +94,7 @@ async def test_export_refuses_existing_folder_until_overwrite(
         await wait_for(
             pilot,
             lambda: isinstance(pilot.app.screen, MainScreen)
-            and any("Exported" in str(n.message) for n in pilot.app._notifications),
+            and any("Exported" in t for t in said.texts),
             60,
         )
     manifest = json.loads((out / "manifest.json").read_text())
@@ -105,12 +107,12 @@ async def test_export_of_a_range_without_kernels_says_why(
     pyocl_pocl: Path, tmp_path: Path
 ) -> None:
     """``e`` on a range with no kernel says why at once (no dialog to fill in first)."""
-    async with make_app(pyocl_pocl).run_test(size=SIZE) as pilot:
+    said = Said()
+    async with make_app(pyocl_pocl).run_test(size=SIZE, message_hook=said) as pilot:
         main = await loaded(pilot)
         await select(pilot, main, 2, 2)  # a buffer write, no kernel
         await pilot.press("e")
         await pilot.pause()
         assert pilot.app.screen is main
-        said = [str(n.message) for n in pilot.app._notifications]
-        assert "Export: no kernel enqueue in range 2" in said
+        assert "Export: no kernel enqueue in range 2" in said.texts
     assert list(tmp_path.iterdir()) == []

@@ -7,6 +7,7 @@ from pathlib import Path
 from cltui.tui.screens.history import HistoryScreen
 from cltui.tui.widgets.buffer_pane import BufferPane
 from cltui.tui.widgets.history_list import HistoryList
+from tests.said import Said
 from tests.test_tui_app import SIZE, aio, jump, make_app, settle, wait_loaded
 
 
@@ -68,7 +69,8 @@ async def test_H_lists_the_history_and_enter_jumps(pyocl_pocl: Path) -> None:
 
 @aio
 async def test_history_of_a_scalar_says_why_not(pyocl_pocl: Path) -> None:
-    async with make_app(pyocl_pocl).run_test(size=SIZE) as pilot:
+    said = Said()
+    async with make_app(pyocl_pocl).run_test(size=SIZE, message_hook=said) as pilot:
         screen = await wait_loaded(pilot)
         await jump(pilot, 22)
         await pilot.press("2", "full_stop")  # the Args tab: z__offset, a scalar
@@ -77,7 +79,7 @@ async def test_history_of_a_scalar_says_why_not(pyocl_pocl: Path) -> None:
         await pilot.press("w")
         await _wait_history(pilot, screen)
         assert screen.state()["cursor"] == 22
-        texts = [str(n.message) for n in pilot.app._notifications]
+        texts = list(said.texts)
         assert any("argument 1 is a scalar" in t for t in texts)
 
 

@@ -14,6 +14,7 @@ from cltui.capture.model import EnqueueKind
 from cltui.tui.capture_state import capture_key, load_state, state_dir
 from cltui.tui.screens.replay_dialog import ReplayDialog
 from tests.conftest import copy_capture
+from tests.said import Said
 from tests.test_tui_app import SIZE, aio, jump, make_app, settle, wait_loaded
 
 
@@ -44,13 +45,14 @@ async def test_position_bookmarks_and_filter_come_back(
     assert saved["bookmarks"] == [14, 22] and saved["cursor"] == 23 and saved["tab"] == "buffer"
     assert saved["kinds"] == ["kernel"]
     assert sorted(p.relative_to(pyocl_pocl) for p in pyocl_pocl.rglob("*")) == before
-    async with make_app(pyocl_pocl).run_test(size=SIZE) as pilot:
+    said = Said()
+    async with make_app(pyocl_pocl).run_test(size=SIZE, message_hook=said) as pilot:
         screen = await wait_loaded(pilot)
         st = screen.state()
         assert st["cursor"] == 23 and st["bookmarks"] == [14, 22]
         assert screen.kind_filter == {EnqueueKind.KERNEL}
         assert screen.details.active == "buffer"
-        assert any("Back where you were" in str(n.message) for n in pilot.app._notifications)
+        assert any("Back where you were" in t for t in said.texts)
         await pilot.press("apostrophe")  # the next bookmark after 23 wraps to 14
         await settle(pilot)
         assert screen.state()["cursor"] == 14
@@ -65,10 +67,11 @@ async def test_a_corrupt_state_file_is_ignored_with_a_notice(
     folder.mkdir(parents=True)
     key = capture_key(pyocl_pocl, pyocl_pocl / "clintercept_log.txt")
     (folder / f"{key}.json").write_text('{"version": 1, "cursor": "x", "bookmarks": [3')
-    async with make_app(pyocl_pocl).run_test(size=SIZE) as pilot:
+    said = Said()
+    async with make_app(pyocl_pocl).run_test(size=SIZE, message_hook=said) as pilot:
         screen = await wait_loaded(pilot)
         assert screen.state()["cursor"] == 0
-        texts = [str(n.message) for n in pilot.app._notifications]
+        texts = list(said.texts)
         assert any("ignored the remembered state" in t for t in texts)
     # wrong types are dropped field by field; the rest is kept
     (folder / f"{key}.json").write_text(json.dumps({"version": 1, "cursor": "x",

@@ -35,6 +35,7 @@ from cltui.progress import CancelToken, ProgressEvent, ProgressFn
 from cltui.tui.app import CltuiApp, make_app
 from cltui.tui.screens.main import MainScreen
 from tests.conftest import REPO, copy_capture
+from tests.said import Said
 
 SIZE = (100, 30)
 EXIT_BOUND_S = 10.0  # a hang detector: the reading would take >= 60 s (the exit is ~0.3 s)
@@ -263,7 +264,8 @@ def test_esc_stops_the_reading_and_R_reads_again(small: Path, tmp_path: Path) ->
     app = make_app(small, opener=opener)
 
     async def go() -> None:
-        async with app.run_test(size=SIZE) as pilot:
+        said = Said()
+        async with app.run_test(size=SIZE, message_hook=said) as pilot:
             await wait_status(pilot, r"indexing [1-9]\d*%")
             pids = [r.pid for r in list(background._live)]
             screen: MainScreen = app.main
@@ -273,7 +275,7 @@ def test_esc_stops_the_reading_and_R_reads_again(small: Path, tmp_path: Path) ->
             assert re.match(r"reading stopped at \d+% · R reads again", state["status"])
             assert "Reading stopped at" in screen.enqueue_list.placeholder
             assert not screen.reading and screen.stopped and screen.capture is None
-            assert any("Stopped reading" in n.message for n in app._notifications)
+            assert any("Stopped reading" in t for t in said.texts)
             assert pids and not wait_gone(pids), "esc left the reader running"
             assert not screen.query_one("#loading").display
             # escape is the list's again (no reading to stop); R reads again

@@ -30,6 +30,7 @@ from cltui.tui.screens.replay_dialog import (
 from cltui.tui.screens.replay_progress import ProgressScreen, TaskControl, TaskFailed
 from cltui.tui.screens.results import ReplayResultsScreen
 from cltui.tui.widgets.diff_view import DiffView
+from tests.said import Said
 
 SIZE = (140, 36)
 
@@ -479,13 +480,13 @@ async def test_dialog_without_the_capture_s_device_name_ticks_a_real_device(
 async def test_a_range_without_kernels_is_refused_before_the_dialog(pyocl_pocl: Path) -> None:
     """Replay and export of a range with no kernel enqueue (13: a transfer) say so at once, in
     the plan's words, instead of opening a dialog that fails after its start (issue 17)."""
-    async with make_app(pyocl_pocl).run_test(size=SIZE) as pilot:
+    said = Said()
+    async with make_app(pyocl_pocl).run_test(size=SIZE, message_hook=said) as pilot:
         main = await loaded(pilot)
         await select(pilot, main, 13, 13)
         for key in ("r", "e"):
             await pilot.press(key)
             await pilot.pause()
             assert pilot.app.screen is main
-        said = [str(n.message) for n in pilot.app._notifications]
-        assert any(m.startswith("Replay: no kernel enqueue in range 13") for m in said)
-        assert any(m.startswith("Export: no kernel enqueue in range 13") for m in said)
+        assert any(m.startswith("Replay: no kernel enqueue in range 13") for m in said.texts)
+        assert any(m.startswith("Export: no kernel enqueue in range 13") for m in said.texts)

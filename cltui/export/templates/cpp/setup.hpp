@@ -201,7 +201,15 @@ inline void Replayer::build_program(const ProgramDesc& p, cl_program prog, const
         throw DeviceError("program " + p.label + ": " + how +
                           " (no source in the capture) does not load on " + dev_.name + ": " +
                           cl_error_name(err));
-    check(err, "program " + p.label + ": build on " + dev_.name);
+    // as replay.py: the build log's first error, at the line of the program's own source
+    // file (not the driver's temp file); an empty log (a bad option): the error's name
+    std::vector<std::string> errors = build_errors(log);
+    if (errors.empty()) check(err, "program " + p.label + ": build on " + dev_.name);
+    auto named = plan_.data.find(p.source);
+    std::string source = named != plan_.data.end() ? named->second : p.source;
+    std::string first = first_build_error(errors[0]);
+    throw DeviceError("program " + p.label + ": build failed on " + dev_.name + ": " +
+                      (p.source.empty() ? first : at_source(first, source)));
 }
 
 // Memory objects

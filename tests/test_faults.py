@@ -190,6 +190,24 @@ def test_check_maps_findings_through_line_directives(tmp_path: Path) -> None:
     assert (d["line"], d["reported_line"], d["matches"]) == (5, 1003, True)
 
 
+@pytest.mark.device
+def test_check_numbers_lines_as_the_compiler_does(tmp_path: Path) -> None:
+    """A form feed in a comment (as C sources carry between sections) ends no line for the
+    compiler: the finding's line and its text are the file's own (``str.splitlines`` counted
+    one line more after it: line 4's text was shown as line 5)."""
+    _devices("oclgrind")
+    spec = buggy_capture()
+    spec.source = '#line 1000 "gen/buggy.cl"\n/* a page break \f in a comment */\n' + BUGGY_SOURCE
+    root = write_capture(spec, tmp_path / "ff")
+    rep = run_check(open_capture(root), parse_range("1"))
+    (oob,) = [f for f in rep.findings if f.kind == OUT_OF_BOUNDS]
+    sl = oob.lines[0]
+    assert sl.source is not None and sl.reported == 1004
+    src = (root / sl.source).read_bytes().split(b"\n")
+    assert sl.line == 6 and src[sl.line - 1].strip() == b"out[i + 1] = (float)i;"
+    assert sl.code.strip() == "out[i + 1] = (float)i;" and sl.matches is True
+
+
 # --------------------------------------------------------------------------- replay faults
 
 

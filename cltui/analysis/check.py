@@ -30,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cltui.analysis.attribute import StepSpan, attribute
+from cltui.analysis.attribute import StepSpan, attribute, source_lines
 from cltui.analysis.check_report import CheckReport, Crash, Finding, Retry
 from cltui.analysis.oclgrind import parse_oclgrind
 from cltui.capture.capture import Capture
@@ -344,7 +344,7 @@ def _program_sources(manifest: Manifest, root: Path) -> dict[str, tuple[str, lis
             text = (root / rel).read_bytes().rstrip(b"\0").decode("utf-8", "replace")
         except OSError:
             continue
-        out[pid] = (rel, text.splitlines())
+        out[pid] = (rel, source_lines(text))
     return out
 
 

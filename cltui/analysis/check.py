@@ -128,11 +128,14 @@ class _Session:
     report: CheckReport
     seen: set[int] = field(default_factory=set)  # the enqueues some run finished
     tag: int = 0
+    interrupted: bool = False  # ctrl-c or SIGTERM stopped a run: no more runs
 
     def once(self, man: Manifest, checkers: list[str], prog: Progress | None) -> _Run:
         self.tag += 1
-        return _run_once(man, self.cap.path, self.wd, self.tag, checkers, self.timeout, prog,
-                         self.cancel)
+        run = _run_once(man, self.cap.path, self.wd, self.tag, checkers, self.timeout, prog,
+                        self.cancel)
+        self.interrupted = self.interrupted or run.status == "interrupted"
+        return run
 
     def check_all(self, manifest: Manifest, progress: Progress | None) -> _Run | None:
         """Check the range, going on after each crash; the run that ended the check
@@ -156,6 +159,8 @@ class _Session:
             if progress is not None:
                 progress({"type": "crash", "enqueue": bad, "signal": run.signal})
             self.retry(crash)
+            if self.interrupted:
+                return _Run("interrupted", bad, [], [], None, report.device, "", "", "", "")
             if self.cancel is not None and self.cancel.is_set():
                 return _Run("cancelled", bad, [], [], None, report.device, "", "", "", "")
             last = None if crash.checked or crash.retries else run
@@ -230,9 +235,9 @@ def _set_status(report: CheckReport, last: _Run, timeout: float) -> None:
     if last.status == "hang":
         report.status, report.failed_enqueue = "hang", last.running
         report.error = f"{where} made no progress for {timeout:g} s under Oclgrind: killed"
-    elif last.status == "cancelled":
+    elif last.status in ("cancelled", "interrupted"):
         report.status, report.failed_enqueue = "cancelled", last.running
-        report.error = f"cancelled ({where})"
+        report.error = f"{last.status} ({where})"
     elif last.status == "killed":
         report.status, report.failed_enqueue = "killed", last.running
         report.error = (f"the check process was killed ({last.signal}) from outside "
@@ -264,7 +269,7 @@ def _set_status(report: CheckReport, last: _Run, timeout: float) -> None:
 class _Run:
     """One child run of a plan on Oclgrind."""
 
-    status: str  # "" (finished) | crash | hang | cancelled | killed
+    status: str  # "" (finished) | crash | hang | cancelled | interrupted | killed
     running: int | None  # the enqueue that was running when it stopped
     finished: list[int]
     findings: list[Finding]
@@ -356,7 +361,7 @@ def _run_child(
     cancel: CancelToken | None,
     checkers: list[str] | None = None,
 ) -> tuple[list[Event], int | None, str]:
-    """Run the child; (events, return code, "" | "hang" | "cancelled")."""
+    """Run the child; (events, return code, "" | "hang" | "cancelled" | "interrupted")."""
     from cltui.replay.child import Child
 
     on = list(CHECKERS) if checkers is None else checkers
@@ -368,10 +373,15 @@ def _run_child(
         raise CheckError(f"cannot start the check process: {exc}") from None
     events: list[Event] = []
     with child:  # also on ctrl-c: no Oclgrind is left running
-        for ev in child.events(timeout, cancel):
-            events.append(ev)
-            if progress is not None and ev.get("type") != "result":
-                progress(ev)
+        try:
+            for ev in child.events(timeout, cancel):
+                events.append(ev)
+                if progress is not None and ev.get("type") != "result":
+                    progress(ev)
+        except KeyboardInterrupt:  # ctrl-c, SIGTERM: what ran so far is kept
+            child.kill()
+            child.finish()
+            return events, None, "interrupted"
         rc = child.finish()
     return events, rc, child.status
 

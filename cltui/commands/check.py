@@ -75,10 +75,15 @@ def check_cmd(dumpdir: str, range_text: str, mode: str, timeout: float, as_json:
         report = run_check(cap, rng, mode=mode, timeout=timeout, progress=progress)
     except CheckError as exc:
         fail(str(exc))
+    interrupted = report.status == "cancelled"  # ctrl-c, SIGTERM: no token here
+    if interrupted:
+        echo("interrupted: the report holds what finished before it", err=True)
     if as_json:
         emit_json(report.to_dict())
     else:
         _print(report)
+    if interrupted:
+        fail("interrupted", EXIT_INTERRUPTED)
     raise SystemExit(exit_code(report))
 
 

@@ -75,3 +75,40 @@ def test_both_runners_name_the_build_error_at_the_source_line(
         m = re.search(r"build failed on .*: (\S+\.cl):7:\d+: error: expected ';'", err)
         assert m is not None and (bundle / m.group(1)).is_file(), err  # the bundle's file
         assert "fp16" not in err and "kcache" not in err, err
+
+
+WILD = """\
+__kernel void wild(__global int *out)
+{
+    volatile __global int *p = (volatile __global int *)(0x10UL + (ulong)out * 0UL);
+    p[get_global_id(0) * 4096] = 1;
+    out[get_global_id(0)] = p[get_global_id(0) * 4096 + 1];
+}
+"""
+
+
+def test_a_crashed_child_is_one_line_naming_its_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A driver crash: the text output says it in one line that names a log file holding
+    the child's whole stderr (Python's faulthandler stack among it); the stack is in
+    --json, never on the screen."""
+    _need("pocl")
+    monkeypatch.setenv("CLTUI_CACHE_DIR", str(tmp_path / "cache"))
+    launch = Launch("wild", [Arg("buf", "A")], 8, 8)
+    spec = SynthCapture(WILD, {"A": np.zeros(8, dtype=np.int32)}, [launch])
+    cap = write_capture(spec, tmp_path / "cap")
+    res = CliRunner().invoke(main, ["replay", str(cap), "0", "-d", "pocl"])
+    assert res.exit_code == 1, res.output
+    text = res.stdout + res.stderr
+    assert "Fatal Python error" not in text and 'File "' not in text, text
+    out = res.stdout.splitlines()
+    (line,) = [ln for ln in out if ": crash: enqueue 0" in ln and not ln.startswith("FAIL")]
+    m = re.search(r"\(the replay process's output: (\S+)\)$", line)
+    assert m is not None, line
+    log = Path(m.group(1))
+    assert log.parent == tmp_path / "cache" / "logs"
+    assert "Fatal Python error" in log.read_text()
+    js = CliRunner().invoke(main, ["replay", str(cap), "0", "-d", "pocl", "--json"])
+    dev = json.loads(js.stdout)["devices"][0]
+    assert "Fatal Python error" in dev["stderr"] and Path(dev["stderr_log"]).is_file()

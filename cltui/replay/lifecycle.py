@@ -157,14 +157,20 @@ def _stale(path: Path, pid: int) -> bool:
         os.close(fd)
 
 
-def _registry() -> Path:
-    """Where export staging folders are noted (they live beside their targets, anywhere):
-    ``$CLTUI_CACHE_DIR/staging.txt``, else ``$XDG_CACHE_HOME/cltui/`` or ``~/.cache/cltui/``."""
+def cache_dir() -> Path:
+    """cltui's own files that outlive a run: ``$CLTUI_CACHE_DIR``, else
+    ``$XDG_CACHE_HOME/cltui`` or ``~/.cache/cltui``."""
     base = os.environ.get("CLTUI_CACHE_DIR")
     if not base:
         xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
         base = os.path.join(xdg, "cltui")
-    return Path(base) / "staging.txt"
+    return Path(base)
+
+
+def _registry() -> Path:
+    """Where export staging folders are noted (they live beside their targets, anywhere):
+    ``staging.txt`` in :func:`cache_dir`."""
+    return cache_dir() / "staging.txt"
 
 
 @contextlib.contextmanager

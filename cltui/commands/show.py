@@ -436,13 +436,33 @@ def _print_human(d: dict[str, Any]) -> None:
         echo(f"  replay:   {d['replay_folder']}")
     if "transfer" in d:
         t = d["transfer"]
-        echo(f"  memory:   {t['memory_object']}  offset {t['offset']}  bytes {t['bytes']}")
+        said = _transfer_text(t)
+        if said:
+            echo(f"  memory:   {said}")
         if "history" in t:
             echo(f"      {_neighbours_text(t['history'])}")
     for a in d["args"]:
         _print_arg(a)
     for p in d["problems"]:
         echo(f"  problem:  {p}")
+
+
+def _transfer_text(t: dict[str, Any]) -> str:
+    """What a transfer's log line says of its memory: object (a copy's source -> its
+    destination), offset and size, each only when the log holds it ("" for none: a marker)."""
+    src, dst = t.get("memory_object"), t.get("destination")
+    parts: list[str] = []
+    if dst is not None:
+        parts.append(f"{src if src is not None else '?'} -> {dst}")
+    elif src is not None:
+        parts.append(str(src))
+    if t["offset"] is not None:
+        parts.append(f"offset {t['offset']}")
+    if t["bytes"] is not None:
+        parts.append(f"bytes {t['bytes']}")
+    if parts and src is None and dst is None:  # a size, on an object the log does not name
+        parts.insert(0, "object not in the log")
+    return "  ".join(parts)
 
 
 def _print_arg(a: ArgJSON) -> None:

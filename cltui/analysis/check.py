@@ -37,7 +37,7 @@ from cltui.capture.capture import Capture
 from cltui.capture.ranges import EnqueueRange
 from cltui.errors import CltuiError
 from cltui.progress import CancelToken
-from cltui.replay.child import Event
+from cltui.replay.child import Event, keep_log
 from cltui.replay.engine.schema import DeviceResult, Manifest
 
 OCLGRIND_ENV = {
@@ -154,7 +154,8 @@ class _Session:
                 break
             # an enqueue crashed Oclgrind: find out how, then go on after it
             bad = run.running
-            crash = Crash(bad, kernels.get(bad, "?"), run.signal, run.stderr_from_running)
+            crash = Crash(bad, kernels.get(bad, "?"), run.signal, run.stderr_from_running,
+                          log=run.log)
             report.crashes.append(crash)
             if progress is not None:
                 progress({"type": "crash", "enqueue": bad, "signal": run.signal})
@@ -218,6 +219,7 @@ def _conclude(report: CheckReport, last: _Run | None, timeout: float) -> None:
     if last is None:  # the last enqueue crashed and was retried: nothing else ran
         last = _Run("", None, [], [], None, report.device, "", "", "", "")
     _set_status(report, last, timeout)
+    report.stderr_log = last.log or (report.crashes[-1].log if report.crashes else None)
     if report.status in ("crash", "hang", "error", "killed"):
         report.stderr_tail = last.stderr_tail or (
             report.crashes[-1].stderr if report.crashes else "")
@@ -279,6 +281,7 @@ class _Run:
     exit_text: str
     stderr_tail: str
     stderr_from_running: str
+    log: str | None = None  # a file holding this run's whole stderr (a crash, hang, kill)
 
 
 def _run_once(
@@ -334,8 +337,12 @@ def _run_once(
     tail = data[-2000:].decode("utf-8", "replace").strip()
     own = data[running_at:] if running is not None else b""
     own_text = (own[:1000] + (b"\n...\n" + own[-1000:] if len(own) > 2000 else own[1000:2000]))
+    log = None
+    if data and status in ("crash", "hang", "killed"):
+        kept = keep_log(err_path, f"check-{running if running is not None else 'setup'}-{status}")
+        log = str(kept) if kept is not None else None
     return _Run(status, running, finished, findings, result, device, sig, exit_text, tail,
-                own_text.decode("utf-8", "replace").strip())
+                own_text.decode("utf-8", "replace").strip(), log)
 
 
 def _program_sources(manifest: Manifest, root: Path) -> dict[str, tuple[str, list[str]]]:

@@ -219,3 +219,36 @@ def test_both_runners_replay_every_copy_kind_as_the_cli_does(
         got = {t["enqueue"]: (t["replayed"], t["done"]) for st in res["steps"]
                for t in st.get("transfers", [])}  # fmt: skip
         assert got == {n: (r, d) for n, (_f, r, d) in _transfers(want).items()}
+
+
+def test_a_copy_runs_after_the_copy_into_its_source_whatever_the_source_gets_later(
+    tmp_path: Path,
+) -> None:
+    """[CopyBuffer B->A, CopyBuffer A->C, WriteBuffer A] before add(C <- A + B): C, first
+    used there, is written whole by the second copy, which reads what the first put in A;
+    A's own step reloads it (the write), and the first copy still runs before the second
+    (it was left out: C got A's old contents)."""
+    from tests.analysis_synth import CHAIN_SOURCE, _add, _fill_iota, _scale
+
+    _need("pocl")
+    z = np.zeros(N, dtype=np.int32)
+    a, b, c = Arg("buf", "A"), Arg("buf", "B"), Arg("buf", "C")
+    data = np.arange(100, 100 + N, dtype=np.int32).tobytes()
+    launches = [
+        Launch("fill_iota", [a, Arg("int", 5)], N, 8, _fill_iota),
+        Launch("scale", [b, a, Arg("int", 3)], N, 8, _scale),
+        Launch("add", [c, a, b], N, 8, _add, before=[
+            HostOp("copy", "A", src="B", size=4 * N),
+            HostOp("copy", "C", src="A", size=4 * N),
+            HostOp("write", "A", data=data),
+        ]),
+    ]  # fmt: skip
+    spec = SynthCapture(CHAIN_SOURCE, {"A": z.copy(), "B": z.copy(), "C": z.copy()}, launches)
+    cap = write_capture(spec, tmp_path / "cap")
+    code, report = _replay(cap, "0-5", "chain")
+    assert (code, report["verdict"]["status"]) == (0, "pass"), report["verdict"]["line"]
+    assert {n: r for n, (_f, r, _d) in _transfers(report).items()} == {2: "op", 3: "op"}
+    st = next(s for s in report["devices"][0]["steps"] if s["enqueue"] == 5)
+    assert [(p["label"], p["status"]) for p in st["prechecks"]] == [
+        ("arg 0 (buffer 0002)", "equal"), ("arg 1 (buffer 0000)", "different"),
+    ]  # C as the copies left it; A before its reload (the write is not replayed)

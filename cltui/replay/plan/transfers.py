@@ -110,6 +110,8 @@ class _Transfers(_Checks):
         """Record how transfer ``p`` is replayed: ``op``, ``reload`` (its result loaded from
         the next Pre dump), ``input`` (before the object's first use) or None (not)."""
         t = p.spec
+        if t["replayed"] == "op" and how != "op":  # a replayed copy read its result: it runs
+            how, why = "op", ""  # (what its own object's step does after it stands)
         t["replayed"] = how
         if why:
             t["why"] = why

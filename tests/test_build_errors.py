@@ -112,3 +112,46 @@ def test_a_crashed_child_is_one_line_naming_its_log(
     js = CliRunner().invoke(main, ["replay", str(cap), "0", "-d", "pocl", "--json"])
     dev = json.loads(js.stdout)["devices"][0]
     assert "Fatal Python error" in dev["stderr"] and Path(dev["stderr_log"]).is_file()
+
+
+HALF = """\
+__kernel void twice(__global int *a)
+{
+    half h = 1;
+    a[get_global_id(0)] *= 2;
+}
+"""
+
+
+def test_a_build_the_device_cannot_do_points_at_the_source_line(
+    tmp_path: Path,
+    cpp_replay: Path,  # noqa: F811 (the fixture)
+) -> None:
+    """half where PoCL has no cl_khr_fp16 (the log says half): the enqueue cannot run,
+    and the reason's build error points at the program's own file, in the CLI and in both
+    runners, not at PoCL's temp file."""
+    _need("pocl")
+
+    def sim(st: dict[str, np.ndarray], a: list[str]) -> None:
+        st[a[0]][:] *= 2
+
+    launch = Launch("twice", [Arg("buf", "A")], 8, 8, sim)
+    spec = SynthCapture(HALF, {"A": np.arange(8, dtype=np.int32)}, [launch])
+    cap = write_capture(spec, tmp_path / "cap")
+    res = CliRunner().invoke(main, ["replay", str(cap), "0", "-d", "pocl", "--json"])
+    (found,) = json.loads(res.stdout)["devices"][0]["cannot_run"]
+    assert found["kind"] == "fp16" and "_source.cl:3:" in found["reason"], found
+    assert "kcache" not in found["reason"], found
+    first = tmp_path / "export" / "bundle"
+    export_range(open_capture(cap), "0", first)
+    bundle = tmp_path / "fresh" / "bundle"
+    shutil.copytree(first, bundle)
+    shutil.rmtree(first.parent)
+    for proc in (
+        run_py(bundle, "--json", "--device", "pocl"),
+        run_cpp(cpp_replay, bundle, "--json", "--device", "pocl"),
+    ):
+        (dev,) = json.loads(proc.stdout)
+        (got,) = dev["cannot_run"]
+        assert got["kind"] == "fp16" and re.search(r"\S+\.cl:3:\d+: error: ", got["reason"]), got
+        assert "kcache" not in got["reason"], got

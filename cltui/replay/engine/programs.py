@@ -120,8 +120,9 @@ class _Programs(_EngineState):
             text = bytes(self.loader(str(info["source"]))).decode("utf-8", "replace")
         except EngineError:
             return False
-        found = build_findings(self.plan, pid, source_needs(text), self.facts,
-                               self.build_log or error)  # fmt: skip
+        name = self._source_name(info)  # the log's positions, in the program's own file
+        log = "\n".join(at_source(ln, name) for ln in (self.build_log or error).splitlines())
+        found = build_findings(self.plan, pid, source_needs(text), self.facts, log)
         index = {int(s["enqueue"]): i for i, s in enumerate(self.plan["steps"])}
         for f in found:
             self.cannot.setdefault(index[f["enqueue"]], []).append(f)

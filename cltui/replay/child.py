@@ -24,6 +24,7 @@ imports no pyopencl), then reads its job file's path from its stdin
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 import queue
@@ -310,6 +311,7 @@ def tail(path: Path, limit: int = 2000) -> str:
 
 LOG_LIMIT = 4 << 20  # the last bytes of a child's stderr a log keeps
 LOGS_KEPT = 50  # the newest logs kept in the logs folder
+_LOGS = itertools.count(1)  # two logs of one process in one second have two names
 
 
 def keep_log(err_path: Path, what: str) -> Path | None:
@@ -319,7 +321,7 @@ def keep_log(err_path: Path, what: str) -> Path | None:
     None when it cannot be written."""
     folder = lifecycle.cache_dir() / "logs"
     safe = re.sub(r"[^A-Za-z0-9._-]+", "_", what)[:60]
-    name = f"{time.strftime('%Y%m%d-%H%M%S')}-p{os.getpid()}-{safe}.txt"
+    name = f"{time.strftime('%Y%m%d-%H%M%S')}-p{os.getpid()}-{next(_LOGS)}-{safe}.txt"
     try:
         folder.mkdir(parents=True, exist_ok=True)
         with open(err_path, "rb") as f:

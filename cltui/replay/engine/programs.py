@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 from ...capture.shellwords import split_words
 from .base import EngineError, _cl_msg, _EngineState
+from .buildlog import at_source, build_errors
 from .choice import most_alike
-from .feasible import at_source, build_errors, build_findings, source_needs
+from .feasible import build_findings, source_needs
 from .schema import ProgramSpec
 
 if TYPE_CHECKING:

@@ -448,21 +448,13 @@ def _print_human(d: dict[str, Any]) -> None:
 
 
 def _transfer_text(t: dict[str, Any]) -> str:
-    """What a transfer's log line says of its memory: object (a copy's source -> its
-    destination), offset and size, each only when the log holds it ("" for none: a marker)."""
+    """What a transfer's log line says of its memory (a copy: source -> destination), each
+    part only when the log holds it ("" for none: a marker)."""
     src, dst = t.get("memory_object"), t.get("destination")
-    parts: list[str] = []
-    if dst is not None:
-        parts.append(f"{src if src is not None else '?'} -> {dst}")
-    elif src is not None:
-        parts.append(str(src))
-    if t["offset"] is not None:
-        parts.append(f"offset {t['offset']}")
-    if t["bytes"] is not None:
-        parts.append(f"bytes {t['bytes']}")
-    if parts and src is None and dst is None:  # a size, on an object the log does not name
-        parts.insert(0, "object not in the log")
-    return "  ".join(parts)
+    what = f"{src or '?'} -> {dst}" if dst else (src or "object not in the log")
+    parts = [f"{k} {t[key]}" for k, key in (("offset", "offset"), ("bytes", "bytes"))
+             if t[key] is not None]  # fmt: skip
+    return "  ".join([what, *parts]) if parts or src or dst else ""
 
 
 def _print_arg(a: ArgJSON) -> None:

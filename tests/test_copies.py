@@ -252,3 +252,32 @@ def test_a_copy_runs_after_the_copy_into_its_source_whatever_the_source_gets_lat
     assert [(p["label"], p["status"]) for p in st["prechecks"]] == [
         ("arg 0 (buffer 0002)", "equal"), ("arg 1 (buffer 0000)", "different"),
     ]  # C as the copies left it; A before its reload (the write is not replayed)
+
+
+def test_both_runners_replay_the_opencv_copy(
+    opencv: Path,
+    tmp_path: Path,
+    cpp_replay: Path,  # noqa: F811 (the fixture)
+) -> None:
+    """The OpenCV capture's CopyBuffer 45 runs in replay.py and replay.cpp too, with the
+    CLI's verdict line."""
+    _need("pocl")
+    code, want = _replay(opencv, "36-47", "chain")
+    assert code == 0, want["verdict"]["line"]
+    first = tmp_path / "export" / "bundle"
+    export_range(open_capture(opencv), "36-47", first)
+    bundle = tmp_path / "fresh" / "bundle"
+    shutil.copytree(first, bundle)
+    shutil.rmtree(first.parent)
+    for proc in (
+        run_py(bundle, "--validate", "--json", "--device", "pocl"),
+        run_cpp(cpp_replay, bundle, "--validate", "--json", "--device", "pocl"),
+    ):
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+        (res,) = json.loads(proc.stdout)
+        assert res["verdict"]["line"] == want["verdict"]["line"]
+        st = next(s for s in res["steps"] if s["enqueue"] == 46)
+        assert [(t["enqueue"], t["replayed"], t["done"]) for t in st["transfers"]] == [
+            (45, "op", True)
+        ]
+        assert [p["status"] for p in st["prechecks"]] == ["equal"]

@@ -195,7 +195,9 @@ def test_each_unreplayed_copy_says_its_own_reason(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("mode", ["chain", "strict"])
 def test_both_runners_replay_every_copy_kind_as_the_cli_does(
-    tmp_path: Path, cpp_replay: Path, mode: str  # noqa: F811 (the fixture)
+    tmp_path: Path,
+    cpp_replay: Path,  # noqa: F811 (the fixture)
+    mode: str,
 ) -> None:
     """replay.py and replay.cpp of the exported range run the same copies and give the CLI's
     verdict, counts and transfer outcomes."""
@@ -250,7 +252,8 @@ def test_a_copy_runs_after_the_copy_into_its_source_whatever_the_source_gets_lat
     assert {n: r for n, (_f, r, _d) in _transfers(report).items()} == {2: "op", 3: "op"}
     st = next(s for s in report["devices"][0]["steps"] if s["enqueue"] == 5)
     assert [(p["label"], p["status"]) for p in st["prechecks"]] == [
-        ("arg 0 (buffer 0002)", "equal"), ("arg 1 (buffer 0000)", "different"),
+        ("arg 0 (buffer 0002)", "equal"),
+        ("arg 1 (buffer 0000)", "different"),
     ]  # C as the copies left it; A before its reload (the write is not replayed)
 
 

@@ -64,7 +64,10 @@ class Launch:
 class HostOp:
     """A logged ``fill`` (``pattern`` over ``size`` bytes at ``offset``), ``copy`` (``size``
     bytes from ``src`` at ``offset`` to ``dst`` at ``dst_offset``) or ``write`` (``data``
-    at ``offset``) on buffer ``dst``."""
+    at ``offset``) on buffer ``dst``; ``copy_rect`` (``region`` bytes x rows x slices from
+    ``src_origin`` to ``dst_origin``, the pitches the program passed: 0, tight, and that the
+    layer does not log), and whole-object ``copy_image``, ``copy_image_to_buffer`` and
+    ``copy_buffer_to_image`` (the layer logs no origin or region for them)."""
 
     kind: str
     dst: str
@@ -74,6 +77,9 @@ class HostOp:
     offset: int = 0
     dst_offset: int = 0
     size: int = 0
+    src_origin: tuple[int, int, int] = (0, 0, 0)
+    dst_origin: tuple[int, int, int] = (0, 0, 0)
+    region: tuple[int, int, int] = (0, 1, 1)
 
 
 @dataclass
@@ -85,6 +91,9 @@ class SynthCapture:
     first_enqueue: int = 0
     hashes: bool = False  # memDump files hold 64-bit hashes (DumpBufferHashes=1)
     replay: bool = True  # write Replay/ folders
+    # the objects of ``buffers`` that are 2D images: name -> (width, height); a texel is one
+    # int32 (CL_R, CL_SIGNED_INT32), the array holds them row by row
+    images: dict[str, tuple[int, int]] = field(default_factory=dict)
 
 
 def _hex(v: int) -> str:
@@ -148,6 +157,17 @@ def write_capture(spec: SynthCapture, root: Path) -> Path:
     for i, (name, arr) in enumerate(spec.buffers.items()):
         handles[name] = BUFFER_BASE + 0x1000 * i
         mem_ids[name] = i
+        if name in spec.images:
+            w, h = spec.images[name]
+            assert arr.nbytes == 4 * w * h, name
+            call(f"clCreateImage: context = {_hex(CTX)}, flags = CL_MEM_READ_WRITE (1), "
+                 "format->channel_order = CL_R, format->channel_data_type = CL_SIGNED_INT32, "
+                 f"desc->type = CL_MEM_OBJECT_IMAGE2D, desc->width = {w}, desc->height = {h}, "
+                 "desc->depth = 1, desc->array_size = 1, desc->row_pitch = 0, "
+                 "desc->slice_pitch = 0, desc->num_mip_levels = 0, desc->num_samples = 0, "
+                 "desc->mem_object = (nil), host_ptr = (nil) ",
+                 f": returned {_hex(handles[name])}", n0)
+            continue
         call(f"clCreateBuffer: context = {_hex(CTX)}, flags = CL_MEM_READ_WRITE (1), "
              f"size = {arr.nbytes}, host_ptr = (nil)", f": returned {_hex(handles[name])}", n0)
     lines.append(f">>>> Time: {tick()} clCreateProgramWithSource: context = {_hex(CTX)}, "
@@ -191,6 +211,18 @@ def write_capture(spec: SynthCapture, root: Path) -> Path:
                 call(f"clEnqueueCopyBuffer: {q}, src_buffer = {_hex(handles[op.src])}, "
                      f"dst_buffer = {_hex(handles[op.dst])}, src_offset = {op.offset}, "
                      f"dst_offset = {op.dst_offset}, cb = {op.size}", "", e)
+            elif op.kind == "copy_rect":
+                assert op.src is not None
+                _copy_rect(state[op.src].view(np.uint8), dst, op)
+                call(f"clEnqueueCopyBufferRect: {q}, src_buffer = {_hex(handles[op.src])}, "
+                     f"dst_buffer = {_hex(handles[op.dst])}, src_origin = {_vec(op.src_origin)}, "
+                     f"dst_origin = {_vec(op.dst_origin)}, region = {_vec(op.region)}", "", e)
+            elif op.kind in _WHOLE_COPIES:
+                assert op.src is not None
+                fn, src_key, dst_key = _WHOLE_COPIES[op.kind]
+                dst[:] = state[op.src].view(np.uint8)[: dst.size]
+                call(f"{fn}: {q}, {src_key} = {_hex(handles[op.src])}, "
+                     f"{dst_key} = {_hex(handles[op.dst])}", "", e)
             elif op.kind == "write":
                 dst[op.offset : op.offset + len(op.data)] = np.frombuffer(op.data, np.uint8)
                 call(f"clEnqueueWriteBuffer: {q}, buffer = {_hex(handles[op.dst])}, blocking, "
@@ -223,8 +255,19 @@ def write_capture(spec: SynthCapture, root: Path) -> Path:
         bufs = [(i, a.value) for i, a in enumerate(launch.args) if a.kind == "buf"]
         for name, (idx, value) in launch.host_write.items():
             state[name][idx] = value
+        for i, name in bufs:
+            if name in spec.images:
+                w, h = spec.images[name]
+                (replay / f"Image_MetaData_{i}.txt").write_text(
+                    f"{w}\n{h}\n1\n4\n{4 * w}\n0\n4313\n4272\n4337\n"
+                )
+        dump_name = {
+            name: (f"Image_{mem_ids[name]:04d}_{spec.images[name][0]}x{spec.images[name][1]}"
+                   "x1_32bpp.raw") if name in spec.images else f"Buffer_{mem_ids[name]:04d}.bin"
+            for _i, name in bufs
+        }  # fmt: skip
         for i, name in bufs if launch.pre else []:
-            fname = f"Enqueue_{e:04d}_Kernel_{k}_Arg_{i}_Buffer_{mem_ids[name]:04d}.bin"
+            fname = f"Enqueue_{e:04d}_Kernel_{k}_Arg_{i}_{dump_name[name]}"
             (pre_dir / fname).write_bytes(_dump_bytes(state[name], spec.hashes))
             (replay / "Pre" / fname).write_bytes(state[name].tobytes())
         if launch.sim is not None:
@@ -232,7 +275,7 @@ def write_capture(spec: SynthCapture, root: Path) -> Path:
         for name, (idx, value) in launch.plant.items():
             state[name][idx] = value
         for i, name in bufs if launch.post else []:
-            fname = f"Enqueue_{e:04d}_Kernel_{k}_Arg_{i}_Buffer_{mem_ids[name]:04d}.bin"
+            fname = f"Enqueue_{e:04d}_Kernel_{k}_Arg_{i}_{dump_name[name]}"
             (post_dir / fname).write_bytes(_dump_bytes(state[name], spec.hashes))
             (replay / "Post" / fname).write_bytes(state[name].tobytes())
         ls = launch.local_size
@@ -257,6 +300,28 @@ def write_capture(spec: SynthCapture, root: Path) -> Path:
 
         shutil.rmtree(root / "Replay")
     return root
+
+
+_WHOLE_COPIES = {
+    "copy_image": ("clEnqueueCopyImage", "src_image", "dst_image"),
+    "copy_image_to_buffer": ("clEnqueueCopyImageToBuffer", "src_image", "dst_buffer"),
+    "copy_buffer_to_image": ("clEnqueueCopyBufferToImage", "src_buffer", "dst_image"),
+}
+
+
+def _vec(v: tuple[int, int, int]) -> str:
+    return f"< {v[0]}, {v[1]}, {v[2]} >"
+
+
+def _copy_rect(src: npt.NDArray[Any], dst: npt.NDArray[Any], op: HostOp) -> None:
+    """A rectangle copy with the pitches a program passes as 0 (tight: the region's)."""
+    (sx, sy, sz), (dx, dy, dz), (w, h, d) = op.src_origin, op.dst_origin, op.region
+    row, sl = w, w * h
+    for z in range(d):
+        for y in range(h):
+            so = (sz + z) * sl + (sy + y) * row + sx
+            do = (dz + z) * sl + (dy + y) * row + dx
+            dst[do : do + w] = src[so : so + w]
 
 
 # --------------------------------------------------------------------------- fixtures

@@ -497,15 +497,29 @@ def test_a_dump_linking_out_of_the_capture_is_not_exported(
 def test_a_write_error_is_one_line_and_leaves_nothing(
     images_svm: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """A full disk names the bundle file being written (it said "cannot read" the capture's
+    file that was being copied)."""
     import errno
+    import io
 
-    import cltui.export.bundle as bundle_mod
+    class Full(io.RawIOBase):
+        def writable(self) -> bool:
+            return True
 
-    def full(src: Any, dst: Any) -> None:
-        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(dst))
+        def write(self, b: Any) -> int:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-    monkeypatch.setattr(bundle_mod.shutil, "copyfile", full)
-    with pytest.raises(ExportError, match="No space left on device") as info:
+    real_open = Path.open
+
+    def open_(self: Path, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
+        if "w" in mode and "data" in self.parts:  # the bundle's data files: the disk is full
+            return io.BufferedWriter(Full())
+        return real_open(self, mode, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "open", open_)
+    with pytest.raises(ExportError) as info:
         _export(images_svm, "0-8", tmp_path / "b")
-    assert "\n" not in str(info.value)
+    text = str(info.value)
+    assert text.startswith(f"cannot write {tmp_path / 'b' / 'data'}/"), text
+    assert text.endswith(".bin: No space left on device") and "\n" not in text
     assert list(tmp_path.iterdir()) == []

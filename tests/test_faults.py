@@ -113,11 +113,14 @@ def _cli(args: list[str], tmpdir: Path, stdout: Any = subprocess.PIPE) -> subpro
 
 
 @pytest.mark.device
-def test_check_goes_on_after_an_oclgrind_crash(tmp_path: Path) -> None:
+def test_check_goes_on_after_an_oclgrind_crash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A real Oclgrind 21.10 crash: its uninitialised-value checker segfaults on enqueue 1;
     it is retried alone, then without that checker; enqueue 2's out-of-bounds write after
     it is still found."""
     _devices("oclgrind")
+    monkeypatch.setenv("CLTUI_CACHE_DIR", str(tmp_path / "cache"))
     root = write_capture(crash_capture(), tmp_path / "crash")
     rep = run_check(open_capture(root), parse_range("0-3"))
     assert [c.enqueue for c in rep.crashes] == [1]
@@ -145,6 +148,13 @@ def test_check_goes_on_after_an_oclgrind_crash(tmp_path: Path) -> None:
     assert res.exit_code == 3, res.output
     assert "CRASH: enqueue 1 (shuffle_uninit) crashed Oclgrind (SIGSEGV)" in res.output
     assert "uninitialized checker crashes on it" in res.output
+    # the child's Python stack is not shown: a line names the log that holds it
+    assert "Fatal Python error" not in res.output and 'File "' not in res.output, res.output
+    logs = [ln.split(": ", 1)[1] for ln in res.output.splitlines()
+            if ln.startswith("  the check process's output: ")]  # fmt: skip
+    assert logs and all(Path(x).parent == tmp_path / "cache" / "logs" for x in logs), res.output
+    assert "Segmentation fault" in Path(logs[0]).read_text()
+    assert data["crashes"][0]["stderr_log"] is not None
 
 
 def test_line_map_follows_line_directives() -> None:
@@ -188,6 +198,24 @@ def test_check_maps_findings_through_line_directives(tmp_path: Path) -> None:
     assert sl.line == 5 and src[sl.line - 1].strip() == "out[i + 1] = (float)i;"
     d = oob[0].to_dict()["lines"][0]
     assert (d["line"], d["reported_line"], d["matches"]) == (5, 1003, True)
+
+
+@pytest.mark.device
+def test_check_numbers_lines_as_the_compiler_does(tmp_path: Path) -> None:
+    """A form feed in a comment (as C sources carry between sections) ends no line for the
+    compiler: the finding's line and its text are the file's own (``str.splitlines`` counted
+    one line more after it: line 4's text was shown as line 5)."""
+    _devices("oclgrind")
+    spec = buggy_capture()
+    spec.source = '#line 1000 "gen/buggy.cl"\n/* a page break \f in a comment */\n' + BUGGY_SOURCE
+    root = write_capture(spec, tmp_path / "ff")
+    rep = run_check(open_capture(root), parse_range("1"))
+    (oob,) = [f for f in rep.findings if f.kind == OUT_OF_BOUNDS]
+    sl = oob.lines[0]
+    assert sl.source is not None and sl.reported == 1004
+    src = (root / sl.source).read_bytes().split(b"\n")
+    assert sl.line == 6 and src[sl.line - 1].strip() == b"out[i + 1] = (float)i;"
+    assert sl.code.strip() == "out[i + 1] = (float)i;" and sl.matches is True
 
 
 # --------------------------------------------------------------------------- replay faults

@@ -37,7 +37,7 @@ def findings_of(case: dict[str, Any]) -> list[Finding]:
     if not found and case.get("kernel"):
         found = feasible.kernel_findings(plan["steps"][0], case["kernel"], dev)
     if not found and case.get("build_failed"):
-        error = "error: use of type 'double' requires cl_khr_fp64 support"
+        error = case.get("build_log", "error: use of type 'double' requires cl_khr_fp64 support")
         needs = feasible.source_needs(case["source"])
         found = feasible.build_findings(plan, "p", needs, dev, error)
     return found

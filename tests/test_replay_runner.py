@@ -209,6 +209,35 @@ def test_build_failure_is_a_one_line_error(tmp_path: Path) -> None:
     assert res["error"].startswith("faults.cl: build failed on")
 
 
+@pytest.mark.parametrize(
+    ("source", "said"),
+    [  # PoCL here has no cl_khr_fp16: a half source that fails for another reason
+        ("__kernel void fill(__global int* o, int v)\n{\n#ifdef cl_khr_fp16\n  half h = 1;\n"
+         "#endif\n  o[0] = v\n}", "faults.cl:6:"),
+        ("#ifdef cl_khr_fp16\n#define H half\n#endif\n"
+         "__kernel void fill(__global int* o, int v) { o[0] = v; }", "-cl-bogus-option"),
+    ],
+)  # fmt: skip
+def test_a_build_failure_says_its_cause_at_the_source_line(
+    tmp_path: Path, source: str, said: str
+) -> None:
+    """A syntax error or a bad option in a program whose source uses half, on a device
+    without cl_khr_fp16: 'build failed' with the build log's first error, its position in
+    the program's own source file (not the driver's temp file), never the fp16 claim."""
+    dev = _devices("pocl")
+    plan = _plan(tmp_path, [_fill(1, 1)], {"m0": {"kind": "buffer", "size": 256}})
+    (tmp_path / "faults.cl").write_text(source)
+    plan["data"]["faults.cl"]["path"] = "faults.cl"
+    if "bogus" in said:
+        plan["programs"]["p0"]["options"] = "-cl-bogus-option"
+    report = runner.run(plan, dev, data_root=tmp_path, save_dir=tmp_path / "out")
+    res = report["devices"][0]
+    assert res["status"] == "error", res
+    assert res["error"].startswith("faults.cl: build failed on"), res["error"]
+    assert said in res["error"] and "fp16" not in res["error"], res["error"]
+    assert "tempfile" not in res["error"] and "kcache" not in res["error"], res["error"]
+
+
 def test_hash_only_dumps_are_compared_by_hash(images_svm: Path, tmp_path: Path) -> None:
     """A capture made with DumpBufferHashes: Post dumps hold the layer's 64-bit hash."""
     from cltui.capture import open_capture

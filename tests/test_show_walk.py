@@ -8,6 +8,7 @@ a handful go through the real CLI for the exit code.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +55,8 @@ def _walk(capsys: pytest.CaptureFixture[str], path: Path, numbers: list[int]) ->
         text = capsys.readouterr().out
         assert text.startswith(f"enqueue {n} ")
         assert "\x1b" not in text
+        # what the log does not hold is left out or named, never Python's None
+        assert re.search(r"\bNone\b", text) is None, f"{path.name} enqueue {n}: {text}"
 
 
 @pytest.mark.parametrize("name", ALL_SMALL)

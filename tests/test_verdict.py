@@ -228,7 +228,9 @@ def test_verdict_rules_are_pure() -> None:
     assert err["status"] == "error" and verdict_exit("error") == 1
     both = combine_verdicts([v, verdict(plan, bad)], ["0:0", "1:0"])
     assert both["status"] == "fail" and both["counts"]["equal"] == 3
-    assert both["line"].startswith("FAIL on 2 devices: 0:0: INCOMPLETE")
+    assert both["line"].startswith("FAIL on 1 of 2 devices: 0:0: INCOMPLETE")
+    two = combine_verdicts([verdict(plan, bad), verdict(plan, bad)], ["0:0", "1:0"])
+    assert two["line"].startswith("FAIL on 2 devices: 0:0: FAIL")
 
 
 def test_copy_into_an_object_before_its_first_use_is_replayed(tmp_path: Path) -> None:

@@ -95,6 +95,20 @@ def attribute(
     return [merged[k] for k in order]
 
 
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+
+
+def source_lines(text: str) -> list[str]:
+    """A program source's lines as the compiler numbers them (a line ends at ``\n``,
+    ``\r\n`` or ``\r``): ``str.splitlines`` also ends one at a form feed, a vertical tab,
+    ``\x1c``-``\x1e``, ``\x85`` and U+2028/9, and every line after such a character was
+    given the next line's number and text."""
+    lines = _NEWLINE.split(text)
+    if lines and lines[-1] == "":
+        lines.pop()  # the newline that ends the last line starts no line
+    return lines
+
+
 _NO_SOURCE = "(source not available)"  # Oclgrind's text for a file it cannot read
 # ``#line N`` / ``#line N "file"`` and the preprocessor's ``# N "file"`` line markers
 _LINE_DIRECTIVE = re.compile(r'^\s*#\s*(?:line\s+)?(\d+)(?:\s+"((?:[^"\\]|\\.)*)")?')

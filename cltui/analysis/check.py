@@ -30,14 +30,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cltui.analysis.attribute import StepSpan, attribute
+from cltui.analysis.attribute import StepSpan, attribute, source_lines
 from cltui.analysis.check_report import CheckReport, Crash, Finding, Retry
 from cltui.analysis.oclgrind import parse_oclgrind
 from cltui.capture.capture import Capture
 from cltui.capture.ranges import EnqueueRange
 from cltui.errors import CltuiError
 from cltui.progress import CancelToken
-from cltui.replay.child import Event
+from cltui.replay.child import Event, keep_log
 from cltui.replay.engine.schema import DeviceResult, Manifest
 
 OCLGRIND_ENV = {
@@ -128,11 +128,14 @@ class _Session:
     report: CheckReport
     seen: set[int] = field(default_factory=set)  # the enqueues some run finished
     tag: int = 0
+    interrupted: bool = False  # ctrl-c or SIGTERM stopped a run: no more runs
 
     def once(self, man: Manifest, checkers: list[str], prog: Progress | None) -> _Run:
         self.tag += 1
-        return _run_once(man, self.cap.path, self.wd, self.tag, checkers, self.timeout, prog,
-                         self.cancel)
+        run = _run_once(man, self.cap.path, self.wd, self.tag, checkers, self.timeout, prog,
+                        self.cancel)
+        self.interrupted = self.interrupted or run.status == "interrupted"
+        return run
 
     def check_all(self, manifest: Manifest, progress: Progress | None) -> _Run | None:
         """Check the range, going on after each crash; the run that ended the check
@@ -151,11 +154,14 @@ class _Session:
                 break
             # an enqueue crashed Oclgrind: find out how, then go on after it
             bad = run.running
-            crash = Crash(bad, kernels.get(bad, "?"), run.signal, run.stderr_from_running)
+            crash = Crash(bad, kernels.get(bad, "?"), run.signal, run.stderr_from_running,
+                          log=run.log)
             report.crashes.append(crash)
             if progress is not None:
                 progress({"type": "crash", "enqueue": bad, "signal": run.signal})
             self.retry(crash)
+            if self.interrupted:
+                return _Run("interrupted", bad, [], [], None, report.device, "", "", "", "")
             if self.cancel is not None and self.cancel.is_set():
                 return _Run("cancelled", bad, [], [], None, report.device, "", "", "", "")
             last = None if crash.checked or crash.retries else run
@@ -213,6 +219,7 @@ def _conclude(report: CheckReport, last: _Run | None, timeout: float) -> None:
     if last is None:  # the last enqueue crashed and was retried: nothing else ran
         last = _Run("", None, [], [], None, report.device, "", "", "", "")
     _set_status(report, last, timeout)
+    report.stderr_log = last.log or (report.crashes[-1].log if report.crashes else None)
     if report.status in ("crash", "hang", "error", "killed"):
         report.stderr_tail = last.stderr_tail or (
             report.crashes[-1].stderr if report.crashes else "")
@@ -230,9 +237,9 @@ def _set_status(report: CheckReport, last: _Run, timeout: float) -> None:
     if last.status == "hang":
         report.status, report.failed_enqueue = "hang", last.running
         report.error = f"{where} made no progress for {timeout:g} s under Oclgrind: killed"
-    elif last.status == "cancelled":
+    elif last.status in ("cancelled", "interrupted"):
         report.status, report.failed_enqueue = "cancelled", last.running
-        report.error = f"cancelled ({where})"
+        report.error = f"{last.status} ({where})"
     elif last.status == "killed":
         report.status, report.failed_enqueue = "killed", last.running
         report.error = (f"the check process was killed ({last.signal}) from outside "
@@ -264,7 +271,7 @@ def _set_status(report: CheckReport, last: _Run, timeout: float) -> None:
 class _Run:
     """One child run of a plan on Oclgrind."""
 
-    status: str  # "" (finished) | crash | hang | cancelled | killed
+    status: str  # "" (finished) | crash | hang | cancelled | interrupted | killed
     running: int | None  # the enqueue that was running when it stopped
     finished: list[int]
     findings: list[Finding]
@@ -274,6 +281,7 @@ class _Run:
     exit_text: str
     stderr_tail: str
     stderr_from_running: str
+    log: str | None = None  # a file holding this run's whole stderr (a crash, hang, kill)
 
 
 def _run_once(
@@ -329,8 +337,12 @@ def _run_once(
     tail = data[-2000:].decode("utf-8", "replace").strip()
     own = data[running_at:] if running is not None else b""
     own_text = (own[:1000] + (b"\n...\n" + own[-1000:] if len(own) > 2000 else own[1000:2000]))
+    log = None
+    if data and status in ("crash", "hang", "killed"):
+        kept = keep_log(err_path, f"check-{running if running is not None else 'setup'}-{status}")
+        log = str(kept) if kept is not None else None
     return _Run(status, running, finished, findings, result, device, sig, exit_text, tail,
-                own_text.decode("utf-8", "replace").strip())
+                own_text.decode("utf-8", "replace").strip(), log)
 
 
 def _program_sources(manifest: Manifest, root: Path) -> dict[str, tuple[str, list[str]]]:
@@ -344,7 +356,7 @@ def _program_sources(manifest: Manifest, root: Path) -> dict[str, tuple[str, lis
             text = (root / rel).read_bytes().rstrip(b"\0").decode("utf-8", "replace")
         except OSError:
             continue
-        out[pid] = (rel, text.splitlines())
+        out[pid] = (rel, source_lines(text))
     return out
 
 
@@ -356,7 +368,7 @@ def _run_child(
     cancel: CancelToken | None,
     checkers: list[str] | None = None,
 ) -> tuple[list[Event], int | None, str]:
-    """Run the child; (events, return code, "" | "hang" | "cancelled")."""
+    """Run the child; (events, return code, "" | "hang" | "cancelled" | "interrupted")."""
     from cltui.replay.child import Child
 
     on = list(CHECKERS) if checkers is None else checkers
@@ -368,10 +380,15 @@ def _run_child(
         raise CheckError(f"cannot start the check process: {exc}") from None
     events: list[Event] = []
     with child:  # also on ctrl-c: no Oclgrind is left running
-        for ev in child.events(timeout, cancel):
-            events.append(ev)
-            if progress is not None and ev.get("type") != "result":
-                progress(ev)
+        try:
+            for ev in child.events(timeout, cancel):
+                events.append(ev)
+                if progress is not None and ev.get("type") != "result":
+                    progress(ev)
+        except KeyboardInterrupt:  # ctrl-c, SIGTERM: what ran so far is kept
+            child.kill()
+            child.finish()
+            return events, None, "interrupted"
         rc = child.finish()
     return events, rc, child.status
 

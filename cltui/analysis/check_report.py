@@ -41,6 +41,7 @@ class CrashJSON(TypedDict):
     unchecked_by: list[str]
     retries: list[Retry]
     stderr: str
+    stderr_log: str | None  # a file holding the check process's whole stderr
     summary: str
 
 
@@ -65,6 +66,7 @@ class CheckReportJSON(TypedDict):
     unchecked: list[int]
     notes: list[str]
     stderr: str
+    stderr_log: str | None  # a file holding the check process's whole stderr
 
 
 @dataclass
@@ -110,6 +112,7 @@ class Crash:
     retries: list[Retry] = field(default_factory=list)  # {without, outcome}
     checked: bool = False  # a retry finished: its findings are in the report
     unchecked_by: list[str] = field(default_factory=list)  # checkers left off for it
+    log: str | None = None  # a file holding the crashed run's whole stderr
 
     def line(self) -> str:
         head = f"enqueue {self.enqueue} ({self.kernel}) crashed Oclgrind ({self.signal})"
@@ -124,7 +127,7 @@ class Crash:
         return {"enqueue": self.enqueue, "kernel": self.kernel, "signal": self.signal,
                 "checker": self.checker, "checked": self.checked,
                 "unchecked_by": list(self.unchecked_by), "retries": list(self.retries),
-                "stderr": self.stderr, "summary": self.line()}
+                "stderr": self.stderr, "stderr_log": self.log, "summary": self.line()}
 
 
 @dataclass
@@ -142,6 +145,7 @@ class CheckReport:
     stderr_tail: str = ""
     crashes: list[Crash] = field(default_factory=list)
     unchecked: list[int] = field(default_factory=list)  # enqueues no run got to
+    stderr_log: str | None = None  # a file holding the last run's whole stderr
 
     def for_enqueue(self, number: int) -> list[Finding]:
         return [f for f in self.findings if f.enqueue == number]
@@ -161,4 +165,5 @@ class CheckReport:
             "unchecked": list(self.unchecked),
             "notes": list(self.notes),
             "stderr": self.stderr_tail,
+            "stderr_log": self.stderr_log,
         }

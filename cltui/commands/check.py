@@ -75,10 +75,15 @@ def check_cmd(dumpdir: str, range_text: str, mode: str, timeout: float, as_json:
         report = run_check(cap, rng, mode=mode, timeout=timeout, progress=progress)
     except CheckError as exc:
         fail(str(exc))
+    interrupted = report.status == "cancelled"  # ctrl-c, SIGTERM: no token here
+    if interrupted:
+        echo("interrupted: the report holds what finished before it", err=True)
     if as_json:
         emit_json(report.to_dict())
     else:
         _print(report)
+    if interrupted:
+        fail("interrupted", EXIT_INTERRUPTED)
     raise SystemExit(exit_code(report))
 
 
@@ -103,8 +108,10 @@ def _print(report: CheckReport) -> None:
         echo(f"ERROR: {report.error}")
         if report.stderr_tail and not (report.crashes
                                        and report.stderr_tail == report.crashes[-1].stderr):
-            for line in report.stderr_tail.splitlines()[-8:]:
+            for line in oclgrind_lines(report.stderr_tail)[-8:]:
                 echo(f"  | {line}")
+            if report.stderr_log:
+                echo(f"  the check process's output: {report.stderr_log}")
     if report.unchecked:
         echo(f"UNCHECKED: {len(report.unchecked)} enqueue(s): "
              + ", ".join(str(e) for e in report.unchecked[:20])
@@ -133,10 +140,22 @@ def _print_crash(c: Crash) -> None:
         + f": {r['outcome']}" for r in c.retries)
     if tried:
         echo(f"  retried {tried}")
-    for line in c.stderr.splitlines()[-8:]:
+    for line in oclgrind_lines(c.stderr)[-8:]:
         echo(f"  | {line}")
     if not c.stderr:
         echo("  (Oclgrind wrote nothing to stderr)")
+    if c.log:
+        echo(f"  the check process's output: {c.log}")
+
+
+def oclgrind_lines(stderr: str) -> list[str]:
+    """The lines of a check process's stderr that Oclgrind wrote: Python's faulthandler
+    stack of a crash (from ``Fatal Python error``) stays in the log file and ``--json``."""
+    lines = stderr.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("Fatal Python error"):
+            return lines[:i]
+    return lines
 
 
 def _print_findings(findings: list[Finding]) -> None:

@@ -91,10 +91,11 @@ def _print_header(con: Console, report: Report) -> None:
                 f"{f['reason']}",
                 soft_wrap=True, markup=False, highlight=False, style="yellow",
             )  # fmt: skip
-        if r.get("error"):
-            con.print(f"[bold red]{d['id']} {d['name']}: {r['status']}: {r['error']}[/]")
-            if r.get("stderr"):
-                con.print(f"[dim]{r['stderr'][-600:]}[/]")
+        if r.get("error"):  # one line: the child's stack and messages are in its log
+            log = r.get("stderr_log")
+            said = f" (the replay process's output: {log})" if log else ""
+            con.print(f"{d['id']} {d['name']}: {r['status']}: {r['error']}{said}",
+                      soft_wrap=True, markup=False, highlight=False, style="bold red")  # fmt: skip
 
     seen: dict[str, list[str]] = {}
     for r in devs:

@@ -436,13 +436,25 @@ def _print_human(d: dict[str, Any]) -> None:
         echo(f"  replay:   {d['replay_folder']}")
     if "transfer" in d:
         t = d["transfer"]
-        echo(f"  memory:   {t['memory_object']}  offset {t['offset']}  bytes {t['bytes']}")
+        said = _transfer_text(t)
+        if said:
+            echo(f"  memory:   {said}")
         if "history" in t:
             echo(f"      {_neighbours_text(t['history'])}")
     for a in d["args"]:
         _print_arg(a)
     for p in d["problems"]:
         echo(f"  problem:  {p}")
+
+
+def _transfer_text(t: dict[str, Any]) -> str:
+    """What a transfer's log line says of its memory (a copy: source -> destination), each
+    part only when the log holds it ("" for none: a marker)."""
+    src, dst = t.get("memory_object"), t.get("destination")
+    what = f"{src or '?'} -> {dst}" if dst else (src or "object not in the log")
+    parts = [f"{k} {t[key]}" for k, key in (("offset", "offset"), ("bytes", "bytes"))
+             if t[key] is not None]  # fmt: skip
+    return "  ".join([what, *parts]) if parts or src or dst else ""
 
 
 def _print_arg(a: ArgJSON) -> None:

@@ -108,14 +108,20 @@ class BundleWriter:
         if rel in self.files:
             raise ValueError(f"{rel} written twice")
         path = self.root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise self._write_error(rel, exc) from None
         return path
 
     def write_bytes(self, rel: str, data: bytes, *, executable: bool = False) -> str:
         """Store ``data`` at ``rel``; returns its sha256."""
         self.check_cancel()
         path = self._target(rel)
-        path.write_bytes(data)
+        try:
+            path.write_bytes(data)
+        except OSError as exc:
+            raise self._write_error(rel, exc) from None
         if executable:
             path.chmod(0o755)
         digest = hashlib.sha256(data).hexdigest()
@@ -128,16 +134,38 @@ class BundleWriter:
     def copy_file(self, rel: str, src: Path) -> str:
         """Copy ``src`` (read-only access) to ``rel``; returns its sha256."""
         self.check_cancel()
-        path = self._target(rel)
-        h = hashlib.sha256()
-        with src.open("rb") as fi, path.open("wb") as fo:
-            while chunk := fi.read(CHUNK):
-                h.update(chunk)
-                fo.write(chunk)
-                self.check_cancel()
-        digest = h.hexdigest()
+        digest = self._copy(src, rel, self._target(rel))
         self.files[safe_relpath(rel)] = digest
         return digest
+
+    def _copy(self, src: Path, rel: str, path: Path) -> str:
+        """Copy ``src`` to ``path`` (the bundle's ``rel``); its sha256.  An error names the
+        side it came from: ``src`` (an OSError, the caller's "cannot read") or the bundle
+        file (an :class:`ExportError`: "cannot write <bundle path>", a full disk)."""
+        h = hashlib.sha256()
+        with src.open("rb") as fi:
+            try:
+                fo = path.open("wb")
+            except OSError as exc:
+                raise self._write_error(rel, exc) from None
+            try:
+                while chunk := fi.read(CHUNK):
+                    h.update(chunk)
+                    try:
+                        fo.write(chunk)
+                    except OSError as exc:
+                        raise self._write_error(rel, exc) from None
+                    self.check_cancel()
+            finally:
+                try:
+                    fo.close()  # flushes: a full disk can show here first
+                except OSError as exc:
+                    raise self._write_error(rel, exc) from None
+        return h.hexdigest()
+
+    def _write_error(self, rel: str, exc: OSError) -> ExportError:
+        """A bundle file that could not be written, named where the bundle will be."""
+        return ExportError(f"cannot write {self.outdir / rel}: {exc.strerror or exc}")
 
     def add_data(self, src: Path, *, prefix: str = "data", suffix: str = ".bin") -> tuple[str, str]:
         """Store the contents of ``src`` once under ``prefix/<sha256><suffix>``.
@@ -149,7 +177,7 @@ class BundleWriter:
         rel = f"{prefix}/{digest}{suffix}"
         if rel not in self.files:
             path = self._target(rel)
-            shutil.copyfile(src, path)
+            self._copy(src, rel, path)
             self.files[rel] = digest
             self.data_sizes[digest] = path.stat().st_size
         return rel, digest
@@ -168,7 +196,10 @@ class BundleWriter:
         """``sha256sum -c`` format: ``<hex>  <path>``, sorted, every file but itself."""
         lines = [f"{digest}  {rel}\n" for rel, digest in sorted(self.files.items())]
         path = self._target(name)
-        path.write_text("".join(lines), encoding="utf-8")
+        try:
+            path.write_text("".join(lines), encoding="utf-8")
+        except OSError as exc:
+            raise self._write_error(name, exc) from None
 
     def commit(self) -> Path:
         """Move the finished tree to ``outdir`` (replacing an old one only with ``force``)."""

@@ -24,9 +24,11 @@ imports no pyopencl), then reads its job file's path from its stdin
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 import queue
+import re
 import subprocess
 import sys
 import threading
@@ -305,6 +307,37 @@ def tail(path: Path, limit: int = 2000) -> str:
     except OSError:
         return ""
     return data.decode("utf-8", "replace").strip()
+
+
+LOG_LIMIT = 4 << 20  # the last bytes of a child's stderr a log keeps
+LOGS_KEPT = 50  # the newest logs kept in the logs folder
+_LOGS = itertools.count(1)  # two logs of one process in one second have two names
+
+
+def keep_log(err_path: Path, what: str) -> Path | None:
+    """A copy of a child's stderr (the Python stack of a crash, the driver's messages) in
+    ``logs/`` of :func:`~cltui.replay.lifecycle.cache_dir`, for the one line that names it
+    (the stack itself never reaches the screen); the oldest beyond :data:`LOGS_KEPT` go.
+    None when it cannot be written."""
+    folder = lifecycle.cache_dir() / "logs"
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", what)[:60]
+    name = f"{time.strftime('%Y%m%d-%H%M%S')}-p{os.getpid()}-{next(_LOGS)}-{safe}.txt"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with open(err_path, "rb") as f:
+            f.seek(max(0, os.fstat(f.fileno()).st_size - LOG_LIMIT))
+            data = f.read()
+        path = folder / name
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0),
+                     0o600)  # fmt: skip
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        logs = sorted(folder.glob("*-p*-*.txt"), key=lambda q: q.stat().st_mtime)
+        for old in logs[:-LOGS_KEPT]:
+            old.unlink(missing_ok=True)
+    except OSError:
+        return None
+    return path
 
 
 def _pump(fd: int, out: queue.Queue[str | None]) -> None:

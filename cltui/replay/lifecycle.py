@@ -191,11 +191,17 @@ def cache_folder() -> Path:
     return Path(xdg) / "cltui"
 
 
+def cache_dir() -> Path:
+    """cltui's own files that outlive a run (logs, the staging list): ``$CLTUI_CACHE_DIR``,
+    else :func:`cache_folder`."""
+    base = os.environ.get("CLTUI_CACHE_DIR")
+    return Path(base) if base else cache_folder()
+
+
 def _registry() -> Path:
     """Where export staging folders are noted (they live beside their targets, anywhere):
-    ``$CLTUI_CACHE_DIR/staging.txt``, else in :func:`cache_folder`."""
-    base = os.environ.get("CLTUI_CACHE_DIR")
-    return (Path(base) if base else cache_folder()) / "staging.txt"
+    ``staging.txt`` in :func:`cache_dir`."""
+    return cache_dir() / "staging.txt"
 
 
 @contextlib.contextmanager

@@ -38,7 +38,16 @@ import numpy.typing as npt
 
 from cltui.progress import CancelToken
 from cltui.replay import lifecycle
-from cltui.replay.child import Child, Event, connect, exit_now, read_job, sender, use_ahead
+from cltui.replay.child import (
+    Child,
+    Event,
+    connect,
+    exit_now,
+    keep_log,
+    read_job,
+    sender,
+    use_ahead,
+)
 from cltui.replay.engine.schema import (
     ArgTolerance,
     Device,
@@ -240,6 +249,9 @@ class ReplayJob:
         result = ended(dev, status, rc or 0, seen, self.timeout, self._cancel.is_set())
         if result.get("status") in ("crash", "hang", "error", "killed") and stderr_tail:
             result["stderr"] = stderr_tail
+            log = keep_log(proc.err_path, f"replay-{dev.get('id', '')}-{result['status']}")
+            if log is not None:
+                result["stderr_log"] = str(log)
         yield {"type": "device_done", "device": dev["id"], "result": result}
 
 

@@ -22,6 +22,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TypedDict
 
+from .buildlog import build_errors, first_build_error
 from .schema import Finding, FindingKind, Manifest, MemorySpec, ProgramSpec, StepSpec
 
 __all__ = [
@@ -372,11 +373,23 @@ def _lacks(kind: FindingKind, dev: DeviceFacts) -> str | None:
     return lacks.get(kind)
 
 
+# what the build log's error lines name when a need the device lacks made the build fail
+_SAID: dict[FindingKind, tuple[str, ...]] = {
+    "fp64": ("double", "fp64"),
+    "fp16": ("half", "fp16"),
+    "images": ("image",),
+    "image-3d-writes": ("image3d", "3d_image"),
+    "subgroups": ("sub_group", "subgroup"),
+    "opencl-c-version": ("cl-std", "opencl c"),
+}
+
+
 def build_findings(
     plan: Manifest, pid: str, needs: Iterable[FindingKind], dev: DeviceFacts, error: str
 ) -> list[Finding]:
     """A program that did not build on the device, explained by what its source needs and
-    the device lacks: a finding per step of it (empty when nothing explains the failure)."""
+    the device lacks and the build log's errors name: a finding per step of it (empty when
+    nothing explains the failure: a syntax error or a bad option stays a build failure)."""
     words = {kind: word for kind, _, word in _NEEDS}
     missing = [(k, f"the source uses {words[k]}, {dev['name']} lacks {why}")
                for k in needs if (why := _lacks(k, dev)) is not None]  # fmt: skip
@@ -384,13 +397,13 @@ def build_findings(
     want = cl_std(str(prog.get("options") or "")) if prog else None
     if want is not None and want not in dev["opencl_c_versions"]:
         missing.append(("opencl-c-version", _std_reason(want, dev)))
+    said_by_log = " ".join(build_errors(error)).lower()
+    missing = [(k, why) for k, why in missing if any(w in said_by_log for w in _SAID[k])]
     if not missing:
         return []
     kind = missing[0][0]
     said = "; ".join(why for _, why in missing)
-    lines = [ln.strip() for ln in error.splitlines() if ln.strip()]
-    errors = [ln for ln in lines if "error" in ln.lower()]
-    first = (errors or lines or ["build failed"])[0][:200].rstrip()
+    first = first_build_error(error)
     return [_finding(st, kind, f"{said} (build: {first})")
             for st in plan.get("steps", []) if st["program"] == pid]  # fmt: skip
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...capture.shellwords import split_words
 from .base import EngineError, _cl_msg, _EngineState
+from .buildlog import at_source, build_errors
 from .choice import most_alike
 from .feasible import build_findings, source_needs
 from .schema import ProgramSpec
@@ -78,6 +79,15 @@ def _pick_binary(binaries: list[dict[str, str]], device: str) -> tuple[dict[str,
     return binaries[i], f"binary made on {made_on[i]}"
 
 
+def _cause_lines(message: str) -> list[str]:
+    """The lines of pyopencl's build-failure message that say why (an empty build log: a bad
+    option), without its own wrapping (``clBuildProgram failed``, ``Build on``, the options,
+    where it saved the source)."""
+    wrap = ("clbuildprogram failed", "build on ", "(options:", "(source saved")
+    lines = [ln.strip() for ln in message.splitlines() if ln.strip()]
+    return [ln for ln in lines if not ln.lower().startswith(wrap)]
+
+
 class _Programs(_EngineState):
     """Building a plan's programs (see the module doc)."""
 
@@ -111,8 +121,9 @@ class _Programs(_EngineState):
             text = bytes(self.loader(str(info["source"]))).decode("utf-8", "replace")
         except EngineError:
             return False
-        found = build_findings(self.plan, pid, source_needs(text), self.facts,
-                               self.build_log or error)  # fmt: skip
+        name = self._source_name(info)  # the log's positions, in the program's own file
+        log = "\n".join(at_source(ln, name) for ln in (self.build_log or error).splitlines())
+        found = build_findings(self.plan, pid, source_needs(text), self.facts, log)
         index = {int(s["enqueue"]): i for i, s in enumerate(self.plan["steps"])}
         for f in found:
             self.cannot.setdefault(index[f["enqueue"]], []).append(f)
@@ -199,8 +210,10 @@ class _Programs(_EngineState):
         except Exception:
             log = ""
         self.build_log = log or str(exc)  # pyopencl's message holds the log where the query fails
-        lines = [ln.strip() for ln in log.splitlines() if "error" in ln.lower()]
-        first = lines[0] if lines else _cl_msg(exc).splitlines()[0]
+        lines = build_errors(log) or _cause_lines(str(exc))
+        first = lines[0][:200].rstrip() if lines else _cl_msg(exc).splitlines()[0]
+        if how == "source":  # the position in the driver's temp file is the source's own
+            first = at_source(first, self._source_name(info))
         if how.startswith("binary made on "):
             return EngineError(
                 f"{info.get('label', pid)}: the {how} (no source in the capture) "
@@ -209,6 +222,12 @@ class _Programs(_EngineState):
         return EngineError(
             f"{info.get('label', pid)}: build failed on {self.device['name']}: {first}"
         )
+
+    def _source_name(self, info: ProgramSpec) -> str:
+        """The program's source file as the capture or the bundle names it."""
+        key = str(info.get("source") or "")
+        ref = self.plan.get("data", {}).get(key)
+        return str(ref.get("path") or key) if ref else key
 
     # ---- program binary cache (off unless ``binary_cache`` names a folder) --------------
     # Building from source costs PoCL ~45 ms a program even when its own cache hits (it

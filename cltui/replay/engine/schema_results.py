@@ -240,6 +240,7 @@ class DeviceResult(TypedDict):
     error: str | None
     failed_enqueue: int | None
     stderr: NotRequired[str]
+    stderr_log: NotRequired[str]  # a file holding the child's whole stderr (cltui only)
     partial: NotRequired[bool]
     probe: NotRequired[dict[str, Any]]  # --probe: {runs, outputs: [{enqueue, mem, files}]}
     timeline: NotRequired[TimelineResult]  # cltui latency: every launch of the repetitions

@@ -150,7 +150,8 @@ def _verdict_line(status: str, head: str, c: dict[str, int]) -> str:
 
 def combine_verdicts(verdicts: Sequence[Verdict], names: Sequence[str] | None = None) -> Verdict:
     """The verdict of several devices: the worst status (fail, error, incomplete, pass),
-    counts summed, one line (each device's, after its name, when there are several)."""
+    counts summed, one line (each device's, after its name, when there are several), led by
+    how many devices have that status (``FAIL on 1 of 2 devices: ...``)."""
     if not verdicts:
         zero = cast(VerdictCounts, dict.fromkeys(VERDICT_COUNTS, 0))
         return {"status": "error", "line": "ERROR: no device ran", "counts": zero}
@@ -164,7 +165,9 @@ def combine_verdicts(verdicts: Sequence[Verdict], names: Sequence[str] | None = 
     if len(verdicts) == 1:
         return {"status": status, "line": verdicts[0]["line"], "counts": counts}
     tags = list(names or [str(i) for i in range(len(verdicts))])
-    line = f"{status.upper()} on {len(verdicts)} devices: " + "; ".join(
+    worst = sum(v["status"] == status for v in verdicts)  # the devices the status is of
+    on = f"{worst} of {len(verdicts)}" if worst < len(verdicts) else f"{len(verdicts)}"
+    line = f"{status.upper()} on {on} devices: " + "; ".join(
         f"{tag}: {v['line']}" for tag, v in zip(tags, verdicts, strict=False)
     )
     return {"status": status, "line": line, "counts": counts}

@@ -11,7 +11,7 @@ from cltui.capture.model import Enqueue
 from cltui.replay.engine.schema import LoadSpec
 from cltui.replay.modes import input_rule, input_source
 from cltui.replay.plan.base import Obj, Pending, StepIO
-from cltui.replay.plan.transfers import _NO_PATTERN, _pre_state, _Transfers
+from cltui.replay.plan.transfers import _NO_PATTERN, _pre_state, _short, _Transfers, covers
 
 
 class _Inputs(_Transfers):
@@ -29,7 +29,11 @@ class _Inputs(_Transfers):
 
     def _fresh(self, n: int, o: Obj, moved: list[Pending], io: StepIO) -> None:
         """The object's first use in the range (or isolated mode): its Pre dump is the input;
-        the transfers before it are in that input when there is one."""
+        the transfers before it are in that input when there is one, except where they can
+        be replayed and write the whole object (see :meth:`_fresh_ops`)."""
+        self._check_ops(o, moved)
+        if self._fresh_ops(o, moved, io):
+            return
         covered = o.pre is not None and not o.pre.hashed
         for p in moved:
             op = p.spec["op"]
@@ -37,8 +41,9 @@ class _Inputs(_Transfers):
                 self.decide(p, o.mid, "input", "")
             elif p.runnable and op is not None and op["op"] != "fill":
                 self.decide(p, o.mid, "op", "")  # a copy into a fresh object
-            else:
-                self.decide(p, o.mid, None, _NO_PATTERN if op else "")
+            else:  # the reason its kind has (a fill's pattern, a write's data, a source)
+                fill = op is not None and op["op"] == "fill"
+                self.decide(p, o.mid, None, p.spec["why"] or (_NO_PATTERN if fill else ""))
                 self.taint.setdefault(o.mid, p.spec["enqueue"])
         if input_rule(self.mode, "fresh", pre=_pre_state(o.pre)).load == "input":
             assert o.pre is not None
@@ -73,17 +78,24 @@ class _Inputs(_Transfers):
     def _filled_whole(self, o: Obj, moved: list[Pending]) -> bool:
         """A transfer replayed as an operation wrote every byte of the object (a whole copy
         into it): its state is known without a Pre dump."""
-        size = self.memory[o.mid]["size"]
-        for p in moved:
-            op = p.spec["op"]
-            if p.spec["replayed"] != "op" or op is None:
-                continue
-            f = cast(dict[str, object], op)
-            if f["op"] == "copy_whole" or (
-                f["op"] == "copy" and f.get("dst_offset") == 0 and int(str(f.get("size"))) >= size
-            ):
-                return True
-        return False
+        size = int(self.memory[o.mid]["size"])
+        return any(p.spec["replayed"] == "op" and p.spec["op"] is not None
+                   and covers(p.spec["op"], size) for p in moved)  # fmt: skip
+
+    def _fresh_ops(self, o: Obj, moved: list[Pending], io: StepIO) -> bool:
+        """Transfers into an object before its first use in the range that can all be
+        replayed and that write all of it (a copy of a whole object of the range) are
+        replayed as operations, as after a use (the ``transfers`` rule: checked against the
+        captured Pre dump, in chain mode reloaded where it differs), not taken from that
+        dump.  False when they are not."""
+        size = int(self.memory[o.mid]["size"])
+        ops = [p.spec["op"] for p in moved if p.runnable]
+        if not moved or len(ops) < len(moved) or not any(op and covers(op, size) for op in ops):
+            return False
+        rule = input_rule(self.mode, "transfers", pre=_pre_state(o.pre), transfers_replayable=True)
+        names = ", ".join(f"{p.spec['enqueue']} {_short(p.spec['function'])}" for p in moved)
+        self._replay_ops(o, moved, rule, names, io)
+        return True
 
     def _carried(self, n: int, o: Obj, io: StepIO) -> None:
         """The state the range left, nothing logged in between: verified where the capture

@@ -23,6 +23,7 @@ How = Literal["op", "reload", "input"] | None
 _NOT_IN_RANGE = "its source is not an object whose replayed state is known here"
 _AFTER_UNREPLAYED = "its source follows a host-side change that is not replayed"
 _NO_PATTERN = "the fill pattern is not logged and no later dump shows it"
+_SOURCE_FILL = "its source was filled with a pattern that is not logged"
 
 
 @dataclass
@@ -74,7 +75,7 @@ class _Transfers(_Checks):
                 return _Seen(enq.mem, fill, runnable=True)
             return _Seen(enq.mem, why="the fill colour and region are not logged")
         if kind is EnqueueKind.COPY:
-            return self._copy(enq, _copy_op(enq, kv))
+            return self._copy(enq, *_copy_op(enq, kv))
         if kind is EnqueueKind.WRITE:
             return _Seen(enq.mem, why="the written data is not in the log")
         if kind is EnqueueKind.MAP:
@@ -90,13 +91,13 @@ class _Transfers(_Checks):
             return _Seen(dst, why="SVM and USM transfers are not replayed")
         return _Seen()
 
-    def _copy(self, enq: Enqueue, op: TransferOp | None) -> _Seen:
+    def _copy(self, enq: Enqueue, op: TransferOp | None, why: str) -> _Seen:
         """A copy runs when its region is logged and its source's replayed state is known
         (the source's own pending transfers, all replayable, run before it, in order)."""
         dst, src = enq.dst_mem, enq.mem
         smid = _mid(src) if src is not None else None
         if op is None:
-            return _Seen(dst, why="its region is not logged")
+            return _Seen(dst, why=why)
         if smid is None or smid not in self.state:
             return _Seen(dst, op, _NOT_IN_RANGE)
         before = self.pending.get(smid, [])
@@ -109,6 +110,8 @@ class _Transfers(_Checks):
         """Record how transfer ``p`` is replayed: ``op``, ``reload`` (its result loaded from
         the next Pre dump), ``input`` (before the object's first use) or None (not)."""
         t = p.spec
+        if t["replayed"] == "op" and how != "op":  # a replayed copy read its result: it runs
+            how, why = "op", ""  # (what its own object's step does after it stands)
         t["replayed"] = how
         if why:
             t["why"] = why
@@ -116,6 +119,10 @@ class _Transfers(_Checks):
             t["why"] = "not replayed"
         if how != "op":
             p.runnable = False
+        else:  # what a replayed copy reads runs before it, even where its object is not
+            for d in p.deps:  # used again (a fill's pattern is checked by _check_ops)
+                if d.spec["replayed"] is None and d.spec["enqueue"] not in self.transfers:
+                    self.decide(d, d.spec["mem"], "op", "")
         self.transfers[t["enqueue"]] = {
             "enqueue": t["enqueue"],
             "function": t["function"],
@@ -184,6 +191,9 @@ class _Transfers(_Checks):
             if any(not d.runnable for d in p.deps):
                 p.runnable = False
                 p.spec["why"] = _AFTER_UNREPLAYED
+            elif any(_unsettled_fill(d) for d in p.deps):
+                p.runnable = False
+                p.spec["why"] = _SOURCE_FILL
             elif op["op"] == "copy_whole":
                 src = self.memory.get(op["src"])
                 if (
@@ -272,6 +282,31 @@ class _Transfers(_Checks):
         return out
 
 
+def _unsettled_fill(d: Pending) -> bool:
+    """A fill of a copy's source whose pattern no Pre dump has shown yet."""
+    op = d.spec["op"]
+    return op is not None and op["op"] == "fill" and "pattern" not in op
+
+
+def covers(op: TransferOp, size: int) -> bool:
+    """The operation writes every byte of an object of ``size`` bytes (whole-object copies
+    are checked against the objects' sizes and formats by ``_check_ops``)."""
+    fields = cast(dict[str, object], op)
+    kind = op["op"]
+    if kind == "copy_whole":
+        return True
+    if kind in ("copy", "fill"):
+        start = int(cast(int, fields.get("dst_offset" if kind == "copy" else "offset") or 0))
+        return start == 0 and int(cast(int, fields.get("size") or 0)) >= size > 0
+    if kind == "copy_rect":
+        region = cast(list[int], fields.get("region") or [0, 0, 0])
+        origin = cast(list[int], fields.get("dst_origin") or [0, 0, 0])
+        pitches = (fields.get("dst_row_pitch"), fields.get("dst_slice_pitch"))
+        plain = not any(pitches) or pitches == (region[0], region[0] * region[1])
+        return plain and not any(origin) and region[0] * region[1] * region[2] == size > 0
+    return False
+
+
 def _touches(e: Enqueue, mid: str) -> bool:
     """The enqueue may change object ``mid`` (a copy's destination, a transfer's object, a
     kernel's argument)."""
@@ -301,27 +336,35 @@ def _op(**fields: object) -> TransferOp:
     return cast(TransferOp, fields)
 
 
-def _copy_op(enq: Enqueue, kv: dict[str, str]) -> TransferOp | None:
-    """A copy's operation, None when the log does not hold its region."""
+def _copy_op(enq: Enqueue, kv: dict[str, str]) -> tuple[TransferOp | None, str]:
+    """A copy's operation, or None and why it cannot be replayed from what the log holds."""
     fn = enq.row.function
-    if fn == "clEnqueueCopyBuffer" and enq.nbytes is not None:
+    if fn == "clEnqueueCopyBuffer":
+        if enq.nbytes is None:
+            return None, "its size is not logged"
         return _op(op="copy", src_offset=enq.offset or 0, dst_offset=_int(kv.get("dst_offset")),
-                   size=enq.nbytes)  # fmt: skip
+                   size=enq.nbytes), ""  # fmt: skip
     if fn == "clEnqueueCopyBufferRect":
         region = _triple(kv.get("region"))
-        if region is None:
-            return None
+        src, dst = _triple(kv.get("src_origin")), _triple(kv.get("dst_origin"))
+        if region is None or src is None or dst is None:
+            return None, "its region is not logged"
         pitches = ("src_row_pitch", "src_slice_pitch", "dst_row_pitch", "dst_slice_pitch")
+        # the layer logs no pitches: without them only a copy inside one row is known
+        if not any(key in kv for key in pitches) and (
+            region[1] > 1 or region[2] > 1 or any(src[1:]) or any(dst[1:])
+        ):
+            return None, "its row and slice pitches are not logged"
         return _op(
             op="copy_rect",
-            src_origin=_triple(kv.get("src_origin")),
-            dst_origin=_triple(kv.get("dst_origin")),
+            src_origin=src,
+            dst_origin=dst,
             region=region,
             **{key: _int(kv.get(key)) for key in pitches},
-        )
+        ), ""
     if fn in ("clEnqueueCopyImage", "clEnqueueCopyImageToBuffer", "clEnqueueCopyBufferToImage"):
-        return _op(op="copy_whole")  # origin/region not logged: the whole object
-    return None
+        return _op(op="copy_whole"), ""  # origin/region not logged: the whole object
+    return None, "its region is not logged"
 
 
 # linear in a line of any content: a key starts a word (no retry inside a long one) and a

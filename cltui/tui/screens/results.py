@@ -110,7 +110,8 @@ class ReplayResultsScreen(Screen[None]):
         style = _VERDICT_STYLE.get(str(overall["status"]), "bold yellow")
         if len(verdicts) > 1:
             c = overall["counts"]
-            text.append(f"{str(overall['status']).upper()} on {len(verdicts)} devices: "
+            head = str(overall["line"]).split(": ", 1)[0]  # "FAIL on 1 of 2 devices"
+            text.append(f"{head}: "
                         f"{c['checked']}/{c['outputs']} outputs checked, "
                         f"{c['different']} different\n", style)
             for r, v in zip(rep["devices"], verdicts, strict=True):

@@ -234,7 +234,7 @@ inline DeviceFacts read_facts(const Json& base, const Json* over) {
 }
 
 // --feasibility-cases FILE: {"device": facts, "cases": [{step, memory?, options?, device?,
-// kernel?, source?, build_failed?}]} -> [{"kinds": [...], "reasons": [...]}] in order.
+// kernel?, source?, build_failed?, build_log?}]} -> [{"kinds": [...], "reasons": [...]}] in order.
 inline int print_feasibility(const std::string& path) {
     auto bytes = read_file(path);
     Json doc = JsonParser(std::string(bytes.begin(), bytes.end())).parse();
@@ -272,7 +272,8 @@ inline int print_feasibility(const std::string& path) {
         const Json* failed = c.find("build_failed");
         if (found.empty() && failed && failed->as_bool())
             found = build_findings(plan, "p", source_needs(c.at("source").as_str()), dev,
-                                   "error: use of type 'double' requires cl_khr_fp64 support");
+                                   c.has("build_log") ? c.at("build_log").as_str()
+                                   : "error: use of type 'double' requires cl_khr_fp64 support");
         std::string kinds, reasons;
         for (size_t i = 0; i < found.size(); ++i) {
             kinds += (i ? ", " : "") + json_str(found[i].kind);

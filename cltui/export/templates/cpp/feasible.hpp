@@ -6,7 +6,9 @@
 // Part of replay.cpp (see its head): one file of the C++ replay, included once.
 #pragma once
 
+#include <regex>
 #include <set>
+#include <sstream>
 
 #include "plan.hpp"
 
@@ -379,13 +381,76 @@ inline std::vector<std::string> source_needs(const std::string& source) {
     return out;
 }
 
-// A program that did not build, explained by what its source needs and the device lacks.
+// The lines of a build log that say "error" (any case), stripped.
+inline std::vector<std::string> build_errors(const std::string& log) {
+    std::vector<std::string> out;
+    std::istringstream lines(log);
+    for (std::string ln; std::getline(lines, ln);) {
+        size_t a = ln.find_first_not_of(" \t\r\f\v");
+        if (a == std::string::npos) continue;
+        ln = ln.substr(a, ln.find_last_not_of(" \t\r\f\v") - a + 1);
+        std::string low = ln;
+        for (auto& ch : low) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+        if (low.find("error") != std::string::npos) out.push_back(ln);
+    }
+    return out;
+}
+
+// The first line of a build log that says "error" (else its first line), at most 200 chars.
+inline std::string first_build_error(const std::string& log) {
+    std::vector<std::string> errors = build_errors(log);
+    std::string first = errors.empty() ? std::string() : errors[0];
+    if (first.empty()) {
+        std::istringstream lines(log);
+        for (std::string ln; std::getline(lines, ln);) {
+            size_t a = ln.find_first_not_of(" \t\r\f\v");
+            if (a == std::string::npos) continue;
+            first = ln.substr(a, ln.find_last_not_of(" \t\r\f\v") - a + 1);
+            break;
+        }
+    }
+    if (first.empty()) first = "build failed";
+    first = first.substr(0, 200);
+    while (!first.empty() && std::isspace(static_cast<unsigned char>(first.back()))) first.pop_back();
+    return first;
+}
+
+// A build log line with the compiler's position in the driver's temp file (PoCL's kernel
+// cache tempfile_XXXXXX.cl, Oclgrind's input.cl) given as the same line and column of the
+// program's own source file: PoCL's "error: FILE:L:C: what" becomes "NAME:L:C: error: what".
+inline std::string at_source(const std::string& line, const std::string& name) {
+    static const std::regex pos(
+        R"((?:^|\s)((?:[^\s:]*/)?(?:[^\s:/]+\.(?:cl|c|h)|<stdin>|<source>)):(\d+):(\d+):)");
+    std::smatch m;
+    if (!std::regex_search(line, m, pos)) return line;
+    std::string where = name + ":" + m[2].str() + ":" + m[3].str() + ":";
+    size_t start = static_cast<size_t>(m.position(1));
+    size_t end = static_cast<size_t>(m.position(0) + m.length(0));
+    auto strip = [](std::string t) {
+        size_t a = t.find_first_not_of(" \t");
+        if (a == std::string::npos) return std::string();
+        return t.substr(a, t.find_last_not_of(" \t") - a + 1);
+    };
+    std::string before = strip(line.substr(0, start)), after = strip(line.substr(end));
+    std::string low = before;
+    for (auto& ch : low) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    while (!low.empty() && low.back() == ':') low.pop_back();
+    if (low == "error") return where + " error: " + after;
+    return strip(before + " " + where + " " + after);
+}
+
+// A program that did not build, explained by what its source needs and the device lacks and
+// the build log's errors name (a syntax error or a bad option stays a build failure).
 inline std::vector<Finding> build_findings(const Plan& plan, const std::string& pid,
                                            const std::vector<std::string>& needs,
                                            const DeviceFacts& dev, const std::string& error) {
     static const std::map<std::string, std::string> words = {
         {"fp64", "double"}, {"fp16", "half"}, {"images", "images"},
         {"image-3d-writes", "writes to a 3D image"}, {"subgroups", "subgroup functions"}};
+    static const std::map<std::string, std::vector<std::string>> said_as = {
+        {"fp64", {"double", "fp64"}}, {"fp16", {"half", "fp16"}}, {"images", {"image"}},
+        {"image-3d-writes", {"image3d", "3d_image"}}, {"subgroups", {"sub_group", "subgroup"}},
+        {"opencl-c-version", {"cl-std", "opencl c"}}};
     std::vector<std::pair<std::string, std::string>> missing;
     for (const auto& k : needs) {
         std::string lacks;
@@ -407,31 +472,25 @@ inline std::vector<Finding> build_findings(const Plan& plan, const std::string& 
     if (!want.empty() && std::find(dev.opencl_c_versions.begin(), dev.opencl_c_versions.end(),
                                    want) == dev.opencl_c_versions.end())
         missing.emplace_back("opencl-c-version", std_reason(want, dev));
-    if (missing.empty()) return {};
+    std::string said_by_log;
+    for (const auto& ln : build_errors(error)) said_by_log += ln + " ";
+    for (auto& ch : said_by_log)
+        ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    std::vector<std::pair<std::string, std::string>> named;
+    for (const auto& m : missing)
+        for (const auto& w : said_as.at(m.first))
+            if (said_by_log.find(w) != std::string::npos) {
+                named.push_back(m);
+                break;
+            }
+    if (named.empty()) return {};
     std::string said;
-    for (const auto& m : missing) said += (said.empty() ? "" : "; ") + m.second;
-    // the first line of the log that says "error" (else its first line), stripped
-    std::string first, any;
-    std::istringstream lines(error);
-    for (std::string ln; std::getline(lines, ln);) {
-        size_t a = ln.find_first_not_of(" \t\r\f\v");
-        if (a == std::string::npos) continue;
-        ln = ln.substr(a, ln.find_last_not_of(" \t\r\f\v") - a + 1);
-        if (any.empty()) any = ln;
-        std::string low = ln;
-        for (auto& ch : low) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-        if (low.find("error") != std::string::npos) {
-            first = ln;
-            break;
-        }
-    }
-    if (first.empty()) first = any.empty() ? "build failed" : any;
-    first = first.substr(0, 200);
-    while (!first.empty() && std::isspace(static_cast<unsigned char>(first.back()))) first.pop_back();
+    for (const auto& m : named) said += (said.empty() ? "" : "; ") + m.second;
+    std::string first = first_build_error(error);
     std::vector<Finding> out;
     for (const auto& s : plan.steps)
         if (s.program == pid)
-            out.push_back(finding(s, missing[0].first, said + " (build: " + first + ")"));
+            out.push_back(finding(s, named[0].first, said + " (build: " + first + ")"));
     return out;
 }
 

@@ -83,8 +83,14 @@ inline void Replayer::preflight_plan() {
 inline bool Replayer::explain_build(const ProgramDesc& p, const std::string& error) {
     if (p.source.empty()) return false;
     const auto& src = data(p.source);
+    // the log's positions, in the program's own file (as replay.py)
+    auto named = plan_.data.find(p.source);
+    const std::string source = named != plan_.data.end() ? named->second : p.source;
+    std::string log;
+    std::istringstream lines(build_log_.empty() ? error : build_log_);
+    for (std::string ln; std::getline(lines, ln);) log += at_source(ln, source) + "\n";
     std::vector<Finding> found = build_findings(plan_, p.id, source_needs(std::string(src.begin(), src.end())),
-                                                facts_, build_log_.empty() ? error : build_log_);
+                                                facts_, log);
     for (const auto& f : found)
         for (size_t i = 0; i < plan_.steps.size(); ++i)
             if (plan_.steps[i].enqueue == f.enqueue) cannot_[i].push_back(f);
@@ -201,7 +207,15 @@ inline void Replayer::build_program(const ProgramDesc& p, cl_program prog, const
         throw DeviceError("program " + p.label + ": " + how +
                           " (no source in the capture) does not load on " + dev_.name + ": " +
                           cl_error_name(err));
-    check(err, "program " + p.label + ": build on " + dev_.name);
+    // as replay.py: the build log's first error, at the line of the program's own source
+    // file (not the driver's temp file); an empty log (a bad option): the error's name
+    std::vector<std::string> errors = build_errors(log);
+    if (errors.empty()) check(err, "program " + p.label + ": build on " + dev_.name);
+    auto named = plan_.data.find(p.source);
+    std::string source = named != plan_.data.end() ? named->second : p.source;
+    std::string first = first_build_error(errors[0]);
+    throw DeviceError("program " + p.label + ": build failed on " + dev_.name + ": " +
+                      (p.source.empty() ? first : at_source(first, source)));
 }
 
 // Memory objects

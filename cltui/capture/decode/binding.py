@@ -7,9 +7,10 @@ recovered enqueue has no line, so its handle names nothing, and a handle read af
 stretch may name an object that was released (and the handle reused) inside it.  The
 argument's Pre/Post dumps settle it: they hold the whole object, so their size is its size.
 
-- An argument bound by the log whose dumps agree on another size than the object's is not
-  that object (the handle was reused where the log does not show it): it is unbound (the
-  plan then keys it by the layer's number in the dump names) and a problem says why.
+- An argument bound by the log whose dumps agree on another size than the object's, where
+  the log lost enqueues since the object's creation, is not that object (the handle was
+  reused where the log does not show it): it is unbound (the plan then keys it by the
+  layer's number in the dump names) and a problem says why.
 - An argument of a recovered enqueue binds to the logged object with its handle whose
   lifetime meets the stretch the enqueue was lost in and whose size the dumps agree with;
   to none (a fresh object) when none does, with a problem when a candidate was refused.
@@ -71,6 +72,16 @@ def _candidates(cap: Capture, handle: int, lo: int, hi: int) -> list[MemObject]:
     ]
 
 
+def _lost_between(cap: Capture, obj: MemObject, number: int) -> bool:
+    """Whether the log lost enqueues between ``obj``'s creation and enqueue ``number``
+    (inclusive): only there can its handle have been reused unseen.  Elsewhere a size the
+    dumps disagree with is the dump checks' matter, not the object's identity."""
+    rec = cap.recovery
+    if rec is None:
+        return False
+    return any(a <= number and b >= obj.created_at for a, b in rec.lost)
+
+
 def _bytes(n: int) -> str:
     return f"{n:,} byte{'s' if n != 1 else ''}"
 
@@ -86,7 +97,7 @@ def bind(cap: Capture, enq: Enqueue, pos: int, arg: KernelArg) -> None:
         return
     i, h = arg.index, arg.handle
     if arg.mem is not None:
-        size = contradicts(arg, arg.mem)
+        size = contradicts(arg, arg.mem) if _lost_between(cap, arg.mem, enq.number) else None
         if size is not None:
             d = arg.pre or arg.post
             num = f" ({'image' if d.is_image else 'buffer'} {d.mem_id:04d})" if d else ""

@@ -49,7 +49,17 @@ inline void Replayer::setup() {
         }
         if (!found.empty()) at_launch_[i] = found;  // its work-group size: the launch decides
         kernels_.push_back(k);
-        set_args(k, s);
+        try {  // arguments that cannot be set: that step's error; the others still run
+            set_args(k, s);
+        } catch (const DeviceError& e) {
+            set_up_failed_[i] = e.what();
+        } catch (const UsageError& e) {
+            set_up_failed_[i] = e.what();
+        }
+        if (set_up_failed_.count(i)) {
+            clReleaseKernel(k);
+            kernels_.back() = nullptr;
+        }
     }
     for (size_t i = 0; i < outcomes.size(); ++i)
         if (cannot_.count(i)) outcomes[i].cannot_run = cannot_[i];
@@ -61,6 +71,7 @@ inline void Replayer::setup() {
 inline void Replayer::mark_after_cannot_run() {
     std::set<size_t> skip;
     for (const auto& kv : cannot_) skip.insert(kv.first);
+    for (const auto& kv : set_up_failed_) skip.insert(kv.first);
     marks_.clear();
     for (const auto& kv : after_cannot_run(plan_, skip))
         marks_[plan_.steps[kv.first].enqueue] = kv.second;
@@ -285,8 +296,8 @@ inline void Replayer::set_args(cl_kernel k, const Step& s) {
                              std::to_string(a.index) + ": cannot replay a '" + a.kind +
                              "' argument");
         }
-        check(err, "enqueue " + std::to_string(s.enqueue) + ": clSetKernelArg(" +
-                       std::to_string(a.index) + ", " + a.kind + ")");
+        check(err, "enqueue " + std::to_string(s.enqueue) + ": cannot set argument " +
+                       std::to_string(a.index) + " (" + a.kind + "): clSetKernelArg");
     }
 }
 

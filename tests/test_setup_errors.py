@@ -60,3 +60,29 @@ def test_both_runners_run_the_rest_of_the_range(
         assert res["failed_enqueue"] == 12
         assert 12 not in [s["enqueue"] for s in res["steps"]]
     assert py["verdict"]["counts"] == cpp["verdict"]["counts"]
+
+
+def test_a_kernel_that_cannot_be_made_is_its_enqueue_error_too(
+    pyocl_pocl: Path, tmp_path: Path, cpp_replay: Path
+) -> None:
+    _need("pocl")
+    bundle = _bundle_with_a_bad_argument(pyocl_pocl, tmp_path)
+    path = bundle / "manifest.json"
+    manifest: dict[str, Any] = json.loads(path.read_text())
+    (step,) = [s for s in manifest["steps"] if s["enqueue"] == 16]
+    step["kernel"] = "no_such_kernel"
+    path.write_text(json.dumps(manifest))
+    counts = []
+    for proc in (
+        run_py(bundle, "--validate", "--json", "--device", "pocl"),
+        run_cpp(cpp_replay, bundle, "--validate", "--json", "--device", "pocl"),
+    ):
+        assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-2000:]
+        (res,) = json.loads(proc.stdout)
+        line = res["verdict"]["line"]
+        assert line.startswith("ERROR: enqueue 12: cannot set argument 4 (buffer): "), line
+        assert "(and 1 more enqueue not set up); 15/17 kernel enqueues replayed" in line, line
+        assert [s["enqueue"] for s in res["steps"] if s["enqueue"] in (12, 16)] == []
+        counts.append(res["verdict"]["counts"])
+    assert counts[0] == counts[1]
+    assert counts[0]["after_cannot_run"] > 0  # 18-21 read what arange (16) did not write

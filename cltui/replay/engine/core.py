@@ -151,7 +151,7 @@ class Engine(_Timeline, _Programs, _Preflight):
             if mid not in self.bad_mems:
                 self.mems[mid] = self._create_mem(mid, info)
         self._zero_fill()
-        for i, (step, kern) in enumerate(self._checked_kernels(programs)):
+        for i, (step, kern) in enumerate(self._checked_kernels(programs, set_up=True)):
             self.kernels.append(None if kern is None else self._set_up(i, kern, step))
         self._preflight_done()
 
@@ -168,9 +168,10 @@ class Engine(_Timeline, _Programs, _Preflight):
         return self.findings()
 
     def _checked_kernels(
-        self, programs: dict[str, cl.Program]
+        self, programs: dict[str, cl.Program], set_up: bool = False
     ) -> Iterator[tuple[StepSpec, cl.Kernel | None]]:
-        """Each step and its kernel (None: it cannot run here, the pre-flight says why)."""
+        """Each step and its kernel (None: it cannot run here, the pre-flight says why;
+        ``set_up``: or the kernel could not be made, ``set_up_failed`` says why)."""
         for i, step in enumerate(self.plan["steps"]):
             if i in self.cannot:
                 yield step, None
@@ -181,7 +182,14 @@ class Engine(_Timeline, _Programs, _Preflight):
                     f"enqueue {step['enqueue']}: program {step['program']} was not built",
                     step["enqueue"],
                 )
-            yield step, self._checked_kernel(i, prg, step)
+            try:
+                kern = self._checked_kernel(i, prg, step)
+            except EngineError as exc:
+                if not set_up or exc.enqueue is None:
+                    raise
+                self.set_up_failed[i] = str(exc)  # that step's error: the others still run
+                kern = None
+            yield step, kern
 
     def build(self) -> dict[str, cl.Program]:
         """The context and queue (the shared ones when given), and the plan's programs (a

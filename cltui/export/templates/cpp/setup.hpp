@@ -37,7 +37,13 @@ inline void Replayer::setup() {
             continue;
         }
         cl_kernel k = clCreateKernel(program(s), s.kernel.c_str(), &err);
-        check(err, "enqueue " + std::to_string(s.enqueue) + ": clCreateKernel(" + s.kernel + ")");
+        if (err != CL_SUCCESS) {  // that step's error: the others still run
+            set_up_failed_[i] = "enqueue " + std::to_string(s.enqueue) + ": kernel '" + s.kernel +
+                                "' not found in program " + s.program + ": clCreateKernel failed: " +
+                                cl_error_name(err) + " (" + std::to_string(err) + ")";
+            kernels_.push_back(nullptr);
+            continue;
+        }
         std::vector<Finding> found = kernel_findings(s, kernel_facts(k, dev_.device), facts_);
         bool sure = false;  // what only the built kernel says (reqd size, local memory)
         for (const auto& f : found) sure = sure || !decided_at_launch(f.kind);

@@ -284,3 +284,33 @@ def test_a_stale_handle_after_a_cut_does_not_crash(
     assert dev["status"] == "ok", dev.get("error")  # was: crash, enqueue 33 (SIGSEGV)
     assert res.exit_code == 0, res.output
     assert report["verdict"]["line"].startswith("PASS: 4/4 kernel enqueues replayed")
+
+
+# --------------------------------------------------- a real capture that reuses a handle
+
+
+def test_opencv_kernel_handles_come_back_with_their_own_arguments() -> None:
+    """In opencv_tapi_pocl one cl_kernel value (0x2318b0b0) is created, used and released
+    five times (fft_multi_radix_cols/rows, 15 arguments; mulAndScaleSpectrums, 12); the
+    layer dumped enqueue 48's scalar arguments 5 and 10 as the buffers the released kernel
+    had there (it keeps arguments by handle): named, not taken for its arguments."""
+    cap = open_capture(capture_path("opencv_tapi_pocl"))
+    handles = {cap.enqueue(n).kernel_handle for n in (44, 46, 47, 48)}
+    assert handles == {0x2318B0B0}
+    assert [len(cap.enqueue(n).args) for n in (44, 46, 47, 48)] == [15, 15, 15, 12]
+    enq = cap.enqueue(48)
+    assert [a.kind for a in enq.args if a.index in (5, 10)] == [ArgKind.SCALAR] * 2
+    said = {p.message.split(" (")[0] for p in enq.problems if "stale" in p.message}
+    assert said == {"argument 5", "argument 10"}
+
+
+@pytest.mark.device
+def test_opencv_reused_kernel_handles_replay_bit_exact(tmp_path: Path) -> None:
+    pytest.importorskip("pyopencl")
+    root = made_on(capture_path("opencv_tapi_pocl"), tmp_path, None)
+    res = CliRunner().invoke(main, ["replay", str(root), "44-49", "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["verdict"]["line"] == (
+        "PASS: 5/5 kernel enqueues replayed, 13/13 outputs checked (13 equal), "
+        "1/1 host transfers replayed"
+    )

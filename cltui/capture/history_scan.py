@@ -93,6 +93,7 @@ class ObjectScan:
         self.needles = (f"0x{mem.handle:x}".encode(), f"{mem.handle:016X}".encode())
         self.access: dict[tuple[int, int, int], Access | None] = {}  # (kernel, name, index)
         self.kernels: dict[int, bytes | None] = {}  # launch -> its kernel handle as printed
+        self.since: dict[int, int] = {}  # launch -> where its kernel object begins
         self.memory_args: dict[tuple[bytes, int], tuple[int, ...]] = {}  # kernel, name ->
         self.latest: dict[bytes, tuple[int, int]] = {}  # set literal -> (bound, last before)
         self.found: list[HistoryEvent] = []
@@ -303,10 +304,12 @@ class ObjectScan:
 
     def _kernel_since(self, i: int) -> int:
         """Where the kernel object of launch ``i`` begins (its arguments start empty)."""
-        khex = self._launch_kernel(i)
-        if khex is None:
-            return 0
-        return self.log.kernel_since(int(khex, 16), self.launch_offs[i])
+        since = self.since.get(i)
+        if since is None:
+            khex = self._launch_kernel(i)
+            off = self.launch_offs[i]
+            since = self.since[i] = 0 if khex is None else self.log.kernel_since(int(khex, 16), off)
+        return since
 
     def _launch(self, i: int, off: int, kernel: int, index: int) -> bool:
         number, kid = self.launch_numbers[i], self.launch_kids[i]

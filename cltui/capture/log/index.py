@@ -200,11 +200,11 @@ class LogIndex:
     def kernel_since(self, handle: int, before: int) -> int:
         """Where the kernel object this handle names at ``before`` begins: its creation, or,
         when the log does not show it, just after the last release of the handle's earlier
-        kernel (0: neither).  Its arguments start empty there."""
-        rec = self.kernel_at(handle, before)
-        if rec is not None:
-            return rec.entry_offset
-        return self.last_release("kernel", handle, before) + 1
+        kernel (0: neither).  Its arguments start empty there.  (No search of the log: a
+        kernel of ``clCreateKernelsInProgram`` counts once :meth:`kernel_at` found it.)"""
+        made = self._latest(self.kernels.get(handle), before, lambda r: r.entry_offset)
+        start = made.entry_offset if made is not None else 0
+        return max(start, self.last_release("kernel", handle, before) + 1)
 
     def _kernels_in_program(self, handle: int, before: int) -> KernelRecord | None:
         """Lazy: a kernel created by ``clCreateKernelsInProgram`` (not indexed up front)."""

@@ -20,12 +20,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from cltui.capture.model import ArgKind, Enqueue, KernelArg, MemObject, Problem
+from cltui.capture.model import ArgKind, Enqueue, EnqueueKind, KernelArg, MemObject, Problem
 
 if TYPE_CHECKING:
     from cltui.capture.capture import Capture
 
 _BOUND = (ArgKind.BUFFER, ArgKind.IMAGE)
+_LOOK_BACK = 16  # logged kernel enqueues with dumps searched for an object's layer number
 
 
 def dump_size(arg: KernelArg) -> int | None:
@@ -90,6 +91,45 @@ def _label(obj: MemObject) -> str:
     return f"the {obj.kind} created at byte {obj.line_offset:,} of the log ({_bytes(obj.size)})"
 
 
+def _number(cap: Capture, obj: MemObject, pos: int) -> int | None:
+    """The layer's number of logged object ``obj`` (never reused: the dump names' identity),
+    from the dumps of the latest kernel enqueue before position ``pos`` bound to it (logged
+    or recovered; up to ``_LOOK_BACK`` of them, none before its creation); None when none
+    says."""
+    seen = 0
+    for p in range(pos - 1, -1, -1):
+        off = int(cap.offsets[p])
+        if int(cap.kinds[p]) != EnqueueKind.KERNEL:
+            continue
+        if 0 <= off < obj.line_offset or seen >= _LOOK_BACK:
+            return None
+        number = int(cap.numbers[p])
+        if number not in cap.dumps.pre and number not in cap.dumps.post:
+            continue
+        seen += 1
+        for a in cap.enqueue(number).args:
+            d = a.pre or a.post
+            if d is not None and a.mem is not None and a.mem.line_offset == obj.line_offset:
+                return d.mem_id
+    return None
+
+
+def _refused(cap: Capture, arg: KernelArg, obj: MemObject, pos: int) -> str | None:
+    """Why ``arg``'s dumps say it is not ``obj`` (None: nothing says so): their size, or the
+    layer's number they carry against the one ``obj``'s earlier dumps carry."""
+    size = contradicts(arg, obj)
+    if size is not None:
+        return f"its dumps hold {_bytes(size)}"
+    d = arg.pre or arg.post
+    if d is None:
+        return None
+    known = _number(cap, obj, pos)
+    if known is not None and known != d.mem_id:
+        kind = "image" if d.is_image else "buffer"
+        return f"its dumps name {kind} {d.mem_id:04d}, that object was {kind} {known:04d}"
+    return None
+
+
 def bind(cap: Capture, enq: Enqueue, pos: int, arg: KernelArg) -> None:
     """Check (a logged enqueue) or make (a recovered one) the binding of a buffer or image
     argument to a logged object, by identity and dump sizes (see the module doc)."""
@@ -97,14 +137,14 @@ def bind(cap: Capture, enq: Enqueue, pos: int, arg: KernelArg) -> None:
         return
     i, h = arg.index, arg.handle
     if arg.mem is not None:
-        size = contradicts(arg, arg.mem) if _lost_between(cap, arg.mem, enq.number) else None
-        if size is not None:
+        why = _refused(cap, arg, arg.mem, pos) if _lost_between(cap, arg.mem, enq.number) else None
+        if why is not None:
             d = arg.pre or arg.post
             num = f" ({'image' if d.is_image else 'buffer'} {d.mem_id:04d})" if d else ""
             enq.problems.append(Problem(
-                f"argument {i}: handle {h:#x} names {_label(arg.mem)} but its dumps hold "
-                f"{_bytes(size)}: the handle was reused where the log does not show it; "
-                f"bound to the object the dumps name{num}",
+                f"argument {i}: handle {h:#x} names {_label(arg.mem)} but {why}: the handle "
+                f"was reused where the log does not show it; bound to the object the dumps "
+                f"name{num}",
                 enqueue=enq.number,
             ))  # fmt: skip
             arg.mem = None
@@ -113,13 +153,14 @@ def bind(cap: Capture, enq: Enqueue, pos: int, arg: KernelArg) -> None:
         return
     lo, hi = _window(cap, pos)
     found = _candidates(cap, h, lo, hi)
-    agree = [o for o in found if contradicts(arg, o) is None]
+    refused = {o.line_offset: _refused(cap, arg, o, pos) for o in found}
+    agree = [o for o in found if refused[o.line_offset] is None]
     if agree:
         arg.mem = max(agree, key=lambda o: o.line_offset)  # the latest: alive when lost
     elif found:
-        size = dump_size(arg) or 0
         enq.problems.append(Problem(
-            f"argument {i}: handle {h:#x} names {_label(found[-1])} but its dumps hold "
-            f"{_bytes(size)}: another object with a reused handle; bound to a fresh object",
+            f"argument {i}: handle {h:#x} names {_label(found[-1])} but "
+            f"{refused[found[-1].line_offset]}: another object with a reused handle; bound to "
+            "a fresh object",
             enqueue=enq.number,
         ))  # fmt: skip

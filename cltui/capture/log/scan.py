@@ -35,12 +35,8 @@ from cltui.capture.model import (
 _UNKNOWN = -(1 << 62)  # a creator's counter that the merge fills in (no EnqueueCounter)
 # creators' exit lines: "<fn>: returned <ptr>" (the colon makes the search ~25% faster)
 _RETURNED = b": returned "
-# the last releases of the objects the log tracks (their identity ends there)
-_RELEASES = tuple(
-    b"clRelease%s: [ ref count = 1 ] %s = " % kw
-    for kw in ((b"MemObject", b"mem"), (b"Kernel", b"kernel"), (b"Program", b"program"),
-               (b"CommandQueue", b"queue"), (b"Sampler", b"sampler"))
-)
+# a last release (or a first retain): one literal for every kind, so one pass over the piece
+_REF1 = b": [ ref count = 1 ] "
 _SIDE_AT_RE = re.compile(_SIDE_TAGS)
 _I64_MAX = np.iinfo(np.int64).max
 _MADVISE = hasattr(mmap.mmap, "madvise") and hasattr(mmap, "MADV_DONTNEED")
@@ -322,16 +318,16 @@ def _exits_and_releases(mm: mmap.mmap, p: _Piece, first_nonnul: int) -> None:
     while at >= 0:
         le = _creation(mm, at, rare, memo, first_nonnul)
         at = find(_RETURNED, le, end) if 0 <= le < end else -1
-    for lit in _RELEASES:
-        at = find(lit, pos, end)
-        while at >= 0:
-            m = _RELEASE_RE.match(mm, at, end)
-            if m is not None:
-                rare.append((at, 3, _dec(m.group(1)), _dec(m.group(2)), 0))
-                le = find(b"\n", m.end(), end)  # one release per line (a line of them is one)
-                at = find(lit, le, end) if le >= 0 else -1
-            else:
-                at = find(lit, at + 1, end)
+    at = find(_REF1, pos, end)
+    while at >= 0:
+        fs = mm.rfind(b" ", max(pos, at - 40), at) + 1  # the function's name starts there
+        m = _RELEASE_RE.match(mm, fs, end) if fs > 0 else None
+        if m is not None:  # the last release of a kernel, program, queue, sampler or memory
+            rare.append((fs, 3, _dec(m.group(1)), _dec(m.group(2)), 0))
+            le = find(b"\n", m.end(), end)  # one release per line (a line of them is one)
+            at = find(_REF1, le, end) if le >= 0 else -1
+        else:
+            at = find(_REF1, at + 1, end)
 
 
 def _drop_pages(mm: mmap.mmap, pos: int, end: int) -> None:

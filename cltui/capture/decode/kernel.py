@@ -54,7 +54,7 @@ def decode_kernel(cap: Capture, enq: Enqueue, pos: int, kv: dict[str, str], off:
     indexes = set(range(nargs or 0)) | set(setargs) | set(dumps_pre) | set(dumps_post)
     if replay is not None:
         indexes |= set(replay.arguments) | set(replay.locals)
-    indexes -= _not_its_own(enq, indexes, nargs, setargs if krec is not None else None)
+    indexes -= _not_its_own(enq, indexes, nargs, setargs, krec is not None)
     if enq.row.recovered and nargs is None:
         indexes |= ska_indexes(cap, number, kname)
     memory: set[int] = set(dumps_pre) | set(dumps_post)
@@ -93,17 +93,19 @@ def decode_kernel(cap: Capture, enq: Enqueue, pos: int, kv: dict[str, str], off:
 
 
 def _not_its_own(
-    enq: Enqueue, indexes: set[int], nargs: int | None, setargs: dict[int, li.SetArg] | None
-) -> set[int]:
+    enq: Enqueue, indexes: set[int], nargs: int | None, setargs: dict[int, li.SetArg],
+    created: bool,
+) -> set[int]:  # fmt: skip
     """The argument indexes a file names that this kernel object has not: past its
-    parameter count ``nargs``, or (``setargs``: what the log set on it since its creation,
-    None when the log does not show the creation) never set on it.  The layer keeps a
+    parameter count ``nargs``, or (no count, the log showing its creation: ``created``)
+    never set on it (``setargs``: what the log set on it since it began); an index the log
+    set on it is its own whatever the signature says.  The layer keeps a
     kernel's arguments by handle, so a kernel created with the handle of a released one may
     have its dumps carry the released kernel's arguments; each is a problem, not an
     argument."""
     if nargs is not None:
-        stale = {i for i in indexes if i >= nargs}
-    elif setargs:
+        stale = {i for i in indexes if i >= nargs and i not in setargs}
+    elif setargs and created:
         stale = {i for i in indexes if i not in setargs}
     else:
         return set()

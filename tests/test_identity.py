@@ -16,6 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from cltui.capture import ArgKind, open_capture
+from cltui.capture.history import history_of
 from cltui.capture.log import build_index
 from cltui.capture.ranges import parse_range
 from cltui.cli import main
@@ -69,6 +70,10 @@ def test_a_reused_kernel_handle_starts_with_no_arguments(tmp_path: Path) -> None
     plan = build_plan(cap, parse_range("0-21"))
     (step,) = [s for s in plan.steps if s["enqueue"] == 12]
     assert [a["index"] for a in step["args"]] == [0]
+    # the released kernel's argument 4 (buffer 0008) ends with it: 12 is not one of its users
+    events = history_of(cap, (11, 4)).events
+    assert [e.number for e in events] == [None, 9, 10, 11, None]
+    assert events[-1].access == "release"
 
 
 @pytest.mark.device

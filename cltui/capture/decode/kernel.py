@@ -118,7 +118,7 @@ def _not_its_own(
             Problem(
                 f"argument{many} {which}: the dumps name {'them' if many else 'it'} but the "
                 f"kernel {has} (left by a released kernel with the same handle?): not "
-                "replayed as arguments",
+                f"replayed as {'arguments' if many else 'an argument'}",
                 enqueue=enq.number,
             )
         )

@@ -59,7 +59,8 @@ async def test_H_lists_the_history_and_enter_jumps(pyocl_pocl: Path) -> None:
         assert isinstance(modal, HistoryScreen)
         rows = modal.query_one(HistoryList)
         numbers = [e.number for e in rows.history.events]
-        assert numbers == [None, 4, 5, 6, 14, 22, 23, 24]
+        assert numbers == [None, 4, 5, 6, 14, 22, 23, 24, None]  # created ... released
+        assert rows.history.events[-1].access == "release"
         assert rows.cursor == numbers.index(22)  # starts on the enqueue we came from
         await pilot.press("up", "up", "enter")
         await settle(pilot)

@@ -93,6 +93,7 @@ class ObjectScan:
         self.needles = (f"0x{mem.handle:x}".encode(), f"{mem.handle:016X}".encode())
         self.access: dict[tuple[int, int, int], Access | None] = {}  # (kernel, name, index)
         self.kernels: dict[int, bytes | None] = {}  # launch -> its kernel handle as printed
+        self.since: dict[int, int] = {}  # launch -> where its kernel object begins
         self.memory_args: dict[tuple[bytes, int], tuple[int, ...]] = {}  # kernel, name ->
         self.latest: dict[bytes, tuple[int, int]] = {}  # set literal -> (bound, last before)
         self.found: list[HistoryEvent] = []
@@ -200,7 +201,7 @@ class ObjectScan:
             for index in self._memory_args(khex, kid, i):
                 lit = b"kernel = " + khex + b", index = %d, " % index
                 p = self._last_before(lit, lo)
-                if p < 0:
+                if p < self._kernel_since(i):  # (none, or set on an earlier kernel object)
                     continue
                 le = self.mm.find(b"\n", p, p + _LINE_MAX)
                 le = le if le >= 0 else min(len(self.mm), p + _LINE_MAX)
@@ -284,7 +285,10 @@ class ObjectScan:
         i = bisect.bisect_left(self.launch_offs, at, first, last)
         while i < last and self.launch_offs[i] < stop:
             off = self.launch_offs[i]
-            if self._launch_kernel(i) == khex and not self._launch(i, off, int(khex, 16), index):
+            if self._launch_kernel(i) != khex or self._kernel_since(i) > at:
+                i += 1  # another kernel, or a later kernel object with the same handle
+                continue
+            if not self._launch(i, off, int(khex, 16), index):
                 return  # not a memory argument: a scalar that holds the same number
             i += 1
 
@@ -297,6 +301,15 @@ class ObjectScan:
         km = _KERNEL_RE.search(self.mm, off, eol if eol >= 0 else off + _LINE_MAX)
         found = self.kernels[i] = km.group(1) if km is not None else None
         return found
+
+    def _kernel_since(self, i: int) -> int:
+        """Where the kernel object of launch ``i`` begins (its arguments start empty)."""
+        since = self.since.get(i)
+        if since is None:
+            khex = self._launch_kernel(i)
+            off = self.launch_offs[i]
+            since = self.since[i] = 0 if khex is None else self.log.kernel_since(int(khex, 16), off)
+        return since
 
     def _launch(self, i: int, off: int, kernel: int, index: int) -> bool:
         number, kid = self.launch_numbers[i], self.launch_kids[i]

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from cltui.capture import log as li
 from cltui.capture.decode.args import make_arg, ska_indexes
+from cltui.capture.decode.binding import bind
 from cltui.capture.decode.programs import program_for, signatures
 from cltui.capture.model import ArgKind, Dump, Enqueue, Problem
 from cltui.capture.replayfolder import ReplayFolder
@@ -47,12 +48,13 @@ def decode_kernel(cap: Capture, enq: Enqueue, pos: int, kv: dict[str, str], off:
         nargs = log.num_args_after(krec.exit_offset)
     setargs: dict[int, li.SetArg] = {}
     if log is not None and khandle and off >= 0:
-        stop = krec.entry_offset if krec is not None else 0
-        setargs = log.kernel_args_at(khandle, off, stop, nargs)
+        # the kernel object's arguments start empty where it begins (its identity)
+        setargs = log.kernel_args_at(khandle, off, log.kernel_since(khandle, off), nargs)
     dumps_pre, dumps_post = _arg_dumps(cap, number, replay)
     indexes = set(range(nargs or 0)) | set(setargs) | set(dumps_pre) | set(dumps_post)
     if replay is not None:
         indexes |= set(replay.arguments) | set(replay.locals)
+    indexes -= _not_its_own(enq, indexes, nargs, setargs, krec is not None)
     if enq.row.recovered and nargs is None:
         indexes |= ska_indexes(cap, number, kname)
     memory: set[int] = set(dumps_pre) | set(dumps_post)
@@ -86,7 +88,41 @@ def decode_kernel(cap: Capture, enq: Enqueue, pos: int, kv: dict[str, str], off:
             )
         arg.pre = dumps_pre.get(i)
         arg.post = dumps_post.get(i)
+        bind(cap, enq, pos, arg)
         enq.args.append(arg)
+
+
+def _not_its_own(
+    enq: Enqueue, indexes: set[int], nargs: int | None, setargs: dict[int, li.SetArg],
+    created: bool,
+) -> set[int]:  # fmt: skip
+    """The argument indexes a file names that this kernel object has not: past its
+    parameter count ``nargs``, or (no count, the log showing its creation: ``created``)
+    never set on it (``setargs``: what the log set on it since it began); an index the log
+    set on it is its own whatever the signature says.  The layer keeps a
+    kernel's arguments by handle, so a kernel created with the handle of a released one may
+    have its dumps carry the released kernel's arguments; each is a problem, not an
+    argument."""
+    if nargs is not None:
+        stale = {i for i in indexes if i >= nargs and i not in setargs}
+    elif setargs and created:
+        stale = {i for i in indexes if i not in setargs}
+    else:
+        return set()
+    if stale:
+        which = ", ".join(map(str, sorted(stale)))
+        many = "s" if len(stale) > 1 else ""
+        has = f"has {nargs} argument{'s' if nargs != 1 else ''}" if nargs is not None else \
+            "had no clSetKernelArg for them since its creation"
+        enq.problems.append(
+            Problem(
+                f"argument{many} {which}: the dumps name {'them' if many else 'it'} but the "
+                f"kernel {has} (left by a released kernel with the same handle?): not "
+                f"replayed as {'arguments' if many else 'an argument'}",
+                enqueue=enq.number,
+            )
+        )
+    return stale
 
 
 def _replay_folder(cap: Capture, enq: Enqueue) -> ReplayFolder | None:

@@ -269,7 +269,7 @@ def _replay_rare(idx: LogIndex, rare: list[_Rare], skip_spans: list[tuple[int, i
         else:
             h = parse_ptr(rest)
             if h is not None:
-                b._close_mem(h, off)
+                b.close(fn, h, off)
 
 
 def _drop_duplicates(

@@ -19,6 +19,7 @@ from cltui.capture.log.grammar import (
     strip_counter,
 )
 from cltui.capture.log.index import (
+    RELEASED_KINDS,
     LogIndex,
 )
 from cltui.capture.log.objects import (
@@ -79,10 +80,18 @@ class _Builder:
         if not m or m.group(1) != "1":
             return
         h = parse_ptr(m.group(2))
-        if h is None:
-            return
+        if h is not None:
+            self.close(fn, h, off)
+
+    def close(self, fn: str, handle: int, off: int) -> None:
+        """The last release of an object (``fn``: its ``clRelease*``) at ``off``: the end of
+        the identity its handle had (a later creation of the handle is another object)."""
         if fn == "clReleaseMemObject":
-            self._close_mem(h, off)
+            self._close_mem(handle, off)
+            return
+        kind = RELEASED_KINDS.get(fn)
+        if kind is not None:
+            self.idx.released.setdefault((kind, handle), []).append(off)
 
     def exit(self, off: int, fn: str, rest: str) -> None:
         stack = self.pending.get(fn)

@@ -21,7 +21,12 @@ _ENQ_RE = re.compile(rb"(clEnqueue(?:(?!clEnqueue)\w)++)([(:;][^\n]*)")
 # Exit lines of creators: their entry is found by a short backward search.
 _RET_RE = re.compile(rb" returned [^\n]*")
 _EXIT_LINE_RE = re.compile(rb" *<<<< " + _PREFIX + rb"(cl\w+)([^\n]*)")
-_RELEASE_RE = re.compile(rb"clReleaseMemObject: \[ ref count = 1 \] mem = (\S+)")
+# the last release of an object (``ref count = 1`` before the call): its identity ends
+# (the handle alone: the line goes on with "; EnqueueCounter: N")
+_RELEASE_RE = re.compile(
+    rb"(clRelease(?:MemObject|Kernel|Program|CommandQueue|Sampler)): "
+    rb"\[ ref count = 1 \] \w+ = (0x[0-9a-fA-F]+|[0-9A-F]{8,16})\b"
+)
 _DEVTIME_RE = re.compile(
     rb"Device Time for [^\n]*? \(enqueue (\d+)\) = (\d+) ns \(queued -> submit\), "
     rb"(\d+) ns \(submit -> start\), (\d+) ns \(start -> end\)"

@@ -48,6 +48,15 @@ _ARGS_WINDOW = 16 << 10  # first backward window of kernel_args_at (x4 per step)
 _ARGS_WINDOW_MAX = 64 << 20
 _ARGS_STATES = 4096  # argument states remembered per log (kernel_args_at)
 
+# the objects whose last release LogIndex.released keeps (memory objects keep theirs in
+# LogIndex.mem): the release that ends the identity a handle had
+RELEASED_KINDS = {
+    "clReleaseKernel": "kernel",
+    "clReleaseProgram": "program",
+    "clReleaseCommandQueue": "queue",
+    "clReleaseSampler": "sampler",
+}
+
 
 @dataclass
 class LogIndex:
@@ -73,6 +82,8 @@ class LogIndex:
     programs: dict[int, list[ProgramRecord]] = field(default_factory=dict)
     queues: dict[int, list[QueueRecord]] = field(default_factory=dict)
     samplers: dict[int, list[tuple[int, SamplerDesc]]] = field(default_factory=dict)
+    # (kind, handle) -> offsets of its last releases, in log order (RELEASED_KINDS)
+    released: dict[tuple[str, int], list[int]] = field(default_factory=dict)
     name_mapping: dict[str, str] = field(default_factory=dict)  # k_<n> -> long name
     replay_lines: int = 0
     _mm: mmap.mmap | None = None
@@ -125,6 +136,9 @@ class LogIndex:
         return int(m.group(1)) if m else None
 
     # ---- lookups that respect handle recycling ----
+    # An object's identity is (handle, creation, release): a handle at a log offset names
+    # the object created with it latest before that offset, unless that object's last
+    # release lies in between (then it names none: its next object's creation was lost).
     @staticmethod
     def _latest(lst: list[_R] | None, before: int, start: Callable[[_R], int]) -> _R | None:
         """The record of ``lst`` (one handle's, in creation order) that starts latest
@@ -134,6 +148,20 @@ class LogIndex:
         keys = [start(r) for r in lst]
         i = bisect.bisect_right(keys, before) - 1
         return lst[i] if i >= 0 else None
+
+    def last_release(self, kind: str, handle: int, before: int) -> int:
+        """The offset of the last release of the ``kind`` object (``RELEASED_KINDS``) with
+        this handle before ``before``, -1 if none: where the identity the handle had ends."""
+        offs = self.released.get((kind, handle))
+        if not offs:
+            return -1
+        i = bisect.bisect_left(offs, before) - 1
+        return offs[i] if i >= 0 else -1
+
+    def _live(self, kind: str, handle: int, created: int | None, before: int) -> bool:
+        """Whether the ``kind`` object created at ``created`` (None: not found) with this
+        handle is still the one it names at ``before`` (no last release in between)."""
+        return created is not None and self.last_release(kind, handle, before) < created
 
     def mem_at(self, handle: int, before: int) -> MemObject | None:
         """The memory object with this handle created latest before ``before`` (still alive)."""
@@ -160,10 +188,23 @@ class LogIndex:
         return best
 
     def kernel_at(self, handle: int, before: int) -> KernelRecord | None:
+        """The kernel this handle names at ``before`` (None: released since its creation,
+        or created where the log does not show it)."""
         r = self._latest(self.kernels.get(handle), before, lambda r: r.entry_offset)
         if r is None:
             r = self._kernels_in_program(handle, before)
-        return r if isinstance(r, KernelRecord) else None
+        if not isinstance(r, KernelRecord):
+            return None
+        return r if self._live("kernel", handle, r.entry_offset, before) else None
+
+    def kernel_since(self, handle: int, before: int) -> int:
+        """Where the kernel object this handle names at ``before`` begins: its creation, or,
+        when the log does not show it, just after the last release of the handle's earlier
+        kernel (0: neither).  Its arguments start empty there.  (No search of the log: a
+        kernel of ``clCreateKernelsInProgram`` counts once :meth:`kernel_at` found it.)"""
+        made = self._latest(self.kernels.get(handle), before, lambda r: r.entry_offset)
+        start = made.entry_offset if made is not None else 0
+        return max(start, self.last_release("kernel", handle, before) + 1)
 
     def _kernels_in_program(self, handle: int, before: int) -> KernelRecord | None:
         """Lazy: a kernel created by ``clCreateKernelsInProgram`` (not indexed up front)."""
@@ -196,19 +237,21 @@ class LogIndex:
 
     def program_at(self, handle: int, before: int) -> ProgramRecord | None:
         r = self._latest(self.programs.get(handle), before, lambda r: r.entry_offset)
-        return r if isinstance(r, ProgramRecord) else None
+        if not isinstance(r, ProgramRecord):
+            return None
+        return r if self._live("program", handle, r.entry_offset, before) else None
 
     def queue_at(self, handle: int, before: int) -> QueueRecord | None:
-        lst = self.queues.get(handle)
-        if not lst:
+        r = self._latest(self.queues.get(handle), before, lambda q: q.offset)
+        if not isinstance(r, QueueRecord):
             return None
-        keys = [q.offset for q in lst]
-        i = bisect.bisect_right(keys, before) - 1
-        return lst[i] if i >= 0 else None
+        return r if self._live("queue", handle, r.offset, before) else None
 
     def sampler_at(self, handle: int, before: int) -> SamplerDesc | None:
         r = self._latest(self.samplers.get(handle), before, lambda r: r[0])
-        return r[1] if r else None
+        if r is None or not self._live("sampler", handle, r[0], before):
+            return None
+        return r[1]
 
     def num_args_after(self, offset: int) -> int | None:
         """``Num Args: N`` of the Kernel Info block that follows a clCreateKernel exit."""

@@ -35,7 +35,8 @@ from cltui.capture.model import (
 _UNKNOWN = -(1 << 62)  # a creator's counter that the merge fills in (no EnqueueCounter)
 # creators' exit lines: "<fn>: returned <ptr>" (the colon makes the search ~25% faster)
 _RETURNED = b": returned "
-_RELEASE1 = b"clReleaseMemObject: [ ref count = 1 ] mem = "
+# a last release (or a first retain): one literal for every kind, so one pass over the piece
+_REF1 = b": [ ref count = 1 ] "
 _SIDE_AT_RE = re.compile(_SIDE_TAGS)
 _I64_MAX = np.iinfo(np.int64).max
 _MADVISE = hasattr(mmap.mmap, "madvise") and hasattr(mmap, "MADV_DONTNEED")
@@ -308,7 +309,8 @@ def _enqueue_lines(mm: mmap.mmap, p: _Piece, first_text: int) -> None:
 
 def _exits_and_releases(mm: mmap.mmap, p: _Piece, first_nonnul: int) -> None:
     """The exit lines of creators (`` returned ``) with their entry lines, and the last
-    releases of memory objects, of piece ``p`` into its rare lines (``bytes.find`` loops)."""
+    releases of memory objects, kernels, programs, queues and samplers, of piece ``p`` into
+    its rare lines (``bytes.find`` loops)."""
     pos, end, rare = p.start, p.end, p.rare
     find = mm.find
     at = find(_RETURNED, pos, end)
@@ -316,15 +318,16 @@ def _exits_and_releases(mm: mmap.mmap, p: _Piece, first_nonnul: int) -> None:
     while at >= 0:
         le = _creation(mm, at, rare, memo, first_nonnul)
         at = find(_RETURNED, le, end) if 0 <= le < end else -1
-    at = find(_RELEASE1, pos, end)
+    at = find(_REF1, pos, end)
     while at >= 0:
-        m = _RELEASE_RE.match(mm, at, end)
-        if m is not None:
-            rare.append((at, 3, "clReleaseMemObject", _dec(m.group(1)), 0))
+        fs = mm.rfind(b" ", max(pos, at - 40), at) + 1  # the function's name starts there
+        m = _RELEASE_RE.match(mm, fs, end) if fs > 0 else None
+        if m is not None:  # the last release of a kernel, program, queue, sampler or memory
+            rare.append((fs, 3, _dec(m.group(1)), _dec(m.group(2)), 0))
             le = find(b"\n", m.end(), end)  # one release per line (a line of them is one)
-            at = find(_RELEASE1, le, end) if le >= 0 else -1
+            at = find(_REF1, le, end) if le >= 0 else -1
         else:
-            at = find(_RELEASE1, at + 1, end)
+            at = find(_REF1, at + 1, end)
 
 
 def _drop_pages(mm: mmap.mmap, pos: int, end: int) -> None:

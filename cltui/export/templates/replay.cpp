@@ -96,6 +96,7 @@ DeviceRun run_device(const Plan& plan, const Options& opt, const DeviceRef& dev,
     } catch (const DeviceError& e) {
         run.error = e.what();
     }
+    if (run.error.empty()) run.error = r.set_up_error();
     if (opt.latency) {
         if (!run.error.empty()) std::cerr << "replay: " << dev.name << ": " << run.error << "\n";
         json.push_back(latency_json(r, lat, opt, dev, run.error));

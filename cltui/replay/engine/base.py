@@ -195,6 +195,7 @@ class _EngineState:
     kernels: list[cl.Kernel | None]  # None: the step cannot run on this device
     facts: DeviceFacts | None  # the device's facts (the pre-flight's)
     cannot: dict[int, list[Finding]]  # step index -> why it cannot run here
+    set_up_failed: dict[int, str]  # step index -> why its kernel could not be set up
     at_launch: dict[int, list[Finding]]  # step -> findings its launch decides (AT_LAUNCH)
     bad_mems: dict[str, tuple[FindingKind, str]]  # objects not made here, and why
     marks: dict[int, dict[str, dict[str, int]]]  # enqueue -> pre/post -> mem -> cannot-run

@@ -124,6 +124,7 @@ class Engine(_Timeline, _Programs, _Preflight):
         self.kernels = []
         self.facts = None
         self.cannot = {}
+        self.set_up_failed = {}
         self.at_launch = {}
         self.bad_mems = {}
         self.marks = {}
@@ -150,8 +151,8 @@ class Engine(_Timeline, _Programs, _Preflight):
             if mid not in self.bad_mems:
                 self.mems[mid] = self._create_mem(mid, info)
         self._zero_fill()
-        for step, kern in self._checked_kernels(programs):
-            self.kernels.append(None if kern is None else self._set_args(kern, step))
+        for i, (step, kern) in enumerate(self._checked_kernels(programs, set_up=True)):
+            self.kernels.append(None if kern is None else self._set_up(i, kern, step))
         self._preflight_done()
 
     def feasibility(self) -> list[Finding]:
@@ -167,9 +168,10 @@ class Engine(_Timeline, _Programs, _Preflight):
         return self.findings()
 
     def _checked_kernels(
-        self, programs: dict[str, cl.Program]
+        self, programs: dict[str, cl.Program], set_up: bool = False
     ) -> Iterator[tuple[StepSpec, cl.Kernel | None]]:
-        """Each step and its kernel (None: it cannot run here, the pre-flight says why)."""
+        """Each step and its kernel (None: it cannot run here, the pre-flight says why;
+        ``set_up``: or the kernel could not be made, ``set_up_failed`` says why)."""
         for i, step in enumerate(self.plan["steps"]):
             if i in self.cannot:
                 yield step, None
@@ -180,7 +182,14 @@ class Engine(_Timeline, _Programs, _Preflight):
                     f"enqueue {step['enqueue']}: program {step['program']} was not built",
                     step["enqueue"],
                 )
-            yield step, self._checked_kernel(i, prg, step)
+            try:
+                kern = self._checked_kernel(i, prg, step)
+            except EngineError as exc:
+                if not set_up or exc.enqueue is None:
+                    raise
+                self.set_up_failed[i] = str(exc)  # that step's error: the others still run
+                kern = None
+            yield step, kern
 
     def build(self) -> dict[str, cl.Program]:
         """The context and queue (the shared ones when given), and the plan's programs (a
@@ -191,6 +200,17 @@ class Engine(_Timeline, _Programs, _Preflight):
         self.has_svm = bool(self.device.get("svm"))
         self._preflight_plan()  # what cannot run here: not built, not made, not launched
         return self._build_programs()
+
+    def _set_up(self, i: int, kern: cl.Kernel, step: StepSpec) -> cl.Kernel | None:
+        """Step ``i``'s kernel with its arguments set, or None when they cannot be: that is
+        the step's error (``set_up_failed``), the other steps still run and are counted."""
+        try:
+            return self._set_args(kern, step)
+        except EngineError as exc:
+            if exc.enqueue is None:
+                raise
+            self.set_up_failed[i] = str(exc)
+            return None
 
     def _set_args(self, kern: cl.Kernel, step: StepSpec) -> cl.Kernel:
         """Step ``step``'s kernel with its arguments set."""
@@ -255,17 +275,23 @@ class Engine(_Timeline, _Programs, _Preflight):
     ) -> EngineResult:
         """The device result: each step's checks, loads, transfers and timing."""
         results, all_ok = step_results(sched, self.cannot, set(self.mems))
+        # a step whose kernel could not be set up did not run: no result, the run's error
+        results = [r for i, r in enumerate(results) if i not in self.set_up_failed]
         if self._writer is not None:
             self._writer.shutdown(wait=True)
             self._writer = None
             for fut in self._writes:
                 fut.result()  # a failed save fails the run as it did when written inline
             self._writes = []
+        failed = [self.set_up_failed[i] for i in sorted(self.set_up_failed)]
+        first = self.plan["steps"][min(self.set_up_failed)] if failed else None
+        more = f" (and {len(failed) - 1} more enqueue{'s' if len(failed) > 2 else ''} " \
+            "not set up)" if len(failed) > 1 else ""
         out: EngineResult = {
             "device": self.device,
-            "ok": all_ok,
-            "error": None,
-            "failed_enqueue": None,
+            "ok": all_ok and not failed,
+            "error": failed[0] + more if failed else None,
+            "failed_enqueue": int(first["enqueue"]) if first is not None else None,
             "repeat": max(repeat, 1),
             "loop": {
                 "launches": sum(k is not None for k in self.kernels),

@@ -51,7 +51,7 @@ class _Launches(_Checks, _Preflight):
                 row.append((m, host, kind))
             sched.loads.append(row)
         for i, st in enumerate(steps):
-            run = i not in self.cannot  # a step that is not launched reads nothing back
+            run = self._runs(i)  # a step that is not launched reads nothing back
             sched.reads.append([(self.mems[c["mem"]], self._readback(self.mems[c["mem"]]))
                                 for c in st.get("checks", []) if run])  # fmt: skip
             sched.prereads.append([(self.mems[c["mem"]], self._readback(self.mems[c["mem"]]))
@@ -78,12 +78,20 @@ class _Launches(_Checks, _Preflight):
         for i in range(n):
             self.progress({"type": "step", "i": i, "n": n, "enqueue": sched.steps[i]["enqueue"]})
             self._load_step(sched, i)
+            if i in self.set_up_failed:
+                sched.pres.append([])  # its error is the run's; it has no result
+                sched.chks.append([])
+                continue
             if i in self.cannot or not self._launch_and_wait(sched, i):
                 self._not_launched(sched, i)  # (or the driver refused it: _refused)
                 continue
             self._check_step(sched, i)
         self.queue.finish()
         self.notes += self._accepted_notes()
+
+    def _runs(self, i: int) -> bool:
+        """Step ``i`` is launched (it can run here and its kernel was set up)."""
+        return i not in self.cannot and i not in self.set_up_failed
 
     def _made(self, *mems: str | None) -> bool:
         """Every named memory object was made on this device."""
@@ -285,7 +293,7 @@ class _Launches(_Checks, _Preflight):
         outputs: list[ProbeOutput] = [
             {"enqueue": st["enqueue"], "mem": c["mem"], "files": files[i][k]}
             for i, st in enumerate(steps)
-            if i not in self.cannot
+            if self._runs(i)
             for k, c in enumerate(st.get("checks", []))
         ]
         return out, {"runs": count + 1, "outputs": outputs}

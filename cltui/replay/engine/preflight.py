@@ -72,7 +72,7 @@ class _Preflight(_EngineState):
                            f"({why})"} for f in self.at_launch.pop(i)]  # fmt: skip
         self.kernels[i] = None
         steps = self.plan["steps"]
-        marks = after_cannot_run(self.plan, self.cannot)
+        marks = after_cannot_run(self.plan, {*self.cannot, *self.set_up_failed})
         self.marks = {int(steps[k]["enqueue"]): m for k, m in marks.items()}
         self.progress({"type": "preflight", "cannot_run": self.findings()})
 
@@ -90,7 +90,7 @@ class _Preflight(_EngineState):
         """The marks of the checks after a step that cannot run, and the ``preflight``
         event (the findings, so a watcher shows them before the first step)."""
         steps = self.plan["steps"]
-        marks = after_cannot_run(self.plan, self.cannot)
+        marks = after_cannot_run(self.plan, {*self.cannot, *self.set_up_failed})
         self.marks = {int(steps[i]["enqueue"]): m for i, m in marks.items()}
         self.progress({"type": "preflight", "cannot_run": self.findings()})
 

@@ -179,7 +179,25 @@ class Replayer {
             for (const auto& f : kv.second) out.push_back(f);
         return out;
     }
-    size_t launches() const { return plan_.steps.size() - cannot_.size(); }
+    size_t launches() const {
+        return plan_.steps.size() - cannot_.size() - set_up_failed_.size();
+    }
+
+    // After the runs: the first step whose kernel could not be set up (its error, and the
+    // count of the others) is the run's error; those steps have no outcome (not replayed).
+    std::string set_up_error() {
+        if (set_up_failed_.empty()) return "";
+        size_t first = set_up_failed_.begin()->first, more = set_up_failed_.size() - 1;
+        std::string out = set_up_failed_.begin()->second;
+        if (more)
+            out += " (and " + std::to_string(more) + " more enqueue" + (more > 1 ? "s" : "") +
+                   " not set up)";
+        running = plan_.steps[first].enqueue;
+        for (auto it = set_up_failed_.rbegin(); it != set_up_failed_.rend(); ++it)
+            if (it->first < outcomes.size()) outcomes.erase(outcomes.begin() + it->first);
+        set_up_failed_.clear();
+        return out;
+    }
 
    private:
     struct Launch {
@@ -219,6 +237,7 @@ class Replayer {
     std::vector<std::vector<bool>> fired_;  // per step and load: done in the validation pass
     DeviceFacts facts_;                       // the pre-flight (cpp/feasible.hpp)
     std::map<size_t, std::vector<Finding>> cannot_;  // step -> why it cannot run here
+    std::map<size_t, std::string> set_up_failed_;     // step -> why its kernel was not set up
     std::map<size_t, std::vector<Finding>> at_launch_;  // step -> findings its launch decides
     BadMems bad_;                            // objects not made here, and why
     std::map<long long, Marks> marks_;       // enqueue -> checks after a step that cannot run

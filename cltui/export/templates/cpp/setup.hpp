@@ -37,7 +37,13 @@ inline void Replayer::setup() {
             continue;
         }
         cl_kernel k = clCreateKernel(program(s), s.kernel.c_str(), &err);
-        check(err, "enqueue " + std::to_string(s.enqueue) + ": clCreateKernel(" + s.kernel + ")");
+        if (err != CL_SUCCESS) {  // that step's error: the others still run
+            set_up_failed_[i] = "enqueue " + std::to_string(s.enqueue) + ": kernel '" + s.kernel +
+                                "' not found in program " + s.program + ": clCreateKernel failed: " +
+                                cl_error_name(err) + " (" + std::to_string(err) + ")";
+            kernels_.push_back(nullptr);
+            continue;
+        }
         std::vector<Finding> found = kernel_findings(s, kernel_facts(k, dev_.device), facts_);
         bool sure = false;  // what only the built kernel says (reqd size, local memory)
         for (const auto& f : found) sure = sure || !decided_at_launch(f.kind);
@@ -49,7 +55,17 @@ inline void Replayer::setup() {
         }
         if (!found.empty()) at_launch_[i] = found;  // its work-group size: the launch decides
         kernels_.push_back(k);
-        set_args(k, s);
+        try {  // arguments that cannot be set: that step's error; the others still run
+            set_args(k, s);
+        } catch (const DeviceError& e) {
+            set_up_failed_[i] = e.what();
+        } catch (const UsageError& e) {
+            set_up_failed_[i] = e.what();
+        }
+        if (set_up_failed_.count(i)) {
+            clReleaseKernel(k);
+            kernels_.back() = nullptr;
+        }
     }
     for (size_t i = 0; i < outcomes.size(); ++i)
         if (cannot_.count(i)) outcomes[i].cannot_run = cannot_[i];
@@ -61,6 +77,7 @@ inline void Replayer::setup() {
 inline void Replayer::mark_after_cannot_run() {
     std::set<size_t> skip;
     for (const auto& kv : cannot_) skip.insert(kv.first);
+    for (const auto& kv : set_up_failed_) skip.insert(kv.first);
     marks_.clear();
     for (const auto& kv : after_cannot_run(plan_, skip))
         marks_[plan_.steps[kv.first].enqueue] = kv.second;
@@ -299,8 +316,8 @@ inline void Replayer::set_args(cl_kernel k, const Step& s) {
                              std::to_string(a.index) + ": cannot replay a '" + a.kind +
                              "' argument");
         }
-        check(err, "enqueue " + std::to_string(s.enqueue) + ": clSetKernelArg(" +
-                       std::to_string(a.index) + ", " + a.kind + ")");
+        check(err, "enqueue " + std::to_string(s.enqueue) + ": cannot set argument " +
+                       std::to_string(a.index) + " (" + a.kind + "): clSetKernelArg");
     }
 }
 

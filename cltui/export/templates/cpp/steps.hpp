@@ -33,8 +33,8 @@ inline PassTime Replayer::run_once(bool validate, const Pass& pass) {
             for (const Load* l : reloads[i]) restore(*l);
             if (pass.delay_ns > 0) took.injected_ns += spin(pass.delay_ns);
         }
-        if (!kernels_[i]) {  // it cannot run on this device: not launched
-            if (validate) not_launched(i, s, outcomes[i]);
+        if (!kernels_[i]) {  // it cannot run on this device (or was not set up): not launched
+            if (validate && !set_up_failed_.count(i)) not_launched(i, s, outcomes[i]);
             continue;
         }
         launch(i, s, outcomes[i], validate, pass.events);

@@ -18,6 +18,7 @@ from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
 from cltui.capture.names import sanitize_component
+from cltui.capture.safeopen import open_regular
 from cltui.errors import Cancelled, CltuiError
 from cltui.progress import CancelToken
 from cltui.replay import lifecycle
@@ -48,7 +49,7 @@ def safe_relpath(rel: str) -> str:
 
 def sha256_file(path: Path) -> str:
     h = hashlib.sha256()
-    with path.open("rb") as f:
+    with open_regular(path, follow=True) as f:  # never a FIFO: it would block
         while chunk := f.read(CHUNK):
             h.update(chunk)
     return h.hexdigest()
@@ -130,7 +131,7 @@ class BundleWriter:
         self.check_cancel()
         path = self._target(rel)
         h = hashlib.sha256()
-        with src.open("rb") as fi, path.open("wb") as fo:
+        with open_regular(src, follow=True) as fi, path.open("wb") as fo:
             while chunk := fi.read(CHUNK):
                 h.update(chunk)
                 fo.write(chunk)

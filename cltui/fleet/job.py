@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from cltui.capture.safeopen import MAX_JSON, read_text_limited
 from cltui.fleet.cache import BundleFiles, bundle_files
 from cltui.fleet.host import DeviceRun, HostOutcome, HostRunner, RunSettings
 from cltui.fleet.inventory import Host
@@ -69,7 +70,7 @@ def run_fleet(
     every host (their commands killed, their scratch folders removed)."""
     token = cancel or CancelToken()
     say = fleet_progress(progress, hosts)
-    plan: Manifest = json.loads((bundle_root / "manifest.json").read_text(encoding="utf-8"))
+    plan: Manifest = json.loads(read_text_limited(bundle_root / "manifest.json", MAX_JSON))
     bundle = bundle_files(bundle_root)
     with host_session(jobs) as (control, transports):
         outcomes = run_hosts(bundle, plan, hosts, settings, jobs, token, say, control,

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
+from cltui.capture.safeopen import MAX_JSON, read_text_limited
 from cltui.errors import CltuiError
 from cltui.progress import CancelToken
 from cltui.replay import lifecycle
@@ -37,7 +38,7 @@ def load_bundle(path: str | Path) -> Manifest:
     """A bundle's plan, its include folders made ``-I`` options (as its replay.py does)."""
     root = Path(path)
     try:
-        plan: Manifest = json.loads((root / "manifest.json").read_text(encoding="utf-8"))
+        plan: Manifest = json.loads(read_text_limited(root / "manifest.json", MAX_JSON))
     except (OSError, ValueError) as exc:
         raise BundleError(f"{root}: cannot read manifest.json: {exc}") from None
     if not isinstance(plan, dict) or not isinstance(plan.get("steps"), list):

@@ -246,7 +246,7 @@ def test_existing_outdir_needs_force_and_is_replaced_whole(
     images_svm: Path, tmp_path: Path
 ) -> None:
     out = tmp_path / "b"
-    out.mkdir()
+    _export(images_svm, "0", out)  # a bundle (--force replaces only those), a file added
     (out / "old.txt").write_text("keep me unless --force")
     with pytest.raises(ExportError, match="already exists"):
         _export(images_svm, "0", out)

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 from cltui.capture.devinfo import captured_devices
 from cltui.capture.names import sanitize_component
-from cltui.export.bundle import BundleWriter, ExportCancelled, ExportError
+from cltui.export.bundle import BUNDLE_FORMAT, BundleWriter, ExportCancelled, ExportError
 from cltui.export.programs import (
     HostFile,
     HostIncludes,
@@ -61,7 +61,6 @@ if TYPE_CHECKING:
     from cltui.replay.experiment.variant import Variant
     from cltui.replay.plan import Plan
 
-BUNDLE_FORMAT = "cltui-bundle"
 BUNDLE_VERSION = 1
 LANGS = ("python", "cpp")
 MODES = ("chain", "isolated", "strict")

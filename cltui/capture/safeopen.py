@@ -108,6 +108,13 @@ def open_fd(path: str | Path, *, follow: bool = False) -> int:
     except OSError as e:
         if e.errno == errno.ELOOP and not follow and os.path.islink(path):
             raise NotRegular(path, "a symbolic link (not followed)") from None
+        if e.errno in (errno.ENXIO, errno.EOPNOTSUPP, errno.ENODEV):  # a socket, a device
+            try:
+                mode = (os.stat if follow else os.lstat)(path).st_mode
+            except OSError:
+                raise e from None
+            if not stat.S_ISREG(mode):
+                raise NotRegular(path, file_kind(mode)) from None
         raise
     try:
         mode = os.fstat(fd).st_mode

@@ -127,7 +127,9 @@ ENGINE_MARKERS = {
 
 # The standard-library modules of cltui the engine imports (by relative imports that resolve
 # the same in cltui and under ``lib/`` in a bundle).
-ENGINE_HELPERS = ("errors.py", "capture/textfmt.py", "capture/shellwords.py")
+ENGINE_HELPERS = (
+    "errors.py", "capture/textfmt.py", "capture/shellwords.py", "capture/safeopen.py"
+)
 
 
 def engine_modules() -> dict[str, bytes]:

@@ -111,7 +111,9 @@ def load_variant(capture_path: str | Path | None, ref: str) -> Variant:
     else:
         raise VariantError(f"{ref!r} is neither a saved variant's name nor a variant folder")
     meta = folder / "variant.json"
-    follow = folder != stored  # a path the user named: its links are theirs
+    # the store's files are cltui's: a link there is not followed; a folder the user named
+    # elsewhere may be a link of theirs (its files must still be regular files)
+    follow = not folder.absolute().is_relative_to(variants_root().absolute())
     try:
         data = json.loads(read_text_limited(meta, MAX_VARIANT, follow=follow))
     except FileNotFoundError:

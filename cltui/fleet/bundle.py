@@ -157,6 +157,6 @@ def with_arg_tolerance(bundle: Path, arg_tol: ArgTolerance) -> None:
     sums = bundle / "SHA256SUMS"
     digest = hashlib.sha256(data).hexdigest()
     lines = [f"{digest}  manifest.json" if ln.endswith("  manifest.json") else ln
-             for ln in sums.read_text(encoding="utf-8").splitlines()]
+             for ln in read_text_limited(sums, MAX_JSON).splitlines()]
     sums.unlink()
     sums.write_text("\n".join(lines) + "\n", encoding="utf-8")

@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from cltui.capture.safeopen import MAX_JSON, read_text_limited
+from cltui.capture.safeopen import MAX_JSON, open_regular, read_text_limited
 from cltui.errors import CltuiError
 from cltui.export.bundle import safe_relpath, sha256_file
 from cltui.fleet.transport import CommandResult, Transport
@@ -159,7 +159,7 @@ def _tar_stream(bundle: BundleFiles, missing: set[str]) -> Iterator[bytes]:
                     info.uname = info.gname = ""
                     info.mode = 0o644
                     info.mtime = int(time.time())  # its arrival: the host's clean-up reads it
-                    with (bundle.root / rel).open("rb") as f:
+                    with open_regular(bundle.root / rel) as f:  # as bundle_files held it
                         tar.addfile(info, f)
             info = tarfile.TarInfo("index")
             info.size = len(index)

@@ -210,3 +210,35 @@ def test_links_inside_the_capture_are_still_followed(images_svm: Path, tmp_path:
         assert "worksizes.txt" not in out, out
 
     run_bounded("a link inside the capture", read)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_safeopen_names_what_it_refuses(tmp_path: Path, kind: str) -> None:
+    from cltui.capture.safeopen import NotRegular, read_limited
+
+    p = tmp_path / "f"
+    make_special(p, kind)
+
+    def read() -> None:
+        for follow in (False, True):
+            with pytest.raises(NotRegular) as exc:
+                read_limited(p, 16, follow=follow)
+            word = {"fifo": "a FIFO", "socket": "a socket"}.get(
+                kind, "a character device" if follow else "a symbolic link (not followed)"
+            )
+            assert str(exc.value) == f"{p} is {word}, not a regular file"
+
+    run_bounded(f"safeopen on {kind}", read)
+
+
+def test_safeopen_reads_are_bounded(tmp_path: Path) -> None:
+    from cltui.capture.safeopen import TooLarge, read_limited
+
+    p = tmp_path / "f"
+    p.write_bytes(b"x" * 17)
+    assert read_limited(p, 17) == b"x" * 17
+    with pytest.raises(TooLarge, match=f"^{re.escape(str(p))} is larger than 16 bytes: not read$"):
+        read_limited(p, 16)
+    link = tmp_path / "link"
+    link.symlink_to(p)
+    assert read_limited(link, 17, follow=True) == b"x" * 17

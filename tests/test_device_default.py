@@ -99,3 +99,72 @@ def test_pick_binary_prefers_the_device_then_the_most_alike() -> None:
     assert _pick_binary([amd, h100], "NVIDIA H200") == (h100, "binary made on NVIDIA H100")
     assert _pick_binary([amd, h100], "Oclgrind Simulator") == (None, "")
     assert _pick_binary([], "NVIDIA H200") == (None, "")
+
+
+# ----------------------------------------------------------------------- the --device grammar
+
+SPEC_FILE = Path(__file__).resolve().parent / "fixtures" / "device_spec_cases.json"
+SPECS: list[dict[str, Any]] = json.loads(SPEC_FILE.read_text(encoding="utf-8"))
+
+
+def _matched(devices: list[dict[str, Any]], specs: list[str]) -> list[str] | str:
+    try:
+        return [d["id"] for d in engine.match_devices(devices, specs)]  # type: ignore[arg-type]
+    except engine.EngineError:
+        return "error"
+
+
+@pytest.mark.parametrize("case", SPECS, ids=[c["case"] for c in SPECS])
+def test_the_engine_follows_the_shared_device_spec_cases(case: dict[str, Any]) -> None:
+    """tests/fixtures/device_spec_cases.json: the --device grammar of replay.py (and of every
+    cltui command), held to the same cases as replay.cpp's."""
+    assert _matched(case["devices"], case["specs"]) == case["expect"], case["case"]
+
+
+def test_replay_cpp_follows_the_same_device_spec_cases(cpp_replay: Path) -> None:
+    proc = subprocess.run(
+        [str(cpp_replay), "--match-device-cases", str(SPEC_FILE)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    got = json.loads(proc.stdout)
+    assert len(got) == len(SPECS)
+    for case, out in zip(SPECS, got, strict=True):
+        cpp = out.get("ids", "error")
+        assert cpp == case["expect"], (case["case"], out)
+        if cpp == "error":  # one line naming the spec
+            assert "\n" not in out["error"] and "no device matches" in out["error"]
+
+
+def test_no_device_named_is_not_a_quiet_first_device() -> None:
+    """resolve_devices([]) used to return the first device: a third device rule, unused."""
+    with pytest.raises(engine.EngineError, match="no --device given"):
+        engine.resolve_devices([], [GRIND])  # type: ignore[list-item]
+
+
+# ------------------------------------------------------------------- the capture's device
+
+
+def test_the_capture_device_is_one_definition(pyocl_pocl: Path, tmp_path: Path) -> None:
+    """capture_devices: the devices of the range's kernel enqueues, first kernel's first,
+    with the log's platform and type; the bundle's manifest records the same first one, and
+    a range without a kernel says nothing."""
+    from cltui.capture.opening import open_capture
+    from cltui.export.exporter import export_range
+    from cltui.replay.devices import capture_devices
+
+    cap = open_capture(pyocl_pocl)
+    found = capture_devices(cap, 0, 21)
+    assert [d["name"] for d in found] == ["pthread-skylake-avx512-AMD EPYC"]
+    assert found[0]["platform"] == "Portable Computing Language"
+    assert found[0]["type"] == "CPU"
+    kernels = cap.find(None, first=0, last=21)
+    no_kernel = next(
+        int(cap.numbers[p]) for p in kernels if cap.row(int(p)).kernel is None
+    )
+    assert capture_devices(cap, no_kernel, no_kernel) == []
+    export_range(cap, "0-21", tmp_path / "b")
+    manifest = json.loads((tmp_path / "b" / "manifest.json").read_text())
+    assert manifest["bundle"]["capture"]["device"] == found[0]

@@ -68,8 +68,12 @@ def test_sweep_winner_bundle_validates_in_both_runners(
                                     "--save", "winner", "--json"])  # fmt: skip
     assert res.exit_code == 0, res.output
     sweep = json.loads(res.stdout)
-    assert sweep["best"] == "winner"
-    won = next(r for r in sweep["ranking"] if r["id"] == sweep["best_id"])
+    # the fastest correct point that changes something (named BEST only when measurably
+    # faster than the capture's own configuration: then the sweep saved it as "winner")
+    won = next(r for r in sweep["ranking"] if r["id"] != "capture")
+    if sweep["best"] != "winner":
+        save_variant(pyocl_pocl, Variant.from_dict(
+            {"format": "cltui-variant", "range": "22-31", **won["changes"]}), "winner")
     out = tmp_path / "winner"
     res = CliRunner().invoke(main, ["export", str(pyocl_pocl), "22-31", "-o", str(out),
                                     "--variant", "winner", "--json"])  # fmt: skip

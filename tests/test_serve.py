@@ -7,9 +7,11 @@ page asked for.  Keys go in as a user's would: Playwright's keyboard on the focu
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -49,13 +51,16 @@ def listening_addresses(port: int) -> set[str]:
     return out
 
 
-@pytest.fixture
-def served(pyocl_pocl: Path) -> Iterator[dict[str, Any]]:
-    """``cltui serve`` on a free port; its ``--json`` line."""
+@contextlib.contextmanager
+def start_serve(capture: Path, *args: str) -> Iterator[dict[str, Any]]:
+    """``cltui serve CAPTURE --json ARGS`` on a free port: its ``--json`` line, plus ``proc``,
+    ``token`` and ``base`` (the URL without the token).  At the end the server and every app it
+    started (its process group) are gone."""
     port = free_port()
     env = dict(os.environ, PYTHONPATH=str(REPO))
     proc = subprocess.Popen(
-        [sys.executable, "-m", "cltui", "serve", str(pyocl_pocl), "--port", str(port), "--json"],
+        [sys.executable, "-m", "cltui", "serve", str(capture), "--port", str(port), "--json",
+         *args],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
         start_new_session=True,
     )
@@ -65,6 +70,7 @@ def served(pyocl_pocl: Path) -> Iterator[dict[str, Any]]:
         assert line, proc.stderr.read() if proc.stderr else "no output"
         info = json.loads(line)
         info["proc"] = proc
+        info["base"], _, info["token"] = info["url"].partition("/?token=")
         yield info
     finally:
         proc.terminate()
@@ -73,14 +79,24 @@ def served(pyocl_pocl: Path) -> Iterator[dict[str, Any]]:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)  # an app the server left behind
+
+
+@pytest.fixture
+def served(pyocl_pocl: Path) -> Iterator[dict[str, Any]]:
+    """``cltui serve`` on a free port; its ``--json`` line."""
+    with start_serve(pyocl_pocl) as info:
+        yield info
 
 
 def test_serve_binds_loopback_by_default_and_says_so(served: dict[str, Any]) -> None:
-    info = {k: v for k, v in served.items() if k != "proc"}
+    info = {k: v for k, v in served.items() if k not in ("proc", "base", "token")}
     validate(info, "cli.schema.json", "serve")
     port = info["port"]
     assert info["host"] == "127.0.0.1" and info["loopback_only"] is True
-    assert info["url"] == f"http://localhost:{port}"
+    assert info["url"] == f"http://localhost:{port}/?token={served['token']}"
+    assert len(served["token"]) == 43 and info["max_sessions"] == 4
     assert info["tunnel"] == f"ssh -L {port}:127.0.0.1:{port} THIS_HOST"
     assert listening_addresses(port) == {"127.0.0.1"}
 

@@ -14,6 +14,7 @@ from cltui.commands._common import fail
 
 if TYPE_CHECKING:
     from cltui.capture.capture import Capture
+    from cltui.capture.ranges import EnqueueRange
     from cltui.replay.child import Child
     from cltui.replay.engine.schema import ArgTolerance, Device, Manifest
     from cltui.replay.experiment.variant import ProgramChange, Variant
@@ -48,8 +49,8 @@ def common_options(f: F) -> F:
 def load_plan(
     dumpdir: str, range_text: str, mode: str, tol: tuple[float | None, float | None, int | None],
     arg_tol: tuple[str, ...], quiet: bool,
-) -> tuple[Capture, Manifest, ArgTolerance]:  # fmt: skip
-    """The capture and its plan of RANGE (bad input: exit 2)."""
+) -> tuple[Capture, Manifest, ArgTolerance, EnqueueRange]:  # fmt: skip
+    """The capture, its plan of RANGE and the range (bad input: exit 2)."""
     from cltui.capture.ranges import RangeError, parse_range
     from cltui.commands._common import load_capture
     from cltui.replay.engine.compare import Tolerance
@@ -69,18 +70,18 @@ def load_plan(
         plan = build_plan(cap, rng, mode, Tolerance(atol or 0.0, rtol or 0.0, ulp or 0), per_arg)
     except PlanError as exc:
         fail(str(exc))
-    return cap, plan.to_manifest(), per_arg
+    return cap, plan.to_manifest(), per_arg, rng
 
 
-def devices_for(cap: Capture, manifest: Manifest, devices: tuple[str, ...],
-                ahead: Child | None = None, timeout: float = 60.0) -> list[Device]:  # fmt: skip
+def chosen_devices(cap: Capture, rng: EnqueueRange, devices: tuple[str, ...],
+                   ahead: Child | None = None, timeout: float = 60.0) -> list[Device]:  # fmt: skip
     """``--device`` as given, else the capture's device by the house rule (a line on stderr);
     of the devices ``ahead`` listed (the experiment's child, started ahead of its job)."""
     from cltui.commands._common import echo
     from cltui.commands.replay import _choose_devices
     from cltui.replay.engine import choice_line
 
-    chosen, choice = _choose_devices(cap, manifest["steps"], devices, ahead, timeout)
+    chosen, choice = _choose_devices(cap, rng, devices, ahead, timeout)
     echo(f"device: {choice_line(chosen, choice)}", err=True)
     return chosen
 

@@ -64,11 +64,14 @@ def _device(con: Console, dev: AbDevice) -> None:
     con.print(timing)
 
 
+
 def _diff_cells(d: Diff) -> list[str]:
+    from cltui.replay.experiment.stats import relative_text
+
     if d["diff"] is None or d["lo"] is None:
         return ["", "", "", d["reading"]]
     lo, hi = d["lo"] or 0.0, d["hi"] or 0.0
-    rel = f" ({d['relative'] * 100:+.1f}%)" if d["relative"] is not None else ""
+    rel = relative_text(d)
     return [
         fmt_ns(d["a"]), fmt_ns(d["b"]),
         f"{_signed(d['diff'])} [{_signed(lo)}, {_signed(hi)}]{rel}", d["reading"],
@@ -102,13 +105,14 @@ def print_sweep(summary: dict[str, Any]) -> None:
                         "median, 95% interval)")  # fmt: skip
     for col in ("#", "configuration", "device", "time", "interval", "vs capture"):
         table.add_column(col, overflow="fold")
+    from cltui.replay.experiment.stats import relative_text
+
     for i, row in enumerate(summary["ranking"], 1):
         t, vs = row["time"], row.get("vs_capture") or {}
-        rel = vs.get("relative")
         table.add_row(
             str(i), row["label"], row["device"], fmt_ns(t["median"]),
             f"[{fmt_ns(t['lo'])}, {fmt_ns(t['hi'])}]",
-            f"{rel * 100:+.1f}% ({vs.get('reading', '')})" if rel is not None else "",
+            f"{vs['reading']}{relative_text(vs)}" if vs else "",  # type: ignore[arg-type]
         )  # fmt: skip
     con.print(table)
     for row in summary["others"]:

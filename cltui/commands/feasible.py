@@ -13,6 +13,7 @@ from cltui.commands._common import EXIT_INCOMPLETE, EXIT_OK, echo, emit_json, fa
 
 if TYPE_CHECKING:
     from cltui.capture.capture import Capture
+    from cltui.capture.ranges import EnqueueRange
     from cltui.replay.engine.schema import Device, Feasibility, Manifest
 
 
@@ -52,7 +53,7 @@ def feasible_cmd(
     if timeout <= 0:
         fail("--timeout must be positive")
     bundle = feasibility.is_bundle(path)
-    cap: Capture | None = None
+    range_of: tuple[Capture, EnqueueRange] | None = None
     if bundle:
         if range_text:
             fail(f"{path} is a bundle: it holds its range (RANGE is for a capture)")
@@ -60,9 +61,10 @@ def feasible_cmd(
     else:
         if not range_text:
             fail("RANGE is needed with a capture (e.g. 12-40), or give a bundle folder")
-        cap, plan, source = _capture_plan(path, range_text, mode, as_json)
+        cap, rng, plan, source = _capture_plan(path, range_text, mode, as_json)
         root = str(cap.path)
-    chosen, choice = _devices(plan, cap, devices, all_devices)
+        range_of = (cap, rng)
+    chosen, choice = _devices(plan, range_of, devices, all_devices)
     if not as_json:
         echo(f"checking {len(plan['steps'])} kernel enqueues on {len(chosen)} device(s) ...",
              err=True)  # fmt: skip
@@ -96,7 +98,7 @@ def _bundle_plan(path: str) -> tuple[Manifest, str, dict[str, Any]]:
 
 def _capture_plan(
     path: str, range_text: str, mode: str, quiet: bool
-) -> tuple[Capture, Manifest, dict[str, Any]]:
+) -> tuple[Capture, EnqueueRange, Manifest, dict[str, Any]]:
     from cltui.capture.ranges import RangeError, parse_range
     from cltui.commands._common import load_capture
     from cltui.replay.plan import PlanError, build_plan
@@ -110,20 +112,30 @@ def _capture_plan(
         plan = build_plan(cap, rng, mode).to_manifest()
     except PlanError as exc:
         fail(str(exc))
-    return cap, plan, {"path": str(cap.path), "kind": "capture", "range": range_text,
+    return cap, rng, plan, {"path": str(cap.path), "kind": "capture", "range": range_text,
                        "mode": mode}  # fmt: skip
 
 
 def _devices(
-    plan: Manifest, cap: Capture | None, specs: tuple[str, ...], every: bool
-) -> tuple[list[Device], dict[str, str]]:
-    """-d as given, every device, or the replay's default device (the house rule): for a
-    capture (``cap``) as ``cltui replay`` chooses, for a bundle as its replay.py does."""
-    from cltui.replay.devices import DeviceError, default_device, list_devices, select_devices
+    plan: Manifest, range_of: tuple[Capture, EnqueueRange] | None, specs: tuple[str, ...],
+    every: bool,
+) -> tuple[list[Device], dict[str, str]]:  # fmt: skip
+    """-d as given, every device, or the replay's default device (the device rule): for a
+    capture's range (``range_of``) as ``cltui replay`` chooses, for a bundle as its replay.py
+    does."""
+    from cltui.replay.devices import (
+        DeviceError,
+        default_device,
+        devices_for,
+        list_devices,
+        select_devices,
+    )
     from cltui.replay.engine import user_choice
     from cltui.replay.feasibility import bundle_captured
 
     try:
+        if range_of is not None and not every:
+            return devices_for(*range_of, specs)
         if specs:
             return select_devices(list(specs)), user_choice(specs)
         here = list_devices()
@@ -131,14 +143,10 @@ def _devices(
             if not here:
                 fail("no OpenCL device found (is an ICD installed?)")
             return here, {"rule": "user", "why": "every device here (--all-devices)"}
-        if cap is None:
-            dev, choice = default_device(here, bundle_captured(plan))
-            if dev is None:
-                fail(choice["why"] + " (is an ICD installed?)")
-            return [dev], choice
-        from cltui.commands.replay import default_devices
-
-        return default_devices(cap, plan["steps"])
+        dev, choice = default_device(here, bundle_captured(plan))
+        if dev is None:
+            fail(choice["why"] + " (is an ICD installed?)")
+        return [dev], choice
     except DeviceError as exc:
         fail(str(exc))
 

@@ -6,12 +6,11 @@ import contextlib
 import gc
 import sys
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 import click
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
 
     from cltui.analysis.probe import ProbeReport
     from cltui.capture.capture import Capture
@@ -152,7 +151,7 @@ def _replay(
         plan = build_plan(cap, rng, mode, Tolerance(atol or 0.0, rtol or 0.0, ulp or 0), per_arg)
     except PlanError as exc:
         fail(str(exc))
-    chosen, choice = _choose_devices(cap, plan.steps, devices, ahead, timeout)
+    chosen, choice = _choose_devices(cap, rng, devices, ahead, timeout)
     echo(f"device: {choice_line(chosen, choice)}", err=True)
     manifest = plan.to_manifest()
     if probe:
@@ -205,23 +204,21 @@ def _emit(
 
 
 def _choose_devices(
-    cap: Capture, steps: Sequence[Mapping[str, Any]], devices: tuple[str, ...],
+    cap: Capture, rng: EnqueueRange, devices: tuple[str, ...],
     ahead: Child | None = None, timeout: float = 60.0,
 ) -> tuple[list[Device], dict[str, str]]:  # fmt: skip
-    """--device as given, else the capture's device by the house rule; bad input: exit 2.
-    The devices are those ``ahead`` (a child started ahead of its job) listed, else listed
-    here (``ahead`` is killed then: its job starts a child the usual way)."""
-    from cltui.replay.devices import DeviceError, select_devices
-    from cltui.replay.engine import user_choice
+    """--device as given, else the capture's device by the device rule
+    (:func:`cltui.replay.devices.devices_for`); bad input: exit 2.  The devices are those
+    ``ahead`` (a child started ahead of its job) listed, else listed here (``ahead`` is
+    killed then: its job starts a child the usual way)."""
+    from cltui.replay.devices import DeviceError, devices_for
 
     listed = ahead.listed_devices(timeout) if ahead is not None else None
     _started()
     if listed is None and ahead is not None:
         ahead.kill()
     try:
-        if devices:
-            return select_devices(list(devices), listed), user_choice(devices)
-        return default_devices(cap, steps, listed)
+        return devices_for(cap, rng, devices, listed)
     except DeviceError as exc:
         fail(str(exc))
 
@@ -343,23 +340,6 @@ def print_probe(probes: list[ProbeReport]) -> None:
     for p in probes:
         for m in p.missing:
             echo(f"probe {p.device}: {m}")
-
-
-def default_devices(
-    cap: Capture, steps: Sequence[Mapping[str, Any]], listed: Sequence[Device] | None = None
-) -> tuple[list[Device], dict[str, str]]:
-    """Without ``--device``: the device the capture ran on when it is here, else the one
-    named most like it, else the first that is not a simulator, else the first (the rule of
-    :func:`cltui.replay.engine.choose_device`, which the bundles follow too), and why."""
-    from cltui.capture.devinfo import captured_devices
-    from cltui.replay.devices import DeviceError, default_device, list_devices
-
-    names = [n for n in dict.fromkeys(str(s.get("device") or "") for s in steps) if n]
-    captured: list[Mapping[str, object] | str] = list(captured_devices(cap.log, names))
-    dev, choice = default_device(list_devices() if listed is None else listed, captured)
-    if dev is None:
-        raise DeviceError(choice["why"] + " (is an ICD installed?)")
-    return [dev], choice
 
 
 __all__ = ["EXIT_BAD_INPUT", "replay_cmd"]

@@ -100,25 +100,12 @@ def _devices(
 ) -> tuple[Device, dict[str, str], str | Device]:
     """The device to shrink on, why it was chosen (said on stderr), and what to compare
     with ("capture" or the --against device); bad input is one line and exit 2."""
-    from cltui.replay.devices import (
-        DeviceError,
-        default_device,
-        list_devices,
-        range_device,
-        select_devices,
-    )
-    from cltui.replay.engine import choice_line, user_choice
+    from cltui.replay.devices import DeviceError, devices_for, select_devices
+    from cltui.replay.engine import choice_line
 
     try:
-        if device is not None:
-            dev, choice = select_devices([device])[0], user_choice([device])
-        else:
-            found, choice = default_device(
-                list_devices(), range_device(cap, rng.first, rng.last, rng.kernel)
-            )
-            if found is None:
-                fail(choice["why"])
-            dev = found
+        found, choice = devices_for(cap, rng, [device] if device is not None else [])
+        dev = found[0]  # a name that several devices share: the first of them
         click.echo(f"device: {choice_line([dev], choice)}", err=True)
         other: str | Device = "capture"
         if against.strip().lower() != "capture":

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from cltui.commands._common import echo, emit_json, fail, import_ahead
-from cltui.commands._experiment import applied, common_options, devices_for, load_plan
+from cltui.commands._experiment import applied, chosen_devices, common_options, load_plan
 
 if TYPE_CHECKING:
     from cltui.replay.child import Child
@@ -20,25 +20,57 @@ if TYPE_CHECKING:
 
 
 def _spec(range_text: str, kernel: str | None, local: tuple[str, ...], glob: tuple[str, ...],
-          options: tuple[str, ...], defines: tuple[str, ...]) -> SweepSpec:  # fmt: skip
+          options: tuple[str, ...], defines: tuple[str, ...], params: tuple[str, ...] = (),
+          restrict: tuple[str, ...] = ()) -> SweepSpec:  # fmt: skip
     """The values to try, parsed (commas separate values, ``x`` dimensions); exit 2."""
+    from cltui.replay.experiment.params import number, validate_restriction
     from cltui.replay.experiment.sweep import SweepSpec
-    from cltui.replay.experiment.variant import parse_define, parse_size, parse_target
+    from cltui.replay.experiment.variant import (
+        parse_define,
+        parse_param,
+        parse_size,
+        parse_target,
+    )
 
     def sizes(texts: tuple[str, ...]) -> tuple[tuple[int, ...], ...]:
         return tuple(dict.fromkeys(parse_size(v) for t in texts for v in t.split(",") if v))
 
+    def values(texts: tuple[str, ...], parse: Any) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for text in texts:
+            key, value = parse(text)
+            out.setdefault(key, []).extend(v.strip() for v in value.split(",") if v.strip())
+        return out
+
     try:
-        defs: dict[str, list[str]] = {}
-        for text in defines:
-            key, value = parse_define(text)
-            defs.setdefault(key, []).extend(v.strip() for v in value.split(","))
+        defs = values(defines, parse_define)
+        pars = values(params, parse_param)
+        follow = [t.strip() for t in local if t.strip() in pars]
+        if follow and (len(follow) > 1 or len(local) > 1):
+            raise ValueError("--local NAME follows one --param; give it alone")
+        for key in follow:
+            if not all(v.isdigit() and int(v) > 0 for v in pars[key]):
+                raise ValueError(f"--local {key}: every value of --param {key} must be a "
+                                 "positive whole number")  # fmt: skip
+        for expr in restrict:
+            validate_restriction(expr, set(pars))
+        if restrict:
+            for key, vals in pars.items():
+                for v in vals:
+                    try:
+                        number(v)
+                    except ValueError:
+                        raise ValueError(f"--restrict needs numbers: --param {key} has "
+                                         f"{v!r}") from None  # fmt: skip
         return SweepSpec(
             range=range_text, kernel=kernel, target=parse_target(kernel),
-            local=sizes(local), global_=sizes(glob),
+            local=() if follow else sizes(local), global_=sizes(glob),
             options=tuple(dict.fromkeys(o.strip() for t in options for o in t.split(",")
                                         if o.strip())),
             defines=tuple((k, tuple(dict.fromkeys(v))) for k, v in defs.items()),
+            params=tuple((k, tuple(dict.fromkeys(v))) for k, v in pars.items()),
+            local_param=follow[0] if follow else None,
+            restrict=tuple(restrict),
         )  # fmt: skip
     except ValueError as exc:
         fail(str(exc))
@@ -47,13 +79,21 @@ def _spec(range_text: str, kernel: str | None, local: tuple[str, ...], glob: tup
 @click.command("sweep")
 @click.argument("dumpdir", type=click.Path())
 @click.argument("range_text", metavar="RANGE")
-@click.option("--local", "local", multiple=True, metavar="N[,N...]",
-              help="Local sizes to try: 16,32,64 or 8x8,16x16.")
+@click.option("--local", "local", multiple=True, metavar="N[,N...]|NAME",
+              help="Local sizes to try: 16,32,64 or 8x8,16x16; or a --param NAME: the local "
+              "size follows that parameter (--local WGS).")
 @click.option("--global", "glob", multiple=True, metavar="N[,N...]", help="Global sizes.")
 @click.option("--options", multiple=True, metavar="OPT[,OPT...]",
               help="Build options to try (each added on its own), e.g. --options=-cl-mad-enable.")
 @click.option("--define", "defines", multiple=True, metavar="K=V[,V...]",
-              help="-D K=V with each value, e.g. --define VWM=2,4,8.")
+              help="-D K=V with each value, e.g. --define VWM=2,4,8 (refused where the "
+              "source's own #define K would override it: use --param).")
+@click.option("--param", "params", multiple=True, metavar="NAME=V[,V...]",
+              help="The source's own #define NAME set to each value (a -D where the source "
+              "has none), e.g. --param WGS=64,128,256.")
+@click.option("--restrict", "restrict", multiple=True, metavar="EXPR",
+              help="Only points whose --param values meet EXPR, e.g. 'WGS % VW == 0' "
+              "(arithmetic, comparisons, and, or, not); pruned before they run.")
 @click.option("--budget", type=click.IntRange(1), default=None,
               help="Run a random sample of N points (the capture's own among them).")
 @click.option("--seed", type=int, default=0, show_default=True, help="The sample's seed.")
@@ -65,8 +105,9 @@ def _spec(range_text: str, kernel: str | None, local: tuple[str, ...], glob: tup
               help="Name the best correct variant is saved under.")
 @common_options
 def sweep_cmd(dumpdir: str, range_text: str, local: tuple[str, ...], glob: tuple[str, ...],
-              options: tuple[str, ...], defines: tuple[str, ...], budget: int | None, seed: int,
-              repeat: int, results: str | None, save: str, devices: tuple[str, ...], mode: str,
+              options: tuple[str, ...], defines: tuple[str, ...], params: tuple[str, ...],
+              restrict: tuple[str, ...], budget: int | None, seed: int, repeat: int,
+              results: str | None, save: str, devices: tuple[str, ...], mode: str,
               atol: float | None, rtol: float | None, ulp: int | None, arg_tol: tuple[str, ...],
               timeout: float, kernel: str | None, as_json: bool) -> None:  # fmt: skip
     """Run every configuration of the values given (the cross product, or a sample of
@@ -74,7 +115,8 @@ def sweep_cmd(dumpdir: str, range_text: str, local: tuple[str, ...], glob: tuple
     against the capture on each device; configurations a device refuses (work-group
     limits) are skipped; the correct ones are ranked by the range's device time with their
     95% intervals, and the best variant (the fastest correct configuration that changes
-    something) is saved (--save), with how it compares with the capture's own.
+    something, named only when measurably faster than the capture's own) is saved (--save),
+    with how it compares with the capture's own.
 
     Rows stream as points end; ctrl-c stops (exit 130), and --results FILE resumes.  Exit
     0 when a correct variant was found, 1 when none was, 2 on bad input.
@@ -88,8 +130,8 @@ def sweep_cmd(dumpdir: str, range_text: str, local: tuple[str, ...], glob: tuple
         from cltui.replay.experiment.sweep import load_results, points
         from cltui.replay.experiment.variant import VariantError
 
-        spec = _spec(range_text, kernel, local, glob, options, defines)
-        cap, base, per_arg = load_plan(dumpdir, range_text, mode, (atol, rtol, ulp), arg_tol,
+        spec = _spec(range_text, kernel, local, glob, options, defines, params, restrict)
+        cap, base, per_arg, rng = load_plan(dumpdir, range_text, mode, (atol, rtol, ulp), arg_tol,
                                        as_json)  # fmt: skip
         pts = points(spec, budget, seed)
         if budget is not None:
@@ -100,7 +142,7 @@ def sweep_cmd(dumpdir: str, range_text: str, local: tuple[str, ...], glob: tuple
             done = load_results(path, spec, str(cap.path)) if path else []
         except VariantError as exc:
             fail(str(exc))
-        chosen = devices_for(cap, base, devices, ahead, timeout)
+        chosen = chosen_devices(cap, rng, devices, ahead, timeout)
         workdir = lifecycle.temp_dir("sweep")
         try:
             plans = {_id(v): applied(base, v, cap.path, workdir) for v in pts}
@@ -112,7 +154,7 @@ def sweep_cmd(dumpdir: str, range_text: str, local: tuple[str, ...], glob: tuple
     summary = summarize(spec, cap.path, pts, rows, [d["id"] for d in chosen], budget, seed,
                         path, save, interrupted)  # fmt: skip
     _print(summary, as_json)
-    sys.exit(130 if interrupted else (0 if summary["best_id"] else 1))
+    sys.exit(130 if interrupted else (0 if summary["verdict"]["status"] == "pass" else 1))
 
 
 def same_dropped(pts: list[Variant], plans: dict[str, Manifest],

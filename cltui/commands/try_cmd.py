@@ -11,8 +11,8 @@ import click
 from cltui.commands._common import echo, emit_json, fail, import_ahead
 from cltui.commands._experiment import (
     applied,
+    chosen_devices,
     common_options,
-    devices_for,
     load_plan,
     program_changes,
     target_of,
@@ -36,7 +36,11 @@ def variant_options(f: Any) -> Any:
         click.option("--replace-options", default=None, metavar="TEXT",
                      help="Build options in place of the captured ones."),
         click.option("--define", "defines", multiple=True, metavar="K=V",
-                     help="-D K=V (replaces a captured -D K)."),
+                     help="-D K=V (replaces a captured -D K; refused where the source's own "
+                     "#define K would override it: use --param)."),
+        click.option("--param", "params", multiple=True, metavar="NAME=V",
+                     help="Set the source's own #define NAME to V (a -D where the source "
+                     "has none), e.g. --param WGS=64."),
         click.option("--local", "local_size", default=None, metavar="NxN", help="Local size."),
         click.option("--global", "global_size", default=None, metavar="NxN",
                      help="Global size."),
@@ -56,6 +60,7 @@ def variant_from_cli(range_text: str, kernel: str | None, kw: dict[str, Any]) ->
         SizeChange,
         Variant,
         parse_define,
+        parse_param,
         parse_size,
     )
 
@@ -77,6 +82,7 @@ def variant_from_cli(range_text: str, kernel: str | None, kw: dict[str, Any]) ->
                 raise ValueError(f"--arg {spec!r} is not I=V")
             scalars.append(ScalarChange(target, int(idx), value.strip()))
         defines = tuple(parse_define(d) for d in kw.get("defines", ()))
+        params = tuple(parse_param(d) for d in kw.get("params", ()))
     except ValueError as exc:
         fail(str(exc))
     return Variant(
@@ -87,6 +93,7 @@ def variant_from_cli(range_text: str, kernel: str | None, kw: dict[str, Any]) ->
         options_remove=tuple(kw.get("options_remove", ())),
         options_replace=kw.get("replace_options"),
         defines=defines,
+        params=params,
         sizes=tuple(sizes),
         scalars=tuple(scalars),
     )
@@ -125,7 +132,7 @@ def try_cmd(dumpdir: str, range_text: str, variant_ref: str | None, repeat: int,
         from cltui.replay import lifecycle
         from cltui.replay.experiment.variant import VariantError
 
-        cap, base, per_arg = load_plan(dumpdir, range_text, mode, (atol, rtol, ulp), arg_tol,
+        cap, base, per_arg, rng = load_plan(dumpdir, range_text, mode, (atol, rtol, ulp), arg_tol,
                                        as_json)  # fmt: skip
         if variant_ref is not None:
             from cltui.replay.experiment.store import load_variant
@@ -139,7 +146,7 @@ def try_cmd(dumpdir: str, range_text: str, variant_ref: str | None, repeat: int,
         workdir = lifecycle.temp_dir("variant")
         try:
             plan = applied(base, variant, cap.path, workdir)
-            chosen = devices_for(cap, base, devices, ahead, timeout)
+            chosen = chosen_devices(cap, rng, devices, ahead, timeout)
             report = run_ab(base, plan, chosen, cap.path, repeat, per_arg, timeout, as_json,
                             ahead)  # fmt: skip
         finally:

@@ -59,25 +59,13 @@ def choose(
     cap: Capture, rng: EnqueueRange, specs: Sequence[str]
 ) -> list[tuple[Device, dict[str, str]]]:
     """The devices and why: ``--device`` as given, else the capture's by the one rule."""
-    from cltui.replay.devices import (
-        DeviceError,
-        default_device,
-        list_devices,
-        range_device,
-        select_devices,
-    )
-    from cltui.replay.engine import user_choice
+    from cltui.replay.devices import DeviceError, devices_for
 
     try:
-        if specs:
-            return [(d, user_choice(tuple(specs))) for d in select_devices(list(specs))]
-        wanted = range_device(cap, rng.first, rng.last, rng.kernel)
-        dev, why = default_device(list_devices(), wanted)
+        devices, why = devices_for(cap, rng, specs)
     except DeviceError as exc:
         raise LatencyError(str(exc)) from None
-    if dev is None:
-        raise LatencyError(why["why"] + " (is an ICD installed?)")
-    return [(dev, why)]
+    return [(d, why) for d in devices]
 
 
 def capture_timing(cap: Capture, manifest: Manifest) -> tuple[CaptureTiming, list[Launch]]:

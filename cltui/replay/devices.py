@@ -13,6 +13,7 @@ if TYPE_CHECKING:  # the capture package is imported when a range asks for its d
 
     from cltui.capture.capture import Capture
     from cltui.capture.devinfo import DeviceIdentity
+    from cltui.capture.ranges import EnqueueRange
     from cltui.replay.engine.schema import Device
 
 
@@ -55,21 +56,37 @@ def default_device(
     return engine.choose_device(devices, captured)
 
 
-def range_device(
+def capture_devices(
     cap: Capture, first: int | None, last: int | None, kernel: str | None = None
 ) -> list[DeviceIdentity]:
-    """The device of the first kernel enqueue of a range, as the capture knows it (name,
-    platform, type): what :func:`default_device` looks for; [] when the capture does not say."""
+    """The capture's device for a range: the one definition that every command, the app and
+    the bundles use.  The devices the range's kernel enqueues ran on, each once, in the order
+    they first appear (the first kernel's first: "most wanted first" for :func:`default_device`),
+    with the name, platform and type the log gives them; [] when the capture does not say."""
+    from cltui.capture.decode.enqueue import enqueue_device
     from cltui.capture.devinfo import captured_devices
-    from cltui.capture.model import CaptureError, EnqueueKind
+    from cltui.capture.model import EnqueueKind
 
-    positions = cap.find(kernel, kinds=[EnqueueKind.KERNEL], first=first, last=last)
-    if not len(positions):
-        return []
-    try:
-        enq = cap.enqueue(int(cap.numbers[int(positions[0])]))
-    except (CaptureError, OSError, ValueError):  # only a default: the rule goes on without
-        return []
-    if not enq.device:
-        return []
-    return captured_devices(cap.log, [enq.device])
+    names: dict[str, None] = {}
+    for pos in cap.find(kernel, kinds=[EnqueueKind.KERNEL], first=first, last=last):
+        name = enqueue_device(cap, int(pos))
+        if name:
+            names.setdefault(name)
+    return captured_devices(cap.log, list(names))
+
+
+def devices_for(
+    cap: Capture, rng: EnqueueRange, specs: Sequence[str], listed: Sequence[Device] | None = None
+) -> tuple[list[Device], dict[str, str]]:
+    """The devices to run ``rng`` of ``cap`` on, and why: the devices ``--device`` names
+    (``specs``), else the one :func:`default_device` picks for the capture's device
+    (:func:`capture_devices`).  ``listed``: the devices here as a child listed them (None:
+    listed now).  One line in a :class:`DeviceError` when a spec names nothing or there is
+    no device."""
+    if specs:
+        return select_devices(list(specs), listed), engine.user_choice(specs)
+    here = list_devices() if listed is None else list(listed)
+    dev, choice = default_device(here, capture_devices(cap, rng.first, rng.last, rng.kernel))
+    if dev is None:
+        raise DeviceError(choice["why"] + " (is an ICD installed?)")
+    return [dev], choice

@@ -128,20 +128,16 @@ def start_experiment(app: App[Any], screen: MainScreen, program: ProgramChange |
 def _plan_and_devices(cap: Capture, first: int, last: int,
                       req: ExperimentRequest) -> tuple[Manifest, list[Device]]:  # fmt: skip
     from cltui.capture.ranges import EnqueueRange
-    from cltui.replay.devices import DeviceError, default_device, list_devices, range_device
-    from cltui.replay.devices import select_devices as pick
+    from cltui.replay.devices import DeviceError, devices_for
     from cltui.replay.plan import PlanError, build_plan
 
+    rng = EnqueueRange(first, last)
     try:
-        base = build_plan(cap, EnqueueRange(first, last)).to_manifest()
-        if req.devices:
-            return base, pick(req.devices)
-        dev, choice = default_device(list_devices(), range_device(cap, first, last))
+        base = build_plan(cap, rng).to_manifest()
+        devices, _why = devices_for(cap, rng, req.devices)
     except (PlanError, DeviceError) as exc:
         raise TaskFailed(str(exc)) from None
-    if dev is None:
-        raise TaskFailed(choice["why"])
-    return base, [dev]
+    return base, devices
 
 
 def ab_task(cap: Capture, first: int, last: int, req: ExperimentRequest) -> Any:

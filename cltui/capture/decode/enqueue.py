@@ -31,13 +31,7 @@ def decode_enqueue(cap: Capture, pos: int) -> Enqueue:
     line = cap._line(pos)
     problems: list[Problem] = []
     fn = row.function
-    args_text = ""
-    if line:
-        i = line.find(fn)
-        rest = line[i + len(fn) :] if i >= 0 else ""
-        _, args_text = li.split_kernel_name(rest)
-        args_text, _ = li.strip_counter(args_text)
-    kv = li.kv_pairs(_EWL_RE.sub("", args_text))
+    kv = _fields(line, fn)
     off = int(cap.offsets[pos])
     enq = Enqueue(
         row=row,
@@ -80,9 +74,34 @@ def _exit_and_device(cap: Capture, enq: Enqueue, fn: str, off: int) -> None:
             enq.problems.append(
                 Problem(f"the call failed: {em.group(1)}", enqueue=number, severity="error")
             )
-    if enq.queue:
-        q = log.queue_at(enq.queue, off)
-        enq.device = q.device if q else None
+    enq.device = _queue_device(cap, enq.queue, off)
+
+
+def _queue_device(cap: Capture, queue: int | None, off: int) -> str | None:
+    """The device of the command queue ``queue`` as it was at log offset ``off``."""
+    q = cap.log.queue_at(queue, off) if cap.log is not None and queue else None
+    return q.device if q else None
+
+
+def enqueue_device(cap: Capture, pos: int) -> str | None:
+    """The device the enqueue at index position ``pos`` ran on (its queue's; a recovered
+    enqueue's: the device the recovery found), without decoding the rest of it."""
+    if cap.recovered[pos]:
+        return cap.recovery.device if cap.recovery is not None else None
+    kv = _fields(cap._line(pos), cap.functions[int(cap.function_ids[pos])])
+    return _queue_device(cap, li.parse_ptr(kv.get("queue", "")), int(cap.offsets[pos]))
+
+
+def _fields(line: str, fn: str) -> dict[str, str]:
+    """The ``key = value`` fields of the call line of ``fn`` (the kernel name and the
+    enqueue counter set aside)."""
+    args_text = ""
+    if line:
+        i = line.find(fn)
+        rest = line[i + len(fn) :] if i >= 0 else ""
+        _, args_text = li.split_kernel_name(rest)
+        args_text, _ = li.strip_counter(args_text)
+    return li.kv_pairs(_EWL_RE.sub("", args_text))
 
 
 def _decode_transfer(cap: Capture, enq: Enqueue, kv: dict[str, str], off: int) -> None:

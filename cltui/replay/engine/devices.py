@@ -3,6 +3,7 @@ specs, opening one."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -66,32 +67,43 @@ def resolve_devices(
     """``P:D`` indices or case-insensitive name substrings -> device infos (in order), of
     ``listed`` (the devices as :func:`list_devices` lists them; None: listed now).
 
-    An empty list selects the first device.  Raises :class:`EngineError` with a
-    specific message for a spec that matches nothing.
+    Raises :class:`EngineError` with a specific message for a spec that matches nothing, and
+    for no spec at all: the device to use when none is named is the device rule's
+    (:func:`~cltui.replay.engine.choice.choose_device`), never a quiet first device.
     """
+    if not specs:
+        raise EngineError("no --device given (the device rule picks one when none is named)")
     devices = list(listed) if listed is not None else list_devices()
     if not devices:
         raise EngineError("no OpenCL device found (is an ICD installed?)")
-    if not specs:
-        return [devices[0]]
     return match_devices(devices, specs)
 
 
+_INDEX = re.compile(r"([0-9]+):([0-9]+)")
+
+
 def match_devices(devices: Sequence[Device], specs: Sequence[str]) -> list[Device]:
-    """The devices of ``devices`` that ``specs`` name (``P:D`` or a name substring each), in
-    the order named; :class:`EngineError` for a spec that matches none (pure: the rule of
-    ``--device``, also for devices listed on another host)."""
+    """The devices of ``devices`` that ``specs`` name, in the order named, each once; a
+    :class:`EngineError` for a spec that matches none (pure: the rule of ``--device``, also
+    for devices listed on another host; replay.cpp's ``match_devices`` is held to the same
+    cases, tests/fixtures/device_spec_cases.json).
+
+    A spec, without the blanks around it, is ``P:D`` (decimal digits only: the platform and
+    device numbers) or else a case-insensitive substring of the device's name, platform name
+    and versions; an empty spec names nothing."""
     chosen: list[Device] = []
     for spec in specs:
         s = spec.strip()
-        matches: list[Device]
-        if ":" in s and all(part.isdigit() for part in s.split(":", 1)):
-            matches = [d for d in devices if d["id"] == s]
-        else:
+        matches: list[Device] = []
+        index = _INDEX.fullmatch(s)
+        if index is not None:
+            want = f"{int(index[1])}:{int(index[2])}"
+            matches = [d for d in devices if d["id"] == want]
+        elif s:
             low = s.lower()
             matches = [d for d in devices if low in _haystack(d)]
         if not matches:
-            known = ", ".join(f"{d['id']} {d['name']}" for d in devices)
+            known = ", ".join(f"{d['id']} {d['name']}" for d in devices) or "none"
             raise EngineError(f"no device matches {spec!r} (devices: {known})")
         for m in matches:
             if m not in chosen:

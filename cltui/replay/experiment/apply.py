@@ -20,6 +20,7 @@ from cltui.capture.confine import read_bytes_inside
 from cltui.capture.safeopen import MAX_SOURCE
 from cltui.capture.shellwords import split_words
 from cltui.replay.engine.schema import ArgSpec, Manifest, StepSpec
+from cltui.replay.experiment.params import overriding_site, set_param
 from cltui.replay.experiment.patch import apply_patch
 from cltui.replay.experiment.variant import ALL, SizeChange, Variant, VariantError
 
@@ -90,7 +91,9 @@ def apply_variant(
                 text = apply_patch(program_source(plan, pid, root), change.patch or "",
                                    plan["programs"][pid].get("label", pid))  # fmt: skip
             _set_source(plan, pid, text, Path(workdir))
-    if variant.options_add or variant.options_remove or variant.defines or (
+    as_defines = _apply_params(plan, variant, targets, root, Path(workdir))
+    _refuse_overridden(plan, variant.defines, targets, root)
+    if variant.options_add or variant.options_remove or variant.defines or as_defines or (
         variant.options_replace is not None
     ):
         for pid in targets:
@@ -98,7 +101,8 @@ def apply_variant(
             if not spec.get("source") and not spec.get("il"):
                 raise VariantError(f"{spec.get('label', pid)} has no source in the capture: "
                                    "its build options cannot change")  # fmt: skip
-            spec["options"] = edit_options(spec.get("options") or "", variant)
+            spec["options"] = edit_options(spec.get("options") or "", variant,
+                                           as_defines.get(pid, ()))
     for size in variant.sizes:
         for st in _matching(plan["steps"], size.target):
             _set_sizes(st, size)
@@ -109,6 +113,59 @@ def apply_variant(
     plan["variant"] = {"name": variant.name, "changes": variant.changes(), "lines": lines}
     plan["notes"] = [*plan.get("notes", []), *(f"variant: {ln}" for ln in lines)]
     return plan
+
+
+def _apply_params(
+    plan: Manifest, variant: Variant, targets: list[str], root: str | Path, workdir: Path
+) -> dict[str, tuple[tuple[str, str], ...]]:
+    """Each parameter set in the target programs' sources (their own ``#define NAME``
+    lines rewritten); per program, the parameters its source does not define (they become
+    ``-D NAME=V``).  A program without a source, or one whose ``#undef NAME`` would undo a
+    ``-D``, is refused."""
+    extra: dict[str, tuple[tuple[str, str], ...]] = {}
+    if not variant.params:
+        return extra
+    for pid in targets:
+        label = plan["programs"][pid].get("label", pid)
+        if not plan["programs"][pid].get("source"):
+            raise VariantError(f"{label} has no source in the capture: --param cannot "
+                               "change it")  # fmt: skip
+        text = program_source(plan, pid, root)
+        added: list[tuple[str, str]] = []
+        for key, value in variant.params:
+            changed = set_param(text, key, value)
+            if changed is None:
+                site = overriding_site(text, key)
+                if site is not None:
+                    raise VariantError(f"--param {key}: {label} line {site.line} "
+                                       f"({site.text}) undoes a -D {key}")  # fmt: skip
+                added.append((key, value))
+            else:
+                text = changed
+        if text != program_source(plan, pid, root):
+            _set_source(plan, pid, text, workdir)
+        if added:
+            extra[pid] = tuple(added)
+    return extra
+
+
+def _refuse_overridden(
+    plan: Manifest, defines: tuple[tuple[str, str], ...], targets: list[str], root: str | Path
+) -> None:
+    """A ``-D NAME`` that the source's own ``#define NAME`` (or ``#undef``) would override
+    does nothing: refused, with the line, before anything runs."""
+    for pid in targets:
+        if not defines or not plan["programs"][pid].get("source"):
+            continue
+        text = program_source(plan, pid, root)
+        for key, _value in defines:
+            site = overriding_site(text, key)
+            if site is not None:
+                label = plan["programs"][pid].get("label", pid)
+                raise VariantError(
+                    f"--define {key} would do nothing: {label} line {site.line} "
+                    f"({site.text}) overrides it; change it with --param {key}=VALUE"
+                )
 
 
 def _only(targets: list[str]) -> str:
@@ -133,15 +190,18 @@ def _set_source(plan: Manifest, pid: str, text: str, workdir: Path) -> None:
     spec["binaries"] = []  # the captured binaries were built from the old source
 
 
-def edit_options(options: str, variant: Variant) -> str:
-    """Build options with the variant's removals, additions and defines."""
+def edit_options(
+    options: str, variant: Variant, extra: tuple[tuple[str, str], ...] = ()
+) -> str:
+    """Build options with the variant's removals, additions and defines (``extra``: more
+    defines, the parameters a program's source does not define)."""
     words = split_words(variant.options_replace if variant.options_replace is not None
                         else options)  # fmt: skip
     for gone in variant.options_remove:
         drop = split_words(gone)
         words = _without(words, drop)
     words += [w for opt in variant.options_add for w in split_words(opt)]
-    for key, value in variant.defines:
+    for key, value in (*variant.defines, *extra):
         words = _undefine(words, key)
         words += ["-D", f"{key}={value}" if value else key]
     return " ".join(shlex.quote(w) for w in words)

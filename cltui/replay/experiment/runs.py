@@ -131,14 +131,24 @@ def summarize(spec: SweepSpec, root: Any, pts: list[Variant], rows: list[Row],
     with the capture's own configuration."""
     from cltui.replay.experiment.sweep import rank
 
+    by_id = {point_id(v): v for v in pts}
+    elsewhere = sum(1 for r in rows if r["id"] not in by_id)
+    rows = [r for r in rows if r["id"] in by_id]  # a results file of another grid: its rows
     ranked, others = rank(rows)
     counts: dict[str, int] = {}
     for r in rows:
         counts[r["status"]] = counts.get(r["status"], 0) + 1
-    best = next((r for r in ranked if r["id"] != "capture"), None)
-    saved = _save_best(root, pts, best["id"], save) if best is not None and save else None
+    changed = [r for r in ranked if r["id"] != "capture"]
+    # BEST only when measurably faster than the capture's own configuration on its device
+    best = next((r for r in changed if r["vs_capture"] is not None
+                 and r["vs_capture"]["reading"] == "faster"), None)  # fmt: skip
+    saved = _save_best(by_id[best["id"]], root, save) if best is not None and save else None
     parts = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
-    if best is None:
+    if best is None and changed:
+        line = (f"NO BETTER VARIANT: {len(changed)} correct configuration"
+                f"{'s' if len(changed) != 1 else ''} that change something, none measurably "
+                f"faster than the capture's own ({len(rows)} runs: {parts})")  # fmt: skip
+    elif best is None:
         line = (f"NO CORRECT VARIANT: {len(rows)} runs ({parts})" if not ranked else
                 f"NO CORRECT VARIANT: only the capture's own configuration passes "
                 f"({len(rows)} runs: {parts})")  # fmt: skip
@@ -150,11 +160,14 @@ def summarize(spec: SweepSpec, root: Any, pts: list[Variant], rows: list[Row],
         if ranked[0]["id"] == "capture":
             line += "; the capture's own configuration is faster still"
         line += f" ({len(rows)} runs: {parts})"
+    if elsewhere:
+        line += (f"; {elsewhere} row{'s' if elsewhere != 1 else ''} of the results file "
+                 "belong to points outside this grid (kept there, left out here)")
     if interrupted:
         line = f"INTERRUPTED ({len(rows)} of {len(pts) * len(devices)} runs) " + line
     ok = saved is not None and not saved.startswith("not saved")
     return {
-        "verdict": {"status": "pass" if best is not None else "fail", "line": line,
+        "verdict": {"status": "pass" if changed else "fail", "line": line,
                     "counts": counts},
         "range": spec.range, "points": len(pts), "devices": devices,
         "sample": {"budget": budget, "seed": seed} if budget is not None else None,
@@ -165,12 +178,11 @@ def summarize(spec: SweepSpec, root: Any, pts: list[Variant], rows: list[Row],
     }  # fmt: skip
 
 
-def _save_best(root: Any, pts: list[Variant], pid: str, name: str) -> str:
+def _save_best(var: Variant, root: Any, name: str) -> str:
     """The best variant stored as ``name``: its folder, or ``not saved: why``."""
     from cltui.replay.experiment.store import save_variant
     from cltui.replay.experiment.variant import VariantError
 
-    var = next(v for v in pts if point_id(v) == pid)
     try:
         return str(save_variant(root, var, name))
     except (VariantError, OSError) as exc:

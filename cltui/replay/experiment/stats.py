@@ -120,3 +120,11 @@ def _too_few(xa: np.ndarray, xb: np.ndarray, n: int) -> Diff:
     ma, mb = float(np.median(xa)), float(np.median(xb))
     return {"a": ma, "b": mb, "diff": mb - ma, "lo": None, "hi": None,
             "relative": (mb - ma) / ma if ma > 0 else None, "n": n, "reading": TOO_FEW}  # fmt: skip
+
+
+def relative_text(d: Diff) -> str:
+    """`` (-12.3%)`` for a measured difference (faster or slower), else "": a percentage
+    beside "no measurable difference" would claim a size the interval does not support."""
+    if d["relative"] is None or d["reading"] not in ("faster", "slower"):
+        return ""
+    return f" ({d['relative'] * 100:+.1f}%)"

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from cltui.capture.safeopen import MAX_JSON, read_text_limited
+from cltui.replay.experiment.params import check_restriction, number
 from cltui.replay.experiment.stats import Diff, Interval, interval, unpaired
 from cltui.replay.experiment.variant import SizeChange, Variant, VariantError
 
@@ -38,6 +39,9 @@ class SweepSpec:
     global_: tuple[tuple[int, ...], ...] = ()
     options: tuple[str, ...] = ()
     defines: tuple[tuple[str, tuple[str, ...]], ...] = ()  # key, its values
+    params: tuple[tuple[str, tuple[str, ...]], ...] = ()  # the source's #define NAME, values
+    local_param: str | None = None  # the local size follows this parameter (--local WGS)
+    restrict: tuple[str, ...] = ()  # constraints over the parameters (--restrict)
 
     def dimensions(self) -> list[list[dict[str, Any]]]:
         dims: list[list[dict[str, Any]]] = []
@@ -49,13 +53,24 @@ class SweepSpec:
             dims.append([{"options": v} for v in self.options])
         for key, values in self.defines:
             dims.append([{"define": (key, v)} for v in values])
+        for key, values in self.params:
+            dims.append([{"param": (key, v)} for v in values])
         return dims
+
+    def allows(self, combo: tuple[dict[str, Any], ...]) -> bool:
+        """Whether a point meets every ``--restrict`` constraint (pruned before it runs)."""
+        if not self.restrict:
+            return True
+        values = {k: number(v) for part in combo if "param" in part
+                  for k, v in [part["param"]]}  # fmt: skip
+        return all(check_restriction(r, values) for r in self.restrict)
 
 
 def _variant(spec: SweepSpec, combo: tuple[dict[str, Any], ...]) -> Variant:
     local = glob = None
     options: list[str] = []
     defines: list[tuple[str, str]] = []
+    params: list[tuple[str, str]] = []
     for part in combo:
         local = part.get("local", local)
         glob = part.get("global", glob)
@@ -63,9 +78,13 @@ def _variant(spec: SweepSpec, combo: tuple[dict[str, Any], ...]) -> Variant:
             options.append(part["options"])
         if "define" in part:
             defines.append(part["define"])
+        if "param" in part:
+            params.append(part["param"])
+            if part["param"][0] == spec.local_param:
+                local = (int(part["param"][1]),)
     sizes = (SizeChange(spec.target, glob, local),) if local or glob else ()
     return Variant(spec.range, kernel=spec.kernel, options_add=tuple(options),
-                   defines=tuple(defines), sizes=sizes)  # fmt: skip
+                   defines=tuple(defines), params=tuple(params), sizes=sizes)  # fmt: skip
 
 
 def point_id(variant: Variant) -> str:
@@ -84,6 +103,8 @@ def points(spec: SweepSpec, budget: int | None = None, seed: int = 0) -> list[Va
     seen = {point_id(out[0])}
     variants = []
     for combo in combos:
+        if not spec.allows(combo):
+            continue
         var = _variant(spec, combo)
         pid = point_id(var)
         if pid not in seen:

@@ -30,6 +30,7 @@ __all__ = [
     "Variant",
     "VariantError",
     "parse_define",
+    "parse_param",
     "parse_size",
     "parse_target",
 ]
@@ -97,6 +98,7 @@ class Variant:
     options_remove: tuple[str, ...] = ()
     options_replace: str | None = None
     defines: tuple[tuple[str, str], ...] = ()
+    params: tuple[tuple[str, str], ...] = ()  # the source's own #define NAME, rewritten
     sizes: tuple[SizeChange, ...] = ()
     scalars: tuple[ScalarChange, ...] = ()
     kernel: str | None = None  # options/defines/sources apply to this kernel's program only
@@ -106,7 +108,7 @@ class Variant:
         """No change at all (the capture's own configuration)."""
         return not (
             self.programs or self.options_add or self.options_remove or self.defines
-            or self.options_replace is not None or self.sizes or self.scalars
+            or self.params or self.options_replace is not None or self.sizes or self.scalars
         )  # fmt: skip
 
     def to_dict(self) -> dict[str, Any]:
@@ -123,6 +125,7 @@ class Variant:
                 "replace": self.options_replace,
             },
             "defines": {k: v for k, v in self.defines},
+            "params": {k: v for k, v in self.params},
             "sizes": [s.to_dict() for s in self.sizes],
             "scalars": [s.to_dict() for s in self.scalars],
         }
@@ -147,6 +150,7 @@ class Variant:
         out += [f"build option added: {o}" for o in self.options_add]
         out += [f"build option removed: {o}" for o in self.options_remove]
         out += [f"define {k}={v}" if v else f"define {k}" for k, v in self.defines]
+        out += [f"parameter {k} = {v} (the source's #define {k})" for k, v in self.params]
         for s in self.sizes:
             parts = [
                 f"{label} {'x'.join(map(str, val))}"
@@ -167,6 +171,7 @@ class Variant:
             parts.append(f"options {self.options_replace!r}")
         parts += list(self.options_add) + [f"without {o}" for o in self.options_remove]
         parts += [f"-D {k}={v}" if v else f"-D {k}" for k, v in self.defines]
+        parts += [f"{k}={v}" for k, v in self.params]
         for s in self.sizes:
             where = "" if s.target == ALL else f"{s.target} "
             parts += [f"{where}{label} {'x'.join(map(str, val))}"
@@ -195,6 +200,7 @@ class Variant:
                 options_remove=tuple(str(o) for o in opts.get("remove", [])),
                 options_replace=opts.get("replace"),
                 defines=tuple((str(k), str(v)) for k, v in (d.get("defines") or {}).items()),
+                params=tuple((str(k), str(v)) for k, v in (d.get("params") or {}).items()),
                 sizes=tuple(
                     SizeChange(str(s["target"]), _dims(s.get("global")), _dims(s.get("local")),
                                _dims(s.get("offset")))
@@ -233,6 +239,15 @@ def parse_size(text: str, *, zero: bool = False) -> tuple[int, ...]:
     if not zero and any(d == 0 for d in dims):
         raise ValueError(f"{text!r}: a size of 0")
     return dims
+
+
+def parse_param(text: str) -> tuple[str, str]:
+    """``NAME=V``: a source parameter (``ValueError`` when NAME is not a C name or V is
+    missing: a parameter always gets a value)."""
+    key, eq, value = text.partition("=")
+    if not _DEFINE_RE.match(key.strip()) or not eq or not value.strip():
+        raise ValueError(f"{text!r} is not NAME=VALUE with NAME a C name")
+    return key.strip(), value.strip()
 
 
 def parse_define(text: str) -> tuple[str, str]:

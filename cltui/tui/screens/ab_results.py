@@ -58,10 +58,12 @@ def _signed(ns: float | None) -> str:
 
 
 def _diff(d: Diff) -> tuple[str, str, str, Text]:
+    from cltui.replay.experiment.stats import relative_text
+
     style = {"faster": "green", "slower": "red"}.get(d["reading"], "dim")
     if d["diff"] is None or d["lo"] is None:
         return "", "", "", Text(d["reading"], style=style)
-    rel = f" ({d['relative'] * 100:+.1f}%)" if d["relative"] is not None else ""
+    rel = relative_text(d)
     return (fmt_ns(d["a"]), fmt_ns(d["b"]),
             f"{_signed(d['diff'])} [{_signed(d['lo'])}, {_signed(d['hi'])}]{rel}",
             Text(d["reading"], style=style))  # fmt: skip

@@ -230,12 +230,12 @@ class ReplayDialog(FormDialog[ReplayRequest]):
             self.app.call_from_thread(self._devices_listed, devices, captured, error)
 
     def _captured_device(self) -> list[DeviceIdentity]:
-        """The device of the first kernel enqueue of the range (name, platform, type), from
-        the capture's log; [] when the capture does not say."""
-        from cltui.replay.devices import range_device
+        """The capture's device for the range (:func:`cltui.replay.devices.capture_devices`,
+        the rule's input everywhere); [] when the capture does not say."""
+        from cltui.replay.devices import capture_devices
 
         try:
-            return range_device(self.capture, self.first, self.last)
+            return capture_devices(self.capture, self.first, self.last)
         except Exception:  # only a default; the user picks anyway
             return []
 

@@ -2,6 +2,7 @@
 // (cltui's tests, tests/fixtures/*_cases.json): each option runs one rule over every case of
 // FILE and prints one JSON result per case, in order, for the test to compare.
 //   --choose-device-cases FILE  the device rule (choose_device)
+//   --match-device-cases FILE   the --device grammar (match_devices)
 //   --compare-cases FILE        the comparison (compare)
 //   --hash-cases FILE           the layer's hash (cli_hash64) and its file-name form
 //   --name-cases FILE           device-name matching (name_tokens, name_likeness, pick_binary)
@@ -46,6 +47,33 @@ inline int print_choices(const std::string& path) {
                   << (ch.index < 0 ? std::string("null") : std::to_string(ch.index))
                   << ", \"rule\": " << json_str(ch.rule) << ", \"why\": " << json_str(ch.why)
                   << "}";
+    }
+    std::cout << "]\n";
+    return 0;
+}
+
+// --match-device-cases FILE: [{"devices": [{"id", "name", "platform", "version",
+// "platform_version"}], "specs": [...]}] -> [{"ids": [...]} | {"error": message}] in order.
+inline int print_matches(const std::string& path) {
+    Json cases = read_cases(path);
+    std::cout << "[";
+    for (size_t n = 0; n < cases.arr.size(); ++n) {
+        const Json& c = cases.arr[n];
+        std::vector<Named> devices;
+        for (const auto& d : c.at("devices").arr)
+            devices.push_back({str_or(d, "id"), str_or(d, "name"), str_or(d, "platform"),
+                               str_or(d, "version"), str_or(d, "platform_version")});
+        std::vector<std::string> specs;
+        for (const auto& s : c.at("specs").arr) specs.push_back(s.as_str());
+        std::cout << (n ? ",\n " : "");
+        try {
+            std::string ids;
+            for (int i : match_devices(devices, specs))
+                ids += (ids.empty() ? "" : ", ") + json_str(devices[i].id);
+            std::cout << "{\"ids\": [" << ids << "]}";
+        } catch (const UsageError& e) {
+            std::cout << "{\"error\": " << json_str(e.what()) << "}";
+        }
     }
     std::cout << "]\n";
     return 0;
@@ -232,6 +260,7 @@ inline int print_feasibility(const std::string& path) {
 inline int print_cases(const std::string& kind, const std::string& path) {
     if (kind == "feasibility-cases") return print_feasibility(path);
     if (kind == "choose-device-cases") return print_choices(path);
+    if (kind == "match-device-cases") return print_matches(path);
     if (kind == "compare-cases") return print_comparisons(path);
     if (kind == "hash-cases") return print_hashes(path);
     return print_names(path);

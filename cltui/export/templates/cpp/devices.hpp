@@ -246,8 +246,54 @@ inline Choice choose_device(const std::vector<Candidate>& devices,
     return {0, "first", head + "; every device here is a simulator: the first, " + label(0)};
 }
 
-// The devices --device names, in order (as replay.py: a name substring selects every device
-// it matches); without --device the one choose_device picks for the capture's devices.
+// What --device matches a device against (the pure part of a listed device).
+struct Named {
+    std::string id, name, platform, version, platform_version;
+};
+
+// "P:D" with decimal digits only -> "p:d" (leading zeros dropped), else "".
+inline std::string index_spec(const std::string& s) {
+    size_t colon = s.find(':');
+    if (colon == std::string::npos || colon == 0 || colon + 1 == s.size()) return "";
+    for (size_t i = 0; i < s.size(); ++i)
+        if (i != colon && !std::isdigit(static_cast<unsigned char>(s[i]))) return "";
+    auto number = [](const std::string& digits) {
+        size_t k = 0;
+        while (k + 1 < digits.size() && digits[k] == '0') ++k;
+        return digits.substr(k);
+    };
+    return number(s.substr(0, colon)) + ":" + number(s.substr(colon + 1));
+}
+
+// The rule of --device (replay.py's engine.match_devices, held to the same cases:
+// tests/fixtures/device_spec_cases.json): the indices of the devices the specs name, in the
+// order named, each once. A spec, without the blanks around it, is P:D (decimal digits only)
+// or else a case-insensitive substring of the name, the platform name and both versions
+// (where PoCL says "PoCL"); an empty spec names nothing. A spec that matches none throws.
+inline std::vector<int> match_devices(const std::vector<Named>& devs,
+                                      const std::vector<std::string>& specs) {
+    std::vector<int> chosen;
+    for (const auto& spec : specs) {
+        std::string s = trim(spec), want = index_spec(s);
+        bool found = false;
+        for (int i = 0; i < static_cast<int>(devs.size()); ++i) {
+            const Named& r = devs[i];
+            bool hit = !want.empty() ? r.id == want
+                       : !s.empty()  ? lower(r.name + " " + r.platform + " " + r.version + " " +
+                                             r.platform_version)
+                                            .find(lower(s)) != std::string::npos
+                                     : false;
+            if (!hit) continue;
+            found = true;
+            if (std::find(chosen.begin(), chosen.end(), i) == chosen.end()) chosen.push_back(i);
+        }
+        if (!found) throw UsageError("no device matches '" + spec + "' (see --list-devices)");
+    }
+    return chosen;
+}
+
+// The devices --device names, in order; without --device the one choose_device picks for the
+// capture's devices.
 inline std::vector<DeviceRef> pick_devices(
     const std::vector<std::string>& specs,
     const std::vector<std::pair<std::string, std::string>>& captured, Choice& choice) {
@@ -264,35 +310,12 @@ inline std::vector<DeviceRef> pick_devices(
     choice.rule = "user";
     choice.why = "chosen with --device";
     for (size_t i = 0; i < specs.size(); ++i) choice.why += (i ? " --device " : " ") + specs[i];
+    std::vector<Named> named;
+    for (const auto& r : devs)
+        named.push_back({std::to_string(r.p) + ":" + std::to_string(r.d), r.name, r.platform_name,
+                         r.version, r.platform_version});
     std::vector<DeviceRef> chosen;
-    auto add = [&](const DeviceRef& r) {
-        for (const auto& c : chosen)
-            if (c.p == r.p && c.d == r.d) return;
-        chosen.push_back(r);
-    };
-    for (const auto& sel : specs) {
-        int p = -1, d = -1;
-        char tail = 0;
-        bool found = false;
-        if (std::sscanf(sel.c_str(), "%d:%d%c", &p, &d, &tail) == 2) {
-            for (auto& r : devs)
-                if (r.p == p && r.d == d) {
-                    add(r);
-                    found = true;
-                }
-        } else {
-            for (auto& r : devs) {
-                // the name, the platform, and both versions (where PoCL says "PoCL")
-                std::string hay = r.name + " " + r.platform_name + " " + r.version + " " +
-                                  r.platform_version;
-                if (lower(hay).find(lower(sel)) != std::string::npos) {
-                    add(r);
-                    found = true;
-                }
-            }
-        }
-        if (!found) throw UsageError("no device matches '" + sel + "' (see --list-devices)");
-    }
+    for (int i : match_devices(named, specs)) chosen.push_back(devs[i]);
     return chosen;
 }
 

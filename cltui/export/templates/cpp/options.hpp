@@ -21,7 +21,8 @@ struct Options {
     long long delay_ns = 0;          // --delay-ns: busy-wait before each timed launch
     std::vector<long long> delays{0, 50, 200, 1000, 5000, 20000};  // --delays (--latency)
     std::string out_dir;
-    std::string cases, cases_file;  // --choose-device-cases, --compare-cases, --hash-cases,
+    std::string cases, cases_file;  // --choose-device-cases, --match-device-cases, --compare-cases,
+                                    // --hash-cases,
                                     // --name-cases FILE (cltui's tests; see cpp/cases.hpp)
     bool have_atol = false, have_rtol = false, have_ulp = false;
     double atol = 0, rtol = 0;
@@ -113,7 +114,8 @@ inline Options parse_args(int argc, char** argv) {
                 o.delays = parse_delays(need(i));
             } else if (a == "--out") {
                 o.out_dir = need(i);
-            } else if (a == "--choose-device-cases" || a == "--compare-cases" ||
+            } else if (a == "--choose-device-cases" || a == "--match-device-cases" ||
+                       a == "--compare-cases" ||
                        a == "--hash-cases" || a == "--name-cases" ||
                        a == "--feasibility-cases") {
                 o.cases = a.substr(2);

@@ -75,6 +75,9 @@ KINDS: tuple[str, ...] = (
     "repeated_tags",
     "one_line_log",
     "binary_garbage",
+    "fifo_file",
+    "device_link",
+    "socket_file",
 )
 
 #: small shared captures the campaign damages (the first is the cheapest: most inputs use it)
@@ -419,6 +422,37 @@ def _outside_target(ws: Workspace, rng: random.Random, want_dir: bool) -> str:
     return rng.choice((secret, secret, "/etc/passwd", "/proc/self/environ"))
 
 
+#: Replay folder files read when an enqueue is decoded (a FIFO there hung show and info)
+_REPLAY_SLOTS = re.compile(
+    r"(worksizes|buildOptions|enqueueNumber|kernelName|ArgumentDataTypes)\.txt$|Argument\d+\.bin$"
+)
+
+
+def _special_file(ws: Workspace, rng: random.Random, kind: str) -> str:
+    """A file of the capture replaced by what is not a regular file: a FIFO (an open for
+    reading blocks), a link to a device that never ends (``/dev/zero``), a socket."""
+    import stat
+
+    b = ws.base
+    r = rng.random()
+    rel = (
+        (b.pick(rng, lambda f: bool(_REPLAY_SLOTS.search(f))) if r < 0.4 else None)
+        or (_LOG if r < 0.5 else (_REPORT if r < 0.55 and _REPORT in b.files else None))
+        or rng.choice(b.files)
+    )
+    ws.remove(rel)
+    p = ws.path(rel)
+    if kind == "fifo_file":
+        os.mkfifo(p)
+        return f"{rel} is a FIFO"
+    if kind == "socket_file":
+        os.mknod(p, stat.S_IFSOCK | 0o600)  # a socket's node (no path length limit of bind)
+        return f"{rel} is a socket"
+    target = rng.choice(("/dev/zero", "/dev/urandom", "/dev/zero", "/dev/stdin"))
+    os.symlink(target, p)
+    return f"{rel} -> {target}"
+
+
 def mutate(ws: Workspace, kind: str, rng: random.Random) -> str:
     """Damage ``ws`` by one mutation of ``kind``; returns a one-line description."""
     b = ws.base
@@ -563,6 +597,8 @@ def mutate(ws: Workspace, kind: str, rng: random.Random) -> str:
         at = rng.randrange(len(data) + 1)
         ws.write(rel, data[:at] + junk + data[at:])
         return f"{rel}: {n} random bytes at {at}"
+    if kind in ("fifo_file", "device_link", "socket_file"):
+        return _special_file(ws, rng, kind)
     raise ValueError(f"unknown mutation kind {kind!r}")
 
 

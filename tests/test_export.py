@@ -58,7 +58,7 @@ def test_bundle_layout_single_kernel(pyocl_pocl: Path, tmp_path: Path) -> None:
         "replay.cpp", "cpp", "CMakeLists.txt", "README.md", "SHA256SUMS",
     }  # fmt: skip
     assert res.steps == 1 and res.enqueues == [14]
-    # the engine package is cltui's own, whole and byte for byte, with the three modules it
+    # the engine package is cltui's own, whole and byte for byte, with the four modules it
     # imports; the parent packages are markers
     engine = sorted(p.name for p in (REPO / "cltui/replay/engine").iterdir() if p.is_file())
     assert "core.py" in engine and "compare.py" in engine and "__init__.py" in engine
@@ -66,7 +66,7 @@ def test_bundle_layout_single_kernel(pyocl_pocl: Path, tmp_path: Path) -> None:
     for name in engine:
         want = (REPO / "cltui/replay/engine" / name).read_bytes()
         assert (out / "lib/cltui/replay/engine" / name).read_bytes() == want, name
-    for rel in ("errors.py", "capture/textfmt.py", "capture/shellwords.py"):
+    for rel in ("errors.py", "capture/textfmt.py", "capture/shellwords.py", "capture/safeopen.py"):
         assert (out / "lib/cltui" / rel).read_bytes() == (REPO / "cltui" / rel).read_bytes()
     lib = {p.relative_to(out).as_posix() for p in (out / "lib").rglob("*") if p.is_file()}
     assert lib == set(engine_modules())
@@ -250,7 +250,7 @@ def test_existing_outdir_needs_force_and_is_replaced_whole(
     images_svm: Path, tmp_path: Path
 ) -> None:
     out = tmp_path / "b"
-    out.mkdir()
+    _export(images_svm, "0", out)  # a bundle (--force replaces only those), a file added
     (out / "old.txt").write_text("keep me unless --force")
     with pytest.raises(ExportError, match="already exists"):
         _export(images_svm, "0", out)

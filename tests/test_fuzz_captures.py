@@ -1,11 +1,11 @@
 """The bad-input campaign as a standing test (the harness: ``tests/fuzz_mutations.py``).
 
-A few hundred named mutations of small shared captures (26 kinds), seeded, each read as
-``ls``, ``show`` (``--json`` too), ``info`` and a whole-range replay plan would, each in a
-worker process under a deadline: no traceback, no hang, nothing read from outside the
-capture.  A failure prints every finding's signature with ``capture kind seed``; replay one
-with ``python benchmarks/fuzz_long.py --repro 'CAPTURE KIND SEED'``.  The long run (100,000
-inputs) is ``benchmarks/fuzz_long.py``.
+A few hundred named mutations of small shared captures (29 kinds; FIFOs, links to devices and
+sockets among them), seeded, each read as ``ls``, ``show`` (``--json`` too), ``info`` and a
+whole-range replay plan would, each in a worker process under a deadline: no traceback, no
+hang, nothing read from outside the capture.  A failure prints every finding's signature with
+``capture kind seed``; replay one with ``python benchmarks/fuzz_long.py --repro 'CAPTURE KIND
+SEED'``.  The long run (100,000 inputs) is ``benchmarks/fuzz_long.py``.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from . import fuzz_mutations as fm
 from .conftest import capture_path
 
 SEED = 20261202
-INPUTS = 14 * len(fm.KINDS)  # 364: every kind 14 times
+INPUTS = 14 * len(fm.KINDS)  # 406: every kind 14 times
 DEADLINE = 20.0  # seconds per input; an intact one takes ~0.05 s here
 
 

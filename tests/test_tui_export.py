@@ -90,6 +90,13 @@ async def test_export_refuses_existing_folder_until_overwrite(
         assert "at least one language" in str(dialog.query_one("#export-error", Label).render())
         dialog.query_one("#export-python", Checkbox).value = True
         dialog.action_accept()
+        await pilot.pause()  # overwrite replaces only a cltui bundle or an empty folder
+        assert "is not a cltui bundle: not replacing it" in str(
+            dialog.query_one("#export-error", Label).render()
+        )
+        assert (out / "keep.txt").read_text() == "x"
+        (out / "keep.txt").unlink()  # now empty: replaced
+        dialog.action_accept()
         # the dialog closes before the progress screen opens: wait for the export's notice
         await wait_for(
             pilot,
@@ -99,7 +106,7 @@ async def test_export_refuses_existing_folder_until_overwrite(
         )
     manifest = json.loads((out / "manifest.json").read_text())
     assert [s["enqueue"] for s in manifest["steps"]] == [3]
-    assert not (out / "keep.txt").exists()  # overwritten as asked
+    assert (out / "manifest.json").is_file()  # the empty folder replaced as asked
 
 
 @aio

@@ -34,7 +34,9 @@ from cltui.analysis.attribute import StepSpan, attribute, source_lines
 from cltui.analysis.check_report import CheckReport, Crash, Finding, Retry
 from cltui.analysis.oclgrind import parse_oclgrind
 from cltui.capture.capture import Capture
+from cltui.capture.confine import read_bytes_inside
 from cltui.capture.ranges import EnqueueRange
+from cltui.capture.safeopen import MAX_SOURCE
 from cltui.errors import CltuiError
 from cltui.progress import CancelToken
 from cltui.replay.child import Event, keep_log
@@ -353,7 +355,8 @@ def _program_sources(manifest: Manifest, root: Path) -> dict[str, tuple[str, lis
             continue
         rel = manifest["data"][key]["path"]
         try:
-            text = (root / rel).read_bytes().rstrip(b"\0").decode("utf-8", "replace")
+            data = read_bytes_inside(root, root / rel, MAX_SOURCE)
+            text = data.rstrip(b"\0").decode("utf-8", "replace")
         except OSError:
             continue
         out[pid] = (rel, source_lines(text))

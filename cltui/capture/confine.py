@@ -7,19 +7,30 @@ location with every link followed must lie inside the capture folder (itself wit
 followed).  Links that stay inside the capture are followed as usual.
 
 Refusals are :class:`OutsideCapture`, an ``OSError``: code that already treats an unreadable
-file as a :class:`~cltui.capture.model.Problem` reports a refused one the same way.
+file as a :class:`~cltui.capture.model.Problem` reports a refused one the same way.  Every open
+goes through :mod:`cltui.capture.safeopen` (the link's target, links resolved, opened with
+``O_NOFOLLOW | O_NONBLOCK``): a FIFO, a device or a socket is a
+:class:`~cltui.capture.safeopen.NotRegular` and never blocks; reads are bounded.
 """
 
 from __future__ import annotations
 
 import errno
 import os
+import stat
 from pathlib import Path
 from typing import BinaryIO
 
 import numpy as np
 import numpy.typing as npt
 
+from cltui.capture.safeopen import (
+    MAX_SMALL_TEXT,
+    NotRegular,
+    TooLarge,
+    file_kind,
+    open_regular,
+)
 from cltui.errors import CltuiError
 
 __all__ = [
@@ -88,11 +99,17 @@ def is_file(path: str | Path) -> tuple[bool, str | None]:
     """(``path`` is a regular file, links followed; why it could not be looked at, or None).
 
     ``Path.is_file`` raises for some errors (a link whose target name is too long: ENAMETOOLONG);
-    a capture's names are untrusted, so the reason becomes the caller's problem to report."""
+    a capture's names are untrusted, so the reason becomes the caller's problem to report; so
+    does a FIFO, a device or a socket (reading one would block or never end)."""
     try:
-        return Path(path).is_file(), None
+        st = os.stat(path)
+    except FileNotFoundError:
+        return False, None
     except OSError as e:
         return False, f"cannot look at it: {e.strerror or e}"
+    if stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode):
+        return stat.S_ISREG(st.st_mode), None
+    return False, f"{file_kind(st.st_mode)}, not a regular file: not read"
 
 
 def check_inside(root: str | Path, path: str | Path) -> Path:
@@ -104,16 +121,31 @@ def check_inside(root: str | Path, path: str | Path) -> Path:
 
 
 def open_inside(root: str | Path | None, path: str | Path) -> BinaryIO:
-    """``open(path, "rb")`` after :func:`check_inside` (``root`` None: no boundary known)."""
-    if root is not None:
-        check_inside(root, path)
-    return open(path, "rb")
+    """``path`` opened for reading, after :func:`check_inside` (``root`` None: no boundary
+    known, a link is followed): regular files only, the open never blocks
+    (:func:`cltui.capture.safeopen.open_regular`; a refusal names ``path``)."""
+    try:
+        if root is None:
+            return open_regular(path, follow=True)
+        target = leaves(root, path)
+        if target is not None:
+            raise OutsideCapture(path, target)
+        # the resolved target, no link left to follow: a link swapped in meanwhile is refused
+        return open_regular(os.path.realpath(path))
+    except (NotRegular, TooLarge) as e:
+        e.filename = str(path)
+        raise
 
 
-def read_bytes_inside(root: str | Path | None, path: str | Path, limit: int = -1) -> bytes:
-    """The bytes of ``path`` (at most ``limit`` when given) after :func:`check_inside`."""
+def read_bytes_inside(
+    root: str | Path | None, path: str | Path, limit: int = MAX_SMALL_TEXT
+) -> bytes:
+    """The bytes of ``path`` after :func:`check_inside`: a :class:`TooLarge` past ``limit``."""
     with open_inside(root, path) as f:
-        return f.read(limit)
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise TooLarge(path, limit)
+    return data
 
 
 # ---------------------------------------------------------------------------------------------
@@ -178,7 +210,7 @@ def read_host_header(path: str | Path) -> tuple[bytes | None, str | None]:
     if why is not None:
         return None, why
     try:
-        with open(os.path.realpath(path), "rb") as f:
+        with open_regular(os.path.realpath(path)) as f:
             data = f.read(MAX_HOST_HEADER_BYTES + 1)
     except OSError as e:
         return None, f"{path}: {e.strerror or e}"

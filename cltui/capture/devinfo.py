@@ -15,6 +15,8 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict
 
+from cltui.capture.safeopen import open_regular
+
 if TYPE_CHECKING:
     from cltui.capture.log import LogIndex
 
@@ -48,7 +50,7 @@ def _platform(path: Path, offset: int, handle: bytes) -> str | None:
     handle's first appearance within ``WINDOW`` bytes before ``offset``."""
     start = max(0, offset - WINDOW)
     try:
-        with path.open("rb") as f:
+        with open_regular(path, follow=True) as f:
             f.seek(start)
             data = f.read(offset - start)
     except OSError:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from cltui.capture import log as li
+from cltui.capture.safeopen import open_regular
 
 _LOCK = type(threading.Lock())
 _RLOCK = type(threading.RLock())
@@ -59,7 +60,7 @@ def _restore_logindex(
 
 def _map(path: Path) -> mmap.mmap | None:
     try:
-        with open(path, "rb") as f:
+        with open_regular(path, follow=True) as f:
             return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
     except (OSError, ValueError):  # gone or emptied since: reads of its lines find nothing
         return None

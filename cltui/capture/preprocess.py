@@ -15,7 +15,8 @@ from typing import Protocol, TextIO
 
 from pcpp import Action, OutputDirective, Preprocessor
 
-from cltui.capture.confine import host_header_refusal
+from cltui.capture.confine import MAX_HOST_HEADER_BYTES, host_header_refusal
+from cltui.capture.safeopen import read_limited
 from cltui.capture.shellwords import split_words
 from cltui.capture.spans import _ATTR_RE
 
@@ -272,8 +273,7 @@ class _Pre(Preprocessor):  # type: ignore[misc]
 
 @functools.lru_cache(maxsize=64)
 def _read_include(path: str, skeleton: bool) -> str:
-    with open(path, encoding="utf-8", errors="replace") as f:
-        text = f.read()
+    text = read_limited(path, MAX_HOST_HEADER_BYTES, follow=True).decode("utf-8", "replace")
     if text.startswith("\ufeff"):
         text = text[1:]
     if skeleton:

@@ -16,7 +16,15 @@ from cltui.capture.confine import (
     open_inside,
 )
 from cltui.capture.files.dumps import make_dump
-from cltui.capture.files.listing import TOO_LARGE, is_dir, is_file, scandir, unrecognised
+from cltui.capture.files.listing import (
+    TOO_LARGE,
+    is_dir,
+    is_file,
+    not_regular,
+    not_regular_problem,
+    scandir,
+    unrecognised,
+)
 from cltui.capture.files.text import lenient_text, parse_sampler_text
 from cltui.capture.model import Dump, Problem, SamplerDesc
 from cltui.capture.names import (
@@ -25,6 +33,7 @@ from cltui.capture.names import (
     parse_replay_file_name,
     too_large_number,
 )
+from cltui.capture.safeopen import MAX_SMALL_TEXT, MAX_SOURCE, open_regular
 
 __all__ = ["ImageMeta", "ReplayFolder", "image_type_name", "read_replay_folder", "read_worksizes"]
 
@@ -148,7 +157,7 @@ class ReplayFolder:
         return sorted(keys)
 
 
-_MAX_SMALL = 1 << 20  # text files of a replay folder larger than this are garbage
+_MAX_SMALL = MAX_SMALL_TEXT  # text files of a replay folder larger than this are garbage
 
 
 def _read_small(path: Path, rf: ReplayFolder, limit: int = _MAX_SMALL) -> bytes | None:
@@ -205,7 +214,7 @@ def read_worksizes(
     """(global, local or None, offset) from a Replay folder's ``worksizes.txt``; None when it
     is missing, unreadable or garbled (one small read, for recovering enqueues without a log)."""
     try:
-        with open(Path(folder) / "worksizes.txt", "rb") as f:
+        with open_regular(Path(folder) / "worksizes.txt", follow=True) as f:
             data = f.read(4097)
     except OSError:
         return None
@@ -217,6 +226,9 @@ def read_worksizes(
 def _scan_sub_dumps(folder: Path, rf: ReplayFolder, sub: str) -> dict[int, Dump]:
     out: dict[int, Dump] = {}
     for entry in scandir(folder, rf.problems, rf.path, rf.root):
+        if (kind := not_regular(entry)) is not None:
+            rf.problems.append(not_regular_problem(kind, f"{sub}/{entry.name}", rf.enqueue))
+            continue
         p = parse_dump_name(entry.name) if is_file(entry) else None
         if p is None:
             msg = unrecognised("dump file name", entry.name)
@@ -260,6 +272,9 @@ def read_replay_folder(path: Path | str, root: Path | str | None = None) -> Repl
     for entry in sorted(entries, key=lambda e: e.name):
         if is_dir(entry):
             _read_subfolder(rf, entry.name, Path(entry.path))
+        elif (kind := not_regular(entry)) is not None:
+            seen.add(pf.kind if (pf := parse_replay_file_name(entry.name)) else "")
+            rf.problems.append(not_regular_problem(kind, entry.name, rf.enqueue))
         else:
             _read_file(rf, entry.name, Path(entry.path), seen, device_bins)
     rf.device_binaries = [device_bins[k] for k in sorted(device_bins)]
@@ -319,7 +334,7 @@ def _read_file(
         assert i is not None
         device_bins[i] = fpath
     elif kind == "kernel_source":
-        data = _read_small(fpath, rf, 1 << 30)
+        data = _read_small(fpath, rf, MAX_SOURCE)
         rf.kernel_source_path = fpath
         if data is not None:
             src = data.replace(b"\0", b"")

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from cltui.capture.safeopen import MAX_SOURCE, read_text_limited
 from cltui.commands._common import fail
 
 if TYPE_CHECKING:
@@ -95,7 +96,7 @@ def program_changes(sources: tuple[str, ...], patches: tuple[str, ...]) -> list[
         if not eq or Path(spec).exists():
             prog, path = "", spec
         try:
-            text = Path(path).read_text(encoding="utf-8")
+            text = read_text_limited(path, MAX_SOURCE, follow=True)  # not a FIFO, bounded
         except (OSError, UnicodeDecodeError) as exc:
             what = "--patch" if is_patch else "--source"
             fail(f"{what} {path}: {getattr(exc, 'strerror', None) or exc}")

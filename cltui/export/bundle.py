@@ -9,6 +9,7 @@ finished tree into place.  :func:`stream_tar` writes a finished tree as a tar ar
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import tarfile
@@ -18,6 +19,7 @@ from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
 from cltui.capture.names import sanitize_component
+from cltui.capture.safeopen import MAX_JSON, open_regular, read_text_limited
 from cltui.errors import Cancelled, CltuiError
 from cltui.progress import CancelToken
 from cltui.replay import lifecycle
@@ -48,10 +50,55 @@ def safe_relpath(rel: str) -> str:
 
 def sha256_file(path: Path) -> str:
     h = hashlib.sha256()
-    with path.open("rb") as f:
+    with open_regular(path, follow=True) as f:  # never a FIFO: it would block
         while chunk := f.read(CHUNK):
             h.update(chunk)
     return h.hexdigest()
+
+
+BUNDLE_FORMAT = "cltui-bundle"  # manifest.json's "bundle": {"format": ...}: what --force replaces
+
+
+def is_cltui_bundle(folder: Path) -> bool:
+    """``folder`` holds a ``manifest.json`` (a regular file, not a link, read bounded) whose
+    ``bundle.format`` is :data:`BUNDLE_FORMAT`: a bundle cltui exported."""
+    try:
+        manifest = json.loads(read_text_limited(folder / "manifest.json", MAX_JSON))
+    except (OSError, ValueError):
+        return False
+    info = manifest.get("bundle") if isinstance(manifest, dict) else None
+    return isinstance(info, dict) and info.get("format") == BUNDLE_FORMAT
+
+
+def _holds(folder: Path, path: Path) -> bool:
+    return path == folder or path.is_relative_to(folder)
+
+
+def replace_refusal(outdir: Path) -> str | None:
+    """Why ``--force`` may not replace the existing folder ``outdir``, or None.
+
+    Never ``/``, the home folder, the current folder or a folder holding either (by rule,
+    before anything is read); else only a cltui bundle (:func:`is_cltui_bundle`) or an empty
+    folder: anything else is a user's folder."""
+    real = outdir.resolve()
+    if real == Path(real.anchor):
+        return f"{outdir} is the root folder: not replacing it"
+    home = os.environ.get("HOME")
+    if home and _holds(real, Path(home).resolve()):
+        return f"{outdir} is the home folder or holds it: not replacing it"
+    try:
+        cwd = Path.cwd().resolve()
+    except OSError:
+        cwd = None
+    if cwd is not None and _holds(real, cwd):
+        return f"{outdir} is the current folder or holds it: not replacing it"
+    try:
+        empty = not any(os.scandir(real))
+    except OSError as exc:
+        return f"cannot look into {outdir}: {exc.strerror or exc}: not replacing it"
+    if empty or is_cltui_bundle(real):
+        return None
+    return f"{outdir} is not a cltui bundle: not replacing it"
 
 
 class BundleWriter:
@@ -72,6 +119,8 @@ class BundleWriter:
                 raise ExportError(f"{self.outdir} already exists (use --force to replace it)")
             if not self.outdir.is_dir() or self.outdir.is_symlink():
                 raise ExportError(f"{self.outdir} exists and is not a folder: not replacing it")
+            if (why := replace_refusal(self.outdir)) is not None:
+                raise ExportError(why)
         parent = self.outdir.parent
         try:
             parent.mkdir(parents=True, exist_ok=True)
@@ -143,7 +192,7 @@ class BundleWriter:
         side it came from: ``src`` (an OSError, the caller's "cannot read") or the bundle
         file (an :class:`ExportError`: "cannot write <bundle path>", a full disk)."""
         h = hashlib.sha256()
-        with src.open("rb") as fi:
+        with open_regular(src, follow=True) as fi:  # a regular file (never a FIFO or device)
             try:
                 fo = path.open("wb")
             except OSError as exc:
@@ -211,9 +260,11 @@ class BundleWriter:
                 p.chmod(0o644)
         old: Path | None = None
         if self.outdir.exists():
-            if not self.force:
+            why = None if not self.force else replace_refusal(self.outdir)
+            if not self.force or why is not None or self.outdir.is_symlink():
                 self.abort()
-                raise ExportError(f"{self.outdir} already exists (use --force to replace it)")
+                why = why or f"{self.outdir} already exists (use --force to replace it)"
+                raise ExportError(why)
             old = Path(
                 tempfile.mkdtemp(
                     prefix=f".{self.outdir.name[:40]}.old-p{os.getpid()}-", dir=self.outdir.parent

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 from cltui.capture.devinfo import captured_devices
 from cltui.capture.names import sanitize_component
-from cltui.export.bundle import BundleWriter, ExportCancelled, ExportError
+from cltui.export.bundle import BUNDLE_FORMAT, BundleWriter, ExportCancelled, ExportError
 from cltui.export.programs import (
     HostFile,
     HostIncludes,
@@ -62,7 +62,6 @@ if TYPE_CHECKING:
     from cltui.replay.experiment.variant import Variant
     from cltui.replay.plan import Plan
 
-BUNDLE_FORMAT = "cltui-bundle"
 BUNDLE_VERSION = 1
 LANGS = ("python", "cpp")
 MODES = ("chain", "isolated", "strict")
@@ -129,7 +128,9 @@ ENGINE_MARKERS = {
 
 # The standard-library modules of cltui the engine imports (by relative imports that resolve
 # the same in cltui and under ``lib/`` in a bundle).
-ENGINE_HELPERS = ("errors.py", "capture/textfmt.py", "capture/shellwords.py")
+ENGINE_HELPERS = (
+    "errors.py", "capture/textfmt.py", "capture/shellwords.py", "capture/safeopen.py"
+)
 
 
 def engine_modules() -> dict[str, bytes]:

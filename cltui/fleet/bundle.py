@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from cltui.capture.capture import Capture
+from cltui.capture.safeopen import MAX_JSON, read_text_limited
 from cltui.export import ExportError, export_range
 from cltui.fleet.cache import CacheError, bundle_files
 from cltui.progress import CancelToken, ProgressFn
@@ -139,7 +140,7 @@ def with_arg_tolerance(bundle: Path, arg_tol: ArgTolerance) -> None:
         return
     mpath = bundle / "manifest.json"
     try:
-        plan: dict[str, Any] = json.loads(mpath.read_text(encoding="utf-8"))
+        plan: dict[str, Any] = json.loads(read_text_limited(mpath, MAX_JSON))
     except (OSError, ValueError) as exc:
         raise CacheError(f"{mpath}: cannot read the manifest: {exc}") from None
     for st in plan.get("steps", []):
@@ -155,6 +156,6 @@ def with_arg_tolerance(bundle: Path, arg_tol: ArgTolerance) -> None:
     sums = bundle / "SHA256SUMS"
     digest = hashlib.sha256(data).hexdigest()
     lines = [f"{digest}  manifest.json" if ln.endswith("  manifest.json") else ln
-             for ln in sums.read_text(encoding="utf-8").splitlines()]
+             for ln in read_text_limited(sums, MAX_JSON).splitlines()]
     sums.unlink()
     sums.write_text("\n".join(lines) + "\n", encoding="utf-8")

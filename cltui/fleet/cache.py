@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from cltui.capture.safeopen import MAX_JSON, open_regular, read_text_limited
 from cltui.errors import CltuiError
 from cltui.export.bundle import safe_relpath, sha256_file
 from cltui.fleet.scratch import mark
@@ -70,7 +71,11 @@ def bundle_files(root: Path) -> BundleFiles:
     if not (root / "manifest.json").is_file() or not sums.is_file():
         raise CacheError(f"{root} is not a cltui bundle (no manifest.json or SHA256SUMS)")
     files: list[tuple[str, str, int]] = []
-    for n, line in enumerate(sums.read_text(encoding="utf-8").splitlines(), 1):
+    try:
+        listed = read_text_limited(sums, MAX_JSON)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CacheError(f"{sums}: cannot read it: {exc}") from None
+    for n, line in enumerate(listed.splitlines(), 1):
         if not line.strip():
             continue
         digest, _, rel = line.partition("  ")
@@ -156,7 +161,7 @@ def _tar_stream(bundle: BundleFiles, missing: set[str]) -> Iterator[bytes]:
                     info.uname = info.gname = ""
                     info.mode = 0o644
                     info.mtime = int(time.time())  # its arrival: the host's clean-up reads it
-                    with (bundle.root / rel).open("rb") as f:
+                    with open_regular(bundle.root / rel) as f:  # as bundle_files held it
                         tar.addfile(info, f)
             info = tarfile.TarInfo("index")
             info.size = len(index)

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cltui.capture.safeopen import MAX_INVENTORY, read_text_limited
 from cltui.errors import CltuiError
 from cltui.fleet.names import bad_host, bad_user, bad_workdir
 
@@ -97,7 +98,7 @@ def read_inventory(path: str | Path) -> list[Host]:
     """Every host of the inventory at ``path``, in the order it first names them."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        text = read_text_limited(p, MAX_INVENTORY, follow=True)  # never a FIFO, bounded
     except (OSError, UnicodeDecodeError) as exc:
         why = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
         raise InventoryError(f"{p}: cannot read the inventory: {why}") from None

@@ -18,6 +18,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypedDict
 
+from cltui.capture.safeopen import MAX_STATE, NotRegular, TooLarge, read_text_limited
+
 __all__ = [
     "STATE_VERSION",
     "CaptureState",
@@ -30,7 +32,7 @@ __all__ = [
 ]
 
 STATE_VERSION = 1
-MAX_STATE_BYTES = 4 << 20  # a state file larger than this is not ours
+MAX_STATE_BYTES = MAX_STATE  # a state file larger than this is not ours
 REPLAY_FIELDS = ("atol", "rtol", "ulp", "repeat", "timeout", "argtol", "hosts")
 
 
@@ -84,13 +86,16 @@ def _inside(path: Path, root: Path) -> bool:
 
 def load_state(path: Path) -> tuple[CaptureState, str | None]:
     """The remembered state (``{}`` when there is none), and a notice when the file was
-    there but could not be used (unreadable, not JSON, another version, wrong types)."""
+    there but could not be used (unreadable, not JSON, another version, wrong types; a link,
+    a FIFO, a device: never followed nor read, the open never blocks)."""
     try:
-        if path.stat().st_size > MAX_STATE_BYTES:
-            return {}, f"ignored the remembered state {path}: larger than a state file can be"
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        raw = json.loads(read_text_limited(path, MAX_STATE_BYTES))
     except FileNotFoundError:
         return {}, None
+    except TooLarge:
+        return {}, f"ignored the remembered state {path}: larger than a state file can be"
+    except NotRegular as exc:
+        return {}, f"ignored the remembered state: {exc}"
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         return {}, f"ignored the remembered state {path}: {type(exc).__name__}: {exc}"
     if not isinstance(raw, dict) or raw.get("version") != STATE_VERSION:

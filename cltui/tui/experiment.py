@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from textual.app import SuspendNotSupported
 
+from cltui.capture.safeopen import MAX_SOURCE, read_limited
 from cltui.progress import CancelToken, ProgressEvent
 from cltui.replay import lifecycle
 from cltui.replay.experiment.report import AbReport
@@ -92,7 +93,11 @@ def _edit(app: App[Any], text: str, name: str) -> str | None:
         if rc != 0:
             app.notify(f"Edit: {editor} exited with {rc}: nothing changed", severity="warning")
             return None
-        return path.read_text(encoding="utf-8", errors="replace")
+        try:
+            return read_limited(path, MAX_SOURCE, follow=True).decode("utf-8", "replace")
+        except OSError as exc:
+            app.notify(f"Edit: cannot read {path}: {exc.strerror or exc}", severity="error")
+            return None
 
 
 def start_experiment(app: App[Any], screen: MainScreen, program: ProgramChange | None = None,

@@ -13,6 +13,8 @@ from cltui.capture.files.listing import (
     TOO_LARGE,
     is_dir,
     is_file,
+    not_regular,
+    not_regular_problem,
     rel,
     scandir,
     unrecognised,
@@ -220,6 +222,9 @@ def _scan_dump_folder(folder: Path, root: Path, problems: list[Problem]) -> dict
     out: dict[int, list[str]] = {}
     for entry in scandir(folder, problems, root):
         name = entry.name
+        if (kind := not_regular(entry)) is not None:
+            problems.append(not_regular_problem(kind, rel(Path(entry.path), root)))
+            continue
         m = BUFFER_DUMP_RE.fullmatch(name) or IMAGE_DUMP_RE.fullmatch(name)
         if m is None or not is_file(entry) or too_large_number(name):
             msg = (
@@ -237,6 +242,9 @@ def _scan_mapunmap(root: Path, problems: list[Problem]) -> list[tuple[str, Parse
     """(path, parsed name) of every ``memDumpCreateMapUnmap/`` file, in listing order."""
     out: list[tuple[str, ParsedMapUnmapName]] = []
     for entry in scandir(root / "memDumpCreateMapUnmap", problems, root):
+        if (kind := not_regular(entry)) is not None:
+            problems.append(not_regular_problem(kind, rel(Path(entry.path), root)))
+            continue
         pm = parse_mapunmap_name(entry.name) if is_file(entry) else None
         if pm is None:
             msg = unrecognised("map/unmap dump name", entry.name)
@@ -278,6 +286,9 @@ def _scan_setkernelarg(
     """``SetKernelArg/`` files: enqueue number at set time -> (kernel, arg index) -> file."""
     ska: dict[int, dict[tuple[str, int], Path]] = {}
     for entry in scandir(root / "SetKernelArg", problems, root):
+        if (kind := not_regular(entry)) is not None:
+            problems.append(not_regular_problem(kind, rel(Path(entry.path), root)))
+            continue
         ps = parse_setkernelarg_name(entry.name) if is_file(entry) else None
         if ps is None:
             msg = unrecognised("SetKernelArg file name", entry.name)

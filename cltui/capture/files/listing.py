@@ -9,8 +9,18 @@ from pathlib import Path
 from cltui.capture.confine import entry_leaves, leaves, outside_message, real_root
 from cltui.capture.model import Problem
 from cltui.capture.names import too_large_number
+from cltui.capture.safeopen import file_kind
 
-__all__ = ["TOO_LARGE", "is_dir", "is_file", "rel", "scandir", "unrecognised"]
+__all__ = [
+    "TOO_LARGE",
+    "is_dir",
+    "is_file",
+    "not_regular",
+    "not_regular_problem",
+    "rel",
+    "scandir",
+    "unrecognised",
+]
 
 TOO_LARGE = "a number in the name does not fit in 64 bits: file skipped"
 
@@ -74,3 +84,20 @@ def is_dir(entry: os.DirEntry[str]) -> bool:
         return entry.is_dir()
     except OSError:
         return False
+
+
+def not_regular(entry: os.DirEntry[str]) -> str | None:
+    """What ``entry`` is when it is neither a regular file nor a folder (links followed):
+    ``a FIFO``, ``a socket``, ``a character device`` ... (reading one would block or never end),
+    else None.  Costs a ``stat`` only for such an entry (``readdir`` gives the type)."""
+    if is_file(entry) or is_dir(entry):
+        return None
+    try:
+        return file_kind(entry.stat().st_mode)
+    except OSError:
+        return None  # a dangling link: opening it says so
+
+
+def not_regular_problem(kind: str, where: str, enqueue: int | None = None) -> Problem:
+    """The one problem line of an entry that is not a regular file (see :func:`not_regular`)."""
+    return Problem(f"{kind}, not a regular file: not read", where, enqueue)

@@ -6,7 +6,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cltui.capture.files.listing import is_file, rel, scandir, unrecognised
+from cltui.capture.files.listing import (
+    is_file,
+    not_regular,
+    not_regular_problem,
+    rel,
+    scandir,
+    unrecognised,
+)
 from cltui.capture.files.text import read_text_lenient
 from cltui.capture.model import Problem, Program
 from cltui.capture.names import ParsedProgramFileName, parse_program_file_name
@@ -68,7 +75,12 @@ def scan_program_files(
     problems: list[Problem] = []
     progs: dict[tuple[int | None, str], ProgramFiles] = {}
     for entry in scandir(root, problems, root):
-        if not entry.name.startswith("CLI_") or not is_file(entry):
+        if not entry.name.startswith("CLI_"):
+            continue
+        if (kind := not_regular(entry)) is not None:
+            problems.append(not_regular_problem(kind, entry.name))
+            continue
+        if not is_file(entry):
             continue
         p = parse_program_file_name(entry.name)
         if p is None:

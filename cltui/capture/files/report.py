@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cltui.capture.model import Problem
+from cltui.capture.safeopen import MAX_REPORT, read_limited
 
 __all__ = ["HistogramBin", "Report", "TimingRow", "TimingTable", "parse_report"]
 
@@ -116,8 +117,8 @@ def parse_report(path: Path | str) -> Report | None:
     """Parse a report file; ``None`` only if the file cannot be read at all (or is absent)."""
     path = Path(path)
     try:
-        data = path.read_bytes()
-    except OSError:
+        data = read_limited(path, MAX_REPORT, follow=True)
+    except OSError:  # absent, unreadable, not a regular file, larger than a report may be
         return None
     return parse_report_text(data, path)
 

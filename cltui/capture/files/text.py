@@ -6,8 +6,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from cltui.capture.confine import open_inside
+from cltui.capture.confine import read_bytes_inside
 from cltui.capture.model import SamplerDesc
+from cltui.capture.safeopen import MAX_SOURCE
 
 __all__ = ["lenient_text", "parse_sampler_text", "read_text_lenient", "source_is_utf8"]
 
@@ -18,17 +19,17 @@ def read_text_lenient(path: Path | str, root: Path | str | None = None) -> str:
     For program sources, build logs and option files (byte-exact copies of what the application
     or driver produced, §5.1, §8.4).  Line ends are kept as they are (CRLF stays CRLF).
     With the capture ``root``, a file that leads outside it raises
-    :class:`~cltui.capture.confine.OutsideCapture` (an ``OSError``).
+    :class:`~cltui.capture.confine.OutsideCapture` (an ``OSError``); one that is not a regular
+    file or is larger than a source may be, a :class:`~cltui.capture.safeopen.NotRegular` or
+    :class:`~cltui.capture.safeopen.TooLarge` (``OSError`` s too).
     """
-    with open_inside(root, path) as f:
-        data = f.read()
-    return lenient_text(data)
+    return lenient_text(read_bytes_inside(root, path, MAX_SOURCE))
 
 
-def source_is_utf8(path: Path | str) -> bool:
+def source_is_utf8(path: Path | str, root: Path | str | None = None) -> bool:
     """True if the file (NULs removed) decodes as strict UTF-8."""
     try:
-        Path(path).read_bytes().replace(b"\0", b"").decode("utf-8")
+        read_bytes_inside(root, path, MAX_SOURCE).replace(b"\0", b"").decode("utf-8")
     except (UnicodeDecodeError, OSError):
         return False
     return True

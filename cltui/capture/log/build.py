@@ -42,6 +42,7 @@ from cltui.capture.model import (
     CaptureError,
     Problem,
 )
+from cltui.capture.safeopen import open_regular
 from cltui.progress import CancelToken, ProgressFn
 
 _S = TypeVar("_S", bound=np.generic)
@@ -78,7 +79,7 @@ def build_index(
 ) -> LogIndex:
     """Scan one log file and build its :class:`LogIndex` (raises only CaptureError)."""
     try:
-        f = open(path, "rb")  # noqa: SIM115 - kept open only while mapping
+        f = open_regular(path, follow=True)
     except OSError as e:
         raise CaptureError(f"cannot read {path}: {e.strerror or e}") from None
     with f:

@@ -24,6 +24,7 @@ from cltui.capture.log.scan import (
 from cltui.capture.model import (
     CaptureError,
 )
+from cltui.capture.safeopen import open_regular
 from cltui.progress import CancelToken, ProgressEvent, ProgressFn
 
 CHUNK = 16 * 1024 * 1024
@@ -170,7 +171,7 @@ def _fork_worker(
             os.close(r)
             signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl+C is the parent's business
             try:
-                with open(path, "rb") as f:
+                with open_regular(path, follow=True) as f:
                     wm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
                 while len(job := os.read(jobs, 4)) == 4:
                     i = int.from_bytes(job, "little")

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cltui.capture.model import DeviceTime
+from cltui.capture.safeopen import open_regular
 
 if TYPE_CHECKING:
     from cltui.capture.log.index import LogIndex
@@ -31,7 +32,10 @@ def _nul_runs(path: Path) -> tuple[int, int, int]:
     first = -1
     longest = 0
     try:
-        with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+        with (
+            open_regular(path, follow=True) as f,
+            mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm,
+        ):
             at = mm.find(b"\x00")
             while at >= 0:
                 m = _NUL_RUN_RE.match(mm, at)
@@ -72,7 +76,10 @@ def named_device_times(
     """``Device Time for <name> (enqueue N)`` lines of the log whose N was lost (last wins)."""
     out: dict[int, tuple[str, DeviceTime]] = {}
     try:
-        with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+        with (
+            open_regular(path, follow=True) as f,
+            mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm,
+        ):
             for m in _DEVTIME_NAMED_RE.finditer(mm):
                 if max(len(x) for x in m.group(2, 3, 4, 5)) > 19:  # past int64: not a line
                     continue

@@ -3,12 +3,14 @@ a plan's data files (:func:`dir_loader`).  See the package doc for the plan and 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ...capture.safeopen import open_regular
 from .base import (
     PLAN_FORMAT,
     PLAN_VERSION,
@@ -58,9 +60,10 @@ def dir_loader(plan: Manifest | Mapping[str, Any], root: str | Path) -> Loader:
             raise EngineError(f"data {key!r} is not in the plan")
         path = base / entry["path"]
         try:
-            if path.stat().st_size == 0:
-                return np.zeros(0, dtype=np.uint8)
-            return np.memmap(path, dtype=np.uint8, mode="r")
+            with open_regular(path, follow=True) as f:  # never a FIFO nor a device
+                if os.fstat(f.fileno()).st_size == 0:
+                    return np.zeros(0, dtype=np.uint8)
+                return np.memmap(f, dtype=np.uint8, mode="r")
         except OSError as exc:
             raise EngineError(f"cannot read {path}: {exc.strerror or exc}") from None
 

@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, cast
 
+from ...capture.safeopen import TooLarge, read_limited
 from .base import EngineError
 from .schema import Manifest
 from .schemacheck import first_problem, manifest_schema, printable
@@ -45,14 +46,12 @@ def _bad(what: str) -> BundleRefused:
 
 def _read_limited(base: Path, name: str, limit: int) -> bytes:
     _walk(base, name, want="file")
-    try:
-        with (base / name).open("rb") as f:
-            data = f.read(limit + 1)
+    try:  # a regular file, no link, never blocking, never more than limit + 1 bytes
+        return read_limited(base / name, limit)
+    except TooLarge:
+        raise _damaged(f"{name} is larger than {limit >> 20} MiB") from None
     except OSError:
         raise _damaged(f"cannot read {name}") from None
-    if len(data) > limit:
-        raise _damaged(f"{name} is larger than {limit >> 20} MiB")
-    return data
 
 
 def read_manifest(root: str | Path) -> Manifest:

@@ -17,6 +17,7 @@ import struct
 from pathlib import Path
 
 from cltui.capture.confine import read_bytes_inside
+from cltui.capture.safeopen import MAX_SOURCE
 from cltui.capture.shellwords import split_words
 from cltui.replay.engine.schema import ArgSpec, Manifest, StepSpec
 from cltui.replay.experiment.params import overriding_site, set_param
@@ -63,9 +64,9 @@ def program_source(manifest: Manifest, pid: str, root: str | Path) -> str:
                            "in the capture (only a device binary)")  # fmt: skip
     ref = manifest["data"][key]
     if ref.get("origin") == "variant":
-        data = Path(ref["path"]).read_bytes()
+        data = read_bytes_inside(None, ref["path"], MAX_SOURCE)
     else:
-        data = read_bytes_inside(root, Path(root) / ref["path"])
+        data = read_bytes_inside(root, Path(root) / ref["path"], MAX_SOURCE)
     return data.rstrip(b"\0").decode("utf-8", "replace")
 
 

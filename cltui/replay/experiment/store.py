@@ -17,6 +17,15 @@ import shutil
 from pathlib import Path
 
 from cltui.capture.names import sanitize_component
+from cltui.capture.safeopen import (
+    MAX_SOURCE,
+    MAX_VARIANT,
+    NotRegular,
+    TooLarge,
+    open_regular,
+    read_limited,
+    read_text_limited,
+)
 from cltui.replay.experiment.variant import (
     _NAME_RE,
     ProgramChange,
@@ -48,11 +57,9 @@ def capture_key(capture_path: str | Path) -> str:
     h = hashlib.sha256()
     log = folder / "clintercept_log.txt"
     try:
-        if log.is_symlink():
-            raise OSError("a link")
-        with open(log, "rb") as f:
+        with open_regular(log) as f:  # not a link, not a FIFO (it would block)
             h.update(f.read(_HEAD))
-        h.update(str(log.stat().st_size).encode())
+            h.update(str(os.fstat(f.fileno()).st_size).encode())
     except OSError:
         h.update(str(folder.resolve()).encode("utf-8", "replace"))
     name = sanitize_component(folder.resolve().name or "capture", max_len=40)
@@ -104,11 +111,16 @@ def load_variant(capture_path: str | Path | None, ref: str) -> Variant:
     else:
         raise VariantError(f"{ref!r} is neither a saved variant's name nor a variant folder")
     meta = folder / "variant.json"
+    # the store's files are cltui's: a link there is not followed; a folder the user named
+    # elsewhere may be a link of theirs (its files must still be regular files)
+    follow = not folder.absolute().is_relative_to(variants_root().absolute())
     try:
-        data = json.loads(meta.read_text(encoding="utf-8"))
+        data = json.loads(read_text_limited(meta, MAX_VARIANT, follow=follow))
     except FileNotFoundError:
         raise VariantError(f"no variant {ref!r} for this capture (see cltui variant list)"
                            ) from None  # fmt: skip
+    except (NotRegular, TooLarge) as exc:
+        raise VariantError(str(exc)) from None
     except (OSError, ValueError) as exc:
         raise VariantError(f"cannot read {meta}: {exc}") from None
     progs: list[ProgramChange] = []
@@ -117,7 +129,11 @@ def load_variant(capture_path: str | Path | None, ref: str) -> Variant:
         if "/" in fname or fname.startswith("."):
             raise VariantError(f"{meta}: a program file name {fname!r} outside the variant")
         try:
-            text = (folder / fname).read_text(encoding="utf-8")
+            text = read_limited(folder / fname, MAX_SOURCE, follow=follow).decode("utf-8")
+        except (NotRegular, TooLarge) as exc:
+            raise VariantError(str(exc)) from None
+        except UnicodeDecodeError:
+            raise VariantError(f"{folder / fname} is not UTF-8 text") from None
         except OSError as exc:
             raise VariantError(f"cannot read {folder / fname}: {exc.strerror or exc}") from None
         is_patch = fname.endswith(".patch")

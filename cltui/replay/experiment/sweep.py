@@ -17,6 +17,7 @@ import random
 from pathlib import Path
 from typing import Any, TypedDict
 
+from cltui.capture.safeopen import MAX_JSON, read_text_limited
 from cltui.replay.experiment.params import check_restriction, number
 from cltui.replay.experiment.stats import Diff, Interval, interval, unpaired
 from cltui.replay.experiment.variant import SizeChange, Variant, VariantError
@@ -156,7 +157,7 @@ def load_results(path: Path, spec: SweepSpec, capture: str) -> list[Row]:
         return []
     rows: list[Row] = []
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = read_text_limited(path, MAX_JSON, follow=True).splitlines()
     except (OSError, UnicodeDecodeError) as exc:
         raise VariantError(f"cannot read the results file {path}: {exc}") from None
     for n, line in enumerate(lines, 1):

@@ -5,8 +5,6 @@ change), or settle the host transfers since its last use.  The decisions are the
 
 from __future__ import annotations
 
-from typing import cast
-
 from cltui.capture.model import Enqueue
 from cltui.replay.engine.schema import LoadSpec
 from cltui.replay.modes import input_rule, input_source

@@ -15,6 +15,7 @@ from textual.screen import Screen
 from textual.widgets import Static
 
 from cltui.capture.cltypes import CType, parse_type
+from cltui.capture.confine import map_bytes
 from cltui.capture.display import escape_controls
 from cltui.capture.elements import element_ctype
 from cltui.capture.model import Dump
@@ -81,9 +82,7 @@ def _cl_name(spec: Any) -> str | None:  # a plan dtype spec (JSON)
 def _load(path: Path | None) -> npt.NDArray[np.uint8] | None:
     if path is None or not path.is_file():
         return None
-    if path.stat().st_size == 0:
-        return np.zeros(0, dtype=np.uint8)
-    return np.memmap(path, dtype=np.uint8, mode="r")
+    return map_bytes(path).view(np.uint8)  # never blocks: a FIFO is an OSError
 
 
 class DiffScreen(Screen[None]):

@@ -177,6 +177,12 @@ class ExportDialog(FormDialog[ExportRequest]):
         if outdir.exists() and not outdir.is_dir():
             self.show_error(f"{outdir} is a file")
             return None
+        if outdir.is_dir():  # overwrite replaces only a bundle or an empty folder
+            from cltui.export.bundle import replace_refusal
+
+            if (why := replace_refusal(outdir)) is not None:
+                self.show_error(why)
+                return None
         pressed = self.query_one("#export-mode", RadioSet).pressed_button
         mode = "isolated" if pressed is not None and pressed.id == "export-isolated" else "chain"
         host = self.query_one("#export-pyopencl-headers", Checkbox).value

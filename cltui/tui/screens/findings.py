@@ -21,6 +21,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
 from cltui.capture.display import escape_controls
+from cltui.capture.files.text import read_text_lenient
 from cltui.progress import ProgressEvent
 from cltui.replay import lifecycle
 from cltui.tui.screens.replay_progress import TaskControl, TaskFailed
@@ -184,9 +185,8 @@ class FindingsScreen(Screen[None]):
         view.display = True
         if line.source != self.shown_source:
             try:
-                source = (Path(self.capture.path) / line.source).read_text(
-                    encoding="utf-8", errors="replace"
-                )
+                cap = Path(self.capture.path)  # inside the capture, regular, bounded
+                source = read_text_lenient(cap / line.source, cap)
             except OSError as exc:
                 where.update(f"{detail} · cannot read {line.source}: {exc.strerror or exc}")
                 view.display = False

@@ -414,3 +414,23 @@ def test_kernel_definition_search_over_unclosed_attributes() -> None:
         assert one.search(junk) is None and _ANY_KERNEL_DEF_RE.findall(junk) == []
 
     bounded("the kernel definition patterns over 100,000 unclosed attributes", run)
+
+
+def test_a_line_of_repeated_device_time_tags_is_linear(tmp_path: Path) -> None:
+    """The named Device Time lines of lost enqueues (recovery): a line of 350,000 repeated
+    ``Device Time for `` tags hung the lazy-name regex (the long fuzz run's one hang); a
+    real line among them is still found."""
+    from cltui.capture.recovery.logfacts import named_device_times
+
+    log = tmp_path / "clintercept_log.txt"
+    real = (b"Device Time for saxpy (enqueue 7) = 10 ns (queued -> submit), 20 ns (submit -> "
+            b"start), 30 ns (start -> end)\n")  # fmt: skip
+    log.write_bytes(b"Device Time for " * 350_000 + b"\n" + real
+                    + b" (enqueue 9) = 1 ns (queued -> submit), 2 ns (submit -> start), 3 ns "
+                    b"(start -> end)\n")  # fmt: skip
+
+    def run() -> None:
+        found = named_device_times(log, lambda n: True)
+        assert list(found) == [7] and found[7][0] == "saxpy", found
+
+    bounded("a line of repeated Device Time tags", run)

@@ -18,10 +18,15 @@ if TYPE_CHECKING:
 
 __all__ = ["LOST_DEVICE_TIMES", "log_damage", "named_device_times"]
 
-_DEVTIME_NAMED_RE = re.compile(
-    rb"Device Time for ([^\n]{1,4096}?) \(enqueue (\d{1,18})\) = (\d{1,18}) ns \(queued -> "
-    rb"submit\), (\d{1,18}) ns \(submit -> start\), (\d{1,18}) ns \(start -> end\)"
+# "Device Time for <name> (enqueue N) = ... (start -> end)": found by its tail, then the tag
+# before it on the same line (at most NAME_MAX bytes back, never before the previous match):
+# one regex with a lazy name over a line of repeated tags was quadratic (a fuzz hang)
+_DEVTIME_TAIL_RE = re.compile(
+    rb" \(enqueue (\d{1,18})\) = (\d{1,18}) ns \(queued -> submit\), (\d{1,18}) ns "
+    rb"\(submit -> start\), (\d{1,18}) ns \(start -> end\)"
 )
+_DEVTIME_TAG = b"Device Time for "
+NAME_MAX = 4096
 _NUL_RUN_RE = re.compile(rb"\x00+")
 LOST_DEVICE_TIMES = "Device Time lines name enqueues"  # the log index's problem about such lines
 
@@ -80,13 +85,19 @@ def named_device_times(
             open_regular(path, follow=True) as f,
             mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm,
         ):
-            for m in _DEVTIME_NAMED_RE.finditer(mm):
-                if max(len(x) for x in m.group(2, 3, 4, 5)) > 19:  # past int64: not a line
-                    continue
-                n = int(m.group(2))
+            floor = 0  # the previous match's end: each byte is searched back once
+            for m in _DEVTIME_TAIL_RE.finditer(mm):
+                lo = max(floor, m.start() - NAME_MAX - len(_DEVTIME_TAG))
+                floor = m.end()
+                nl = mm.rfind(b"\n", lo, m.start())
+                at = mm.rfind(_DEVTIME_TAG, nl + 1 if nl >= 0 else lo, m.start())
+                if at < 0 or at + len(_DEVTIME_TAG) >= m.start():
+                    continue  # no tag on its line within reach, or an empty name
+                n = int(m.group(1))
                 if lost(n):
-                    name = m.group(1).replace(b"\x00", b"").decode("utf-8", "replace").strip()
-                    q, s, e = (int(x) for x in m.group(3, 4, 5))
+                    raw = mm[at + len(_DEVTIME_TAG) : m.start()]
+                    name = raw.replace(b"\x00", b"").decode("utf-8", "replace").strip()
+                    q, s, e = (int(x) for x in m.group(2, 3, 4))
                     out[n] = (name, DeviceTime(q, s, e))
     except (OSError, ValueError):
         return {}

@@ -31,6 +31,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tests.tiers import hand_over
+
 SSHD = shutil.which("sshd") or "/usr/sbin/sshd"
 
 
@@ -179,6 +181,7 @@ def start_hosts(root: Path, specs: Sequence[HostSpec]) -> SshHosts:
             cfg = _sshd_config(d, port, host_key, spec, home)
             h.proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(cfg)],
                                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            hand_over(h.proc.pid)  # the ssh_hosts fixture stops it, at its module's end
             _wait_listening(port, h.proc)
         known.write_text("\n".join(known_lines) + "\n")
     except BaseException:

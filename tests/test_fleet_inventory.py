@@ -144,7 +144,7 @@ def test_transport_command_lines(tmp_path: Path) -> None:
                                           "b ansible_host=10.1.1.1 cltui_env='X=2'\n"))
     paths = {next(w for w in Transport(t, tmp_path).argv("true") if w.startswith("ControlPath="))
              for t in twice}  # fmt: skip
-    assert len(paths) == 2 and all(p.endswith("-%C") for p in paths), paths
+    assert len(paths) == 2 and all(len(p) < len(f"ControlPath={tmp_path}/") + 20 for p in paths)
     (k,) = read_inventory(_inv(tmp_path, "pod cltui_transport='kubectl exec {host} --'\n"))
     assert Transport(k, tmp_path).argv("true") == ["kubectl", "exec", "pod", "--", "sh", "-c",
                                                    "true"]

@@ -165,7 +165,8 @@ def test_the_app_in_a_browser_replays_a_range_on_pocl(
             page = context.new_page()
             page.on("websocket", term.attach)
             page.goto(served["url"])
-            wait_screen(page, term, lambda s: "rng_gen_philox4x32_uniform" in s, "the list")
+            # the list, where its cursor is (a session before may have left it further down)
+            wait_screen(page, term, lambda s: "global/local" in s and " kernel " in s, "the list")
             page.locator("#terminal").click()  # the page's focus: the app's keys and footer
             wait_screen(page, term, lambda s: "Stop reading" not in s and "Replay" in s,
                         "the capture read")

@@ -163,7 +163,9 @@ def test_with_the_token_the_app_works_and_nothing_leaves_the_machine(
     page.on("websocket", term.attach)
     response = page.goto(server["url"])
     assert response.status == 200
-    wait_screen(page, term, lambda s: "rng_gen_philox4x32_uniform" in s, "the list")
+    # the list (where its cursor is: an earlier session of this server may have left it
+    # further down, and the app restores it on screen)
+    wait_screen(page, term, lambda s: "global/local" in s and " kernel " in s, "the list")
     page.locator("#terminal").click()
     wait_screen(page, term, lambda s: "Stop reading" not in s and "Replay" in s, "the capture")
     page.keyboard.type(":22")

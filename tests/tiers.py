@@ -41,9 +41,19 @@ def fast_tier() -> bool:
     return os.environ.get("CLTUI_TEST_TIER") == "fast"
 
 
+# helpers multiprocessing starts once and keeps for the interpreter's life (not a test's)
+_INTERPRETER_HELPERS = ("multiprocessing.resource_tracker", "multiprocessing.forkserver")
+
+
 def _note(pid: int, how: str) -> None:
-    if _recording and pid > 0:
+    if _recording and pid > 0 and not any(h in how for h in _INTERPRETER_HELPERS):
         _spawned.append((pid, how))
+
+
+def hand_over(pid: int) -> None:
+    """A process a test started for a fixture of a wider scope (a test module's sshd hosts,
+    which the ``ssh_hosts`` fixture stops at the module's end): not the test's to end."""
+    _spawned[:] = [(p, how) for p, how in _spawned if p != pid]
 
 
 def _wrap(owner: Any, name: str, how: str) -> None:

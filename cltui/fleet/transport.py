@@ -81,7 +81,7 @@ def classify_failure(text: str) -> tuple[str, str]:
 
 def _tag(name: str) -> str:
     """A short, path-safe tag of an inventory host's name (its ControlPath's prefix)."""
-    return hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:8]
+    return hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:12]
 
 
 class Transport:
@@ -122,10 +122,11 @@ class Transport:
             "-o", "BatchMode=yes",
             "-o", f"ControlMaster={master}",
             "-o", f"ControlPersist={PERSIST_S}",
-            # one master per inventory host: %C hashes address, port and user only, and two
-            # inventory hosts may share them (one machine listed twice with other cltui_env):
-            # they would share one socket, and the second master would outlive the run
-            "-o", f"ControlPath={self.control_dir}/{_tag(h.name)}-%C",
+            # one master per inventory host (a run's folder, its host's name hashed: short,
+            # for the 108 bytes of a socket path): %C hashes address, port and user only, and
+            # two inventory hosts may share them (one machine listed twice with another
+            # cltui_env): they shared one socket, and the second master outlived the run
+            "-o", f"ControlPath={self.control_dir}/{_tag(h.name)}",
             "-o", f"ConnectTimeout={max(1, int(self.connect_timeout))}",
         ]  # fmt: skip
         if h.port is not None:

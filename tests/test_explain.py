@@ -192,3 +192,37 @@ def test_a_device_that_could_not_run_makes_it_incomplete() -> None:
     assert rep["verdict"]["line"].startswith("INCOMPLETE: enqueue 3 (k)")
     assert "Beta: crash: the process died (SIGSEGV)" in rep["verdict"]["line"]
     validate(rep, "cli.schema.json", "explain")
+
+
+def test_a_device_that_crashed_runs_once_more(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A device process that crashed (Oclgrind now and then dies of a SIGSEGV) runs once
+    more: a clean second run stands; a second crash is reported as such; a device that ran
+    is not run again."""
+    from cltui.analysis.explain import run as er
+
+    calls: list[list[str]] = []
+
+    def collect(plan: Any, points: Any, devices: Any, root: Any, timeout: Any, save: Any,
+                runs: Any, cancel: Any, report: Any) -> bool:  # fmt: skip
+        calls.append([d["id"] for d in devices])
+        second = len(calls) > 1
+        for pid in runs:
+            for d in devices:
+                crash = d["id"] == "1:0" and (not second or pid == "again")
+                runs[pid][d["id"]] = (er.Outputs(error="crash: the process died (SIGSEGV)")
+                                      if crash else er.Outputs(data={"m": np.zeros(4, np.uint8)}))
+        return False
+
+    monkeypatch.setattr(er, "_collect", collect)
+    monkeypatch.setattr(er, "rebuilds", lambda *a: [])  # the capture's configuration alone
+    plan: Any = {"steps": [{"enqueue": 1, "checks": []}], "programs": {}, "data": {}}
+    devs: Any = [{"id": "0:0", "name": "a"}, {"id": "1:0", "name": "b"}]
+    got = er._run(plan, str(tmp_path), "k", "p", "", None, devs, tmp_path, 10.0, None,
+                  lambda e: None)  # fmt: skip
+    assert calls == [["0:0", "1:0"], ["1:0"]]  # only the device that crashed, once more
+    base = got.runs[er.BASE_ID]
+    assert base["1:0"].error is None and base["0:0"].error is None
+    again = got.runs[er.AGAIN]["1:0"].error or ""
+    assert again.startswith("crash") and again.endswith("(and again on a second try)")

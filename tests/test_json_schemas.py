@@ -42,7 +42,8 @@ def test_show_history_matches_the_schema_and_says_the_neighbours(
     assert "history" not in by_index[1]  # a scalar
     h = by_index[2]["history"]
     assert h["last_writer"]["enqueue"] == 5 and h["next_reader"]["enqueue"] == 23
-    assert h["event_count"] == len(h["events"]) == 8 and not h["events_truncated"]
+    assert h["event_count"] == len(h["events"]) == 9 and not h["events_truncated"]
+    assert h["events"][-1]["what"].startswith("released")  # the log's release ends its life
     read = _json("show", str(images_svm), "9", "--json")
     validate(read, "cli.schema.json", "show")
     assert read["transfer"]["history"]["last_writer"]["enqueue"] == 3

@@ -192,7 +192,9 @@ def test_a_bundle_manifest(tmp_path: Path, kind: str) -> None:
     make_special(bundle / "manifest.json", kind)
 
     def read() -> None:
-        with pytest.raises(BundleError, match=r"cannot read manifest\.json: .*manifest\.json is "):
+        # the bundle's own check (its runners' words): never opened, never blocking
+        with pytest.raises(BundleError, match=r"bundle damaged: manifest\.json is (a link|not a "
+                           r"regular file)"):  # fmt: skip
             load_bundle(bundle)
 
     run_bounded(f"a bundle's manifest as {kind}", read)

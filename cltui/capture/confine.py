@@ -30,6 +30,7 @@ from cltui.capture.safeopen import (
     TooLarge,
     file_kind,
     open_regular,
+    read_upto,
 )
 from cltui.errors import CltuiError
 
@@ -142,7 +143,7 @@ def read_bytes_inside(
 ) -> bytes:
     """The bytes of ``path`` after :func:`check_inside`: a :class:`TooLarge` past ``limit``."""
     with open_inside(root, path) as f:
-        data = f.read(limit + 1)
+        data = read_upto(f, limit + 1)
     if len(data) > limit:
         raise TooLarge(path, limit)
     return data

@@ -132,20 +132,25 @@ def open_regular(path: str | Path, *, follow: bool = False) -> BinaryIO:
     return os.fdopen(open_fd(path, follow=follow), "rb")
 
 
+def read_upto(f: BinaryIO, most: int) -> bytes:
+    """At most ``most`` bytes of the open file ``f``, without a buffer of ``most`` bytes up
+    front (``read(n)`` allocates n): the file's size (and its end) first, then on in chunks
+    while it grows."""
+    parts: list[bytes] = []
+    got = 0
+    want = min(most, os.fstat(f.fileno()).st_size + 1)
+    while got < most and (chunk := f.read(want)):
+        parts.append(chunk)
+        got += len(chunk)
+        want = min(1 << 20, most - got)
+    return b"".join(parts)  # one part: no copy
+
+
 def read_limited(path: str | Path, limit: int, *, follow: bool = False) -> bytes:
     """The bytes of the regular file ``path``; raises :class:`TooLarge` past ``limit`` bytes
     (at most ``limit + 1`` bytes are ever read), :class:`NotRegular`, or another ``OSError``."""
     with open_regular(path, follow=follow) as f:
-        # no buffer of the limit's size up front (read(n) allocates n): the file's size
-        # (and its end) first, then on in chunks while it grows, never past limit + 1
-        parts: list[bytes] = []
-        got = 0
-        want = min(limit + 1, os.fstat(f.fileno()).st_size + 1)
-        while got <= limit and (chunk := f.read(want)):
-            parts.append(chunk)
-            got += len(chunk)
-            want = min(1 << 20, limit + 1 - got)
-    data = b"".join(parts)  # one part: no copy
+        data = read_upto(f, limit + 1)
     if len(data) > limit:
         raise TooLarge(path, limit)
     return data

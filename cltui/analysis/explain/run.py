@@ -128,8 +128,35 @@ def _run(plan: Manifest, root: str, kernel: str, program: str, options: str,
             refused[rb.id] = str(exc)
     checks = [dict(c) for c in plan["steps"][0]["checks"]]
     runs: dict[str, dict[str, Outputs]] = {p: {} for p in [BASE_ID, *(q.id for q in points)]}
-    job = ExperimentJob(plan, points, devices, root, repeat=1, timeout=timeout,
-                        save_dir=work / "out")  # fmt: skip
+    cancelled = _collect(plan, points, devices, root, timeout, work / "out", runs, cancel,
+                         report)  # fmt: skip
+    # a device whose process crashed runs once more (Oclgrind now and then dies of a
+    # SIGSEGV on a run that passes the next time); a second crash is what is reported
+    crashed = [d for d in devices if any(
+        (o := r.get(d["id"])) is not None and (o.error or "").startswith("crash")
+        for r in runs.values())]  # fmt: skip
+    if crashed and not cancelled:
+        again: dict[str, dict[str, Outputs]] = {p: {} for p in runs}
+        cancelled = _collect(plan, points, crashed, root, timeout, work / "again", again,
+                             cancel, no_progress)  # fmt: skip
+        for pid, by_dev in again.items():
+            for dev, out in by_dev.items():
+                first = runs[pid].get(dev)
+                if first is not None and first.error is None:
+                    continue  # it ran the first time: that run stands
+                if (out.error or "").startswith("crash"):
+                    out = Outputs(error=f"{out.error} (and again on a second try)")
+                runs[pid][dev] = out
+    return Runs(plan, root, kernel, program, options, source, devices, kept, refused,
+                checks, runs, cancelled=cancelled)  # fmt: skip
+
+
+def _collect(plan: Manifest, points: list[Point], devices: list[Device], root: str,
+             timeout: float, save: Path, runs: dict[str, dict[str, Outputs]],
+             cancel: CancelToken | None, report: ProgressFn) -> bool:  # fmt: skip
+    """Run the capture's configuration and ``points`` on ``devices``; each outcome into
+    ``runs``; whether it was cancelled."""
+    job = ExperimentJob(plan, points, devices, root, repeat=1, timeout=timeout, save_dir=save)
     if cancel is not None:
         cancel.on_cancel(job.cancel)
     total = len(devices) * (len(points) + 1)
@@ -147,8 +174,7 @@ def _run(plan: Manifest, root: str, kernel: str, program: str, options: str,
         cancelled = job.cancelled
         job.cancel()
         job.cleanup()  # the saved outputs are read already
-    return Runs(plan, root, kernel, program, options, source, devices, kept, refused,
-                checks, runs, cancelled=cancelled)  # fmt: skip
+    return cancelled
 
 
 def _outputs(ev: dict[str, Any]) -> Outputs:

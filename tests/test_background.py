@@ -29,6 +29,8 @@ from cltui.capture.opening import open_capture
 from cltui.progress import CancelToken
 from tests.conftest import SMALL_CAPTURES, capture_path
 
+pytestmark = pytest.mark.child  # every test starts a process (tests/tiers.py)
+
 
 @pytest.mark.parametrize("name", SMALL_CAPTURES)
 def test_the_sent_capture_is_the_capture(name: str) -> None:

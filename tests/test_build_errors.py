@@ -20,7 +20,7 @@ from cltui.export import export_range
 from tests.analysis_synth import Arg, Launch, SynthCapture, write_capture
 from tests.test_export_device import _need, cpp_replay, run_cpp, run_py  # noqa: F401 (fixture)
 
-pytestmark = pytest.mark.device
+pytestmark = [pytest.mark.device, pytest.mark.child]
 
 # half only where the device has cl_khr_fp16 (PoCL here has not); a missing ';' on line 7
 BROKEN = """\

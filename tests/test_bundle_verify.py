@@ -178,6 +178,7 @@ def run_cpp(
     return proc, _outside(opened, bundle, allowed)
 
 
+@pytest.mark.child
 def test_the_intact_bundle_passes_in_both_runners_and_opens_its_data(
     intact: Path, cpp_replay: Path, tmp_path: Path
 ) -> None:
@@ -193,6 +194,7 @@ def test_the_intact_bundle_passes_in_both_runners_and_opens_its_data(
         assert str(intact / "data") in (tmp_path / "cpp.log").read_text("utf-8", "replace")
 
 
+@pytest.mark.child
 @pytest.mark.parametrize("case", CASES, ids=[c["case"] for c in CASES])
 def test_a_hostile_or_damaged_bundle_is_refused_by_both_runners_in_one_line(
     case: dict[str, Any], intact: Path, cpp_replay: Path, tmp_path: Path
@@ -231,6 +233,7 @@ def test_a_schema_keyword_the_validators_do_not_know_is_refused() -> None:
         first_problem("x", {"type": "string", "pattern": "^y$"})
 
 
+@pytest.mark.child
 def test_fleet_and_feasible_refuse_a_hostile_bundle_here(intact: Path, tmp_path: Path) -> None:
     """No host is contacted (the inventory's one host does not answer) and no device used."""
     case = next(c for c in CASES if c["case"] == "a data path up and out")

@@ -229,6 +229,7 @@ def test_find_and_info(pyocl_pocl: Path) -> None:
         cap.enqueue(10**9)
 
 
+@pytest.mark.child
 def test_heat2d(heat2d: Path) -> None:
     fractions: list[float | None] = []
     cap = open_capture(heat2d, progress=lambda e: fractions.append(e.fraction))

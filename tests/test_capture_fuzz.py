@@ -176,6 +176,7 @@ _PATHO_KINDS = ["nul_head", "nul_middle", "nul_tail", "nul_runs", "huge_line", "
                 "repeated_tags", "orphan_tags", "garbage", "one_byte", "all_nul"]  # fmt: skip
 
 
+@pytest.mark.child
 @pytest.mark.parametrize("kind", _PATHO_KINDS)
 def test_pathological_logs_are_read_in_bounded_time(kind: str, tmp_path: Path) -> None:
     mod = hang.pathological()
@@ -200,6 +201,7 @@ def _pathological_piece(data: st.DataObject) -> bytes:
     return os.urandom(min(n, 100_000))
 
 
+@pytest.mark.child
 @settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 def test_pathological_damage_anywhere(

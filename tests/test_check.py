@@ -151,6 +151,7 @@ def test_check_reports_out_of_bounds_race_and_barrier(
     assert {f.kind for f in rep.for_enqueue(2)} <= {DATA_RACE, UNINITIALIZED}
 
 
+@pytest.mark.child
 @pytest.mark.device
 def test_check_cli_text_and_json(buggy_report: tuple[Path, CheckReport]) -> None:
     root, _ = buggy_report
@@ -178,6 +179,7 @@ __kernel void spin(__global volatile int *flag)
 """
 
 
+@pytest.mark.child
 @pytest.mark.device
 def test_a_hanging_kernel_is_named_and_killed(tmp_path: Path) -> None:
     spec = SynthCapture(HANG_SOURCE, {"F": np.zeros(1, dtype=np.int32)},
@@ -194,6 +196,7 @@ def test_nothing_to_replay_is_a_check_error(tmp_path: Path) -> None:
         run_check(open_capture(root), parse_range("50-60"))
 
 
+@pytest.mark.child
 @pytest.mark.device
 def test_real_opencv_capture_rgb2hsv_reads_past_its_buffer(opencv: Path) -> None:
     # captures README: on Oclgrind, RGB2HSV's vload4 on the last pixel of a 3-channel row
@@ -209,6 +212,7 @@ def test_real_opencv_capture_rgb2hsv_reads_past_its_buffer(opencv: Path) -> None
     assert oob[0].entity is not None and oob[0].entity.startswith("Global(127,95,0)")
 
 
+@pytest.mark.child
 @pytest.mark.device
 def test_real_opencv_row_filter_fails_to_build_on_oclgrind(opencv: Path) -> None:
     # captures README: Oclgrind stops with "Undefined external function: llvm.abs.i32"

@@ -15,6 +15,8 @@ from tests.analysis_synth import Arg, Launch, SynthCapture, write_capture
 from tests.test_faults import HANG_SOURCE, _alive, _children, _cli, _folders, _wait_for
 from tests.test_replay_runner import _devices
 
+pytestmark = pytest.mark.child  # every test starts a process (tests/tiers.py)
+
 OOB_SOURCE = """\
 __kernel void oob_write(__global float *out, int n)
 {

@@ -16,7 +16,7 @@ import pytest
 from tests.test_faults import _alive, _children
 from tests.test_replay_runner import _devices, spin_plan
 
-pytestmark = pytest.mark.device
+pytestmark = [pytest.mark.device, pytest.mark.child]
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -23,7 +23,7 @@ from cltui.replay.experiment.job import ExperimentJob, Point
 from cltui.replay.experiment.worker import MODULE
 from cltui.replay.plan import build_plan
 
-pytestmark = pytest.mark.device
+pytestmark = [pytest.mark.device, pytest.mark.child]
 
 ROOT = Path(__file__).resolve().parent.parent
 

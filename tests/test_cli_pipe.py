@@ -11,6 +11,8 @@ import pytest
 from cltui.errors import EXIT_BROKEN_PIPE
 from tests.conftest import CAPTURES
 
+pytestmark = pytest.mark.child  # every test starts a process (tests/tiers.py)
+
 
 @pytest.mark.parametrize("argv", [["ls"], ["ls", "--json"], ["show", "--json"]])
 def test_closed_stdout_exits_141_quietly(argv: list[str]) -> None:

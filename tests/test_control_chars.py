@@ -79,6 +79,7 @@ def test_error_lines_escape(tmp_path: Path) -> None:
     _clean(out + err)
 
 
+@pytest.mark.child
 @aio
 async def test_app_renders_no_raw_control(evil: Path) -> None:
     from cltui.tui.app import make_app

@@ -23,7 +23,7 @@ from cltui.replay.plan import build_plan
 from tests.analysis_synth import Arg, HostOp, Launch, SynthCapture, write_capture
 from tests.test_export_device import _need, cpp_replay, run_cpp, run_py  # noqa: F401 (fixture)
 
-pytestmark = pytest.mark.device
+pytestmark = [pytest.mark.device, pytest.mark.child]
 
 W, H = 8, 4
 N = W * H

@@ -42,6 +42,7 @@ def test_the_engine_follows_the_shared_device_choice_cases(case: dict[str, Any])
     _check(case, index, choice["rule"], choice["why"])
 
 
+@pytest.mark.child
 def test_replay_cpp_follows_the_same_device_choice_cases(cpp_replay: Path) -> None:
     """replay.cpp's choose_device on the same cases: the same device, rule and words."""
     proc = subprocess.run(
@@ -121,6 +122,7 @@ def test_the_engine_follows_the_shared_device_spec_cases(case: dict[str, Any]) -
     assert _matched(case["devices"], case["specs"]) == case["expect"], case["case"]
 
 
+@pytest.mark.child
 def test_replay_cpp_follows_the_same_device_spec_cases(cpp_replay: Path) -> None:
     proc = subprocess.run(
         [str(cpp_replay), "--match-device-cases", str(SPEC_FILE)],

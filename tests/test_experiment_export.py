@@ -15,7 +15,7 @@ from cltui.replay.experiment.variant import ProgramChange, SizeChange, Variant
 from tests.schemas import validate
 from tests.test_export_device import _need, both, cpp_replay  # noqa: F401  (a fixture)
 
-pytestmark = pytest.mark.device
+pytestmark = [pytest.mark.device, pytest.mark.child]
 
 PATCH = ("@@ -18 +18 @@\n-            z[i] = a*x[i] + b;\n"
          "+            z[i] = b + a*x[i];\n")  # fmt: skip

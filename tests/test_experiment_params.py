@@ -91,6 +91,7 @@ def _pocl(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("CLTUI_DATA_DIR", str(tmp_path / "data"))
 
 
+@pytest.mark.child
 @pytest.mark.device
 @pytest.mark.usefixtures("_pocl")
 def test_try_refuses_a_define_the_source_overrides(pyocl_pocl: Path) -> None:
@@ -103,6 +104,7 @@ def test_try_refuses_a_define_the_source_overrides(pyocl_pocl: Path) -> None:
     assert "Traceback" not in res.output
 
 
+@pytest.mark.child
 @pytest.mark.device
 @pytest.mark.usefixtures("_pocl")
 def test_try_param_really_rebuilds_the_kernel(pyocl_pocl: Path) -> None:
@@ -121,6 +123,7 @@ def test_try_param_really_rebuilds_the_kernel(pyocl_pocl: Path) -> None:
     ]
 
 
+@pytest.mark.child
 @pytest.mark.device
 @pytest.mark.usefixtures("_pocl")
 def test_sweep_params_follow_the_local_size_and_restrictions_prune(pyocl_pocl: Path) -> None:
@@ -137,6 +140,7 @@ def test_sweep_params_follow_the_local_size_and_restrictions_prune(pyocl_pocl: P
     assert "the capture's own configuration already" in res.stderr
 
 
+@pytest.mark.child
 def test_sweep_refuses_what_it_cannot_apply() -> None:
     for args, why in (
         (["--param", "WGS=64,x", "--local", "WGS"], "positive whole number"),

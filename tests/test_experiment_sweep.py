@@ -53,6 +53,7 @@ def _sweep(*args: str) -> tuple[int, dict, str]:
     return res.exit_code, report, res.stderr
 
 
+@pytest.mark.child
 @pytest.mark.device
 @pytest.mark.usefixtures("_pocl")
 def test_sweep_finds_correct_local_sizes_and_resumes(pyocl_pocl: Path, tmp_path: Path) -> None:
@@ -89,6 +90,7 @@ def test_sweep_finds_correct_local_sizes_and_resumes(pyocl_pocl: Path, tmp_path:
     assert len(results.read_text().splitlines()) == 1 + 5
 
 
+@pytest.mark.child
 @pytest.mark.device
 @pytest.mark.usefixtures("_pocl")
 def test_ctrl_c_keeps_rows_and_the_same_command_resumes(pyocl_pocl: Path, tmp_path: Path) -> None:
@@ -123,6 +125,7 @@ def test_ctrl_c_keeps_rows_and_the_same_command_resumes(pyocl_pocl: Path, tmp_pa
     assert len(results.read_text().splitlines()) == 1 + 33
 
 
+@pytest.mark.child
 @pytest.mark.device
 @pytest.mark.usefixtures("_pocl")
 def test_a_point_that_hangs_is_named_and_the_sweep_goes_on(pyocl_pocl: Path,
@@ -152,6 +155,7 @@ def test_a_point_that_hangs_is_named_and_the_sweep_goes_on(pyocl_pocl: Path,
     assert rows[2]["label"] == "local 64"
 
 
+@pytest.mark.child
 @pytest.mark.device
 @pytest.mark.usefixtures("_pocl")
 def test_opencv_filter_is_correct_only_at_its_own_local_size(opencv: Path) -> None:

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from cltui.cli import main
 from tests.schemas import validate
 
-pytestmark = pytest.mark.device
+pytestmark = [pytest.mark.device, pytest.mark.child]
 
 LINE = "            z[i] = a*x[i] + b;\n"
 SAME = "@@ -18 +18 @@\n-" + LINE + "+            z[i] = b + a*x[i];\n"

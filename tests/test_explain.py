@@ -103,6 +103,7 @@ def _explain(capture: Path, enqueue: int, *extra: str) -> tuple[int, Any]:
     return res.exit_code, json.loads(res.stdout) if res.stdout.strip() else res.output
 
 
+@pytest.mark.child
 @pytest.mark.device
 @pytest.mark.parametrize("enqueue", sorted(PLANTED))
 def test_explain_names_the_planted_cause(planted: Path, enqueue: int) -> None:
@@ -121,6 +122,7 @@ def test_explain_names_the_planted_cause(planted: Path, enqueue: int) -> None:
     assert "line" not in rep  # the third part is not there yet
 
 
+@pytest.mark.child
 @pytest.mark.device
 def test_explain_reports_every_subnormal_flushed(planted: Path) -> None:
     _, rep = _explain(planted, 10)
@@ -130,6 +132,7 @@ def test_explain_reports_every_subnormal_flushed(planted: Path) -> None:
     assert rep["where"][0]["capture"]["a"] == "bit-exact"
 
 
+@pytest.mark.child
 @pytest.mark.device
 def test_explain_control_and_markdown(planted: Path, tmp_path: Path) -> None:
     md = tmp_path / "report.md"

@@ -168,6 +168,7 @@ def test_include_resolution_refuses_paths_outside_the_folder(tmp_path: Path) -> 
 # --------------------------------------------------------------------------- dedup
 
 
+@pytest.mark.child
 def test_fifty_kernel_chain_stores_each_content_once(heat2d: Path, tmp_path: Path) -> None:
     cap = open_capture(heat2d)
     rng = "122370-122424"
@@ -193,6 +194,7 @@ def test_fifty_kernel_chain_stores_each_content_once(heat2d: Path, tmp_path: Pat
 # --------------------------------------------------------------------------- checksums, tar
 
 
+@pytest.mark.child
 def test_sha256sums_verify_with_coreutils(images_svm: Path, tmp_path: Path) -> None:
     out = tmp_path / "b"
     _export(images_svm, "0-8", out)
@@ -223,6 +225,7 @@ def test_tar_stream_unpacks_to_the_same_files(images_svm: Path, tmp_path: Path) 
     assert os.access(tmp_path / "x/bundle/replay.py", os.X_OK)
 
 
+@pytest.mark.child
 def test_cli_tar_to_stdout_unpacks_with_tar(images_svm: Path, tmp_path: Path) -> None:
     """The real pipe: ``cltui export ... --tar - | tar x``."""
     exe = REPO / ".venv/bin/cltui"
@@ -269,6 +272,7 @@ def test_existing_file_is_never_replaced(images_svm: Path, tmp_path: Path) -> No
     assert target.read_text() == "x"
 
 
+@pytest.mark.child
 def test_cancel_leaves_nothing_behind(heat2d: Path, tmp_path: Path) -> None:
     cancel = CancelToken()
     seen: list[float] = []

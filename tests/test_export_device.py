@@ -33,7 +33,7 @@ from tests.conftest import (
 )
 from tests.schemas import validate
 
-pytestmark = pytest.mark.device
+pytestmark = [pytest.mark.device, pytest.mark.child]
 
 PY = sys.executable  # the venv's python: numpy + pyopencl
 

@@ -112,6 +112,7 @@ def _cli(args: list[str], tmpdir: Path, stdout: Any = subprocess.PIPE) -> subpro
 # --------------------------------------------------------------------------- check
 
 
+@pytest.mark.child
 @pytest.mark.device
 def test_check_goes_on_after_an_oclgrind_crash(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -180,6 +181,7 @@ def test_line_map_follows_line_directives() -> None:
     assert line_map(["#line 5 \"a.cl\""] * 100_000 + ["x"]) is not None
 
 
+@pytest.mark.child
 @pytest.mark.device
 def test_check_maps_findings_through_line_directives(tmp_path: Path) -> None:
     """A program source with ``#line`` directives (as generated sources carry): findings
@@ -200,6 +202,7 @@ def test_check_maps_findings_through_line_directives(tmp_path: Path) -> None:
     assert (d["line"], d["reported_line"], d["matches"]) == (5, 1003, True)
 
 
+@pytest.mark.child
 @pytest.mark.device
 def test_check_numbers_lines_as_the_compiler_does(tmp_path: Path) -> None:
     """A form feed in a comment (as C sources carry between sections) ends no line for the
@@ -221,6 +224,7 @@ def test_check_numbers_lines_as_the_compiler_does(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- replay faults
 
 
+@pytest.mark.child
 @pytest.mark.device
 def test_a_crash_keeps_the_steps_that_finished(tmp_path: Path) -> None:
     from cltui.replay import runner
@@ -240,6 +244,7 @@ def test_a_crash_keeps_the_steps_that_finished(tmp_path: Path) -> None:
     assert res["steps"][0]["checks"][0]["status"] == "equal"
 
 
+@pytest.mark.child
 @pytest.mark.device
 def test_a_hang_keeps_the_steps_that_finished(tmp_path: Path) -> None:
     from cltui.replay import runner
@@ -257,6 +262,7 @@ def test_a_hang_keeps_the_steps_that_finished(tmp_path: Path) -> None:
     assert res["steps"][0]["checks"][0]["status"] == "different"
 
 
+@pytest.mark.child
 @pytest.mark.device
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
 def test_a_child_killed_from_outside_is_not_a_driver_crash(
@@ -285,6 +291,7 @@ def test_a_child_killed_from_outside_is_not_a_driver_crash(
     assert res["failed_enqueue"] == 8 and [s["enqueue"] for s in res["steps"]] == [7]
 
 
+@pytest.mark.child
 @pytest.mark.device
 def test_a_check_child_killed_from_outside(tmp_path: Path) -> None:
     _devices("oclgrind")
@@ -308,6 +315,7 @@ def _folders(tmpdir: Path, kind: str) -> list[Path]:
     return sorted(tmpdir.glob(f"cltui-{kind}-p*"))
 
 
+@pytest.mark.child
 @pytest.mark.device
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_interrupted_replay_leaves_nothing_and_exits_130(
@@ -336,6 +344,7 @@ def test_interrupted_replay_leaves_nothing_and_exits_130(
     _wait_for(lambda: not _alive(child), 10)
 
 
+@pytest.mark.child
 @pytest.mark.device
 @pytest.mark.parametrize(
     ("command", "kind", "module", "sig"),
@@ -370,6 +379,7 @@ def test_interrupted_check_and_shrink_leave_nothing(
     _wait_for(lambda: not _alive(child), 10)
 
 
+@pytest.mark.child
 def test_interrupted_tar_export_leaves_nothing(pyocl_pocl: Path, tmp_path: Path) -> None:
     """``export --tar -`` blocks on a pipe nobody reads: SIGTERM at that moment."""
     tmpdir = tmp_path / "tmp"
@@ -388,6 +398,7 @@ def test_interrupted_tar_export_leaves_nothing(pyocl_pocl: Path, tmp_path: Path)
     assert list(tmpdir.iterdir()) == []
 
 
+@pytest.mark.child
 @pytest.mark.device
 def test_a_killed_check_takes_oclgrind_along_and_its_folder_is_swept(tmp_path: Path) -> None:
     _devices("oclgrind")
@@ -414,6 +425,7 @@ def test_a_killed_check_takes_oclgrind_along_and_its_folder_is_swept(tmp_path: P
     assert not folder.exists()
 
 
+@pytest.mark.child
 @pytest.mark.device
 def test_the_sweep_spares_a_live_cltui_s_folder(tmp_path: Path) -> None:
     _devices("pocl")
@@ -437,6 +449,7 @@ def test_the_sweep_spares_a_live_cltui_s_folder(tmp_path: Path) -> None:
     assert not folder.exists()
 
 
+@pytest.mark.child
 def test_sweep_rules(tmp_path: Path) -> None:
     dead, me = _dead_pid(), os.getpid()
     stale = tmp_path / f"cltui-replay-p{dead}-abc"
@@ -481,6 +494,7 @@ def test_exit_causes() -> None:
     assert lifecycle.exit_cause(0) == ("", "")
 
 
+@pytest.mark.child
 def test_a_killed_export_s_staging_folder_is_swept_by_the_next(tmp_path: Path) -> None:
     """SIGKILL during ``export`` strands ``.OUT.tmp-p<pid>-*`` beside OUT (and, while
     --force replaced a bundle, ``.OUT.old-p<pid>-*``): the next export of OUT removes the
@@ -507,6 +521,7 @@ def test_a_killed_export_s_staging_folder_is_swept_by_the_next(tmp_path: Path) -
     assert not w.root.exists()  # left without commit: removed
 
 
+@pytest.mark.child
 def test_a_sigkilled_export_is_swept_by_any_next_start(
     pyocl_pocl: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -583,6 +598,7 @@ def test_export_does_not_follow_a_symlinked_source_out(
     assert not list(tmp_path.glob(".out.tmp-*"))
 
 
+@pytest.mark.child
 @pytest.mark.parametrize("reader", ["closes-early", "dev-full"])
 def test_export_tar_to_a_failing_stdout_is_one_line(
     pyocl_pocl: Path, tmp_path: Path, reader: str
@@ -609,6 +625,7 @@ def test_export_tar_to_a_failing_stdout_is_one_line(
     assert _folders(tmpdir, "export") == []
 
 
+@pytest.mark.child
 @pytest.mark.device
 def test_uninitialized_checker_is_the_one_switched_off(tmp_path: Path) -> None:
     """The retry switches off only the checker that crashes: the others still report

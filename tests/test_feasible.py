@@ -111,6 +111,7 @@ def test_checks_after_an_enqueue_that_cannot_run_are_marked() -> None:
     assert feasible.after_cannot_run(later, {1}) == {2: {"pre": {"b": 11}, "post": {}}}
 
 
+@pytest.mark.child
 def test_replay_cpp_holds_the_same_rule(cpp_replay: Path) -> None:
     """replay.cpp's --feasibility-cases gives, case for case, the kinds and the reasons the
     Python rule gives (cpp/feasible.hpp is the same rule in C++)."""

@@ -62,6 +62,7 @@ def _only(out: dict[str, Any], device: str) -> list[dict[str, Any]]:
     return found
 
 
+@pytest.mark.child
 def test_a_feasible_range_says_so_on_both_devices(images_svm: Path) -> None:
     code, out = _feasible(str(images_svm), "0-", "--all-devices")
     assert code == 0 and out["status"] == "ok", out["line"]
@@ -72,6 +73,7 @@ def test_a_feasible_range_says_so_on_both_devices(images_svm: Path) -> None:
     assert text.stdout.splitlines()[0].startswith("CAN RUN: all 7 kernel enqueues"), text.stdout
 
 
+@pytest.mark.child
 def test_a_damaged_range_is_not_a_can_run(tmp_path: Path) -> None:
     """pyopencl_lib_coldcache lost enqueues 0-100 to a NUL run: of 14-38 the recovered
     kernels can run, but 2 enqueues lost with the log were not checked: INCOMPLETE, exit 3."""
@@ -84,6 +86,7 @@ def test_a_damaged_range_is_not_a_can_run(tmp_path: Path) -> None:
     assert out["line"].endswith("not checked: 2 enqueues lost with the log")
 
 
+@pytest.mark.child
 def test_a_local_size_over_the_device_maximum(big_local: Path) -> None:
     code, out = _feasible(str(big_local), "6-8", "-d", "oclgrind")
     assert code == 3 and out["status"] == "cannot-run"
@@ -103,6 +106,7 @@ def test_a_local_size_over_the_device_maximum(big_local: Path) -> None:
     assert words[-len(line) :] == line
 
 
+@pytest.mark.cmake
 def test_latency_leaves_out_what_cannot_run(big_local: Path) -> None:
     """``cltui latency`` on a range with a launch that cannot run: the launch is named, left
     out of both runners' loops (the C++ floor too), per-launch costs divide by the launches
@@ -128,6 +132,7 @@ def test_latency_leaves_out_what_cannot_run(big_local: Path) -> None:
     ), text.stdout
 
 
+@pytest.mark.child
 def test_replay_does_not_launch_what_cannot_run(big_local: Path) -> None:
     res = CliRunner().invoke(main, ["replay", str(big_local), "6-8", "-d", "oclgrind", "--json"])
     report = json.loads(res.stdout)
@@ -158,6 +163,7 @@ def test_replay_does_not_launch_what_cannot_run(big_local: Path) -> None:
     assert "enqueue 6 (svm_scale) cannot run: local size 2048" in " ".join(text.stdout.split())
 
 
+@pytest.mark.child
 def test_the_exported_runners_say_the_same(
     big_local: Path, tmp_path: Path, cpp_replay: Path
 ) -> None:
@@ -197,6 +203,7 @@ def test_the_exported_runners_say_the_same(
     assert {f["enqueue"] for f in _only(out, "oclgrind")} == {6}
 
 
+@pytest.mark.child
 def test_an_opencl_c_version_the_device_lacks(images_svm: Path, tmp_path: Path) -> None:
     """A copied bundle's manifest edited to build with -cl-std=CL3.0 (Oclgrind: C 1.2)."""
     bundle = tmp_path / "bundle"
@@ -212,6 +219,7 @@ def test_an_opencl_c_version_the_device_lacks(images_svm: Path, tmp_path: Path) 
     assert "-cl-std=CL3.0; Oclgrind Simulator supports OpenCL C 1.0, 1.1, 1.2" in found[0]["reason"]
 
 
+@pytest.mark.child
 def test_reqd_work_group_size_from_the_built_kernel(
     images_svm: Path, tmp_path: Path, cpp_replay: Path
 ) -> None:
@@ -239,6 +247,7 @@ def test_reqd_work_group_size_from_the_built_kernel(
         assert res["verdict"]["counts"]["cannot_run"] == 2
 
 
+@pytest.mark.child
 def test_an_allocation_over_the_device_maximum(images_svm: Path, tmp_path: Path) -> None:
     """gather_rgba's 256-byte output buffer made 200 MB in the log: over Oclgrind's
     CL_DEVICE_MAX_MEM_ALLOC_SIZE (128 MiB), within PoCL's."""
@@ -258,6 +267,7 @@ def test_an_allocation_over_the_device_maximum(images_svm: Path, tmp_path: Path)
     assert report["devices"][0]["steps"][0]["status"] == "cannot-run"
 
 
+@pytest.mark.child
 def test_half_arithmetic_without_cl_khr_fp16(
     images_svm: Path, tmp_path: Path, cpp_replay: Path
 ) -> None:

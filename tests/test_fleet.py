@@ -23,7 +23,7 @@ from cltui.commands.fleet_text import print_fleet
 from tests.schemas import validate
 from tests.sshd_hosts import HostSpec, SshHosts
 
-pytestmark = [pytest.mark.device, pytest.mark.slow]
+pytestmark = [pytest.mark.device, pytest.mark.slow, pytest.mark.child]
 
 REPO = Path(__file__).resolve().parent.parent
 PY = sys.executable

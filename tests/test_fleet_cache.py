@@ -30,6 +30,7 @@ def _local(tmp_path: Path) -> tuple[Transport, str]:
     return Transport(host, tmp_path), work
 
 
+@pytest.mark.child
 def test_only_what_the_host_lacks_is_sent_and_the_tree_is_whole(
     bundle: Path, tmp_path: Path
 ) -> None:
@@ -64,6 +65,7 @@ def test_a_damaged_bundle_is_refused_before_anything_is_sent(
         bundle_files(copy)
 
 
+@pytest.mark.child
 def test_the_host_keeps_its_recent_bundles_and_their_contents(
     bundle: Path, tmp_path: Path
 ) -> None:

@@ -16,7 +16,7 @@ from cltui.fleet.inventory import read_inventory
 from cltui.progress import CancelToken
 from tests.sshd_hosts import HostSpec, SshHosts
 
-pytestmark = [pytest.mark.device]
+pytestmark = [pytest.mark.device, pytest.mark.child]
 
 
 def test_discover_lists_each_hosts_devices_or_says_why_not(

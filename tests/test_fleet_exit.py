@@ -12,7 +12,11 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from tests.sshd_hosts import HostSpec, SshHosts
+
+pytestmark = pytest.mark.child  # every test starts a process (tests/tiers.py)
 
 ROOT = Path(__file__).resolve().parent.parent
 

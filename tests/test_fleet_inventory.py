@@ -111,6 +111,7 @@ def test_a_bad_inventory_is_one_line_naming_file_and_line(
     assert msg.startswith(f"{p}{where}") and what in msg and "\n" not in msg
 
 
+@pytest.mark.child
 def test_the_cli_says_a_bad_inventory_in_one_line(tmp_path: Path) -> None:
     p = _inv(tmp_path, "[g]\na ansible_port=x\n")
     proc = subprocess.run([sys.executable, "-m", "cltui", "fleet", str(tmp_path), "--hosts",
@@ -119,6 +120,7 @@ def test_the_cli_says_a_bad_inventory_in_one_line(tmp_path: Path) -> None:
     assert proc.stderr.strip() == f"cltui: {p}:2: ansible_port 'x' is not a port"
 
 
+@pytest.mark.child
 def test_a_folder_that_is_no_bundle_is_one_line(tmp_path: Path) -> None:
     inv = _inv(tmp_path, "a\n")
     proc = subprocess.run([sys.executable, "-m", "cltui", "fleet", str(tmp_path), "--hosts",

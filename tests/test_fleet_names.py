@@ -22,6 +22,7 @@ def _mark(tmp_path: Path) -> Path:
     return tmp_path / "MARK"
 
 
+@pytest.mark.child
 @pytest.mark.parametrize("value", INJECTIONS)
 def test_a_value_in_a_larger_word_of_a_template_runs_nothing(tmp_path: Path, value: str) -> None:
     mark = _mark(tmp_path)
@@ -35,6 +36,7 @@ def test_a_value_in_a_larger_word_of_a_template_runs_nothing(tmp_path: Path, val
     assert not mark.exists()
 
 
+@pytest.mark.child
 @pytest.mark.parametrize("quote", ["'", '"'])
 @pytest.mark.parametrize("value", INJECTIONS)
 def test_a_value_inside_quotes_of_a_template_is_refused(tmp_path: Path, value: str,
@@ -88,6 +90,7 @@ def test_fill_quotes_per_position() -> None:
         fill("run {cmd}", v)
 
 
+@pytest.mark.child
 @pytest.mark.parametrize(
     ("line", "key"),
     [

@@ -20,7 +20,7 @@ import pytest
 from cltui.replay import lifecycle
 from tests.sshd_hosts import HostSpec, SshHosts
 
-pytestmark = [pytest.mark.device, pytest.mark.slow]
+pytestmark = [pytest.mark.device, pytest.mark.slow, pytest.mark.child]
 
 REPO = Path(__file__).resolve().parent.parent
 PY = sys.executable

@@ -83,6 +83,7 @@ def test_the_checks_can_fail(tmp_path: Path) -> None:
     assert fm._WRAPPED.search("could not decode this enqueue: KeyError: 3")
 
 
+@pytest.mark.child
 def test_fuzz_campaign() -> None:
     summary = fm.run_campaign(
         fm.specs(INPUTS, SEED), workers=2, deadline=DEADLINE, verify=True, max_hangs=2, seed=SEED

@@ -96,6 +96,7 @@ def test_history_refuses_what_is_no_memory_object(pyocl_pocl: Path) -> None:
         history_of(cap, (22, None))
 
 
+@pytest.mark.child
 def test_history_on_the_large_capture(heat2d: Path) -> None:
     cap = open_capture(heat2d)
     history = history_of(cap, (122400, 0))
@@ -176,6 +177,7 @@ def test_spans_of_the_log_put_together_are_the_whole_history(
     assert len(seen) >= 40
 
 
+@pytest.mark.child
 def test_neighbours_on_the_large_capture_without_the_history(heat2d: Path) -> None:
     """The windowed search (a lifetime of 444 MB) finds what the whole history says, and
     ``cltui show`` prints it."""

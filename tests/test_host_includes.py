@@ -196,6 +196,7 @@ def test_only_header_like_text(tmp_path: Path) -> None:
     assert "system folder" in str(host_header_refusal(tmp_path / "sneaky.h"))
 
 
+@pytest.mark.child
 @aio
 async def test_export_dialog_reads_only_the_users_folders(images_svm: Path, tmp_path: Path) -> None:
     inc = tmp_path / "myinc"

@@ -76,6 +76,7 @@ def test_a_reused_kernel_handle_starts_with_no_arguments(tmp_path: Path) -> None
     assert events[-1].access == "release"
 
 
+@pytest.mark.child
 @pytest.mark.device
 @pytest.mark.slow
 def test_a_reused_kernel_handle_replays_bit_exact(pyocl_pocl: Path, tmp_path: Path) -> None:
@@ -208,6 +209,7 @@ def test_a_cut_log_plans_as_the_intact(pyocl_pocl: Path, tmp_path: Path) -> None
     assert "its dumps name buffer 0024, that object was buffer 0021" in p
 
 
+@pytest.mark.child
 @pytest.mark.device
 @pytest.mark.slow
 @pytest.mark.parametrize(
@@ -303,6 +305,7 @@ def test_a_stale_handle_after_a_cut_is_named(
     assert plan.manifest["memory"][step["args"][0]["mem"]]["size"] == 32768
 
 
+@pytest.mark.child
 @pytest.mark.device
 @pytest.mark.slow
 @pytest.mark.parametrize("handle", [_RELEASED, _ALIVE])
@@ -339,6 +342,7 @@ def test_opencv_kernel_handles_come_back_with_their_own_arguments() -> None:
     assert said == {"argument 5", "argument 10"}
 
 
+@pytest.mark.child
 @pytest.mark.device
 def test_opencv_reused_kernel_handles_replay_bit_exact(tmp_path: Path) -> None:
     pytest.importorskip("pyopencl")

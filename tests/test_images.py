@@ -121,6 +121,7 @@ def test_no_other_format_table() -> None:
     assert offenders == []
 
 
+@pytest.mark.child
 @pytest.mark.cmake
 def test_replay_cpp_knows_every_image_format_name_of_the_table(
     cpp_replay: Path, tmp_path: Path

@@ -24,6 +24,7 @@ def _top(mods: set[str], names: tuple[str, ...]) -> set[str]:
     return {m for m in mods for n in names if m == n or m.startswith(n + ".")}
 
 
+@pytest.mark.child
 def test_capture_imports_no_ui_or_device_library() -> None:
     mods = _modules_after(
         "import cltui.capture, cltui.capture.capture, cltui.capture.model\n"
@@ -32,6 +33,7 @@ def test_capture_imports_no_ui_or_device_library() -> None:
     assert not _top(mods, FORBIDDEN_IN_CAPTURE)
 
 
+@pytest.mark.child
 @pytest.mark.parametrize("argv", [["--help"], ["ls", "--help"], ["info", "--help"]])
 def test_cli_help_imports_neither_textual_nor_pyopencl(argv: list[str]) -> None:
     code = (
@@ -42,6 +44,7 @@ def test_cli_help_imports_neither_textual_nor_pyopencl(argv: list[str]) -> None:
     assert not _top(mods, ("textual", "pyopencl"))
 
 
+@pytest.mark.child
 def test_opening_a_capture_from_the_cli_does_not_import_textual(tmp_path: object) -> None:
     from tests.conftest import capture_path
 

@@ -52,6 +52,7 @@ def test_info_names_the_lost_fill(planted_fill_lost: Path) -> None:
     assert rec["recovered_ranges"] == [[6, 8]] and rec["recovered_kinds"]["fill"] == 1
 
 
+@pytest.mark.child
 @pytest.mark.device
 def test_a_lost_fill_inside_the_range_is_no_pass(planted_fill_lost: Path) -> None:
     """Replayed bit-exact, yet the fill the log lost is neither replayed nor known: INCOMPLETE
@@ -111,6 +112,7 @@ def test_info_and_show_name_the_damaged_dumps(planted_cut_dumps: Path) -> None:
     ) in json.loads(out)["problems"]
 
 
+@pytest.mark.child
 @pytest.mark.device
 @pytest.mark.parametrize("mode", ["chain", "isolated", "strict"])
 def test_damaged_dumps_are_never_a_fail(planted_cut_dumps: Path, mode: str) -> None:
@@ -136,6 +138,7 @@ def test_damaged_dumps_are_never_a_fail(planted_cut_dumps: Path, mode: str) -> N
         assert checks[(4, (arg,))]["summary"].startswith("input unknown: damaged dump: ")
 
 
+@pytest.mark.child
 @pytest.mark.device
 def test_a_short_pre_dump_is_no_host_change(tmp_path: Path) -> None:
     """pyopencl_lib_pocl: enqueue 4 reads what 3 wrote (buffer 0003); its Pre dump of it cut
@@ -150,6 +153,7 @@ def test_a_short_pre_dump_is_no_host_change(tmp_path: Path) -> None:
     assert report["plan"]["changes"] == []
 
 
+@pytest.mark.child
 @pytest.mark.device
 def test_log_cut_inside_the_range_is_no_pass(tmp_path: Path) -> None:
     """The log cut in the middle of a range (before fill 9): what follows is recovered from
@@ -168,6 +172,7 @@ def test_log_cut_inside_the_range_is_no_pass(tmp_path: Path) -> None:
     assert " of the range lost with the log; " in v["line"]
 
 
+@pytest.mark.child
 @pytest.mark.device
 def test_coldcache_with_an_emptied_post_dump(tmp_path: Path) -> None:
     """The real damaged capture (its log lost to a NUL run), one Post dump emptied too (and
@@ -188,6 +193,7 @@ def test_coldcache_with_an_emptied_post_dump(tmp_path: Path) -> None:
     assert v["counts"]["different"] == 0 and v["counts"]["unchecked"] >= 1, v["line"]
 
 
+@pytest.mark.child
 @pytest.mark.device
 def test_isolated_mode_without_a_pre_dump_is_no_check(tmp_path: Path) -> None:
     """Isolated mode on a kernel whose Pre dump of an input is missing ran it on zero-filled

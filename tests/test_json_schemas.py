@@ -51,6 +51,7 @@ def test_show_history_matches_the_schema_and_says_the_neighbours(
     assert "last writer: 5 (axpbyz arg 0" in text and "next reader: 23 (axpb arg 3" in text
 
 
+@pytest.mark.child
 @pytest.mark.device
 def test_devices_export_check_shrink_diverge_match_the_schema(
     images_svm: Path, pyocl_pocl: Path, pyocl_oclgrind: Path, tmp_path: Path

@@ -18,6 +18,8 @@ from cltui.progress import CancelToken
 from cltui.replay.lifecycle import kill_group
 from tests.test_faults import _alive
 
+pytestmark = pytest.mark.child  # every test starts a process (tests/tiers.py)
+
 # a process group: the shell and a grandchild; the grandchild's pid and the shell's stdin
 # go to the file named by $1
 _SCRIPT = 'sleep 300 & echo "$! $(readlink /proc/$$/fd/0)" > "$1"; wait'

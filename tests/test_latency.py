@@ -127,6 +127,7 @@ def _run(args: list[str]) -> tuple[int, str]:
     return res.exit_code, res.output
 
 
+@pytest.mark.child
 @NEEDS_CPP
 def test_latency_json_on_pocl(chain: Path, tmp_path: Path) -> None:
     trace = tmp_path / "t.json"
@@ -160,6 +161,7 @@ def test_latency_json_on_pocl(chain: Path, tmp_path: Path) -> None:
     assert procs[0] == "capture 0-5" and len(procs) == 3
 
 
+@pytest.mark.child
 def test_latency_text_without_native(chain: Path) -> None:
     code, out = _run([str(chain), "1-3", "-d", "pocl", "--repeat", "3", "--no-native"])
     assert code == 0, out
@@ -177,6 +179,7 @@ def test_latency_bad_input(chain: Path) -> None:
     assert code == 2 and out.count("\n") == 1
 
 
+@pytest.mark.child
 def test_latency_on_a_damaged_range_says_what_is_not_measured(tmp_path: Path) -> None:
     """pyopencl_lib_coldcache lost enqueues 0-100 to a NUL run: of 14-38 the 23 recovered
     kernels are measured; the 2 enqueues lost with the log are named first (INCOMPLETE, exit

@@ -48,6 +48,7 @@ def _enqueue_lines(log: bytes) -> list[tuple[int, int, int]]:
     return out
 
 
+@pytest.mark.child
 def test_real_coldcache_capture_opens(tmp_path: Path) -> None:
     root = capture_path("pyopencl_lib_coldcache")
 
@@ -67,6 +68,7 @@ def test_real_coldcache_capture_opens(tmp_path: Path) -> None:
     bounded("open pyopencl_lib_coldcache (a 929 KB NUL run)", run)
 
 
+@pytest.mark.child
 def test_nul_runs_head_middle_tail_and_before_a_tag(tmp_path: Path) -> None:
     root = capture_path("pyopencl_lib_pocl")
     log = (root / "clintercept_log.txt").read_bytes()
@@ -105,6 +107,7 @@ def test_nul_runs_head_middle_tail_and_before_a_tag(tmp_path: Path) -> None:
     bounded("pyopencl_lib_pocl with NUL runs at the head, middle, tail and before a tag", run)
 
 
+@pytest.mark.child
 def test_a_long_word_in_enqueue_and_creator_lines(tmp_path: Path) -> None:
     root = capture_path("pyopencl_lib_pocl")
     log = (root / "clintercept_log.txt").read_bytes()
@@ -135,6 +138,7 @@ def test_a_long_word_in_enqueue_and_creator_lines(tmp_path: Path) -> None:
     bounded("show of an enqueue whose line holds a 1 MB word", run)
 
 
+@pytest.mark.child
 def test_quadratic_helpers_are_linear() -> None:
     cases = {
         "_kv of a 1 MB word": lambda: li.kv_pairs("x" * MB + " = 1, y = 2"),
@@ -223,6 +227,7 @@ def test_two_sessions_repeat_numbers_without_a_duplicate_problem(tmp_path: Path)
         idx.close()
 
 
+@pytest.mark.child
 def test_a_number_past_64_bits_skips_one_file(tmp_path: Path) -> None:
     src = capture_path("pyopencl_lib_pocl")
     root = tmp_path / "cap"
@@ -259,6 +264,7 @@ def test_a_number_past_64_bits_skips_one_file(tmp_path: Path) -> None:
     assert parse_dump_name(f"Enqueue_{2**63 - 1}_Kernel_k_Arg_0_Buffer_0002.bin") is not None
 
 
+@pytest.mark.child
 def test_unclosed_literals_do_not_make_the_preprocessor_quadratic() -> None:
     """A line of ``"\\`` pairs (or ``'\\``): pcpp tried a literal at every quote, each to the
     end of the line (20,000 characters took 2.6 s, 400,000 would take ~20 minutes)."""
@@ -286,6 +292,7 @@ def test_unclosed_literals_become_spaces_and_closed_ones_stay() -> None:
     assert d(text) is text
 
 
+@pytest.mark.child
 def test_binary_garbage_in_a_source_is_left_out_and_the_kernels_around_it_parse() -> None:
     """Random bytes (a damaged source): pcpp spent a token and an error on each byte (a
     2 MB one took ~40 s); lines holding control characters are left out, with a warning."""
@@ -309,6 +316,7 @@ def test_binary_garbage_in_a_source_is_left_out_and_the_kernels_around_it_parse(
     bounded("a source with 2 MB of random bytes between two kernels", run)
 
 
+@pytest.mark.child
 def test_a_transfer_line_with_a_long_word_is_split_in_linear_time() -> None:
     """``key = value`` of a transfer's log line (plan/transfers.py): the key pattern retried
     at every character of a word of 200 KB (a fuzz input took over 200 CPU seconds)."""
@@ -322,6 +330,7 @@ def test_a_transfer_line_with_a_long_word_is_split_in_linear_time() -> None:
         bounded(f"_line_kv of a line of {junk[:8]!r}...", lambda junk=junk: _line_kv(junk))
 
 
+@pytest.mark.child
 def test_the_source_view_scans_unclosed_literals_in_linear_time() -> None:
     """The app's comment scan (highlight.py) retried a string at every quote of a line of
     ``"\\`` pairs, each to the end of the line."""
@@ -333,6 +342,7 @@ def test_the_source_view_scans_unclosed_literals_in_linear_time() -> None:
                 lambda src=src: _comment_starts(src, src.count("\n") + 1))  # fmt: skip
 
 
+@pytest.mark.child
 @pytest.mark.parametrize(
     ("field", "pattern"),
     [
@@ -370,6 +380,7 @@ def test_numbers_of_5000_digits_in_log_fields(tmp_path: Path, field: str, patter
     bounded(f"a capture with {field} of 5000 digits", run)
 
 
+@pytest.mark.child
 def test_a_log_line_of_half_a_million_enqueue_tags(tmp_path: Path) -> None:
     """A tag repeated 500,000 times inside an enqueue line made a kernel name of 14 MB that
     the source search compiled into a pattern (over 20 CPU seconds): a name that is no C
@@ -395,6 +406,7 @@ def test_a_log_line_of_half_a_million_enqueue_tags(tmp_path: Path) -> None:
     assert sig.kernel_span("__kernel void k(int a) {}", ">>>> k") is None
 
 
+@pytest.mark.child
 def test_kernel_definition_search_over_unclosed_attributes() -> None:
     """The capture's search for a kernel's program (and for every kernel a source defines)
     scanned lazily to the end of the source from each ``kernel __attribute__((``: 440 KB
@@ -416,6 +428,7 @@ def test_kernel_definition_search_over_unclosed_attributes() -> None:
     bounded("the kernel definition patterns over 100,000 unclosed attributes", run)
 
 
+@pytest.mark.child
 def test_a_line_of_repeated_device_time_tags_is_linear(tmp_path: Path) -> None:
     """The named Device Time lines of lost enqueues (recovery): a line of 350,000 repeated
     ``Device Time for `` tags hung the lazy-name regex (the long fuzz run's one hang); a

@@ -153,6 +153,7 @@ def test_pyopencl_nil_and_struct_values(pyocl_pocl: Path) -> None:
         idx.close()
 
 
+@pytest.mark.child
 def test_heat2d_counts_and_progress(heat2d: Path) -> None:
     # (speed is measured by benchmarks/bench_index.py, never by a timed test)
     log = heat2d / "clintercept_log.txt"
@@ -412,6 +413,7 @@ def tiny_pieces_in_workers(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(li, "_workers", lambda: 2)
 
 
+@pytest.mark.child
 @pytest.mark.parametrize("name", ["images_svm_pocl", "pyopencl_lib_oclgrind"])
 def test_workers_and_small_pieces_give_the_same_index(
     name: str, monkeypatch: pytest.MonkeyPatch
@@ -451,6 +453,7 @@ def _gone(pid: int) -> bool:
     return False
 
 
+@pytest.mark.child
 def test_cancel_stops_the_workers(
     tmp_path: Path, tiny_pieces_in_workers: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -469,6 +472,7 @@ def test_cancel_stops_the_workers(
     assert len(pids) == 2 and all(_gone(p) for p in pids)
 
 
+@pytest.mark.child
 def test_a_failing_or_dying_worker_is_a_capture_error(
     tmp_path: Path, tiny_pieces_in_workers: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -495,6 +499,7 @@ def _no_counters(data: bytes) -> bytes:
     return re.sub(rb"; EnqueueCounter: \d+", b"", data)
 
 
+@pytest.mark.child
 def test_enqueues_without_counters_are_numbered_by_order(
     tmp_path: Path, tiny_pieces_in_workers: None
 ) -> None:
@@ -531,6 +536,7 @@ def test_device_time_past_int64_is_dropped(tmp_path: Path) -> None:
         idx.close()
 
 
+@pytest.mark.child
 def test_device_times_with_two_sessions_go_to_the_latest_enqueue(
     tmp_path: Path, tiny_pieces_in_workers: None
 ) -> None:
@@ -543,6 +549,7 @@ def test_device_times_with_two_sessions_go_to_the_latest_enqueue(
         idx.close()
 
 
+@pytest.mark.child
 def test_device_time_before_its_entry_line_and_one_without_entry(
     tmp_path: Path, tiny_pieces_in_workers: None
 ) -> None:

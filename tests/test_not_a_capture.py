@@ -95,6 +95,7 @@ COMMANDS = [
 ]
 
 
+@pytest.mark.child
 @pytest.mark.parametrize("kind", ["empty", "junk", "file", "missing"])
 def test_every_command_exits_2_with_the_line(tmp_path: Path, kind: str) -> None:
     path = _bad_paths(tmp_path)[kind]
@@ -115,6 +116,7 @@ def test_append_pid_folders_still_open(images_svm: Path, tmp_path: Path) -> None
     assert len(open_capture(tmp_path / "app")) > 0
 
 
+@pytest.mark.child
 def test_the_app_exits_2_on_a_folder_that_is_no_capture(tmp_path: Path) -> None:
     """``make_app`` on such a folder (the CLI checks first; the app checks again)."""
     from cltui.tui.app import make_app

@@ -7,7 +7,11 @@ from __future__ import annotations
 
 import sys
 
+import pytest
+
 from tests.ptyterm import PtyTerm
+
+pytestmark = pytest.mark.child  # every test starts a process (tests/tiers.py)
 
 _WRITER = "import sys; sys.stdout.write('x' * 200_000 + 'done'); sys.stdout.flush()"
 

@@ -187,6 +187,7 @@ def test_coldcache_plan_skips_what_it_cannot_replay(coldcache: Path) -> None:
         build_plan(cap, parse_range("2-8/nosuchkernel"))
 
 
+@pytest.mark.child
 @pytest.mark.device
 def test_coldcache_replays_14_38_on_pocl(coldcache: Path) -> None:
     pytest.importorskip("pyopencl")
@@ -243,6 +244,7 @@ DAMAGES = ["missing", "nul-head", "nul-middle", "nul-tail", "nul-runs", "truncat
 CAPTURES = ["images_svm_pocl", "opencv_tapi_pocl", "pyopencl_lib_pocl", "pyopencl_lib_oclgrind"]
 
 
+@pytest.mark.slow  # seconds each: the full tier's (./dev test --fast leaves it)
 @pytest.mark.parametrize("how", DAMAGES)
 @pytest.mark.parametrize("name", CAPTURES)
 def test_damaged_logs_recover_what_the_files_name(name: str, how: str, tmp_path: Path) -> None:
@@ -303,6 +305,7 @@ def test_replay_folders_of_a_missing_log_still_replay(pyocl_pocl: Path, tmp_path
         assert len(got["checks"]) == len(exp["checks"])
 
 
+@pytest.mark.child
 def test_heat2d_log_tail_only(heat2d: Path, tmp_path: Path) -> None:
     """Only the last 4 MB of heat2d's 444 MB log: the dump window 122380-122419 is rebuilt."""
     root = tmp_path / "heat2d_tail"
@@ -338,6 +341,7 @@ def test_heat2d_log_tail_only(heat2d: Path, tmp_path: Path) -> None:
     ]
 
 
+@pytest.mark.child
 def test_app_marks_recovered_enqueues(coldcache: Path) -> None:
     """The app lists the recovered enqueues with a ~ after the number and says what is lost."""
     import asyncio

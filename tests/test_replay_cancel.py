@@ -32,7 +32,7 @@ from tests.test_tui_replay import (
     wait_for,
 )
 
-pytestmark = pytest.mark.device
+pytestmark = [pytest.mark.device, pytest.mark.child]
 
 LINE = "INCOMPLETE: cancelled (enqueue 41); 1/2 kernel enqueues replayed, 1/1 outputs checked"
 

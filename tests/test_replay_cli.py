@@ -34,12 +34,14 @@ def test_devices_json() -> None:
     assert human.exit_code == 0 and "Oclgrind Simulator" in human.output
 
 
+@pytest.mark.child
 def test_unknown_device_exits_2(images_svm: Path) -> None:
     res = CliRunner().invoke(main, ["replay", str(images_svm), "0", "-d", "no-such-gpu"])
     assert res.exit_code == 2
     assert "no device matches 'no-such-gpu'" in res.output
 
 
+@pytest.mark.child
 def test_replay_json_two_devices(images_svm: Path) -> None:
     res = CliRunner().invoke(
         main, ["replay", str(images_svm), "0-3", "-d", "pocl", "-d", "oclgrind", "--json"]
@@ -64,6 +66,7 @@ def test_replay_json_two_devices(images_svm: Path) -> None:
     assert cross[0]["result"]["max_ulp"] >= 1
 
 
+@pytest.mark.child
 def test_replay_human_output_and_ulp_tolerance(pyocl_pocl: Path) -> None:
     r = CliRunner()
     res = r.invoke(main, ["replay", str(pyocl_pocl), "22", "-d", "oclgrind"])
@@ -77,6 +80,7 @@ def test_replay_human_output_and_ulp_tolerance(pyocl_pocl: Path) -> None:
     assert res.exit_code == 0, res.output
 
 
+@pytest.mark.child
 def test_heat2d_window_cli(heat2d: Path, tmp_path: Path) -> None:
     res = CliRunner().invoke(
         main,
@@ -103,6 +107,7 @@ def test_heat2d_window_cli(heat2d: Path, tmp_path: Path) -> None:
     assert out and Path(out).is_file()
 
 
+@pytest.mark.child
 def test_device_by_index_and_progress_api(images_svm: Path) -> None:
     from cltui.capture import open_capture
     from cltui.capture.ranges import parse_range
@@ -127,6 +132,7 @@ def test_device_by_index_and_progress_api(images_svm: Path) -> None:
     assert seen[-1]["type"] == "done"
 
 
+@pytest.mark.child
 def test_result_rows_for_the_tui(images_svm: Path, tmp_path: Path) -> None:
     """The results screen's rows of a real two-device report: one per checked argument and
     device, then the device-against-device comparisons; timing on each step's first row."""
@@ -168,6 +174,7 @@ def test_result_rows_for_the_tui(images_svm: Path, tmp_path: Path) -> None:
     assert all(r.timing["start_to_end"]["median"] > 0 for r in firsts)  # type: ignore[index]
 
 
+@pytest.mark.child
 @pytest.mark.parametrize(
     ("renamed", "rule", "said"),
     [
@@ -213,6 +220,7 @@ def test_without_device_the_capture_s_device_or_the_rule_s_next_choice(
     assert res_dev["runner"] == "cltui"
 
 
+@pytest.mark.child
 def test_a_device_named_with_device_is_the_user_s_choice(images_svm: Path) -> None:
     res = CliRunner().invoke(main, ["replay", str(images_svm), "0", "-d", "oclgrind", "--json"])
     assert res.exit_code in (0, 1), res.output
@@ -223,6 +231,7 @@ def test_a_device_named_with_device_is_the_user_s_choice(images_svm: Path) -> No
     )
 
 
+@pytest.mark.child
 def test_replay_cli_reports_hash_checks(images_svm: Path, tmp_path: Path) -> None:
     """A hash-only capture: the table says a mismatch was found by hash, the details say
     which hashes differ; exit 1."""
@@ -240,6 +249,7 @@ def test_replay_cli_reports_hash_checks(images_svm: Path, tmp_path: Path) -> Non
     assert "!= captured" in res.output
 
 
+@pytest.mark.child
 @pytest.mark.parametrize(
     ("capture", "rng", "devices"),
     [

@@ -60,6 +60,7 @@ EXCEPTIONS: dict[tuple[str, int], str] = {}
 RACY_KERNELS = {"heat_boundary"}
 
 
+@pytest.mark.child
 @pytest.mark.parametrize(
     ("name", "rng", "count"),
     [
@@ -89,6 +90,7 @@ def test_every_replay_folder_is_bit_exact_on_pocl(
             assert c["status"] == "equal", (n, c["label"], c.get("summary"))
 
 
+@pytest.mark.child
 def test_heat2d_chain_detects_the_host_write_and_passes(heat2d: Path) -> None:
     plan, res = _replay(heat2d, "122396-122411", "chain")
     assert len(plan.steps) == 13  # 122396-122404 and 122408-122411 are kernels
@@ -124,6 +126,7 @@ def test_heat2d_chain_detects_the_host_write_and_passes(heat2d: Path) -> None:
     assert pre["result"]["n_diff"] == int(np.count_nonzero(a != b))
 
 
+@pytest.mark.child
 def test_heat2d_strict_reports_where_the_chain_departs(heat2d: Path) -> None:
     plan, res = _replay(heat2d, "122396-122411", "strict")
     assert plan.changes[0]["action"] == "none"
@@ -228,6 +231,7 @@ def test_repeat_gives_min_median_max_per_stage(images_svm: Path) -> None:
         assert t["start_to_end"]["min"] > 0
 
 
+@pytest.mark.child
 def test_heat2d_whole_dump_window_without_replay_folders(heat2d: Path) -> None:
     # 122380-122395 and 122412-122419 have memDump + SetKernelArg dumps but no Replay folder
     plan, res = _replay(heat2d, "122380-122419", "chain")
@@ -238,6 +242,7 @@ def test_heat2d_whole_dump_window_without_replay_folders(heat2d: Path) -> None:
     assert sum(len(s["checks"]) for s in res["steps"]) >= 37
 
 
+@pytest.mark.child
 def test_unknown_state_is_verified_at_run_time(heat2d: Path) -> None:
     # 122370-122379 have no dumps: what they leave is unknown to the plan, so 122380's
     # Pre dumps are compared with the replayed state and reloaded because they differ
@@ -259,6 +264,7 @@ def test_unknown_state_is_verified_at_run_time(heat2d: Path) -> None:
 RESTORE_PATHS = pytest.mark.parametrize("kind", ["CPU", "GPU"])
 
 
+@pytest.mark.child
 @RESTORE_PATHS
 def test_repeat_restores_inputs_between_repetitions(heat2d: Path, kind: str) -> None:
     from cltui.replay.engine import Engine

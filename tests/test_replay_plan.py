@@ -104,6 +104,7 @@ def test_nothing_to_replay(images_svm: Path) -> None:
         build_plan(cap, parse_range("0"), "sideways")
 
 
+@pytest.mark.child
 def test_cli_bad_input_exits_2(images_svm: Path, tmp_path: Path) -> None:
     r = CliRunner()
     res = r.invoke(main, ["replay", str(images_svm), "40-12"])

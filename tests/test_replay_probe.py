@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from cltui.cli import main
 from tests.analysis_synth import Arg, Launch, SynthCapture, write_capture
 
-pytestmark = pytest.mark.device
+pytestmark = [pytest.mark.device, pytest.mark.child]
 
 # A program-scope global survives between launches: each launch sees the counter the
 # previous one left, so repetition k writes k + i (the capture holds repetition 0).

@@ -93,6 +93,7 @@ def _fill(n: int, value: int, expect: str | None = None) -> dict[str, Any]:
     )
 
 
+@pytest.mark.child
 def test_fill_passes_and_progress_streams(tmp_path: Path) -> None:
     dev = _devices("pocl")
     (tmp_path / "seven.bin").write_bytes(np.full(64, 7, np.int32).tobytes())
@@ -111,6 +112,7 @@ def test_fill_passes_and_progress_streams(tmp_path: Path) -> None:
     assert np.array_equal(np.fromfile(check["output"], np.int32), np.full(64, 7, np.int32))
 
 
+@pytest.mark.child
 def test_mismatch_is_reported_with_typed_first_difference(tmp_path: Path) -> None:
     dev = _devices("pocl")
     want = np.full(64, 7, np.int32)
@@ -126,6 +128,7 @@ def test_mismatch_is_reported_with_typed_first_difference(tmp_path: Path) -> Non
     assert check["result"]["n_diff"] == 1
 
 
+@pytest.mark.child
 def test_wild_pointer_crash_names_the_enqueue(tmp_path: Path) -> None:
     dev = _devices("pocl")
     plan = _plan(
@@ -164,6 +167,7 @@ def spin_plan(tmp: Path) -> dict[str, Any]:
     )
 
 
+@pytest.mark.child
 def test_endless_kernel_times_out_and_is_named(tmp_path: Path) -> None:
     dev = _devices("pocl")
     report = runner.run(spin_plan(tmp_path), dev, save_dir=tmp_path / "out", timeout=4)
@@ -173,6 +177,7 @@ def test_endless_kernel_times_out_and_is_named(tmp_path: Path) -> None:
     assert "enqueue 8 did not finish within 4 s" in res["error"]
 
 
+@pytest.mark.child
 def test_cancel_stops_the_child(tmp_path: Path) -> None:
     dev = _devices("pocl")
     plan = _plan(
@@ -198,6 +203,7 @@ def test_cancel_stops_the_child(tmp_path: Path) -> None:
     assert res["status"] == "cancelled" and res["failed_enqueue"] == 8
 
 
+@pytest.mark.child
 def test_build_failure_is_a_one_line_error(tmp_path: Path) -> None:
     dev = _devices("pocl")
     plan = _plan(tmp_path, [_fill(1, 1)], {"m0": {"kind": "buffer", "size": 256}})
@@ -209,6 +215,7 @@ def test_build_failure_is_a_one_line_error(tmp_path: Path) -> None:
     assert res["error"].startswith("faults.cl: build failed on")
 
 
+@pytest.mark.child
 @pytest.mark.parametrize(
     ("source", "said"),
     [  # PoCL here has no cl_khr_fp16: a half source that fails for another reason
@@ -238,6 +245,7 @@ def test_a_build_failure_says_its_cause_at_the_source_line(
     assert "tempfile" not in res["error"] and "kcache" not in res["error"], res["error"]
 
 
+@pytest.mark.child
 def test_hash_only_dumps_are_compared_by_hash(images_svm: Path, tmp_path: Path) -> None:
     """A capture made with DumpBufferHashes: Post dumps hold the layer's 64-bit hash."""
     from cltui.capture import open_capture

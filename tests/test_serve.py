@@ -26,6 +26,8 @@ import pytest
 
 from tests.schemas import validate
 
+pytestmark = pytest.mark.child  # every test starts a process (tests/tiers.py)
+
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

@@ -199,6 +199,7 @@ def test_a_browser_without_the_token_gets_401(server: dict[str, Any], page: Any)
     assert server["token"] not in page.content()
 
 
+@pytest.mark.child
 @needs_chromium
 def test_a_page_of_another_origin_cannot_open_the_websocket(
     server: dict[str, Any], page: Any
@@ -233,6 +234,7 @@ def test_a_dns_rebinding_host_gets_403(server: dict[str, Any], page: Any) -> Non
     assert http_status(port, f"/?token={server['token']}", f"LOCALHOST:{port}") == 200
 
 
+@pytest.mark.child
 @pytest.mark.skipif(os.geteuid() != 0 or shutil.which("runuser") is None
                     or not Path(SYSTEM_PYTHON).exists(),
                     reason="needs root (and runuser, /usr/bin/python3) to run a client as nobody")
@@ -276,6 +278,7 @@ async def _sessions(info: dict[str, Any]) -> None:
             await ws.close()
 
 
+@pytest.mark.child
 def test_one_session_more_than_max_sessions_is_refused_without_a_process(
     pyocl_pocl: Path,
 ) -> None:
@@ -290,6 +293,7 @@ def test_one_session_more_than_max_sessions_is_refused_without_a_process(
     assert "refused a session: 2 sessions are open" in log, log
 
 
+@pytest.mark.child
 @pytest.mark.parametrize("args", [
     ["--public-url", "localhost:8000"],  # no scheme
     ["--public-url", "http://localhost:8000/?token=x"],
@@ -308,6 +312,7 @@ def test_a_url_the_server_cannot_check_requests_against_is_refused(
     assert run.stderr.count("\n") == 1
 
 
+@pytest.mark.child
 def test_behind_a_public_url_requests_must_name_it(pyocl_pocl: Path) -> None:
     with start_serve(pyocl_pocl, "--public-url", "https://cltui.example.org/") as info:
         assert info["url"] == f"https://cltui.example.org/?token={info['token']}"

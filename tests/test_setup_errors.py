@@ -17,7 +17,7 @@ from tests.test_export_device import _need, cpp_replay, run_cpp, run_py
 
 __all__ = ["cpp_replay"]  # the fixture, shared with test_export_device
 
-pytestmark = [pytest.mark.device, pytest.mark.slow]
+pytestmark = [pytest.mark.device, pytest.mark.slow, pytest.mark.child]
 
 
 def _bundle_with_a_bad_argument(pyocl_pocl: Path, tmp_path: Path) -> Path:

@@ -59,6 +59,7 @@ def _walk(capsys: pytest.CaptureFixture[str], path: Path, numbers: list[int]) ->
         assert re.search(r"\bNone\b", text) is None, f"{path.name} enqueue {n}: {text}"
 
 
+@pytest.mark.slow  # seconds each: the full tier's (./dev test --fast leaves it)
 @pytest.mark.parametrize("name", ALL_SMALL)
 def test_show_every_enqueue(capsys: pytest.CaptureFixture[str], name: str) -> None:
     path = capture_path(name)
@@ -66,6 +67,7 @@ def test_show_every_enqueue(capsys: pytest.CaptureFixture[str], name: str) -> No
     _walk(capsys, path, [int(n) for n in cap.numbers])
 
 
+@pytest.mark.child
 def test_show_heat2d_sample_and_dumped_window(
     capsys: pytest.CaptureFixture[str], heat2d: Path
 ) -> None:

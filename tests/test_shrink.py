@@ -59,6 +59,7 @@ def pocl() -> dict[str, object]:
     return select_devices(["pocl"])[0]
 
 
+@pytest.mark.child
 @pytest.mark.device
 def test_one_planted_kernel_is_returned_alone(tmp_path: Path, pocl: dict[str, object]) -> None:
     root = write_capture(chain_capture(plant_at=2), tmp_path / "plant")
@@ -68,6 +69,7 @@ def test_one_planted_kernel_is_returned_alone(tmp_path: Path, pocl: dict[str, ob
     assert "enqueue 2 add" in res.mismatch and "expected 12345" in res.mismatch
 
 
+@pytest.mark.child
 @pytest.mark.device
 def test_a_failure_that_needs_two_kernels_is_shrunk_by_ddmin(
     tmp_path: Path, pocl: dict[str, object]
@@ -104,6 +106,7 @@ def test_plan_for_a_set_with_holes_reloads_what_the_removed_kernels_made(
         plan_for(cap, [])
 
 
+@pytest.mark.child
 @pytest.mark.device
 def test_cli_prints_and_exports_a_bundle_that_reproduces(tmp_path: Path) -> None:
     root = write_capture(chain_capture(plant_at=2), tmp_path / "plant")
@@ -126,6 +129,7 @@ def test_cli_prints_and_exports_a_bundle_that_reproduces(tmp_path: Path) -> None
     assert res.exit_code == 2 and "no kernel enqueue" in res.output
 
 
+@pytest.mark.child
 @pytest.mark.device
 def test_against_a_second_device_sin_is_the_culprit(pyocl_pocl: Path,
                                                     pocl: dict[str, object]) -> None:
@@ -139,6 +143,7 @@ def test_against_a_second_device_sin_is_the_culprit(pyocl_pocl: Path,
     assert "1331/8192 differ" in res.mismatch and "max 1 ULP" in res.mismatch
 
 
+@pytest.mark.child
 @pytest.mark.device
 @pytest.mark.parametrize(
     ("renamed", "rule"), [(None, "captured"), ("Mystery GPU 9000", "real-before-simulator")]

@@ -266,6 +266,7 @@ def test_includes(tmp_path: Path) -> None:
     assert any("/does/not/exist" in w for w in res4.warnings)
 
 
+@pytest.mark.child
 def test_pyopencl_include_fallback_without_importing_pyopencl() -> None:
     code = (
         "import sys\n"

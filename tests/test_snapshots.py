@@ -73,10 +73,12 @@ def _steps(
     return run
 
 
+@pytest.mark.child
 def test_main_small(snap_compare: Compare, pyocl_pocl: Path) -> None:
     assert snap_compare(make_app(pyocl_pocl), terminal_size=SMALL, run_before=_steps(jump=14))
 
 
+@pytest.mark.child
 def test_ansi_16_colours(snap_compare: Compare, pyocl_pocl: Path) -> None:
     run = _steps(jump=22, keys=["shift+down", "3"])
     app = make_app(pyocl_pocl, ansi=True)
@@ -106,61 +108,73 @@ def test_cannot_open(snap_compare: Compare) -> None:
     assert snap_compare(app, terminal_size=SMALL, run_before=_steps())
 
 
+@pytest.mark.child
 def test_source_tab(snap_compare: Compare, pyocl_pocl: Path) -> None:
     run = _steps(jump=14, keys=["1", "full_stop", "full_stop"])
     assert snap_compare(make_app(pyocl_pocl), terminal_size=LARGE, run_before=run)
 
 
+@pytest.mark.child
 def test_build_log(snap_compare: Compare, opencv: Path) -> None:
     run = _steps(jump=31, keys=["1", "tab", "o"])
     assert snap_compare(make_app(opencv), terminal_size=LARGE, run_before=run)
 
 
+@pytest.mark.child
 def test_args_struct(snap_compare: Compare, pyocl_oclgrind: Path) -> None:
     run = _steps(jump=14, keys=["2"])
     assert snap_compare(make_app(pyocl_oclgrind), terminal_size=LARGE, run_before=run)
 
 
+@pytest.mark.child
 def test_buffer_typed(snap_compare: Compare, pyocl_pocl: Path) -> None:
     run = _steps(jump=22, keys=["3", "tab", "right_square_bracket"])
     assert snap_compare(make_app(pyocl_pocl), terminal_size=LARGE, run_before=run)
 
 
+@pytest.mark.child
 def test_buffer_format_and_hex(snap_compare: Compare, images_svm: Path) -> None:
     run = _steps(jump=2, keys=["f", "ctrl+a", "ctrl+k"], text="float4", after=["enter", "x"])
     assert snap_compare(make_app(images_svm), terminal_size=SMALL, run_before=run)
 
 
+@pytest.mark.child
 def test_image_tab(snap_compare: Compare, images_svm: Path) -> None:
     run = _steps(jump=0, keys=["4"])
     assert snap_compare(make_app(images_svm), terminal_size=LARGE, run_before=run)
 
 
+@pytest.mark.child
 def test_timing_tab(snap_compare: Compare, pyocl_pocl: Path) -> None:
     run = _steps(jump=23, keys=["5"])
     assert snap_compare(make_app(pyocl_pocl), terminal_size=LARGE, run_before=run)
 
 
+@pytest.mark.child
 def test_range_visual(snap_compare: Compare, pyocl_pocl: Path) -> None:
     run = _steps(jump=9, keys=["shift+down", "shift+down", "m", "v", "down", "down"])
     assert snap_compare(make_app(pyocl_pocl), terminal_size=SMALL, run_before=run)
 
 
+@pytest.mark.child
 def test_filter_prompt(snap_compare: Compare, pyocl_pocl: Path) -> None:
     run = _steps(keys=["slash"], text="re:^scan")
     assert snap_compare(make_app(pyocl_pocl), terminal_size=SMALL, run_before=run)
 
 
+@pytest.mark.child
 def test_filtered_list(snap_compare: Compare, pyocl_pocl: Path) -> None:
     run = _steps(keys=["5", "slash"], text="scan_lev", after=["enter"])
     assert snap_compare(make_app(pyocl_pocl), terminal_size=SMALL, run_before=run)
 
 
+@pytest.mark.child
 def test_kinds(snap_compare: Compare, opencv: Path) -> None:
     run = _steps(keys=["t"])
     assert snap_compare(make_app(opencv), terminal_size=SMALL, run_before=run)
 
 
+@pytest.mark.child
 def test_help(snap_compare: Compare, images_svm: Path) -> None:
     run = _steps(keys=["question_mark"])
     assert snap_compare(make_app(images_svm), terminal_size=LARGE, run_before=run)
@@ -177,10 +191,12 @@ def broken_capture(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return broken
 
 
+@pytest.mark.child
 def test_broken_capture_notices(snap_compare: Compare, broken_capture: Path) -> None:
     assert snap_compare(make_app(broken_capture), terminal_size=SMALL, run_before=_steps())
 
 
+@pytest.mark.child
 def test_problems_screen(snap_compare: Compare, broken_capture: Path) -> None:
     run = _steps(keys=["p"])
     assert snap_compare(make_app(broken_capture), terminal_size=LARGE, run_before=run)

@@ -29,6 +29,8 @@ from cltui.tui.screens.replay_dialog import ReplayRequest
 from cltui.tui.screens.replay_progress import ProgressScreen, ReplayOutcome, TaskControl
 from cltui.tui.screens.results import ReplayResultsScreen
 
+pytestmark = pytest.mark.child  # every test starts a process (tests/tiers.py)
+
 SMALL = (80, 24)
 LARGE = (120, 36)
 

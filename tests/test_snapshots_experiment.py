@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input
 
@@ -22,6 +23,8 @@ from cltui.tui.app import make_app
 from cltui.tui.screens.ab_results import AbResultsScreen
 from cltui.tui.screens.sweep import SweepScreen
 from tests.test_snapshots_actions import LARGE, Compare, _keys, _loaded, _settle
+
+pytestmark = pytest.mark.child  # every test starts a process (tests/tiers.py)
 
 DEVICE = {"id": "1:0", "name": "pthread-skylake-avx512-AMD EPYC",
           "platform": "Portable Computing Language", "version": "OpenCL 3.0"}  # fmt: skip

@@ -6,11 +6,14 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from textual.pilot import Pilot
 
 from cltui.tui.app import make_app
 from cltui.tui.screens.history import HistoryScreen
 from tests.test_snapshots import LARGE, SMALL, Compare, _settle, _steps
+
+pytestmark = pytest.mark.child  # every test starts a process (tests/tiers.py)
 
 
 def _history(jump: int, keys: list[str]) -> Callable[[Pilot[Any]], Awaitable[None]]:

@@ -11,6 +11,8 @@ from cltui.tui.app import make_app
 from tests.test_snapshots import Compare, _steps
 from tests.test_snapshots_actions import DEVICES, _keys
 
+pytestmark = pytest.mark.child  # every test starts a process (tests/tiers.py)
+
 NARROW = (60, 20)
 WIDE = (200, 50)
 

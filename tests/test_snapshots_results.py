@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from rich.text import Text
 from textual.pilot import Pilot
 
@@ -67,6 +68,7 @@ def test_informational_rows_are_neutral(tmp_path: Path) -> None:
             assert all("red" not in str(span.style) for span in cell.spans)
 
 
+@pytest.mark.child
 def test_results_pass_with_informational_rows(
     snap_compare: Compare, pyocl_pocl: Path, tmp_path: Path
 ) -> None:

@@ -91,6 +91,7 @@ def _cli(*args: str) -> str:
     return r.output
 
 
+@pytest.mark.child
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("slot", SLOTS)
 def test_every_capture_file_slot(images_svm: Path, tmp_path: Path, slot: str, kind: str) -> None:
@@ -108,6 +109,7 @@ def test_every_capture_file_slot(images_svm: Path, tmp_path: Path, slot: str, ki
     run_bounded(f"show/info with {slot} as {kind}", read)
 
 
+@pytest.mark.child
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_replay_folder_file_is_named_by_show(
     images_svm: Path, tmp_path: Path, kind: str
@@ -124,6 +126,7 @@ def test_a_replay_folder_file_is_named_by_show(
     run_bounded(f"show with worksizes.txt as {kind}", read)
 
 
+@pytest.mark.child
 @pytest.mark.parametrize("kind", KINDS)
 def test_the_saved_state_file(tmp_path: Path, kind: str) -> None:
     from cltui.tui.capture_state import load_state
@@ -141,6 +144,7 @@ def test_the_saved_state_file(tmp_path: Path, kind: str) -> None:
     run_bounded(f"the saved state as {kind}", read)
 
 
+@pytest.mark.child
 @pytest.mark.parametrize("what", ["variant.json", "0_prog.cl"])
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_stored_variant(
@@ -167,6 +171,7 @@ def test_a_stored_variant(
     run_bounded(f"variant list with {what} as {kind}", read)
 
 
+@pytest.mark.child
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_fleet_inventory(tmp_path: Path, kind: str) -> None:
     from cltui.fleet.inventory import InventoryError, read_inventory
@@ -183,6 +188,7 @@ def test_a_fleet_inventory(tmp_path: Path, kind: str) -> None:
     run_bounded(f"an inventory as {kind}", read)
 
 
+@pytest.mark.child
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_bundle_manifest(tmp_path: Path, kind: str) -> None:
     from cltui.replay.feasibility import BundleError, load_bundle
@@ -200,6 +206,7 @@ def test_a_bundle_manifest(tmp_path: Path, kind: str) -> None:
     run_bounded(f"a bundle's manifest as {kind}", read)
 
 
+@pytest.mark.child
 def test_links_inside_the_capture_are_still_followed(images_svm: Path, tmp_path: Path) -> None:
     """The confine rule is kept: a link to a file inside the capture is read through."""
     cap = copy_capture(images_svm, tmp_path)
@@ -214,6 +221,7 @@ def test_links_inside_the_capture_are_still_followed(images_svm: Path, tmp_path:
     run_bounded("a link inside the capture", read)
 
 
+@pytest.mark.child
 @pytest.mark.parametrize("kind", KINDS)
 def test_safeopen_names_what_it_refuses(tmp_path: Path, kind: str) -> None:
     from cltui.capture.safeopen import NotRegular, read_limited

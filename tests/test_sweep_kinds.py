@@ -41,6 +41,7 @@ def _env(tmp_path: Path) -> dict[str, str]:
             "XDG_CACHE_HOME": str(tmp_path / "cache"), "CLTUI_CACHE_DIR": str(tmp_path / "cc")}
 
 
+@pytest.mark.child
 @pytest.mark.slow
 def test_every_kind_a_killed_process_left_is_swept_on_the_next_start(
     tmp_path: Path, pyocl_pocl: Path

@@ -98,6 +98,7 @@ async def jump(pilot: Pilot[Any], number: int, *, typed: bool = False) -> None:
 # ------------------------------------------------------------------------------------ list
 
 
+@pytest.mark.child
 @aio
 async def test_loads_every_enqueue_of_the_log(pyocl_pocl: Path) -> None:
     expected = log_enqueues(pyocl_pocl)
@@ -112,6 +113,7 @@ async def test_loads_every_enqueue_of_the_log(pyocl_pocl: Path) -> None:
             "r: enqueue 0 · 1 enq · 1 kernel (rng_gen_philox4x32_uniform)")
 
 
+@pytest.mark.child
 @aio
 async def test_filter_by_substring_regex_and_kind(pyocl_pocl: Path) -> None:
     enqueues = log_enqueues(pyocl_pocl)
@@ -160,6 +162,7 @@ async def test_filter_by_substring_regex_and_kind(pyocl_pocl: Path) -> None:
         assert screen.state()["rows"] == non_kernels == 25
 
 
+@pytest.mark.child
 @aio
 async def test_jump_and_same_kernel_navigation(pyocl_pocl: Path) -> None:
     enqueues = log_enqueues(pyocl_pocl)
@@ -192,6 +195,7 @@ async def test_jump_and_same_kernel_navigation(pyocl_pocl: Path) -> None:
         assert screen.state()["rows"] == 123
 
 
+@pytest.mark.child
 @aio
 async def test_range_selection_visual_mode_and_bookmarks(pyocl_pocl: Path) -> None:
     enqueues = {n: (f, k) for n, f, k in log_enqueues(pyocl_pocl)}
@@ -288,6 +292,7 @@ def _dump(capture: Path, side: str, number: int, arg: int) -> Path:
     return path
 
 
+@pytest.mark.child
 @aio
 async def test_buffer_view_shows_typed_pre_and_post(pyocl_pocl: Path) -> None:
     # 22 sin_kernel: arg 0 is the float output, arg 2 the input
@@ -328,6 +333,7 @@ async def test_buffer_view_shows_typed_pre_and_post(pyocl_pocl: Path) -> None:
         assert pane.stats[1] is not None and pane.stats[1].changed == 0
 
 
+@pytest.mark.child
 @aio
 async def test_buffer_element_format_struct_and_hex(pyocl_pocl: Path) -> None:
     raw = _dump(pyocl_pocl, "Post", 14, 4).read_bytes()  # rank__base: int32
@@ -374,6 +380,7 @@ async def test_buffer_element_format_struct_and_hex(pyocl_pocl: Path) -> None:
         assert view.hex_mode and view.row_count == len(raw) // 8
 
 
+@pytest.mark.child
 @aio
 async def test_args_table_decodes_struct_by_value(pyocl_oclgrind: Path) -> None:
     raw = (pyocl_oclgrind / "Replay" / "Enqueue_14_clip_by_rank" / "Argument6.bin").read_bytes()
@@ -391,6 +398,7 @@ async def test_args_table_decodes_struct_by_value(pyocl_oclgrind: Path) -> None:
         assert table.get_row_at(2)[6] == "__local" and table.get_row_at(2)[5] == "4.0 KiB"
 
 
+@pytest.mark.child
 @aio
 async def test_source_pane_scrolls_to_kernel_and_marks_argument(pyocl_pocl: Path) -> None:
     async with make_app(pyocl_pocl).run_test(size=SIZE) as pilot:
@@ -420,6 +428,7 @@ async def test_source_pane_scrolls_to_kernel_and_marks_argument(pyocl_pocl: Path
         assert pilot.app.screen.focused is pilot.app.screen.query_one(EnqueueList)
 
 
+@pytest.mark.child
 @aio
 async def test_image_pane_decodes_pre_and_post(images_svm: Path) -> None:
     (pre_path,) = (images_svm / "memDumpPreEnqueue").glob("Enqueue_0000_*_Arg_0_*.raw")
@@ -452,6 +461,7 @@ async def test_image_pane_decodes_pre_and_post(images_svm: Path) -> None:
         assert screen.query_one(BufferView).hex_mode is False
 
 
+@pytest.mark.child
 @aio
 async def test_buffer_keys_work_while_the_list_has_focus(pyocl_pocl: Path) -> None:
     """x, ] and [ act on the visible buffer tab whatever has focus (issue 17: they did
@@ -483,6 +493,7 @@ async def test_buffer_keys_work_while_the_list_has_focus(pyocl_pocl: Path) -> No
         assert pilot.app.focused is screen.enqueue_list  # the list kept the keyboard
 
 
+@pytest.mark.child
 @aio
 async def test_timing_pane_on_the_large_capture(heat2d: Path) -> None:
     async with make_app(heat2d).run_test(size=SIZE) as pilot:
@@ -502,6 +513,7 @@ async def test_timing_pane_on_the_large_capture(heat2d: Path) -> None:
 # ------------------------------------------------------------------------ errors & help
 
 
+@pytest.mark.child
 @aio
 async def test_broken_capture_opens_with_notices(images_svm: Path, tmp_path: Path) -> None:
     from tests.conftest import copy_capture
@@ -528,6 +540,7 @@ async def test_broken_capture_opens_with_notices(images_svm: Path, tmp_path: Pat
         await settle(pilot)
 
 
+@pytest.mark.child
 @aio
 async def test_not_a_capture_shows_one_line(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("hello")
@@ -540,6 +553,7 @@ async def test_not_a_capture_shows_one_line(tmp_path: Path) -> None:
         assert not isinstance(pilot.app.screen, PromptScreen)
 
 
+@pytest.mark.child
 @aio
 async def test_help_screen_and_palette_come_from_bindings(images_svm: Path) -> None:
     app = make_app(images_svm)
@@ -555,6 +569,7 @@ async def test_help_screen_and_palette_come_from_bindings(images_svm: Path) -> N
         assert {"Replay", "Export"} <= titles
 
 
+@pytest.mark.child
 @aio
 async def test_two_captures_switch(pyocl_pocl: Path, pyocl_oclgrind: Path) -> None:
     app = make_app(pyocl_pocl, pyocl_oclgrind)
@@ -567,6 +582,7 @@ async def test_two_captures_switch(pyocl_pocl: Path, pyocl_oclgrind: Path) -> No
         assert second.state()["status"].startswith("B: r: enqueue 0 ·")
 
 
+@pytest.mark.child
 @aio
 async def test_capture_without_log_browses_its_dumps(images_svm: Path, tmp_path: Path) -> None:
     from tests.conftest import copy_capture
@@ -622,6 +638,7 @@ async def test_a_failing_record_or_pane_shows_a_line_not_a_traceback(images_svm:
         assert screen.state()["cursor"] == 3
 
 
+@pytest.mark.child
 @aio
 async def test_a_typedef_of_the_program_as_the_buffer_format(pyocl_pocl: Path) -> None:
     """The element type comes decoded with the enqueue; the program's typedefs are parsed only
@@ -641,6 +658,7 @@ async def test_a_typedef_of_the_program_as_the_buffer_format(pyocl_pocl: Path) -
         assert not pane.apply_format("no_such_type_t")
 
 
+@pytest.mark.child
 @aio
 async def test_source_tab_shown_first_time_scrolls_to_the_kernel(pyocl_pocl: Path) -> None:
     """The first time the Source tab shows, it sits at the kernel its header names (issue 17:

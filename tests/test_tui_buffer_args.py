@@ -7,12 +7,15 @@ import dataclasses
 from pathlib import Path
 
 import numpy as np
+import pytest
 from textual.widgets import Label
 
 from cltui.tui.widgets.buffer_pane import BufferPane
 from cltui.tui.widgets.buffer_view import BufferView
 from cltui.tui.widgets.detail_panes import DetailPanes
 from tests.test_tui_app import SIZE, _dump, aio, jump, make_app, settle, wait_loaded
+
+pytestmark = pytest.mark.child  # every test starts a process (tests/tiers.py)
 
 
 def _title(pane: BufferPane) -> str:

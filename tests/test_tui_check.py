@@ -4,11 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from cltui.tui.app import make_app
 from cltui.tui.screens.findings import FindingsScreen
 from cltui.tui.screens.main import MainScreen
 from cltui.tui.widgets.source_view import SourceView
 from tests.test_tui_replay import SIZE, aio, loaded, select, wait_for
+
+pytestmark = pytest.mark.child  # every test starts a process (tests/tiers.py)
 
 
 @aio

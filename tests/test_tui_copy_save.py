@@ -24,6 +24,8 @@ from tests.conftest import copy_capture
 from tests.said import Said
 from tests.test_tui_app import SIZE, _dump, aio, jump, make_app, settle, wait_loaded
 
+pytestmark = pytest.mark.child  # every test starts a process (tests/tiers.py)
+
 
 def read_png(path: Path) -> npt.NDArray[np.uint8]:
     """An 8-bit RGB PNG without interlace whose rows use filter 0 (what write_png makes)."""

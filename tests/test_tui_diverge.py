@@ -40,6 +40,7 @@ def post_differs(a: Path, b: Path, number: int) -> bool:
     )
 
 
+@pytest.mark.child
 @aio
 async def test_two_captures_marked_and_d_jumps_to_first_divergent(
     pyocl_pocl: Path, pyocl_oclgrind: Path, monkeypatch: pytest.MonkeyPatch
@@ -89,6 +90,7 @@ async def test_two_captures_marked_and_d_jumps_to_first_divergent(
         assert main_b.state()["cursor"] == 22
 
 
+@pytest.mark.child
 @aio
 async def test_one_capture_has_no_divergence_keys(pyocl_pocl: Path) -> None:
     app = make_app(pyocl_pocl)

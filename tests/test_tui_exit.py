@@ -16,6 +16,8 @@ import pytest
 
 from tests.ptyterm import PtyTerm
 
+pytestmark = pytest.mark.child  # every test starts a process (tests/tiers.py)
+
 LOADED = "rng_gen"
 SHIFT_DOWN = b"\x1b[1;2B"
 CTRL_R = b"\x12"

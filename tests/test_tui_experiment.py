@@ -54,6 +54,7 @@ async def _field(pilot: Any, dialog: ExperimentDialog, key: str, value: str) -> 
     await pilot.pause()
 
 
+@pytest.mark.child
 @pytest.mark.device
 @pytest.mark.usefixtures("_pocl")
 @aio
@@ -93,6 +94,7 @@ async def test_edit_in_editor_then_ab_shows_the_broken_argument(
         await wait_for(pilot, lambda: app.screen is screen)
 
 
+@pytest.mark.child
 @pytest.mark.device
 @pytest.mark.usefixtures("_pocl")
 @aio
@@ -134,6 +136,7 @@ def test_editor_script_is_executable(tmp_path: Path) -> None:
     assert os.access(_editor(tmp_path), os.X_OK)
 
 
+@pytest.mark.child
 @aio
 async def test_sweep_screen_cancel_stops_and_keeps_the_rows(pyocl_pocl: Path) -> None:
     """Cancel (escape) while rows come: the task sees the cancel, the rows so far stay."""

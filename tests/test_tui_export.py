@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from textual.widgets import Checkbox, Input, Label
 
 from cltui.tui.app import make_app
@@ -14,6 +15,8 @@ from cltui.tui.screens.export_dialog import ExportDialog
 from cltui.tui.screens.main import MainScreen
 from tests.said import Said
 from tests.test_tui_replay import SIZE, aio, loaded, select, wait_for
+
+pytestmark = pytest.mark.child  # every test starts a process (tests/tiers.py)
 
 
 def record_notes(app: Any) -> list[str]:

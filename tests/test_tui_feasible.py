@@ -25,6 +25,7 @@ from tests.test_tui_replay import (
 )
 
 
+@pytest.mark.child
 @aio
 async def test_a_device_that_cannot_run_the_range_is_marked_with_the_reason(
     big_local: Path,  # noqa: F811

@@ -21,7 +21,7 @@ from cltui.tui.screens.replay_dialog import ReplayDialog
 from tests.sshd_hosts import HostSpec, SshHosts
 from tests.test_tui_replay import SIZE, loaded, open_dialog, select, wait_for
 
-pytestmark = [pytest.mark.device]
+pytestmark = [pytest.mark.device, pytest.mark.child]
 
 
 def test_the_replay_dialog_runs_the_range_on_an_inventorys_hosts(

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from cltui.tui.screens.history import HistoryScreen
 from cltui.tui.widgets.buffer_pane import BufferPane
 from cltui.tui.widgets.history_list import HistoryList
 from tests.said import Said
 from tests.test_tui_app import SIZE, aio, jump, make_app, settle, wait_loaded
+
+pytestmark = pytest.mark.child  # every test starts a process (tests/tiers.py)
 
 
 async def _wait_history(pilot, screen) -> None:  # type: ignore[no-untyped-def]

@@ -21,6 +21,8 @@ from cltui.tui.widgets.buffer_view import BufferView
 from tests.ptyterm import PtyTerm
 from tests.test_tui_app import SIZE, aio, jump, settle, wait_loaded
 
+pytestmark = pytest.mark.child  # every test starts a process (tests/tiers.py)
+
 _NAMES = {"/": "slash", ":": "colon", "\r": "enter", "\x1b": "escape", " ": "space",
           "\x01": "ctrl+a", "\x0b": "ctrl+k"}
 

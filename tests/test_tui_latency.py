@@ -20,6 +20,8 @@ from cltui.tui.screens.replay_progress import ProgressScreen
 from tests.analysis_synth import chain_capture, write_capture
 from tests.test_tui_replay import aio, loaded, select, wait_for
 
+pytestmark = pytest.mark.child  # every test starts a process (tests/tiers.py)
+
 Compare = Callable[..., bool]
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 from textual.widgets import Static
 
 from cltui.capture.cltypes import parse_type
@@ -16,6 +17,8 @@ from cltui.tui.widgets.buffer_view import BufferView
 from cltui.tui.widgets.image_view import ImageView
 from tests import test_tui_replay as replay
 from tests.test_tui_app import aio, jump, settle, wait_loaded
+
+pytestmark = pytest.mark.child  # every test starts a process (tests/tiers.py)
 
 
 def _list_rows(screen: object) -> int:

@@ -17,6 +17,8 @@ from tests.conftest import copy_capture
 from tests.said import Said
 from tests.test_tui_app import SIZE, aio, jump, make_app, settle, wait_loaded
 
+pytestmark = pytest.mark.child  # every test starts a process (tests/tiers.py)
+
 
 def _files(home: Path) -> list[Path]:
     return sorted((home / "cltui").glob("*.json"))

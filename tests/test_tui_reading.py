@@ -37,6 +37,8 @@ from cltui.tui.screens.main import MainScreen
 from tests.conftest import REPO, copy_capture
 from tests.said import Said
 
+pytestmark = pytest.mark.child  # every test starts a process (tests/tiers.py)
+
 SIZE = (100, 30)
 EXIT_BOUND_S = 10.0  # a hang detector: the reading would take >= 60 s (the exit is ~0.3 s)
 _HOG_RE = re.compile(r"(a|a)*b")

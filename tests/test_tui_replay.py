@@ -98,6 +98,7 @@ def table_rows(screen: ReplayResultsScreen) -> list[list[str]]:
     return [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
 
 
+@pytest.mark.child
 @aio
 async def test_replay_images_svm_on_pocl_all_equal_and_three_way_diff(images_svm: Path) -> None:
     async with make_app(images_svm).run_test(size=SIZE) as pilot:
@@ -156,6 +157,7 @@ async def test_replay_images_svm_on_pocl_all_equal_and_three_way_diff(images_svm
         assert not save_dir.exists()  # the replayed outputs go with the results screen
 
 
+@pytest.mark.child
 @aio
 async def test_replay_on_oclgrind_shows_ulp_and_highlights_mismatches(pyocl_pocl: Path) -> None:
     post_file = next((pyocl_pocl / "memDumpPostEnqueue").glob("Enqueue_0022_Kernel_*_Arg_0_*"))
@@ -206,6 +208,7 @@ async def test_replay_on_oclgrind_shows_ulp_and_highlights_mismatches(pyocl_pocl
         assert "arg 0: ulp 1" in results.summary().plain
 
 
+@pytest.mark.child
 @aio
 async def test_dialog_rejects_bad_fields_and_escape_cancels(images_svm: Path) -> None:
     async with make_app(images_svm).run_test(size=SIZE) as pilot:
@@ -229,6 +232,7 @@ async def test_dialog_rejects_bad_fields_and_escape_cancels(images_svm: Path) ->
         assert isinstance(pilot.app.screen, MainScreen)
 
 
+@pytest.mark.child
 @aio
 async def test_start_asked_for_while_listing_runs_once_the_devices_are_listed(
     pyocl_pocl: Path, monkeypatch: pytest.MonkeyPatch
@@ -283,6 +287,7 @@ def test_parse_replay_fields() -> None:
             parse_replay_fields(*bad)
 
 
+@pytest.mark.child
 @aio
 async def test_progress_cancel_runs_hooks_and_failure_is_one_line(images_svm: Path) -> None:
     started = threading.Event()
@@ -335,6 +340,7 @@ def _fault_plan(tmp: Path, kernel: str) -> Any:
     return Plan(manifest, tmp)
 
 
+@pytest.mark.child
 @pytest.mark.parametrize(("kernel", "status", "text"), [
     ("wild", "crashed", "enqueue 41 (wild) crashed the driver"),
     ("spin", "timed out", "enqueue 41 (spin) did not finish within 2 s"),
@@ -367,6 +373,7 @@ async def test_crash_or_hang_is_one_line_and_the_app_lives(
         assert main.state()["cursor"] == 1
 
 
+@pytest.mark.child
 @aio
 async def test_cancel_kills_a_hanging_replay(
     images_svm: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -393,6 +400,7 @@ async def test_cancel_kills_a_hanging_replay(
         assert pilot.app.screen is main
 
 
+@pytest.mark.child
 @pytest.mark.parametrize(
     ("pocl_name", "mark", "rule", "why"),
     [
@@ -455,6 +463,7 @@ async def test_dialog_ticks_the_device_the_rule_chooses_and_says_why(
         assert " ".join(shown.split()) == f"ticked: {why}"
 
 
+@pytest.mark.child
 @aio
 async def test_dialog_without_the_capture_s_device_name_ticks_a_real_device(
     images_svm: Path, monkeypatch: pytest.MonkeyPatch
@@ -476,6 +485,7 @@ async def test_dialog_without_the_capture_s_device_name_ticks_a_real_device(
         assert dialog.device_choice["why"].startswith("the capture does not name its device")
 
 
+@pytest.mark.child
 @aio
 async def test_a_range_without_kernels_is_refused_before_the_dialog(pyocl_pocl: Path) -> None:
     """Replay and export of a range with no kernel enqueue (13: a transfer) say so at once, in

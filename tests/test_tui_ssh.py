@@ -16,6 +16,8 @@ from tests.ptyterm import PtyTerm
 from tests.sshd_hosts import HostSpec, SshHosts
 from tests.test_tui_keys import LIST_ROW
 
+pytestmark = pytest.mark.child  # every test starts a process (tests/tiers.py)
+
 
 @pytest.mark.parametrize("size", [(80, 24), (200, 50)])
 def test_the_app_over_ssh(

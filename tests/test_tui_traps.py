@@ -22,6 +22,8 @@ from cltui.tui.widgets.enqueue_list import EnqueueList
 from tests.test_tui_app import SIZE, aio, jump, make_app, settle, type_text, wait_loaded
 from tests.test_tui_replay import device_id, open_dialog, results_screen, wait_for
 
+pytestmark = pytest.mark.child  # every test starts a process (tests/tiers.py)
+
 Calls = list[tuple[str, int, int]]
 
 

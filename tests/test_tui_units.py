@@ -166,6 +166,7 @@ def test_open_command_rejects_bad_paths(tmp_path: Path) -> None:
     assert "Traceback" not in result.output
 
 
+@pytest.mark.child
 def test_wheel_ships_styles_and_the_helper_finds_them(tmp_path: Path) -> None:
     import subprocess
     import sys

@@ -74,6 +74,7 @@ def _needs_pocl() -> None:
 pytestmark = pytest.mark.device
 
 
+@pytest.mark.child
 def test_fill_without_dumps_around_is_not_a_pass(tmp_path: Path) -> None:
     """(a) A FillBuffer between two kernels, no dumps after it: the plan sees it, the
     pattern is unknown (the log does not hold it), so the verdict is INCOMPLETE, exit 3."""
@@ -117,6 +118,7 @@ def test_fill_without_dumps_around_is_not_a_pass(tmp_path: Path) -> None:
     assert "host transfer 2 clEnqueueFillBuffer before enqueue 3: not replayed" in text.stdout
 
 
+@pytest.mark.child
 @pytest.mark.parametrize("mode", ["chain", "strict"])
 def test_fill_and_copy_are_replayed_from_the_capture(tmp_path: Path, mode: str) -> None:
     """A fill whose pattern the next Pre dump shows and a copy from an object of the range
@@ -143,6 +145,7 @@ def test_fill_and_copy_are_replayed_from_the_capture(tmp_path: Path, mode: str) 
     assert [ch["action"] for ch in report["plan"]["changes"]] == ["replay", "replay"]
 
 
+@pytest.mark.child
 def test_write_is_reloaded_in_chain_and_departs_in_strict(tmp_path: Path) -> None:
     """A WriteBuffer's data is not in the log: chain mode reloads the next Pre dump (the
     written state, captured: PASS); strict mode never reloads: INCOMPLETE with the
@@ -162,6 +165,7 @@ def test_write_is_reloaded_in_chain_and_departs_in_strict(tmp_path: Path) -> Non
     assert "1 departed from the capture" in report["verdict"]["line"]
 
 
+@pytest.mark.child
 def test_kernel_without_post_dumps_is_incomplete(tmp_path: Path) -> None:
     """(c) A kernel whose outputs the capture did not dump: INCOMPLETE, exit 3, counts."""
     cap = _capture(tmp_path, [], post=False)
@@ -180,6 +184,7 @@ def test_kernel_without_post_dumps_is_incomplete(tmp_path: Path) -> None:
     assert len(unchecked) == 3
 
 
+@pytest.mark.child
 def test_full_range_on_pocl_still_passes(pyocl_pocl: Path) -> None:
     """(b) pyopencl_lib_pocl 14-38: every enqueue replayed and checked: PASS, exit 0 (its
     CopyBuffer at 15 fills a buffer before its first use: covered by that input)."""
@@ -192,6 +197,7 @@ def test_full_range_on_pocl_still_passes(pyocl_pocl: Path) -> None:
     assert report["verdict"]["line"].startswith("PASS: 23/23 kernel enqueues replayed, ")
 
 
+@pytest.mark.child
 def test_heat2d_host_write_verdicts(heat2d: Path) -> None:
     """(d) heat2d 122396-122411: the WriteBuffer at 122407 is reloaded from the next Pre dump
     in chain mode (captured data: PASS); strict mode departs there: INCOMPLETE, not PASS."""
@@ -233,6 +239,7 @@ def test_verdict_rules_are_pure() -> None:
     assert two["line"].startswith("FAIL on 2 devices: 0:0: FAIL")
 
 
+@pytest.mark.child
 def test_copy_into_an_object_before_its_first_use_is_replayed(tmp_path: Path) -> None:
     """A copy into C before the first kernel that uses C, which has no Pre dump: the copy's
     source is known (A), so it is replayed as an operation and the range passes."""

@@ -2,8 +2,10 @@
 
 - **Tiers.** ``./dev test --fast`` runs the fast tier: every test not marked ``child`` (it
   starts a process: a replay child, the app's reader, Oclgrind, a CLI run in a subprocess),
-  ``cmake`` (it builds the C++ runner), ``sshd``, ``browser``, ``device`` (it needs a real
-  OpenCL device) or ``slow``.  The full tier (CI, ``./dev test``) runs everything.
+  ``cmake`` (it uses the C++ runner), ``sshd``, ``browser``, ``device`` (it needs a real
+  OpenCL device) or ``slow``.  The full tier (CI, ``./dev test``) runs everything.  A test
+  that uses a fixture which starts processes for a whole scope (:data:`FIXTURE_MARKS`) gets
+  that fixture's mark.
 - **The guard.** Each process a test starts (``fork``, ``subprocess``, ``multiprocessing``) is
   recorded.  In the fast tier a test that starts one fails: it lacks its ``child`` mark.
   Every process started while a test runs must be gone once its teardown ends (a grace of a
@@ -129,7 +131,21 @@ def pytest_configure(config: pytest.Config) -> None:
     install()
 
 
+# fixtures that start processes for every test of a scope (so no test records them): a test
+# that uses one is marked for it
+FIXTURE_MARKS = {
+    "cpp_replay": "cmake",  # the C++ runner, built once per session
+    "ssh_hosts": "sshd",  # real sshd daemons
+    "browser": "browser",  # chromium through Playwright
+    "server": "child", "served": "child",  # a cltui serve process
+    "heat2d": "slow",  # the 204,011-enqueue capture, unpacked with zstd once per session
+}  # fmt: skip
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        for fixture in set(getattr(item, "fixturenames", ())) & FIXTURE_MARKS.keys():
+            item.add_marker(FIXTURE_MARKS[fixture])
     if not fast_tier():
         return
     keep, drop = [], []
@@ -156,7 +172,8 @@ def _process_guard(request: pytest.FixtureRequest) -> Iterator[None]:
     log = os.environ.get("CLTUI_TEST_SPAWNLOG")
     if log and started:
         with open(log, "a", encoding="utf-8") as f:
-            f.write(f"{request.node.nodeid}\t{len(started)}\t{started[0][1]}\n")
+            first = " ".join(started[0][1].split())  # one line (a -c script has several)
+            f.write(f"{request.node.nodeid}\t{len(started)}\t{first}\n")
     problems: list[str] = []
     if fast_tier() and started:
         problems.append(

@@ -12,9 +12,10 @@ from textual.widgets import DataTable, Static
 from cltui.capture.opening import open_capture
 from cltui.tui.app import make_app
 from cltui.tui.screens.problems import ProblemsScreen
+from cltui.tui.widgets.enqueue_list import EnqueueList
 from tests.conftest import capture_path
 from tests.said import Said
-from tests.test_tui_app import SIZE, aio, settle, wait_loaded
+from tests.test_tui_app import SIZE, aio, jump, settle, type_text, wait_loaded
 
 
 @pytest.fixture(scope="module")
@@ -66,3 +67,40 @@ async def test_damaged_capture_one_notice_and_readable_problems(coldcache: Path)
         assert table.has_focus
         await pilot.press("escape")
         assert not isinstance(pilot.app.screen, ProblemsScreen)
+
+
+def _row_texts(lst: EnqueueList, count: int) -> list[str]:
+    """The rows shown, ``~`` (recovered) written as a space."""
+    return [lst.render_line(y).text.replace("~", " ").strip() for y in range(1, count + 1)]
+
+
+@pytest.mark.child
+@aio
+async def test_lost_enqueues_are_dim_rows_in_order(coldcache: Path) -> None:
+    """2, 8, 13, 15, 17 ... were lost with the log and no file names them: each has a dim
+    'lost' row with the report's counts, in number order; the cursor passes over them."""
+    async with make_app(coldcache).run_test(size=(120, 40)) as pilot:
+        screen = await wait_loaded(pilot)
+        lst = screen.enqueue_list
+        rows = _row_texts(lst, 18)
+        assert [r.split()[0] for r in rows] == [str(n) for n in range(18)]
+        lost = [r for r in rows if r.split()[1] == "lost"]
+        assert [int(r.split()[0]) for r in lost] == [2, 8, 13, 15, 17]
+        assert "no file names it" in lost[0] and "3 CopyBuffer" in lost[0]
+        assert rows[1].split()[1] == "kernel" and rows[3].split()[1] == "kernel"
+        await pilot.press("down")
+        assert screen.capture is not None
+        assert int(screen.capture.numbers[lst.cursor_pos or 0]) == 1
+        await pilot.press("down")  # over the lost 2, onto 3
+        assert int(screen.capture.numbers[lst.cursor_pos or 0]) == 3
+        await jump(pilot, 101)  # far down: the view follows the cursor's row, lost rows and all
+        await settle(pilot)
+        top = round(lst.scroll_y)
+        shown = _row_texts(lst, 38)
+        assert any(r.startswith("101 ") for r in shown), (top, shown)
+        await pilot.press("slash")
+        await type_text(pilot, "axpb")
+        await pilot.press("enter")
+        await settle(pilot)
+        # a filter keeps only the enqueues it matches: no lost rows
+        assert all("lost" not in r for r in _row_texts(lst, len(lst.view)))

@@ -69,6 +69,8 @@ SCENES = [
     # a damaged capture: enqueues rebuilt from the dump files (~), and a replay of 14-38 whose
     # verdict says what the log lost
     Scene("24-damaged-list", "pyopencl_lib_coldcache", (120, 36), jump=14),
+    # its problems dialog: the highlighted problem's whole text below the table (issue 31)
+    Scene("37-damaged-problems", "pyopencl_lib_coldcache", (120, 36), keys=["p", "down", "down"]),
     Scene("25-damaged-replay", "pyopencl_lib_coldcache", (140, 36), jump=14,
           keys=["shift+down"] * 22 + ["r", "ctrl+r"]),
     # issue 17: the history of the selected argument's object (H), copy (y) and save (s)

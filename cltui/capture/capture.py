@@ -152,7 +152,12 @@ class Capture:
             return
         self.recovery = rec
         self.problems.extend(rec.problems)
-        self.problems.append(Problem(rec.line(), self.log.path.name if self.log else ""))
+        # an error when the log lost most of the capture (more than half of the enqueues it
+        # made, recovered or not), a warning when it lost less
+        severity = "error" if 2 * rec.lost_count > rec.expected else "warning"
+        self.problems.append(
+            Problem(rec.line(), self.log.path.name if self.log else "", severity=severity)
+        )
         if not rec.enqueues:
             return
         self._set_columns(self._columns().with_recovered(rec))

@@ -13,7 +13,6 @@ from textual.containers import Container, Horizontal
 from textual.widgets import Label, ProgressBar
 from textual.worker import get_current_worker
 
-from cltui.capture.display import escape_controls
 from cltui.capture.model import Enqueue, EnqueueKind
 from cltui.progress import CancelToken
 from cltui.tui.browse import (
@@ -32,7 +31,7 @@ from cltui.tui.messages import (
 )
 from cltui.tui.screens.help import HelpScreen
 from cltui.tui.screens.panes import PanesScreen
-from cltui.tui.screens.problems import ProblemsScreen
+from cltui.tui.screens.problems import ProblemsScreen, problems_summary
 from cltui.tui.screens.reading import Opener
 from cltui.tui.widgets.buffer_pane import BufferPane
 from cltui.tui.widgets.detail_panes import SOURCE_KEYS, DetailPanes
@@ -64,7 +63,6 @@ class ScreenState(TypedDict):
     status: str
 
 
-MAX_NOTICES = 5  # problems shown as notifications on open; the rest are on the problems screen
 
 
 class MainScreen(PanesScreen):
@@ -192,17 +190,15 @@ class MainScreen(PanesScreen):
         self.details.set_capture(cap)
         problems = list(cap.problems)
         self.status.set_parts(problems=len(problems))
-        for problem in problems[:MAX_NOTICES]:
+        if problems:  # one notice for all of them: the problems screen has each one
+            errors = any(p.severity == "error" for p in problems)
             self.notify(
-                escape_controls(str(problem)),
-                title="Capture problem",
-                severity="error" if problem.severity == "error" else "warning",
+                problems_summary(problems),
+                title="Capture problems",
+                severity="error" if errors else "warning",
                 timeout=12,
                 markup=False,
             )
-        if len(problems) > MAX_NOTICES:
-            more = len(problems) - MAX_NOTICES
-            self.notify(f"{more} more problems: press p to list them all", timeout=12)
         self._update_range()
         self.refresh_bindings()
         if self.remember:

@@ -20,6 +20,7 @@ from cltui.capture.display import escape_controls
 from cltui.capture.model import EnqueueKind, EnqueueRow
 from cltui.tui.format import ellipsize, fmt_ns, fmt_size
 from cltui.tui.messages import CursorMoved, RangeChanged
+from cltui.tui.widgets.lost_rows import LostRows
 
 if TYPE_CHECKING:
     from cltui.capture.capture import Capture
@@ -33,7 +34,8 @@ _FOCUSED = 8
 
 BADGE_LEGEND = (
     "data: < pre-enqueue dump, > post-enqueue dump, R Replay folder, # hashes only; "
-    "~ after the number: recovered from the dump files (the log lost it)"
+    "~ after the number: recovered from the dump files (the log lost it); "
+    "a dim 'lost' row: lost with the log, and no file names it"
 )
 
 MarkFn = Callable[[int], "tuple[str, Style] | None"]  # position -> one-cell badge and its style
@@ -104,6 +106,9 @@ class EnqueueList(ScrollView, can_focus=True):
         self._num_width = 6
         self._last_pos: int | None = None
         self.mark_fn: MarkFn | None = None  # an extra badge column (e.g. divergence), if set
+        self._lost: LostRows | None = None
+        self._rows: npt.NDArray[np.int64] | None = None  # view with lost rows (lost_rows.py)
+        self._row_of: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)  # view index -> row
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # rows always fit the width: the inherited horizontal scrolling keys do nothing here
@@ -115,6 +120,7 @@ class EnqueueList(ScrollView, can_focus=True):
         self._cache.clear()
         n = len(capture)
         self._num_width = max(4, len(str(int(capture.numbers.max()))) if n else 4)
+        self._lost = LostRows(capture)
         self.set_view(np.arange(n, dtype=np.int64))
 
     def set_marks(self, mark_fn: MarkFn | None) -> None:
@@ -131,7 +137,10 @@ class EnqueueList(ScrollView, can_focus=True):
         if current is not None and len(self.view):
             self.cursor = min(int(np.searchsorted(self.view, current)), len(self.view) - 1)
         self._cache.clear()
-        self.virtual_size = Size(self.size.width, len(self.view) + 1)
+        self._rows = self._lost.rows(self.view) if self._lost is not None else None
+        if self._rows is not None:
+            self._row_of = np.flatnonzero(self._rows >= 0).astype(np.int64)
+        self.virtual_size = Size(self.size.width, self._row_count() + 1)
         self._scroll_cursor_visible()
         self.refresh()
         self._cursor_changed()
@@ -235,6 +244,17 @@ class EnqueueList(ScrollView, can_focus=True):
         self._set_cursor(target)
 
     # --------------------------------------------------------------- helpers
+    def _row_count(self) -> int:
+        return len(self.view) if self._rows is None else len(self._rows)
+
+    def _row_of_index(self, index: int) -> int:
+        """The screen row (from 0, below the header) of view index ``index``."""
+        return index if self._rows is None else int(self._row_of[index])
+
+    def _index_of_row(self, row: int) -> int:
+        """The view index of screen row ``row``: a lost row gives the enqueue after it."""
+        return row if self._rows is None else int(np.searchsorted(self._row_of, row))
+
     def _in_view(self, pos: int) -> bool:
         i = int(np.searchsorted(self.view, pos))
         return i < len(self.view) and int(self.view[i]) == pos
@@ -291,17 +311,18 @@ class EnqueueList(ScrollView, can_focus=True):
     def _scroll_cursor_visible(self) -> None:
         rows = self._rows_visible()
         top = round(self.scroll_y)
+        row = self._row_of_index(self.cursor) if len(self.view) else 0
         # force: the list was just filled and the layout has not shown its scrollbar yet
         # (Textual scrolls only a widget whose scrollbar shows): a cursor restored at load
         # was left below the rows shown
-        if self.cursor < top:
-            self.scroll_to(y=self.cursor, animate=False, immediate=True, force=True)
-        elif self.cursor >= top + rows:
-            self.scroll_to(y=self.cursor - rows + 1, animate=False, immediate=True, force=True)
+        if row < top:
+            self.scroll_to(y=row, animate=False, immediate=True, force=True)
+        elif row >= top + rows:
+            self.scroll_to(y=row - rows + 1, animate=False, immediate=True, force=True)
 
     # ------------------------------------------------------------- rendering
     def on_resize(self, event: events.Resize) -> None:
-        self.virtual_size = Size(event.size.width, len(self.view) + 1)
+        self.virtual_size = Size(event.size.width, self._row_count() + 1)
         self._scroll_cursor_visible()
 
     def on_focus(self) -> None:
@@ -313,7 +334,7 @@ class EnqueueList(ScrollView, can_focus=True):
     def on_click(self, event: events.Click) -> None:
         row = event.y - 1
         if row >= 0:
-            self._set_cursor(round(self.scroll_y) + row)
+            self._set_cursor(self._index_of_row(round(self.scroll_y) + row))
 
     def _columns(self, width: int) -> tuple[int, int, int, int]:
         """Widths of (number, kind, kernel, geometry); time is 9 and data 4."""
@@ -335,9 +356,15 @@ class EnqueueList(ScrollView, can_focus=True):
                 style = self.get_component_rich_style("enqueue-list--dim")
                 return Strip([Segment(ellipsize(" " + text, width), style)], width)
             return Strip.blank(width, self.rich_style)
-        if index >= len(self.view):
+        if index >= self._row_count():
             return Strip.blank(width, self.rich_style)
-        pos = int(self.view[index])
+        if self._rows is not None:
+            entry = int(self._rows[index])
+            if entry < 0:
+                return self._lost_row(LostRows.number(entry), width)
+            pos, index = entry, self._index_of_row(index)
+        else:
+            pos = int(self.view[index])
         flags = 0
         if index == self.cursor:
             flags |= _CURSOR | (_FOCUSED if self.has_focus else 0)
@@ -367,6 +394,15 @@ class EnqueueList(ScrollView, can_focus=True):
         )
         style = self.get_component_rich_style("enqueue-list--header")
         return Strip([Segment(ellipsize(text, width), style)], width)
+
+    def _lost_row(self, number: int, width: int) -> Strip:
+        """A dim row for lost enqueue ``number``: what the evidence says of it."""
+        assert self._lost is not None
+        nw, kw, _, _ = self._columns(width)
+        dim = self.rich_style + self.get_component_rich_style("enqueue-list--dim")
+        kind = ellipsize(self._lost.kind or "lost", kw).ljust(kw)
+        text = f" {str(number).rjust(nw)} {kind} {self._lost.evidence}"
+        return Strip([Segment(ellipsize(text, width), dim)], width).adjust_cell_length(width, dim)
 
     def _render_row(self, pos: int, width: int, flags: int) -> Strip:
         assert self.capture is not None

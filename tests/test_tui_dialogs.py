@@ -125,3 +125,50 @@ async def test_replay_dialog_highlights_the_ticked_device_and_its_ticked_line_fo
         await pilot.pause()
         assert line() == rule
         assert isinstance(pilot.app.screen, ReplayDialog)
+
+
+@aio
+async def test_the_save_menus_of_the_buffer_and_the_image_follow_one_rule_for_the_sides(
+    images_svm: Path, pyocl_pocl: Path
+) -> None:
+    """Both save menus: the lowercase key first (what ``enter`` saves) is Post, the uppercase
+    key Pre; the image menu listed ``P pre`` first, so ``s enter`` saved Pre there and Post
+    on the Buffer tab."""
+    from textual.widgets import OptionList
+
+    from cltui.tui.screens.copy_save import ChoiceScreen
+    from cltui.tui.screens.prompt import PromptScreen
+
+    async def menu(pilot: object, tab: str) -> list[str]:
+        from textual.pilot import Pilot
+
+        assert isinstance(pilot, Pilot)
+        await pilot.press(tab, "s")
+        await pilot.pause()
+        choice = pilot.app.screen
+        assert isinstance(choice, ChoiceScreen)
+        options = choice.query_one(OptionList)
+        shown = [str(options.get_option_at_index(i).prompt).split(":")[0]
+                 for i in range(options.option_count)]  # fmt: skip
+        await pilot.press("enter")
+        await pilot.pause()
+        prompt = pilot.app.screen
+        assert isinstance(prompt, PromptScreen)
+        shown.append(prompt.query_one(Input).value)
+        await pilot.press("escape")
+        await pilot.pause()
+        return shown
+
+    async with make_app(pyocl_pocl).run_test(size=SIZE) as pilot:
+        main = await loaded(pilot)
+        assert main.jump_to(22)
+        await pilot.pause()
+        assert await menu(pilot, "3") == [
+            "n  post as .npy (float)", "N  pre as .npy (float)", "c  pre and post as .csv (float)",
+            "enqueue22_arg0_post.npy"]
+    async with make_app(images_svm).run_test(size=SIZE) as pilot:
+        main = await loaded(pilot)
+        assert main.jump_to(0)
+        await pilot.pause()
+        assert await menu(pilot, "4") == [
+            "p  post as .png", "P  pre as .png", "enqueue0_arg0_post.png"]

@@ -172,3 +172,28 @@ async def test_the_save_menus_of_the_buffer_and_the_image_follow_one_rule_for_th
         await pilot.pause()
         assert await menu(pilot, "4") == [
             "p  post as .png", "P  pre as .png", "enqueue0_arg0_post.png"]
+
+
+@aio
+async def test_at_60_columns_the_summary_and_status_lines_end_in_an_ellipsis(
+    pyocl_pocl: Path,
+) -> None:
+    """The enqueue's summary over the details and the status line are one line each: at 60x20
+    a longer one ended cut mid-word ("... (clEnqueueNDRangeKernel) ·"), or wrapped at a word
+    with the rest out of sight; now its last cell is an ellipsis."""
+    from textual.widgets import Static
+
+    from cltui.tui.widgets.status_line import StatusLine
+
+    async with make_app(pyocl_pocl).run_test(size=(60, 20)) as pilot:
+        main = await loaded(pilot)
+        assert main.jump_to(14)
+        await pilot.pause()
+        summary = main.query_one("#enqueue-summary", Static)
+        status = main.query_one(StatusLine)
+        status.set_parts(range_text="r: enqueues 21-23 · 3 enq · 2 kernel (axpb, clip_by_rank, "
+                                    "get_size_and_offset)")  # fmt: skip
+        await pilot.pause()
+        for widget in (summary, status):
+            shown = widget.render_line(0).text.rstrip()
+            assert shown.endswith("…"), shown

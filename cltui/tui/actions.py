@@ -47,6 +47,7 @@ __all__ = [
     "MARKS",
     "Divergence",
     "FindingMarks",
+    "refuse_without_kernels",
     "shared_opener",
     "start_check",
     "start_export",
@@ -70,7 +71,8 @@ def _goto(app: AnyApp) -> Callable[[int], object] | None:
     return origin.jump_to if isinstance(origin, MainScreen) else None
 
 
-def _refused(app: AnyApp, what: str, capture: Capture, first: int, last: int) -> bool:
+def refuse_without_kernels(app: AnyApp, what: str, capture: Capture, first: int,
+                           last: int) -> bool:  # fmt: skip
     """Whether the range has no kernel enqueue to work on (said at once, in a notification,
     with the plan's own words: before the dialog, not after its start)."""
     from cltui.capture.ranges import EnqueueRange
@@ -86,7 +88,7 @@ def _refused(app: AnyApp, what: str, capture: Capture, first: int, last: int) ->
 
 def start_replay(app: AnyApp, capture: Capture, first: int, last: int) -> None:
     """Device dialog -> progress (cancel kills the child) -> results screen."""
-    if _refused(app, "Replay", capture, first, last):
+    if refuse_without_kernels(app, "Replay", capture, first, last):
         return
     goto = _goto(app)
     from cltui.tui.screens.main import MainScreen
@@ -127,7 +129,7 @@ def start_export(
     app: AnyApp, capture: Capture, first: int, last: int, folder: Path | None = None
 ) -> None:
     """Export dialog -> progress (cancel removes the partial bundle) -> a notification."""
-    if _refused(app, "Export", capture, first, last):
+    if refuse_without_kernels(app, "Export", capture, first, last):
         return
 
     def chosen(request: ExportRequest | None) -> None:
@@ -199,7 +201,7 @@ def start_latency(app: AnyApp, screen: MainScreen, options: Options | None = Non
     if cap is None or sel is None:
         return
     first, last = int(cap.numbers[sel[0]]), int(cap.numbers[sel[1]])
-    if _refused(app, "Latency", cap, first, last):
+    if refuse_without_kernels(app, "Latency", cap, first, last):
         return
     title = f"Launch latency of {_range_text(first, last)}"
 

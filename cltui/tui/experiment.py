@@ -25,6 +25,7 @@ from cltui.progress import CancelToken, ProgressEvent
 from cltui.replay import lifecycle
 from cltui.replay.experiment.report import AbReport
 from cltui.replay.experiment.variant import ProgramChange, VariantError
+from cltui.tui.actions import refuse_without_kernels
 from cltui.tui.screens.ab_results import AbResultsScreen
 from cltui.tui.screens.experiment_dialog import ExperimentDialog, ExperimentRequest
 from cltui.tui.screens.replay_progress import ProgressScreen, TaskControl, TaskFailed
@@ -107,6 +108,8 @@ def start_experiment(app: App[Any], screen: MainScreen, program: ProgramChange |
     if picked is None:
         return
     cap, first, last = picked
+    if refuse_without_kernels(app, "Experiment", cap, first, last):
+        return
     rng = _range(first, last)
 
     def chosen(req: ExperimentRequest | None) -> None:

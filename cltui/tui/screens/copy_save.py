@@ -179,6 +179,15 @@ def save_file(screen: Screen[Any], capture: Path, default: str, writer: Writer) 
     screen.app.push_screen(PromptScreen("Save to", hint, default, "path"), answered)
 
 
+def _side_keys(sides: set[str], letter: str) -> list[tuple[str, str]]:
+    """The save menus' one rule for the sides (``"pre"``, ``"post"``): the lowercase key comes
+    first (``enter`` saves it) and saves Post, or Pre where there is no Post; the uppercase key
+    saves Pre next to a Post."""
+    if "post" not in sides:
+        return [(letter, "pre")] if "pre" in sides else []
+    return [(letter, "post")] + ([(letter.upper(), "pre")] if "pre" in sides else [])
+
+
 def start_save(screen: MainScreen) -> None:
     """``s`` on the browser: the visible Buffer or Image tab."""
     cap = screen.capture
@@ -195,29 +204,24 @@ def start_save(screen: MainScreen) -> None:
             screen.notify("No buffer data to save here", severity="warning")
             return
         pre, post = view.pre, view.post
-        side = "post" if post is not None else "pre"
-        choices = [
-            CopyChoice("n", f"{side} as .npy ({ctype.name})", f"{stem}_{side}.npy"),
-            CopyChoice("c", f"pre and post as .csv ({ctype.name})", f"{stem}.csv"),
-        ]
-        if pre is not None and post is not None:
-            choices.insert(1, CopyChoice("N", f"pre as .npy ({ctype.name})", f"{stem}_pre.npy"))
+        data = {"pre": pre, "post": post}
+        sides = _side_keys({k for k, d in data.items() if d is not None}, "n")
+        choices = [CopyChoice(k, f"{side} as .npy ({ctype.name})", f"{stem}_{side}.npy")
+                   for k, side in sides]  # fmt: skip
+        choices.append(CopyChoice("c", f"pre and post as .csv ({ctype.name})", f"{stem}.csv"))
 
         def npy(data: Any) -> Writer:
             return lambda p: f"{write_npy(p, data, ctype):,} × {ctype.name}"
 
-        writers: dict[str, Writer] = {
-            "n": npy(post if post is not None else pre),
-            "N": npy(pre),
-            "c": lambda p: f"{write_buffer_csv(p, pre, post, ctype):,} rows of {ctype.name}",
-        }
+        writers: dict[str, Writer] = {k: npy(data[side]) for k, side in sides}
+        writers["c"] = lambda p: f"{write_buffer_csv(p, pre, post, ctype):,} rows of {ctype.name}"
     elif active == "image":
         images = dict(screen.query_one(ImageView).images)
         if not images:
             screen.notify("No image to save here", severity="warning")
             return
-        keys = {"post": "p", "pre": "P"}
-        choices = [CopyChoice(keys[k], f"{k} as .png", f"{stem}_{k}.png") for k in images]
+        sides = _side_keys(set(images), "p")
+        choices = [CopyChoice(k, f"{side} as .png", f"{stem}_{side}.png") for k, side in sides]
 
         def png(rgb: Any) -> Writer:
             def write(p: Path) -> str:
@@ -226,7 +230,7 @@ def start_save(screen: MainScreen) -> None:
 
             return write
 
-        writers = {keys[k]: png(images[k]) for k in images}
+        writers = {k: png(images[side]) for k, side in sides}
     else:
         screen.notify("s saves the Buffer or Image tab (3, 4)", severity="warning")
         return

@@ -165,6 +165,8 @@ class ReplayDialog(FormDialog[ReplayRequest]):
         self.hosts_for: str | None = None  # the inventory listed (or being listed)
         self.discovering = False
         self._remote_rows = 0  # remote rows at the end of the list
+        self._default_ticked: list[str] = []  # what the rule ticked (the "ticked:" line's why)
+        self._shown_ticked: list[str] = []  # the ticks the "ticked:" line describes
 
     def compose(self) -> ComposeResult:
         what = f"{self.first}" if self.first == self.last else f"{self.first}-{self.last}"
@@ -280,9 +282,11 @@ class ReplayDialog(FormDialog[ReplayRequest]):
             prompt = f"{d['id']}  {d['name']}{mark} · {d['platform']}"
             lst.add_option(Selection(prompt, str(d["id"]), d["id"] in ticked
                                      and not remote_ticked))
-        lst.highlighted = 0
+        # the highlight on the first ticked device: space there unticks what is ticked
+        lst.highlighted = next((i for i, d in enumerate(devices) if d["id"] in lst.selected), 0)
         self.query_one("#replay-go", Button).disabled = False
         self._show_remote(remote_ticked)
+        self._default_ticked = self._shown_ticked = self._ticked()
         self._show_feasible()
         self._check_feasible(list(devices))
         if self.start_when_listed:  # asked for during the listing: the ticks are the rule's
@@ -342,6 +346,7 @@ class ReplayDialog(FormDialog[ReplayRequest]):
         if rh.ticked_by_host(lst.selected):  # loaded to run there: the local ticks go
             for v in [v for v in lst.selected if rh.split_remote(v) is None]:
                 lst.deselect(v)
+        self._shown_ticked = self._ticked()
         ok = sum(1 for hd in found if hd.status == "ok")
         self.query_one("#replay-device-why", Label).update(Text(
             f"hosts: {ok} of {len(found)} answered; tick local or remote devices, not both"
@@ -421,6 +426,26 @@ class ReplayDialog(FormDialog[ReplayRequest]):
         self, _event: SelectionList.SelectionHighlighted[str]
     ) -> None:
         self._show_feasible()
+
+    def on_selection_list_selected_changed(
+        self, _event: SelectionList.SelectedChanged[str]
+    ) -> None:
+        """The user ticked or unticked: the "ticked:" line says what is ticked now."""
+        if self.listing or not self.device_choice:
+            return
+        ticked = self._ticked()
+        if ticked == self._shown_ticked:  # the dialog's own (un)ticking: its line stays
+            return
+        self._shown_ticked = ticked
+        shown = self.device_choice["why"] if ticked == self._default_ticked else (
+            ", ".join(ticked) + " (by you)" if ticked else "nothing")
+        self.query_one("#replay-device-why", Label).update(Text(f"ticked: {shown}"))
+
+    def _ticked(self) -> list[str]:
+        """The ticked devices as the "ticked:" line names them."""
+        selected = self.query_one("#replay-devices", SelectionList).selected
+        ticked = [f"{d['id']} {d['name']}" for d in self.devices if d["id"] in selected]
+        return ticked + [v for v in selected if rh.split_remote(v) is not None]
 
     def show_error(self, text: str) -> None:
         self.query_one("#replay-error", Label).update(text)

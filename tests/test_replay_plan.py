@@ -123,7 +123,8 @@ def test_1d_image_marked_2d_by_the_layer_is_replayed_as_1d(tmp_path: Path) -> No
     1D image (capture-format §6.2): the kernel signature's image1d_t wins."""
     from cltui.capture.model import ArgKind, Dump, Enqueue, EnqueueKind, EnqueueRow, KernelArg
     from cltui.replay.engine.compare import Tolerance
-    from cltui.replay.plan.builder import _Builder
+    from cltui.replay.plan.base import PlanState
+    from cltui.replay.plan.memory import mem
 
     folder = tmp_path / "Replay" / "Enqueue_0_k"
     folder.mkdir(parents=True)
@@ -152,8 +153,8 @@ def test_1d_image_marked_2d_by_the_layer_is_replayed_as_1d(tmp_path: Path) -> No
     class _Cap:
         path = tmp_path
 
-    b = _Builder(_Cap(), "chain", Tolerance(), {})
-    mid, problem = b.mem(enq, arg)
+    b = PlanState(_Cap(), "chain", Tolerance(), {})
+    mid, problem = mem(b, enq, arg)
     assert problem is None
     image = b.memory[mid]["image"]
     assert image["image_type"] == "CL_MEM_OBJECT_IMAGE1D"

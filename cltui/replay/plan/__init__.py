@@ -24,7 +24,8 @@ argument 2 (buffer 0007)") and the step still runs when it can.
 The parts, one job each: :mod:`.build` (which enqueues, the manifest), :mod:`.builder`
 (one step), :mod:`.inputs` (loads and pre-checks before a step, by the mode's rule),
 :mod:`.transfers` (host transfers inside the range), :mod:`.checks`, :mod:`.args`,
-:mod:`.memory`, :mod:`.programs`, :mod:`.lost`, over one typed state (:mod:`.base`).
+:mod:`.memory`, :mod:`.programs`, :mod:`.lost`: plain functions over one typed state
+(:class:`.base.PlanState`), each module importing only those before it.
 """
 
 from cltui.replay.plan.build import Plan, PlanError, build_plan, kernel_numbers, set_text

@@ -7,26 +7,26 @@ import numpy as np
 
 from cltui.capture.model import ArgKind, Enqueue, KernelArg
 from cltui.replay.engine.schema import ArgSpec
-from cltui.replay.plan.memory import _Memory
+from cltui.replay.plan.base import PlanState
+from cltui.replay.plan.memory import mem
 
 
-class _Args(_Memory):
-    def arg(
-        self, enq: Enqueue, a: KernelArg, mem_args: dict[str, list[KernelArg]]
-    ) -> tuple[ArgSpec, str | None]:
-        """The argument's entry, or the problem; a memory argument joins ``mem_args``."""
-        base: ArgSpec = {"index": a.index, "name": a.name, "type": a.type_name}
-        if a.kind in (ArgKind.BUFFER, ArgKind.IMAGE, ArgKind.SVM):
-            mid, problem = self.mem(enq, a)
-            if problem is not None:
-                return base, problem
-            mem_args.setdefault(mid, []).append(a)
-            base["kind"] = a.kind.value
-            base["mem"] = mid
-            if a.kind is ArgKind.SVM:
-                base["offset"] = a.svm_offset
-            return base, None
-        return base, _value_arg(a, base)
+def arg(
+    st: PlanState, enq: Enqueue, a: KernelArg, mem_args: dict[str, list[KernelArg]]
+) -> tuple[ArgSpec, str | None]:
+    """The argument's entry, or the problem; a memory argument joins ``mem_args``."""
+    base: ArgSpec = {"index": a.index, "name": a.name, "type": a.type_name}
+    if a.kind in (ArgKind.BUFFER, ArgKind.IMAGE, ArgKind.SVM):
+        mid, problem = mem(st, enq, a)
+        if problem is not None:
+            return base, problem
+        mem_args.setdefault(mid, []).append(a)
+        base["kind"] = a.kind.value
+        base["mem"] = mid
+        if a.kind is ArgKind.SVM:
+            base["offset"] = a.svm_offset
+        return base, None
+    return base, _value_arg(a, base)
 
 
 def _value_arg(a: KernelArg, base: ArgSpec) -> str | None:

@@ -94,8 +94,8 @@ class StepIO:
     checks: list[CheckSpec] = field(default_factory=list)
 
 
-class BuilderBase:
-    """The builder's state; every part is a mixin over it."""
+class PlanState:
+    """The builder's state; every part is a set of functions over it."""
 
     def __init__(
         self, cap: Capture, mode: Mode, tolerance: Tolerance, arg_tol: ArgTolerance
@@ -114,7 +114,7 @@ class BuilderBase:
         # mem id -> (enqueue of the last step touching it, its captured Post dump or None)
         self.state: dict[str, tuple[int, Dump | None]] = {}
         self._replays: dict[int, ReplayFolder] = {}
-        # host-side transfers seen in the log (see ``_Transfers.transfer``): per memory id
+        # host-side transfers seen in the log (see ``transfers.transfer``): per memory id
         # the ones since its last step, the ops waiting for the next step, the scope entries
         # (one per transfer that changes an object a later step uses), and per memory id
         # the enqueue of the unreplayed transfer its replayed state follows

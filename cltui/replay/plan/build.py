@@ -24,8 +24,10 @@ from cltui.replay.engine.schema import (
     StepSpec,
 )
 from cltui.replay.modes import Mode, is_mode
-from cltui.replay.plan.builder import _Builder
+from cltui.replay.plan.base import PlanState
+from cltui.replay.plan.builder import add
 from cltui.replay.plan.lost import lost_changes, lost_runs, lost_text
+from cltui.replay.plan.transfers import transfer
 
 
 class PlanError(CltuiError, ValueError):
@@ -79,15 +81,15 @@ def build_plan(
     if not is_mode(mode):
         raise PlanError(f"unknown mode {mode!r} (chain, isolated or strict)")
     tol = tolerance or Tolerance()
-    b = _Builder(cap, mode, tol, arg_tolerance or {})
+    b = PlanState(cap, mode, tol, arg_tolerance or {})
     what, numbers = kernel_numbers(cap, rng)
     selected = set(numbers)
     for n in _with_transfers(cap, numbers, mode):
         enq = cap.enqueue(n)
         if n in selected:
-            b.add(enq)
+            add(b, enq)
         else:
-            b.transfer(enq)
+            transfer(b, enq)
     _keep_settled_transfers(b)
     b.lost, note = lost_runs(cap, numbers[0], numbers[-1])
     if note is not None:
@@ -130,7 +132,7 @@ def kernel_numbers(cap: Capture, rng: EnqueueRange | Sequence[int]) -> tuple[str
     return set_text(numbers), numbers
 
 
-def _keep_settled_transfers(b: _Builder) -> None:
+def _keep_settled_transfers(b: PlanState) -> None:
     """Each step keeps the transfers a later step depends on (each with how it is
     replayed): those settled at the next use of their object."""
     for st in b.steps:
@@ -141,7 +143,7 @@ def _keep_settled_transfers(b: _Builder) -> None:
             st.pop("transfers", None)
 
 
-def _manifest(b: _Builder, cap: Capture, what: str, mode: Mode, tol: Tolerance) -> Manifest:
+def _manifest(b: PlanState, cap: Capture, what: str, mode: Mode, tol: Tolerance) -> Manifest:
     manifest: Manifest = {
         "format": PLAN_FORMAT,
         "version": PLAN_VERSION,

@@ -279,7 +279,7 @@ def test_repeat_restores_inputs_between_repetitions(heat2d: Path, kind: str) -> 
     assert eng.run(3)["ok"]
     loops = eng.repeat_launches(3)
     assert len(loops) == 3 and all(t > 0 for t in loops)
-    host_writes = [isinstance(r, functools.partial) for r in eng._hoisted]
+    host_writes = [isinstance(r, functools.partial) for r in eng.launcher.hoisted]
     assert host_writes and all(host_writes) == (kind == "CPU") and any(host_writes) == all(
         host_writes
     )

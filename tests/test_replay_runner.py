@@ -298,28 +298,29 @@ def test_the_device_hash_kernel_is_the_layer_s_hash(
     plan = {"format": PLAN_FORMAT, "version": 1, "programs": {}, "memory": {}, "steps": []}
     eng = engine_mod.Engine(plan, dev, lambda _key: np.zeros(0, np.uint8))
     eng.prepare()
+    hashing = eng.launcher.checker.hashing
     gen = np.random.default_rng(7)
     sizes = [0, 1, 2, 3, 4, 5, 7, 8, 4099] + ([(1 << 20) + 3] if name == "pocl" else [])
     for n in sizes:
         data = gen.integers(0, 256, n, dtype=np.uint8)
-        assert eng._device_hash64(data) == cli_hash64(data), n
+        assert hashing.device_hash64(data) == cli_hash64(data), n
     # the kernel walks the data in launches of HASH64_CHUNK_WORDS words: cross boundaries
     import cltui.replay.engine.hashing as hashing_mod
 
     monkeypatch.setattr(hashing_mod, "HASH64_CHUNK_WORDS", 3)
     data = gen.integers(0, 256, 4 * 10 + 2, dtype=np.uint8)
     events: list[dict[str, Any]] = []
-    eng.progress = events.append
-    assert eng._device_hash64(data, 7) == cli_hash64(data)
+    hashing.progress = events.append
+    assert hashing.device_hash64(data, 7) == cli_hash64(data)
     # a progress event after each launch (the runner's no-progress timeout sees them)
     assert [(e["type"], e["enqueue"], e["done"], e["of"]) for e in events] == [
         ("hash", 7, 12, 44), ("hash", 7, 24, 44), ("hash", 7, 36, 44), ("hash", 7, 44, 44)
     ]
     # a simulator uses the host hasher when one is given (Oclgrind runs the chain slowly)
     zeros = np.zeros(8, np.uint8)
-    eng.hasher = lambda _b: 42
+    hashing.hasher = lambda _b: 42
     want = (42, "host") if name == "oclgrind" else (cli_hash64(zeros), "device")
-    assert eng._hash64(zeros) == want
+    assert hashing.hash64(zeros) == want
 
 
 @pytest.mark.parametrize("name", ["pocl", "oclgrind"])

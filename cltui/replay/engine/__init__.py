@@ -9,7 +9,7 @@ bundle's ``replay.py`` is this engine plus a manifest.  Its modules import each 
 those four by relative imports only, which resolve the same inside cltui and in a bundle.
 Import nothing else of cltui here.
 
-Rooms: :mod:`.base` (plan format, error, memory object, engine state), :mod:`.devices`
+Rooms: :mod:`.base` (plan format, error, memory object, the run's frozen options), :mod:`.devices`
 (listing, ``--device``), :mod:`.choice` (the default device rule), :mod:`.programs`
 (builds, binary cache), :mod:`.memory` (objects, arguments, writes, restores, replayed
 transfers), :mod:`.hashing` (the layer's hash on the device), :mod:`.checks` (compare,

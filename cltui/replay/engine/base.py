@@ -1,11 +1,12 @@
 """What every part of the replay engine shares: the plan format, the error, the device memory
-object, small OpenCL helpers and the engine's state (standard library, numpy; pyopencl is
+object, small OpenCL helpers and the run's options (standard library, numpy; pyopencl is
 imported where it is used)."""
 
 from __future__ import annotations
 
 import statistics
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -14,10 +15,7 @@ import numpy.typing as npt
 
 from ...errors import CltuiError
 from .schema import (
-    BuildInfo,
     Device,
-    Finding,
-    FindingKind,
     Manifest,
     MemorySpec,
     Stats,
@@ -26,12 +24,10 @@ from .schema import (
 )
 
 if TYPE_CHECKING:
-    from concurrent.futures import Future, ThreadPoolExecutor
 
     import pyopencl as cl
 
     from .compare import Tolerance
-    from .feasible import DeviceFacts
 
 PLAN_FORMAT = "cltui-replay-plan"
 
@@ -170,40 +166,19 @@ class Shared:
         self.programs: dict[tuple[str, str], cl.Program] = {}
 
 
-class _EngineState:
-    """What every part of the engine reads and sets (assigned in ``Engine.__init__``); the
-    parts (:mod:`.programs`, :mod:`.memory`, :mod:`.hashing`, :mod:`.checks`,
-    :mod:`.launch`) are mixins of :class:`.core.Engine` over this state."""
+@dataclass(frozen=True)
+class EngineOptions:
+    """What one engine run is asked to do, fixed when the engine is made: every part reads
+    it, none changes it (the parts own their own state: see :class:`.core.Engine`)."""
 
     plan: Manifest
     device: Device
     loader: Loader
     progress: EventSink
-    hasher: Hasher | None
-    tol: Tolerance
-    arg_tol: dict[int, ToleranceSpec]
-    save_dir: Path | None
-    probe: bool
-    binary_cache: Path | None
-    shared: Shared | None
-    _stamps: dict[str, bytes]
-    _writer: ThreadPoolExecutor | None  # saves outputs
-    _writes: list[Future[None]]
-    notes: list[str]
-    builds: dict[str, BuildInfo]
-    mems: dict[str, _Mem]
-    kernels: list[cl.Kernel | None]  # None: the step cannot run on this device
-    facts: DeviceFacts | None  # the device's facts (the pre-flight's)
-    cannot: dict[int, list[Finding]]  # step index -> why it cannot run here
-    set_up_failed: dict[int, str]  # step index -> why its kernel could not be set up
-    at_launch: dict[int, list[Finding]]  # step -> findings its launch decides (AT_LAUNCH)
-    bad_mems: dict[str, tuple[FindingKind, str]]  # objects not made here, and why
-    marks: dict[int, dict[str, dict[str, int]]]  # enqueue -> pre/post -> mem -> cannot-run
-    ctx: cl.Context
-    queue: cl.CommandQueue
-    dev: cl.Device
-    has_svm: bool
-    build_log: str
-    _arg_refs: list[object]  # pyopencl objects kernel arguments refer to (kept alive)
-    _hash_kernel: cl.Kernel | None
-    _hash_error: str
+    tol: Tolerance  # the plan's tolerance merged with the caller's
+    hasher: Hasher | None = None
+    arg_tol: dict[int, ToleranceSpec] = field(default_factory=dict)
+    save_dir: Path | None = None
+    probe: bool = False
+    binary_cache: Path | None = None
+    timeline: bool = False

@@ -1,21 +1,54 @@
 """Checks: comparing what a step wrote with the capture (element-wise, or by the layer's hash
-on the device), and verifying a load.  A mixin of :class:`.core.Engine`."""
+on the device), and verifying a load.  The :class:`Checker` part of :class:`.core.Engine`."""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from . import compare as _compare
-from .base import EngineError, HostArray, _cl_msg, _Mem, _safe
-from .hashing import _Hashing
-from .memory import _Memory
+from .base import EngineError, EngineOptions, HostArray, _cl_msg, _Mem, _safe
+from .hashing import DeviceHash
+from .memory import DeviceMemory
+from .preflight import Preflight
 from .schema import CheckResult, CheckSpec, CompareResult, Status, StepSpec
 
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ThreadPoolExecutor
 
-class _Checks(_Memory, _Hashing):
-    """Checks: comparing what a step wrote with the capture (see the module doc)."""
 
-    def _verify(
+class Checker:
+    """Checks: comparing what a step wrote with the capture (see the module doc), over the
+    device's memory, its hash and the pre-flight's marks; it owns the background writer of
+    the outputs it saves."""
+
+    def __init__(
+        self, opts: EngineOptions, memory: DeviceMemory, hashing: DeviceHash, preflight: Preflight
+    ) -> None:
+        self.loader = opts.loader
+        self.tol = opts.tol
+        self.arg_tol = opts.arg_tol
+        self.save_dir = opts.save_dir
+        self.memory = memory
+        self.hashing = hashing
+        self.preflight = preflight
+        self.queue = memory.queue
+        self._writer: ThreadPoolExecutor | None = None  # saves outputs
+        self._writes: list[Future[None]] = []
+
+    def finish_saves(self) -> None:
+        """Wait for the outputs being saved; a failed save fails the run (as it did when
+        outputs were written inline)."""
+        if self._writer is None:
+            return
+        self._writer.shutdown(wait=True)
+        self._writer = None
+        for fut in self._writes:
+            fut.result()
+        self._writes = []
+
+    def verify(
         self,
         step: StepSpec,
         m: _Mem,
@@ -28,7 +61,7 @@ class _Checks(_Memory, _Hashing):
         mine = next((buf for pm, buf in prereads if pm is m), None)
         if mine is None:  # no pre-check of this object: read it now
             mine = np.empty(m.size, np.uint8)
-            self._read(m, mine)
+            self.memory.read(m, mine)
         try:
             self.queue.finish()
         except cl.Error as exc:
@@ -38,10 +71,10 @@ class _Checks(_Memory, _Hashing):
             ) from None
         if _compare.bytes_equal(mine, host):
             return False
-        self._write(m, host)
+        self.memory.write(m, host)
         return True
 
-    def _check(self, step: StepSpec, c: CheckSpec, host: HostArray, when: str) -> CheckResult:
+    def check(self, step: StepSpec, c: CheckSpec, host: HostArray, when: str) -> CheckResult:
         """One check of ``host`` (what the step left in ``c["mem"]``, or held before it:
         ``when`` pre) against the capture; the output is saved (post) when asked."""
         output = None
@@ -69,7 +102,7 @@ class _Checks(_Memory, _Hashing):
         if at is not None:
             out["after_unreplayed"] = int(at)
             out["summary"] = f"after unreplayed host write at {int(at)}: {summary}"
-        after = self.marks.get(int(step["enqueue"]), {}).get(when, {}).get(c["mem"])
+        after = self.preflight.marks.get(int(step["enqueue"]), {}).get(when, {}).get(c["mem"])
         if after is not None:  # it follows what an enqueue that could not run left
             out["after_cannot_run"] = after
             out["summary"] = f"after enqueue {after}, which cannot run here: {out['summary']}"
@@ -100,7 +133,7 @@ class _Checks(_Memory, _Hashing):
             return res.status, res.summary(), res.to_dict()
         hashed = c.get("hash64")
         if hashed:
-            got, why = self._hash64(host, step["enqueue"])
+            got, why = self.hashing.hash64(host, step["enqueue"])
             if got is None:
                 return "unchecked", f"the capture holds only a hash of this object ({why})", None
             want = int(str(hashed), 16)

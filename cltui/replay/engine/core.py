@@ -15,22 +15,25 @@ from .base import (
     PLAN_FORMAT,
     PLAN_VERSION,
     EngineError,
+    EngineOptions,
     EventSink,
     Hasher,
     HostArray,
     Loader,
-    Restore,
     Shared,
     _cl_msg,
-    _Mem,
     _stats,
 )
+from .checks import Checker
 from .compare import Tolerance
 from .devices import open_device
-from .preflight import _Preflight
-from .programs import _Programs
+from .hashing import DeviceHash
+from .launch import Launcher
+from .memory import DeviceMemory
+from .preflight import Preflight
+from .programs import Programs
 from .results import step_results
-from .schedule import Schedule, Timed
+from .schedule import Schedule
 from .schema import (
     BuildInfo,
     Device,
@@ -43,7 +46,7 @@ from .schema import (
     TimelineResult,
     ToleranceSpec,
 )
-from .timeline import _Timeline
+from .timeline import timeline_launches
 
 if TYPE_CHECKING:
     import pyopencl as cl
@@ -80,8 +83,16 @@ def open_shared(device: Device) -> Shared:
     return Shared(dev, ctx, queue)
 
 
-class Engine(_Timeline, _Programs, _Preflight):
-    """One plan on one device.  ``prepare()`` then ``run()``; see the package doc."""
+class Engine:
+    """One plan on one device.  ``prepare()`` then ``run()``; see the package doc.
+
+    The engine *has* its parts, each made with what it needs over one frozen
+    :class:`.base.EngineOptions`, each the one owner of its state: :class:`.preflight.Preflight`
+    (what cannot run here), :class:`.programs.Programs` (the builds), and, once the device's
+    context exists, :class:`.memory.DeviceMemory` (the memory objects),
+    :class:`.hashing.DeviceHash`, :class:`.checks.Checker` and :class:`.launch.Launcher` (the
+    kernels and the launch loops; :mod:`.timeline` times them launch by launch).  ``notes``
+    is the one list every part adds its notes to."""
 
     def __init__(
         self,
@@ -104,45 +115,53 @@ class Engine(_Timeline, _Programs, _Preflight):
                 f"not a replay plan this engine reads (format {plan.get('format')!r}, "
                 f"version {plan.get('version')!r})"
             )
-        self.plan = plan
-        self.device = device
-        self.loader = loader
-        self.progress = progress or (lambda _e: None)
-        self.hasher = hasher
-        self.tol = Tolerance.from_dict(plan.get("tolerance")).merged(tolerance)
-        self.arg_tol = arg_tolerance or {}
-        self.save_dir = Path(save_dir) if save_dir else None
-        if probe and self.save_dir is None:
+        if probe and not save_dir:
             raise EngineError("probing outputs needs a folder to save them in")
-        self.probe = probe
-        self.binary_cache = Path(binary_cache) if binary_cache else None
+        self.opts = EngineOptions(
+            plan=plan, device=device, loader=loader, progress=progress or (lambda _e: None),
+            tol=Tolerance.from_dict(plan.get("tolerance")).merged(tolerance), hasher=hasher,
+            arg_tol=arg_tolerance or {}, save_dir=Path(save_dir) if save_dir else None,
+            probe=probe, binary_cache=Path(binary_cache) if binary_cache else None,
+            timeline=timeline and not probe,
+        )  # fmt: skip
         self.shared = shared
-        self.timeline = timeline and not probe
-        self._stamps = {}
-        self._writer = None
-        self._writes = []
         self.notes: list[str] = []
-        self.builds: dict[str, BuildInfo] = {}
-        self.mems: dict[str, _Mem] = {}
-        self.kernels = []
-        self.facts = None
-        self.cannot = {}
-        self.set_up_failed = {}
-        self.at_launch = {}
-        self.bad_mems = {}
-        self.marks = {}
-        self.has_svm = False
-        self.build_log = ""
-        # objects a kernel argument refers to must outlive the launches: clSetKernelArg
-        # copies only the handle, and a released sampler makes NVIDIA's driver fail the
-        # enqueue with CL_INVALID_KERNEL_ARGS (PoCL happens to tolerate it)
-        self._arg_refs = []
-        self._timed: list[Timed] = []
-        self._timed_steps: list[int] = []
-        self._hoisted: list[Restore] = []
-        self._sched = Schedule([])  # the last run's (repeat_launches times it again)
-        self._hash_kernel = None  # built on the first hash-only check
-        self._hash_error = ""  # why the device could not hash (then the host hasher)
+        self.preflight = Preflight(self.opts)
+        self.programs = Programs(self.opts, self.notes, self.preflight)
+        self._launcher: Launcher | None = None  # made by prepare()
+
+    # ---- what the callers read ---------------------------------------------
+
+    @property
+    def plan(self) -> Manifest:
+        return self.opts.plan
+
+    @property
+    def device(self) -> Device:
+        return self.opts.device
+
+    @property
+    def builds(self) -> dict[str, BuildInfo]:
+        return self.programs.builds
+
+    @property
+    def build_log(self) -> str:
+        return self.programs.build_log
+
+    @property
+    def launcher(self) -> Launcher:
+        """The launch part (after :meth:`prepare`)."""
+        if self._launcher is None:
+            raise EngineError("the engine is not prepared")
+        return self._launcher
+
+    def findings(self) -> list[Finding]:
+        """Every pre-flight finding, in step order."""
+        return self.preflight.findings()
+
+    def read_mem(self, mid: str) -> HostArray:
+        """The current device contents of memory object ``mid`` (blocking)."""
+        return self.launcher.memory.read_mem(mid)
 
     # ---- setup -------------------------------------------------------------
 
@@ -150,33 +169,44 @@ class Engine(_Timeline, _Programs, _Preflight):
         """The context and profiling queue (the :class:`.base.Shared` ones when given),
         every program, memory object and kernel (its arguments set); objects start zeroed."""
         programs = self.build()
-        for mid, info in self.plan["memory"].items():
-            if mid not in self.bad_mems:
-                self.mems[mid] = self._create_mem(mid, info)
-        self._zero_fill()
-        for i, (step, kern) in enumerate(self._checked_kernels(programs, set_up=True)):
-            self.kernels.append(None if kern is None else self._set_up(i, kern, step))
-        self._preflight_done()
+        assert self.shared is not None  # build() opened it
+        memory = DeviceMemory(self.opts, self.notes, self.shared)
+        checker = Checker(self.opts, memory, DeviceHash(self.opts, self.shared), self.preflight)
+        self._launcher = launcher = Launcher(
+            self.opts, self.notes, memory, checker, self.preflight
+        )
+        memory.create_all(self.plan, self.preflight.bad_mems)
+        failed = launcher.set_up_failed
+        for i, (step, kern) in enumerate(self._checked_kernels(programs, failed)):
+            launcher.kernels.append(None if kern is None else self._set_up(i, kern, step))
+        self.preflight.done(failed)
 
     def feasibility(self) -> list[Finding]:
         """The pre-flight alone (what ``cltui feasible`` asks): the device's facts, the
         plan's findings, the builds and the kernels' findings; nothing is made or run."""
         import pyopencl as cl
 
-        self.dev = open_device(self.device)
-        self.ctx = cl.Context([self.dev])
-        self._preflight_plan()
-        for _step, _kern in self._checked_kernels(self._build_programs()):
+        dev = open_device(self.device)
+        ctx = cl.Context([dev])
+        self.preflight.plan_findings(dev, ctx)
+        programs = self.programs.build_all(dev, ctx)
+        for _step, _kern in self._checked_kernels(programs, None, dev):
             pass
         return self.findings()
 
     def _checked_kernels(
-        self, programs: dict[str, cl.Program], set_up: bool = False
+        self,
+        programs: dict[str, cl.Program],
+        set_up_failed: dict[int, str] | None,
+        dev: cl.Device | None = None,
     ) -> Iterator[tuple[StepSpec, cl.Kernel | None]]:
         """Each step and its kernel (None: it cannot run here, the pre-flight says why;
-        ``set_up``: or the kernel could not be made, ``set_up_failed`` says why)."""
+        with ``set_up_failed``: or the kernel could not be made, which it then says)."""
+        if dev is None:
+            assert self.shared is not None
+            dev = self.shared.dev
         for i, step in enumerate(self.plan["steps"]):
-            if i in self.cannot:
+            if i in self.preflight.cannot:
                 yield step, None
                 continue
             prg = programs.get(step["program"])
@@ -186,11 +216,11 @@ class Engine(_Timeline, _Programs, _Preflight):
                     step["enqueue"],
                 )
             try:
-                kern = self._checked_kernel(i, prg, step)
+                kern = self.preflight.checked_kernel(i, prg, step, dev)
             except EngineError as exc:
-                if not set_up or exc.enqueue is None:
+                if set_up_failed is None or exc.enqueue is None:
                     raise
-                self.set_up_failed[i] = str(exc)  # that step's error: the others still run
+                set_up_failed[i] = str(exc)  # that step's error: the others still run
                 kern = None
             yield step, kern
 
@@ -199,10 +229,9 @@ class Engine(_Timeline, _Programs, _Preflight):
         :class:`.base.Shared` keeps them for the next engine: a sweep builds ahead)."""
         if self.shared is None:
             self.shared = open_shared(self.device)
-        self.dev, self.ctx, self.queue = self.shared.dev, self.shared.ctx, self.shared.queue
-        self.has_svm = bool(self.device.get("svm"))
-        self._preflight_plan()  # what cannot run here: not built, not made, not launched
-        return self._build_programs()
+        shared = self.shared
+        self.preflight.plan_findings(shared.dev, shared.ctx)  # what cannot run here
+        return self.programs.build_all(shared.dev, shared.ctx, shared)
 
     def _set_up(self, i: int, kern: cl.Kernel, step: StepSpec) -> cl.Kernel | None:
         """Step ``i``'s kernel with its arguments set, or None when they cannot be: that is
@@ -212,16 +241,17 @@ class Engine(_Timeline, _Programs, _Preflight):
         except EngineError as exc:
             if exc.enqueue is None:
                 raise
-            self.set_up_failed[i] = str(exc)
+            self.launcher.set_up_failed[i] = str(exc)
             return None
 
     def _set_args(self, kern: cl.Kernel, step: StepSpec) -> cl.Kernel:
         """Step ``step``'s kernel with its arguments set."""
         import pyopencl as cl
 
+        memory = self.launcher.memory
         for arg in step["args"]:
             try:
-                kern.set_arg(int(arg["index"]), self._arg_value(arg))
+                kern.set_arg(int(arg["index"]), memory.arg_value(arg))
             except cl.Error as exc:
                 raise EngineError(
                     f"enqueue {step['enqueue']}: cannot set argument {arg['index']} "
@@ -237,37 +267,44 @@ class Engine(_Timeline, _Programs, _Preflight):
     # ---- run ---------------------------------------------------------------
 
     def launch_times(self) -> list[list[int]]:
-        """Per step, the device time (start to end, ns) of every launch so far: the
-        validation run's first, then one per timing repetition (:meth:`repeat_launches`),
-        what an A/B comparison pairs repetition by repetition."""
-        from .schedule import profile
+        """Per step, the device time (start to end, ns) of every launch so far (see
+        :meth:`.launch.Launcher.launch_times`)."""
+        return self.launcher.launch_times()
 
-        return [[p[3] - p[2] for p in map(profile, evs)] for evs in self._sched.events]
+    def repeat_launches(self, count: int) -> list[int]:
+        """After :meth:`run`: ``count`` more timing repetitions; the host time of each
+        repetition's launch loop in ns (:meth:`.launch.Launcher.repeat_launches`)."""
+        return self.launcher.repeat_launches(count)
+
+    def timeline_launches(self, count: int) -> TimelineResult:
+        """``count`` timing repetitions with every launch kept (:mod:`.timeline`)."""
+        return timeline_launches(self.launcher, count)
 
     def run(self, repeat: int = 1) -> EngineResult:
         """The validation run, then ``repeat - 1`` timing repetitions; the device result.
 
-        Three steps: :meth:`_schedule` precomputes everything the launch loops touch,
-        :meth:`_validate` runs each step once with its loads, read-backs and checks (a wait
-        per launch, so a fault names its enqueue), :meth:`repeat_launches` (or
-        :meth:`_probe_repetitions`) times the launches back to back, :meth:`_results`
+        The launcher's three steps: ``schedule`` precomputes everything the launch loops
+        touch, ``validate`` runs each step once with its loads, read-backs and checks (a
+        wait per launch, so a fault names its enqueue), ``repeat_launches`` (or
+        ``probe_repetitions``) times the launches back to back; :meth:`_results`
         assembles the result.
         """
-        sched = self._schedule()
-        self._validate(sched)
+        launcher = self.launcher
+        sched = launcher.schedule()
+        launcher.validate(sched)
         if repeat > 1:
-            self.progress({"type": "timing", "repeat": repeat})
-        self._sched = sched
-        self._timed = []
+            self.opts.progress({"type": "timing", "repeat": repeat})
+        launcher.sched = sched
+        launcher.timed = []
         probed: ProbeResult | None = None
         line: TimelineResult | None = None
-        if self.probe:
-            loop_ns, probed = self._probe_repetitions(max(repeat, 1) - 1, sched.reads)
-        elif self.timeline:
-            line = self.timeline_launches(max(repeat, 1) - 1)
+        if self.opts.probe:
+            loop_ns, probed = launcher.probe_repetitions(max(repeat, 1) - 1, sched.reads)
+        elif self.opts.timeline:
+            line = timeline_launches(launcher, max(repeat, 1) - 1)
             loop_ns = [r["loop_ns"] for r in line["repetitions"]]
         else:
-            loop_ns = self.repeat_launches(max(repeat, 1) - 1)
+            loop_ns = launcher.repeat_launches(max(repeat, 1) - 1)
         out = self._results(sched, repeat, loop_ns, probed)
         if line is not None:
             out["timeline"] = line
@@ -277,17 +314,14 @@ class Engine(_Timeline, _Programs, _Preflight):
         self, sched: Schedule, repeat: int, loop_ns: list[int], probed: ProbeResult | None
     ) -> EngineResult:
         """The device result: each step's checks, loads, transfers and timing."""
-        results, all_ok = step_results(sched, self.cannot, set(self.mems))
+        launcher = self.launcher
+        failed_at = launcher.set_up_failed
+        results, all_ok = step_results(sched, self.preflight.cannot, set(launcher.memory.mems))
         # a step whose kernel could not be set up did not run: no result, the run's error
-        results = [r for i, r in enumerate(results) if i not in self.set_up_failed]
-        if self._writer is not None:
-            self._writer.shutdown(wait=True)
-            self._writer = None
-            for fut in self._writes:
-                fut.result()  # a failed save fails the run as it did when written inline
-            self._writes = []
-        failed = [self.set_up_failed[i] for i in sorted(self.set_up_failed)]
-        first = self.plan["steps"][min(self.set_up_failed)] if failed else None
+        results = [r for i, r in enumerate(results) if i not in failed_at]
+        launcher.checker.finish_saves()
+        failed = [failed_at[i] for i in sorted(failed_at)]
+        first = self.plan["steps"][min(failed_at)] if failed else None
         more = f" (and {len(failed) - 1} more enqueue{'s' if len(failed) > 2 else ''} " \
             "not set up)" if len(failed) > 1 else ""
         out: EngineResult = {
@@ -297,7 +331,7 @@ class Engine(_Timeline, _Programs, _Preflight):
             "failed_enqueue": int(first["enqueue"]) if first is not None else None,
             "repeat": max(repeat, 1),
             "loop": {
-                "launches": sum(k is not None for k in self.kernels),
+                "launches": sum(k is not None for k in launcher.kernels),
                 "host_ns_per_repetition": _stats(loop_ns),
             },
             "steps": results,
@@ -378,12 +412,13 @@ def check_feasible(
         out["status"], out["error"], out["cannot_run"] = "error", msg, eng.findings()
         return out
     out["cannot_run"] = found
-    out["at_launch"] = [f for i in sorted(eng.at_launch) for f in eng.at_launch[i]]
-    out["runnable"] = steps - len(eng.cannot)
+    pre = eng.preflight
+    out["at_launch"] = [f for i in sorted(pre.at_launch) for f in pre.at_launch[i]]
+    out["runnable"] = steps - len(pre.cannot)
     if found:
         out["status"] = "cannot-run"
-    if eng.facts is not None:
-        out["facts"] = dict(eng.facts)
+    if pre.facts is not None:
+        out["facts"] = dict(pre.facts)
     return out
 
 

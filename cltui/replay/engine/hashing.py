@@ -1,13 +1,17 @@
 """The layer's 64-bit hash of an object on the device (for hash-only dumps), else on the host.
-A mixin of :class:`.core.Engine`."""
+The :class:`DeviceHash` part of :class:`.core.Engine`."""
 
 from __future__ import annotations
 
 import warnings
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .base import HostArray, _cl_msg, _EngineState
+from .base import EngineOptions, HostArray, Shared, _cl_msg
+
+if TYPE_CHECKING:
+    import pyopencl as cl
 
 # The layer's hash (capture-format §5.2: Bob Jenkins' 96-bit mix over little-endian 32-bit
 # words), one work-item walking the chain; ``cltui.capture.hashing.cli_hash64`` is the same
@@ -37,10 +41,19 @@ __kernel void cltui_hash64(__global const uint* w, const ulong base, const uint 
 """
 
 
-class _Hashing(_EngineState):
-    """Hashing what a step wrote like the layer does (see the module doc)."""
+class DeviceHash:
+    """Hashing what a step wrote like the layer does (see the module doc): the kernel, built
+    on first use, or why the device could not hash (then the host ``hasher``)."""
 
-    def _hash64(self, host: HostArray, enqueue: int | None = None) -> tuple[int | None, str]:
+    def __init__(self, opts: EngineOptions, shared: Shared) -> None:
+        self.device = opts.device
+        self.hasher = opts.hasher
+        self.progress = opts.progress
+        self.ctx, self.queue = shared.ctx, shared.queue
+        self._hash_kernel: cl.Kernel | None = None  # built on the first hash-only check
+        self._hash_error = ""  # why the device could not hash (then the host hasher)
+
+    def hash64(self, host: HostArray, enqueue: int | None = None) -> tuple[int | None, str]:
         """The layer's 64-bit hash of ``host`` (to compare with a hash-only dump), and how.
 
         The hash is one sequential chain over 32-bit words: in Python it runs at ~4 MB/s,
@@ -52,14 +65,14 @@ class _Hashing(_EngineState):
             return self.hasher(host.tobytes()), "host"
         if not self._hash_error:
             try:
-                return self._device_hash64(host, enqueue), "device"
+                return self.device_hash64(host, enqueue), "device"
             except Exception as exc:  # a device that cannot build or run the kernel
                 self._hash_error = _cl_msg(exc) if hasattr(exc, "code") else str(exc)
             if self.hasher is not None:
                 return self.hasher(host.tobytes()), "host"
         return None, f"it could not be hashed on {self.device.get('name')}: {self._hash_error}"
 
-    def _device_hash64(self, host: HostArray, enqueue: int | None = None) -> int:
+    def device_hash64(self, host: HostArray, enqueue: int | None = None) -> int:
         import pyopencl as cl
 
         if self._hash_kernel is None:

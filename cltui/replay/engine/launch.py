@@ -1,8 +1,8 @@
 """The launches: the schedule made before them, the validation run (loads, a wait per
 launch, checks) and the timing repetitions (launches back to back, inputs restored between
-repetitions).  A mixin of :class:`.core.Engine`.
+repetitions).  The :class:`Launcher` part of :class:`.core.Engine`.
 
-The timed loops (:meth:`_Launches.repeat_launches`, :meth:`_Launches._probe_repetitions`)
+The timed loops (:meth:`Launcher.repeat_launches`, :meth:`Launcher.probe_repetitions`)
 are the hot path: between two launches they only call the bound reloads and appends the
 schedule prepared (``Timed`` rows); add nothing there."""
 
@@ -14,25 +14,53 @@ import time
 from typing import TYPE_CHECKING
 
 from . import compare as _compare
-from .base import EngineError, HostArray, Restore, _cl_msg, _Mem, _replays, _safe
-from .checks import _Checks
-from .preflight import _Preflight
-from .schedule import Schedule, Timed, first_uses, geometry, settle_events
+from .base import EngineError, EngineOptions, HostArray, Restore, _cl_msg, _Mem, _replays, _safe
+from .checks import Checker
+from .memory import DeviceMemory
+from .preflight import Preflight
+from .schedule import Schedule, Timed, first_uses, geometry, profile, settle_events
 from .schema import ProbeOutput, ProbeResult, StepSpec
 
 if TYPE_CHECKING:
-    pass
+    import pyopencl as cl
 
 
-class _Launches(_Checks, _Preflight):
-    """The launch loops over the state of :class:`.base._EngineState`."""
+class Launcher:
+    """The launch loops (see the module doc) over the device's memory, the checker and the
+    pre-flight; it owns each step's kernel (None: it does not run here), the steps whose
+    kernel could not be set up, the last run's schedule and the timed loop's rows."""
 
-    _timed: list[Timed]
-    _timed_steps: list[int]  # the step of each timed launch (steps not launched left out)
-    _hoisted: list[Restore]
-    _sched: Schedule
+    def __init__(
+        self,
+        opts: EngineOptions,
+        notes: list[str],
+        memory: DeviceMemory,
+        checker: Checker,
+        preflight: Preflight,
+    ) -> None:
+        self.plan = opts.plan
+        self.device = opts.device
+        self.progress = opts.progress
+        self.save_dir = opts.save_dir
+        self.notes = notes  # the engine's notes (one list for every part)
+        self.memory = memory
+        self.checker = checker
+        self.preflight = preflight
+        self.queue = memory.queue
+        self.kernels: list[cl.Kernel | None] = []  # None: the step cannot run on this device
+        self.set_up_failed: dict[int, str] = {}  # step index -> why its kernel was not set up
+        self.sched = Schedule([])  # the last run's (repeat_launches times it again)
+        self.timed: list[Timed] = []
+        self.timed_steps: list[int] = []  # the step of each timed launch (launched steps)
+        self.hoisted: list[Restore] = []  # the restores before each repetition
 
-    def _schedule(self) -> Schedule:
+    def launch_times(self) -> list[list[int]]:
+        """Per step, the device time (start to end, ns) of every launch so far: the
+        validation run's first, then one per timing repetition (:meth:`repeat_launches`),
+        what an A/B comparison pairs repetition by repetition."""
+        return [[p[3] - p[2] for p in map(profile, evs)] for evs in self.sched.events]
+
+    def schedule(self) -> Schedule:
         """Everything precomputed before the launch loops (see :class:`.schedule.Schedule`)."""
         steps = self.plan["steps"]
         first_use = first_uses(steps)
@@ -40,26 +68,27 @@ class _Launches(_Checks, _Preflight):
         for i, st in enumerate(steps):
             row: list[tuple[_Mem, HostArray, str]] = []
             for ld in st.get("loads", []):
-                if ld["mem"] not in self.mems:  # not made here: its steps cannot run
+                if ld["mem"] not in self.memory.mems:  # not made here: its steps cannot run
                     continue
-                m = self.mems[ld["mem"]]
-                host = self._host_input(ld, m)
+                m = self.memory.mems[ld["mem"]]
+                host = self.memory.host_input(ld, m)
                 kind = str(ld.get("why", "input"))
                 if kind == "input" and first_use.get(ld["mem"]) == i:
                     sched.hoisted.append((m, host))
                     sched.hoisted_at.add((i, len(row)))
                 row.append((m, host, kind))
             sched.loads.append(row)
+        mems, readback = self.memory.mems, self.memory.readback
         for i, st in enumerate(steps):
             run = self._runs(i)  # a step that is not launched reads nothing back
-            sched.reads.append([(self.mems[c["mem"]], self._readback(self.mems[c["mem"]]))
+            sched.reads.append([(mems[c["mem"]], readback(mems[c["mem"]]))
                                 for c in st.get("checks", []) if run])  # fmt: skip
-            sched.prereads.append([(self.mems[c["mem"]], self._readback(self.mems[c["mem"]]))
+            sched.prereads.append([(mems[c["mem"]], readback(mems[c["mem"]]))
                                    for c in st.get("prechecks", []) if run])  # fmt: skip
         sched.geoms = [geometry(st) for st in steps]
         # host-side transfers the plan replays before a step (fills, copies): bound calls
         sched.ops = [
-            [self._transfer_op(st, t) for t in st.get("transfers", [])
+            [self.memory.transfer_op(st, t) for t in st.get("transfers", [])
              if _replays(t) and self._made(t["mem"], (t["op"] or {}).get("src"))]
             for st in steps
         ]  # fmt: skip
@@ -71,7 +100,7 @@ class _Launches(_Checks, _Preflight):
 
     # ---- the validation run -------------------------------------------------
 
-    def _validate(self, sched: Schedule) -> None:
+    def validate(self, sched: Schedule) -> None:
         """The validation run: loads at each step, read-backs, a wait per launch, the
         step's checks sent with its ``step_done`` (so a later crash keeps them)."""
         n = len(sched.steps)
@@ -82,26 +111,26 @@ class _Launches(_Checks, _Preflight):
                 sched.pres.append([])  # its error is the run's; it has no result
                 sched.chks.append([])
                 continue
-            if i in self.cannot or not self._launch_and_wait(sched, i):
+            if i in self.preflight.cannot or not self._launch_and_wait(sched, i):
                 self._not_launched(sched, i)  # (or the driver refused it: _refused)
                 continue
             self._check_step(sched, i)
         self.queue.finish()
-        self.notes += self._accepted_notes()
+        self.notes.extend(self.preflight.accepted_notes())
 
     def _runs(self, i: int) -> bool:
         """Step ``i`` is launched (it can run here and its kernel was set up)."""
-        return i not in self.cannot and i not in self.set_up_failed
+        return i not in self.preflight.cannot and i not in self.set_up_failed
 
     def _made(self, *mems: str | None) -> bool:
         """Every named memory object was made on this device."""
-        return all(m is None or m in self.mems for m in mems)
+        return all(m is None or m in self.memory.mems for m in mems)
 
     def _not_launched(self, sched: Schedule, i: int) -> None:
         """Step ``i`` cannot run here: its loads are done (later steps read them), it is not
         launched, its checks say why; its ``step_done`` says so."""
         sched.pres.append([])
-        sched.chks.append(self._cannot_run_checks(i))
+        sched.chks.append(self.preflight.cannot_run_checks(i))
         self._step_done(sched, i, "cannot-run")
 
     def _step_done(self, sched: Schedule, i: int, status: str) -> None:
@@ -111,7 +140,7 @@ class _Launches(_Checks, _Preflight):
         step = {"enqueue": st["enqueue"], "kernel": st["kernel"], "status": status,
                 "checks": sched.chks[i], "prechecks": sched.pres[i]}  # fmt: skip
         if status == "cannot-run":
-            step["cannot_run"] = self.cannot[i]
+            step["cannot_run"] = self.preflight.cannot[i]
         self.progress({"type": "step_done", "i": i, "enqueue": st["enqueue"], "step": step})
 
     def _load_step(self, sched: Schedule, i: int) -> None:
@@ -121,12 +150,12 @@ class _Launches(_Checks, _Preflight):
             op()
         prereads, fired = sched.prereads[i], sched.fired[i]
         for m, host in prereads:
-            self._read(m, host)
+            self.memory.read(m, host)
         for j, (m, host, kind) in enumerate(sched.loads[i]):
             if kind == "verify":
-                fired[j] = self._verify(sched.steps[i], m, host, prereads)
+                fired[j] = self.checker.verify(sched.steps[i], m, host, prereads)
             else:
-                self._write(m, host)
+                self.memory.write(m, host)
                 fired[j] = True
             if fired[j] and (i, j) not in sched.hoisted_at:
                 sched.inloop[i].append((m, host))
@@ -146,8 +175,10 @@ class _Launches(_Checks, _Preflight):
         try:
             ev = launch(q, kern, g, lws, off)
         except cl.Error as exc:
-            if i in self.at_launch and exc.code == cl.status_code.INVALID_WORK_GROUP_SIZE:
-                self._refused(i, "CL_INVALID_WORK_GROUP_SIZE")
+            refusable = i in self.preflight.at_launch
+            if refusable and exc.code == cl.status_code.INVALID_WORK_GROUP_SIZE:
+                self.kernels[i] = None
+                self.preflight.refused(i, "CL_INVALID_WORK_GROUP_SIZE", self.set_up_failed)
                 return False
             raise EngineError(
                 f"enqueue {st['enqueue']} ({st['kernel']}): launch failed: {_cl_msg(exc)}",
@@ -157,7 +188,7 @@ class _Launches(_Checks, _Preflight):
         sched.events[i].append(ev)
         sched.host_ns[i].append(t1 - t0)
         for m, host in sched.reads[i]:
-            self._read(m, host)
+            self.memory.read(m, host)
         try:
             ev.wait()
             self.queue.finish()  # its read-backs too: the step is checked now
@@ -174,13 +205,13 @@ class _Launches(_Checks, _Preflight):
         st = sched.steps[i]
         sched.pres.append(
             [
-                self._check(st, c, host, "pre")
+                self.checker.check(st, c, host, "pre")
                 for c, (_m, host) in zip(st.get("prechecks", []), sched.prereads[i], strict=True)
             ]
         )
         sched.chks.append(
             [
-                self._check(st, c, host, "post")
+                self.checker.check(st, c, host, "post")
                 for c, (_m, host) in zip(st.get("checks", []), sched.reads[i], strict=True)
             ]
         )
@@ -189,36 +220,36 @@ class _Launches(_Checks, _Preflight):
 
     # ---- the timing repetitions ------------------------------------------------
 
-    def _prepare_timing(self) -> None:
+    def prepare_timing(self) -> None:
         """What timing repetitions run: reloads inside the loop are device-side copies from
         staged inputs; the restores before each repetition too, except on a CPU device."""
-        sched = self._sched
+        sched = self.sched
         staged: dict[int, Restore] = {}
 
         def restorer(m: _Mem, host: HostArray) -> Restore:
             key = id(host)
             if key not in staged:
-                staged[key] = self._restorer(m, host)
+                staged[key] = self.memory.restorer(m, host)
             return staged[key]
 
-        self._timed, self._timed_steps = [], []
+        self.timed, self.timed_steps = [], []
         carried: list[Restore] = []  # the restores of steps not launched go with the next
         for i, kern in enumerate(self.kernels):
             restores = [*sched.ops[i], *(restorer(m, h) for m, h in sched.inloop[i])]
             if kern is None:
                 carried += restores
                 continue
-            self._timed.append((kern, *sched.geoms[i], [*carried, *restores] or None,
+            self.timed.append((kern, *sched.geoms[i], [*carried, *restores] or None,
                                 sched.events[i].append, sched.host_ns[i].append))  # fmt: skip
-            self._timed_steps.append(i)
+            self.timed_steps.append(i)
             carried = []
         # before each repetition: on a CPU device a host write (a memcpy either way); a
         # device-side copy there made the launches after it ~8 % slower on PoCL (measured by
         # benchmarks/bench_replay_vs_raw.py); on a GPU the staged device-side copy
         if "CPU" in str(self.device.get("type", "")):
-            self._hoisted = [functools.partial(self._write, m, h) for m, h in sched.hoisted]
+            self.hoisted = [functools.partial(self.memory.write, m, h) for m, h in sched.hoisted]
         else:
-            self._hoisted = [restorer(m, h) for m, h in sched.hoisted]
+            self.hoisted = [restorer(m, h) for m, h in sched.hoisted]
 
     def repeat_launches(self, count: int) -> list[int]:
         """After :meth:`run`: ``count`` more timing repetitions (inputs restored, then the
@@ -227,20 +258,20 @@ class _Launches(_Checks, _Preflight):
 
         if count <= 0:
             return []
-        if not self._timed:
-            self._prepare_timing()
+        if not self.timed:
+            self.prepare_timing()
         q = self.queue
         launch = cl.enqueue_nd_range_kernel
         clock = time.perf_counter_ns
-        timed = self._timed
+        timed = self.timed
         out: list[int] = []
         paused = gc.isenabled()
         gc.disable()  # no collector pause inside the timed loops (as timeit does)
-        event_lists = self._sched.events
+        event_lists = self.sched.events
         try:
             settle_events(event_lists)
             for _rep in range(count):
-                for restore in self._hoisted:
+                for restore in self.hoisted:
                     restore()
                 q.finish()  # restores happen between repetitions, not between launches
                 r0 = clock()
@@ -262,7 +293,7 @@ class _Launches(_Checks, _Preflight):
                 gc.enable()
         return out
 
-    def _probe_repetitions(
+    def probe_repetitions(
         self, count: int, reads: list[list[tuple[_Mem, HostArray]]]
     ) -> tuple[list[int], ProbeResult]:
         """Timing repetitions that also read back every checked object after its launch.
@@ -282,9 +313,9 @@ class _Launches(_Checks, _Preflight):
              for c in st.get("checks", [])]
             for st in steps
         ]  # fmt: skip
-        if count > 0 and not self._timed:
-            self._prepare_timing()
-        bufs = [[(m, self._readback(m)) for m, _h in reads[i]] for i in range(len(steps))]
+        if count > 0 and not self.timed:
+            self.prepare_timing()
+        bufs = [[(m, self.memory.readback(m)) for m, _h in reads[i]] for i in range(len(steps))]
         out: list[int] = []
         for rep in range(1, count + 1):
             out.append(self._probed_repetition(bufs))
@@ -306,14 +337,14 @@ class _Launches(_Checks, _Preflight):
         q = self.queue
         launch = cl.enqueue_nd_range_kernel
         clock = time.perf_counter_ns
-        read = self._read
-        for restore in self._hoisted:
+        read = self.memory.read
+        for restore in self.hoisted:
             restore()
         q.finish()
         r0 = clock()
         spent = 0
-        for k, (kern, g, lws, off, reloads, add_event, add_ns) in enumerate(self._timed):
-            i = self._timed_steps[k]
+        for k, (kern, g, lws, off, reloads, add_event, add_ns) in enumerate(self.timed):
+            i = self.timed_steps[k]
             for restore in reloads or ():
                 restore()
             t0 = clock()

@@ -1,10 +1,11 @@
 """Memory objects on the device: creating buffers, images and SVM, kernel argument values,
-writes, reads, restores and the host transfers a plan replays.  A mixin of
-:class:`.core.Engine`."""
+writes, reads, restores and the host transfers a plan replays.  The :class:`DeviceMemory`
+part of :class:`.core.Engine` owns the memory objects."""
 
 from __future__ import annotations
 
 import functools
+from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -12,31 +13,61 @@ import numpy as np
 from .base import (
     PINNED_MIN_BYTES,
     EngineError,
+    EngineOptions,
     HostArray,
     Restore,
+    Shared,
     _cl_enum,
     _cl_msg,
-    _EngineState,
     _image_1d,
     _Mem,
 )
-from .schema import ArgSpec, ImageSpec, LoadSpec, MemorySpec, StepSpec, TransferOp, TransferSpec
+from .schema import (
+    ArgSpec,
+    ImageSpec,
+    LoadSpec,
+    Manifest,
+    MemorySpec,
+    StepSpec,
+    TransferOp,
+    TransferSpec,
+)
 
 if TYPE_CHECKING:
     import pyopencl as cl
 
 
-class _Memory(_EngineState):
-    """Memory objects on the device (see the module doc)."""
+class DeviceMemory:
+    """The plan's memory objects on one device (``mems``: memory id -> :class:`.base._Mem`)
+    and the pyopencl objects kernel arguments refer to, kept alive (see the module doc)."""
 
-    def _create_mem(self, mid: str, info: MemorySpec) -> _Mem:
+    def __init__(self, opts: EngineOptions, notes: list[str], shared: Shared) -> None:
+        self.device = opts.device
+        self.loader = opts.loader
+        self.notes = notes  # the engine's notes (one list for every part)
+        self.dev, self.ctx, self.queue = shared.dev, shared.ctx, shared.queue
+        self.has_svm = bool(opts.device.get("svm"))
+        self.mems: dict[str, _Mem] = {}
+        # objects a kernel argument refers to must outlive the launches: clSetKernelArg
+        # copies only the handle, and a released sampler makes NVIDIA's driver fail the
+        # enqueue with CL_INVALID_KERNEL_ARGS (PoCL happens to tolerate it)
+        self._arg_refs: list[object] = []
+
+    def create_all(self, plan: Manifest, skip: Collection[str]) -> None:
+        """Every memory object of ``plan`` except those in ``skip`` (not made here), zeroed."""
+        for mid, info in plan["memory"].items():
+            if mid not in skip:
+                self.mems[mid] = self.create(mid, info)
+        self.zero_fill()
+
+    def create(self, mid: str, info: MemorySpec) -> _Mem:
         import pyopencl as cl
 
         m = _Mem(info)
         rw = cl.mem_flags.READ_WRITE
         try:
             if m.kind == "image":
-                m.image = m.obj = self._create_image(info["image"], rw)
+                m.image = m.obj = self.create_image(info["image"], rw)
                 w, h, d = (int(x) for x in info["image"]["shape"])
                 m.image_region = (w, h, d)
                 m.size = w * h * d * int(info["image"]["element_size"])
@@ -63,7 +94,7 @@ class _Memory(_EngineState):
             ) from None
         return m
 
-    def _create_image(self, im: ImageSpec, rw: cl.mem_flags) -> cl.Image:
+    def create_image(self, im: ImageSpec, rw: cl.mem_flags) -> cl.Image:
         import pyopencl as cl
 
         fmt = cl.ImageFormat(
@@ -81,15 +112,15 @@ class _Memory(_EngineState):
             return _image_1d(self.ctx, rw, fmt, w, 0, cl.mem_object_type.IMAGE1D)
         return cl.create_image(self.ctx, rw, fmt, shape=(w, h))
 
-    def _zero_fill(self) -> None:
+    def zero_fill(self) -> None:
         """Objects start zeroed (outputs that no load covers get defined contents)."""
         for m in self.mems.values():
             if m.kind == "subbuffer":
                 continue
-            self._write(m, np.zeros(m.size, dtype=np.uint8), blocking=False)
+            self.write(m, np.zeros(m.size, dtype=np.uint8), blocking=False)
         self.queue.finish()
 
-    def _arg_value(self, arg: ArgSpec) -> Any:
+    def arg_value(self, arg: ArgSpec) -> Any:
         """The value ``Kernel.set_arg`` takes for a plan argument (a pyopencl object, a
         scalar's bytes, None; Any: pyopencl's ``KernelArg`` type leaves out LocalMemory)."""
         import pyopencl as cl
@@ -140,7 +171,7 @@ class _Memory(_EngineState):
             m.subs[off] = m.buf.get_sub_region(off, m.size - off)
         return m.subs[off]
 
-    def _write(self, m: _Mem, host: HostArray, blocking: bool = False) -> cl.Event:
+    def write(self, m: _Mem, host: HostArray, blocking: bool = False) -> cl.Event:
         import pyopencl as cl
 
         if m.image is not None:  # low-level call: enqueue_copy refuses 1D images
@@ -150,7 +181,7 @@ class _Memory(_EngineState):
         dst: Any = m.svm if m.svm is not None else m.buf  # an SVM pointer or a buffer
         return cl.enqueue_copy(self.queue, dst, host, is_blocking=blocking)
 
-    def _read(self, m: _Mem, host: HostArray) -> cl.Event:
+    def read(self, m: _Mem, host: HostArray) -> cl.Event:
         import pyopencl as cl
 
         if m.image is not None:
@@ -164,23 +195,23 @@ class _Memory(_EngineState):
         """The current device contents of memory object ``mid`` (blocking)."""
         m = self.mems[mid]
         host = np.empty(m.size, np.uint8)
-        self._read(m, host)
+        self.read(m, host)
         self.queue.finish()
         return host
 
-    def _restorer(self, m: _Mem, host: HostArray) -> Restore:
+    def restorer(self, m: _Mem, host: HostArray) -> Restore:
         """The cheapest way to put ``host`` back into ``m`` again and again: a device-side
         copy from a staged buffer (buffers, images), else a host write (SVM)."""
         import pyopencl as cl
 
         q = self.queue
         if m.svm is not None or m.obj is None or host.size != m.size or not m.size:
-            return lambda: self._write(m, host)
+            return lambda: self.write(m, host)
         flags = cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR
         try:
             stage = cl.Buffer(self.ctx, flags, hostbuf=np.ascontiguousarray(host))
         except cl.Error:  # out of device memory: restore from the host
-            return lambda: self._write(m, host)
+            return lambda: self.write(m, host)
         if m.image is not None:
             image, region = m.image, m.image_region
             to_image = cl._cl._enqueue_copy_buffer_to_image
@@ -189,10 +220,10 @@ class _Memory(_EngineState):
         copy_buffer = cl._cl._enqueue_copy_buffer
         dst = m.buf
         if dst is None:  # not reached: an object is a buffer or an image
-            return lambda: self._write(m, host)
+            return lambda: self.write(m, host)
         return lambda: copy_buffer(q, stage, dst)
 
-    def _host_input(self, load: LoadSpec, m: _Mem) -> HostArray:
+    def host_input(self, load: LoadSpec, m: _Mem) -> HostArray:
         """A load's data as the host side of a write into ``m`` (pinned on a GPU, its size
         fixed to the object's)."""
         data = self.loader(load["data"])
@@ -209,7 +240,7 @@ class _Memory(_EngineState):
         fixed[n:] = 0
         return fixed
 
-    def _readback(self, m: _Mem) -> HostArray:
+    def readback(self, m: _Mem) -> HostArray:
         if m.svm is None and self._use_pinned(m.size):
             return self._pinned(m.size)
         return np.empty(m.size, np.uint8)
@@ -236,7 +267,7 @@ class _Memory(_EngineState):
         pinned: HostArray = arr
         return pinned
 
-    def _transfer_op(self, step: StepSpec, t: TransferSpec) -> Restore:
+    def transfer_op(self, step: StepSpec, t: TransferSpec) -> Restore:
         """A host-side transfer of the capture (a fill, a copy) as one bound OpenCL call."""
         import pyopencl as cl
 

@@ -1,5 +1,6 @@
 """Building a plan's programs: from source (with a binary cache), from SPIR-V or from the
-captured binary of the device named most alike.  A mixin of :class:`.core.Engine`."""
+captured binary of the device named most alike.  The :class:`Programs` part of
+:class:`.core.Engine` owns what was built and how."""
 
 from __future__ import annotations
 
@@ -10,14 +11,18 @@ import warnings
 from typing import TYPE_CHECKING, Any
 
 from ...capture.shellwords import split_words
-from .base import EngineError, _cl_msg, _EngineState
+from .base import EngineError, EngineOptions, Shared, _cl_msg
 from .buildlog import at_source, build_errors
 from .choice import most_alike
 from .feasible import build_findings, source_needs
-from .schema import ProgramSpec
+from .schema import BuildInfo, ProgramSpec
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import pyopencl as cl
+
+    from .preflight import Preflight
 
 
 def _build_options(options: str) -> tuple[str, list[str]]:
@@ -88,15 +93,35 @@ def _cause_lines(message: str) -> list[str]:
     return [ln for ln in lines if not ln.lower().startswith(wrap)]
 
 
-class _Programs(_EngineState):
-    """Building a plan's programs (see the module doc)."""
+class Programs:
+    """Building a plan's programs (see the module doc): how each was built (``builds``), the
+    last failed build's log (``build_log``); the steps a failed build that the source's needs
+    explain become cannot-run in the :class:`.preflight.Preflight`."""
 
-    def _build_programs(self) -> dict[str, cl.Program]:
-        """Every program a step that can run here uses; a build failure that the source's
-        needs explain (double on a device without fp64, ...) makes its steps cannot-run."""
+    def __init__(self, opts: EngineOptions, notes: list[str], preflight: Preflight) -> None:
+        self.plan = opts.plan
+        self.device = opts.device
+        self.loader = opts.loader
+        self.progress = opts.progress
+        self.binary_cache: Path | None = opts.binary_cache
+        self.notes = notes  # the engine's notes (one list for every part)
+        self.preflight = preflight
+        self.builds: dict[str, BuildInfo] = {}
+        self.build_log = ""
+        self.shared: Shared | None = None
+        self._stamps: dict[str, bytes] = {}  # include folder -> its files' stamp
+
+    def build_all(
+        self, dev: cl.Device, ctx: cl.Context, shared: Shared | None = None
+    ) -> dict[str, cl.Program]:
+        """Every program a step that can run here uses, built for ``dev`` in ``ctx`` (a
+        :class:`.base.Shared` keeps them for the next engine); a build failure that the
+        source's needs explain (double on a device without fp64, ...) makes its steps
+        cannot-run."""
+        self.dev, self.ctx, self.shared = dev, ctx, shared
         built: dict[str, cl.Program] = {}
         steps = self.plan["steps"]
-        used = {s["program"] for i, s in enumerate(steps) if i not in self.cannot}
+        used = {s["program"] for i, s in enumerate(steps) if i not in self.preflight.cannot}
         for pid, info in self.plan["programs"].items():
             if pid not in used:
                 continue
@@ -115,7 +140,8 @@ class _Programs(_EngineState):
     def _explain_build(self, pid: str, info: ProgramSpec, error: str) -> bool:
         """A failed build that what the source needs and the device lacks explains: its
         steps become cannot-run (True); else False (the build error stands)."""
-        if self.facts is None or not info.get("source"):
+        facts = self.preflight.facts
+        if facts is None or not info.get("source"):
             return False
         try:
             text = bytes(self.loader(str(info["source"]))).decode("utf-8", "replace")
@@ -123,10 +149,10 @@ class _Programs(_EngineState):
             return False
         name = self._source_name(info)  # the log's positions, in the program's own file
         log = "\n".join(at_source(ln, name) for ln in (self.build_log or error).splitlines())
-        found = build_findings(self.plan, pid, source_needs(text), self.facts, log)
+        found = build_findings(self.plan, pid, source_needs(text), facts, log)
         index = {int(s["enqueue"]): i for i, s in enumerate(self.plan["steps"])}
         for f in found:
-            self.cannot.setdefault(index[f["enqueue"]], []).append(f)
+            self.preflight.cannot.setdefault(index[f["enqueue"]], []).append(f)
         return bool(found)
 
     def _build_program(self, pid: str, info: ProgramSpec, options: str) -> cl.Program:

@@ -148,10 +148,10 @@ def test_a_point_that_hangs_is_named_and_the_sweep_goes_on(pyocl_pocl: Path,
     ]  # fmt: skip
     plans = {point_id(v): apply_variant(base, v, pyocl_pocl, tmp_path) for v in pts}
     run = SweepRun(SweepSpec("23"), pyocl_pocl, pts, plans, select_devices(["pocl"]), [], None,
-                   repeat=3, timeout=3.0)  # fmt: skip
+                   repeat=3, timeout=8.0)  # fmt: skip  (8 s: a loaded machine's build is no hang)
     rows = list(run.rows())
     assert [r["status"] for r in rows] == ["pass", "hang", "pass"]
-    assert "did not finish within 3 s" in rows[1]["why"]
+    assert "did not finish within 8 s" in rows[1]["why"]
     assert rows[2]["label"] == "local 64"
 
 

@@ -21,7 +21,9 @@ from typing import cast
 from ...errors import EXIT_INCOMPLETE, EXIT_MISMATCH, EXIT_OK
 from .schema import DeviceResult, Manifest, Verdict, VerdictCounts, VerdictStatus
 
-__all__ = ["VERDICT_COUNTS", "VERDICT_EXIT", "combine_verdicts", "verdict", "verdict_exit"]
+__all__ = [
+    "VERDICT_COUNTS", "VERDICT_EXIT", "combine_verdicts", "scope_counts", "verdict", "verdict_exit",
+]  # fmt: skip
 
 
 # one table (cltui/errors.py's codes), held to replay.cpp's verdict_exit by the shared cases
@@ -37,25 +39,37 @@ VERDICT_COUNTS = (
 )  # fmt: skip
 
 
+def scope_counts(plan: Manifest | Mapping[str, object]) -> dict[str, int | None]:
+    """What the plan itself says of its range (pure): its kernel enqueues (None: a plan
+    written before scopes), those skipped and recovered, the numbers the log lost, the host
+    transfers inside it and those replayed.  replay.cpp's ``read_scope`` is its twin (the
+    shared ``tests/fixtures/plan_cases.json``)."""
+    scope = cast(Mapping[str, object], plan.get("scope") or {})
+    kernels = cast("Sequence[Mapping[str, object]] | None", scope.get("kernels"))
+    transfers = cast("Sequence[Mapping[str, object]]", scope.get("transfers") or [])
+    lost = cast("Sequence[Mapping[str, object]]", plan.get("lost") or [])
+    return {
+        "kernels": None if kernels is None else len(kernels),
+        "skipped": sum(1 for k in kernels or [] if k.get("replayed") is not True),
+        "recovered": sum(1 for k in kernels or [] if k.get("recovered") is True),
+        "lost": sum(int(cast(int, x.get("count", 0))) for x in lost),
+        "transfers": len(transfers),
+        "transfers_replayed": sum(1 for t in transfers if t.get("replayed")),
+    }
+
+
 def verdict(plan: Manifest, result: DeviceResult) -> Verdict:
     """The verdict of one device result of ``plan``: ``{status, line, counts}`` (pure)."""
     steps = plan.get("steps", [])
-    scope = plan.get("scope") or {}
-    kernels: Sequence[Mapping[str, object]] | None = scope.get("kernels")
-    if kernels is None:  # a plan written before scopes: its steps are its kernels
-        kernels = [{"enqueue": s["enqueue"], "replayed": True} for s in steps]
-    transfers: Sequence[Mapping[str, object]] = scope.get("transfers") or []
     ran = result.get("steps") or []
     c: dict[str, int] = dict.fromkeys(VERDICT_COUNTS, 0)
-    c["kernels"] = len(kernels)
+    scope = scope_counts(plan)
+    c.update({k: v for k, v in scope.items() if v is not None})
+    if scope["kernels"] is None:  # a plan written before scopes: its steps are its kernels
+        c["kernels"] = len(steps)
     c["cannot_run"] = sum(1 for st in ran if st.get("status") == "cannot-run")
     c["replayed"] = len(ran) - c["cannot_run"]
-    c["skipped"] = sum(1 for k in kernels if not k.get("replayed"))
-    c["recovered"] = sum(1 for k in kernels if k.get("recovered"))
-    c["lost"] = sum(int(x.get("count", 0)) for x in plan.get("lost") or [])
     c["outputs"] = sum(len(s.get("checks", [])) for s in steps)
-    c["transfers"] = len(transfers)
-    c["transfers_replayed"] = sum(1 for t in transfers if t.get("replayed"))
     tainted_different = 0
     for st in ran:
         for chk in st.get("checks", []):

@@ -9,6 +9,7 @@
 //   --name-cases FILE           device-name matching (name_tokens, name_likeness, pick_binary)
 //   --feasibility-cases FILE    the feasibility rule (cpp/feasible.hpp)
 //   --verdict-cases FILE        the verdict rule (cpp/verdict.hpp)
+//   --plan-cases FILE           the plan reader (cpp/plan.hpp; printed by cpp/reading.hpp)
 // Part of replay.cpp (see its head): one file of the C++ replay, included once.
 #pragma once
 
@@ -17,6 +18,7 @@
 #include "facts.hpp"
 #include "feasible.hpp"
 #include "plan.hpp"
+#include "reading.hpp"
 #include "verdict.hpp"
 
 namespace cltui {
@@ -294,6 +296,7 @@ inline int print_cases(const std::string& kind, const std::string& path) {
     if (kind == "enum-cases") return print_enums(path);
     if (kind == "compare-cases") return print_comparisons(path);
     if (kind == "hash-cases") return print_hashes(path);
+    if (kind == "plan-cases") return print_readings(path);
     return print_names(path);
 }
 

@@ -118,7 +118,8 @@ inline Options parse_args(int argc, char** argv) {
                        a == "--enum-cases" ||
                        a == "--compare-cases" ||
                        a == "--hash-cases" || a == "--name-cases" ||
-                       a == "--feasibility-cases" || a == "--verdict-cases") {
+                       a == "--feasibility-cases" || a == "--verdict-cases" ||
+                       a == "--plan-cases") {
                 o.cases = a.substr(2);
                 o.cases_file = need(i);
             } else if (a == "--atol") {

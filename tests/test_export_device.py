@@ -23,6 +23,7 @@ import pytest
 from cltui.capture import open_capture
 from cltui.capture.names import sanitize_component
 from cltui.export import export_range
+from cltui.export.cpp_build import build_commands
 from tests.conftest import (
     LIKE_HERE,
     binaries_made_here,
@@ -121,17 +122,7 @@ def cpp_replay(images_svm: Path, tmp_path_factory: pytest.TempPathFactory, worke
             src = shared / "bundle"
             shutil.rmtree(src, ignore_errors=True)
             export_range(open_capture(images_svm), "0-8", src)
-            for cmd in (
-                [
-                    "cmake",
-                    "-S",
-                    str(src),
-                    "-B",
-                    str(shared / "build"),
-                    "-DCMAKE_BUILD_TYPE=Release",
-                ],
-                ["cmake", "--build", str(shared / "build"), "-j", "2"],
-            ):
+            for cmd in build_commands(str(src), str(shared / "build"), "2"):
                 proc = subprocess.run(cmd, capture_output=True, text=True)
                 assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert exe.is_file()

@@ -7,6 +7,7 @@ shown inside inline code with backticks and line breaks removed.
 from __future__ import annotations
 
 from cltui.capture.textfmt import fmt_bytes
+from cltui.export.cpp_build import build_shell
 from cltui.replay.engine.schema import Manifest
 
 _LISTED = 50  # missing includes the bundle README lists (an untrusted source can hold thousands)
@@ -77,7 +78,7 @@ def _run_it(ident: str, has_cpp: bool) -> list[str]:
     )
     if has_cpp:
         add(
-            "```sh\ncmake -S . -B build && cmake --build build\n./build/replay --list-devices\n"
+            f"```sh\n{build_shell('.', 'build')}\n./build/replay --list-devices\n"
             "./build/replay --validate\n```\n"
         )
         add(

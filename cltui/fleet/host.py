@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from cltui.errors import CltuiError
+from cltui.export.cpp_build import build_shell
 from cltui.fleet.cache import BundleFiles, SyncStats, shell_path, sync
 from cltui.fleet.inventory import Host
 from cltui.fleet.scratch import SWEEP, mark, start_keeper
@@ -213,14 +214,14 @@ class HostRunner:
         if key is None:
             raise HostFailed("error", "the bundle has no replay.cpp (export it with C++)")
         self.say(0.15, "building the C++ runner")
+        build = build_shell('"$S"', '"$S/build"', '"$N"', quote=False)  # the one recipe
         script = self._script(
             f'K="$W/builds/{key}"; [ -x "$K/build/replay" ] && exit 0',
             'mkdir -p "$W/builds" && S=$(mktemp -d "$W/builds/.tmp.XXXXXX") || exit 3',
             mark("S", self.owner),
             f'cp {self.b}/replay.cpp {self.b}/CMakeLists.txt "$S"/ && cp -R {self.b}/cpp "$S"/',
             'N=$(nproc 2>/dev/null || echo 2)',
-            '{ cmake -S "$S" -B "$S/build" -DCMAKE_BUILD_TYPE=Release && '
-            'cmake --build "$S/build" -j "$N"; } >&2 || { rm -rf "$S"; exit 4; }',
+            f"{{ {build}; }} >&2 || {{ rm -rf \"$S\"; exit 4; }}",
             'mv "$S" "$K" 2>/dev/null || rm -rf "$S"; [ -x "$K/build/replay" ]',
         )
         res = self.t.run(script, timeout=self.s.timeout, cancel=self.cancel)

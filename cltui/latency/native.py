@@ -42,6 +42,7 @@ def cache_root() -> Path:
 
 def build_runner(cancel: CancelToken | None = None) -> Path:
     """The C++ runner's executable, built now unless this version's build is cached."""
+    from cltui.export.cpp_build import build_commands
     from cltui.export.exporter import cpp_files
 
     if shutil.which("cmake") is None or shutil.which("c++") is None:
@@ -63,10 +64,7 @@ def build_runner(cancel: CancelToken | None = None) -> Path:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(data)
         build = home / "build"
-        for cmd in (
-            ["cmake", "-S", str(src), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release"],
-            ["cmake", "--build", str(build), "-j", "2"],
-        ):
+        for cmd in build_commands(str(src), str(build), "2"):
             proc = run_tool(cmd, BUILD_TIMEOUT, cancel)
             if proc[0] != 0:
                 last = (proc[2].strip() or proc[1].strip()).splitlines()[-1:] or ["no output"]

@@ -104,7 +104,16 @@ def _parse_inputs(
     help="Flag outputs that vary across the --repeat repetitions on one device "
     "(nondeterminism); at least 2 repetitions.",
 )
-@click.option("--json", "as_json", is_flag=True, help="The full report as JSON.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "junit"]),
+    default="text",
+    show_default=True,
+    help="How the report is written: text, JSON (docs/cli-json.md) or JUnit XML for CI (a "
+    "suite per device, a case per kernel enqueue).",
+)
+@click.option("--json", "as_json", is_flag=True, help="The full report as JSON (--format json).")
 def replay_cmd(
     dumpdir: str,
     range_text: str,
@@ -118,6 +127,7 @@ def replay_cmd(
     timeout: float,
     outputs: str | None,
     probe: bool,
+    fmt: str,
     as_json: bool,
 ) -> None:
     """Replay the kernel enqueues of RANGE (12, 12-40, 12-, 12-40/saxpy) on devices.
@@ -129,15 +139,16 @@ def replay_cmd(
     With --probe, also 1 when an output varies across the repetitions.
     """
     rng, per_arg = _parse_inputs(range_text, arg_tol, timeout)
+    fmt = "json" if as_json else fmt
     with child_ahead("cltui.replay.runner") as ahead:  # while the capture opens
         _replay(dumpdir, rng, per_arg, devices, mode, repeat, (atol, rtol, ulp), timeout,
-                outputs, probe, as_json, ahead)  # fmt: skip
+                outputs, probe, fmt, ahead)  # fmt: skip
 
 
 def _replay(
     dumpdir: str, rng: EnqueueRange, per_arg: ArgTolerance, devices: tuple[str, ...],
     mode: str, repeat: int, tol: tuple[float | None, float | None, int | None],
-    timeout: float, outputs: str | None, probe: bool, as_json: bool, ahead: Child | None,
+    timeout: float, outputs: str | None, probe: bool, fmt: str, ahead: Child | None,
 ) -> None:  # fmt: skip
     from cltui.commands._common import load_capture
     from cltui.replay import runner
@@ -145,6 +156,7 @@ def _replay(
     from cltui.replay.engine.compare import Tolerance
     from cltui.replay.plan import PlanError, build_plan
 
+    as_json = fmt != "text"  # (quiet: stdout is the report)
     cap = load_capture(dumpdir, quiet=as_json)
     atol, rtol, ulp = tol
     try:
@@ -177,24 +189,28 @@ def _replay(
             job.cleanup()
             _forget_outputs(report)
         echo("interrupted: the report holds what finished before it", err=True)
-        _emit(report, manifest, None, as_json)
+        _emit(report, manifest, None, fmt)
         fail("interrupted", 130)
     probes = probe_report(report, manifest) if probe else None
     if outputs is None:
         job.cleanup()
         _forget_outputs(report)
-    sys.exit(_emit(report, manifest, probes, as_json))
+    sys.exit(_emit(report, manifest, probes, fmt))
 
 
 def _emit(
-    report: Report, manifest: Manifest, probes: list[ProbeReport] | None, as_json: bool
+    report: Report, manifest: Manifest, probes: list[ProbeReport] | None, fmt: str
 ) -> int:
-    """Print the report (text, or --json) with what --probe found; the exit code."""
+    """Print the report (text, --json or JUnit) with what --probe found; the exit code."""
     deterministic = True
     if probes is not None:
         report["probe"] = [p.to_dict() for p in probes]
         deterministic = all(p.deterministic for p in probes)
-    if as_json:
+    if fmt == "junit":
+        from cltui.replay.junit import replay_junit
+
+        sys.stdout.write(replay_junit(report, manifest))
+    elif fmt == "json":
         emit_json(report)
     else:
         print_report(report, manifest)

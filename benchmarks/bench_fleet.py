@@ -38,7 +38,7 @@ from cltui.fleet.host import RunSettings  # noqa: E402
 from cltui.fleet.inventory import Host  # noqa: E402
 from cltui.fleet.job import run_fleet  # noqa: E402
 from cltui.fleet.transport import Transport  # noqa: E402
-from cltui.replay import lifecycle  # noqa: E402
+from cltui.process import lifecycle  # noqa: E402
 from tests.sshd_hosts import HostSpec, SshHosts, start_hosts  # noqa: E402
 
 SHARED = Path(os.environ.get("CLTUI_SHARED", ROOT.parent / "shared")).resolve()

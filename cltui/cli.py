@@ -120,7 +120,7 @@ def _on_start() -> Any:
     """SIGTERM -> KeyboardInterrupt, and the sweep; returns the SIGTERM handler replaced."""
     import signal
 
-    from cltui.replay import lifecycle
+    from cltui.process import lifecycle
 
     before = None
     try:

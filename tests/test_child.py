@@ -1,4 +1,4 @@
-"""The one child supervisor (cltui.replay.child): a replay child and an Oclgrind check child
+"""The one child supervisor (cltui.process.child): a replay child and an Oclgrind check child
 both die with a cltui that is killed (SIGKILL: no handler runs) while a kernel spins."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A child started ahead of its job (cltui.replay.child.start_ahead): it lists the devices
+"""A child started ahead of its job (cltui.process.child.start_ahead): it lists the devices
 while the parent opens the capture, then runs the job it is given; one the parent does not
 need ends; one that cannot list is replaced; the CLI parent then imports no pyopencl."""
 
@@ -16,8 +16,8 @@ import pytest
 
 from cltui.capture import open_capture
 from cltui.capture.ranges import parse_range
+from cltui.process.child import start_ahead
 from cltui.replay import runner
-from cltui.replay.child import start_ahead
 from cltui.replay.engine import list_devices
 from cltui.replay.experiment.job import ExperimentJob, Point
 from cltui.replay.experiment.worker import MODULE
@@ -98,7 +98,7 @@ def test_an_ahead_child_of_a_killed_parent_dies(tmp_path: Path) -> None:
     code = (
         "import sys, time\n"
         "from pathlib import Path\n"
-        "from cltui.replay.child import start_ahead\n"
+        "from cltui.process.child import start_ahead\n"
         "c = start_ahead('cltui.replay.runner', Path(sys.argv[1]))\n"
         "print(c.proc.pid, flush=True)\n"
         "time.sleep(600)\n"

@@ -29,7 +29,7 @@ from cltui.analysis.oclgrind import OUT_OF_BOUNDS, UNINITIALIZED
 from cltui.capture import open_capture
 from cltui.capture.ranges import parse_range
 from cltui.cli import main
-from cltui.replay import lifecycle
+from cltui.process import lifecycle
 from tests.analysis_synth import (
     BUGGY_SOURCE,
     CRASH_OOB_LINE,

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from cltui.replay import lifecycle
+from cltui.process import lifecycle
 from tests.sshd_hosts import HostSpec, SshHosts
 
 pytestmark = [pytest.mark.device, pytest.mark.slow, pytest.mark.child]

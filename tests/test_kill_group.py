@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from cltui.latency.native import run_tool
+from cltui.process.lifecycle import kill_group
 from cltui.progress import CancelToken
-from cltui.replay.lifecycle import kill_group
 from tests.test_faults import _alive
 
 pytestmark = pytest.mark.child  # every test starts a process (tests/tiers.py)

@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from cltui.replay import lifecycle
+from cltui.process import lifecycle
 
 REPO = Path(__file__).resolve().parent.parent
 
 _MAKER = """
 import sys, time
-from cltui.replay import lifecycle
+from cltui.process import lifecycle
 cache = lifecycle.cache_folder()
 for kind in lifecycle.KINDS:
     sub = lifecycle.IN_CACHE.get(kind)

@@ -38,8 +38,8 @@ from cltui.capture.confine import read_bytes_inside
 from cltui.capture.ranges import EnqueueRange
 from cltui.capture.safeopen import MAX_SOURCE
 from cltui.errors import CltuiError
+from cltui.process.child import Event, keep_log
 from cltui.progress import CancelToken
-from cltui.replay.child import Event, keep_log
 from cltui.replay.engine.schema import DeviceResult, Manifest
 
 OCLGRIND_ENV = {
@@ -105,7 +105,7 @@ def run_check(
         if work_dir:
             wd = Path(work_dir)
         else:  # a folder of our own, removed when done (or at exit, or swept after a kill)
-            from cltui.replay import lifecycle
+            from cltui.process import lifecycle
 
             wd = stack.enter_context(lifecycle.scratch("check"))
         wd.mkdir(parents=True, exist_ok=True)
@@ -296,7 +296,7 @@ def _run_once(
     progress: Progress | None,
     cancel: CancelToken | None,
 ) -> _Run:
-    from cltui.replay import lifecycle
+    from cltui.process import lifecycle
 
     job_path = wd / f"job{tag}.json"
     job_path.write_text(json.dumps({"plan": manifest, "data_root": str(root)}))
@@ -372,7 +372,7 @@ def _run_child(
     checkers: list[str] | None = None,
 ) -> tuple[list[Event], int | None, str]:
     """Run the child; (events, return code, "" | "hang" | "cancelled" | "interrupted")."""
-    from cltui.replay.child import Child
+    from cltui.process.child import Child
 
     on = list(CHECKERS) if checkers is None else checkers
     env: dict[str, str | None] = {var: "1" if n in on else None for n, var in CHECKERS.items()}
@@ -401,8 +401,8 @@ def _run_child(
 
 def _child(job_path: str, fd: int) -> int:
     from cltui.capture.hashing import cli_hash64
+    from cltui.process.child import connect
     from cltui.replay import engine
-    from cltui.replay.child import connect
 
     out = connect(fd)  # an Oclgrind check must not outlive a killed cltui
 

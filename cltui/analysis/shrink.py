@@ -30,8 +30,8 @@ from cltui.capture.capture import Capture
 from cltui.capture.model import EnqueueKind
 from cltui.capture.ranges import EnqueueRange
 from cltui.errors import Cancelled, CltuiError
+from cltui.process import lifecycle
 from cltui.progress import CancelToken
-from cltui.replay import lifecycle
 from cltui.replay.engine.compare import Tolerance
 from cltui.replay.engine.schema import Device, Manifest, Report
 

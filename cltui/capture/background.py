@@ -38,6 +38,7 @@ from cltui.capture.model import CaptureError, Enqueue, NotACapture, Problem
 from cltui.capture.opening import open_capture
 from cltui.capture.pickling import dumps
 from cltui.errors import Cancelled
+from cltui.process.lifecycle import kill_pid_group
 from cltui.progress import CancelToken, ProgressEvent, ProgressFn
 
 __all__ = [
@@ -289,10 +290,7 @@ class CaptureReader:
         with _live_lock:
             _live.discard(self)
         if pid > 0:
-            with contextlib.suppress(OSError):
-                os.killpg(pid, signal.SIGKILL)  # the child and the index's workers
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)  # in case it had not made its group yet
+            kill_pid_group(pid)  # the child and the index's workers
             _reap(pid)
         # the pipes: now, unless a thread is waiting on them (it closes them when it sees
         # that the reader is gone, within one poll); closing under it could hand it the

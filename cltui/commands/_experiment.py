@@ -15,7 +15,7 @@ from cltui.commands._common import fail
 if TYPE_CHECKING:
     from cltui.capture.capture import Capture
     from cltui.capture.ranges import EnqueueRange
-    from cltui.replay.child import Child
+    from cltui.process.child import Child
     from cltui.replay.engine.schema import ArgTolerance, Device, Manifest
     from cltui.replay.experiment.variant import ProgramChange, Variant
 

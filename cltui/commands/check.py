@@ -20,7 +20,7 @@ from cltui.commands._common import (
 
 if TYPE_CHECKING:
     from cltui.analysis.check_report import CheckReport, Crash, Finding
-    from cltui.replay.child import Event
+    from cltui.process.child import Event
 
 _ADDR = re.compile(r"0x[0-9a-fA-F]+")
 _KIND_TEXT = {

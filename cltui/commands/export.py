@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from cltui.commands._common import echo, emit_json, fail
-from cltui.replay import lifecycle
+from cltui.process import lifecycle
 
 if TYPE_CHECKING:
     from cltui.capture.capture import Capture

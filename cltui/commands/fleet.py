@@ -62,7 +62,7 @@ def fleet_cmd(
     """
     from cltui.fleet.host import RunSettings
     from cltui.fleet.inventory import read_inventory
-    from cltui.replay import lifecycle
+    from cltui.process import lifecycle
 
     if timeout <= 0:
         fail("--timeout must be positive")

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from cltui.analysis.probe import ProbeReport
     from cltui.capture.capture import Capture
     from cltui.capture.ranges import EnqueueRange
-    from cltui.replay.child import Child
+    from cltui.process.child import Child
     from cltui.replay.engine.schema import ArgTolerance, Device, DeviceChoice, Manifest, Report
     from cltui.replay.runner import ReplayJob
 
@@ -234,7 +234,7 @@ def _choose_devices(
     if listed is None and ahead is not None:
         ahead.kill()
     try:
-        return devices_for(cap, rng, devices, listed)
+        return devices_for(cap, rng, devices, cast("list[Device] | None", listed))
     except DeviceError as exc:
         fail(str(exc))
 
@@ -243,9 +243,9 @@ def _choose_devices(
 def child_ahead(module: str) -> Iterator[Child | None]:
     """``python -m module`` started now, ahead of its job (it imports the engine and lists
     the devices while this process opens the capture and makes the plan: see
-    :func:`cltui.replay.child.start_ahead`); killed on the way out, its folder removed."""
-    from cltui.replay import lifecycle
-    from cltui.replay.child import start_ahead
+    :func:`cltui.process.child.start_ahead`); killed on the way out, its folder removed."""
+    from cltui.process import lifecycle
+    from cltui.process.child import start_ahead
 
     folder = lifecycle.temp_dir("replay")
     child = start_ahead(module, folder / "stderr_ahead.txt")

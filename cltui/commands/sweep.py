@@ -13,7 +13,7 @@ from cltui.commands._common import echo, emit_json, fail, import_ahead
 from cltui.commands._experiment import applied, chosen_devices, common_options, load_plan
 
 if TYPE_CHECKING:
-    from cltui.replay.child import Child
+    from cltui.process.child import Child
     from cltui.replay.engine.schema import Device, Manifest
     from cltui.replay.experiment.sweep import Row, SweepSpec
     from cltui.replay.experiment.variant import Variant
@@ -125,7 +125,7 @@ def sweep_cmd(dumpdir: str, range_text: str, local: tuple[str, ...], glob: tuple
     from cltui.replay.experiment.worker import MODULE
 
     with child_ahead(MODULE) as ahead:  # it lists the devices while the capture opens
-        from cltui.replay import lifecycle
+        from cltui.process import lifecycle
         from cltui.replay.experiment.runs import summarize
         from cltui.replay.experiment.sweep import load_results, points
         from cltui.replay.experiment.variant import VariantError

@@ -129,7 +129,7 @@ def try_cmd(dumpdir: str, range_text: str, variant_ref: str | None, repeat: int,
     if variant_ref is not None and any(v for v in kw.values()):
         fail("give either --variant NAME or changes (--patch, --local, ...), not both")
     with child_ahead(MODULE) as ahead:  # it lists the devices while the capture opens
-        from cltui.replay import lifecycle
+        from cltui.process import lifecycle
         from cltui.replay.experiment.variant import VariantError
 
         cap, base, per_arg, rng = load_plan(dumpdir, range_text, mode, (atol, rtol, ulp), arg_tol,

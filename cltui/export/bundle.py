@@ -21,8 +21,8 @@ from typing import BinaryIO
 from cltui.capture.names import sanitize_component
 from cltui.capture.safeopen import MAX_JSON, open_regular, read_text_limited
 from cltui.errors import Cancelled, CltuiError
+from cltui.process import lifecycle
 from cltui.progress import CancelToken
-from cltui.replay import lifecycle
 
 CHUNK = 1 << 20
 

@@ -52,8 +52,8 @@ from cltui.export.programs import (
     write_programs,
 )
 from cltui.export.readme import render_readme
+from cltui.process import lifecycle
 from cltui.progress import CancelToken, ProgressEvent, ProgressFn, no_progress
-from cltui.replay import lifecycle
 from cltui.replay.engine.schema import Manifest, ToleranceSpec
 
 if TYPE_CHECKING:

@@ -23,8 +23,8 @@ from cltui.capture.capture import Capture
 from cltui.capture.safeopen import MAX_JSON, read_text_limited
 from cltui.export import ExportError, export_range
 from cltui.fleet.cache import CacheError, bundle_files
+from cltui.process import lifecycle
 from cltui.progress import CancelToken, ProgressFn
-from cltui.replay import lifecycle
 from cltui.replay.engine.schema import ArgTolerance
 
 __all__ = ["export_cached", "export_temp", "private_copy", "with_arg_tolerance"]

@@ -24,8 +24,8 @@ from cltui.fleet.cache import bundle_files
 from cltui.fleet.host import RunSettings
 from cltui.fleet.inventory import Host
 from cltui.fleet.job import fleet_progress, host_session, run_hosts
+from cltui.process import lifecycle
 from cltui.progress import CancelToken, ProgressFn
-from cltui.replay import lifecycle
 from cltui.replay.engine.schema import Device, Manifest
 
 __all__ = ["HostDevices", "discover_devices", "lister_bundle"]

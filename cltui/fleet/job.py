@@ -25,8 +25,8 @@ from cltui.fleet.host import DeviceRun, HostOutcome, HostRunner, RunSettings
 from cltui.fleet.inventory import Host
 from cltui.fleet.matrix import build_matrix, column_id
 from cltui.fleet.transport import Transport
+from cltui.process import lifecycle
 from cltui.progress import CancelToken, ProgressEvent, ProgressFn
-from cltui.replay import lifecycle
 from cltui.replay.engine import compare as cmp
 from cltui.replay.engine.schema import ArgTolerance, CheckResult, Manifest
 from cltui.replay.engine.verify import BundleRefused, verify_bundle

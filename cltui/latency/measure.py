@@ -123,7 +123,7 @@ def measure(
             out.report["devices"].append(res)
     finally:
         if bundle is not None and isinstance(bundle[0], Path):
-            from cltui.replay import lifecycle
+            from cltui.process import lifecycle
 
             lifecycle.remove(bundle[0].parent)
     progress(ProgressEvent(1.0, "done"))
@@ -135,7 +135,7 @@ def _bundle(
 ) -> tuple[Path | None, Path | None, str]:
     """(bundle folder, C++ runner, why not) for the native runs."""
     from cltui.export import ExportError, export_range
-    from cltui.replay import lifecycle
+    from cltui.process import lifecycle
 
     progress(ProgressEvent(0.0, "exporting the range for the C++ runner"))
     tmp = lifecycle.temp_dir("latency")

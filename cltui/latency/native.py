@@ -8,12 +8,10 @@ one clear line (:class:`NativeError`), and ``cltui latency`` reports the other r
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import hashlib
 import json
 import shutil
-import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -31,7 +29,7 @@ class NativeError(CltuiError):
 def cache_root() -> Path:
     """``<cltui cache>/native`` (next to the binary cache), or a temp folder when that is
     turned off (``CLTUI_BINARY_CACHE=0``)."""
-    from cltui.replay import lifecycle
+    from cltui.process import lifecycle
     from cltui.replay.runner import default_binary_cache
 
     cache = default_binary_cache()
@@ -77,32 +75,14 @@ def build_runner(cancel: CancelToken | None = None) -> Path:
 def run_tool(
     cmd: Sequence[str], timeout: float, cancel: CancelToken | None, cwd: Path | None = None
 ) -> tuple[int, str, str]:
-    """Run ``cmd`` (its own session, no terminal: stdin is /dev/null; killed with what it
-    started on cancel or after ``timeout`` s): (rc, out, err)."""
-    from cltui.replay.lifecycle import kill_group
+    """Run ``cmd`` to its end (:func:`cltui.process.bounded.run_bounded`): (rc, out, err);
+    a tool that cannot start or runs past ``timeout`` is a :class:`NativeError`."""
+    from cltui.process.bounded import ToolFailed, run_bounded
 
     try:
-        proc = subprocess.Popen(
-            list(cmd), cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, text=True, start_new_session=True,
-        )  # fmt: skip
-    except OSError as exc:
-        raise NativeError(f"cannot start {cmd[0]}: {exc.strerror or exc}") from None
-    if cancel is not None:
-        cancel.on_cancel(lambda: kill_group(proc))
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        kill_group(proc)
-        err = ""
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            err = proc.communicate(timeout=10)[1] or ""
-        last = err.strip().splitlines()[-1:]
-        said = f" (its last words: {last[0][:200]})" if last else ""
-        raise NativeError(f"{Path(cmd[0]).name} did not finish in {timeout:.0f} s{said}") from None
-    if cancel is not None:
-        cancel.raise_if_set()
-    return proc.returncode, out, err
+        return run_bounded(cmd, timeout, cancel, cwd)
+    except ToolFailed as exc:
+        raise NativeError(str(exc)) from None
 
 
 def run_latency(

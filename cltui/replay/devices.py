@@ -31,7 +31,7 @@ def list_devices() -> list[Device]:
 
 def select_devices(specs: Sequence[str], listed: Sequence[Device] | None = None) -> list[Device]:
     """``P:D`` indices or case-insensitive name substrings (``pocl``, ``oclgrind``), of
-    ``listed`` (a child's listing: :meth:`cltui.replay.child.Child.listed_devices`; None:
+    ``listed`` (a child's listing: :meth:`cltui.process.child.Child.listed_devices`; None:
     listed here)."""
     try:
         return engine.resolve_devices(specs, listed)

@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any, cast
 
 from cltui.errors import CltuiError
+from cltui.process import lifecycle
+from cltui.process.child import Child, connect, exit_now, sender
 from cltui.progress import CancelToken
-from cltui.replay import lifecycle
-from cltui.replay.child import Child, connect, exit_now, sender
 from cltui.replay.engine.schema import Device, Feasibility, Manifest
 from cltui.replay.engine.verify import BundleRefused, verify_bundle
 

@@ -142,13 +142,14 @@ def _device_suite(device: Mapping[str, Any], plan: Mapping[str, Any], scope: lis
             suite.cases.append(Case(f"enqueue {n} {k.get('kernel', '')}".strip(), classname,
                                     "skipped", f"not replayed: {k['why']}", type="not-replayed"))
         elif error and failed_at == n:
-            kind = "failure" if device.get("status") in ("crash", "killed", "hang") else "error"
-            suite.cases.append(Case(f"enqueue {n}", classname, kind, str(error),
-                                    type=str(device.get("status", "error"))))
+            faulted = device.get("status") in ("crash", "killed", "hang")
+            suite.cases.append(Case(f"enqueue {n}", classname, "failure" if faulted else "error",
+                                    str(error), type=str(device.get("status", "error"))))
         elif error:
             why = f"not reached: {error}" if failed_at is not None else str(error)
-            kind: Outcome = "skipped" if failed_at is not None else "error"
-            suite.cases.append(Case(f"enqueue {n}", classname, kind, why, type="not-reached"))
+            suite.cases.append(Case(f"enqueue {n}", classname,
+                                    "skipped" if failed_at is not None else "error", why,
+                                    type="not-reached"))
         else:
             suite.cases.append(Case(f"enqueue {n}", classname, "skipped", "no result",
                                     type="not-reached"))

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
-from cltui.replay import lifecycle
-from cltui.replay.child import Event
+from cltui.process import lifecycle
+from cltui.process.child import Event
 from cltui.replay.cross import cross_compare
 from cltui.replay.engine import combine_verdicts, verdict
 from cltui.replay.engine.schema import (

@@ -36,18 +36,18 @@ from typing import Any, TypedDict, Unpack, cast
 import numpy as np
 import numpy.typing as npt
 
-from cltui.progress import CancelToken
-from cltui.replay import lifecycle
-from cltui.replay.child import (
+from cltui.process import lifecycle
+from cltui.process.child import (
     Child,
     Event,
     connect,
     exit_now,
     keep_log,
-    read_job,
     sender,
     use_ahead,
 )
+from cltui.progress import CancelToken
+from cltui.replay.ahead import read_job
 from cltui.replay.engine.schema import (
     ArgTolerance,
     Device,
@@ -312,7 +312,7 @@ def start(
     ``timeline``: each device's result gains ``timeline`` (every launch of the timing
     repetitions: ``cltui latency``).
     ``ahead``: the first device's child, started ahead of its job
-    (:func:`cltui.replay.child.start_ahead`).
+    (:func:`cltui.process.child.start_ahead`).
     """
     root = data_root if data_root is not None else plan.get("source", {}).get("capture", ".")
     job = ReplayJob(

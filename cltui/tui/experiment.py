@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any
 from textual.app import SuspendNotSupported
 
 from cltui.capture.safeopen import MAX_SOURCE, read_limited
+from cltui.process import lifecycle
 from cltui.progress import CancelToken, ProgressEvent
-from cltui.replay import lifecycle
 from cltui.replay.experiment.report import AbReport
 from cltui.replay.experiment.variant import ProgramChange, VariantError
 from cltui.tui.actions import refuse_without_kernels

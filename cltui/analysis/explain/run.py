@@ -19,8 +19,8 @@ from cltui.capture.confine import read_bytes_inside
 from cltui.capture.model import EnqueueKind
 from cltui.capture.ranges import EnqueueRange
 from cltui.errors import CltuiError
+from cltui.process import lifecycle
 from cltui.progress import CancelToken, ProgressEvent, ProgressFn, no_progress
-from cltui.replay import lifecycle
 from cltui.replay.engine.compare import Tolerance
 from cltui.replay.engine.schema import Device, Manifest
 from cltui.replay.experiment.apply import apply_variant, program_source

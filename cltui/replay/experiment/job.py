@@ -1,5 +1,5 @@
 """Run an experiment: A and variants, one child process per device
-(:mod:`cltui.replay.experiment.worker`), supervised by :class:`cltui.replay.child.Child`.
+(:mod:`cltui.replay.experiment.worker`), supervised by :class:`cltui.process.child.Child`.
 
 ``ExperimentJob(...).events()`` yields ``{"type": "point", "device", "id", "result",
 "times", "refused"}`` as each point ends (and ``device`` when a device starts).  A child
@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cltui.process import lifecycle
+from cltui.process.child import Child, Event, use_ahead
 from cltui.progress import CancelToken
-from cltui.replay import lifecycle
-from cltui.replay.child import Child, Event, use_ahead
 from cltui.replay.engine.schema import ArgTolerance, Device, Manifest, ToleranceSpec
 from cltui.replay.experiment.worker import MODULE
 from cltui.replay.outcome import failed

@@ -11,8 +11,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from cltui.process.child import Child
 from cltui.progress import CancelToken, ProgressEvent, ProgressFn, no_progress
-from cltui.replay.child import Child
 from cltui.replay.engine.schema import ArgTolerance, Device, Manifest
 from cltui.replay.experiment.job import ExperimentJob, Point
 from cltui.replay.experiment.report import AbReport, ab_report, point_verdict, range_times

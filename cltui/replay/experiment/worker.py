@@ -7,7 +7,7 @@ the others time), ``interleave`` (an A/B run: A and the one point time in turns,
 ``tolerance``, ``arg_tolerance``, ``binary_cache``, ``save_dir`` (optional: each point's
 replayed outputs are saved under ``save_dir/<id>/``, its checks' ``output`` names them).
 
-Events (one JSON line each, on the runner's pipe, :mod:`cltui.replay.child`): ``point_start``
+Events (one JSON line each, on the runner's pipe, :mod:`cltui.process.child`): ``point_start``
 {id}; ``point`` {id, result (the engine's result of the validation run), times (per step,
 the device time of each timing repetition, ns), refused (why the device refuses the point's
 work sizes, or absent)}; ``validated`` (an A/B's A once checked, the same fields: what the
@@ -21,7 +21,8 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 
-from cltui.replay.child import connect, exit_now, read_job, sender
+from cltui.process.child import connect, exit_now, sender
+from cltui.replay.ahead import read_job
 
 if TYPE_CHECKING:
     from concurrent.futures import Future

@@ -22,8 +22,8 @@ from textual.widgets import DataTable, Static
 
 from cltui.capture.display import escape_controls
 from cltui.capture.files.text import read_text_lenient
+from cltui.process import lifecycle
 from cltui.progress import ProgressEvent
-from cltui.replay import lifecycle
 from cltui.tui.screens.replay_progress import TaskControl, TaskFailed
 from cltui.tui.widgets.keys_footer import KeysFooter
 from cltui.tui.widgets.row_table import RowTable

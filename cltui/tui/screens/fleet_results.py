@@ -47,7 +47,7 @@ def fleet_task(
         from cltui.fleet.host import RunSettings
         from cltui.fleet.inventory import read_inventory
         from cltui.fleet.job import run_fleet
-        from cltui.replay import lifecycle
+        from cltui.process import lifecycle
 
         rng = f"{first}" if first == last else f"{first}-{last}"
         tmp: Path | None = None

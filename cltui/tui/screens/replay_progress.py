@@ -32,8 +32,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Label, ProgressBar
 
 from cltui.errors import CltuiError
+from cltui.process import lifecycle
 from cltui.progress import CancelToken, ProgressEvent
-from cltui.replay import lifecycle
 from cltui.replay.engine.schema import Manifest, Report
 from cltui.tui.screens.replay_dialog import ReplayRequest
 

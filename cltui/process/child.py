@@ -6,7 +6,7 @@ findings, a crash's stack) to a file the parent reads afterwards.  The parent:
 
 * starts it in its own session (ctrl-c in a terminal reaches cltui, which decides) with cltui's
   sources on ``PYTHONPATH`` and ``CLTUI_PARENT_PID`` set; the child calls :func:`connect`,
-  which arms :func:`cltui.replay.lifecycle.die_with_parent`, so no child outlives a killed
+  which arms :func:`cltui.process.lifecycle.die_with_parent`, so no child outlives a killed
   cltui (a hung kernel, a running Oclgrind);
 * reads events while they come (:meth:`Child.events`); no event for ``timeout`` seconds is a
   hang, a set ``cancel`` event a cancel: either kills the child, and so does leaving the
@@ -36,13 +36,10 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, NoReturn, TextIO
+from typing import Any, NoReturn, TextIO
 
+from cltui.process import lifecycle
 from cltui.progress import CancelToken
-from cltui.replay import lifecycle
-
-if TYPE_CHECKING:
-    from cltui.replay.engine.schema import Device
 
 __all__ = [
     "AHEAD", "Child", "connect", "exit_now", "read_job", "sender", "start_ahead", "tail",
@@ -132,7 +129,7 @@ class Child:
             with contextlib.suppress(OSError):
                 self.proc.stdin.close()
 
-    def listed_devices(self, timeout: float) -> list[Device] | None:
+    def listed_devices(self, timeout: float) -> list[dict[str, Any]] | None:
         """A child started ahead: the devices it listed (its first event); None when it
         could not list them (no pyopencl, ...), sent nothing within ``timeout`` seconds or
         ended (the caller lists them itself then, with the usual errors, and kills it)."""
@@ -238,27 +235,22 @@ def use_ahead(ahead: Child | None, job_path: Path) -> Child | None:
     return ahead
 
 
-def read_job(arg: str, send: Callable[[Event], None]) -> Any:
-    """In the child: its job (JSON), from the file ``arg``; ``arg`` :data:`AHEAD`: the
-    devices listed first (a ``devices`` event), then the file named on stdin; None when
+def read_job(
+    arg: str,
+    send: Callable[[Event], None],
+    ahead: Callable[[Callable[[Event], None]], None] | None = None,
+) -> Any:
+    """In the child: its job (JSON), from the file ``arg``; ``arg`` :data:`AHEAD`: first
+    ``ahead(send)`` (what a child does while its parent prepares the job: the replay's
+    lists the devices, :mod:`cltui.replay.ahead`), then the file named on stdin; None when
     the parent closed stdin without naming one (it did not need this child)."""
     if arg != AHEAD:
         return json.loads(Path(arg).read_text())
     import gc
 
     gc.disable()  # imports only, no garbage worth the 10-20 ms of collections they trigger
-    try:
-        from cltui.replay.engine.devices import list_devices
-
-        send({"type": "devices", "devices": list_devices()})
-    except Exception as exc:  # no pyopencl, a broken ICD: the parent lists them itself
-        send({"type": "devices", "error": f"{type(exc).__name__}: {exc}"})
-    # while the parent chooses: what every job imports (a failure: the job reports it),
-    # the rest of the engine and pyopencl's invoker (the first cl.Kernel's: ~15-25 ms)
-    with contextlib.suppress(ImportError):
-        import pyopencl.invoker  # noqa: F401
-
-        import cltui.replay.engine.core  # noqa: F401
+    if ahead is not None:
+        ahead(send)
     gc.freeze()  # what start-up made stays: later collections leave it out
     gc.enable()
     line = sys.stdin.readline().strip()
@@ -316,7 +308,7 @@ _LOGS = itertools.count(1)  # two logs of one process in one second have two nam
 
 def keep_log(err_path: Path, what: str) -> Path | None:
     """A copy of a child's stderr (the Python stack of a crash, the driver's messages) in
-    ``logs/`` of :func:`~cltui.replay.lifecycle.cache_dir`, for the one line that names it
+    ``logs/`` of :func:`~cltui.process.lifecycle.cache_dir`, for the one line that names it
     (the stack itself never reaches the screen); the oldest beyond :data:`LOGS_KEPT` go.
     None when it cannot be written."""
     folder = lifecycle.cache_dir() / "logs"

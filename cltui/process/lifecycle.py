@@ -401,11 +401,17 @@ def kill_group(proc: subprocess.Popen[Any]) -> None:
     happens once the child has been waited for (its process group id may be reused then)."""
     if proc.returncode is not None:  # reaped: its pid, so its group id, may be another's now
         return
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):  # the group is gone (or not the child's)
-        with contextlib.suppress(OSError):
-            proc.kill()
+    kill_pid_group(proc.pid)
+
+
+def kill_pid_group(pid: int) -> None:
+    """SIGKILL the process group ``pid`` leads (a child started in its own session, or one
+    that made itself a group leader) and ``pid`` itself (in case it had not made its group
+    yet).  Only for a child not yet waited for (see :func:`kill_group`)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):  # the group is gone
+        os.killpg(pid, signal.SIGKILL)
+    with contextlib.suppress(OSError):
+        os.kill(pid, signal.SIGKILL)
 
 
 def exit_cause(rc: int | None) -> tuple[str, str]:

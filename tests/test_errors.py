@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def _exception_classes() -> list[type[BaseException]]:
     found: list[type[BaseException]] = []
     for path in sorted((ROOT / "cltui").rglob("*.py")):
-        if "templates" in path.parts:
+        if path.parent.name == "python" and "runners" in path.parts:  # the bundle runner
             continue
         parts = path.relative_to(ROOT).with_suffix("").parts
         module_name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)

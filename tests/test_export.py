@@ -74,14 +74,14 @@ def test_bundle_layout_single_kernel(pyocl_pocl: Path, tmp_path: Path) -> None:
         body = ast.parse((out / "lib/cltui" / marker).read_text()).body
         assert len(body) == 1 and isinstance(body[0], ast.Expr), marker  # a docstring only
     assert (out / "replay.cpp").read_bytes() == (
-        REPO / "cltui/export/templates/replay.cpp"
+        REPO / "cltui/runners/cpp/replay.cpp"
     ).read_bytes()
-    headers = sorted(p.name for p in (REPO / "cltui/export/templates/cpp").glob("*.hpp"))
+    headers = sorted(p.name for p in (REPO / "cltui/runners/cpp/cpp").glob("*.hpp"))
     made = ["manifest_schema.hpp"]  # the engine's manifest.schema.json, as a C++ string
     assert sorted(p.name for p in (out / "cpp").iterdir()) == sorted([*headers, *made])
     assert len(headers) >= 8
     for name in headers:
-        want = (REPO / "cltui/export/templates/cpp" / name).read_bytes()
+        want = (REPO / "cltui/runners/cpp/cpp" / name).read_bytes()
         assert (out / "cpp" / name).read_bytes() == want
     schema = (REPO / "cltui/replay/engine/manifest.schema.json").read_text("utf-8")
     assert schema in (out / "cpp/manifest_schema.hpp").read_text("utf-8")

@@ -23,7 +23,7 @@ import pytest
 from cltui.capture import open_capture
 from cltui.capture.names import sanitize_component
 from cltui.export import export_range
-from cltui.export.cpp_build import build_commands
+from cltui.runners.build import build_commands
 from tests.conftest import (
     LIKE_HERE,
     binaries_made_here,

@@ -67,7 +67,7 @@ def _import_graph() -> dict[str, set[str]]:
     root = Path(__file__).resolve().parent.parent
     mods: dict[str, Path] = {}
     for path in (root / "cltui").rglob("*.py"):
-        if "templates" in path.parts:  # bundle files, run outside cltui
+        if path.parent.name == "python" and "runners" in path.parts:  # run in bundles
             continue
         parts = path.relative_to(root).with_suffix("").parts
         name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
@@ -147,7 +147,7 @@ def test_the_replay_engine_imports_only_what_a_bundle_carries() -> None:
         if target not in engine and target not in carried
     }
     assert outside == set()
-    template = Path(__file__).resolve().parent.parent / "cltui/export/templates/replay.py"
+    template = Path(__file__).resolve().parent.parent / "cltui/runners/python/replay.py"
     script = {
         n.module or ""
         for n in ast.walk(ast.parse(template.read_text()))

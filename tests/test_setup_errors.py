@@ -1,6 +1,6 @@
 """One enqueue whose kernel cannot be set up is that enqueue's error: the other steps of the
 range still run and are counted, in both runners (cltui/replay/engine/core.py, launch.py;
-cltui/export/templates/cpp/setup.hpp, steps.hpp, replayer.hpp, replay.cpp)."""
+cltui/runners/cpp/cpp/setup.hpp, steps.hpp, replayer.hpp, replay.cpp)."""
 
 from __future__ import annotations
 

@@ -112,8 +112,9 @@ def bundle_name(capture_path: str | Path, rng: EnqueueRange | str) -> str:
     return sanitize_component(text, max_len=80)
 
 
-def _template(name: str) -> bytes:
-    return (resources.files("cltui.export") / "templates" / name).read_bytes()
+def _runner_file(*parts: str) -> bytes:
+    """A file of the bundle runners (:mod:`cltui.runners`), byte for byte."""
+    return resources.files("cltui.runners").joinpath(*parts).read_bytes()
 
 
 # The parent packages of the engine in a bundle: markers only (cltui's own
@@ -151,8 +152,9 @@ def engine_modules() -> dict[str, bytes]:
 def cpp_files() -> dict[str, bytes]:
     """The C++ replay's files, by bundle path: ``replay.cpp``, its ``cpp/*.hpp`` and
     ``CMakeLists.txt``, byte for byte."""
-    folder = resources.files("cltui.export") / "templates" / "cpp"
-    out = {"replay.cpp": _template("replay.cpp"), "CMakeLists.txt": _template("CMakeLists.txt")}
+    folder = resources.files("cltui.runners") / "cpp" / "cpp"
+    out = {"replay.cpp": _runner_file("cpp", "replay.cpp"),
+           "CMakeLists.txt": _runner_file("cpp", "CMakeLists.txt")}  # fmt: skip
     for entry in sorted(folder.iterdir(), key=lambda e: e.name):
         if entry.name.endswith(".hpp"):
             out[f"cpp/{entry.name}"] = entry.read_bytes()
@@ -321,7 +323,7 @@ def _write_bundle(
         w.write_text("manifest.json", json.dumps(manifest, indent=1) + "\n")
         for name, data in engine_modules().items():
             w.write_bytes(name, data)
-        w.write_bytes("replay.py", _template("replay.py"), executable=True)
+        w.write_bytes("replay.py", _runner_file("python", "replay.py"), executable=True)
         if "cpp" in chosen:
             for name, data in cpp_files().items():
                 w.write_bytes(name, data)

@@ -7,8 +7,8 @@ shown inside inline code with backticks and line breaks removed.
 from __future__ import annotations
 
 from cltui.capture.textfmt import fmt_bytes
-from cltui.export.cpp_build import build_shell
 from cltui.replay.engine.schema import Manifest
+from cltui.runners.build import build_shell
 
 _LISTED = 50  # missing includes the bundle README lists (an untrusted source can hold thousands)
 

@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from cltui.errors import CltuiError
-from cltui.export.cpp_build import build_shell
 from cltui.fleet.cache import BundleFiles, SyncStats, shell_path, sync
 from cltui.fleet.inventory import Host
 from cltui.fleet.scratch import SWEEP, mark, start_keeper
@@ -27,6 +26,7 @@ from cltui.fleet.transport import WATCHDOG, CommandResult, Transport, classify_f
 from cltui.progress import CancelToken, ProgressEvent
 from cltui.replay.engine import EngineError, match_devices, verdict
 from cltui.replay.engine.schema import Device, DeviceResult, Manifest, ToleranceSpec
+from cltui.runners.build import build_shell
 
 __all__ = ["DeviceRun", "HostOutcome", "HostRunner", "RunSettings"]
 

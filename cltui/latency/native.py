@@ -1,8 +1,9 @@
-"""The exported C++ runner for ``cltui latency``: built once with CMake from the bundle
-templates (``export.exporter.cpp_files``) into a cache folder named by their hash, then run
-on a bundle with ``--latency`` (its runner, the floor and the delay ladder side by side).
+"""The exported C++ runner for ``cltui latency``: built once with CMake from its sources
+(:mod:`cltui.runners`, as ``export.exporter.cpp_files`` reads them) into a cache folder named
+by their hash, then run on a bundle with ``--latency`` (its runner, the floor and the delay
+ladder side by side).
 
-The build is the one a bundle's README gives (``cmake -S . -B build``, Release); the
+The build is the one recipe (:mod:`cltui.runners.build`, a bundle's README gives it); the
 program takes ``--bundle``, so one build serves every bundle.  No C++ compiler or CMake:
 one clear line (:class:`NativeError`), and ``cltui latency`` reports the other runners."""
 
@@ -40,8 +41,8 @@ def cache_root() -> Path:
 
 def build_runner(cancel: CancelToken | None = None) -> Path:
     """The C++ runner's executable, built now unless this version's build is cached."""
-    from cltui.export.cpp_build import build_commands
     from cltui.export.exporter import cpp_files
+    from cltui.runners.build import build_commands
 
     if shutil.which("cmake") is None or shutil.which("c++") is None:
         raise NativeError("the C++ runner needs cmake and a C++ compiler on PATH")

@@ -55,7 +55,7 @@ from cltui.replay import engine as eng_mod
 from cltui.replay import runner
 from cltui.replay.devices import select_devices
 from cltui.replay.engine.base import _Mem
-from cltui.replay.engine.programs import _build_options
+from cltui.replay.engine.builds import _build_options
 from cltui.replay.plan import build_plan
 
 HEAT2D = Path(os.environ.get("CLTUI_HEAT2D_DIR", "/tmp/heat2d/heat2d_large"))

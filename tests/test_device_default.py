@@ -87,7 +87,7 @@ def test_name_likeness_counts_leading_words() -> None:
 
 
 def test_pick_binary_prefers_the_device_then_the_most_alike() -> None:
-    from cltui.replay.engine.programs import _pick_binary
+    from cltui.replay.engine.builds import _pick_binary
 
     amd = {"data": "a", "device": "pthread-skylake-avx512-AMD EPYC"}
     haswell = {"data": "h", "device": "pthread-haswell-AMD EPYC"}

@@ -411,7 +411,7 @@ def test_kernel_definition_search_over_unclosed_attributes() -> None:
     """The capture's search for a kernel's program (and for every kernel a source defines)
     scanned lazily to the end of the source from each ``kernel __attribute__((``: 440 KB
     took 33 s. Attribute parentheses are matched now."""
-    from cltui.capture.decode.programs import _ANY_KERNEL_DEF_RE, _KERNEL_DEF_RE
+    from cltui.capture.decode.enqueue_program import _ANY_KERNEL_DEF_RE, _KERNEL_DEF_RE
 
     one = re.compile(_KERNEL_DEF_RE.format("k"), re.DOTALL)
     real = (

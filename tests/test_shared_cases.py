@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 
 from cltui.capture.hashing import cli_hash64
+from cltui.replay.engine.builds import _pick_binary
 from cltui.replay.engine.choice import name_likeness, name_tokens
 from cltui.replay.engine.compare import Tolerance, _fmt, compare_bytes
-from cltui.replay.engine.programs import _pick_binary
 from tests.test_export_device import cpp_replay  # a session fixture: the C++ replay, built once
 
 __all__ = ["cpp_replay"]

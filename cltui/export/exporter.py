@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 from cltui.capture.devinfo import captured_devices
 from cltui.capture.names import sanitize_component
 from cltui.export.bundle import BUNDLE_FORMAT, BundleWriter, ExportCancelled, ExportError
-from cltui.export.programs import (
+from cltui.export.kernels_folder import (
     HostFile,
     HostIncludes,
     MissingInclude,

@@ -4,7 +4,7 @@ what is wrong with them (:class:`~cltui.capture.model.Problem`).
 
 Rooms: :mod:`~cltui.capture.decode.enqueue` (the enqueue and its transfer fields),
 :mod:`~cltui.capture.decode.kernel` (a kernel launch: its arguments in index order),
-:mod:`~cltui.capture.decode.programs` (which program a kernel comes from, its signature),
+:mod:`~cltui.capture.decode.enqueue_program` (which program a kernel comes from, its signature),
 :mod:`~cltui.capture.decode.args` (one argument: raw bytes, kind, memory object, value),
 :mod:`~cltui.capture.decode.dumpchecks` (dumps that disagree with their argument).
 """

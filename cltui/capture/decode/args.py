@@ -27,7 +27,7 @@ def mem_at(cap: Capture, handle: int | None, off: int) -> MemObject | None:
     return cap.log.mem_at(handle, off)
 
 
-def ska_indexes(cap: Capture, number: int, kname: str) -> set[int]:
+def set_arg_indexes(cap: Capture, number: int, kname: str) -> set[int]:
     """Argument indexes the SetKernelArg dumps hold for a launch of ``kname`` at ``number``
     (its own group and the earlier groups of the same kernel that it completes)."""
     table = cap.dumps.setkernelarg
@@ -46,7 +46,7 @@ def ska_indexes(cap: Capture, number: int, kname: str) -> set[int]:
     return out
 
 
-def ska_raw(
+def set_arg_raw(
     cap: Capture, number: int, kname: str, i: int, setarg: li.SetArg | None
 ) -> bytes | None:
     """The SetKernelArg dump of argument ``i``: the one ``setarg``'s counter names, else
@@ -114,7 +114,7 @@ def _raw_value(
     i = arg.index
     raw = None
     if setarg is None or not setarg.is_svm:
-        raw = ska_raw(cap, number, kname, i, setarg)
+        raw = set_arg_raw(cap, number, kname, i, setarg)
         if raw is not None:
             arg.raw_source = "setkernelarg"
     if raw is None and replay is not None and i in replay.arguments:

@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cltui.capture import log as li
-from cltui.capture.decode.args import make_arg, ska_indexes
+from cltui.capture.decode.args import make_arg, set_arg_indexes
 from cltui.capture.decode.binding import bind
-from cltui.capture.decode.programs import program_for, signatures
+from cltui.capture.decode.enqueue_program import program_for, signatures
 from cltui.capture.model import ArgKind, Dump, Enqueue, Problem
 from cltui.capture.replayfolder import ReplayFolder
 
@@ -56,13 +56,13 @@ def decode_kernel(cap: Capture, enq: Enqueue, pos: int, kv: dict[str, str], off:
         indexes |= set(replay.arguments) | set(replay.locals)
     indexes -= _not_its_own(enq, indexes, nargs, setargs, krec is not None)
     if enq.row.recovered and nargs is None:
-        indexes |= ska_indexes(cap, number, kname)
+        indexes |= set_arg_indexes(cap, number, kname)
     memory: set[int] = set(dumps_pre) | set(dumps_post)
     if replay is not None:
         memory |= set(replay.svm_offsets) | set(replay.image_meta)
     # no log: an SVM pointer argument is the memory argument that the SetKernelArg dumps
     # lack (clSetKernelArgSVMPointer writes none) while they hold the launch's others
-    ska_set = ska_indexes(cap, number, kname) if enq.row.recovered else set()
+    ska_set = set_arg_indexes(cap, number, kname) if enq.row.recovered else set()
     obj_off = objects_at(cap, pos)
     logged = log is not None and off >= 0
     for i in sorted(indexes):

@@ -1,7 +1,7 @@
 """Everything the capture model reads from files other than the call log.
 
 * :mod:`.dumps`: one-pass scans of the dump folders (§3, §4, §6.1);
-* :mod:`.programs`: the ``CLI_`` program files (§5);
+* :mod:`.program_files`: the ``CLI_`` program files (§5);
 * :mod:`.report`: ``clintercept_report.txt`` (§7);
 * :mod:`.text`: lenient text reading and sampler descriptions;
 * :mod:`.listing`: listing a folder without leaving the capture.
@@ -19,7 +19,7 @@ from cltui.capture.files.dumps import (
     looks_like_hash_dump,
     scan_dumps,
 )
-from cltui.capture.files.programs import ProgramFiles, scan_program_files, scan_programs
+from cltui.capture.files.program_files import ProgramFiles, scan_program_files, scan_programs
 from cltui.capture.files.report import (
     HistogramBin,
     Report,

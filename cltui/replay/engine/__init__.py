@@ -10,7 +10,7 @@ those four by relative imports only, which resolve the same inside cltui and in 
 Import nothing else of cltui here.
 
 Rooms: :mod:`.base` (plan format, error, memory object, the run's frozen options), :mod:`.devices`
-(listing, ``--device``), :mod:`.choice` (the default device rule), :mod:`.programs`
+(listing, ``--device``), :mod:`.choice` (the default device rule), :mod:`.builds`
 (builds, binary cache), :mod:`.memory` (objects, arguments, writes, restores, replayed
 transfers), :mod:`.hashing` (the layer's hash on the device), :mod:`.checks` (compare,
 verify), :mod:`.schedule` and :mod:`.launch` (the launch loops), :mod:`.results`,

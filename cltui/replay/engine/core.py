@@ -24,6 +24,7 @@ from .base import (
     _cl_msg,
     _stats,
 )
+from .builds import Programs
 from .checks import Checker
 from .compare import Tolerance
 from .devices import open_device
@@ -31,7 +32,6 @@ from .hashing import DeviceHash
 from .launch import Launcher
 from .memory import DeviceMemory
 from .preflight import Preflight
-from .programs import Programs
 from .results import step_results
 from .schedule import Schedule
 from .schema import (

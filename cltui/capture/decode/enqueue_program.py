@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from cltui.capture import log as li
-from cltui.capture.decode.args import ska_indexes, ska_raw
+from cltui.capture.decode.args import set_arg_indexes, set_arg_raw
 from cltui.capture.hashing import cli_hash64
 from cltui.capture.model import Enqueue, Problem, Program
 from cltui.capture.replayfolder import ReplayFolder
@@ -228,12 +228,12 @@ def fits(cap: Capture, number: int, kname: str, prog: Program) -> bool:
     if sig is None:
         return False
     params = list(sig.params)
-    known = ska_indexes(cap, number, kname)
+    known = set_arg_indexes(cap, number, kname)
     if known and max(known) >= len(params):
         return False
     replay = cap._replay(number)
     for i, param in enumerate(params):
-        raw = ska_raw(cap, number, kname, i, None) if i in known else None
+        raw = set_arg_raw(cap, number, kname, i, None) if i in known else None
         if raw is None and replay is not None:
             raw = replay.arguments.get(i)
         if raw is None or (param.is_pointer and param.address_space == "local"):

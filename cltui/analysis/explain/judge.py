@@ -11,10 +11,11 @@ from typing import Any
 import numpy as np
 
 from cltui.analysis.explain.causes import IMAGE_WRITE, REVERSED
-from cltui.analysis.explain.divergence import scalars
+from cltui.analysis.explain.divergence import divergence_map, scalars
 from cltui.analysis.explain.imagewrite import STEP_RULE
 from cltui.analysis.explain.order import atomics_called
 from cltui.analysis.explain.run import AGAIN, Runs
+from cltui.analysis.explain.text import value_text
 from cltui.replay.experiment.worker import BASE_ID
 
 __all__ = ["ORDER_SPEC", "image_spec", "order_cause", "order_runs"]
@@ -65,8 +66,27 @@ def order_cause(runs: Runs, order: dict[str, bool | None], how: dict[str, str | 
             "a barrier or an atomic between them)")  # fmt: skip
     return {"cause": "order dependence",
             "text": f"order dependence: the outputs differ between runs on the same device "
-                    f"({which}): {kind}",
+                    f"({which}){_between(runs, order, how)}: {kind}",
             "within_spec": True, "spec": ORDER_SPEC}  # fmt: skip
+
+
+def _between(runs: Runs, order: dict[str, bool | None], how: dict[str, str | None]) -> str:
+    """Where the first device that showed it differs between its runs (an output, how many
+    elements, the first one with both values)."""
+    key = next(k for k in ("a", "b") if order[k])
+    dev = runs.devices[0 if key == "a" else 1]["id"]
+    pid = next(p for p, h in _HOW.items() if h == how[key])
+    first, other = runs.runs[BASE_ID][dev], runs.runs[pid][dev]
+    for c in runs.checks:
+        x, y = first.data.get(c["mem"]), other.data.get(c["mem"])
+        if x is None or y is None or _same(x, y):
+            continue
+        m = divergence_map(x, y, c.get("dtype"), c.get("shape"))
+        e = min(m["worst"], key=lambda e: e["index"]) if m["worst"] else None
+        at = (f"; first: element {e['index']}, {value_text(e['a'], m['dtype'])} then "
+              f"{value_text(e['b'], m['dtype'])}" if e else "")
+        return f"; {c['label']}: {m['differ']:,} of {m['elements']:,} elements{at}"
+    return ""
 
 
 def image_spec(runs: Runs, where: list[dict[str, Any]]) -> tuple[bool | None, str]:

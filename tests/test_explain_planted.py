@@ -104,3 +104,23 @@ def test_heat2d_write_write_race_gets_a_cause(heat2d: Path) -> None:
     assert rep["why"]["order_runs"]["a"] == "the work-items in reverse order"
     assert "a data race" in rep["why"]["text"]
     assert "2 of 4,096 elements; first: element 63" in rep["why"]["text"]
+
+
+@pytest.mark.child
+@pytest.mark.device
+def test_diverge_explain_explains_the_first_divergence(pyocl_pocl: Path,
+                                                       pyocl_oclgrind: Path) -> None:  # fmt: skip
+    """The pyopencl pair first diverges at enqueue 22 (sin_kernel, 1 ULP): explained on the
+    device each capture was made on (PoCL, Oclgrind)."""
+    res = CliRunner().invoke(main, ["diverge", str(pyocl_pocl), str(pyocl_oclgrind),
+                                    "--explain", "--json"])  # fmt: skip
+    out = json.loads(res.stdout)
+    validate(out, "cli.schema.json", "diverge")
+    assert res.exit_code == 1 and out["first"]["enqueue"] == 22
+    rep = out["explain"]
+    assert rep["enqueue"] == 22 and rep["kernel"] == "sin_kernel"
+    assert rep["why"]["cause"] == "accuracy" and rep["why"]["within_spec"] is True
+    assert "Oclgrind" in rep["devices"]["b"]["name"]
+    text = CliRunner().invoke(main, ["diverge", str(pyocl_pocl), str(pyocl_oclgrind),
+                                     "--explain", "-d", "pocl"])  # fmt: skip
+    assert text.exit_code == 2 and "give -d twice or not at all" in text.output

@@ -38,7 +38,7 @@ def explain_cmd(dumpdir: str, enqueue: int, devices: tuple[str, ...], timeout: f
     Exit 1 when the devices diverge, 0 when they agree, 3 when something could not run,
     2 on bad input.
     """
-    from cltui.analysis.explain import ExplainError, explain_report, run_explain
+    from cltui.analysis.explain import ExplainError, explain_enqueue
     from cltui.analysis.explain.text import markdown, text_lines
     from cltui.capture.ranges import EnqueueRange
     from cltui.progress import CancelToken, ProgressEvent
@@ -51,7 +51,7 @@ def explain_cmd(dumpdir: str, enqueue: int, devices: tuple[str, ...], timeout: f
         chosen, _ = devices_for(cap, EnqueueRange(enqueue, enqueue), list(devices))
     except DeviceError as exc:
         fail(str(exc))
-    picked = _two(chosen, devices)
+    picked = two_devices(chosen, devices)
 
     def said(ev: ProgressEvent) -> None:
         if not as_json:
@@ -59,13 +59,13 @@ def explain_cmd(dumpdir: str, enqueue: int, devices: tuple[str, ...], timeout: f
 
     cancel = CancelToken()
     try:
-        runs = run_explain(cap, enqueue, picked, timeout=timeout, cancel=cancel, progress=said)
+        report = explain_enqueue(cap, enqueue, picked, timeout=timeout, cancel=cancel,
+                                 progress=said)  # fmt: skip
     except ExplainError as exc:
         fail(str(exc))
     except KeyboardInterrupt:
         cancel.cancel()
         fail("interrupted", 130)
-    report = explain_report(runs, str(cap.path), enqueue)
     if markdown_file is not None:
         _write(Path(markdown_file), markdown(report))
     if as_json:
@@ -76,7 +76,7 @@ def explain_cmd(dumpdir: str, enqueue: int, devices: tuple[str, ...], timeout: f
     sys.exit(_EXIT[report["verdict"]["status"]])
 
 
-def _two(chosen: list[Any], specs: tuple[str, ...]) -> list[Any]:
+def two_devices(chosen: list[Any], specs: tuple[str, ...]) -> list[Any]:
     """The device each spec names (the first of several), two different ones."""
     from cltui.replay.devices import DeviceError, select_devices
 

@@ -8,12 +8,23 @@ from __future__ import annotations
 from typing import Any
 
 from cltui.analysis.explain.analyse import explain_report
-from cltui.analysis.explain.run import run_explain
+from cltui.analysis.explain.run import Runs, run_explain
 from cltui.capture.capture import Capture
 from cltui.progress import CancelToken, ProgressFn
 from cltui.replay.engine.schema import Device
 
-__all__ = ["explain_enqueue", "explain_first_divergence"]
+__all__ = ["explain_enqueue", "explain_first_divergence", "explain_with_runs"]
+
+
+def explain_with_runs(cap: Capture, enqueue: int, devices: list[Device], *,
+                      timeout: float = 60.0, cancel: CancelToken | None = None,
+                      progress: ProgressFn | None = None
+                      ) -> tuple[Runs, dict[str, Any]]:  # fmt: skip
+    """The runs (each point's outputs, for a divergence map over the whole output) and the
+    report of :func:`explain_enqueue`."""
+    runs = run_explain(cap, enqueue, devices, timeout=timeout, cancel=cancel,
+                       progress=progress)  # fmt: skip
+    return runs, explain_report(runs, str(cap.path), enqueue)
 
 
 def explain_enqueue(cap: Capture, enqueue: int, devices: list[Device], *,
@@ -22,9 +33,8 @@ def explain_enqueue(cap: Capture, enqueue: int, devices: list[Device], *,
     """The explanation of kernel enqueue ``enqueue`` of ``cap`` on the two ``devices`` (the
     report dict of ``cltui explain --json``).  :class:`~.run.ExplainError` (one line) when
     the enqueue cannot be explained."""
-    runs = run_explain(cap, enqueue, devices, timeout=timeout, cancel=cancel,
-                       progress=progress)  # fmt: skip
-    return explain_report(runs, str(cap.path), enqueue)
+    return explain_with_runs(cap, enqueue, devices, timeout=timeout, cancel=cancel,
+                             progress=progress)[1]  # fmt: skip
 
 
 def explain_first_divergence(cap: Capture, first_divergent: int | None, devices: list[Device],

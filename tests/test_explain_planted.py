@@ -44,9 +44,9 @@ def test_atomics_are_found_in_code_only() -> None:
     assert atomics_called(src) == ["atomic_cmpxchg", "atom_inc"]
 
 
-def _explain(capture: Path, enqueue: int) -> tuple[int, Any]:
+def _explain(capture: Path, enqueue: int, *extra: str) -> tuple[int, Any]:
     res = CliRunner().invoke(main, ["explain", str(capture), str(enqueue), "-d", "pocl",
-                                    "-d", "oclgrind", "--json"])  # fmt: skip
+                                    "-d", "oclgrind", "--json", *extra])  # fmt: skip
     rep = json.loads(res.stdout) if res.stdout.strip() else res.output
     validate(rep, "cli.schema.json", "explain")
     return res.exit_code, rep
@@ -124,3 +124,37 @@ def test_diverge_explain_explains_the_first_divergence(pyocl_pocl: Path,
     text = CliRunner().invoke(main, ["diverge", str(pyocl_pocl), str(pyocl_oclgrind),
                                      "--explain", "-d", "pocl"])  # fmt: skip
     assert text.exit_code == 2 and "give -d twice or not at all" in text.output
+
+
+@pytest.mark.child
+@pytest.mark.device
+def test_markdown_with_the_minimal_bundle(tmp_path: Path) -> None:
+    cap = planted_synth.write("image_nan", tmp_path / "cap")
+    md = tmp_path / "out" / "report.md"
+    md.parent.mkdir()
+    code, rep = _explain(cap, 0, "--markdown", str(md), "--bundle")
+    assert code == 1 and rep["why"]["cause"] == "image-write"
+    text = md.read_text()
+    assert "## Why" in text and "## Attached" in text and "`report_bundle/`" in text
+    assert (tmp_path / "out" / "report_bundle" / "replay.py").is_file()
+    assert (tmp_path / "out" / "report_kernel.cl").read_text() == planted_synth.IMAGE_SOURCE
+    res = CliRunner().invoke(main, ["explain", str(cap), "0", "-d", "pocl", "-d", "oclgrind",
+                                    "--bundle"])  # fmt: skip
+    assert res.exit_code == 2 and "--bundle goes with --markdown FILE" in res.output
+
+
+@pytest.mark.child
+@pytest.mark.device
+def test_the_fleet_explains_a_column_s_first_divergence(pyocl_pocl: Path) -> None:
+    from cltui.analysis.explain import explain_first_divergence
+    from cltui.capture import open_capture
+    from cltui.replay.devices import select_devices
+
+    cap = open_capture(pyocl_pocl)
+    devices = select_devices(["pocl", "oclgrind"])
+    column: dict[str, Any] = {"id": "local:0:0", "first_divergent": None}
+    assert explain_first_divergence(cap, column["first_divergent"], devices) is None
+    column["first_divergent"] = 22  # as the fleet's matrix gives it
+    rep = explain_first_divergence(cap, column["first_divergent"], devices)
+    assert rep is not None and rep["kernel"] == "sin_kernel"
+    assert rep["why"]["cause"] == "accuracy" and rep["why"]["within_spec"] is True

@@ -24,9 +24,12 @@ _EXIT = {"diverges": EXIT_MISMATCH, "no-divergence": EXIT_OK, "incomplete": EXIT
               help="Seconds without progress before a device is declared hung.")
 @click.option("--markdown", "markdown_file", type=click.Path(dir_okay=False), default=None,
               metavar="FILE", help="Also write the report as Markdown (for a bug report).")
+@click.option("--bundle", "with_bundle", is_flag=True,
+              help="With --markdown: the minimal bundle beside the report (FILE_bundle/: the "
+                   "enqueue exported isolated; FILE_kernel.cl: the original source).")
 @click.option("--json", "as_json", is_flag=True, help="The report as JSON.")
 def explain_cmd(dumpdir: str, enqueue: int, devices: tuple[str, ...], timeout: float,
-                markdown_file: str | None, as_json: bool) -> None:  # fmt: skip
+                markdown_file: str | None, with_bundle: bool, as_json: bool) -> None:  # fmt: skip
     """Replay kernel enqueue ENQUEUE alone (its inputs from the capture) on devices A and B
     and, for each output that differs, say where (how many elements, by how many ULP, the
     pattern, the worst elements, which device agrees with the capture) and why: controlled
@@ -46,6 +49,8 @@ def explain_cmd(dumpdir: str, enqueue: int, devices: tuple[str, ...], timeout: f
 
     if len(devices) != 2:
         fail(f"explain compares two devices: give -d twice (got {len(devices)})")
+    if with_bundle and markdown_file is None:
+        fail("--bundle goes with --markdown FILE")
     cap = load_capture(dumpdir, quiet=as_json)
     try:
         chosen, _ = devices_for(cap, EnqueueRange(enqueue, enqueue), list(devices))
@@ -66,7 +71,9 @@ def explain_cmd(dumpdir: str, enqueue: int, devices: tuple[str, ...], timeout: f
     except KeyboardInterrupt:
         cancel.cancel()
         fail("interrupted", 130)
-    if markdown_file is not None:
+    if markdown_file is not None and with_bundle:
+        _save(cap, report, Path(markdown_file))
+    elif markdown_file is not None:
         _write(Path(markdown_file), markdown(report))
     if as_json:
         emit_json(report)
@@ -91,6 +98,19 @@ def two_devices(chosen: list[Any], specs: tuple[str, ...]) -> list[Any]:
         fail(f"-d {specs[0]!r} and -d {specs[1]!r} name the same device ({out[0]['name']}): "
              "explain compares two devices")
     return out
+
+
+def _save(cap: Any, report: dict[str, Any], path: Path) -> None:
+    """The Markdown report with the minimal bundle beside it."""
+    from cltui.export.bundle import ExportError
+    from cltui.export.explain_bundle import save_explanation
+
+    try:
+        save_explanation(cap, report, path)
+    except ExportError as exc:
+        fail(f"--bundle: {exc}")
+    except OSError as exc:
+        fail(f"--markdown {path}: {exc.strerror or exc}")
 
 
 def _write(path: Path, text: str) -> None:

@@ -125,5 +125,8 @@ async def test_explain_from_the_results_and_the_diff_and_save_the_report(
         await pilot.pause()
         strip = diff.query_one("#diff-strip", Static)
         assert strip.display and "▁" in str(strip.render())
+        cursor = diff.query_one("DiffView").cursor  # type: ignore[attr-defined]
         await pilot.press("e")
-        await _explained(pilot)
+        shown = await _explained(pilot)
+        assert f"the diff's cursor, item {cursor:,}, reversed" in str(
+            shown.query_one("#explain-map", Static).render())

@@ -242,7 +242,8 @@ class DiffScreen(Screen[None]):
             return
         from cltui.tui.screens.explain import start_explain
 
-        start_explain(self, *self.source_row)
+        start_explain(self, *self.source_row, cursor=None if self.view.hex_mode
+                      else self.view.cursor)  # fmt: skip
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -92,9 +92,10 @@ def explain_task(capture: Capture, enqueue: int, ids: list[str]
 
 
 def start_explain(screen: Screen[Any], capture: Capture, outcome: ReplayOutcome,
-                  row: ResultRow | None) -> None:  # fmt: skip
+                  row: ResultRow | None, cursor: int | None = None) -> None:  # fmt: skip
     """``e``: explain the row's enqueue on its devices (refused, with a notice, on a row that
-    is not a differing kernel output)."""
+    is not a differing kernel output); ``cursor``: the three-way diff's element, marked on
+    the strip map."""
     if row is None or row.enqueue is None or (row.check is None and row.cross is None):
         screen.notify("Explain needs a row of a kernel's output", severity="warning")
         return
@@ -107,14 +108,16 @@ def start_explain(screen: Screen[Any], capture: Capture, outcome: ReplayOutcome,
 
     def done(result: tuple[Runs, dict[str, Any]] | None) -> None:
         if result is not None:
-            screen.app.push_screen(ExplainScreen(capture, result[0], result[1]))
+            screen.app.push_screen(ExplainScreen(capture, result[0], result[1], cursor))
 
     task = explain_task(capture, enqueue, explain_devices(outcome, row))
     screen.app.push_screen(ProgressScreen(title, task), done)
 
 
-def map_text(runs: Runs, report: dict[str, Any], width: int = 64) -> Text:
-    """The divergence map of the report's first differing output."""
+def map_text(runs: Runs, report: dict[str, Any], width: int = 64,
+             cursor: int | None = None) -> Text:  # fmt: skip
+    """The divergence map of the report's first differing output (``cursor``: an item to
+    mark on a strip map, the three-way diff's)."""
     from cltui.analysis.explain.divergence import scalars
     from cltui.replay.engine.dtypes import make_dtype
     from cltui.replay.experiment.worker import BASE_ID
@@ -137,8 +140,10 @@ def map_text(runs: Runs, report: dict[str, Any], width: int = 64) -> Text:
         grey = grey_of(values, lanes) if values.dtype.kind in "fiu" else None
         head.append(f" · heat map over the picture ({shape[0]} x {shape[1]}; red: differs)\n")
         return head + heat_map(mask, grey, shape[0], shape[1], max_cols=width)
-    head.append(f" · strip map ({mask.size:,} items, {min(width, mask.size)} cells)\n")
-    return head + strip_map(mask, width)
+    head.append(f" · strip map ({mask.size:,} items, {min(width, mask.size)} cells"
+                + (f"; the diff's cursor, item {cursor:,}, reversed" if cursor is not None
+                   else "") + ")\n")  # fmt: skip
+    return head + strip_map(mask, width, cursor)
 
 
 def source_lines(source: str | None, line: int | None) -> list[str]:
@@ -170,11 +175,13 @@ class ExplainScreen(Screen[None]):
     ExplainScreen #explain-body { padding: 0 1; }
     """
 
-    def __init__(self, capture: Capture, runs: Runs, report: dict[str, Any]) -> None:
+    def __init__(self, capture: Capture, runs: Runs, report: dict[str, Any],
+                 cursor: int | None = None) -> None:  # fmt: skip
         super().__init__()
         self.capture = capture
         self.runs = runs
         self.report = report
+        self.cursor = cursor
 
     def compose(self) -> ComposeResult:
         from cltui.capture.display import escape_controls
@@ -184,7 +191,7 @@ class ExplainScreen(Screen[None]):
         yield Static(Text(escape_controls(self.report["verdict"]["line"]), style=style),
                      id="explain-verdict")  # fmt: skip
         with VerticalScroll(id="explain-scroll"):
-            yield Static(map_text(self.runs, self.report), id="explain-map")
+            yield Static(map_text(self.runs, self.report, cursor=self.cursor), id="explain-map")
             yield Static(self.body(), id="explain-body", markup=False)
         yield Footer()
 

@@ -236,9 +236,13 @@ class DiffScreen(Screen[None]):
             width = max(16, (self.app.size.width or 80) - 2)
             strip.update(strip_map(self.mask, width, self.view.cursor))
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "explain":  # a diff opened from a row of the replay results only
+            return self.source_row is not None
+        return True
+
     def action_explain(self) -> None:
         if self.source_row is None:
-            self.notify("Explain works from a row of the replay results", severity="warning")
             return
         from cltui.tui.screens.explain import start_explain
 

@@ -131,8 +131,10 @@ def _group_sum(st: State, a: list[Any]) -> None:
 
 def group_sum() -> SynthCapture:
     rng = np.random.default_rng(5)
-    # magnitudes from 1e-4 to 1e4: the partial sums' order shows in the float sum
-    x = (rng.standard_normal(N) * np.exp(rng.uniform(-9, 9, N))).astype(np.float32)
+    # one large value in the first group and small ones elsewhere: each partial sum added to
+    # the large one is rounded, the small ones added first are not (the order shows)
+    x = rng.uniform(0.5, 1.5, N).astype(np.float32)
+    x[0] = np.float32(3e7)
     args = [Arg("buf", "in"), Arg("buf", "sum"), Arg("local", 4 * L)]
     launch = Launch("group_sum", args, N, L, _group_sum)
     return SynthCapture(SUM_SOURCE, {"in": x, "sum": np.zeros(1, np.float32)}, [launch])

@@ -34,9 +34,10 @@ def explain_cmd(dumpdir: str, enqueue: int, devices: tuple[str, ...], timeout: f
     and, for each output that differs, say where (how many elements, by how many ULP, the
     pattern, the worst elements, which device agrees with the capture) and why: controlled
     rebuilds that each remove one known cause (contraction, native_/half_ and built-in
-    accuracy, subnormals, relaxed math and division, optimisation), run on both devices;
-    whether the difference is within the OpenCL specification; a second run on each
-    device for order dependence.
+    accuracy, an image write's conversion, subnormals, relaxed math and division,
+    optimisation), run on both devices; whether the difference is within the OpenCL
+    specification; a second run, and a run with the work-items in reverse order, on each
+    device for order dependence (a race, an atomic or reduction order).
 
     Exit 1 when the devices diverge, 0 when they agree, 3 when something could not run,
     2 on bad input.

@@ -94,6 +94,8 @@ class SynthCapture:
     # the objects of ``buffers`` that are 2D images: name -> (width, height); a texel is one
     # int32 (CL_R, CL_SIGNED_INT32), the array holds them row by row
     images: dict[str, tuple[int, int]] = field(default_factory=dict)
+    # another 4-byte texel format of an image: name -> (channel order, channel data type)
+    image_formats: dict[str, tuple[str, str]] = field(default_factory=dict)
 
 
 def _hex(v: int) -> str:
@@ -160,8 +162,9 @@ def write_capture(spec: SynthCapture, root: Path) -> Path:
         if name in spec.images:
             w, h = spec.images[name]
             assert arr.nbytes == 4 * w * h, name
+            order, ctype = spec.image_formats.get(name, ("CL_R", "CL_SIGNED_INT32"))
             call(f"clCreateImage: context = {_hex(CTX)}, flags = CL_MEM_READ_WRITE (1), "
-                 "format->channel_order = CL_R, format->channel_data_type = CL_SIGNED_INT32, "
+                 f"format->channel_order = {order}, format->channel_data_type = {ctype}, "
                  f"desc->type = CL_MEM_OBJECT_IMAGE2D, desc->width = {w}, desc->height = {h}, "
                  "desc->depth = 1, desc->array_size = 1, desc->row_pitch = 0, "
                  "desc->slice_pitch = 0, desc->num_mip_levels = 0, desc->num_samples = 0, "
@@ -258,8 +261,10 @@ def write_capture(spec: SynthCapture, root: Path) -> Path:
         for i, name in bufs:
             if name in spec.images:
                 w, h = spec.images[name]
+                order, ctype = spec.image_formats.get(name, ("CL_R", "CL_SIGNED_INT32"))
+                ov, tv = _format_values(order, ctype)
                 (replay / f"Image_MetaData_{i}.txt").write_text(
-                    f"{w}\n{h}\n1\n4\n{4 * w}\n0\n4313\n4272\n4337\n"
+                    f"{w}\n{h}\n1\n4\n{4 * w}\n0\n{tv}\n{ov}\n4337\n"
                 )
         dump_name = {
             name: (f"Image_{mem_ids[name]:04d}_{spec.images[name][0]}x{spec.images[name][1]}"
@@ -307,6 +312,15 @@ _WHOLE_COPIES = {
     "copy_image_to_buffer": ("clEnqueueCopyImageToBuffer", "src_image", "dst_buffer"),
     "copy_buffer_to_image": ("clEnqueueCopyBufferToImage", "src_buffer", "dst_image"),
 }
+
+
+def _format_values(order: str, ctype: str) -> tuple[int, int]:
+    """The enum values of a 4-byte texel format (the one table's)."""
+    from cltui.capture import images
+
+    o, t = images.channel_order(order), images.channel_type(ctype)
+    assert o is not None and t is not None and images.texel_bytes(order, ctype) == 4
+    return o.value, t.value
 
 
 def _vec(v: tuple[int, int, int]) -> str:

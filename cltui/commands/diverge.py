@@ -20,21 +20,33 @@ from cltui.commands._common import EXIT_MISMATCH, EXIT_OK, echo, emit_json, fail
               help="Only compare these enqueues of DUMP_A (12, 12-40, 12-).")
 @click.option("--all", "show_all", is_flag=True, help="List identical enqueues too.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option("--explain", "explain", is_flag=True,
+              help="Also explain the first divergent kernel enqueue (cltui explain): replay it "
+                   "from DUMP_A's inputs on two devices here.")
+@click.option("--device", "-d", "devices", multiple=True,
+              help="With --explain: the two devices (twice); default: the device each capture "
+                   "was made on.")
 def diverge_cmd(dump_a: str, dump_b: str, atol: float, rtol: float, ulp: int,
-                range_text: str | None, show_all: bool, as_json: bool) -> None:
+                range_text: str | None, show_all: bool, as_json: bool, explain: bool,
+                devices: tuple[str, ...]) -> None:
     """Find where two captures of the same program diverge.
 
     The enqueues are aligned by number and kernel name; aligned kernels are compared on
     their Post dumps (typed by the kernel signature; by hash where a capture holds only
     hashes). Prints the first divergent enqueue, argument and element, then a summary
-    of every divergent enqueue. Exit code 0 when nothing diverges, 1 when something
-    does, 2 on bad input.
+    of every divergent enqueue. With --explain, the first divergent kernel enqueue is
+    explained as ``cltui explain`` does (where and why, on two devices here). Exit code 0
+    when nothing diverges, 1 when something does, 2 on bad input.
     """
     from cltui.analysis.diverge import diverge
     from cltui.replay.engine.compare import Tolerance
 
     if atol < 0 or rtol < 0 or ulp < 0:
         fail("tolerances must not be negative")
+    if devices and not explain:
+        fail("-d/--device goes with --explain")
+    if explain and len(devices) not in (0, 2):
+        fail(f"--explain compares two devices: give -d twice or not at all (got {len(devices)})")
     from cltui.capture.ranges import RangeError, parse_range
 
     first = last = None
@@ -49,12 +61,70 @@ def diverge_cmd(dump_a: str, dump_b: str, atol: float, rtol: float, ulp: int,
     cap_a = load_capture(dump_a, quiet=as_json)
     cap_b = load_capture(dump_b, quiet=as_json)
     report = diverge(cap_a, cap_b, Tolerance(atol, rtol, ulp), first=first, last=last)
+    data = report.first_data_divergent
+    said = _explain(cap_a, cap_b, data.number if data else None, devices, as_json) \
+        if explain else None
     if as_json:
-        emit_json(report.to_dict())
+        out: dict[str, object] = dict(report.to_dict())
+        if explain:
+            out["explain"] = said
+        emit_json(out)
     else:
         _print(report, show_all)
+        if explain:
+            _print_explain(said)
     sys_exit = EXIT_MISMATCH if report.first_divergent is not None else EXIT_OK
     raise SystemExit(sys_exit)
+
+
+def _explain(cap_a: object, cap_b: object, enqueue: int | None, specs: tuple[str, ...],
+             quiet: bool) -> dict[str, object] | None:  # fmt: skip
+    """The explain report of the first divergent enqueue (None: nothing diverges), or
+    ``{"error": why}`` when it cannot be explained."""
+    from cltui.analysis.explain import ExplainError, explain_first_divergence
+    from cltui.capture.capture import Capture
+    from cltui.capture.ranges import EnqueueRange
+    from cltui.commands.explain import two_devices
+    from cltui.progress import ProgressEvent
+    from cltui.replay.devices import DeviceError, devices_for
+
+    assert isinstance(cap_a, Capture) and isinstance(cap_b, Capture)
+    if enqueue is None:
+        return None
+    rng = EnqueueRange(enqueue, enqueue)
+    try:
+        if specs:
+            chosen, _ = devices_for(cap_a, rng, list(specs))
+            picked = two_devices(chosen, specs)
+        else:  # the device each capture was made on
+            picked = [devices_for(cap, rng, [])[0][0] for cap in (cap_a, cap_b)]
+    except DeviceError as exc:
+        fail(f"--explain: {exc}")
+    if picked[0]["id"] == picked[1]["id"]:
+        fail(f"--explain: both captures' devices are {picked[0]['name']} here: give the two "
+             "devices with -d twice")
+
+    def progress(ev: ProgressEvent) -> None:
+        if not quiet:
+            echo(f"explain: {ev.what} ...", err=True)
+
+    try:
+        return explain_first_divergence(cap_a, enqueue, picked, progress=progress)
+    except ExplainError as exc:
+        return {"error": f"enqueue {enqueue} cannot be explained: {exc}"}
+
+
+def _print_explain(said: dict[str, object] | None) -> None:
+    from cltui.analysis.explain.text import text_lines
+
+    if said is None:
+        return
+    echo("")
+    if "error" in said:
+        echo(f"explain: {said['error']}")
+        return
+    for line in text_lines(said):
+        echo(line)
 
 
 def _num(v: object) -> str:

@@ -24,21 +24,25 @@ _EXIT = {"diverges": EXIT_MISMATCH, "no-divergence": EXIT_OK, "incomplete": EXIT
               help="Seconds without progress before a device is declared hung.")
 @click.option("--markdown", "markdown_file", type=click.Path(dir_okay=False), default=None,
               metavar="FILE", help="Also write the report as Markdown (for a bug report).")
+@click.option("--bundle", "with_bundle", is_flag=True,
+              help="With --markdown: the minimal bundle beside the report (FILE_bundle/: the "
+                   "enqueue exported isolated; FILE_kernel.cl: the original source).")
 @click.option("--json", "as_json", is_flag=True, help="The report as JSON.")
 def explain_cmd(dumpdir: str, enqueue: int, devices: tuple[str, ...], timeout: float,
-                markdown_file: str | None, as_json: bool) -> None:  # fmt: skip
+                markdown_file: str | None, with_bundle: bool, as_json: bool) -> None:  # fmt: skip
     """Replay kernel enqueue ENQUEUE alone (its inputs from the capture) on devices A and B
     and, for each output that differs, say where (how many elements, by how many ULP, the
     pattern, the worst elements, which device agrees with the capture) and why: controlled
     rebuilds that each remove one known cause (contraction, native_/half_ and built-in
-    accuracy, subnormals, relaxed math and division, optimisation), run on both devices;
-    whether the difference is within the OpenCL specification; a second run on each
-    device for order dependence.
+    accuracy, an image write's conversion, subnormals, relaxed math and division,
+    optimisation), run on both devices; whether the difference is within the OpenCL
+    specification; a second run, and a run with the work-items in reverse order, on each
+    device for order dependence (a race, an atomic or reduction order).
 
     Exit 1 when the devices diverge, 0 when they agree, 3 when something could not run,
     2 on bad input.
     """
-    from cltui.analysis.explain import ExplainError, explain_report, run_explain
+    from cltui.analysis.explain import ExplainError, explain_enqueue
     from cltui.analysis.explain.text import markdown, text_lines
     from cltui.capture.ranges import EnqueueRange
     from cltui.progress import CancelToken, ProgressEvent
@@ -46,12 +50,14 @@ def explain_cmd(dumpdir: str, enqueue: int, devices: tuple[str, ...], timeout: f
 
     if len(devices) != 2:
         fail(f"explain compares two devices: give -d twice (got {len(devices)})")
+    if with_bundle and markdown_file is None:
+        fail("--bundle goes with --markdown FILE")
     cap = load_capture(dumpdir, quiet=as_json)
     try:
         chosen, _ = devices_for(cap, EnqueueRange(enqueue, enqueue), list(devices))
     except DeviceError as exc:
         fail(str(exc))
-    picked = _two(chosen, devices)
+    picked = two_devices(chosen, devices)
 
     def said(ev: ProgressEvent) -> None:
         if not as_json:
@@ -59,14 +65,16 @@ def explain_cmd(dumpdir: str, enqueue: int, devices: tuple[str, ...], timeout: f
 
     cancel = CancelToken()
     try:
-        runs = run_explain(cap, enqueue, picked, timeout=timeout, cancel=cancel, progress=said)
+        report = explain_enqueue(cap, enqueue, picked, timeout=timeout, cancel=cancel,
+                                 progress=said)  # fmt: skip
     except ExplainError as exc:
         fail(str(exc))
     except KeyboardInterrupt:
         cancel.cancel()
         fail("interrupted", 130)
-    report = explain_report(runs, str(cap.path), enqueue)
-    if markdown_file is not None:
+    if markdown_file is not None and with_bundle:
+        _save(cap, report, Path(markdown_file))
+    elif markdown_file is not None:
         _write(Path(markdown_file), markdown(report))
     if as_json:
         emit_json(report)
@@ -76,7 +84,7 @@ def explain_cmd(dumpdir: str, enqueue: int, devices: tuple[str, ...], timeout: f
     sys.exit(_EXIT[report["verdict"]["status"]])
 
 
-def _two(chosen: list[Any], specs: tuple[str, ...]) -> list[Any]:
+def two_devices(chosen: list[Any], specs: tuple[str, ...]) -> list[Any]:
     """The device each spec names (the first of several), two different ones."""
     from cltui.replay.devices import DeviceError, select_devices
 
@@ -91,6 +99,19 @@ def _two(chosen: list[Any], specs: tuple[str, ...]) -> list[Any]:
         fail(f"-d {specs[0]!r} and -d {specs[1]!r} name the same device ({out[0]['name']}): "
              "explain compares two devices")
     return out
+
+
+def _save(cap: Any, report: dict[str, Any], path: Path) -> None:
+    """The Markdown report with the minimal bundle beside it."""
+    from cltui.export.bundle import ExportError
+    from cltui.export.explain_bundle import save_explanation
+
+    try:
+        save_explanation(cap, report, path)
+    except ExportError as exc:
+        fail(f"--bundle: {exc}")
+    except OSError as exc:
+        fail(f"--markdown {path}: {exc.strerror or exc}")
 
 
 def _write(path: Path, text: str) -> None:

@@ -28,6 +28,7 @@ def _screens() -> list[tuple[str, list[type[DOMNode]]]]:
     order the README lists them).  Imported here: the table is built on demand."""
     from cltui.tui.app import CltuiApp
     from cltui.tui.screens.diff import DiffScreen
+    from cltui.tui.screens.explain import ExplainScreen
     from cltui.tui.screens.export_dialog import ExportDialog
     from cltui.tui.screens.findings import FindingsScreen
     from cltui.tui.screens.help import HelpScreen
@@ -62,6 +63,7 @@ def _screens() -> list[tuple[str, list[type[DOMNode]]]]:
         ("replay / export progress", [ProgressScreen]),
         ("replay results", [ReplayResultsScreen]),
         ("three-way diff", [DiffScreen, DiffView]),
+        ("explain", [ExplainScreen]),
         ("check findings", [FindingsScreen]),
         ("help", [HelpScreen]),
         ("problems", [ProblemsScreen]),

@@ -14,10 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from cltui.analysis.explain.causes import ACCURACY, BUMPED
+from cltui.analysis.explain.causes import ACCURACY, BUMPED, IMAGE_WRITE
 from cltui.analysis.explain.divergence import divergence_map, scalars
+from cltui.analysis.explain.judge import image_spec, order_cause, order_runs
 from cltui.analysis.explain.rewrite import ULP_LIMITS, builtins_called
-from cltui.analysis.explain.run import AGAIN, Runs
+from cltui.analysis.explain.run import Runs
 from cltui.replay.experiment.worker import BASE_ID
 
 __all__ = ["explain_report"]
@@ -70,18 +71,6 @@ def _where(runs: Runs) -> list[dict[str, Any]]:
             "capture": {"a": _agreement(runs, c["mem"], da, c),
                         "b": _agreement(runs, c["mem"], db, c)},
         })  # fmt: skip
-    return out
-
-
-def _order(runs: Runs) -> dict[str, bool | None]:
-    """Per device (a, b): True when the second run's outputs differ from the first's."""
-    out: dict[str, bool | None] = {}
-    for key, dev in zip(("a", "b"), runs.devices, strict=True):
-        first, again = runs.runs[BASE_ID].get(dev["id"]), runs.runs[AGAIN].get(dev["id"])
-        if first is None or again is None or first.error or again.error:
-            out[key] = None
-            continue
-        out[key] = any(not _same(first.data.get(m), again.data.get(m)) for m in first.data)
     return out
 
 
@@ -164,29 +153,24 @@ def _why(runs: Runs, where: list[dict[str, Any]]) -> dict[str, Any]:
                       "outcome": outcome})  # fmt: skip
     tried += [{"id": k, "change": why, "differ": None, "error": why, "outcome": "not run"}
               for k, why in runs.refused.items()]
-    order = _order(runs)
-    why: dict[str, Any] = {"rebuilds": tried, "order": order, "builtins": None}
+    order, how = order_runs(runs)
+    why: dict[str, Any] = {"rebuilds": tried, "order": order, "order_runs": how,
+                           "builtins": None}
     by_id = {rb.id: rb for rb in runs.rebuilds}
     removes = [t for t in tried if t["outcome"] == "removes it"]
     reduces = sorted((t for t in tried if t["outcome"] == "reduces it"),
                      key=lambda t: t["differ"])  # fmt: skip
     worst = max((w["map"]["max"] or 0.0 for w in where), default=0.0)
     if any(order.values()):
-        which = " and ".join(d["name"] for k, d in zip("ab", runs.devices, strict=True)
-                             if order[k])  # fmt: skip
-        why.update(cause="order dependence",
-                   text=f"order dependence: the outputs differ between runs on the same "
-                   f"device ({which}): a race or an order-dependent reduction",
-                   within_spec=None,
-                   spec="the program's result depends on the order work-items run in "
-                   "(a data race is undefined, atomics' order unspecified): not a device "
-                   "fault")  # fmt: skip
+        why.update(order_cause(runs, order, how))
     elif removes:
         rb = by_id[removes[0]["id"]]
         why.update(cause=rb.id, text=rb.cause, within_spec=rb.within_spec, spec=rb.spec,
                    rebuild=rb.change)  # fmt: skip
         if rb.id == ACCURACY and rb.within_spec is None:
             why["within_spec"], why["spec"] = _within_limits(runs, where, rb.spec)
+        if rb.id == IMAGE_WRITE:
+            why["within_spec"], why["spec"] = image_spec(runs, where)
     elif reduces:
         rb = by_id[reduces[0]["id"]]
         rest = _builtins(runs, worst)
@@ -227,13 +211,16 @@ def explain_report(runs: Runs, capture: str, enqueue: int) -> dict[str, Any]:
                 "where": [], "why": None}  # fmt: skip
     where = _where(runs)
     if not where:
-        order = _order(runs)
+        order, how = order_runs(runs)
         line = f"NO DIVERGENCE: {what}: every output is bit-exact between the devices"
+        quiet: dict[str, Any] = {"order": order}
         if any(order.values()):
+            quiet |= {"order_runs": how, **order_cause(runs, order, how)}
             line = (f"NO DIVERGENCE between the devices: {what}, but the outputs differ "
-                    "between runs on the same device (order dependence)")
+                    f"between runs on the same device; cause: {quiet['text']}; within the "
+                    "OpenCL specification")
         return {**head, "verdict": {"status": "no-divergence", "line": line},
-                "where": [], "why": {"order": order}}  # fmt: skip
+                "where": [], "why": quiet}  # fmt: skip
     why = _why(runs, where)
     line = f"DIVERGES: {what}: " + "; ".join(_amount(w) for w in where)
     line += f"; cause: {why['text']}"

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from cltui.analysis.explain.imagewrite import STEP_RULE, spec_image_writes
+from cltui.analysis.explain.order import reversed_order
 from cltui.analysis.explain.rewrite import (
     ULP_LIMITS,
     builtins_called,
@@ -20,10 +22,12 @@ from cltui.analysis.explain.rewrite import (
 from cltui.capture.shellwords import split_words
 from cltui.replay.experiment.variant import ProgramChange, Variant
 
-__all__ = ["ACCURACY", "BUMPED", "RELAXED", "Rebuild", "rebuilds"]
+__all__ = ["ACCURACY", "BUMPED", "IMAGE_WRITE", "RELAXED", "REVERSED", "Rebuild", "rebuilds"]
 
 ACCURACY = "accuracy"  # the math built-ins computed in double precision
 BUMPED = "accuracy-bumped"  # and moved by their ULP limits (a measurement)
+IMAGE_WRITE = "image-write"  # write_imagef's conversion done as the specification writes it
+REVERSED = "reversed-order"  # every id read in reverse (a measurement: order dependence)
 
 RELAXED = ("-cl-fast-relaxed-math", "-cl-unsafe-math-optimizations", "-cl-finite-math-only",
            "-cl-mad-enable")  # fmt: skip
@@ -71,7 +75,15 @@ def rebuilds(range_text: str, source: str | None, options: str) -> list[Rebuild]
             "mad may be computed either way, and a*b+c may be contracted while "
             "FP_CONTRACT is on (the default)",
             Variant(range_text, programs=(ProgramChange("", unfused),))))  # fmt: skip
+        out += _image_write(range_text, source)
         out += _accuracy(range_text, full, names, builtins_called(source))
+        rev, ids = reversed_order(source)
+        if ids:
+            out.append(Rebuild(
+                REVERSED, "every work-item and work-group id read in reverse (the opposite "
+                "work-item and work-group order on the same device)",
+                "order dependence", True, "", Variant(range_text,
+                programs=(ProgramChange("", rev),)), measure=True))  # fmt: skip
     if DAZ in words:
         out.append(Rebuild(
             "denormals", f"{DAZ} removed",
@@ -136,3 +148,16 @@ def _accuracy(range_text: str, full: str, native: list[str], called: list[str]
             cause, None, spec, Variant(range_text, programs=(ProgramChange("", bumped),)),
             measure=True))  # fmt: skip
     return out
+
+
+def _image_write(range_text: str, source: str) -> list[Rebuild]:
+    """The image writes' conversion pinned (none when the source calls no write_imagef)."""
+    pinned, calls = spec_image_writes(source)
+    if not calls:
+        return []
+    return [Rebuild(
+        IMAGE_WRITE, f"each write_imagef colour converted in the kernel as the specification "
+        f"writes it ({calls} call{'s' if calls != 1 else ''})",
+        "the image format's conversion: the devices convert the float colour to the "
+        "image's channel type differently (its rounding, or a NaN or out-of-range value)",
+        None, STEP_RULE, Variant(range_text, programs=(ProgramChange("", pinned),)))]

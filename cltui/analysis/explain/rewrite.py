@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["ULP_LIMITS", "builtins_called", "code_mask", "full_precision", "reference_builtins",
-           "without_contraction"]
+__all__ = ["ULP_LIMITS", "builtins_called", "call_arguments", "calls_in_code", "code_mask",
+           "full_precision", "reference_builtins", "without_contraction"]
 
 CONTRACT_OFF = "#pragma OPENCL FP_CONTRACT OFF\n"
 
@@ -43,7 +43,7 @@ def code_mask(src: str) -> list[bool]:
     return mask
 
 
-def _calls(src: str, names: set[str]) -> list[tuple[int, int, str]]:
+def calls_in_code(src: str, names: set[str]) -> list[tuple[int, int, str]]:
     """``(start, open_paren, name)`` of each call in code of a name in ``names``."""
     mask = code_mask(src)
     out: list[tuple[int, int, str]] = []
@@ -60,7 +60,7 @@ def _calls(src: str, names: set[str]) -> list[tuple[int, int, str]]:
     return out
 
 
-def _arguments(src: str, open_paren: int) -> tuple[list[str], int] | None:
+def call_arguments(src: str, open_paren: int) -> tuple[list[str], int] | None:
     """The top-level arguments of the call whose ``(`` is at ``open_paren`` and the index
     after its ``)``; None when the parentheses do not balance."""
     mask = code_mask(src)
@@ -86,8 +86,8 @@ def _arguments(src: str, open_paren: int) -> tuple[list[str], int] | None:
 
 def _rewrite_fused(src: str) -> tuple[str, int]:
     """One pass: the last ``mad``/``fma`` call rewritten (innermost first when nested)."""
-    for start, paren, _name in reversed(_calls(src, {"mad", "fma"})):
-        parsed = _arguments(src, paren)
+    for start, paren, _name in reversed(calls_in_code(src, {"mad", "fma"})):
+        parsed = call_arguments(src, paren)
         if parsed is None or len(parsed[0]) != 3:
             continue
         (a, b, c), end = parsed
@@ -120,7 +120,7 @@ def full_precision(src: str) -> tuple[str, list[str]]:
     the names replaced (in order, once each)."""
     names: list[str] = []
     while True:
-        calls = _calls(src, _REDUCED_NAMES)
+        calls = calls_in_code(src, _REDUCED_NAMES)
         if not calls:
             return src, names
         start, paren, name = calls[-1]
@@ -128,7 +128,7 @@ def full_precision(src: str) -> tuple[str, list[str]]:
             names.insert(0, name)
         plain = name.split("_", 1)[1]
         if plain in ("divide", "recip"):
-            parsed = _arguments(src, paren)
+            parsed = call_arguments(src, paren)
             want = 2 if plain == "divide" else 1
             if parsed is None or len(parsed[0]) != want:
                 return src, names  # left as it is: the build says what is wrong
@@ -159,7 +159,7 @@ def builtins_called(src: str) -> list[str]:
 
 def _first_seen(src: str) -> list[str]:
     seen: dict[str, None] = {}
-    for _start, _paren, name in _calls(src, set(ULP_LIMITS)):
+    for _start, _paren, name in calls_in_code(src, set(ULP_LIMITS)):
         seen.setdefault(name)
     return list(seen)
 
@@ -183,11 +183,11 @@ def reference_builtins(src: str, bump: bool = False) -> tuple[str, list[str]]:
     names: list[str] = []
     wanted = set(ULP_LIMITS) - {"sincos"}
     while True:
-        calls = _calls(src, wanted)
+        calls = calls_in_code(src, wanted)
         if not calls:
             break
         start, paren, name = calls[-1]
-        parsed = _arguments(src, paren)
+        parsed = call_arguments(src, paren)
         if parsed is None:
             break
         args, end = parsed

@@ -29,7 +29,7 @@ from cltui.replay.experiment.variant import VariantError
 from cltui.replay.experiment.worker import BASE_ID
 from cltui.replay.plan import PlanError, build_plan
 
-__all__ = ["AGAIN", "ExplainError", "Outputs", "Runs", "run_explain"]
+__all__ = ["AGAIN", "ExplainError", "Outputs", "Runs", "enqueue_plan", "run_explain"]
 
 AGAIN = "again"  # the capture's configuration run a second time (order dependence)
 
@@ -77,7 +77,8 @@ class Runs:
         return np.frombuffer(raw, dtype=np.uint8)
 
 
-def _plan(cap: Capture, enqueue: int) -> Manifest:
+def enqueue_plan(cap: Capture, enqueue: int) -> Manifest:
+    """The isolated plan of one kernel enqueue (its inputs from its Pre dumps)."""
     kinds = cap.find(None, kinds=[EnqueueKind.KERNEL], first=enqueue, last=enqueue)
     if len(kinds) == 0:
         raise ExplainError(f"enqueue {enqueue} is not a kernel enqueue of this capture")
@@ -96,7 +97,7 @@ def run_explain(cap: Capture, enqueue: int, devices: list[Device], *, timeout: f
                 progress: ProgressFn | None = None) -> Runs:  # fmt: skip
     """Enqueue ``enqueue`` as captured (twice) and with each rebuild on both ``devices``."""
     report = progress or no_progress
-    plan = _plan(cap, enqueue)
+    plan = enqueue_plan(cap, enqueue)
     root = str(cap.path)
     step = plan["steps"][0]
     pid = step["program"]

@@ -58,13 +58,16 @@ def _rebuild_lines(why: dict[str, Any]) -> list[str]:
 
 def _order_line(report: dict[str, Any], why: dict[str, Any]) -> str:
     order = why.get("order") or {}
+    how = why.get("order_runs") or {}
     parts = []
     for key in ("a", "b"):
         name = report["devices"][key]["name"]
         v = order.get(key)
-        parts.append(f"{name}: " + ("differs between runs" if v else "same outputs" if v is False
+        differs = "differs" + (f" (with {how[key]})" if how.get(key) else "")
+        parts.append(f"{name}: " + (differs if v else "same outputs" if v is False
                                     else "not run"))  # fmt: skip
-    return "second run on each device: " + "; ".join(parts)
+    return ("a second run and a run in reverse work-item order on each device: "
+            + "; ".join(parts))
 
 
 def text_lines(report: dict[str, Any]) -> list[str]:
@@ -86,7 +89,7 @@ def text_lines(report: dict[str, Any]) -> list[str]:
         lines += [f"  worst: {x}" for x in _worst(m, ("A", "B"))]
         lines.append(f"  against the capture: A {w['capture']['a']}; B {w['capture']['b']}")
     why = report.get("why")
-    if why and report["where"]:
+    if why and "text" in why:
         lines += ["", f"why: {why['text']}", f"  {_spec_word(why)}: {why['spec']}"]
         lines += [f"  rebuild {x}" for x in _rebuild_lines(why)]
     if why:
@@ -123,11 +126,12 @@ def markdown(report: dict[str, Any]) -> str:
                        f"{value_text(e['capture'], m['dtype'])} | {dist} |")  # fmt: skip
         out += ["", f"Against the capture: A {w['capture']['a']}; B {w['capture']['b']}."]
     why = report.get("why")
-    if why and report["where"]:
+    if why and "text" in why:
         out += ["", "## Why", "", f"Cause: {why['text']}.", "",
-                f"Specification: {_spec_word(why)} ({why['spec']}).", "",
-                "Controlled rebuilds, each run on both devices:", ""]
-        out += [f"- {x}" for x in _rebuild_lines(why)]
+                f"Specification: {_spec_word(why)} ({why['spec']}).", ""]
+        if why.get("rebuilds"):
+            out += ["Controlled rebuilds, each run on both devices:", ""]
+            out += [f"- {x}" for x in _rebuild_lines(why)]
     if why:
         line = _order_line(report, why)
         out += ["", f"{line[:1].upper()}{line[1:]}."]

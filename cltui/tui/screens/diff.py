@@ -88,7 +88,11 @@ def _load(path: Path | None) -> npt.NDArray[np.uint8] | None:
 class DiffScreen(Screen[None]):
     """Captured Pre, captured Post, replayed Post of one checked argument."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "close", "Back")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "close", "Back"),
+        Binding("e", "explain", "Explain", tooltip="Explain where and why the devices differ "
+                "(cltui explain)"),
+    ]
 
     def __init__(
         self,
@@ -112,6 +116,8 @@ class DiffScreen(Screen[None]):
         self.ctype = ctype
         self.first = first
         self.headings = headings
+        self.source_row: tuple[Capture, ReplayOutcome, ResultRow] | None = None  # for explain
+        self.mask: Any = None  # per element: post and replayed differ (the strip map)
 
     @classmethod
     def for_row(cls, capture: Capture, outcome: ReplayOutcome, row: ResultRow) -> DiffScreen:
@@ -165,20 +171,25 @@ class DiffScreen(Screen[None]):
                 raise DiffUnavailable("The replayed outputs of this comparison are gone")
             title = (f"enqueue {row.enqueue} {escape_controls(row.kernel)} · {row.label} · "
                      f"{row.cross['b']} against {row.cross['a']}")
-            return cls(title, detail, pre, a_out, b_out, ctype, first_index,
-                       ("captured pre", f"{row.cross['a']} replayed", f"{row.cross['b']} replayed"),
-                       image)
+            screen = cls(title, detail, pre, a_out, b_out, ctype, first_index,
+                         ("captured pre", f"{row.cross['a']} replayed",
+                          f"{row.cross['b']} replayed"), image)  # fmt: skip
+            screen.source_row = (capture, outcome, row)
+            return screen
         out = row.check.get("output") if row.check is not None else None
         replayed = _load(Path(out)) if out else None
         if replayed is None and post is None:
             raise DiffUnavailable(f"enqueue {row.enqueue} {row.label}: no data to compare")
         title = (f"enqueue {row.enqueue} {escape_controls(row.kernel)} · {row.label} · "
                  f"device {row.device}")
-        return cls(title, detail, pre, post, replayed, ctype, first_index, image=image)
+        screen = cls(title, detail, pre, post, replayed, ctype, first_index, image=image)
+        screen.source_row = (capture, outcome, row)
+        return screen
 
     def compose(self) -> ComposeResult:
         yield Static(self.title_text, id="diff-title", markup=False)
         yield Static(self.detail, id="diff-detail", markup=False)
+        yield Static("", id="diff-strip")
         yield DiffView(id="diff-view")
         yield Static("", id="diff-cursor", markup=False)
         yield KeysFooter()
@@ -205,6 +216,10 @@ class DiffScreen(Screen[None]):
         self.query_one("#diff-detail", Static).update(
             f"{self.detail} · elements as {self.ctype.name}{extra}"
         )
+        if view.post is not None and view.replayed is not None:
+            from cltui.tui.widgets.divergence_map import diff_mask
+
+            self.mask = diff_mask(view.post, view.replayed, view.itemsize)
         view.focus()
         self._show_cursor()
 
@@ -213,6 +228,26 @@ class DiffScreen(Screen[None]):
 
     def _show_cursor(self) -> None:
         self.query_one("#diff-cursor", Static).update(cursor_line(self.view, self.image))
+        strip = self.query_one("#diff-strip", Static)
+        strip.display = self.mask is not None and bool(self.mask.any())
+        if strip.display:
+            from cltui.tui.widgets.divergence_map import strip_map
+
+            width = max(16, (self.app.size.width or 80) - 2)
+            strip.update(strip_map(self.mask, width, self.view.cursor))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "explain":  # a diff opened from a row of the replay results only
+            return self.source_row is not None
+        return True
+
+    def action_explain(self) -> None:
+        if self.source_row is None:
+            return
+        from cltui.tui.screens.explain import start_explain
+
+        start_explain(self, *self.source_row, cursor=None if self.view.hex_mode
+                      else self.view.cursor)  # fmt: skip
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -58,6 +58,8 @@ class ReplayResultsScreen(Screen[None]):
         Binding("f", "failures", "Next failure", tooltip="Next row that is not equal"),
         Binding("g", "goto", "Go to enqueue", tooltip="Close and put the list on this enqueue"),
         Binding("s", "save", "Save", tooltip="Save the table as .csv or the report as .json"),
+        Binding("e", "explain", "Explain", tooltip="Explain a differing row: where and why its "
+                "devices differ (cltui explain)"),
     ]
 
     def __init__(
@@ -181,6 +183,11 @@ class ReplayResultsScreen(Screen[None]):
     def _selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
         self.action_diff()
+
+    def action_explain(self) -> None:
+        from cltui.tui.screens.explain import start_explain
+
+        start_explain(self, self.capture, self.outcome, self.current_row())
 
     def action_failures(self) -> None:
         if not self.rows:

@@ -1,0 +1,50 @@
+"""The one explain engine that every caller uses (``cltui explain``, ``cltui diverge
+--explain``, the fleet for a column's first divergence, the app's worker): the runs
+(:mod:`.run`: the enqueue as captured, twice, in reverse work-item order, and each
+controlled rebuild, on two devices) and the report (:mod:`.analyse`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cltui.analysis.explain.analyse import explain_report
+from cltui.analysis.explain.run import Runs, run_explain
+from cltui.capture.capture import Capture
+from cltui.progress import CancelToken, ProgressFn
+from cltui.replay.engine.schema import Device
+
+__all__ = ["explain_enqueue", "explain_first_divergence", "explain_with_runs"]
+
+
+def explain_with_runs(cap: Capture, enqueue: int, devices: list[Device], *,
+                      timeout: float = 60.0, cancel: CancelToken | None = None,
+                      progress: ProgressFn | None = None
+                      ) -> tuple[Runs, dict[str, Any]]:  # fmt: skip
+    """The runs (each point's outputs, for a divergence map over the whole output) and the
+    report of :func:`explain_enqueue`."""
+    runs = run_explain(cap, enqueue, devices, timeout=timeout, cancel=cancel,
+                       progress=progress)  # fmt: skip
+    return runs, explain_report(runs, str(cap.path), enqueue)
+
+
+def explain_enqueue(cap: Capture, enqueue: int, devices: list[Device], *,
+                    timeout: float = 60.0, cancel: CancelToken | None = None,
+                    progress: ProgressFn | None = None) -> dict[str, Any]:  # fmt: skip
+    """The explanation of kernel enqueue ``enqueue`` of ``cap`` on the two ``devices`` (the
+    report dict of ``cltui explain --json``).  :class:`~.run.ExplainError` (one line) when
+    the enqueue cannot be explained."""
+    return explain_with_runs(cap, enqueue, devices, timeout=timeout, cancel=cancel,
+                             progress=progress)[1]  # fmt: skip
+
+
+def explain_first_divergence(cap: Capture, first_divergent: int | None, devices: list[Device],
+                             *, timeout: float = 60.0, cancel: CancelToken | None = None,
+                             progress: ProgressFn | None = None
+                             ) -> dict[str, Any] | None:  # fmt: skip
+    """The explanation of a first divergence that ``diverge`` or a fleet column found
+    (``first_divergent``: the column's or the report's ``first_divergent`` enqueue of
+    ``cap``), replayed on two devices here; None when there is none."""
+    if first_divergent is None:
+        return None
+    return explain_enqueue(cap, first_divergent, devices, timeout=timeout, cancel=cancel,
+                           progress=progress)  # fmt: skip

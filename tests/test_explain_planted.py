@@ -1,0 +1,160 @@
+"""cltui explain's image-write and order-dependence causes: the rewrites (pure), the planted
+synthetic captures of :mod:`tests.planted_synth` on PoCL vs Oclgrind, and heat2d's
+write-write race in ``heat_boundary``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from cltui.analysis.explain.imagewrite import CONVERT, spec_image_writes
+from cltui.analysis.explain.order import REVERSED_PREFIX, atomics_called, reversed_order
+from cltui.cli import main
+from tests import planted_synth
+from tests.schemas import validate
+
+
+def test_reversed_order_reads_every_id_in_reverse_and_leaves_comments() -> None:
+    src = ("kernel void k(global int *o) { // get_global_id(0)\n"
+           "  o[get_global_id(0)] = get_local_id(1) + get_group_id(0) + get_local_linear_id(); }")
+    out, n = reversed_order(src)
+    assert n == 4
+    assert f"o[{REVERSED_PREFIX}get_global_id(0)] = {REVERSED_PREFIX}get_local_id(1)" in out
+    assert f"{REVERSED_PREFIX}get_local_linear_id()" in out
+    assert "// get_global_id(0)\n" in out  # a comment is not code
+    assert reversed_order("kernel void k() {}") == ("kernel void k() {}", 0)
+
+
+def test_image_writes_are_converted_as_the_specification_writes_it() -> None:
+    src = "write_imagef(out, (int2)(x, f(y, 2)), (float4)(v, 0, 0, 1)); /* write_imagef(a,b,c) */"
+    out, n = spec_image_writes(src)
+    assert n == 1
+    assert (f"write_imagef(out, (int2)(x, f(y, 2)), {CONVERT}(get_image_channel_data_type(out), "
+            "(float4)(v, 0, 0, 1)));") in out
+    assert "convert_char4_sat_rte(z * 127.0f)" in out and "isnan(v)" in out
+    assert spec_image_writes("write_imagei(o, c, v);") == ("write_imagei(o, c, v);", 0)
+
+
+def test_atomics_are_found_in_code_only() -> None:
+    src = "// atomic_add(p, 1)\n x = atomic_cmpxchg(p, a, b) + atom_inc(q) + my_atomic(z);"
+    assert atomics_called(src) == ["atomic_cmpxchg", "atom_inc"]
+
+
+def _explain(capture: Path, enqueue: int, *extra: str) -> tuple[int, Any]:
+    res = CliRunner().invoke(main, ["explain", str(capture), str(enqueue), "-d", "pocl",
+                                    "-d", "oclgrind", "--json", *extra])  # fmt: skip
+    rep = json.loads(res.stdout) if res.stdout.strip() else res.output
+    validate(rep, "cli.schema.json", "explain")
+    return res.exit_code, rep
+
+
+@pytest.mark.child
+@pytest.mark.device
+def test_image_write_conversion_outside_the_specification_on_oclgrind(tmp_path: Path) -> None:
+    code, rep = _explain(planted_synth.write("image_nan", tmp_path / "cap"), 0)
+    assert code == 1 and rep["verdict"]["status"] == "diverges", rep["verdict"]
+    why = rep["why"]
+    assert why["cause"] == "image-write" and "image format's conversion" in why["text"]
+    assert why["within_spec"] is False  # a NaN converts to 0; Oclgrind stores -128
+    assert "Oclgrind Simulator writes" in why["spec"] and "-128 where the conversion gives 0" in \
+        why["spec"]
+    assert "pthread" not in why["spec"].split("a NaN to 0")[1]  # PoCL keeps the rule
+    (where,) = rep["where"]
+    assert where["map"]["dtype"] == "int8x4" and where["map"]["max"] == 128
+    assert where["capture"]["a"] == "bit-exact"  # the capture's model converts as PoCL does
+    assert rep["verdict"]["line"].endswith("outside the OpenCL specification")
+
+
+@pytest.mark.child
+@pytest.mark.device
+def test_local_race_differs_between_runs_on_one_device(tmp_path: Path) -> None:
+    code, rep = _explain(planted_synth.write("local_race", tmp_path / "cap"), 0)
+    # both devices run the work-items in order and agree; the reverse order does not
+    assert code == 0 and rep["verdict"]["status"] == "no-divergence", rep["verdict"]
+    why = rep["why"]
+    assert why["cause"] == "order dependence" and why["within_spec"] is True
+    assert why["order"] == {"a": True, "b": True}
+    assert why["order_runs"] == {"a": "the work-items in reverse order"} | {
+        "b": "the work-items in reverse order"}
+    assert "a data race" in why["text"] and "but the outputs differ between runs on the same " \
+        "device" in rep["verdict"]["line"]
+
+
+@pytest.mark.child
+@pytest.mark.device
+def test_work_group_order_reduction_is_order_dependent(tmp_path: Path) -> None:
+    code, rep = _explain(planted_synth.write("group_sum", tmp_path / "cap"), 0)
+    assert code in (0, 1)  # whether the devices' sums differ this time depends on the order
+    why = rep["why"]
+    assert why["cause"] == "order dependence" and why["within_spec"] is True
+    assert any(why["order"].values())
+    assert "an order-dependent reduction or atomic update (the kernel calls atomic_cmpxchg)" \
+        in why["text"]
+
+
+@pytest.mark.child
+@pytest.mark.device
+def test_heat2d_write_write_race_gets_a_cause(heat2d: Path) -> None:
+    code, rep = _explain(heat2d, 122397)  # heat_boundary: two work-items write each corner
+    assert code == 0 and rep["why"]["cause"] == "order dependence", rep["verdict"]
+    assert rep["why"]["order_runs"]["a"] == "the work-items in reverse order", rep["why"]
+    assert "a data race" in rep["why"]["text"]
+    assert "2 of 4,096 elements; first: element 63" in rep["why"]["text"]
+
+
+@pytest.mark.child
+@pytest.mark.device
+def test_diverge_explain_explains_the_first_divergence(pyocl_pocl: Path,
+                                                       pyocl_oclgrind: Path) -> None:  # fmt: skip
+    """The pyopencl pair first diverges at enqueue 22 (sin_kernel, 1 ULP): explained on the
+    device each capture was made on (PoCL, Oclgrind)."""
+    res = CliRunner().invoke(main, ["diverge", str(pyocl_pocl), str(pyocl_oclgrind),
+                                    "--explain", "--json"])  # fmt: skip
+    out = json.loads(res.stdout)
+    validate(out, "cli.schema.json", "diverge")
+    assert res.exit_code == 1 and out["first"]["enqueue"] == 22
+    rep = out["explain"]
+    assert rep["enqueue"] == 22 and rep["kernel"] == "sin_kernel"
+    assert rep["why"]["cause"] == "accuracy" and rep["why"]["within_spec"] is True
+    assert "Oclgrind" in rep["devices"]["b"]["name"]
+    text = CliRunner().invoke(main, ["diverge", str(pyocl_pocl), str(pyocl_oclgrind),
+                                     "--explain", "-d", "pocl"])  # fmt: skip
+    assert text.exit_code == 2 and "give -d twice or not at all" in text.output
+
+
+@pytest.mark.child
+@pytest.mark.device
+def test_markdown_with_the_minimal_bundle(tmp_path: Path) -> None:
+    cap = planted_synth.write("image_nan", tmp_path / "cap")
+    md = tmp_path / "out" / "report.md"
+    md.parent.mkdir()
+    code, rep = _explain(cap, 0, "--markdown", str(md), "--bundle")
+    assert code == 1 and rep["why"]["cause"] == "image-write"
+    text = md.read_text()
+    assert "## Why" in text and "## Attached" in text and "`report_bundle/`" in text
+    assert (tmp_path / "out" / "report_bundle" / "replay.py").is_file()
+    assert (tmp_path / "out" / "report_kernel.cl").read_text() == planted_synth.IMAGE_SOURCE
+    res = CliRunner().invoke(main, ["explain", str(cap), "0", "-d", "pocl", "-d", "oclgrind",
+                                    "--bundle"])  # fmt: skip
+    assert res.exit_code == 2 and "--bundle goes with --markdown FILE" in res.output
+
+
+@pytest.mark.child
+@pytest.mark.device
+def test_the_fleet_explains_a_column_s_first_divergence(pyocl_pocl: Path) -> None:
+    from cltui.analysis.explain import explain_first_divergence
+    from cltui.capture import open_capture
+    from cltui.replay.devices import select_devices
+
+    cap = open_capture(pyocl_pocl)
+    devices = select_devices(["pocl", "oclgrind"])
+    column: dict[str, Any] = {"id": "local:0:0", "first_divergent": None}
+    assert explain_first_divergence(cap, column["first_divergent"], devices) is None
+    column["first_divergent"] = 22  # as the fleet's matrix gives it
+    rep = explain_first_divergence(cap, column["first_divergent"], devices)
+    assert rep is not None and rep["kernel"] == "sin_kernel"
+    assert rep["why"]["cause"] == "accuracy" and rep["why"]["within_spec"] is True

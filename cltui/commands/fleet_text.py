@@ -14,6 +14,12 @@ _STYLE = {"equal": "green", "within": "cyan", "different": "bold red", "cannot-r
           "not-reached": "dim", "unchecked": "yellow"}
 
 
+def _style(cell: Mapping[str, Any]) -> str:
+    """A cell's colour: a baseline's known divergence green, a fixed one yellow."""
+    by_baseline = {"known": "green", "fixed": "yellow"}.get(str(cell.get("baseline")))
+    return by_baseline or _STYLE.get(str(cell["status"]), "")
+
+
 def _short(text: str, n: int = 24) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
@@ -38,8 +44,8 @@ def print_fleet(report: Mapping[str, Any]) -> None:
                 f"{_short(dev['driver'])}"
             table.add_column(escape(head), no_wrap=True)
         for row in rep["rows"]:
-            cells = [f"[{_STYLE.get(c['status'], '')}]{cell_text(c)}[/]" if
-                     _STYLE.get(c["status"]) else cell_text(c) for c in row["cells"]]
+            cells = [f"[{_style(c)}]{cell_text(c)}[/]" if _style(c) else cell_text(c)
+                     for c in row["cells"]]
             table.add_row(str(row["enqueue"]), escape(f"{row['kernel']} {row['label']}"), *cells)
         console.print(table)
     for col in rep["columns"]:
@@ -52,6 +58,13 @@ def print_fleet(report: Mapping[str, Any]) -> None:
             lines.append(f"cannot run{where}: {col['status']}: {col['error']}")
         echo(f"{col['id']} ({col['runner']}): " + "; ".join(lines))
     _print_cross(rep)
+    base = rep.get("baseline")
+    if base:
+        echo(f"baseline {base['path']}: {len(base['known'])} known, {len(base['new'])} new, "
+             f"{len(base['fixed'])} fixed")
+        for what in ("new", "fixed"):
+            for item in base[what]:
+                echo(f"  {what}: {item}")
     for h in rep["hosts"]:
         if h["status"] != "ok":
             echo(f"host {h['name']}: {h['status']}: {h['reason']}")

@@ -14,12 +14,14 @@ import json
 import re
 import shlex
 import signal
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
 from cltui.errors import CltuiError
 from cltui.fleet.cache import BundleFiles, SyncStats, shell_path, sync
+from cltui.fleet.hostvars import device_tolerance
 from cltui.fleet.inventory import Host
 from cltui.fleet.scratch import SWEEP, mark, start_keeper
 from cltui.fleet.transport import WATCHDOG, CommandResult, Transport, classify_failure
@@ -59,6 +61,7 @@ class DeviceRun:
     result: DeviceResult
     out_dir: str = ""
     sums: dict[str, str] = field(default_factory=dict)
+    seconds: float = 0.0  # the replay's wall time, as the fleet saw it
 
 
 @dataclass
@@ -151,7 +154,9 @@ class HostRunner:
         out.listed = self._list_devices()
         chosen = self._choose(out.listed)
         for i, dev in enumerate(chosen):
+            start = time.monotonic()
             out.devices.append(self._replay(dev, i, len(chosen)))
+            out.devices[-1].seconds = time.monotonic() - start
 
     # ---- steps ---------------------------------------------------------------------
 
@@ -262,8 +267,10 @@ class HostRunner:
 
     # ---- one device ----------------------------------------------------------------
 
-    def _tol_args(self) -> str:
-        return " ".join(f"--{k} {shlex.quote(str(v))}" for k, v in self.s.tolerance.items())
+    def _tol_args(self, dev: Device) -> str:
+        tol = device_tolerance(self.s.tolerance, self.host.tolerance,
+                               self.host.device_tolerances, dev)
+        return " ".join(f"--{k} {shlex.quote(str(v))}" for k, v in tol.items())
 
     def _replay(self, dev: Device, i: int, n: int) -> DeviceRun:
         tag = f"{dev['id']} {dev['name']}"
@@ -275,7 +282,7 @@ class HostRunner:
             'O=$(mktemp -d "$W/out.XXXXXX") || exit 97',
             mark("O", self.owner),
             f"{self._runner_cmd()} --json --trace --device {shlex.quote(dev['id'])} "
-            f'--out "$O" {self._tol_args()} > "$O/.result.json"',
+            f'--out "$O" {self._tol_args(dev)} > "$O/.result.json"',
             'rc=$?; echo "@@rc $rc"; echo "@@out $O"',
             "if command -v sha256sum >/dev/null 2>&1; then SUM=sha256sum; "
             'else SUM="shasum -a 256"; fi',

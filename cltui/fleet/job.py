@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from cltui.fleet.baseline import Baseline
 from cltui.fleet.cache import BundleFiles, CacheError, bundle_files
 from cltui.fleet.host import DeviceRun, HostOutcome, HostRunner, RunSettings
 from cltui.fleet.inventory import Host
@@ -63,6 +64,7 @@ def run_fleet(
     cancel: CancelToken | None = None,
     progress: ProgressFn | None = None,
     arg_tolerance: ArgTolerance | None = None,
+    baseline: Baseline | None = None,
 ) -> dict[str, Any]:
     """Run the bundle at ``bundle_root`` on ``hosts``; the fleet report (see matrix.py).
     ``progress`` gets ``host: what`` events (the fraction over all hosts); ``cancel`` stops
@@ -85,7 +87,7 @@ def run_fleet(
                         c["output"] = None
     info = {"id": bundle.id, "path": str(bundle_root), "files": len(bundle.files),
             "bytes": bundle.total_bytes}
-    return build_matrix(plan, outcomes, cross, info)
+    return build_matrix(plan, outcomes, cross, info, baseline)
 
 
 @contextmanager

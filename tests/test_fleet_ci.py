@@ -128,6 +128,24 @@ def _plant(src: Path, dest: Path) -> Path:
     return dest
 
 
+def _check_artifacts(arts: Path, rep: dict[str, Any]) -> None:
+    """Each column's differing outputs (and only those), its runner log and result, the
+    report; the report's checks name the kept files, byte for byte the device's output."""
+    assert json.loads((arts / "report.json").read_text())["verdict"] == rep["verdict"]
+    for i, col in enumerate(rep["columns"]):
+        folder = arts / col["id"].replace(":", "_")
+        assert (folder / "runner.log").is_file() and (folder / "result.json").is_file()
+        differ = {(r["enqueue"], r["mem"]) for r in rep["rows"]
+                  if r["cells"][i]["status"] == "different"}
+        named = {(st["enqueue"], c["mem"]): c["output"] for st in rep["devices"][i]["steps"]
+                 for c in st["checks"] if c["output"]}
+        assert set(named) == differ and differ
+        kept = sorted(p.name for p in folder.glob("enqueue-*"))
+        assert len(kept) == len(differ)
+        for path in named.values():
+            assert Path(path).parent == folder.resolve() and Path(path).stat().st_size > 0
+
+
 def _cells(rep: dict[str, Any], host: str) -> dict[tuple[int, str], dict[str, Any]]:
     i = [c["host"] for c in rep["columns"]].index(host)
     return {(r["enqueue"], r["label"]): r["cells"][i] for r in rep["rows"]}
@@ -171,10 +189,13 @@ def test_a_baseline_passes_the_known_rounding_and_fails_a_new_or_a_fixed_diverge
     planted = _plant(bundle, root / "planted")
     saved = root / "saved.yml"
     junit2 = root / "planted.xml"
+    arts = root / "artifacts"
     proc = fleet(str(planted), "--hosts", str(inv), "--baseline", str(base), "--json",
-                 "--junit", str(junit2), "--save-baseline", str(saved), codes=(1,))
+                 "--junit", str(junit2), "--save-baseline", str(saved), "--artifacts",
+                 str(arts), codes=(1,))
     rep = json.loads(proc.stdout)
     validate(rep, "cli.schema.json", "fleet")
+    _check_artifacts(arts, rep)
     for host in ("cpu1", "grind1"):
         cells = _cells(rep, host)
         assert cells[(6, "arg 0 (svm 0006)")]["baseline"] == "new"

@@ -36,6 +36,9 @@ if TYPE_CHECKING:
 @click.option("--baseline", "baseline", type=click.Path(dir_okay=False), default=None,
               help="Known divergences (YAML/JSON: device pattern, enqueue, argument, max_ulp "
               "or differs): matching ones pass, a new or a fixed one fails.")
+@click.option("--artifacts", "artifacts", type=click.Path(file_okay=False), default=None,
+              help="Keep each column's differing outputs, runner log and result here "
+              "(DIR/HOST_P_D/), and the report (DIR/report.json).")
 @click.option("--save-baseline", "save_baseline", type=click.Path(dir_okay=False),
               default=None, help="Write this run's divergences as a baseline file (review it).")
 @click.option("--runner", type=click.Choice(["python", "cpp"]), default=None,
@@ -61,7 +64,8 @@ if TYPE_CHECKING:
               help="Also write JUnit XML here (one test case per enqueue and device).")
 def fleet_cmd(
     source: str | None, range_text: str | None, inventory: str | None, list_hosts: str | None,
-    limit: str | None, baseline: str | None, save_baseline: str | None, runner: str | None,
+    limit: str | None, baseline: str | None, artifacts: str | None, save_baseline: str | None,
+    runner: str | None,
     devices: tuple[str, ...], jobs: int, timeout: float, mode: str, atol: float | None,
     rtol: float | None, ulp: int | None, arg_tol: tuple[str, ...], as_json: bool,
     junit: str | None,
@@ -91,6 +95,7 @@ def fleet_cmd(
         fail("give SOURCE (DUMPDIR RANGE or BUNDLE) and --hosts INVENTORY, or --list-hosts "
              "INVENTORY")
     known = _baseline(baseline)
+    keep = _artifacts_dir(artifacts)
     per_arg = _arg_tol(arg_tol)
     cap = None
     if range_text is not None:  # a capture that is none fails first, as for every command
@@ -110,7 +115,7 @@ def fleet_cmd(
     settings = RunSettings(runner=runner, devices=devices, timeout=timeout, tolerance=tol)
     tmp, bundle = _bundle(Path(source), cap, range_text, mode, per_arg)
     try:
-        report = _run(bundle, hosts, settings, jobs, per_arg, as_json, known)
+        report = _run(bundle, hosts, settings, jobs, per_arg, as_json, known, keep)
     finally:
         if tmp is not None:
             lifecycle.remove(tmp)
@@ -120,6 +125,8 @@ def fleet_cmd(
     report["bundle"]["range"] = range_text
     if junit:
         _write_junit(report, Path(junit))
+    if keep is not None:
+        _write_report(report, keep)
     if save_baseline:
         _save_baseline(report, Path(save_baseline), as_json)
     if as_json:
@@ -173,6 +180,25 @@ def _baseline(path: str | None) -> Baseline | None:
         fail(str(exc))
 
 
+def _artifacts_dir(path: str | None) -> Path | None:
+    if path is None:
+        return None
+    try:
+        Path(path).mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        fail(f"cannot make {path}: {exc.strerror or exc}")
+    return Path(path)
+
+
+def _write_report(report: dict[str, Any], root: Path) -> None:
+    from cltui.fleet.artifacts import ArtifactsError, write_report
+
+    try:
+        write_report(root, report)
+    except ArtifactsError as exc:
+        fail(str(exc))
+
+
 def _save_baseline(report: dict[str, Any], path: Path, as_json: bool) -> None:
     from cltui.fleet.baseline import write_baseline
 
@@ -185,7 +211,8 @@ def _save_baseline(report: dict[str, Any], path: Path, as_json: bool) -> None:
 
 
 def _run(bundle: Path, hosts: list[Host], settings: RunSettings, jobs: int,
-         per_arg: ArgTolerance, as_json: bool, known: Baseline | None) -> dict[str, Any]:
+         per_arg: ArgTolerance, as_json: bool, known: Baseline | None,
+         keep: Path | None) -> dict[str, Any]:
     """The fleet job in a thread; ctrl-c or SIGTERM cancels it (hosts stop, their scratch
     folders go) and exits 130."""
     from cltui.fleet.job import run_fleet
@@ -198,7 +225,7 @@ def _run(bundle: Path, hosts: list[Host], settings: RunSettings, jobs: int,
         try:
             box["report"] = run_fleet(bundle, hosts, settings, jobs=jobs, cancel=token,
                                       progress=_printer(as_json), arg_tolerance=per_arg,
-                                      baseline=known)
+                                      baseline=known, artifacts=keep)
         except BaseException as exc:  # handed to the main thread
             box["error"] = exc
 

@@ -8,16 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from cltui.commands._common import echo, escape_tree
-from cltui.fleet.matrix import cell_text
-
-_STYLE = {"equal": "green", "within": "cyan", "different": "bold red", "cannot-run": "magenta",
-          "not-reached": "dim", "unchecked": "yellow"}
-
-
-def _style(cell: Mapping[str, Any]) -> str:
-    """A cell's colour: a baseline's known divergence green, a fixed one yellow."""
-    by_baseline = {"known": "green", "fixed": "yellow"}.get(str(cell.get("baseline")))
-    return by_baseline or _STYLE.get(str(cell["status"]), "")
+from cltui.fleet.matrix import cell_style, cell_text
 
 
 def _short(text: str, n: int = 24) -> str:
@@ -44,7 +35,7 @@ def print_fleet(report: Mapping[str, Any]) -> None:
                 f"{_short(dev['driver'])}"
             table.add_column(escape(head), no_wrap=True)
         for row in rep["rows"]:
-            cells = [f"[{_style(c)}]{cell_text(c)}[/]" if _style(c) else cell_text(c)
+            cells = [f"[{cell_style(c)}]{cell_text(c)}[/]" if cell_style(c) else cell_text(c)
                      for c in row["cells"]]
             table.add_row(str(row["enqueue"]), escape(f"{row['kernel']} {row['label']}"), *cells)
         console.print(table)

@@ -62,6 +62,7 @@ class DeviceRun:
     out_dir: str = ""
     sums: dict[str, str] = field(default_factory=dict)
     seconds: float = 0.0  # the replay's wall time, as the fleet saw it
+    log: str = ""  # the runner's stderr there (its last 256 KiB)
 
 
 @dataclass
@@ -333,7 +334,8 @@ class HostRunner:
             result = self._lost(dev, res, rc, last)
         if out_dir:
             self.t.remove_at_close.append(out_dir)
-        return DeviceRun(dev, result, out_dir, sums)
+        log = "\n".join(ln for ln in res.err.splitlines() if not ln.startswith("@@"))
+        return DeviceRun(dev, result, out_dir, sums, log=log[-(256 << 10):])
 
     def _lost(self, dev: Device, res: CommandResult, rc: int | None, last: int | None
               ) -> DeviceResult:

@@ -16,7 +16,7 @@ from cltui.fleet.host import DeviceRun, HostOutcome
 from cltui.replay.engine import combine_verdicts, verdict_exit
 from cltui.replay.engine.schema import CheckResult, DeviceResult, Manifest, Verdict
 
-__all__ = ["Cell", "build_matrix", "cell_text", "column_id", "exit_code"]
+__all__ = ["Cell", "build_matrix", "cell_style", "cell_text", "column_id", "exit_code"]
 
 ORDER = ("fail", "error", "incomplete", "pass")
 
@@ -39,6 +39,17 @@ def cell_text(cell: Mapping[str, Any]) -> str:
     if status == "within":
         return "within" + tail
     return {"cannot-run": "cannot run", "not-reached": "-"}.get(status, status)
+
+
+_STYLE = {"equal": "green", "within": "cyan", "different": "bold red", "cannot-run": "magenta",
+          "not-reached": "dim", "unchecked": "yellow"}
+
+
+def cell_style(cell: Mapping[str, Any]) -> str:
+    """A cell's rich style: by its status; a baseline's known divergence green, a fixed one
+    yellow."""
+    by_baseline = {"known": "green", "fixed": "yellow"}.get(str(cell.get("baseline")))
+    return by_baseline or _STYLE.get(str(cell["status"]), "")
 
 
 def column_id(host: HostOutcome, run: DeviceRun) -> str:

@@ -244,3 +244,54 @@ def test_bad_baselines_and_limits_are_one_line(tmp_path: Path) -> None:
         "(one of them)\n"
     proc = fleet("--hosts", str(inv), codes=(2,))
     assert proc.stderr.startswith("cltui: give SOURCE")
+
+
+def test_a_device_another_fleet_holds_is_waited_for_or_refused(
+    lab: tuple[SshHosts, Path], images_svm: Path,
+) -> None:
+    """While another holder has cpu1's PoCL device, ``--lock-wait 0`` refuses it (the column
+    an error saying so) and the default waits, says it waits, and runs when it is free."""
+    import fcntl
+    import threading
+
+    from cltui.fleet.lock import LOCK_DIR, busy_reason, lock_key
+    from cltui.replay.engine import list_devices
+
+    inv = _inventory(lab, "locked")
+    pocl = next((d for d in list_devices() if "Portable" in d["platform"]), None)
+    if pocl is None:
+        pytest.skip("PoCL is not installed")
+    Path(LOCK_DIR).mkdir(mode=0o1777, exist_ok=True)
+    lock = Path(LOCK_DIR) / f"{lock_key(pocl)}.lock"
+    args = (str(images_svm), "0-3", "--hosts", str(inv), "--limit", "cpu1")
+    with lock.open("a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        rep = json.loads(fleet(*args, "--lock-wait", "0", "--json", codes=(1,)).stdout)
+        (col,) = rep["columns"]
+        assert (col["status"], col["error"]) == ("error", busy_reason(0))
+        env = {**os.environ, "PYTHONPATH": str(REPO), **CACHE_HOME}
+        proc = subprocess.Popen([PY, "-m", "cltui", "fleet", *args], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, env=env)
+        said: list[str] = []
+        waiting = threading.Event()
+
+        def read() -> None:
+            assert proc.stderr is not None
+            for ln in proc.stderr:
+                said.append(ln)
+                if "waiting: another cltui fleet holds the device" in ln:
+                    waiting.set()
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        try:
+            assert waiting.wait(300), said  # a hang detector, not a timing
+            fcntl.flock(held, fcntl.LOCK_UN)
+            out, _ = proc.communicate(timeout=600)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        reader.join(10)
+    assert proc.returncode == 0, (out[-2000:], said[-20:])
+    assert out.startswith("PASS: 1 devices on 1 of 1 hosts")

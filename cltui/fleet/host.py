@@ -23,6 +23,7 @@ from cltui.errors import CltuiError
 from cltui.fleet.cache import BundleFiles, SyncStats, shell_path, sync
 from cltui.fleet.hostvars import device_tolerance
 from cltui.fleet.inventory import Host
+from cltui.fleet.lock import BUSY, NOLOCK, RC_BUSY, busy_reason, lock_lines
 from cltui.fleet.scratch import SWEEP, mark, start_keeper
 from cltui.fleet.transport import WATCHDOG, CommandResult, Transport, classify_failure
 from cltui.progress import CancelToken, ProgressEvent
@@ -50,6 +51,7 @@ class RunSettings:
     devices: tuple[str, ...] = ()
     timeout: float = 120.0
     tolerance: ToleranceSpec = field(default_factory=lambda: cast(ToleranceSpec, {}))
+    lock_wait: float = 600.0  # seconds to wait for a device another fleet holds (lock.py)
 
 
 @dataclass
@@ -280,6 +282,7 @@ class HostRunner:
             'echo "@@pid $$" >&2',
             WATCHDOG,
             f"cd {self.b} || exit 97",
+            *lock_lines(dev, self.s.lock_wait),
             'O=$(mktemp -d "$W/out.XXXXXX") || exit 97',
             mark("O", self.owner),
             f"{self._runner_cmd()} --json --trace --device {shlex.quote(dev['id'])} "
@@ -296,6 +299,9 @@ class HostRunner:
         def line(text: str) -> None:
             if text.startswith("@@pid "):
                 pid.append(text[6:].strip())
+            elif text.startswith(BUSY):
+                self.say(None, f"{tag}: waiting: another cltui fleet holds the device "
+                         f"({text[len(BUSY):].strip()} s)")
             elif m := _TRACE.match(text):
                 last.append(int(m.group(1)))
                 frac = (i + int(m.group(2)) / max(1, int(m.group(3)))) / max(1, n)
@@ -334,6 +340,9 @@ class HostRunner:
             result = self._lost(dev, res, rc, last)
         if out_dir:
             self.t.remove_at_close.append(out_dir)
+        unlocked = [ln[len(NOLOCK):] for ln in res.err.splitlines() if ln.startswith(NOLOCK)]
+        if unlocked:
+            result.setdefault("notes", []).append(f"the device was not locked: {unlocked[0]}")
         log = "\n".join(ln for ln in res.err.splitlines() if not ln.startswith("@@"))
         return DeviceRun(dev, result, out_dir, sums, log=log[-(256 << 10):])
 
@@ -346,6 +355,8 @@ class HostRunner:
             status, err = "hang", f"no progress within {self.s.timeout:g} s{where}"
         elif res.cancelled:
             status, err = "cancelled", "cancelled"
+        elif rc is None and res.rc == RC_BUSY:  # the script's own exit, before the runner
+            status, err = "error", busy_reason(self.s.lock_wait)
         elif rc is not None and rc > 128 and (name := _signame(rc - 128)):
             status = "crash" if name in _CRASH_SIGNALS else "killed"
             err = (f"the runner died of {name}{where}" if status == "crash"

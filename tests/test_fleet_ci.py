@@ -295,3 +295,49 @@ def test_a_device_another_fleet_holds_is_waited_for_or_refused(
         reader.join(10)
     assert proc.returncode == 0, (out[-2000:], said[-20:])
     assert out.startswith("PASS: 1 devices on 1 of 1 hosts")
+
+
+def test_retry_flaky_tells_a_result_that_changes_from_a_stable_divergence(
+    lab: tuple[SshHosts, Path], images_svm: Path,
+) -> None:
+    """``flip``'s interpreter replays on Oclgrind, then on PoCL, then Oclgrind...: its
+    enqueue 2 differs on the first run and not on the next, so the column is FLAKY (a FAIL,
+    not a pass, even with a baseline that knows the divergence); ``grind1`` differs the same
+    way every run: retried twice, a plain FAIL."""
+    hosts, root = lab
+    inv = _inventory(lab, "flaky")
+    count = root / "flip-count"
+    flip = root / "python-flip"
+    flip.write_text(
+        "#!/bin/sh\nif [ \"$1\" = replay.py ]; then\n"
+        f"  c=$(cat {count} 2>/dev/null || echo 0); echo $((c + 1)) > {count}\n"
+        f"  if [ $((c % 2)) -eq 0 ]; then export OCL_ICD_VENDORS={root / 'icd_oclgrind'}\n"
+        f"  else export OCL_ICD_VENDORS={root / 'icd_pocl'}; fi\nfi\nexec {PY} \"$@\"\n")
+    flip.chmod(0o755)
+    with inv.open("a") as f:
+        f.write(f"[flipper]\nflip ansible_host=127.0.0.1 ansible_port={hosts['a'].port} "
+                f"cltui_workdir={root / 'work' / 'flip'} ansible_python_interpreter={flip} "
+                f"cltui_env='OCL_ICD_VENDORS={root / 'icd_oclgrind'}'\n"
+                f"[flipper:vars]\nansible_ssh_common_args=\"-F {hosts.config}\"\n")
+    base = root / "flaky-known.yml"
+    base.write_text("- {device: '*', enqueue: 2, argument: 2, max_ulp: 2}\n")
+    junit = root / "flaky.xml"
+    proc = fleet(str(images_svm), "0-3", "--hosts", str(inv), "--limit", "grind1,flip",
+                 "--retry-flaky", "2", "--baseline", str(base), "--json", "--junit", str(junit),
+                 codes=(1,))
+    rep = json.loads(proc.stdout)
+    validate(rep, "cli.schema.json", "fleet")
+    cols = {c["host"]: c for c in rep["columns"]}
+    flaky = ["enqueue 2 arg 2 (buffer 0003)"]
+    assert (cols["flip"]["retries"], cols["flip"]["flaky"]) == (1, flaky)
+    assert cols["flip"]["verdict"]["status"] == "fail"
+    assert cols["flip"]["verdict"]["line"].startswith(
+        "FAIL: flaky: 1 output changed between 2 runs (enqueue 2 arg 2 (buffer 0003))")
+    assert _cells(rep, "flip")[(2, "arg 2 (buffer 0003)")]["flaky"] is True
+    # the stable one: the baseline knows its divergence, retried twice, the same: a pass
+    assert (cols["grind1"]["retries"], cols["grind1"]["flaky"]) == (2, [])
+    assert cols["grind1"]["verdict"]["status"] == "pass"
+    assert "1 device flaky: results changed between runs (flip:0:0: " in rep["verdict"]["line"]
+    fails = [f for s in ET.parse(junit).getroot().findall("testsuite")
+             for c in s.findall("testcase") if (f := c.find("failure")) is not None]
+    assert [f.get("type") for f in fails] == ["flaky"]

@@ -52,6 +52,9 @@ if TYPE_CHECKING:
 @click.option("--timeout", type=float, default=120.0, show_default=True,
               help="Seconds a host may go without progress (connecting, sending, building, "
               "replaying) before it is declared hung.")
+@click.option("--retry-flaky", "retry_flaky", type=click.IntRange(0, 20), default=0,
+              metavar="N", help="Run a column that differs again, up to N times: a result "
+              "that changes between runs is FLAKY (a failure), never a pass.")
 @click.option("--lock-wait", "lock_wait", type=click.FloatRange(0), default=600.0,
               show_default=True, help="Seconds to wait for a device that another cltui "
               "fleet is using (one fleet per device at a time); then its column is an error. "
@@ -70,7 +73,8 @@ def fleet_cmd(
     source: str | None, range_text: str | None, inventory: str | None, list_hosts: str | None,
     limit: str | None, baseline: str | None, artifacts: str | None, save_baseline: str | None,
     runner: str | None,
-    devices: tuple[str, ...], jobs: int, timeout: float, lock_wait: float, mode: str,
+    devices: tuple[str, ...], jobs: int, timeout: float, retry_flaky: int, lock_wait: float,
+    mode: str,
     atol: float | None,
     rtol: float | None, ulp: int | None, arg_tol: tuple[str, ...], as_json: bool,
     junit: str | None,
@@ -118,7 +122,7 @@ def fleet_cmd(
     if ulp is not None:
         tol["ulp"] = ulp
     settings = RunSettings(runner=runner, devices=devices, timeout=timeout, tolerance=tol,
-                           lock_wait=lock_wait)
+                           lock_wait=lock_wait, retry_flaky=retry_flaky)
     tmp, bundle = _bundle(Path(source), cap, range_text, mode, per_arg)
     try:
         report = _run(bundle, hosts, settings, jobs, per_arg, as_json, known, keep)

@@ -52,6 +52,7 @@ class RunSettings:
     timeout: float = 120.0
     tolerance: ToleranceSpec = field(default_factory=lambda: cast(ToleranceSpec, {}))
     lock_wait: float = 600.0  # seconds to wait for a device another fleet holds (lock.py)
+    retry_flaky: int = 0  # runs again of a column that differs (cltui.fleet.flaky)
 
 
 @dataclass
@@ -65,6 +66,8 @@ class DeviceRun:
     sums: dict[str, str] = field(default_factory=dict)
     seconds: float = 0.0  # the replay's wall time, as the fleet saw it
     log: str = ""  # the runner's stderr there (its last 256 KiB)
+    retries: int = 0  # --retry-flaky: the range run again on the device (cltui.fleet.flaky)
+    flaky: list[str] = field(default_factory=list)  # the outputs that changed between runs
 
 
 @dataclass
@@ -313,6 +316,10 @@ class HostRunner:
         if (res.timed_out or res.cancelled) and pid:
             self._kill(pid[0])
         return self._device_run(dev, res, last[-1] if last else None)
+
+    def replay_again(self, dev: Device) -> DeviceRun:
+        """The range once more on ``dev`` (--retry-flaky)."""
+        return self._replay(dev, 0, 1)
 
     def _kill(self, pid: str) -> None:
         if pid.isdigit():

@@ -23,6 +23,7 @@ import numpy as np
 from cltui.fleet.artifacts import keep_artifacts
 from cltui.fleet.baseline import Baseline
 from cltui.fleet.cache import BundleFiles, CacheError, bundle_files
+from cltui.fleet.flaky import retry_flaky
 from cltui.fleet.host import DeviceRun, HostOutcome, HostRunner, RunSettings
 from cltui.fleet.inventory import Host
 from cltui.fleet.matrix import build_matrix, column_id
@@ -147,6 +148,8 @@ def run_hosts(
             return r
         start = time.monotonic()
         out = r.discover() if discover else r.run()
+        if not discover and settings.retry_flaky:
+            retry_flaky(r, out, settings.retry_flaky)
         out.seconds = time.monotonic() - start
         return out
 

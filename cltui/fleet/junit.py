@@ -29,8 +29,12 @@ def _cases(report: Mapping[str, Any]) -> list[tuple[int, str, list[dict[str, Any
 def _outcome(cells: Sequence[Mapping[str, Any]], labels: Sequence[str]
              ) -> tuple[str, str, str]:
     """``(kind, type, message)`` of one testcase from its cells: kind '' passes.  The type
-    says what failed: ``different``, ``fixed`` (a baseline's known divergence that no longer
-    diverges), ``crash``, ``hang``, ``cannot-run``, ``error``."""
+    says what failed: ``flaky`` (results changed between runs), ``different``, ``fixed`` (a
+    baseline's known divergence that no longer diverges), ``crash``, ``hang``, ``cannot-run``,
+    ``error``."""
+    flaky = [lab for lab, c in zip(labels, cells, strict=True) if c.get("flaky")]
+    if flaky:
+        return "failure", "flaky", "results changed between runs: " + ", ".join(flaky)
     diff = [f"{lab}: {c['summary'] or 'different'}"
             + (f" (max {c['max_ulp']:g} ULP)" if c.get("max_ulp") is not None else "")
             for lab, c in zip(labels, cells, strict=True)

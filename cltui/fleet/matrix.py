@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, TypedDict
 
 from cltui.fleet.baseline import Baseline, apply_baseline, baseline_verdict
+from cltui.fleet.flaky import apply_flaky, flaky_fleet_verdict
 from cltui.fleet.host import DeviceRun, HostOutcome
 from cltui.replay.engine import combine_verdicts, verdict_exit
 from cltui.replay.engine.schema import CheckResult, DeviceResult, Manifest, Verdict
@@ -34,6 +35,8 @@ def cell_text(cell: Mapping[str, Any]) -> str:
     status = str(cell["status"])
     ulp = cell.get("max_ulp")
     tail = f" {ulp:g}ulp" if ulp is not None and ulp > 0 else ""
+    if cell.get("flaky"):
+        return "FLAKY" + tail
     if status == "different":
         return ("known" if cell.get("baseline") == "known" else "DIFF") + tail
     if status == "within":
@@ -47,7 +50,9 @@ _STYLE = {"equal": "green", "within": "cyan", "different": "bold red", "cannot-r
 
 def cell_style(cell: Mapping[str, Any]) -> str:
     """A cell's rich style: by its status; a baseline's known divergence green, a fixed one
-    yellow."""
+    yellow, a flaky one bold yellow."""
+    if cell.get("flaky"):
+        return "bold yellow"
     by_baseline = {"known": "green", "fixed": "yellow"}.get(str(cell.get("baseline")))
     return by_baseline or _STYLE.get(str(cell["status"]), "")
 
@@ -155,12 +160,16 @@ def build_matrix(
                 row.setdefault("cells", []).append(cell)
     for row in rows:
         row.setdefault("cells", [])
-    results = [run.result for h in outcomes for run in h.devices]
+    runs = [run for h in outcomes for run in h.devices]
+    results = [run.result for run in runs]
     found = apply_baseline(baseline, plan, rows, columns, results) if baseline else None
+    flaky = apply_flaky(rows, columns, runs)  # after the baseline: a flaky one never passes
     verdict = fleet_verdict(outcomes, columns)
     extra: dict[str, Any] = {}
     if found is not None:
         verdict, extra = baseline_verdict(verdict, found), {"baseline": found}
+    if flaky:
+        verdict = flaky_fleet_verdict(verdict, flaky)
     return {
         "verdict": verdict,
         "bundle": dict(bundle),

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
               help="Known divergences (YAML/JSON: device pattern, enqueue, argument, max_ulp "
               "or differs): matching ones pass, a new or a fixed one fails.")
 @click.option("--artifacts", "artifacts", type=click.Path(file_okay=False), default=None,
+              metavar="DIR",
               help="Keep each column's differing outputs, runner log and result here "
               "(DIR/HOST_P_D/), and the report (DIR/report.json).")
 @click.option("--save-baseline", "save_baseline", type=click.Path(dir_okay=False),
@@ -68,7 +69,8 @@ if TYPE_CHECKING:
               help="Tolerance for argument I only, e.g. 0:ulp=2.")
 @click.option("--json", "as_json", is_flag=True, help="The matrix as JSON.")
 @click.option("--junit", "junit", type=click.Path(dir_okay=False), default=None,
-              help="Also write JUnit XML here (one test case per enqueue and device).")
+              help="Also write JUnit XML here (one test case per enqueue and device, with "
+              "time, system-out and failure types).")
 def fleet_cmd(
     source: str | None, range_text: str | None, inventory: str | None, list_hosts: str | None,
     limit: str | None, baseline: str | None, artifacts: str | None, save_baseline: str | None,
@@ -86,9 +88,12 @@ def fleet_cmd(
     (PASS), 1 on a difference, a crash, a hang or a device that cannot run it, 2 on bad
     input, 3 when nothing failed but a host or a device did not run or something was not
     checked.  With --baseline, the divergences it knows pass (cells "known"); one it
-    does not know, or one it knows that no longer diverges (fixed), exits 1.
-    Tolerances: the bundle's, then --ulp/--atol/--rtol, then the inventory's cltui_ulp,
-    cltui_atol, cltui_rtol and cltui_tolerances (per device pattern) for that host.
+    does not know, or one it knows that no longer diverges (fixed), exits 1; so does a
+    column whose results change between the runs of --retry-flaky (FLAKY).  A device
+    another cltui fleet is using is waited for (said), up to --lock-wait seconds.
+    --list-hosts INVENTORY lists each host's devices instead of a run.  Tolerances: the
+    bundle's, then --ulp/--atol/--rtol, then the inventory's cltui_ulp, cltui_atol,
+    cltui_rtol and cltui_tolerances (per device pattern) for that host.
     """
     from cltui.fleet.host import RunSettings
     from cltui.replay import lifecycle

@@ -176,6 +176,8 @@ def test_a_baseline_passes_the_known_rounding_and_fails_a_new_or_a_fixed_diverge
     grind = next(c for c in rep["columns"] if c["host"] == "grind1")
     assert grind["verdict"]["status"] == "pass"
     assert grind["verdict"]["line"].startswith("PASS: 1 known divergence (baseline); ")
+    assert "1 different)" in grind["verdict"]["line"]  # the line's counts stay true too
+    assert "within" not in grind["verdict"]["line"]
     assert grind["verdict"]["counts"]["different"] == 1  # the counts stay true
     assert rep["verdict"]["status"] == "pass" and rep["baseline"]["new"] == []
     assert "1 known divergence (baseline)" in rep["verdict"]["line"]

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +38,7 @@ from cltui.replay.engine.schema import DeviceResult, Manifest, Verdict
 __all__ = ["Baseline", "BaselineError", "Known", "apply_baseline", "baseline_verdict",
            "read_baseline", "write_baseline"]
 
+_BODY = re.compile(r"\d+/\d+ kernel enqueues replayed")
 _KEYS = {"device", "driver", "host", "enqueue", "argument", "max_ulp", "differs", "why"}
 
 
@@ -207,9 +209,17 @@ def _masked_verdict(plan: Manifest, result: DeviceResult, masked: set[tuple[int,
                 c["status"] = "within"
     v = verdict(plan, copy)
     real = verdict(plan, result)
-    status, _, body = v["line"].partition(": ")
-    head = f"{n} known divergence{'s' if n != 1 else ''} (baseline)"
-    return {"status": v["status"], "line": f"{status}: {head}; {body}", "counts": real["counts"]}
+    status, _, said = v["line"].partition(": ")
+    heads = [f"{n} known divergence{'s' if n != 1 else ''} (baseline)"]
+    m, r = _BODY.search(said), _BODY.search(str(real["line"]))
+    if m is None or r is None:  # a line of another shape: the masked one, as it is
+        return {"status": v["status"], "line": f"{status}: {heads[0]}; {said}",
+                "counts": real["counts"]}
+    if said[: m.start()].strip("; "):  # what else the masked verdict says (incomplete...)
+        heads.append(said[: m.start()].strip("; "))
+    body = str(real["line"])[r.start():]  # the true counts: "1 different", never "within"
+    return {"status": v["status"], "line": f"{status}: " + "; ".join([*heads, body]),
+            "counts": real["counts"]}
 
 
 def baseline_verdict(fleet: dict[str, Any], summary: Mapping[str, Any]) -> dict[str, Any]:

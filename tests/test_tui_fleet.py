@@ -153,6 +153,7 @@ def test_enter_on_a_differing_cell_opens_the_three_way_diff_from_the_kept_output
 
     from cltui.tui.screens.diff import DiffScreen
     from cltui.tui.screens.help import HelpScreen, bindings_table
+    from cltui.tui.screens.prompt import PromptScreen
 
     grind = Path("/etc/OpenCL/vendors/oclgrind.icd")
     if not grind.is_file():
@@ -205,6 +206,16 @@ def test_enter_on_a_differing_cell_opens_the_three_way_diff_from_the_kept_output
             assert "Next difference" in text and "Save" in text
             await pilot.press("escape")
             await wait_for(pilot, lambda: pilot.app.screen is res, 10)
+            saved = tmp_path / "matrix.csv"
+            await pilot.press("s")
+            await wait_for(pilot, lambda: isinstance(pilot.app.screen, PromptScreen), 10)
+            pilot.app.screen.query_one(Input).value = str(saved)
+            await pilot.press("enter")
+            await wait_for(pilot, saved.is_file, 30)
+            await wait_for(pilot, lambda: len(saved.read_text().splitlines()) > 1, 30)
+            lines = saved.read_text().splitlines()
+            assert lines[0] == "enqueue,argument,sim:0:0" and "2,sample_linear arg 2 (buffer " \
+                "0003),DIFF 2ulp" in lines
             await pilot.press("escape")
             await wait_for(pilot, lambda: not isinstance(pilot.app.screen, FleetResultsScreen))
             await pilot.pause()

@@ -246,6 +246,8 @@ def test_bad_baselines_and_limits_are_one_line(tmp_path: Path) -> None:
         "(one of them)\n"
     proc = fleet("--hosts", str(inv), codes=(2,))
     assert proc.stderr.startswith("cltui: give SOURCE")
+    proc = fleet(str(tmp_path), "--list-hosts", str(inv), codes=(2,))
+    assert proc.stderr.startswith("cltui: --list-hosts INVENTORY runs nothing")
 
 
 def test_a_device_another_fleet_holds_is_waited_for_or_refused(

@@ -103,6 +103,9 @@ def fleet_cmd(
     if list_hosts is not None:
         from cltui.commands.fleet_hosts import print_hosts
 
+        if source is not None or inventory is not None:
+            fail("--list-hosts INVENTORY runs nothing: give no SOURCE and no --hosts with it")
+
         print_hosts(list_hosts, limit, runner, timeout, jobs, as_json)
         return
     if source is None or inventory is None:

@@ -285,8 +285,15 @@ def test_cannot_run_crash_and_hang_are_cells_with_their_reasons(
     assert leftover.stdout.strip() == "", "the hung runner was left running on the host"
     root_x = ET.parse(junit).getroot()
     suite = {s.get("name"): s for s in root_x.findall("testsuite")}[cols["ocl"]["id"]]
-    kinds = [next((k.tag for k in c), "pass") for c in suite.findall("testcase")]
+    kinds = [next((k.tag for k in c if k.tag != "system-out"), "pass")
+             for c in suite.findall("testcase")]
     assert kinds == ["pass", "pass", "error", "pass", "pass", "pass", "pass"]
+    (err,) = [e for c in suite.findall("testcase") if (e := c.find("error")) is not None]
+    assert err.get("type") == "cannot-run"
+    crashed = {s.get("name"): s for s in root_x.findall("testsuite")}[cols["crash"]["id"]]
+    types = {f.get("type") for c in crashed.findall("testcase") if (f := c.find("failure"))
+             is not None}
+    assert types == {"crash"}
 
 
 def test_sigterm_cancels_every_host_and_kills_the_runner_on_the_host(

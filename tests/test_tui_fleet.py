@@ -141,3 +141,84 @@ def test_the_dialog_lists_ssh_hosts_devices_and_runs_one_ticked_remote_device(
             assert rep["verdict"]["status"] == "pass", rep["verdict"]
 
     asyncio.run(run())
+
+
+def test_enter_on_a_differing_cell_opens_the_three_way_diff_from_the_kept_output(
+    images_svm: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Oclgrind (over a local shell template) rounds enqueue 2's sampling 2 ULP apart: the
+    results open on that cell, ``enter`` shows the capture's Post against the device's output
+    kept from the host, ``?`` names the screen's keys, and closing removes the kept files."""
+    from rich.console import Console
+
+    from cltui.tui.screens.diff import DiffScreen
+    from cltui.tui.screens.help import HelpScreen, bindings_table
+    from cltui.tui.screens.prompt import PromptScreen
+
+    grind = Path("/etc/OpenCL/vendors/oclgrind.icd")
+    if not grind.is_file():
+        pytest.skip("Oclgrind is not installed")
+    icd = tmp_path / "icd"
+    icd.mkdir()
+    shutil.copy(grind, icd)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    inv = tmp_path / "lab.ini"
+    inv.write_text(
+        f"sim cltui_transport='sh -c {{cmd}}' cltui_workdir={tmp_path / 'work'} "
+        f"cltui_env='OCL_ICD_VENDORS={icd}' ansible_python_interpreter={sys.executable}\n")
+
+    async def run() -> None:
+        async with make_app(images_svm).run_test(size=SIZE) as pilot:
+            screen = await loaded(pilot)
+            await select(pilot, screen, 0, 3)
+            dialog = await open_dialog(pilot)
+            dialog.query_one("#replay-hosts", Input).value = str(inv)
+            dialog.action_accept()
+            await wait_for(pilot, lambda: not dialog.discovering, 120)
+            dialog.action_accept()
+            await wait_for(pilot, lambda: isinstance(pilot.app.screen, FleetResultsScreen)
+                           or bool(getattr(pilot.app.screen, "error", None)), 300)
+            await pilot.pause()
+            res = pilot.app.screen
+            assert isinstance(res, FleetResultsScreen), getattr(res, "error", None)
+            table = res.query_one(DataTable)
+            await wait_for(pilot, lambda: table.row_count > 0, 10)
+            kept = Path(str(res.report["artifacts"]))
+            assert any(kept.rglob("enqueue-2-*")), sorted(kept.rglob("*"))
+            row = res.report["rows"][table.cursor_coordinate.row]
+            assert (row["enqueue"], table.cursor_coordinate.column) == (2, 2)
+            assert res.report["rows"][table.cursor_coordinate.row]["cells"][0]["status"] \
+                == "different"
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: isinstance(pilot.app.screen, DiffScreen), 10)
+            diff = pilot.app.screen
+            assert isinstance(diff, DiffScreen)
+            assert "device sim:0:0" in diff.title_text
+            assert all(d is not None for d in diff.data[1:])  # captured Post, device output
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: pilot.app.screen is res, 10)
+            await pilot.press("question_mark")
+            await wait_for(pilot, lambda: isinstance(pilot.app.screen, HelpScreen), 10)
+            console = Console(width=120, record=True)
+            console.print(bindings_table(res.active_bindings, None))
+            text = console.export_text()
+            assert "Fleet results" in text and "FleetResultsScreen" not in text
+            assert "Next difference" in text and "Save" in text
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: pilot.app.screen is res, 10)
+            saved = tmp_path / "matrix.csv"
+            await pilot.press("s")
+            await wait_for(pilot, lambda: isinstance(pilot.app.screen, PromptScreen), 10)
+            pilot.app.screen.query_one(Input).value = str(saved)
+            await pilot.press("enter")
+            await wait_for(pilot, saved.is_file, 30)
+            await wait_for(pilot, lambda: len(saved.read_text().splitlines()) > 1, 30)
+            lines = saved.read_text().splitlines()
+            assert lines[0] == "enqueue,argument,sim:0:0" and "2,sample_linear arg 2 (buffer " \
+                "0003),DIFF 2ulp" in lines
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: not isinstance(pilot.app.screen, FleetResultsScreen))
+            await pilot.pause()
+            assert not kept.exists()
+
+    asyncio.run(run())

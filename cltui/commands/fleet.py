@@ -14,6 +14,7 @@ from cltui.commands._common import echo, emit_json, fail
 
 if TYPE_CHECKING:
     from cltui.capture.capture import Capture
+    from cltui.fleet.baseline import Baseline
     from cltui.fleet.host import RunSettings
     from cltui.fleet.inventory import Host
     from cltui.progress import ProgressEvent, ProgressFn
@@ -21,10 +22,26 @@ if TYPE_CHECKING:
 
 
 @click.command("fleet")
-@click.argument("source", type=click.Path())
+@click.argument("source", type=click.Path(), required=False)
 @click.argument("range_text", metavar="[RANGE]", required=False)
-@click.option("--hosts", "inventory", required=True, type=click.Path(),
-              help="Inventory: Ansible INI or YAML, or [user@]host[:port] lines.")
+@click.option("--hosts", "inventory", type=click.Path(),
+              help="Inventory: Ansible INI or YAML, or [user@]host[:port] lines; "
+              "host_vars/ and group_vars/ beside it are read as Ansible reads them.")
+@click.option("--list-hosts", "list_hosts", type=click.Path(), default=None,
+              metavar="INVENTORY", help="Only list each host of INVENTORY and its OpenCL "
+              "devices (with --limit, --runner, --json), and exit.")
+@click.option("--limit", "limit", default=None, metavar="PATTERN",
+              help="Only the hosts this Ansible host pattern names: globs on host or group "
+              "names, split by , or :, !PAT removes, &PAT intersects.")
+@click.option("--baseline", "baseline", type=click.Path(dir_okay=False), default=None,
+              help="Known divergences (YAML/JSON: device pattern, enqueue, argument, max_ulp "
+              "or differs): matching ones pass, a new or a fixed one fails.")
+@click.option("--artifacts", "artifacts", type=click.Path(file_okay=False), default=None,
+              metavar="DIR",
+              help="Keep each column's differing outputs, runner log and result here "
+              "(DIR/HOST_P_D/), and the report (DIR/report.json).")
+@click.option("--save-baseline", "save_baseline", type=click.Path(dir_okay=False),
+              default=None, help="Write this run's divergences as a baseline file (review it).")
 @click.option("--runner", type=click.Choice(["python", "cpp"]), default=None,
               help="The bundle's runner on every host (default: the host's cltui_runner, "
               "else python).")
@@ -36,6 +53,13 @@ if TYPE_CHECKING:
 @click.option("--timeout", type=float, default=120.0, show_default=True,
               help="Seconds a host may go without progress (connecting, sending, building, "
               "replaying) before it is declared hung.")
+@click.option("--retry-flaky", "retry_flaky", type=click.IntRange(0, 20), default=0,
+              metavar="N", help="Run a column that differs again, up to N times: a result "
+              "that changes between runs is FLAKY (a failure), never a pass.")
+@click.option("--lock-wait", "lock_wait", type=click.FloatRange(0), default=600.0,
+              show_default=True, help="Seconds to wait for a device that another cltui "
+              "fleet is using (one fleet per device at a time); then its column is an error. "
+              "0: refuse at once.")
 @click.option("--mode", type=click.Choice(["chain", "isolated", "strict"]), default="chain",
               show_default=True, help="The export's mode (DUMPDIR RANGE only).")
 @click.option("--atol", type=float, default=None, help="Absolute tolerance (floats).")
@@ -45,10 +69,15 @@ if TYPE_CHECKING:
               help="Tolerance for argument I only, e.g. 0:ulp=2.")
 @click.option("--json", "as_json", is_flag=True, help="The matrix as JSON.")
 @click.option("--junit", "junit", type=click.Path(dir_okay=False), default=None,
-              help="Also write JUnit XML here (one test case per enqueue and device).")
+              help="Also write JUnit XML here (one test case per enqueue and device, with "
+              "time, system-out and failure types).")
 def fleet_cmd(
-    source: str, range_text: str | None, inventory: str, runner: str | None,
-    devices: tuple[str, ...], jobs: int, timeout: float, mode: str, atol: float | None,
+    source: str | None, range_text: str | None, inventory: str | None, list_hosts: str | None,
+    limit: str | None, baseline: str | None, artifacts: str | None, save_baseline: str | None,
+    runner: str | None,
+    devices: tuple[str, ...], jobs: int, timeout: float, retry_flaky: int, lock_wait: float,
+    mode: str,
+    atol: float | None,
     rtol: float | None, ulp: int | None, arg_tol: tuple[str, ...], as_json: bool,
     junit: str | None,
 ) -> None:
@@ -58,21 +87,41 @@ def fleet_cmd(
     Exit 0 when every device of every host replayed the range and every output is equal
     (PASS), 1 on a difference, a crash, a hang or a device that cannot run it, 2 on bad
     input, 3 when nothing failed but a host or a device did not run or something was not
-    checked.
+    checked.  With --baseline, the divergences it knows pass (cells "known"); one it
+    does not know, or one it knows that no longer diverges (fixed), exits 1; so does a
+    column whose results change between the runs of --retry-flaky (FLAKY).  A device
+    another cltui fleet is using is waited for (said), up to --lock-wait seconds.
+    --list-hosts INVENTORY lists each host's devices instead of a run.  Tolerances: the
+    bundle's, then --ulp/--atol/--rtol, then the inventory's cltui_ulp, cltui_atol,
+    cltui_rtol and cltui_tolerances (per device pattern) for that host.
     """
     from cltui.fleet.host import RunSettings
-    from cltui.fleet.inventory import read_inventory
     from cltui.process import lifecycle
 
     if timeout <= 0:
         fail("--timeout must be positive")
+    if list_hosts is not None:
+        from cltui.commands.fleet_hosts import print_hosts
+
+        if source is not None or inventory is not None:
+            fail("--list-hosts INVENTORY runs nothing: give no SOURCE and no --hosts with it")
+
+        print_hosts(list_hosts, limit, runner, timeout, jobs, as_json)
+        return
+    if source is None or inventory is None:
+        fail("give SOURCE (DUMPDIR RANGE or BUNDLE) and --hosts INVENTORY, or --list-hosts "
+             "INVENTORY")
+    known = _baseline(baseline)
+    keep = _artifacts_dir(artifacts)
     per_arg = _arg_tol(arg_tol)
     cap = None
     if range_text is not None:  # a capture that is none fails first, as for every command
         from cltui.commands._common import load_capture
 
         cap = load_capture(source, quiet=as_json)
-    hosts = read_inventory(inventory)
+    from cltui.commands.fleet_hosts import chosen_hosts
+
+    hosts = chosen_hosts(inventory, limit)
     tol: ToleranceSpec = {}
     if atol is not None:
         tol["atol"] = atol
@@ -80,10 +129,11 @@ def fleet_cmd(
         tol["rtol"] = rtol
     if ulp is not None:
         tol["ulp"] = ulp
-    settings = RunSettings(runner=runner, devices=devices, timeout=timeout, tolerance=tol)
+    settings = RunSettings(runner=runner, devices=devices, timeout=timeout, tolerance=tol,
+                           lock_wait=lock_wait, retry_flaky=retry_flaky)
     tmp, bundle = _bundle(Path(source), cap, range_text, mode, per_arg)
     try:
-        report = _run(bundle, hosts, settings, jobs, per_arg, as_json)
+        report = _run(bundle, hosts, settings, jobs, per_arg, as_json, known, keep)
     finally:
         if tmp is not None:
             lifecycle.remove(tmp)
@@ -93,6 +143,10 @@ def fleet_cmd(
     report["bundle"]["range"] = range_text
     if junit:
         _write_junit(report, Path(junit))
+    if keep is not None:
+        _write_report(report, keep)
+    if save_baseline:
+        _save_baseline(report, Path(save_baseline), as_json)
     if as_json:
         emit_json(report)
     else:
@@ -133,8 +187,50 @@ def _bundle(
     return tmp, bundle
 
 
+def _baseline(path: str | None) -> Baseline | None:
+    if path is None:
+        return None
+    from cltui.fleet.baseline import BaselineError, read_baseline
+
+    try:
+        return read_baseline(path)
+    except BaselineError as exc:
+        fail(str(exc))
+
+
+def _artifacts_dir(path: str | None) -> Path | None:
+    if path is None:
+        return None
+    try:
+        Path(path).mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        fail(f"cannot make {path}: {exc.strerror or exc}")
+    return Path(path)
+
+
+def _write_report(report: dict[str, Any], root: Path) -> None:
+    from cltui.fleet.artifacts import ArtifactsError, write_report
+
+    try:
+        write_report(root, report)
+    except ArtifactsError as exc:
+        fail(str(exc))
+
+
+def _save_baseline(report: dict[str, Any], path: Path, as_json: bool) -> None:
+    from cltui.fleet.baseline import write_baseline
+
+    try:
+        n = write_baseline(report, path)
+    except OSError as exc:
+        fail(f"cannot write {path}: {exc.strerror or exc}")
+    if not as_json:
+        echo(f"{n} divergence{'s' if n != 1 else ''} written to {path} as a baseline", err=True)
+
+
 def _run(bundle: Path, hosts: list[Host], settings: RunSettings, jobs: int,
-         per_arg: ArgTolerance, as_json: bool) -> dict[str, Any]:
+         per_arg: ArgTolerance, as_json: bool, known: Baseline | None,
+         keep: Path | None) -> dict[str, Any]:
     """The fleet job in a thread; ctrl-c or SIGTERM cancels it (hosts stop, their scratch
     folders go) and exits 130."""
     from cltui.fleet.job import run_fleet
@@ -146,7 +242,8 @@ def _run(bundle: Path, hosts: list[Host], settings: RunSettings, jobs: int,
     def work() -> None:
         try:
             box["report"] = run_fleet(bundle, hosts, settings, jobs=jobs, cancel=token,
-                                      progress=_printer(as_json), arg_tolerance=per_arg)
+                                      progress=_printer(as_json), arg_tolerance=per_arg,
+                                      baseline=known, artifacts=keep)
         except BaseException as exc:  # handed to the main thread
             box["error"] = exc
 

@@ -8,10 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from cltui.commands._common import echo, escape_tree
-from cltui.fleet.matrix import cell_text
-
-_STYLE = {"equal": "green", "within": "cyan", "different": "bold red", "cannot-run": "magenta",
-          "not-reached": "dim", "unchecked": "yellow"}
+from cltui.fleet.matrix import cell_style, cell_text
 
 
 def _short(text: str, n: int = 24) -> str:
@@ -38,8 +35,8 @@ def print_fleet(report: Mapping[str, Any]) -> None:
                 f"{_short(dev['driver'])}"
             table.add_column(escape(head), no_wrap=True)
         for row in rep["rows"]:
-            cells = [f"[{_STYLE.get(c['status'], '')}]{cell_text(c)}[/]" if
-                     _STYLE.get(c["status"]) else cell_text(c) for c in row["cells"]]
+            cells = [f"[{cell_style(c)}]{cell_text(c)}[/]" if cell_style(c) else cell_text(c)
+                     for c in row["cells"]]
             table.add_row(str(row["enqueue"]), escape(f"{row['kernel']} {row['label']}"), *cells)
         console.print(table)
     for col in rep["columns"]:
@@ -52,6 +49,13 @@ def print_fleet(report: Mapping[str, Any]) -> None:
             lines.append(f"cannot run{where}: {col['status']}: {col['error']}")
         echo(f"{col['id']} ({col['runner']}): " + "; ".join(lines))
     _print_cross(rep)
+    base = rep.get("baseline")
+    if base:
+        echo(f"baseline {base['path']}: {len(base['known'])} known, {len(base['new'])} new, "
+             f"{len(base['fixed'])} fixed")
+        for what in ("new", "fixed"):
+            for item in base[what]:
+                echo(f"  {what}: {item}")
     for h in rep["hosts"]:
         if h["status"] != "ok":
             echo(f"host {h['name']}: {h['status']}: {h['reason']}")

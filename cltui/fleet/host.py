@@ -14,13 +14,16 @@ import json
 import re
 import shlex
 import signal
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
 from cltui.errors import CltuiError
 from cltui.fleet.cache import BundleFiles, SyncStats, shell_path, sync
+from cltui.fleet.hostvars import device_tolerance
 from cltui.fleet.inventory import Host
+from cltui.fleet.lock import BUSY, NOLOCK, RC_BUSY, busy_reason, lock_lines
 from cltui.fleet.scratch import SWEEP, mark, start_keeper
 from cltui.fleet.transport import WATCHDOG, CommandResult, Transport, classify_failure
 from cltui.progress import CancelToken, ProgressEvent
@@ -49,6 +52,8 @@ class RunSettings:
     devices: tuple[str, ...] = ()
     timeout: float = 120.0
     tolerance: ToleranceSpec = field(default_factory=lambda: cast(ToleranceSpec, {}))
+    lock_wait: float = 600.0  # seconds to wait for a device another fleet holds (lock.py)
+    retry_flaky: int = 0  # runs again of a column that differs (cltui.fleet.flaky)
 
 
 @dataclass
@@ -60,6 +65,10 @@ class DeviceRun:
     result: DeviceResult
     out_dir: str = ""
     sums: dict[str, str] = field(default_factory=dict)
+    seconds: float = 0.0  # the replay's wall time, as the fleet saw it
+    log: str = ""  # the runner's stderr there (its last 256 KiB)
+    retries: int = 0  # --retry-flaky: the range run again on the device (cltui.fleet.flaky)
+    flaky: list[str] = field(default_factory=list)  # the outputs that changed between runs
 
 
 @dataclass
@@ -152,7 +161,9 @@ class HostRunner:
         out.listed = self._list_devices()
         chosen = self._choose(out.listed)
         for i, dev in enumerate(chosen):
+            start = time.monotonic()
             out.devices.append(self._replay(dev, i, len(chosen)))
+            out.devices[-1].seconds = time.monotonic() - start
 
     # ---- steps ---------------------------------------------------------------------
 
@@ -263,8 +274,10 @@ class HostRunner:
 
     # ---- one device ----------------------------------------------------------------
 
-    def _tol_args(self) -> str:
-        return " ".join(f"--{k} {shlex.quote(str(v))}" for k, v in self.s.tolerance.items())
+    def _tol_args(self, dev: Device) -> str:
+        tol = device_tolerance(self.s.tolerance, self.host.tolerance,
+                               self.host.device_tolerances, dev)
+        return " ".join(f"--{k} {shlex.quote(str(v))}" for k, v in tol.items())
 
     def _replay(self, dev: Device, i: int, n: int) -> DeviceRun:
         tag = f"{dev['id']} {dev['name']}"
@@ -273,10 +286,11 @@ class HostRunner:
             'echo "@@pid $$" >&2',
             WATCHDOG,
             f"cd {self.b} || exit 97",
+            *lock_lines(dev, self.s.lock_wait),
             'O=$(mktemp -d "$W/out.XXXXXX") || exit 97',
             mark("O", self.owner),
             f"{self._runner_cmd()} --json --trace --device {shlex.quote(dev['id'])} "
-            f'--out "$O" {self._tol_args()} > "$O/.result.json"',
+            f'--out "$O" {self._tol_args(dev)} > "$O/.result.json"',
             'rc=$?; echo "@@rc $rc"; echo "@@out $O"',
             "if command -v sha256sum >/dev/null 2>&1; then SUM=sha256sum; "
             'else SUM="shasum -a 256"; fi',
@@ -289,6 +303,9 @@ class HostRunner:
         def line(text: str) -> None:
             if text.startswith("@@pid "):
                 pid.append(text[6:].strip())
+            elif text.startswith(BUSY):
+                self.say(None, f"{tag}: waiting: another cltui fleet holds the device "
+                         f"({text[len(BUSY):].strip()} s)")
             elif m := _TRACE.match(text):
                 last.append(int(m.group(1)))
                 frac = (i + int(m.group(2)) / max(1, int(m.group(3)))) / max(1, n)
@@ -300,6 +317,10 @@ class HostRunner:
         if (res.timed_out or res.cancelled) and pid:
             self._kill(pid[0])
         return self._device_run(dev, res, last[-1] if last else None)
+
+    def replay_again(self, dev: Device) -> DeviceRun:
+        """The range once more on ``dev`` (--retry-flaky)."""
+        return self._replay(dev, 0, 1)
 
     def _kill(self, pid: str) -> None:
         if pid.isdigit():
@@ -327,7 +348,11 @@ class HostRunner:
             result = self._lost(dev, res, rc, last)
         if out_dir:
             self.t.remove_at_close.append(out_dir)
-        return DeviceRun(dev, result, out_dir, sums)
+        unlocked = [ln[len(NOLOCK):] for ln in res.err.splitlines() if ln.startswith(NOLOCK)]
+        if unlocked:
+            result.setdefault("notes", []).append(f"the device was not locked: {unlocked[0]}")
+        log = "\n".join(ln for ln in res.err.splitlines() if not ln.startswith("@@"))
+        return DeviceRun(dev, result, out_dir, sums, log=log[-(256 << 10):])
 
     def _lost(self, dev: Device, res: CommandResult, rc: int | None, last: int | None
               ) -> DeviceResult:
@@ -338,6 +363,8 @@ class HostRunner:
             status, err = "hang", f"no progress within {self.s.timeout:g} s{where}"
         elif res.cancelled:
             status, err = "cancelled", "cancelled"
+        elif rc is None and res.rc == RC_BUSY:  # the script's own exit, before the runner
+            status, err = "error", busy_reason(self.s.lock_wait)
         elif rc is not None and rc > 128 and (name := _signame(rc - 128)):
             status = "crash" if name in _CRASH_SIGNALS else "killed"
             err = (f"the runner died of {name}{where}" if status == "crash"

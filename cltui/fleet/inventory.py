@@ -62,6 +62,8 @@ class Host:
     transport: str | None = None
     groups: tuple[str, ...] = ()
     where: str = ""  # file:line of its first mention
+    tolerance: tuple[tuple[str, float], ...] = ()  # cltui_ulp/atol/rtol (cltui.fleet.hostvars)
+    device_tolerances: tuple[tuple[str, tuple[tuple[str, float], ...]], ...] = ()
 
 
 @dataclass
@@ -107,10 +109,26 @@ def read_inventory(path: str | Path) -> list[Host]:
         _parse_yaml(inv, text)
     else:
         _parse_ini(inv, text)
+    _var_folders(inv)
     hosts = [_resolve(inv, name) for name in inv.where]
     if not hosts:
         raise InventoryError(f"{p}:1: the inventory names no host")
     return hosts
+
+
+def _var_folders(inv: _Inv) -> None:
+    """``group_vars/`` and ``host_vars/`` beside the inventory: over the file's own."""
+    from cltui.fleet.hostvars import var_folders
+
+    groups, hosts = var_folders(inv.path, list(inv.groups), list(inv.where), InventoryError)
+    for g, found in groups.items():
+        for k, (v, f) in found.items():
+            inv.group(g).vars[k] = v
+            inv.group_var_where[(g, k)] = f
+    for h, found in hosts.items():
+        for k, (v, f) in found.items():
+            inv.host_vars.setdefault(h, {})[k] = v
+            inv.var_where[(h, k)] = f
 
 
 def _is_yaml(p: Path, text: str) -> bool:
@@ -271,6 +289,9 @@ def _resolve(inv: _Inv, name: str) -> Host:
                 key if key in merged else {"ansible_host": "ansible_ssh_host",
                                            "ansible_user": "ansible_ssh_user"}.get(key, key))
             raise InventoryError(f"{at}: {key} {_q(value)} {why}: refused")
+    from cltui.fleet.hostvars import host_tolerances
+
+    tolerance, per_device = host_tolerances(merged, where, InventoryError)
     return Host(
         name=name,
         address=address,
@@ -287,6 +308,8 @@ def _resolve(inv: _Inv, name: str) -> Host:
         transport=_opt_str(merged.get("cltui_transport")),
         groups=tuple(g for g in groups if g != "all"),
         where=inv.where[name],
+        tolerance=tolerance,
+        device_tolerances=per_device,
     )
 
 

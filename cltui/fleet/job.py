@@ -20,7 +20,10 @@ from typing import Any
 
 import numpy as np
 
+from cltui.fleet.artifacts import keep_artifacts
+from cltui.fleet.baseline import Baseline
 from cltui.fleet.cache import BundleFiles, CacheError, bundle_files
+from cltui.fleet.flaky import retry_flaky
 from cltui.fleet.host import DeviceRun, HostOutcome, HostRunner, RunSettings
 from cltui.fleet.inventory import Host
 from cltui.fleet.matrix import build_matrix, column_id
@@ -63,8 +66,11 @@ def run_fleet(
     cancel: CancelToken | None = None,
     progress: ProgressFn | None = None,
     arg_tolerance: ArgTolerance | None = None,
+    baseline: Baseline | None = None,
+    artifacts: Path | None = None,
 ) -> dict[str, Any]:
-    """Run the bundle at ``bundle_root`` on ``hosts``; the fleet report (see matrix.py).
+    """Run the bundle at ``bundle_root`` on ``hosts``; the fleet report (see matrix.py);
+    with ``artifacts``, each column's differing outputs, log and result kept there.
     ``progress`` gets ``host: what`` events (the fraction over all hosts); ``cancel`` stops
     every host (their commands killed, their scratch folders removed)."""
     token = cancel or CancelToken()
@@ -77,15 +83,23 @@ def run_fleet(
     with host_session(jobs) as (control, transports):
         outcomes = run_hosts(bundle, plan, hosts, settings, jobs, token, say, control,
                              transports)
-        cross = _cross(plan, outcomes, transports, settings, arg_tolerance or {}, token)
-        for h in outcomes:  # the outputs lie on the hosts, removed at the end: none named
-            for run in h.devices:
+        fetched: dict[tuple[int, str], bytes | None] = {}
+        cross = _cross(plan, outcomes, transports, settings, arg_tolerance or {}, token,
+                       fetched)
+        kept: set[int] = set()
+        if artifacts is not None:
+            kept = keep_artifacts(
+                artifacts, outcomes, transports,
+                lambda run, t, name: _fetch(fetched, run, t, name, settings.timeout), token)
+        for h in outcomes:  # the outputs lie on the hosts, removed at the end: only the
+            for run in h.devices:  # kept ones named
                 for st in run.result.get("steps") or []:
                     for c in st.get("checks", []):
-                        c["output"] = None
+                        if id(c) not in kept:
+                            c["output"] = None
     info = {"id": bundle.id, "path": str(bundle_root), "files": len(bundle.files),
             "bytes": bundle.total_bytes}
-    return build_matrix(plan, outcomes, cross, info)
+    return build_matrix(plan, outcomes, cross, info, baseline)
 
 
 @contextmanager
@@ -134,6 +148,8 @@ def run_hosts(
             return r
         start = time.monotonic()
         out = r.discover() if discover else r.run()
+        if not discover and settings.retry_flaky:
+            retry_flaky(r, out, settings.retry_flaky)
         out.seconds = time.monotonic() - start
         return out
 
@@ -148,6 +164,7 @@ def _cross(
     settings: RunSettings,
     arg_tol: ArgTolerance,
     token: CancelToken,
+    fetched: dict[tuple[int, str], bytes | None],
 ) -> list[dict[str, Any]]:
     """Every column's outputs against the first column holding the same output."""
     runs = [(h, run, t) for h, t in zip(outcomes, transports, strict=True) for run in h.devices]
@@ -164,8 +181,7 @@ def _cross(
         (int(s["enqueue"]), str(c["mem"])): c for s in plan.get("steps", []) for c in s["checks"]
     }
     base = cmp.Tolerance.from_dict(plan.get("tolerance")).merged(settings.tolerance)
-    fetched: dict[tuple[int, str], bytes | None] = {}  # (id(run), file) -> bytes
-    out: list[dict[str, Any]] = []
+    out: list[dict[str, Any]] = []  # fetched: (id(run), file) -> bytes
     for (enq, mem), cols in sorted(by_key.items()):
         ref_id, ref_run, ref_t, ref_c = cols[0]
         for col_id, run, t, c in cols[1:]:

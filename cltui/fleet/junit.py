@@ -26,23 +26,58 @@ def _cases(report: Mapping[str, Any]) -> list[tuple[int, str, list[dict[str, Any
     return [(n, k, rows) for n, (k, rows) in out.items()]
 
 
-def _outcome(cells: Sequence[Mapping[str, Any]], labels: Sequence[str]) -> tuple[str, str]:
-    """``(kind, message)`` of one testcase from its cells: kind '' passes."""
+def _outcome(cells: Sequence[Mapping[str, Any]], labels: Sequence[str]
+             ) -> tuple[str, str, str]:
+    """``(kind, type, message)`` of one testcase from its cells: kind '' passes.  The type
+    says what failed: ``flaky`` (results changed between runs), ``different``, ``fixed`` (a
+    baseline's known divergence that no longer diverges), ``crash``, ``hang``, ``cannot-run``,
+    ``error``."""
+    flaky = [lab for lab, c in zip(labels, cells, strict=True) if c.get("flaky")]
+    if flaky:
+        return "failure", "flaky", "results changed between runs: " + ", ".join(flaky)
     diff = [f"{lab}: {c['summary'] or 'different'}"
             + (f" (max {c['max_ulp']:g} ULP)" if c.get("max_ulp") is not None else "")
-            for lab, c in zip(labels, cells, strict=True) if c["status"] == "different"]
+            for lab, c in zip(labels, cells, strict=True)
+            if c["status"] == "different" and c.get("baseline") != "known"]
     if diff:
-        return "failure", "; ".join(diff)
+        return "failure", "different", "; ".join(diff)
     cannot = [c["summary"] for c in cells if c["status"] == "cannot-run"]
     if cannot:
-        kind = "failure" if cannot[0].startswith(("crash:", "hang:")) else "error"
-        return kind, cannot[0]
+        state = cannot[0].partition(":")[0]
+        if state in ("crash", "hang"):
+            return "failure", state, cannot[0]
+        return "error", state if state in ("killed", "cancelled") else "cannot-run", cannot[0]
     reached = [c for c in cells if c["status"] == "not-reached"]
     if reached:
-        return "skipped", reached[0]["summary"]
+        return "skipped", "not-reached", reached[0]["summary"]
     if cells and all(c["status"] == "unchecked" for c in cells):
-        return "skipped", "no output could be checked: " + cells[0]["summary"]
-    return "", ""
+        return "skipped", "unchecked", "no output could be checked: " + cells[0]["summary"]
+    fixed = [lab for lab, c in zip(labels, cells, strict=True) if c.get("baseline") == "fixed"]
+    if fixed:
+        return "failure", "fixed", ("known divergence no longer diverges (update the "
+                                    "baseline): " + ", ".join(fixed))
+    return "", "", ""
+
+
+def _out(cells: Sequence[Mapping[str, Any]], labels: Sequence[str]) -> str:
+    """A testcase's ``system-out``: each output's cell, one line each."""
+    lines = []
+    for lab, c in zip(labels, cells, strict=True):
+        tag = f" [{c['baseline']}]" if c.get("baseline") else ""
+        ulp = f", max {c['max_ulp']:g} ULP" if c.get("max_ulp") else ""
+        lines.append(f"{lab}: {c['status']}{tag}{ulp}" + (f": {c['summary']}"
+                                                          if c.get("summary") else ""))
+    return "\n".join(lines)
+
+
+def _seconds(step: Mapping[str, Any] | None) -> float:
+    """A step's kernel time on the device (its median), else its host enqueue time; 0."""
+    timing: Mapping[str, Any] = (step or {}).get("timing") or {}
+    for stage in ("start_to_end", "host_enqueue"):
+        st = timing.get(stage)
+        if isinstance(st, Mapping) and isinstance(st.get("median"), (int, float)):
+            return float(st["median"]) / 1e9
+    return 0.0
 
 
 def junit_xml(report: Mapping[str, Any]) -> str:
@@ -50,9 +85,13 @@ def junit_xml(report: Mapping[str, Any]) -> str:
     root = ET.Element("testsuites", name="cltui fleet")
     cases = _cases(report)
     totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    devices = report.get("devices") or []
     for i, col in enumerate(report["columns"]):
         dev = col["device"]
-        suite = ET.SubElement(root, "testsuite", name=col["id"])
+        result: Mapping[str, Any] = devices[i] if i < len(devices) else {}
+        steps = {int(st["enqueue"]): st for st in result.get("steps") or []}
+        suite = ET.SubElement(root, "testsuite", name=col["id"],
+                              time=f"{float(col.get('seconds') or 0.0):.3f}")
         props = ET.SubElement(suite, "properties")
         for key, value in (("host", col["host"]), ("device", dev["name"]),
                            ("platform", dev["platform"]), ("driver", dev["driver"]),
@@ -61,12 +100,19 @@ def junit_xml(report: Mapping[str, Any]) -> str:
         counts = dict.fromkeys(totals, 0)
         for n, kernel, rows in cases:
             case = ET.SubElement(suite, "testcase", name=f"enqueue {n} {kernel}".strip(),
-                                 classname=f"fleet.{col['id']}")
-            kind, msg = _outcome([r["cells"][i] for r in rows], [r["label"] for r in rows])
+                                 classname=f"fleet.{col['id']}",
+                                 time=f"{_seconds(steps.get(n)):.6f}")
+            cells, labels = [r["cells"][i] for r in rows], [r["label"] for r in rows]
+            kind, typ, msg = _outcome(cells, labels)
             counts["tests"] += 1
             if kind:
-                ET.SubElement(case, kind, message=msg)
+                ET.SubElement(case, kind, message=msg, type=typ)
                 counts[{"failure": "failures", "error": "errors", "skipped": "skipped"}[kind]] += 1
+            ET.SubElement(case, "system-out").text = _out(cells, labels)
+        log = [str(col["verdict"]["line"]), *[str(x) for x in result.get("notes") or []]]
+        if result.get("stderr"):
+            log.append(str(result["stderr"]))
+        ET.SubElement(suite, "system-out").text = "\n".join(log)
         _close(suite, counts, totals)
     for host in report["hosts"]:
         if host["status"] == "ok":
@@ -76,7 +122,8 @@ def junit_xml(report: Mapping[str, Any]) -> str:
         for n, kernel, _rows in cases:
             case = ET.SubElement(suite, "testcase", name=f"enqueue {n} {kernel}".strip(),
                                  classname=f"fleet.{host['name']}")
-            ET.SubElement(case, "error", message=f"{host['status']}: {host['reason']}")
+            ET.SubElement(case, "error", message=f"{host['status']}: {host['reason']}",
+                          type=str(host["status"]))
             counts["tests"] += 1
             counts["errors"] += 1
         _close(suite, counts, totals)

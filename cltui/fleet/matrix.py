@@ -11,11 +11,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, TypedDict
 
+from cltui.fleet.baseline import Baseline, apply_baseline, baseline_verdict
+from cltui.fleet.flaky import apply_flaky, flaky_fleet_verdict
 from cltui.fleet.host import DeviceRun, HostOutcome
 from cltui.replay.engine import combine_verdicts, verdict_exit
 from cltui.replay.engine.schema import CheckResult, DeviceResult, Manifest, Verdict
 
-__all__ = ["Cell", "build_matrix", "cell_text", "column_id", "exit_code"]
+__all__ = ["Cell", "build_matrix", "cell_style", "cell_text", "column_id", "exit_code"]
 
 ORDER = ("fail", "error", "incomplete", "pass")
 
@@ -33,11 +35,26 @@ def cell_text(cell: Mapping[str, Any]) -> str:
     status = str(cell["status"])
     ulp = cell.get("max_ulp")
     tail = f" {ulp:g}ulp" if ulp is not None and ulp > 0 else ""
+    if cell.get("flaky"):
+        return "FLAKY" + tail
     if status == "different":
-        return "DIFF" + tail
+        return ("known" if cell.get("baseline") == "known" else "DIFF") + tail
     if status == "within":
         return "within" + tail
     return {"cannot-run": "cannot run", "not-reached": "-"}.get(status, status)
+
+
+_STYLE = {"equal": "green", "within": "cyan", "different": "bold red", "cannot-run": "magenta",
+          "not-reached": "dim", "unchecked": "yellow"}
+
+
+def cell_style(cell: Mapping[str, Any]) -> str:
+    """A cell's rich style: by its status; a baseline's known divergence green, a fixed one
+    yellow, a flaky one bold yellow."""
+    if cell.get("flaky"):
+        return "bold yellow"
+    by_baseline = {"known": "green", "fixed": "yellow"}.get(str(cell.get("baseline")))
+    return by_baseline or _STYLE.get(str(cell["status"]), "")
 
 
 def column_id(host: HostOutcome, run: DeviceRun) -> str:
@@ -108,7 +125,7 @@ def _column(host: HostOutcome, run: DeviceRun, cells: list[Cell], rows: list[dic
                    "driver": dev.get("driver") or dev.get("version", "")},
         "status": res.get("status"), "error": res.get("error"),
         "failed_enqueue": res.get("failed_enqueue"), "first_divergent": first,
-        "verdict": res["verdict"],
+        "verdict": res["verdict"], "seconds": round(run.seconds, 3),
     }
 
 
@@ -128,8 +145,10 @@ def build_matrix(
     outcomes: Sequence[HostOutcome],
     cross: Sequence[Mapping[str, Any]],
     bundle: Mapping[str, Any],
+    baseline: Baseline | None = None,
 ) -> dict[str, Any]:
-    """The fleet report (``cltui fleet --json``): verdict first."""
+    """The fleet report (``cltui fleet --json``): verdict first; with a ``baseline``, its
+    known divergences marked and its findings in the verdict (cltui.fleet.baseline)."""
     rows = _rows(plan)
     columns: list[dict[str, Any]] = []
     for h in outcomes:
@@ -141,8 +160,18 @@ def build_matrix(
                 row.setdefault("cells", []).append(cell)
     for row in rows:
         row.setdefault("cells", [])
+    runs = [run for h in outcomes for run in h.devices]
+    results = [run.result for run in runs]
+    found = apply_baseline(baseline, plan, rows, columns, results) if baseline else None
+    flaky = apply_flaky(rows, columns, runs)  # after the baseline: a flaky one never passes
+    verdict = fleet_verdict(outcomes, columns)
+    extra: dict[str, Any] = {}
+    if found is not None:
+        verdict, extra = baseline_verdict(verdict, found), {"baseline": found}
+    if flaky:
+        verdict = flaky_fleet_verdict(verdict, flaky)
     return {
-        "verdict": fleet_verdict(outcomes, columns),
+        "verdict": verdict,
         "bundle": dict(bundle),
         "hosts": [_host(h) for h in outcomes],
         "columns": columns,
@@ -150,6 +179,7 @@ def build_matrix(
         "cross": list(cross),
         "devices": [dict(run.result) | {"host": h.host.name}
                     for h in outcomes for run in h.devices],
+        **extra,
     }
 
 

@@ -107,7 +107,7 @@ def start_replay(app: AnyApp, capture: Capture, first: int, last: int) -> None:
 
             def matrix(report: dict[str, Any] | None) -> None:
                 if report is not None:
-                    app.push_screen(FleetResultsScreen(report))
+                    app.push_screen(FleetResultsScreen(report, capture, request))
 
             title = (f"Replaying {_range_text(first, last)} on {len(request.hosts)} hosts of "
                      f"{request.inventory}")

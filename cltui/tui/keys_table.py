@@ -31,6 +31,7 @@ def _screens() -> list[tuple[str, list[type[DOMNode]]]]:
     from cltui.tui.screens.explain import ExplainScreen
     from cltui.tui.screens.export_dialog import ExportDialog
     from cltui.tui.screens.findings import FindingsScreen
+    from cltui.tui.screens.fleet_results import FleetResultsScreen
     from cltui.tui.screens.help import HelpScreen
     from cltui.tui.screens.kinds import KindScreen
     from cltui.tui.screens.main import MainScreen
@@ -62,6 +63,7 @@ def _screens() -> list[tuple[str, list[type[DOMNode]]]]:
         ("export dialog", [ExportDialog]),
         ("replay / export progress", [ProgressScreen]),
         ("replay results", [ReplayResultsScreen]),
+        ("fleet results", [FleetResultsScreen]),
         ("three-way diff", [DiffScreen, DiffView]),
         ("explain", [ExplainScreen]),
         ("check findings", [FindingsScreen]),

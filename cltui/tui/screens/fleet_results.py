@@ -2,7 +2,9 @@
 range runs on the ticked ones (``cltui fleet``'s job restricted to them, in a
 :class:`ProgressScreen`), and this screen shows
 rows = enqueue and argument, columns = host:device, the verdict first, then each column's first
-divergent enqueue and every host that did not run, and why."""
+divergent enqueue and every host that did not run, and why.  ``enter`` on a cell opens the
+three-way diff (captured Pre, captured Post, that device's output, kept from the host for the
+cells that differ: :mod:`cltui.fleet.artifacts`); ``s`` saves the report or the matrix."""
 
 from __future__ import annotations
 
@@ -12,15 +14,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from rich.text import Text
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
-from cltui.fleet.matrix import cell_text
+from cltui.fleet.matrix import cell_style, cell_text
 from cltui.progress import ProgressEvent
 from cltui.tui.screens.replay_progress import TaskControl, TaskFailed
+from cltui.tui.widgets.keys_footer import KeysFooter
 
 if TYPE_CHECKING:
     from cltui.capture.capture import Capture
@@ -29,8 +33,9 @@ if TYPE_CHECKING:
 
 __all__ = ["FleetResultsScreen", "fleet_task"]
 
-_STYLE = {"equal": "green", "within": "cyan", "different": "bold red", "cannot-run": "magenta",
-          "not-reached": "dim", "unchecked": "yellow"}
+
+
+
 _VERDICT = {"pass": "bold green", "fail": "bold red", "error": "bold red",
             "incomplete": "bold yellow"}
 
@@ -42,6 +47,8 @@ def fleet_task(
     report (``cltui fleet --json``'s)."""
 
     def run(control: TaskControl) -> dict[str, Any]:
+        import json
+
         from cltui.errors import CltuiError
         from cltui.fleet.bundle import export_cached, private_copy, with_arg_tolerance
         from cltui.fleet.host import RunSettings
@@ -51,7 +58,8 @@ def fleet_task(
 
         rng = f"{first}" if first == last else f"{first}-{last}"
         tmp: Path | None = None
-        try:
+        keep = lifecycle.temp_dir("replay")  # the differing outputs, for the diff; the
+        try:  # results screen removes it
             hosts = [replace(h, devices=request.hosts[h.name])  # exactly the ticked ones
                      for h in read_inventory(Path(request.inventory).expanduser())
                      if h.name in request.hosts]
@@ -63,9 +71,16 @@ def fleet_task(
             tol = {k: v for k, v in request.tolerance.to_dict().items() if v}
             settings = RunSettings(timeout=request.timeout, tolerance=cast("ToleranceSpec", tol))
             report = run_fleet(bundle, hosts, settings, cancel=control.cancel,
-                               progress=control.progress, arg_tolerance=request.arg_tolerance)
+                               progress=control.progress, arg_tolerance=request.arg_tolerance,
+                               artifacts=keep)
+            report["plan"] = json.loads((bundle / "manifest.json").read_text(encoding="utf-8"))
+            report["artifacts"] = str(keep)
         except CltuiError as exc:
+            lifecycle.remove(keep)
             raise TaskFailed(str(exc)) from None
+        except BaseException:
+            lifecycle.remove(keep)
+            raise
         finally:
             if tmp is not None:
                 lifecycle.remove(tmp)
@@ -77,20 +92,29 @@ def fleet_task(
 
 
 class FleetResultsScreen(Screen[None]):
-    """One fleet run's matrix; ``escape`` closes."""
+    """One fleet run's matrix; ``enter`` the diff of a cell, ``s`` save, ``escape`` closes."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "close", "Close")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "close", "Close"),
+        Binding("enter", "diff", "Diff",
+                tooltip="Captured Pre, captured Post and this device's output of the cell"),
+        Binding("f", "failures", "Next difference", tooltip="The next cell that differs"),
+        Binding("s", "save", "Save", tooltip="Save the matrix as .csv or the report as .json"),
+    ]
 
-    def __init__(self, report: Mapping[str, Any]) -> None:
+    def __init__(self, report: Mapping[str, Any], capture: Capture | None = None,
+                 request: ReplayRequest | None = None) -> None:
         super().__init__()
         self.report = report
+        self.capture = capture
+        self.request = request
 
     def compose(self) -> ComposeResult:
         yield Static(self.summary(), id="results-summary")
         with VerticalScroll(id="results-notes"):
             yield Static(self.notes(), id="results-notes-text")
-        yield DataTable(id="results-table", cursor_type="row", zebra_stripes=True)
-        yield Footer()
+        yield DataTable(id="results-table", cursor_type="cell", zebra_stripes=True)
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         table = cast(DataTable[Text], self.query_one(DataTable))
@@ -100,10 +124,12 @@ class FleetResultsScreen(Screen[None]):
             dev = col["device"]
             table.add_column(Text(f"{col['id']} {dev['name'][:24]}"), key=str(col["id"]))
         for i, row in enumerate(self.report["rows"]):
-            cells = [Text(cell_text(c), style=_STYLE.get(str(c["status"]), ""))
-                     for c in row["cells"]]
+            cells = [Text(cell_text(c), style=cell_style(c)) for c in row["cells"]]
             table.add_row(Text(str(row["enqueue"])), Text(f"{row['kernel']} {row['label']}"),
                           *cells, key=str(i))
+        first = self._next_difference(-1, 1)
+        if first is not None:  # open on the first cell that differs
+            table.move_cursor(row=first[0], column=first[1] + 2)
         table.focus()
 
     def summary(self) -> Text:
@@ -132,3 +158,54 @@ class FleetResultsScreen(Screen[None]):
 
     def action_close(self) -> None:
         self.dismiss(None)
+
+    def on_unmount(self) -> None:
+        if self.report.get("artifacts"):
+            from cltui.process import lifecycle
+
+            lifecycle.remove(str(self.report["artifacts"]))
+
+    def _next_difference(self, row: int, col: int) -> tuple[int, int] | None:
+        """The next differing cell after (row, col), row by row, wrapping."""
+        rows, ncol = self.report["rows"], len(self.report["columns"])
+        total = len(rows) * ncol
+        start = row * ncol + col
+        for k in range(1, total + 1):
+            i = (start + k) % total if total else 0
+            r, c = divmod(i, ncol)
+            if rows[r]["cells"][c]["status"] == "different":
+                return r, c
+        return None
+
+    def action_failures(self) -> None:
+        table = cast(DataTable[Text], self.query_one(DataTable))
+        at = table.cursor_coordinate
+        found = self._next_difference(at.row, max(0, at.column - 2))
+        if found is None:
+            self.notify("No cell differs", timeout=3)
+            return
+        table.move_cursor(row=found[0], column=found[1] + 2)
+
+    @on(DataTable.CellSelected)
+    def _selected(self, event: DataTable.CellSelected) -> None:
+        event.stop()
+        self.action_diff()
+
+    def action_diff(self) -> None:
+        from cltui.tui.screens.fleet_diff import DiffUnavailable, cell_diff
+
+        table = cast(DataTable[Text], self.query_one(DataTable))
+        at = table.cursor_coordinate
+        if not self.report["rows"] or at.row < 0:
+            return
+        try:
+            screen = cell_diff(self.report, self.capture, self.request, at.row, at.column - 2)
+        except DiffUnavailable as exc:
+            self.notify(str(exc), severity="warning", timeout=6, markup=False)
+            return
+        self.app.push_screen(screen)
+
+    def action_save(self) -> None:
+        from cltui.tui.screens.fleet_diff import save_fleet
+
+        save_fleet(self)

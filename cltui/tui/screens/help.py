@@ -63,6 +63,7 @@ _OWNERS = {
     "DiffView": "Diff view",
     "DiffScreen": "Diff",
     "ReplayResultsScreen": "Replay results",
+    "FleetResultsScreen": "Fleet results",
     "FindingsScreen": "Findings",
 }
 

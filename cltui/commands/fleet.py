@@ -23,8 +23,12 @@ if TYPE_CHECKING:
 @click.command("fleet")
 @click.argument("source", type=click.Path())
 @click.argument("range_text", metavar="[RANGE]", required=False)
-@click.option("--hosts", "inventory", required=True, type=click.Path(),
+@click.option("--hosts", "inventory", default=None, type=click.Path(),
               help="Inventory: Ansible INI or YAML, or [user@]host[:port] lines.")
+@click.option("--slurm", "slurm", multiple=True, metavar="SPEC",
+              help="A Slurm GPU kind as one more column: PARTITION, or KEY=VALUE,... of "
+              "partition, gres, constraint, account, qos, reservation, nodelist, time, args "
+              "(one job each); repeat for several.")
 @click.option("--runner", type=click.Choice(["python", "cpp"]), default=None,
               help="The bundle's runner on every host (default: the host's cltui_runner, "
               "else python).")
@@ -47,13 +51,15 @@ if TYPE_CHECKING:
 @click.option("--junit", "junit", type=click.Path(dir_okay=False), default=None,
               help="Also write JUnit XML here (one test case per enqueue and device).")
 def fleet_cmd(
-    source: str, range_text: str | None, inventory: str, runner: str | None,
+    source: str, range_text: str | None, inventory: str | None, slurm: tuple[str, ...],
+    runner: str | None,
     devices: tuple[str, ...], jobs: int, timeout: float, mode: str, atol: float | None,
     rtol: float | None, ulp: int | None, arg_tol: tuple[str, ...], as_json: bool,
     junit: str | None,
 ) -> None:
     """Replay a range (DUMPDIR RANGE) or an exported bundle (BUNDLE) on every host of an
-    inventory, over the user's own ssh, and compare everything in one matrix.
+    inventory, over the user's own ssh, and on every Slurm kind (--slurm, or an inventory
+    host with cltui_slurm_* variables: one job each), and compare everything in one matrix.
 
     Exit 0 when every device of every host replayed the range and every output is equal
     (PASS), 1 on a difference, a crash, a hang or a device that cannot run it, 2 on bad
@@ -66,13 +72,15 @@ def fleet_cmd(
 
     if timeout <= 0:
         fail("--timeout must be positive")
+    if inventory is None and not slurm:
+        fail("give --hosts INVENTORY or --slurm SPEC")
     per_arg = _arg_tol(arg_tol)
     cap = None
     if range_text is not None:  # a capture that is none fails first, as for every command
         from cltui.commands._common import load_capture
 
         cap = load_capture(source, quiet=as_json)
-    hosts = read_inventory(inventory)
+    hosts = (read_inventory(inventory) if inventory else []) + _slurm_kinds(slurm)
     tol: ToleranceSpec = {}
     if atol is not None:
         tol["atol"] = atol
@@ -102,6 +110,15 @@ def fleet_cmd(
     from cltui.fleet.matrix import exit_code
 
     sys.exit(exit_code(report))
+
+
+def _slurm_kinds(specs: tuple[str, ...]) -> list[Host]:
+    from cltui.fleet.slurm.queue import kind_hosts
+
+    try:
+        return kind_hosts(specs)
+    except ValueError as exc:
+        fail(str(exc))
 
 
 def _arg_tol(specs: tuple[str, ...]) -> ArgTolerance:

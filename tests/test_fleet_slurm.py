@@ -156,6 +156,14 @@ def test_a_job_pending_past_the_timeout_is_cancelled(lab: Lab, images_svm: Path)
     assert lab.queue_empties() == []
 
 
+def test_a_refused_submission_is_one_line(lab: Lab, images_svm: Path) -> None:
+    proc = lab.fleet(str(images_svm), "0-8", "--slurm", "nosuch", "--json", codes=(1,))
+    (host,) = json.loads(proc.stdout)["hosts"]
+    assert (host["status"], host["reason"]) == (
+        "error", "sbatch refused the job: Invalid partition name specified")
+    assert "Traceback" not in proc.stderr
+
+
 def _slurm_processes(lab: Lab) -> list[str]:
     """srun, sbatch or squeue processes of this cluster still alive (the daemons aside)."""
     conf = str(lab.cluster.conf).encode()

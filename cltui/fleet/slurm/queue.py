@@ -167,7 +167,8 @@ class SlurmTransport(Transport):
 
 
 def _submit_failed(res: CommandResult) -> HostFailed:
-    why = res.last_err().removeprefix("sbatch: error: ") or f"exit {res.rc}"
+    why = (res.last_err().removeprefix("sbatch: error: ")
+           .removeprefix("Batch job submission failed: ") or f"exit {res.rc}")
     if res.rc == 127:
         return HostFailed("missing-dependency", "sbatch (Slurm's client commands) is not "
                           "installed here")

@@ -179,8 +179,10 @@ def _slurm_processes(lab: Lab) -> list[str]:
     return out
 
 
-def test_ctrl_c_cancels_every_job(lab: Lab, images_svm: Path) -> None:
-    """One kind pending, one running a command that hangs: ctrl-c ends both jobs."""
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_ctrl_c_cancels_every_job(lab: Lab, images_svm: Path, sig: signal.Signals) -> None:
+    """One kind pending, one running a command that hangs: ctrl-c (or SIGTERM) ends both
+    jobs."""
     hang = lab.root / "python-that-hangs"
     hang.write_text("#!/bin/sh\nexec sleep 600\n")
     hang.chmod(0o755)
@@ -206,7 +208,7 @@ def test_ctrl_c_cancels_every_job(lab: Lab, images_svm: Path) -> None:
             time.sleep(0.2)
         jobs = lab.cluster.jobs()
         assert len(jobs) == 2 and any("RUNNING" in j for j in jobs), (jobs, seen)
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(sig)
         out, err = proc.communicate(timeout=BOUND)
     finally:
         if proc.poll() is None:

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from tests.schemas import validate
 from tests.sshd_hosts import HostSpec, SshHosts
 
 pytestmark = [pytest.mark.device, pytest.mark.slow, pytest.mark.child]
@@ -125,6 +126,7 @@ def test_slurm_gives_the_matrix_ssh_gives(
         reports[name]["junit"] = sorted((c.get("classname"), c.get("name"),
                                          [e.tag for e in c]) for c in cases)
     ssh, slurm = reports["ssh"], reports["slurm"]
+    validate({k: v for k, v in slurm.items() if k != "junit"}, "cli.schema.json", "fleet")
     assert [c["id"] for c in slurm["columns"]] == ["pocl:0:0", "ocl:0:0"]
     assert [c["device"]["platform"] for c in slurm["columns"]] == [
         c["device"]["platform"] for c in ssh["columns"]]

@@ -219,3 +219,34 @@ def test_ctrl_c_cancels_every_job(lab: Lab, images_svm: Path, sig: signal.Signal
     assert proc.returncode == 130, (out, err)
     assert lab.queue_empties() == []
     assert _slurm_processes(lab) == []
+
+
+def test_a_job_cancelled_from_outside_is_named(lab: Lab, images_svm: Path) -> None:
+    """The kind's job scancel'ed by someone else while a command runs in it: the kind says
+    its job ended, not that the command failed for a reason of its own."""
+    hang = lab.root / "python-that-waits"
+    hang.write_text("#!/bin/sh\nexec sleep 600\n")
+    hang.chmod(0o755)
+    inv = lab.inventory("outside.ini", [
+        f"gone cltui_slurm_partition=pocl ansible_python_interpreter={hang}"])
+    proc = subprocess.Popen([PY, "-m", "cltui", "fleet", str(images_svm), "0-8", "--hosts",
+                             str(inv), "--json", "--timeout", "300"], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True, env=lab.env())
+    try:
+        end = time.monotonic() + BOUND  # until the waiting check runs as a job step
+        while time.monotonic() < end and not any(
+                ".1 " in ln for ln in lab.cluster.run("squeue", "--steps", "--noheader",
+                                                      "--format=%i %j").stdout.splitlines()):
+            time.sleep(0.2)
+        (job,) = lab.cluster.jobs()
+        lab.cluster.run("scancel", job.split()[0])
+        out, _err = proc.communicate(timeout=BOUND)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 1, out
+    (host,) = json.loads(out)["hosts"]
+    assert host["status"] == "error"
+    assert f"the Slurm job {job.split()[0]} ended while it ran (CANCELLED" in host["reason"]
+    assert lab.queue_empties() == []

@@ -107,6 +107,34 @@ class SlurmTransport(Transport):
                 "--ntasks=1"]
         return [*step, "sh", "-c", script if script is not None else "true"]
 
+    def run(self, script: str, stdin: bytes | Iterable[bytes] | None = None, *,
+            timeout: float, cancel: CancelToken | None = None,
+            on_line: Callable[[str], None] | None = None, hold_stdin: bool = False
+            ) -> CommandResult:
+        """A job step; a step that failed because the job is gone (cancelled from outside,
+        its time limit, its node lost) says so as its last error line."""
+        res = super().run(script, stdin, timeout=timeout, cancel=cancel, on_line=on_line,
+                          hold_stdin=hold_stdin)
+        if res.rc != 0 and not res.cancelled and self.job:
+            state, reason, _node = self._state()
+            for _ in range(10):  # COMPLETING: its end state (CANCELLED, TIMEOUT, ...) follows
+                if state != "COMPLETING":
+                    break
+                time.sleep(0.5)
+                state, reason, _node = self._state()
+            if state != "RUNNING":
+                res.err += (f"\nthe Slurm job {self.job} ended while it ran "
+                            f"({state or 'gone from the queue'}{_why(reason)})")
+        return res
+
+    def _state(self) -> tuple[str, str, str]:
+        """The job's state, the queue's reason for it and its node ("" when unknown)."""
+        res = _client(["squeue", "--noheader", f"--jobs={self.job}", "--states=all",
+                       "--format=%T|%r|%N"])
+        said = res.out.decode("utf-8", "replace").strip().split("|") if res.rc == 0 else []
+        state, reason, node = [*said, "", "", ""][:3]
+        return state, reason, node
+
     def connect(self, cancel: CancelToken | None = None) -> CommandResult:
         """Submit the holding job and wait until it runs (its queue state as progress)."""
         name = f"cltui-fleet:{self.host.name}"[:120]
@@ -128,19 +156,15 @@ class SlurmTransport(Transport):
         pause, said = POLL_S[0], ""
         where = self.options.get("partition") or "the queue"
         while True:
-            res = _client(["squeue", "--noheader", f"--jobs={self.job}", "--states=all",
-                           "--format=%T|%r|%N"])
-            said_now = res.out.decode("utf-8", "replace").strip().split("|")
-            state, reason, node = [*said_now, "", "", ""][:3]
-            if res.rc == 0 and state == "RUNNING":
+            state, reason, node = self._state()
+            if state == "RUNNING":
                 self.node = node
                 self._say(self.host.name, ProgressEvent(
                     0.05, f"job {self.job} running on {node or 'its node'}"))
                 return CommandResult(0, b"", "")
-            if state in _ENDED or (res.rc != 0 and "invalid job id" in res.err.lower()):
+            if state in _ENDED:
                 raise HostFailed("error", f"job {self.job} ended before it ran "
-                                 f"({state or 'gone from the queue'}"
-                                 f"{': ' + reason if reason and reason != 'None' else ''})")
+                                 f"({state}{_why(reason)})")
             now = f"job {self.job} {state.lower() or 'submitted'} in {where}" + (
                 f" ({reason})" if reason and reason != "None" else "")
             if now != said:
@@ -164,6 +188,10 @@ class SlurmTransport(Transport):
         with _held_lock:
             _held.discard(self.job)
         _client(["scancel", self.job])
+
+
+def _why(reason: str) -> str:
+    return f": {reason}" if reason and reason != "None" else ""
 
 
 def _submit_failed(res: CommandResult) -> HostFailed:

@@ -250,3 +250,30 @@ def test_a_job_cancelled_from_outside_is_named(lab: Lab, images_svm: Path) -> No
     assert host["status"] == "error"
     assert f"the Slurm job {job.split()[0]} ended while it ran (CANCELLED" in host["reason"]
     assert lab.queue_empties() == []
+
+
+def _wrapper(lab: Lab, name: str, body: str) -> Path:
+    p = lab.root / name
+    p.write_text(f"#!/bin/sh\n{body}\nexec {PY} \"$@\"\n")
+    p.chmod(0o755)
+    return p
+
+
+def test_a_crash_and_a_hang_in_a_job_are_cells_and_the_jobs_end(
+    lab: Lab, images_svm: Path
+) -> None:
+    crash = _wrapper(lab, "python-crash", '[ "$1" = replay.py ] && kill -SEGV $$')
+    hang = _wrapper(lab, "python-hang", '[ "$1" = replay.py ] && exec sleep 631')
+    inv = lab.inventory("bad.ini", [
+        f"crash cltui_slurm_partition=pocl ansible_python_interpreter={crash}",
+        f"hang cltui_slurm_partition=pocl ansible_python_interpreter={hang}",
+    ])
+    proc = lab.fleet(str(images_svm), "0-8", "--hosts", str(inv), "--json", "--timeout", "8",
+                     codes=(1,))
+    cols = {c["host"]: c for c in json.loads(proc.stdout)["columns"]}
+    assert {h: c["status"] for h, c in cols.items()} == {"crash": "crash", "hang": "hang"}
+    assert "SIGSEGV" in cols["crash"]["error"]
+    assert "no progress within 8 s" in cols["hang"]["error"]
+    assert lab.queue_empties() == []
+    left = subprocess.run(["pgrep", "-f", "sleep 631"], capture_output=True, text=True)
+    assert left.stdout.strip() == "", "the hung runner outlived its job"

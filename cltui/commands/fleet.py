@@ -39,7 +39,8 @@ if TYPE_CHECKING:
               help="Hosts at a time.")
 @click.option("--timeout", type=float, default=120.0, show_default=True,
               help="Seconds a host may go without progress (connecting, sending, building, "
-              "replaying) before it is declared hung.")
+              "replaying) before it is declared hung; also how long a Slurm job may stay "
+              "pending.")
 @click.option("--mode", type=click.Choice(["chain", "isolated", "strict"]), default="chain",
               show_default=True, help="The export's mode (DUMPDIR RANGE only).")
 @click.option("--atol", type=float, default=None, help="Absolute tolerance (floats).")

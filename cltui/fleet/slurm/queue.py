@@ -96,6 +96,7 @@ class SlurmTransport(Transport):
         self.job = ""  # the holding job's id, once submitted
         self.node = ""  # where it runs
         super().__init__(replace(host, transport="sh -c {cmd}"), control_dir)
+        self.dead = False  # the job ended under a command: no step can run any more
         self.host = host
         self.is_ssh = False
         self.queue_timeout, self._say = queue_timeout, progress
@@ -112,7 +113,10 @@ class SlurmTransport(Transport):
             on_line: Callable[[str], None] | None = None, hold_stdin: bool = False
             ) -> CommandResult:
         """A job step; a step that failed because the job is gone (cancelled from outside,
-        its time limit, its node lost) says so as its last error line."""
+        its time limit, its node lost) says so as its last error line, and the transport is
+        then ``dead`` (the fleet's word for a lost link); nothing more runs in it."""
+        if self.dead:
+            return CommandResult(1, b"", f"the Slurm job {self.job} has ended")
         res = super().run(script, stdin, timeout=timeout, cancel=cancel, on_line=on_line,
                           hold_stdin=hold_stdin)
         if res.rc != 0 and not res.cancelled and self.job:
@@ -123,6 +127,7 @@ class SlurmTransport(Transport):
                 time.sleep(0.5)
                 state, reason, _node = self._state()
             if state != "RUNNING":
+                self.dead = True
                 res.err += (f"\nthe Slurm job {self.job} ended while it ran "
                             f"({state or 'gone from the queue'}{_why(reason)})")
         return res

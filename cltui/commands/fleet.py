@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 @click.command("fleet")
 @click.argument("source", type=click.Path(), required=False)
 @click.argument("range_text", metavar="[RANGE]", required=False)
-@click.option("--hosts", "inventory", type=click.Path(),
+@click.option("--hosts", "inventory", default=None, type=click.Path(),
               help="Inventory: Ansible INI or YAML, or [user@]host[:port] lines; "
               "host_vars/ and group_vars/ beside it are read as Ansible reads them.")
 @click.option("--list-hosts", "list_hosts", type=click.Path(), default=None,
@@ -42,6 +42,10 @@ if TYPE_CHECKING:
               "(DIR/HOST_P_D/), and the report (DIR/report.json).")
 @click.option("--save-baseline", "save_baseline", type=click.Path(dir_okay=False),
               default=None, help="Write this run's divergences as a baseline file (review it).")
+@click.option("--slurm", "slurm", multiple=True, metavar="SPEC",
+              help="A Slurm GPU kind as one more column: PARTITION, or KEY=VALUE,... of "
+              "partition, gres, constraint, account, qos, reservation, nodelist, time, args "
+              "(one job each); repeat for several.")
 @click.option("--runner", type=click.Choice(["python", "cpp"]), default=None,
               help="The bundle's runner on every host (default: the host's cltui_runner, "
               "else python).")
@@ -52,7 +56,8 @@ if TYPE_CHECKING:
               help="Hosts at a time.")
 @click.option("--timeout", type=float, default=120.0, show_default=True,
               help="Seconds a host may go without progress (connecting, sending, building, "
-              "replaying) before it is declared hung.")
+              "replaying) before it is declared hung; also how long a Slurm job may stay "
+              "pending.")
 @click.option("--retry-flaky", "retry_flaky", type=click.IntRange(0, 20), default=0,
               metavar="N", help="Run a column that differs again, up to N times: a result "
               "that changes between runs is FLAKY (a failure), never a pass.")
@@ -72,7 +77,8 @@ if TYPE_CHECKING:
               help="Also write JUnit XML here (one test case per enqueue and device, with "
               "time, system-out and failure types).")
 def fleet_cmd(
-    source: str | None, range_text: str | None, inventory: str | None, list_hosts: str | None,
+    source: str | None, range_text: str | None, inventory: str | None, slurm: tuple[str, ...],
+    list_hosts: str | None,
     limit: str | None, baseline: str | None, artifacts: str | None, save_baseline: str | None,
     runner: str | None,
     devices: tuple[str, ...], jobs: int, timeout: float, retry_flaky: int, lock_wait: float,
@@ -82,7 +88,8 @@ def fleet_cmd(
     junit: str | None,
 ) -> None:
     """Replay a range (DUMPDIR RANGE) or an exported bundle (BUNDLE) on every host of an
-    inventory, over the user's own ssh, and compare everything in one matrix.
+    inventory, over the user's own ssh, and on every Slurm kind (--slurm, or an inventory
+    host with cltui_slurm_* variables: one job each), and compare everything in one matrix.
 
     Exit 0 when every device of every host replayed the range and every output is equal
     (PASS), 1 on a difference, a crash, a hang or a device that cannot run it, 2 on bad
@@ -108,9 +115,9 @@ def fleet_cmd(
 
         print_hosts(list_hosts, limit, runner, timeout, jobs, as_json)
         return
-    if source is None or inventory is None:
-        fail("give SOURCE (DUMPDIR RANGE or BUNDLE) and --hosts INVENTORY, or --list-hosts "
-             "INVENTORY")
+    if source is None or (inventory is None and not slurm):
+        fail("give SOURCE (DUMPDIR RANGE or BUNDLE) and --hosts INVENTORY or --slurm SPEC, or "
+             "--list-hosts INVENTORY")
     known = _baseline(baseline)
     keep = _artifacts_dir(artifacts)
     per_arg = _arg_tol(arg_tol)
@@ -121,7 +128,7 @@ def fleet_cmd(
         cap = load_capture(source, quiet=as_json)
     from cltui.commands.fleet_hosts import chosen_hosts
 
-    hosts = chosen_hosts(inventory, limit)
+    hosts = (chosen_hosts(inventory, limit) if inventory else []) + _slurm_kinds(slurm)
     tol: ToleranceSpec = {}
     if atol is not None:
         tol["atol"] = atol
@@ -156,6 +163,15 @@ def fleet_cmd(
     from cltui.fleet.matrix import exit_code
 
     sys.exit(exit_code(report))
+
+
+def _slurm_kinds(specs: tuple[str, ...]) -> list[Host]:
+    from cltui.fleet.slurm.queue import kind_hosts
+
+    try:
+        return kind_hosts(specs)
+    except ValueError as exc:
+        fail(str(exc))
 
 
 def _arg_tol(specs: tuple[str, ...]) -> ArgTolerance:

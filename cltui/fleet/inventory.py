@@ -8,8 +8,9 @@ connection variables mean what they mean for Ansible (``ansible_host``, ``ansibl
 ``cltui_devices`` (a device filter: P:D or a name substring, a list for several),
 ``cltui_env`` (``KEY=VAL`` words or a mapping), ``cltui_workdir`` (the host's cache folder,
 default ``~/.cache/cltui-fleet``) and ``cltui_transport`` (a command template, ``ssh {host}``
-by default).  A bad inventory raises :class:`InventoryError` naming ``file:line``; so does a
-host, user or workdir that looks like an option or holds what no host or user name may
+by default); ``cltui_slurm_KEY`` makes the host a Slurm kind (:mod:`cltui.fleet.slurm`).
+A bad inventory raises :class:`InventoryError` naming ``file:line``; so does a host,
+user or workdir that looks like an option or holds what no host or user name may
 (:mod:`cltui.fleet.names`).
 """
 
@@ -24,6 +25,7 @@ from typing import Any
 from cltui.capture.safeopen import MAX_INVENTORY, read_text_limited
 from cltui.errors import CltuiError
 from cltui.fleet.names import bad_host, bad_user, bad_workdir
+from cltui.fleet.slurm import spec as slurm_spec
 
 __all__ = ["DEFAULT_WORKDIR", "Host", "InventoryError", "read_inventory"]
 
@@ -64,6 +66,7 @@ class Host:
     where: str = ""  # file:line of its first mention
     tolerance: tuple[tuple[str, float], ...] = ()  # cltui_ulp/atol/rtol (cltui.fleet.hostvars)
     device_tolerances: tuple[tuple[str, tuple[tuple[str, float], ...]], ...] = ()
+    slurm: tuple[tuple[str, str], ...] = ()  # cltui_slurm_KEY: a Slurm kind (fleet/slurm)
 
 
 @dataclass
@@ -310,7 +313,20 @@ def _resolve(inv: _Inv, name: str) -> Host:
         where=inv.where[name],
         tolerance=tolerance,
         device_tolerances=per_device,
+        slurm=_slurm(merged, where),
     )
+
+
+def _slurm(merged: Mapping[str, Any], where: Any) -> tuple[tuple[str, str], ...]:
+    """The host's ``cltui_slurm_KEY`` variables (any: the host is a Slurm kind)."""
+    out = []
+    for key, value in sorted(merged.items()):
+        if key.startswith(slurm_spec.PREFIX) and value not in (None, ""):
+            why = slurm_spec.bad_option(key[len(slurm_spec.PREFIX):], str(value))
+            if why:
+                raise InventoryError(f"{where(key)}: {key} {_q(value)} {why}")
+            out.append((key[len(slurm_spec.PREFIX):], str(value)))
+    return tuple(out)
 
 
 def _opt_str(value: Any) -> str | None:

@@ -27,6 +27,7 @@ from cltui.fleet.flaky import retry_flaky
 from cltui.fleet.host import DeviceRun, HostOutcome, HostRunner, RunSettings
 from cltui.fleet.inventory import Host
 from cltui.fleet.matrix import build_matrix, column_id
+from cltui.fleet.slurm.queue import stage_shared, transport_for
 from cltui.fleet.transport import Transport
 from cltui.process import lifecycle
 from cltui.progress import CancelToken, ProgressEvent, ProgressFn
@@ -132,9 +133,10 @@ def run_hosts(
     """Every host's :meth:`HostRunner.run` (``discover``: its :meth:`HostRunner.discover`),
     ``jobs`` at a time; a transport that cannot be made is that host's outcome."""
     runners: list[HostRunner | HostOutcome] = []
+    stage_shared(bundle, hosts, control, settings.timeout, token, say)  # Slurm kinds' once
     for h in hosts:
         try:
-            t = Transport(h, control, connect_timeout=min(settings.timeout, 30.0))
+            t = transport_for(h, control, settings.timeout, say)  # ssh, a template, Slurm
         except ValueError as exc:
             transports.append(None)
             runners.append(HostOutcome(h, settings.runner or h.runner or "python",

@@ -126,8 +126,9 @@ def render(r: dict[str, Any]) -> list[str]:
         *_wrap(
             "Without the floor, the range's 95 % interval left zero in "
             f"{r['before_verdict_false_positive'] * 100:.0f} % of the no-op runs (as a 95 % "
-            "interval should), and with ten per-step rows per run nearly every other report had "
-            "a step row that read faster or slower. With it, a no-op change reads `within noise` "
+            f"interval should), and {r['before_step_false_positive'] * 100:.1f} % of the per-step "
+            "rows read faster or slower (ten rows a report: on average one such row every other "
+            "report). With it, a no-op change reads `within noise` "
             "in the verdict line and in the step rows. The price is power: on this machine a "
             f"change smaller than {fl['min_effect'] * 100:.1f} % of the range's time reads "
             "`within noise` even where its interval leaves zero (one A/A's reach, about twice "

@@ -12,13 +12,14 @@ the slope is the Theil-Sen estimate (the median of the pairwise slopes) over tho
 medians and the origin, so one slow pass moves a median a little, never the slope much.
 The bootstrap resamples rounds.
 
-Only rungs whose injected time per pass reaches the wall's noise (its spread over the
-rounds at no delay, 1.4826 MAD) carry the slope: below it the answer is "not
-measurable".  The slope's physical range is 0..1: the figures are clipped to it, and a
-slope whose interval lies outside is flagged (above 1 on a CPU device: the host's
-busy-wait takes a core from the device, contention, not launch cost).  ``slope`` uses
-the whole ladder (the headline and the 40 ns line); ``slope_small`` only the delays up to
-``SMALL_MAX_NS``."""
+Only rungs whose injected time per pass reaches the wall's noise carry the slope (one
+pass's spread once paired by round, from the median absolute deviation, as two standard
+errors of the rung's median over the rounds: more rounds resolve smaller delays); below it
+the answer is "not measurable".  The slope's physical range is 0..1: the figures are
+clipped to it, and a slope whose interval lies outside is flagged (above 1 on a CPU
+device: the host's busy-wait takes a core from the device, contention, not launch cost).
+``slope`` uses the whole ladder (the headline and the 40 ns line); ``slope_small`` only
+the delays up to ``SMALL_MAX_NS``."""
 
 from __future__ import annotations
 
@@ -35,6 +36,8 @@ SAVED_NS = 40  # the question: removing 40 ns per launch
 BOOT = 2000
 DEVICE_BOUND, LAUNCH_BOUND = 0.2, 0.8
 MAD_SIGMA = 1.4826  # a normal sample's sigma from its median absolute deviation
+MEDIAN_SE = 1.2533  # a median's standard error over a mean's (normal samples)
+GATE_SE = 2.0  # a delay counts when it injects this many standard errors of its median
 OUTLIER_Z = 14.0  # hyperfine's modified Z-score threshold for a statistical outlier
 DISAGREE_WIDTH = 0.5  # a slope interval wider than this: the rounds disagree
 NOT_MEASURABLE = "not measurable"
@@ -58,13 +61,18 @@ def _matrix(ladder: Ladder, max_delay: float) -> tuple[np.ndarray, np.ndarray] |
     return x, y
 
 
-def wall_noise(wall0: Sequence[float]) -> float | None:
-    """The wall's noise at no delay: 1.4826 x its median absolute deviation over rounds."""
-    w = np.asarray(wall0, dtype=np.float64)
-    w = w[np.isfinite(w)]
-    if w.size < 3:
+def wall_noise(y: np.ndarray) -> float | None:
+    """The wall's noise once paired by round (``y``: (rungs, rounds), the no-delay rung
+    first): each pass minus its round's no-delay pass, about its rung's median; 1.4826 x
+    the median absolute deviation of those, over sqrt(2) (a difference holds two passes'
+    noise).  A drift of the machine between rounds is not in it, as it is not in the fit."""
+    d = y[1:] - y[0]
+    with np.errstate(all="ignore"):
+        r = d - np.nanmedian(d, axis=1, keepdims=True)
+    r = r[np.isfinite(r)]
+    if r.size < 3:
         return None
-    return float(MAD_SIGMA * np.median(np.abs(w - np.median(w))))
+    return float(MAD_SIGMA * np.median(np.abs(r)) / np.sqrt(2.0))
 
 
 def _theil_sen(px: np.ndarray, py: np.ndarray) -> np.ndarray:
@@ -77,19 +85,27 @@ def _theil_sen(px: np.ndarray, py: np.ndarray) -> np.ndarray:
     return np.asarray(np.nanmedian(np.stack(slopes, axis=-1), axis=-1))
 
 
+def gate_of(noise: float, rounds: int) -> float:
+    """The least injected time per pass a delay needs to count: :data:`GATE_SE` standard
+    errors of its median paired difference over ``rounds`` (one pass's ``noise`` each)."""
+    return float(GATE_SE * MEDIAN_SE * np.sqrt(2.0) * noise / np.sqrt(max(rounds, 1)))
+
+
 def robust_slope(
     x: np.ndarray, y: np.ndarray, noise: float, seed: int = 0
 ) -> tuple[float, list[float]] | None:
     """Theil-Sen over the origin and the rung medians of differences paired by round, on
-    the rungs whose injected time reaches ``noise``; its 95 % bootstrap interval (rounds
-    resampled).  None when no rung reaches the noise or fewer than 3 rounds pair."""
+    the rungs whose injected time reaches :func:`gate_of` ``noise`` (one pass's noise);
+    its 95 % bootstrap interval (rounds resampled).  None when no rung reaches it or
+    fewer than 3 rounds pair."""
     dx, dy = x[1:] - x[0], y[1:] - y[0]
     ok = np.isfinite(dx) & np.isfinite(dy)
     if int(ok.all(axis=0).sum()) < 3:
         return None
     with np.errstate(all="ignore"):
         mx = np.nanmedian(np.where(ok, dx, np.nan), axis=1)
-    use = np.flatnonzero(np.isfinite(mx) & (mx >= max(noise, 1.0)))
+    gate = gate_of(noise, int(ok.all(axis=0).sum()))
+    use = np.flatnonzero(np.isfinite(mx) & (mx >= max(gate, 1.0)))
     if use.size == 0:
         return None
     dx, dy, ok = dx[use], dy[use], ok[use]
@@ -188,7 +204,7 @@ def sensitivity(ladder: Ladder, launches: int, device: str, cpu: bool = False) -
     base = [p["wall_ns_median"] for p in points if p["delay_ns"] == 0]
     wall0 = base[0] if base else None
     full_m = _matrix(ladder, float("inf"))
-    noise = wall_noise(full_m[1][0]) if full_m is not None else None
+    noise = wall_noise(full_m[1]) if full_m is not None else None
     raw = robust_slope(*full_m, noise or 0.0) if full_m is not None and noise is not None else None
     small_m = _matrix(ladder, SMALL_MAX_NS)
     raw_small = (robust_slope(*small_m, noise or 0.0)
@@ -235,8 +251,16 @@ def _warnings(
     if raw_small is None and s["measurable"] and s["noise_ns"] is not None:
         out.append(f"slope near 0: {NOT_MEASURABLE}: the delays up to "
                    f"{fmt_ns(s['small_max_ns'])} inject less per pass than the wall's noise "
-                   f"({fmt_ns(s['noise_ns'])})")  # fmt: skip
+                   f"resolves ({fmt_ns(_gate(s))} over {_rounds(s)} rounds)")  # fmt: skip
     return out
+
+
+def _rounds(s: Sensitivity) -> int:
+    return max((p["passes"] for p in s["ladder"] if p["delay_ns"] == 0), default=0)
+
+
+def _gate(s: Sensitivity) -> float:
+    return gate_of(s["noise_ns"] or 0.0, _rounds(s))
 
 
 def saving_line(s: Sensitivity, device: str) -> str:
@@ -248,7 +272,8 @@ def saving_line(s: Sensitivity, device: str) -> str:
         big = max((p["injected_ns_per_launch"] for p in s["ladder"]), default=0.0)
         return (f"removing {SAVED_NS} ns per launch: {NOT_MEASURABLE} on {device}: the largest "
                 f"delay injected, {fmt_ns(big * s['launches'])} a pass, is below the wall's "
-                f"noise of {fmt_ns(s['noise_ns'])} ({bound})")  # fmt: skip
+                f"noise ({fmt_ns(s['noise_ns'])} a pass: {fmt_ns(_gate(s))} over "
+                f"{_rounds(s)} rounds) ({bound}; more --repeat or a quieter machine)")  # fmt: skip
     if s["saving_ns"] is None or s["wall_ns"] is None or s["saving_ci_ns"] is None:
         return f"no sensitivity figure on {device}: the delay ladder did not run"
     lo, hi = s["saving_ci_ns"]
@@ -256,5 +281,6 @@ def saving_line(s: Sensitivity, device: str) -> str:
             f"(95 % CI {fmt_ns(lo)} to {fmt_ns(hi)}; {bound}) of this range's "
             f"{fmt_ns(s['wall_ns'])} ({s['saving_percent'] or 0.0:.2f} %) on {device}")  # fmt: skip
     if s["noise_ns"] is not None and s["saving_bound_ns"] < s["noise_ns"]:
-        line += f"; below the wall's noise of {fmt_ns(s['noise_ns'])}: no single run shows it"
+        line += (f"; below the wall's noise ({fmt_ns(s['noise_ns'])} a pass): no single pass "
+                 "shows it")
     return line

@@ -98,7 +98,7 @@ def sensitivity_lines(s: Sensitivity | None, device: str) -> list[str]:
                      f"{p['passes']:>7} {_ns(p['wall_ns_median']):>14}")  # fmt: skip
     noise = s.get("noise_ns")
     if noise is not None:
-        lines.append(f"  the wall's noise (its spread over the rounds at no delay): {_ns(noise)}")
+        lines.append(f"  the wall's noise (one pass, paired by round): {_ns(noise)}")
     if s["slope"] is None:
         slope = "not measurable" if s["bound"] == "not measurable" else "-"
         lines.append(f"  slope (wall on injected time, whole ladder): {slope}")

@@ -254,6 +254,41 @@ def test_latency_json_on_pocl(chain: Path, tmp_path: Path) -> None:
     assert procs[0] == "capture 0-5" and len(procs) == 3
 
 
+TINY = "__kernel void tiny(__global uint *a) { a[get_global_id(0)] += 1u; }\n"
+
+
+def _tiny(st: dict[str, Any], _a: list[Any]) -> None:
+    st["A"][0] += np.uint32(1)
+
+
+@pytest.mark.child
+@NEEDS_CPP
+def test_a_planted_launch_cost_is_recovered_on_pocl(tmp_path: Path) -> None:
+    """A launch-bound range (200 one-work-item launches back to back: the host loop is the
+    wall, so every injected ns adds one) through the C++ runner's ladder on PoCL: launch-
+    bound, its interval holds the planted slope 1 (clipped: on this 2-core machine the
+    busy-wait can also slow PoCL's threads, which the flag names), the 40 ns line within
+    40 ns x 200.  Delays up to 50 us, so the injected time stands above a loaded
+    machine's noise."""
+    from tests.analysis_synth import Arg, SynthCapture
+    from tests.analysis_synth import Launch as SynthLaunch
+
+    a = np.zeros(64, dtype=np.uint32)
+    launches = [SynthLaunch("tiny", [Arg("buf", "A")], 1, None, _tiny) for _ in range(200)]
+    path = write_capture(SynthCapture(TINY, {"A": a}, launches), tmp_path / "lb")
+    code, out = _run([str(path), "0-199", "-d", "pocl", "--repeat", "12",
+                      "--delays", "0,20000,50000", "--json"])  # fmt: skip
+    assert code == 0, out
+    rep: LatencyReport = json.loads(out)
+    validate(rep, "cli.schema.json", "latency")
+    sens = rep["devices"][0]["sensitivity"]
+    assert sens is not None and sens["measurable"], sens
+    assert sens["bound"] == "launch-bound"
+    assert sens["ci95"] is not None and sens["ci95"][0] <= 1.0 <= sens["ci95"][1]
+    assert sens["saving_ns"] is not None and sens["saving_ns"] <= 40 * 200 + 1e-6
+    assert sens["saving_bound_ns"] == 40 * 200
+
+
 @pytest.mark.child
 def test_latency_text_without_native(chain: Path) -> None:
     code, out = _run([str(chain), "1-3", "-d", "pocl", "--repeat", "3", "--no-native"])

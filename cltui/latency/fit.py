@@ -231,6 +231,12 @@ def sensitivity(ladder: Ladder, launches: int, device: str, cpu: bool = False) -
         out["saving_ci_ns"] = [full[1][0] * per, full[1][1] * per]
         out["saving_percent"] = 100.0 * full[0] * per / wall0
     out["warnings"] = _warnings(out, raw, raw_small)
+    if cpu and out["bound"] in ("mixed", "undetermined"):
+        out["warnings"].append(
+            "a CPU device: the host's busy-wait competes with the device's threads for the "
+            "same cores, so part of this slope can be contention (the device slowed), not "
+            "launch cost; a machine with idle cores (or PoCL with fewer threads than cores: "
+            "POCL_MAX_PTHREAD_COUNT) tells them apart")
     out["line"] = saving_line(out, device)
     return out
 

@@ -32,8 +32,9 @@ def _data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CLTUI_DATA_DIR", str(tmp_path / "data"))
 
 
-def _try(*args: str) -> tuple[int, dict]:
-    res = CliRunner().invoke(main, ["try", *args, "-d", "pocl", "--repeat", "5", "--json"])
+def _try(*args: str, repeat: int = 5) -> tuple[int, dict]:
+    res = CliRunner().invoke(main, ["try", *args, "-d", "pocl", "--repeat", str(repeat),
+                                    "--json"])  # fmt: skip
     assert res.exit_code in (0, 1, 3), res.output
     report = json.loads(res.stdout)
     validate(report, "cli.schema.json", "try")
@@ -125,3 +126,34 @@ def test_a_variant_that_hangs_is_killed_and_named(pyocl_pocl: Path, tmp_path: Pa
     assert report["verdict"]["line"].startswith("FAIL: hang: did not finish within 3 s")
     # A was checked before B hung the process: its checks stand
     assert dev["a"]["verdict"]["status"] == "pass"
+
+
+def test_the_noise_floor_is_calibrated_once_per_device(
+    pyocl_pocl: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first A/B on a device runs A against A (a no-op change) and keeps its spread as
+    the minimum effect; the next uses it; --min-effect overrides it; a difference below it
+    reads "within noise" without a percentage."""
+    monkeypatch.setenv("CLTUI_CACHE_DIR", str(tmp_path / "cache"))
+    patch = tmp_path / "same.patch"
+    patch.write_text(SAME)
+    res = CliRunner().invoke(main, ["try", str(pyocl_pocl), "23", "--patch", str(patch),
+                                    "-d", "pocl", "--repeat", "8"])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert "calibrating the A/B noise floor" in res.stderr
+    assert "noise floor: " in res.stdout and "(A/A calibration on this device" in res.stdout
+    kept = json.loads((tmp_path / "cache" / "ab-noise.json").read_text())
+    (entry,) = kept.values()
+    assert entry["range"] == "23" and entry["repeat"] == 8 and entry["min_effect"] > 0
+    code, report = _try(str(pyocl_pocl), "23", "--patch", str(patch), repeat=8)
+    noise = report["devices"][0]["noise"]
+    assert noise["source"] == "calibration" and noise["min_effect"] == entry["min_effect"]
+    code, report = _try(str(pyocl_pocl), "23", "--patch", str(patch), "--min-effect", "99",
+                        repeat=8)  # fmt: skip
+    assert code == 0
+    dev = report["devices"][0]
+    assert dev["noise"]["source"] == "--min-effect" and dev["noise"]["min_effect"] == 0.99
+    assert dev["timing"]["reading"] == "within noise" and dev["timing"]["min_effect"] == 0.99
+    assert "within noise: " in report["verdict"]["line"]
+    assert "% faster" not in report["verdict"]["line"]
+    assert "% slower" not in report["verdict"]["line"]

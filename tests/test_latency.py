@@ -16,6 +16,7 @@ from cltui.cli import main
 from cltui.latency import fit
 from cltui.latency.schema import Dist, LatencyReport, StageSummary
 from cltui.latency.stats import STAGES, Launch, blocks, distribution, summarise, with_gaps
+from cltui.latency.text import sensitivity_lines
 from tests.analysis_synth import chain_capture, write_capture
 from tests.schemas import validate
 
@@ -80,6 +81,98 @@ def test_sensitivity_line() -> None:
     assert s["saving_ns"] == pytest.approx(400.0, rel=1e-3)
     assert s["line"].startswith("removing 40 ns per launch would save about 400 ns")
     assert s["line"].endswith("on Dev") and "(4.00 %)" in s["line"]
+
+
+DELAYS = (0, 50, 200, 1000, 5000, 20000)
+
+
+def _planted(
+    host_per_launch: float, device_ns: float, launches: int = 15, rounds: int = 30,
+    noise: float = 2000.0, seed: int = 1, slow: int = 3,
+) -> list[tuple[int, list[float], list[float]]]:  # fmt: skip
+    """A ladder of a range whose wall is the larger of its host loop (``host_per_launch`` +
+    the delay, per launch) and its device time, plus each round's drift, Gaussian noise,
+    ``slow`` passes 30x slow (a busy machine)."""
+    gen = np.random.default_rng(seed)
+    drift = gen.normal(0.0, 5 * noise, rounds)
+    out = []
+    for d in DELAYS:
+        inj = [d * launches * (1.0 + 0.01 * gen.random()) for _ in range(rounds)]
+        wall = []
+        for r in range(rounds):
+            host = launches * host_per_launch + inj[r]
+            wall.append(max(host, device_ns) + drift[r] + gen.normal(0, noise))
+        for r in gen.choice(rounds, size=slow, replace=False):
+            wall[r] *= 30.0
+        out.append((d, inj, wall))
+    return out
+
+
+def test_the_estimator_recovers_planted_ranges() -> None:
+    """A launch-bound range (its host loop is the wall: slope 1) and a device-bound range
+    (the device hides every delay of the ladder: slope 0), each with drift, noise and
+    30x-slow passes: both recovered within their intervals, and classified."""
+    lb = fit.sensitivity(_planted(3000.0, 0.0), 15, "Dev")
+    assert lb["ci95_raw"] is not None and lb["ci95_raw"][0] <= 1.0 <= lb["ci95_raw"][1]
+    assert lb["bound"] == "launch-bound" and lb["measurable"]
+    db = fit.sensitivity(_planted(3000.0, 400_000.0), 15, "Dev")
+    assert db["ci95_raw"] is not None and db["ci95_raw"][0] <= 0.0 <= db["ci95_raw"][1]
+    assert db["bound"] == "device-bound"
+    # one slow pass per rung would have swung a least-squares fit on round means
+    assert lb["outliers"] >= 3 * len(DELAYS) - 3
+    assert any("statistical outliers" in w for w in lb["warnings"])
+    for s in (lb, db):  # the saving never exceeds 40 ns x launches
+        assert s["saving_ns"] is not None and s["saving_ns"] <= 40 * 15 + 1e-9
+        assert s["saving_ci_ns"] is not None and s["saving_ci_ns"][1] <= 40 * 15 + 1e-9
+
+
+def test_a_slope_above_one_is_clipped_and_named() -> None:
+    """The busy-wait slows a CPU device too: the wall grows 1.6 ns per injected ns; the
+    figure is clipped to 1, the flag says contention, and the saving stays in its bound."""
+    ladder = _planted(3000.0, 0.0, slow=0)
+    ladder = [(d, inj, [w + 0.6 * x for w, x in zip(wall, inj, strict=True)])
+              for d, inj, wall in ladder]  # fmt: skip
+    s = fit.sensitivity(ladder, 15, "cpu", cpu=True)
+    assert s["slope_raw"] is not None and s["slope_raw"] > 1.4
+    assert s["slope"] == 1.0 and s["ci95"] == [1.0, 1.0]
+    assert s["flag"] is not None and s["flag"].startswith("contention: the host loop and the "
+                                                          "device share cores")  # fmt: skip
+    assert s["saving_ns"] == pytest.approx(600.0) and "at most 40 ns x 15 launches" in s["line"]
+    gpu = fit.sensitivity(ladder, 15, "gpu")
+    assert gpu["flag"] is not None and "something else competes" in gpu["flag"]
+    text = "\n".join(sensitivity_lines(s, "cpu"))
+    assert "flag: contention" in text and "unclipped" in text
+
+
+def test_below_the_noise_is_not_measurable() -> None:
+    """The ladder's largest delay injects less per pass than the wall's noise: no slope,
+    no saving figure, "not measurable" (never a huge number); the near-0 slope likewise
+    where only its delays are below the noise."""
+    quiet = _planted(3000.0, 0.0, noise=50_000.0, slow=0, launches=2)
+    s = fit.sensitivity([(d, i, w) for d, i, w in quiet if d <= 1000], 2, "Dev")
+    assert s["bound"] == "not measurable" and not s["measurable"]
+    assert s["slope"] is None and s["saving_ns"] is None
+    assert "not measurable on Dev" in s["line"] and "noise" in s["line"]
+    text = "\n".join(sensitivity_lines(s, "Dev"))
+    assert "slope (wall on injected time, whole ladder): not measurable" in text
+    mid = fit.sensitivity(_planted(3000.0, 0.0, noise=40_000.0, slow=0), 15, "Dev")
+    assert mid["measurable"] and mid["slope_small"] is None
+    assert any(w.startswith("slope near 0: not measurable") for w in mid["warnings"])
+    assert "slope near 0 (delays ≤ 1 µs): not measurable" in "\n".join(
+        sensitivity_lines(mid, "Dev"))
+
+
+def test_runners_whose_passes_disagree_are_warned() -> None:
+    from cltui.latency.measure import spread_warnings
+
+    steady = [2000.0 * 10 + k for k in range(20)]
+    jumpy = [2000.0 * 10] * 10 + [28000.0 * 10] * 10
+    rows = [{"runner": "C++ runner", "host_ns_per_launch": 2000.0, "passes": 20,
+             "spread": [2000.0, 2001.0]},
+            {"runner": "Python engine", "host_ns_per_launch": 15000.0, "passes": 20,
+             "spread": [2000.0, 28000.0]}]  # fmt: skip
+    out = spread_warnings(rows, {"C++ runner": steady, "Python engine": jumpy})  # type: ignore[arg-type]
+    assert len(out) == 1 and out[0].startswith("Python engine: its passes disagree")
 
 
 # --------------------------------------------------------------------------- trace format
@@ -159,6 +252,41 @@ def test_latency_json_on_pocl(chain: Path, tmp_path: Path) -> None:
     check_trace(doc)
     procs = [e["args"]["name"] for e in doc["traceEvents"] if e["name"] == "process_name"]
     assert procs[0] == "capture 0-5" and len(procs) == 3
+
+
+TINY = "__kernel void tiny(__global uint *a) { a[get_global_id(0)] += 1u; }\n"
+
+
+def _tiny(st: dict[str, Any], _a: list[Any]) -> None:
+    st["A"][0] += np.uint32(1)
+
+
+@pytest.mark.child
+@NEEDS_CPP
+def test_a_planted_launch_cost_is_recovered_on_pocl(tmp_path: Path) -> None:
+    """A launch-bound range (200 one-work-item launches back to back: the host loop is the
+    wall, so every injected ns adds one) through the C++ runner's ladder on PoCL: launch-
+    bound, its interval holds the planted slope 1 (clipped: on this 2-core machine the
+    busy-wait can also slow PoCL's threads, which the flag names), the 40 ns line within
+    40 ns x 200.  Delays up to 50 us, so the injected time stands above a loaded
+    machine's noise."""
+    from tests.analysis_synth import Arg, SynthCapture
+    from tests.analysis_synth import Launch as SynthLaunch
+
+    a = np.zeros(64, dtype=np.uint32)
+    launches = [SynthLaunch("tiny", [Arg("buf", "A")], 1, None, _tiny) for _ in range(200)]
+    path = write_capture(SynthCapture(TINY, {"A": a}, launches), tmp_path / "lb")
+    code, out = _run([str(path), "0-199", "-d", "pocl", "--repeat", "12",
+                      "--delays", "0,20000,50000", "--json"])  # fmt: skip
+    assert code == 0, out
+    rep: LatencyReport = json.loads(out)
+    validate(rep, "cli.schema.json", "latency")
+    sens = rep["devices"][0]["sensitivity"]
+    assert sens is not None and sens["measurable"], sens
+    assert sens["bound"] == "launch-bound"
+    assert sens["ci95"] is not None and sens["ci95"][0] <= 1.0 <= sens["ci95"][1]
+    assert sens["saving_ns"] is not None and sens["saving_ns"] <= 40 * 200 + 1e-6
+    assert sens["saving_bound_ns"] == 40 * 200
 
 
 @pytest.mark.child

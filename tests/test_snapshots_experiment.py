@@ -55,7 +55,10 @@ def _report(pyocl_pocl: Path) -> AbReport:
     plan["variant"] = {"name": None, "changes": {},  # type: ignore[typeddict-unknown-key]
                        "lines": ["program p17: a new source"]}  # fmt: skip
     events = [_event("A", False, 17000), _event("B", True, 16100)]
-    return ab_report(base, plan, events, [DEVICE], 20)  # type: ignore[arg-type,list-item]
+    floor = {"min_effect": 0.012, "source": "calibration", "measured": "2026-12-04 15:00 UTC",
+             "range": "23", "repeat": 20}  # fmt: skip
+    return ab_report(base, plan, events, [DEVICE], 20,  # type: ignore[arg-type,list-item]
+                     {"1:0": floor})  # type: ignore[dict-item]
 
 
 def test_experiment_dialog(snap_compare: Compare, pyocl_pocl: Path) -> None:

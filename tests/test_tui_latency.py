@@ -95,11 +95,11 @@ def _fixed() -> Measured:
         "engine": summarise(launches), "native": summarise(launches),
         "runners": [
             {"runner": "Python engine", "what": "engine", "host_ns_per_launch": 12000.0,
-             "ratio_to_floor": 2.4, "passes": 2},
+             "ratio_to_floor": 2.4, "passes": 2, "spread": None},
             {"runner": "bare C loop (floor)", "what": "floor", "host_ns_per_launch": 5000.0,
-             "ratio_to_floor": 1.0, "passes": 2},
+             "ratio_to_floor": 1.0, "passes": 2, "spread": None},
         ],
-        "sensitivity": fit.sensitivity(ladder, 9, "Fixed GPU"), "notes": [],
+        "sensitivity": fit.sensitivity(ladder, 9, "Fixed GPU"), "notes": [], "warnings": [],
     }  # fmt: skip
     report: LatencyReport = {"capture": "fixed", "range": "10-18", "kernels": 9,
                              "not_measured": None, "repeat": 2,

@@ -62,7 +62,9 @@ def _device(con: Console, dev: AbDevice) -> None:
         timing.add_row(str(st["enqueue"]), st["kernel"], *_diff_cells(st["timing"]))
     timing.add_row("range", "", *_diff_cells(dev["timing"]), style="bold")
     con.print(timing)
+    from cltui.replay.experiment.report import noise_text
 
+    con.print(noise_text(dev), markup=False, highlight=False)
 
 
 def _diff_cells(d: Diff) -> list[str]:

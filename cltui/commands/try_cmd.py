@@ -109,19 +109,25 @@ def variant_from_cli(range_text: str, kernel: str | None, kw: dict[str, Any]) ->
               help="Runs of each side: the first validates, the others are timed in turns.")
 @click.option("--save", default=None, metavar="NAME",
               help="Keep the variant under NAME (cltui variant list).")
+@click.option("--min-effect", type=click.FloatRange(0.0, 100.0, max_open=True), default=None,
+              metavar="PCT", help="The smallest change (%% of A's time) called faster or "
+              "slower [default: the device's A/A calibration, measured once and kept].")
 @common_options
 def try_cmd(dumpdir: str, range_text: str, variant_ref: str | None, repeat: int,
-            save: str | None, devices: tuple[str, ...], mode: str, atol: float | None,
-            rtol: float | None, ulp: int | None, arg_tol: tuple[str, ...], timeout: float,
-            kernel: str | None, as_json: bool, **kw: Any) -> None:  # fmt: skip
+            save: str | None, min_effect: float | None, devices: tuple[str, ...], mode: str,
+            atol: float | None, rtol: float | None, ulp: int | None, arg_tol: tuple[str, ...],
+            timeout: float, kernel: str | None, as_json: bool, **kw: Any) -> None:  # fmt: skip
     """Run RANGE as captured (A) and with the changes given (B) on each device, in one
     process, each checked against the capture's outputs; the timing difference of B
     against A per enqueue and for the range (median, 95% bootstrap interval).
 
     The verdict line leads: the variant's checks first (a variant that breaks a check is
-    FAIL whatever its speed), then "no measurable difference" when the interval holds
-    zero.  Exit 0 when the variant passes, 1 when it fails or cannot run, 2 on bad
-    input, 3 when nothing failed but something was left unchecked, 130 on ctrl-c.
+    FAIL whatever its speed), then its timing: faster or slower only when the interval
+    excludes zero and the change reaches the device's noise floor (the spread of an A/A
+    run, a no-op change, measured the first time on each device and kept), else "within
+    noise"; the per-step rows' intervals are widened for their number (Bonferroni).
+    Exit 0 when the variant passes, 1 when it fails or cannot run, 2 on bad input, 3 when
+    nothing failed but something was left unchecked, 130 on ctrl-c.
     """
     from cltui.commands.replay import child_ahead
     from cltui.replay.experiment.worker import MODULE
@@ -148,7 +154,7 @@ def try_cmd(dumpdir: str, range_text: str, variant_ref: str | None, repeat: int,
             plan = applied(base, variant, cap.path, workdir)
             chosen = chosen_devices(cap, rng, devices, ahead, timeout)
             report = run_ab(base, plan, chosen, cap.path, repeat, per_arg, timeout, as_json,
-                            ahead)  # fmt: skip
+                            ahead, None if min_effect is None else min_effect / 100.0)  # fmt: skip
         finally:
             lifecycle.remove(workdir)
     if save:
@@ -169,7 +175,8 @@ def _save(path: Any, variant: Variant, name: str, quiet: bool) -> None:
 
 
 def run_ab(base: Any, plan: Any, devices: Any, root: Any, repeat: int, per_arg: Any,
-           timeout: float, quiet: bool, ahead: Any = None) -> Any:  # fmt: skip
+           timeout: float, quiet: bool, ahead: Any = None,
+           min_effect: float | None = None) -> Any:  # fmt: skip
     """A and B on each device (a child each); the report; ctrl-c: exit 130."""
     from cltui.progress import CancelToken, ProgressEvent
     from cltui.replay.experiment.runs import run_ab as run
@@ -183,7 +190,8 @@ def run_ab(base: Any, plan: Any, devices: Any, root: Any, repeat: int, per_arg: 
     cancel = CancelToken()
     try:
         return run(base, plan, devices, root, repeat, arg_tolerance=per_arg, timeout=timeout,
-                   cancel=cancel, progress=said, ahead=ahead)  # fmt: skip
+                   cancel=cancel, progress=said, ahead=ahead,
+                   min_effect=min_effect)  # fmt: skip
     except KeyboardInterrupt:
         cancel.cancel()
         fail("interrupted", 130)

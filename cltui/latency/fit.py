@@ -1,19 +1,29 @@
 """Sensitivity to launch overhead (pure numpy): the range's wall time against a host delay
-injected before each launch, a least-squares slope with a 95 % bootstrap interval, what
-it says (device-bound, launch-bound) and the one-line answer for 40 ns per launch.
+injected before each launch, a robust slope with a 95 % bootstrap interval, what it says
+(device-bound, launch-bound) and the one-line answer for 40 ns per launch.
 
 x is the busy-wait really spent in a pass (all its launches, ns), y the pass's wall time
 (first launch to the queue drained): the slope is wall ns per injected ns.  ~0: the
 device is the bottleneck and host delay hides behind it; ~1: every ns of launch cost
 adds to the wall time.  The C++ runner runs every delay once per round (the order
-shuffled), so the fit is within rounds and the bootstrap resamples rounds.  ``slope``
-uses the whole ladder (the headline and the 40 ns line); ``slope_small`` only the
-delays up to ``SMALL_MAX_NS``: the marginal cost right at the range's own launch cost,
-which differs where a range turns launch-bound only past some delay (its interval is
-wide where the injected time is small against the wall time's noise)."""
+shuffled), so each rung is paired with the no-delay pass of its own round (a drift of the
+machine between rounds drops out): per rung the median of the paired differences, and
+the slope is the Theil-Sen estimate (the median of the pairwise slopes) over those rung
+medians and the origin, so one slow pass moves a median a little, never the slope much.
+The bootstrap resamples rounds.
+
+Only rungs whose injected time per pass reaches the wall's noise carry the slope (one
+pass's spread once paired by round, from the median absolute deviation, as two standard
+errors of the rung's median over the rounds: more rounds resolve smaller delays); below it
+the answer is "not measurable".  The slope's physical range is 0..1: the figures are
+clipped to it, and a slope whose interval lies outside is flagged (above 1 on a CPU
+device: the host's busy-wait takes a core from the device, contention, not launch cost).
+``slope`` uses the whole ladder (the headline and the 40 ns line); ``slope_small`` only
+the delays up to ``SMALL_MAX_NS``."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 
 import numpy as np
@@ -25,32 +35,111 @@ SMALL_MAX_NS = 1000
 SAVED_NS = 40  # the question: removing 40 ns per launch
 BOOT = 2000
 DEVICE_BOUND, LAUNCH_BOUND = 0.2, 0.8
+MAD_SIGMA = 1.4826  # a normal sample's sigma from its median absolute deviation
+MEDIAN_SE = 1.2533  # a median's standard error over a mean's (normal samples)
+GATE_SE = 2.0  # a delay counts when it injects this many standard errors of its median
+OUTLIER_Z = 14.0  # hyperfine's modified Z-score threshold for a statistical outlier
+DISAGREE_WIDTH = 0.5  # a slope interval wider than this: the rounds disagree
+NOT_MEASURABLE = "not measurable"
+
+Ladder = Sequence[tuple[int, Sequence[float], Sequence[float]]]
+
+
+def _matrix(ladder: Ladder, max_delay: float) -> tuple[np.ndarray, np.ndarray] | None:
+    """(injected, wall) as (rungs, rounds) arrays, the no-delay rung first, NaN where a
+    rung lacks a round; None without a no-delay rung or a second rung."""
+    rungs = sorted((d, i, w) for d, i, w in ladder if d <= max_delay and len(w))
+    if not rungs or rungs[0][0] != 0 or len(rungs) < 2:
+        return None
+    rounds = max(len(w) for _d, _i, w in rungs)
+    x = np.full((len(rungs), rounds), np.nan)
+    y = np.full((len(rungs), rounds), np.nan)
+    for k, (_d, inj, wall) in enumerate(rungs):
+        n = min(len(inj), len(wall))
+        x[k, :n] = np.asarray(inj[:n], dtype=np.float64)
+        y[k, :n] = np.asarray(wall[:n], dtype=np.float64)
+    return x, y
+
+
+def wall_noise(y: np.ndarray) -> float | None:
+    """The wall's noise once paired by round (``y``: (rungs, rounds), the no-delay rung
+    first): each pass minus its round's no-delay pass, about its rung's median; 1.4826 x
+    the median absolute deviation of those, over sqrt(2) (a difference holds two passes'
+    noise).  A drift of the machine between rounds is not in it, as it is not in the fit."""
+    d = y[1:] - y[0]
+    with np.errstate(all="ignore"):
+        r = d - np.nanmedian(d, axis=1, keepdims=True)
+    r = r[np.isfinite(r)]
+    if r.size < 3:
+        return None
+    return float(MAD_SIGMA * np.median(np.abs(r)) / np.sqrt(2.0))
+
+
+def _theil_sen(px: np.ndarray, py: np.ndarray) -> np.ndarray:
+    """Theil-Sen slopes of points (..., k): the median of the pairwise slopes, per row."""
+    slopes = []
+    for i, j in itertools.combinations(range(px.shape[-1]), 2):
+        dx = px[..., j] - px[..., i]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            slopes.append(np.where(np.abs(dx) > 0, (py[..., j] - py[..., i]) / dx, np.nan))
+    return np.asarray(np.nanmedian(np.stack(slopes, axis=-1), axis=-1))
+
+
+def gate_of(noise: float, rounds: int) -> float:
+    """The least injected time per pass a delay needs to count: :data:`GATE_SE` standard
+    errors of its median paired difference over ``rounds`` (one pass's ``noise`` each)."""
+    return float(GATE_SE * MEDIAN_SE * np.sqrt(2.0) * noise / np.sqrt(max(rounds, 1)))
+
+
+def robust_slope(
+    x: np.ndarray, y: np.ndarray, noise: float, seed: int = 0
+) -> tuple[float, list[float]] | None:
+    """Theil-Sen over the origin and the rung medians of differences paired by round, on
+    the rungs whose injected time reaches :func:`gate_of` ``noise`` (one pass's noise);
+    its 95 % bootstrap interval (rounds resampled).  None when no rung reaches it or
+    fewer than 3 rounds pair."""
+    dx, dy = x[1:] - x[0], y[1:] - y[0]
+    ok = np.isfinite(dx) & np.isfinite(dy)
+    if int(ok.all(axis=0).sum()) < 3:
+        return None
+    with np.errstate(all="ignore"):
+        mx = np.nanmedian(np.where(ok, dx, np.nan), axis=1)
+    gate = gate_of(noise, int(ok.all(axis=0).sum()))
+    use = np.flatnonzero(np.isfinite(mx) & (mx >= max(gate, 1.0)))
+    if use.size == 0:
+        return None
+    dx, dy, ok = dx[use], dy[use], ok[use]
+
+    def fit(cols: np.ndarray) -> np.ndarray:  # cols: (..., rounds) round indices
+        with np.errstate(all="ignore"):
+            px = np.nanmedian(np.where(ok[:, cols], dx[:, cols], np.nan), axis=-1)
+            py = np.nanmedian(np.where(ok[:, cols], dy[:, cols], np.nan), axis=-1)
+        px, py = np.moveaxis(px, 0, -1), np.moveaxis(py, 0, -1)
+        zero = np.zeros((*px.shape[:-1], 1))
+        return _theil_sen(np.concatenate([zero, px], -1), np.concatenate([zero, py], -1))
+
+    rounds = dx.shape[1]
+    slope = float(fit(np.arange(rounds)))
+    gen = np.random.default_rng(seed)
+    boots = fit(gen.integers(0, rounds, size=(BOOT, rounds)))
+    boots = boots[np.isfinite(boots)]
+    if boots.size == 0 or not np.isfinite(slope):
+        return None
+    lo, hi = (float(v) for v in np.percentile(boots, [2.5, 97.5]))
+    return slope, [lo, hi]
 
 
 def slope_ci(
     rounds: Sequence[Sequence[tuple[float, float]]], seed: int = 0
 ) -> tuple[float, list[float]] | None:
-    """Least-squares slope of wall on injected time, within rounds (each round's points
-    minus their round's mean: a drift of the machine between rounds drops out), and its
-    95 % percentile-bootstrap interval (rounds resampled); None with fewer than 3
-    rounds or no spread in x."""
+    """The robust slope of rounds given point by point (each round: its rungs in one
+    order, the first at no delay), with no noise gate; None with fewer than 3 rounds."""
     kept = [r for r in rounds if len(r) >= 2]
-    if len(kept) < 3:
+    if len(kept) < 3 or len({len(r) for r in kept}) != 1:
         return None
-    dx = [np.asarray([p[0] for p in r]) - np.mean([p[0] for p in r]) for r in kept]
-    dy = [np.asarray([p[1] for p in r]) - np.mean([p[1] for p in r]) for r in kept]
-    sxy = np.asarray([float((a * b).sum()) for a, b in zip(dx, dy, strict=True)])
-    sxx = np.asarray([float((a * a).sum()) for a in dx])
-    if float(sxx.sum()) <= 0:
-        return None
-    slope = float(sxy.sum() / sxx.sum())
-    gen = np.random.default_rng(seed)
-    idx = gen.integers(0, len(kept), size=(BOOT, len(kept)))
-    den = sxx[idx].sum(axis=1)
-    ok = den > 0
-    boots = sxy[idx].sum(axis=1)[ok] / den[ok]
-    lo, hi = (float(v) for v in np.percentile(boots, [2.5, 97.5]))
-    return slope, [lo, hi]
+    x = np.asarray([[p[0] for p in r] for r in kept], dtype=np.float64).T
+    y = np.asarray([[p[1] for p in r] for r in kept], dtype=np.float64).T
+    return robust_slope(x, y, 0.0, seed)
 
 
 def bound_of(slope: float | None, ci: list[float] | None = None) -> str:
@@ -67,62 +156,137 @@ def bound_of(slope: float | None, ci: list[float] | None = None) -> str:
     return "mixed"
 
 
-def _rounds(
-    ladder: Sequence[tuple[int, Sequence[float], Sequence[float]]], max_delay: float
-) -> list[list[tuple[float, float]]]:
-    """Per round k, the k-th pass of every delay up to ``max_delay``: (injected, wall)."""
-    out: list[list[tuple[float, float]]] = []
-    for delay, injected, wall in ladder:
-        if delay > max_delay:
-            continue
-        for k, (x, y) in enumerate(zip(injected, wall, strict=False)):
-            while len(out) <= k:
-                out.append([])
-            out[k].append((float(x), float(y)))
-    return out
+def clip(slope: float, ci: list[float]) -> tuple[float, list[float]]:
+    """The slope and its interval in the physical range 0..1."""
+    return min(max(slope, 0.0), 1.0), [min(max(v, 0.0), 1.0) for v in ci]
 
 
-def sensitivity(
-    ladder: Sequence[tuple[int, Sequence[float], Sequence[float]]],
-    launches: int,
-    device: str,
-) -> Sensitivity:
-    """``ladder``: per delay (ns per launch), each round's pass: injected ns and wall ns."""
+def flag_of(raw: tuple[float, list[float]] | None, cpu: bool) -> str | None:
+    """What a slope outside 0..1 (its whole interval) says, or None."""
+    if raw is None:
+        return None
+    slope, (lo, hi) = raw
+    if lo > 1.0:
+        if cpu:
+            return (f"contention: the host loop and the device share cores (the wall grew "
+                    f"{slope:.2f} ns per injected ns: the busy-wait takes a core from the "
+                    "device's threads; read the slope as 1, launch-bound)")  # fmt: skip
+        return (f"the wall grew {slope:.2f} ns per injected ns, more than the delay itself: "
+                "something else competes with the host loop (read the slope as 1)")
+    if hi < 0.0:
+        return (f"the wall shrank as the delay grew (slope {slope:.2f}): not a launch cost; "
+                "the device ran better with gaps between launches (read the slope as 0)")
+    return None
+
+
+def outliers(samples: Sequence[float]) -> int:
+    """How many samples are statistical outliers by hyperfine's rule (a modified Z-score,
+    0.6745 (x - median) / MAD, above 14)."""
+    x = np.asarray(samples, dtype=np.float64)
+    x = x[np.isfinite(x)]
+    if x.size < 3:
+        return 0
+    mad = float(np.median(np.abs(x - np.median(x))))
+    if mad <= 0:
+        return 0
+    return int((np.abs(0.6745 * (x - np.median(x)) / mad) > OUTLIER_Z).sum())
+
+
+def sensitivity(ladder: Ladder, launches: int, device: str, cpu: bool = False) -> Sensitivity:
+    """``ladder``: per delay (ns per launch), each round's pass: injected ns and wall ns;
+    ``cpu``: the device is a CPU (a slope above 1 is contention for its cores)."""
     points: list[LadderPoint] = [
         {"delay_ns": int(delay), "passes": len(wall),
          "injected_ns_per_launch": float(np.median(injected)) / max(launches, 1),
          "wall_ns_median": float(np.median(wall))}
         for delay, injected, wall in ladder if len(wall)
     ]  # fmt: skip
-    full = slope_ci(_rounds(ladder, float("inf")))
-    small = slope_ci(_rounds(ladder, SMALL_MAX_NS))
     base = [p["wall_ns_median"] for p in points if p["delay_ns"] == 0]
     wall0 = base[0] if base else None
+    full_m = _matrix(ladder, float("inf"))
+    noise = wall_noise(full_m[1]) if full_m is not None else None
+    raw = robust_slope(*full_m, noise or 0.0) if full_m is not None and noise is not None else None
+    small_m = _matrix(ladder, SMALL_MAX_NS)
+    raw_small = (robust_slope(*small_m, noise or 0.0)
+                 if small_m is not None and noise is not None else None)  # fmt: skip
+    full = clip(*raw) if raw is not None else None
+    small = clip(*raw_small) if raw_small is not None else None
+    measurable = full_m is not None and noise is not None and raw is not None
     out: Sensitivity = {
         "ladder": points, "small_max_ns": SMALL_MAX_NS,
         "slope": full[0] if full else None, "ci95": full[1] if full else None,
         "slope_small": small[0] if small else None, "ci95_small": small[1] if small else None,
-        "bound": bound_of(*full) if full else "unknown", "wall_ns": wall0,
-        "launches": launches, "saving_ns": None, "saving_ci_ns": None,
-        "saving_percent": None, "line": "",
+        "slope_raw": raw[0] if raw else None, "ci95_raw": raw[1] if raw else None,
+        "flag": flag_of(raw, cpu), "noise_ns": noise, "measurable": measurable,
+        "bound": (bound_of(*full) if full else
+                  NOT_MEASURABLE if full_m is not None and noise is not None else "unknown"),
+        "wall_ns": wall0, "launches": launches, "saving_ns": None, "saving_ci_ns": None,
+        "saving_bound_ns": SAVED_NS * launches, "saving_percent": None, "line": "",
+        "outliers": sum(outliers(w) for _d, _i, w in ladder),
+        "passes": sum(len(w) for _d, _i, w in ladder), "warnings": [],
     }  # fmt: skip
     if full is not None and wall0:
         per = SAVED_NS * launches
-        saving = max(full[0], 0.0) * per
-        out["saving_ns"] = saving
-        out["saving_ci_ns"] = [max(full[1][0], 0.0) * per, max(full[1][1], 0.0) * per]
-        out["saving_percent"] = 100.0 * saving / wall0
+        out["saving_ns"] = full[0] * per
+        out["saving_ci_ns"] = [full[1][0] * per, full[1][1] * per]
+        out["saving_percent"] = 100.0 * full[0] * per / wall0
+    out["warnings"] = _warnings(out, raw, raw_small)
+    if cpu and out["bound"] in ("mixed", "undetermined"):
+        out["warnings"].append(
+            "a CPU device: the host's busy-wait competes with the device's threads for the "
+            "same cores, so part of this slope can be contention (the device slowed), not "
+            "launch cost; a machine with idle cores (or PoCL with fewer threads than cores: "
+            "POCL_MAX_PTHREAD_COUNT) tells them apart")
     out["line"] = saving_line(out, device)
     return out
 
 
+def _warnings(
+    s: Sensitivity, raw: tuple[float, list[float]] | None,
+    raw_small: tuple[float, list[float]] | None,
+) -> list[str]:  # fmt: skip
+    out: list[str] = []
+    if raw is not None and raw[1][1] - raw[1][0] > DISAGREE_WIDTH:
+        out.append(f"the rounds disagree: the slope's 95 % interval spans {raw[1][0]:.2f} to "
+                   f"{raw[1][1]:.2f}; run again with more --repeat, on a quieter machine")
+    if s["outliers"]:
+        out.append(f"{s['outliers']} of {s['passes']} ladder passes are statistical outliers "
+                   "(modified Z-score above 14, hyperfine's rule): something else ran on the "
+                   "machine; the medians give them little weight, a quieter machine gives "
+                   "steadier figures")  # fmt: skip
+    if raw_small is None and s["measurable"] and s["noise_ns"] is not None:
+        out.append(f"slope near 0: {NOT_MEASURABLE}: the delays up to "
+                   f"{fmt_ns(s['small_max_ns'])} inject less per pass than the wall's noise "
+                   f"resolves ({fmt_ns(_gate(s))} over {_rounds(s)} rounds)")  # fmt: skip
+    return out
+
+
+def _rounds(s: Sensitivity) -> int:
+    return max((p["passes"] for p in s["ladder"] if p["delay_ns"] == 0), default=0)
+
+
+def _gate(s: Sensitivity) -> float:
+    return gate_of(s["noise_ns"] or 0.0, _rounds(s))
+
+
 def saving_line(s: Sensitivity, device: str) -> str:
-    """"removing 40 ns per launch would save about X of this range's Y (Z %) on DEVICE"."""
+    """"removing 40 ns per launch would save about X of this range's Y (Z %) on DEVICE",
+    never more than 40 ns x the launches; "not measurable" when the noise hides it."""
+    bound = (f"at most {fmt_ns(SAVED_NS)} x {s['launches']} launches = "
+             f"{fmt_ns(s['saving_bound_ns'])}")
+    if s["bound"] == NOT_MEASURABLE and s["noise_ns"] is not None:
+        big = max((p["injected_ns_per_launch"] for p in s["ladder"]), default=0.0)
+        return (f"removing {SAVED_NS} ns per launch: {NOT_MEASURABLE} on {device}: the largest "
+                f"delay injected, {fmt_ns(big * s['launches'])} a pass, is below the wall's "
+                f"noise ({fmt_ns(s['noise_ns'])} a pass: {fmt_ns(_gate(s))} over "
+                f"{_rounds(s)} rounds) ({bound}; more --repeat or a quieter machine)")  # fmt: skip
     if s["saving_ns"] is None or s["wall_ns"] is None or s["saving_ci_ns"] is None:
         return f"no sensitivity figure on {device}: the delay ladder did not run"
     lo, hi = s["saving_ci_ns"]
-    return (
-        f"removing {SAVED_NS} ns per launch would save about {fmt_ns(s['saving_ns'])} "
-        f"(95 % CI {fmt_ns(lo)} to {fmt_ns(hi)}) of this range's {fmt_ns(s['wall_ns'])} "
-        f"({s['saving_percent'] or 0.0:.2f} %) on {device}"
-    )
+    line = (f"removing {SAVED_NS} ns per launch would save about {fmt_ns(s['saving_ns'])} "
+            f"(95 % CI {fmt_ns(lo)} to {fmt_ns(hi)}; {bound}) of this range's "
+            f"{fmt_ns(s['wall_ns'])} ({s['saving_percent'] or 0.0:.2f} %) on {device}")  # fmt: skip
+    if s["noise_ns"] is not None and s["saving_bound_ns"] < s["noise_ns"]:
+        line += (f"; below the wall's noise ({fmt_ns(s['noise_ns'])} a pass): no single pass "
+                 "shows it")
+    return line

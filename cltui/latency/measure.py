@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from cltui.capture.textfmt import fmt_ns
 from cltui.errors import CltuiError
 from cltui.latency import fit, native, records
 from cltui.latency.schema import CaptureTiming, DeviceLatency, LatencyReport, RunnerCost
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from cltui.replay.engine.schema import Device, Manifest
 
 DELAYS = (0, 50, 200, 1000, 5000, 20000)
+SPREAD_WARN = 0.25  # a runner's quartiles this far apart (of its median): a warning
 
 
 class LatencyError(CltuiError):
@@ -165,7 +167,7 @@ def _device(
     res: DeviceLatency = {
         "device": dict(dev), "device_choice": why, "error": None, "launched": n_steps,
         "cannot_run": [], "engine": None, "native": None, "runners": [], "sensitivity": None,
-        "notes": [],
+        "notes": [], "warnings": [],
     }  # fmt: skip
     job = runner.start(manifest, [dev], data_root=cap.path, repeat=opts.repeat + 1,
                        timeout=opts.timeout, timeline=True)  # fmt: skip
@@ -177,14 +179,16 @@ def _device(
     res["cannot_run"] = list(dres.get("cannot_run") or [])
     res["launched"] = n_steps - len({f["enqueue"] for f in res["cannot_run"]})
     engine_cost: float | None = None
+    engine_loops: list[float] = []
     if dres.get("error") or "timeline" not in dres:
         res["error"] = str(dres.get("error") or f"the Python engine ended: {dres['status']}")
     else:
         launches = records.engine_launches(manifest["steps"], dres["timeline"])
         res["engine"] = summarise(launches)
         out.replays.append((f"Python engine on {dev['name']}", launches))
-        loops = [r["loop_ns"] for r in dres["timeline"]["repetitions"]]
-        engine_cost = statistics.median(loops) / max(res["launched"], 1) if loops else None
+        engine_loops = [r["loop_ns"] for r in dres["timeline"]["repetitions"]]
+        engine_cost = (statistics.median(engine_loops) / max(res["launched"], 1)
+                       if engine_loops else None)  # fmt: skip
     native_res: dict[str, Any] | None = None
     if bundle is not None and bundle[1] is not None and bundle[0] is not None:
         progress(ProgressEvent(0.5, f"{dev['name']}: the C++ runner, floor and delays"))
@@ -195,13 +199,41 @@ def _device(
             res["notes"].append(str(exc))
     elif bundle is not None:
         res["notes"].append(f"no C++ runner: {bundle[2]}")
-    _native_figures(res, manifest, native_res, engine_cost, dev, out)
+    _native_figures(res, manifest, native_res, (engine_cost, engine_loops), dev, out)
     return res
 
 
 def _median_per_launch(passes: dict[str, list[float]] | None, n: int) -> float | None:
     loops = (passes or {}).get("loop_ns") or []
     return statistics.median(loops) / max(n, 1) if loops else None
+
+
+def _spread(loops: Sequence[float] | None, n: int) -> list[float] | None:
+    """The passes' quartiles of host time per launch (None under 4 passes)."""
+    if not loops or len(loops) < 4:
+        return None
+    q = statistics.quantiles(loops, n=4)
+    return [q[0] / max(n, 1), q[2] / max(n, 1)]
+
+
+def spread_warnings(runners: Sequence[RunnerCost], passes: dict[str, Sequence[float]]) -> list[str]:
+    """A warning per runner whose passes disagree: quartiles more than
+    :data:`SPREAD_WARN` of the median apart, or hyperfine-style outliers among them."""
+    out: list[str] = []
+    for r in runners:
+        sp, med = r["spread"], r["host_ns_per_launch"]
+        odd = fit.outliers(passes.get(r["runner"]) or [])
+        wide = sp is not None and med and (sp[1] - sp[0]) / med > SPREAD_WARN
+        if not wide and not odd:
+            continue
+        what = (f"its passes disagree: host time per launch {fmt_ns(sp[0])} to {fmt_ns(sp[1])} "
+                f"(quartiles) around a median of {fmt_ns(med or 0.0)}") if wide and sp else ""
+        if odd:
+            what += (("; " if what else "") + f"{odd} of {r['passes']} passes are statistical "
+                     "outliers (modified Z-score above 14, hyperfine's rule)")  # fmt: skip
+        out.append(f"{r['runner']}: {what}: the machine was busy; read its figure with care "
+                   "or run again on a quieter machine")  # fmt: skip
+    return out
 
 
 def _paired_ratio(
@@ -217,13 +249,14 @@ def _native_figures(
     res: DeviceLatency,
     manifest: Manifest,
     nat: dict[str, Any] | None,
-    engine_cost: float | None,
+    engine: tuple[float | None, list[float]],
     dev: Device,
     out: Measured,
 ) -> None:
     """The runners' table, the C++ runner's stages and the sensitivity, from its JSON
     (per launch: over the launches a pass makes; steps that cannot run are not launched)."""
     n = res["launched"]
+    engine_cost, engine_loops = engine
     nat_ok = nat if nat is not None and not nat.get("error") else {}
     if nat is not None and nat.get("error"):
         res["notes"].append(f"the C++ runner: {nat['error']}")
@@ -237,8 +270,15 @@ def _native_figures(
         out.replays.append((f"C++ runner on {dev['name']}", launches))
         ladder = [(int(p["delay_ns"]), p["passes"]["injected_ns"], p["passes"]["wall_ns"])
                   for p in nat_ok.get("ladder", [])]  # fmt: skip
-        res["sensitivity"] = fit.sensitivity(ladder, n, str(dev["name"]))
+        cpu = "CPU" in str(dev.get("type", "")).upper()
+        res["sensitivity"] = fit.sensitivity(ladder, n, str(dev["name"]), cpu)
     engine_passes = res["engine"]["launches"] // max(n, 1) if res["engine"] else 0
+    loops: dict[str, Sequence[float]] = {
+        "Python engine": engine_loops, "C++ runner": (timed or {}).get("loop_ns") or [],
+        "C++ runner, staged": (staged or {}).get("loop_ns") or [],
+        "bare C loop, profiling": (prof_p or {}).get("loop_ns") or [],
+        "bare C loop (floor)": (floor_p or {}).get("loop_ns") or [],
+    }  # fmt: skip
     rows: list[tuple[str, str, float | None, float | None, int]] = [
         ("Python engine", "cltui's engine (pyopencl), an event per launch", engine_cost,
          engine_cost / floor if engine_cost and floor else None, engine_passes),
@@ -258,6 +298,8 @@ def _native_figures(
     ]  # fmt: skip
     res["runners"] = [
         cast(RunnerCost, {"runner": name, "what": what, "host_ns_per_launch": cost,
-                          "ratio_to_floor": ratio, "passes": passes})
+                          "ratio_to_floor": ratio, "passes": passes,
+                          "spread": _spread(loops[name], n)})
         for name, what, cost, ratio, passes in rows
     ]  # fmt: skip
+    res["warnings"] = spread_warnings(res["runners"], loops)

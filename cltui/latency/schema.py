@@ -70,6 +70,7 @@ class RunnerCost(TypedDict):
     host_ns_per_launch: float | None
     ratio_to_floor: float | None
     passes: int
+    spread: list[float] | None  # its passes' quartiles (ns per launch), None under 4 passes
 
 
 class LadderPoint(TypedDict):
@@ -80,10 +81,15 @@ class LadderPoint(TypedDict):
 
 
 class Sensitivity(TypedDict):
-    """The range's wall time against a host delay injected before each launch: the
-    least-squares slope (dimensionless: wall ns per injected ns) with its 95 % bootstrap
-    interval, over the whole ladder (``slope``) and near zero delay (``slope_small``:
-    delays up to ``small_max_ns``)."""
+    """The range's wall time against a host delay injected before each launch: the robust
+    slope (dimensionless: wall ns per injected ns; Theil-Sen over rung medians paired by
+    round) with its 95 % bootstrap interval, clipped to 0..1, over the whole ladder
+    (``slope``) and near zero delay (``slope_small``: delays up to ``small_max_ns``);
+    ``slope_raw``/``ci95_raw`` unclipped, ``flag`` when they lie outside 0..1;
+    ``measurable`` false (``bound`` "not measurable") when no delay injects more per pass
+    than the wall's noise (``noise_ns``); the saving never above ``saving_bound_ns``
+    (40 ns x launches); hyperfine-style ``outliers`` among the ladder's ``passes`` and the
+    ``warnings`` the figures carry."""
 
     ladder: list[LadderPoint]
     small_max_ns: int
@@ -98,6 +104,15 @@ class Sensitivity(TypedDict):
     saving_ci_ns: list[float] | None
     saving_percent: float | None
     line: str
+    slope_raw: float | None
+    ci95_raw: list[float] | None
+    flag: str | None
+    noise_ns: float | None
+    measurable: bool
+    saving_bound_ns: float
+    outliers: int
+    passes: int
+    warnings: list[str]
 
 
 class DeviceLatency(TypedDict):
@@ -111,6 +126,7 @@ class DeviceLatency(TypedDict):
     runners: list[RunnerCost]
     sensitivity: Sensitivity | None
     notes: list[str]
+    warnings: list[str]  # figures to read with care (their passes disagree, outliers)
 
 
 class LatencyReport(TypedDict):

@@ -72,11 +72,15 @@ def summary_lines(title: str, summary: StageSummary | None) -> list[str]:
 
 def runner_lines(res: DeviceLatency) -> list[str]:
     lines = [f"== host time per launch, three runners side by side on {res['device']['name']}",
-             f"  {'runner':<24} {'per launch':>11} {'x floor':>8} {'passes':>7}  what"]
+             f"  {'runner':<24} {'per launch':>11} {'quartiles':>19} {'x floor':>8} "
+             f"{'passes':>7}  what"]  # fmt: skip
     for r in res["runners"]:
         ratio = "-" if r["ratio_to_floor"] is None else f"{r['ratio_to_floor']:.2f}"
-        lines.append(f"  {r['runner']:<24} {_ns(r['host_ns_per_launch']):>11} {ratio:>8} "
-                     f"{r['passes']:>7}  {r['what']}")  # fmt: skip
+        sp = r.get("spread")
+        quart = "-" if not sp else f"{_ns(sp[0])}..{_ns(sp[1])}"
+        lines.append(f"  {r['runner']:<24} {_ns(r['host_ns_per_launch']):>11} {quart:>19} "
+                     f"{ratio:>8} {r['passes']:>7}  {r['what']}")  # fmt: skip
+    lines += [f"  warning: {w}" for w in res.get("warnings") or []]
     return lines
 
 
@@ -92,13 +96,26 @@ def sensitivity_lines(s: Sensitivity | None, device: str) -> list[str]:
     for p in s["ladder"]:
         lines.append(f"  {_ns(p['delay_ns']):>12} {_ns(p['injected_ns_per_launch']):>10} "
                      f"{p['passes']:>7} {_ns(p['wall_ns_median']):>14}")  # fmt: skip
-    slope = "-" if s["slope"] is None else f"{s['slope']:.3f}"
-    small = "-" if s["slope_small"] is None else f"{s['slope_small']:.3f}"
-    lines.append(f"  slope (wall on injected time, whole ladder): {slope}{_ci(s['ci95'])}"
-                 f" -> {s['bound']}")  # fmt: skip
-    lines.append(f"  slope near 0 (delays ≤ {_ns(s['small_max_ns'])}): {small}"
-                 f"{_ci(s['ci95_small'])}")  # fmt: skip
+    noise = s.get("noise_ns")
+    if noise is not None:
+        lines.append(f"  the wall's noise (one pass, paired by round): {_ns(noise)}")
+    if s["slope"] is None:
+        slope = "not measurable" if s["bound"] == "not measurable" else "-"
+        lines.append(f"  slope (wall on injected time, whole ladder): {slope}")
+    else:
+        lines.append(f"  slope (wall on injected time, whole ladder; Theil-Sen, clipped to 0..1): "
+                     f"{s['slope']:.3f}{_ci(s['ci95'])} -> {s['bound']}")  # fmt: skip
+    if s.get("flag"):
+        lines.append(f"  flag: {s['flag']} (unclipped {s['slope_raw']:.3f}{_ci(s['ci95_raw'])})")
+    if s["slope_small"] is not None:
+        lines.append(f"  slope near 0 (delays ≤ {_ns(s['small_max_ns'])}): {s['slope_small']:.3f}"
+                     f"{_ci(s['ci95_small'])}")  # fmt: skip
+    elif s["slope"] is not None:
+        lines.append(f"  slope near 0 (delays ≤ {_ns(s['small_max_ns'])}): not measurable "
+                     "(they inject less per pass than the wall's noise)")  # fmt: skip
     lines.append(f"  {s['line']}")
+    lines += [f"  warning: {w}" for w in s.get("warnings") or []
+              if not w.startswith("slope near 0")]  # fmt: skip
     return lines
 
 

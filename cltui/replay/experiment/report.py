@@ -3,7 +3,9 @@ in, reports out): each side's verdict (the replay's one rule, :func:`engine.verd
 timing per step and for the range, and the verdict line that leads the output.
 
 Correctness first: a variant whose checks fail is ``FAIL`` whatever its speed, and its
-timing is shown only as information.
+timing is shown only as information.  Timing is a result only beyond the device's noise
+floor (:mod:`.noise`); the per-step rows are a family of tests, their intervals widened
+(Bonferroni, :func:`stats.family_level`) so that together they keep 95 %.
 """
 
 from __future__ import annotations
@@ -12,9 +14,12 @@ from typing import Any, TypedDict, cast
 
 from cltui.replay.engine import verdict
 from cltui.replay.engine.schema import Device, DeviceResult, Manifest, Verdict, VerdictCounts
-from cltui.replay.experiment.stats import Diff, paired
+from cltui.replay.experiment.noise import Floor
+from cltui.replay.experiment.stats import Diff, family_level, paired
 
-__all__ = ["AbDevice", "AbReport", "Side", "ab_report", "point_verdict", "range_times"]
+__all__ = [
+    "AbDevice", "AbReport", "Side", "ab_report", "noise_text", "point_verdict", "range_times",
+]  # fmt: skip
 
 
 class Side(TypedDict):
@@ -37,6 +42,7 @@ class AbDevice(TypedDict):
     b: Side
     timing: Diff  # the range: the sum of its steps, repetition by repetition
     steps: list[StepDiff]
+    noise: Floor | None  # the minimum effect the readings used (None: none, any change)
 
 
 class AbReport(TypedDict):
@@ -68,28 +74,34 @@ def range_times(times: list[list[int]]) -> list[int]:
 
 
 def ab_device(base: Manifest, plan: Manifest, ev_a: dict[str, Any], ev_b: dict[str, Any],
-              device: Device) -> AbDevice:  # fmt: skip
-    """One device's A/B: both verdicts, the range's and each step's timing difference."""
+              device: Device, noise: Floor | None = None) -> AbDevice:  # fmt: skip
+    """One device's A/B: both verdicts, the range's and each step's timing difference
+    (results only beyond ``noise``'s minimum effect; the steps' intervals Bonferroni-wide)."""
     va, ra = point_verdict(base, ev_a)
     vb, rb = point_verdict(plan, ev_b)
     ta, tb = ev_a.get("times") or [], ev_b.get("times") or []
+    floor = noise["min_effect"] if noise else 0.0
+    level = family_level(len(plan["steps"]))
     steps: list[StepDiff] = []
     for i, st in enumerate(plan["steps"]):
         a = ta[i] if i < len(ta) else []
         b = tb[i] if i < len(tb) else []
-        steps.append({"enqueue": st["enqueue"], "kernel": st["kernel"], "timing": paired(a, b)})
+        steps.append({"enqueue": st["enqueue"], "kernel": st["kernel"],
+                      "timing": paired(a, b, min_effect=floor, level=level)})  # fmt: skip
     return {
         "device": device,
         "a": {"verdict": va, "refused": ev_a.get("refused"), "result": ra},
         "b": {"verdict": vb, "refused": ev_b.get("refused"), "result": rb},
-        "timing": paired(range_times(ta), range_times(tb)),
+        "timing": paired(range_times(ta), range_times(tb), min_effect=floor),
         "steps": steps,
+        "noise": noise,
     }
 
 
 def diff_text(d: Diff) -> str:
-    """``B 12.1% faster: -3.2 µs [-4.0, -2.5] (median of 30 paired runs)`` or
-    ``no measurable difference: +0.1 µs [-0.3, 0.5]``."""
+    """``12.1% faster: -3.2 µs [-4.0, -2.5] (median of 30 paired runs, 95% interval)`` or
+    ``within noise: +0.1 µs [-0.3, 0.5] (..., noise floor ±40 ns)``: no percentage beside
+    a difference that is not a result."""
     from cltui.capture.textfmt import fmt_ns
 
     if d["reading"] == "too few runs":
@@ -97,11 +109,31 @@ def diff_text(d: Diff) -> str:
     if d["diff"] is None or d["lo"] is None or d["hi"] is None:
         return "no timing (repeat at least 2)"
     sign = "+" if d["diff"] >= 0 else "-"
+    floor = d.get("min_effect") or 0.0
+    noise = f", noise floor ±{fmt_ns(floor * d['a'])}" if floor and d["a"] else ""
     body = (f"{sign}{fmt_ns(abs(d['diff']))} [{_signed(d['lo'])}, {_signed(d['hi'])}] "
-            f"(median of {d['n']} paired runs, 95% interval)")  # fmt: skip
+            f"(median of {d['n']} paired runs, {d.get('level', 0.95) * 100:.3g}% interval"
+            f"{noise})")  # fmt: skip
     if d["reading"] in ("faster", "slower") and d["relative"] is not None:
         return f"{abs(d['relative']) * 100:.1f}% {d['reading']}: {body}"
     return f"{d['reading']}: {body}"
+
+
+def noise_text(dev: AbDevice) -> str:
+    """Where the readings' noise floor came from, and the steps' wider intervals."""
+    floor = dev.get("noise")
+    steps = len(dev["steps"])
+    family = (f"; the {steps} step rows use {dev['steps'][0]['timing'].get('level', 0.95):.2%} "
+              "intervals (Bonferroni: together 95 %)") if steps > 1 else ""  # fmt: skip
+    if floor is None:
+        return f"noise floor: none (no A/A calibration): any interval off zero is a result{family}"
+    pct = f"{floor['min_effect'] * 100:.2f} % of A's time"
+    if floor["source"] == "--min-effect":
+        return f"noise floor: {pct} (--min-effect){family}"
+    return (f"noise floor: {pct} (A/A calibration on this device, {floor['measured']}, range "
+            f"{floor['range']}, {floor['repeat']} runs; kept in the cltui cache){family}")
+
+
 
 
 def _signed(ns: float) -> str:
@@ -134,14 +166,17 @@ def ab_verdict(devices: list[AbDevice]) -> Verdict:
 
 
 def ab_report(base: Manifest, plan: Manifest, events: list[dict[str, Any]],
-              devices: list[Device], repeat: int) -> AbReport:  # fmt: skip
-    """The whole A/B report from the point events of every device."""
+              devices: list[Device], repeat: int,
+              noise: dict[str, Floor] | None = None) -> AbReport:  # fmt: skip
+    """The whole A/B report from the point events of every device (``noise``: each
+    device's floor by device id)."""
     rows: list[AbDevice] = []
     for dev in devices:
         mine = {str(e["id"]): e for e in events if e.get("device") == dev["id"]}
         if "A" not in mine or "B" not in mine:
             continue
-        rows.append(ab_device(base, plan, mine["A"], mine["B"], dev))
+        rows.append(ab_device(base, plan, mine["A"], mine["B"], dev,
+                               (noise or {}).get(dev["id"])))
     return {
         "verdict": ab_verdict(rows),
         "variant": plan.get("variant") or {"name": None, "changes": {}, "lines": []},

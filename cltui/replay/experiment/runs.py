@@ -14,8 +14,11 @@ from typing import Any
 from cltui.process.child import Child
 from cltui.progress import CancelToken, ProgressEvent, ProgressFn, no_progress
 from cltui.replay.engine.schema import ArgTolerance, Device, Manifest
+from cltui.replay.experiment import noise
 from cltui.replay.experiment.job import ExperimentJob, Point
+from cltui.replay.experiment.noise import Floor
 from cltui.replay.experiment.report import AbReport, ab_report, point_verdict, range_times
+from cltui.replay.experiment.stats import MIN_RUNS
 from cltui.replay.experiment.sweep import Row, SweepSpec, append_row, header, point_id, row_of
 from cltui.replay.experiment.variant import Variant
 
@@ -31,10 +34,49 @@ def _cache() -> Path | None:
 def run_ab(base: Manifest, plan: Manifest, devices: Sequence[Device], root: str | Path,
            repeat: int, *, arg_tolerance: ArgTolerance | None = None, timeout: float = 60.0,
            cancel: CancelToken | None = None, progress: ProgressFn | None = None,
-           ahead: Child | None = None) -> AbReport | None:  # fmt: skip
+           ahead: Child | None = None,
+           min_effect: float | None = None) -> AbReport | None:  # fmt: skip
     """A and B on each device (a child each, timed in turns; ``ahead``: the first device's,
-    started ahead of its job); None when cancelled."""
+    started ahead of its job); None when cancelled.  ``min_effect`` (a fraction of A's
+    time): the noise floor on every device; None: each device's A/A calibration (cached,
+    :mod:`.noise`; measured first, A against A, where none is cached)."""
     report = progress or no_progress
+    floors: dict[str, Floor] = {}
+    for dev in devices:
+        if min_effect is not None:
+            floors[dev["id"]] = {"min_effect": min_effect, "source": "--min-effect",
+                                 "measured": "", "range": "", "repeat": 0}  # fmt: skip
+        elif (got := noise.lookup(dev)) is not None:
+            floors[dev["id"]] = got
+    # under MIN_RUNS timed pairs there is no interval to calibrate with (nor to read)
+    todo = [d for d in devices if d["id"] not in floors] if repeat - 1 >= MIN_RUNS else []
+    if todo:
+        report(ProgressEvent(0.0, f"calibrating the A/B noise floor on {len(todo)} device(s): "
+                             f"A against A, {repeat} runs (once per device, kept)"))
+        aa = _ab_events(base, base, todo, root, repeat, arg_tolerance, timeout, cancel, None,
+                        ahead)  # fmt: skip
+        ahead = None
+        if cancel is not None and cancel.is_set():
+            return None
+        for row in ab_report(base, base, aa, todo, repeat)["devices"]:
+            if row["a"]["verdict"]["status"] != "pass":
+                continue
+            got = noise.floor_of(row["timing"], str(base["source"].get("range")), repeat)
+            if got is not None:
+                noise.store(row["device"], got)
+                floors[row["device"]["id"]] = got
+    events = _ab_events(base, plan, devices, root, repeat, arg_tolerance, timeout, cancel,
+                        report, ahead)  # fmt: skip
+    if cancel is not None and cancel.is_set():
+        return None
+    return ab_report(base, plan, events, list(devices), repeat, floors)
+
+
+def _ab_events(base: Manifest, plan: Manifest, devices: Sequence[Device], root: str | Path,
+               repeat: int, arg_tolerance: ArgTolerance | None, timeout: float,
+               cancel: CancelToken | None, report: ProgressFn | None,
+               ahead: Child | None) -> list[dict[str, Any]]:  # fmt: skip
+    """The point events of one A/B job (B = ``plan``) over ``devices``."""
     job = ExperimentJob(base, [Point("B", plan)], devices, root, repeat=repeat, interleave=True,
                         arg_tolerance=arg_tolerance, timeout=timeout,
                         binary_cache=_cache(), ahead=ahead)  # fmt: skip
@@ -43,16 +85,14 @@ def run_ab(base: Manifest, plan: Manifest, devices: Sequence[Device], root: str 
     events: list[dict[str, Any]] = []
     try:
         for n, ev in enumerate(job.events()):
-            if ev["type"] == "device":
+            if ev["type"] == "device" and report is not None:
                 report(ProgressEvent(n / (3 * max(len(devices), 1)),
                                      f"A and B on {ev['device']} {ev['name']}: {repeat} runs"))
             elif ev["type"] == "point":
                 events.append(ev)
     finally:
         job.cleanup()
-    if cancel is not None and cancel.is_set():
-        return None
-    return ab_report(base, plan, events, list(devices), repeat)
+    return events
 
 
 class SweepRun:

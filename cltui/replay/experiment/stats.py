@@ -4,21 +4,31 @@
 :func:`paired` compares A and B timed in turns (A B B A ...: repetition ``r`` of A and of B
 saw the same drift): the median of the differences ``B[r] - A[r]`` and its interval.
 :func:`interval` is one sample's median and its interval (a sweep point's time).
+
+A difference is a result (``faster``, ``slower``) only when its interval excludes zero AND
+its size reaches the minimum effect (``min_effect``: a fraction of A's median, from the
+device's A/A calibration, :mod:`.noise`); anything else reads ``within noise`` and carries
+no percentage (:func:`relative_text`).  ``level`` widens the interval for a family of
+comparisons (the per-step rows: :func:`family_level`, Bonferroni).
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from typing import TypedDict
+from typing import NotRequired, TypedDict
 
 import numpy as np
 
-__all__ = ["NO_DIFFERENCE", "Diff", "Interval", "interval", "paired", "unpaired"]
+__all__ = [
+    "LEVEL", "NO_DIFFERENCE", "Diff", "Interval", "family_level", "interval", "paired",
+    "relative_text", "unpaired",
+]  # fmt: skip
 
 BOOT = 2000  # resamples
 SEED = 1234
-NO_DIFFERENCE = "no measurable difference"
+NO_DIFFERENCE = "within noise"
+LEVEL = 0.95  # the interval of one comparison
 TOO_FEW = "too few runs"
 MIN_RUNS = 5  # fewer samples give no interval worth the name
 
@@ -35,8 +45,9 @@ class Interval(TypedDict):
 class Diff(TypedDict):
     """B against A: their medians, the median of the paired differences (B - A, ns) and its
     95 % interval, the relative change (diff / A's median), and the one-word reading
-    (``faster``, ``slower``, ``no measurable difference``, ``too few runs`` (under
-    :data:`MIN_RUNS` pairs: no interval), ``no timing``)."""
+    (``faster``, ``slower``, ``within noise``, ``too few runs`` (under :data:`MIN_RUNS`
+    pairs: no interval), ``no timing``); ``min_effect`` (a fraction of A's median) and
+    ``level`` (the interval's coverage) when they were given."""
 
     a: float | None
     b: float | None
@@ -46,6 +57,8 @@ class Diff(TypedDict):
     relative: float | None
     n: int
     reading: str
+    min_effect: NotRequired[float]
+    level: NotRequired[float]
 
 
 def _boot_medians(x: np.ndarray, seed: int) -> np.ndarray:
@@ -74,8 +87,32 @@ def interval(samples: Sequence[float], seed: int = SEED) -> Interval:
     return {"median": float(np.median(x)), "lo": float(lo), "hi": float(hi), "n": int(x.size)}
 
 
-def paired(a: Sequence[float], b: Sequence[float], seed: int = SEED) -> Diff:
-    """B against A over paired repetitions (the shorter length of the two)."""
+def family_level(m: int, level: float = LEVEL) -> float:
+    """The coverage each of ``m`` comparisons needs for the family to keep ``level``
+    (Bonferroni): the per-step rows of an A/B are ``m`` tests, not one."""
+    return 1.0 - (1.0 - level) / max(m, 1)
+
+
+def _reading(lo: float, hi: float, diff: float, base: float, min_effect: float) -> str:
+    """faster/slower when the interval excludes zero and ``|diff|`` reaches the minimum
+    effect (a fraction of ``base``), else within noise."""
+    if lo <= 0.0 <= hi or abs(diff) < min_effect * max(base, 0.0):
+        return NO_DIFFERENCE
+    return "faster" if hi < 0 else "slower"
+
+
+def _bounds(boot: np.ndarray, level: float) -> tuple[float, float]:
+    tail = 50.0 * (1.0 - level)
+    lo, hi = np.percentile(boot, [tail, 100.0 - tail])
+    return float(lo), float(hi)
+
+
+def paired(
+    a: Sequence[float], b: Sequence[float], seed: int = SEED, *,
+    min_effect: float = 0.0, level: float = LEVEL,
+) -> Diff:  # fmt: skip
+    """B against A over paired repetitions (the shorter length of the two); a result only
+    beyond ``min_effect`` (a fraction of A's median), the interval at ``level``."""
     n = min(len(a), len(b))
     if n == 0:
         return {"a": None, "b": None, "diff": None, "lo": None, "hi": None, "relative": None,
@@ -85,18 +122,21 @@ def paired(a: Sequence[float], b: Sequence[float], seed: int = SEED) -> Diff:
     if n < MIN_RUNS:
         return _too_few(xa, xb, n)
     d = xb - xa
-    meds = _boot_medians(d, seed)
-    lo, hi = (float(v) for v in np.percentile(meds, [2.5, 97.5]))
+    lo, hi = _bounds(_boot_medians(d, seed), level)
     diff = float(np.median(d))
     base = float(np.median(xa))
-    reading = NO_DIFFERENCE if lo <= 0.0 <= hi else ("faster" if hi < 0 else "slower")
     return {
         "a": base, "b": float(np.median(xb)), "diff": diff, "lo": lo, "hi": hi,
-        "relative": diff / base if base > 0 else None, "n": n, "reading": reading,
+        "relative": diff / base if base > 0 else None, "n": n,
+        "reading": _reading(lo, hi, diff, base, min_effect), "min_effect": min_effect,
+        "level": level,
     }  # fmt: skip
 
 
-def unpaired(a: Sequence[float], b: Sequence[float], seed: int = SEED) -> Diff:
+def unpaired(
+    a: Sequence[float], b: Sequence[float], seed: int = SEED, *,
+    min_effect: float = 0.0, level: float = LEVEL,
+) -> Diff:  # fmt: skip
     """B against A timed apart (a sweep point against the capture's configuration): the
     difference of the medians, its interval from resampling each side."""
     if not len(a) or not len(b):
@@ -106,13 +146,13 @@ def unpaired(a: Sequence[float], b: Sequence[float], seed: int = SEED) -> Diff:
     if min(len(a), len(b)) < MIN_RUNS:
         return _too_few(xa, xb, min(len(a), len(b)))
     boot = _boot_medians(xb, seed) - _boot_medians(xa, seed + 1)
-    lo, hi = (float(v) for v in np.percentile(boot, [2.5, 97.5]))
+    lo, hi = _bounds(boot, level)
     ma, mb = float(np.median(xa)), float(np.median(xb))
-    reading = NO_DIFFERENCE if lo <= 0.0 <= hi else ("faster" if hi < 0 else "slower")
     return {
         "a": ma, "b": mb, "diff": mb - ma, "lo": lo, "hi": hi,
         "relative": (mb - ma) / ma if ma > 0 else None, "n": min(len(a), len(b)),
-        "reading": reading,
+        "reading": _reading(lo, hi, mb - ma, ma, min_effect), "min_effect": min_effect,
+        "level": level,
     }  # fmt: skip
 
 
@@ -124,7 +164,7 @@ def _too_few(xa: np.ndarray, xb: np.ndarray, n: int) -> Diff:
 
 def relative_text(d: Diff) -> str:
     """`` (-12.3%)`` for a measured difference (faster or slower), else "": a percentage
-    beside "no measurable difference" would claim a size the interval does not support."""
+    beside "within noise" would claim a size the measurement does not support."""
     if d["relative"] is None or d["reading"] not in ("faster", "slower"):
         return ""
     return f" ({d['relative'] * 100:+.1f}%)"

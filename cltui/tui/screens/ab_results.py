@@ -94,8 +94,11 @@ class AbResultsScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         v = self.report["verdict"]
         head = Text(escape_controls(v["line"]), style=_VERDICT.get(v["status"], "bold yellow"))
-        changes = "\n".join(f"  change: {escape_controls(ln)}"
-                            for ln in self.report["variant"].get("lines", []))  # fmt: skip
+        from cltui.replay.experiment.report import noise_text
+
+        changes = "\n".join([f"  change: {escape_controls(ln)}"
+                             for ln in self.report["variant"].get("lines", [])]
+                            + [f"  {noise_text(d)}" for d in self.report["devices"]])  # fmt: skip
         yield Static(Text.assemble(head, "\n", changes), id="ab-summary")
         yield DataTable(id="ab-checks", cursor_type="row", zebra_stripes=True)
         yield DataTable(id="ab-timing", cursor_type="row", zebra_stripes=True)

@@ -1,0 +1,315 @@
+"""Does ``cltui latency``'s sensitivity hold up (issue 29)?  Coverage of planted ranges and the
+reproducibility of the slope over repeated runs, on one device (PoCL here).
+
+    nice -n 10 .venv/bin/python benchmarks/bench_latency_coverage.py [--device pocl]
+        [--runs 20] [--repeat-runs 7] [--rounds 20] [--md]
+
+Two synthetic captures as ``bench_latency.py`` writes them (a launch-bound range of 200
+one-work-item launches: its host loop is the wall, the slope is 1; a device-bound range
+of ``--spin-n`` launches that each spin past the largest delay: the slope is 0), and one
+range of a shared capture (``--range``).  Each range is exported once and the C++ runner
+built once; then ``replay.cpp --latency`` runs ``--runs`` times (``--repeat-runs`` for
+the shared range), each run's ladder read by ``cltui.latency.fit.sensitivity`` and, for
+comparison, by the estimator before issue 29 (least squares on the round means,
+:func:`ols_before`).  PoCL runs with one worker thread (``POCL_MAX_PTHREAD_COUNT=1``, as
+``bench_latency.py``): with its default one per core, the host's busy-wait takes a core
+from the "device" on this 2-core machine, so a device-bound range is not device-bound any
+more (``--default-workers`` measures that case too, without a goal).
+
+Goals: each planted range classified right in >= 95 % of the runs, its interval holding
+the planted slope (1 or 0), and the 40 ns line within its physical bound (40 ns x
+launches) every time.  Writes ``benchmarks/results/latency_coverage_pocl.json``; ``--md``
+writes BENCHMARKS.md's section ``Latency sensitivity: coverage`` in place (``--md-only``
+renders the kept JSON); ``--tag NAME`` (e.g. ``--device nvidia --tag h200``) keeps another
+device's run in its own file and section.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+RESULTS = ROOT / "benchmarks" / "results" / "latency_coverage_pocl.json"
+TITLE = "## Latency sensitivity: coverage and reproducibility (issue 29, PoCL)"
+
+
+def _tagged(tag: str) -> None:
+    """Another device's results file and section (``--tag h200``), the PoCL ones kept."""
+    global RESULTS, TITLE
+    if tag != "pocl":
+        RESULTS = RESULTS.with_name(f"latency_coverage_{tag}.json")
+        TITLE = TITLE.replace(", PoCL)", f", {tag})")
+SHARED = Path(os.environ.get("CLTUI_SHARED", ROOT.parent / "shared")).resolve() / "captures"
+DELAYS = (0, 50, 200, 1000, 5000, 20000)
+
+
+def ols_before(ladder: list[tuple[int, list[float], list[float]]]) -> float | None:
+    """The slope as ``cltui latency`` gave it before issue 29: least squares of wall on
+    injected time within rounds (each round's points about their round's mean)."""
+    rounds: list[list[tuple[float, float]]] = []
+    for _d, inj, wall in ladder:
+        for k, (x, y) in enumerate(zip(inj, wall, strict=False)):
+            while len(rounds) <= k:
+                rounds.append([])
+            rounds[k].append((x, y))
+    sxy = sxx = 0.0
+    for r in rounds:
+        if len(r) < 2:
+            continue
+        xs, ys = np.asarray([p[0] for p in r]), np.asarray([p[1] for p in r])
+        dx, dy = xs - xs.mean(), ys - ys.mean()
+        sxy += float((dx * dy).sum())
+        sxx += float((dx * dx).sum())
+    return sxy / sxx if sxx > 0 else None
+
+
+def runs_of(path: Path, rng: str, device: str, n: int, rounds: int, tmp: Path) -> dict[str, Any]:
+    from cltui.capture import open_capture
+    from cltui.export import export_range
+    from cltui.latency import fit, native
+    from cltui.replay.devices import select_devices
+
+    cap = open_capture(path)
+    bundle = tmp / f"bundle-{path.name}"
+    export_range(cap, rng, bundle, langs="cpp")
+    exe = native.build_runner()
+    (dev,) = select_devices([device])
+    cpu = "CPU" in str(dev.get("type", "")).upper()
+    out: list[dict[str, Any]] = []
+    for _ in range(n):
+        t0 = time.monotonic()
+        res = native.run_latency(exe, bundle, dev, rounds, DELAYS, 600.0)
+        launches = int(res["launches"])
+        ladder = [(int(p["delay_ns"]), p["passes"]["injected_ns"], p["passes"]["wall_ns"])
+                  for p in res["ladder"]]  # fmt: skip
+        s = fit.sensitivity(ladder, launches, str(dev["name"]), cpu)
+        out.append({
+            "bound": s["bound"], "slope": s["slope"], "ci95": s["ci95"],
+            "slope_raw": s["slope_raw"], "ci95_raw": s["ci95_raw"], "flag": s["flag"],
+            "slope_small": s["slope_small"], "noise_ns": s["noise_ns"],
+            "saving_ns": s["saving_ns"], "saving_ci_ns": s["saving_ci_ns"],
+            "saving_bound_ns": s["saving_bound_ns"], "line": s["line"],
+            "warnings": s["warnings"], "outliers": s["outliers"], "passes": s["passes"],
+            "wall_ns": s["wall_ns"], "ols_before": ols_before(ladder),
+            "seconds": time.monotonic() - t0,
+        })  # fmt: skip
+    return {"capture": path.name, "range": rng, "device": dev["name"], "launches": launches,
+            "rounds": rounds, "runs": out}  # fmt: skip
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--device", default="pocl")
+    ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--repeat-runs", type=int, default=7)
+    ap.add_argument("--rounds", type=int, default=50, help="as cltui latency's --repeat")
+    ap.add_argument("--spin-n", type=int, default=200)
+    ap.add_argument("--spin-iters", type=int, default=800)
+    ap.add_argument("--range", default="pyopencl_lib_pocl:14-38")
+    ap.add_argument("--md", action="store_true")
+    ap.add_argument("--md-only", action="store_true")
+    ap.add_argument("--tag", default="pocl", help="names the results file and the section "
+                    "(e.g. h200 for another device's run)")
+    ap.add_argument("--pin", action=argparse.BooleanOptionalAction, default=True,
+                    help="PoCL's one worker pinned to core 0 (POCL_AFFINITY=1), the host "
+                    "loop to core 1 (default: on)")
+    ap.add_argument("--default-workers", action="store_true",
+                    help="PoCL's default worker threads (one per core)")
+    args = ap.parse_args()
+    if "pocl" in args.device.lower() and not args.default_workers:
+        os.environ.setdefault("POCL_MAX_PTHREAD_COUNT", "1")
+        if args.pin:  # PoCL's worker on core 0, the host loop (this process's children) on 1
+            os.environ["POCL_AFFINITY"] = "1"
+            os.sched_setaffinity(0, {1})
+    if args.md_only:
+        write_md(render(json.loads(RESULTS.read_text())))
+        return
+    from bench_latency import synth_device_bound, synth_launch_bound
+
+    from tests.analysis_synth import write_capture
+
+    name, rng = args.range.split(":")
+    res: dict[str, Any] = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                           "load_at_start": list(os.getloadavg()),
+                           "pocl_workers": os.environ.get("POCL_MAX_PTHREAD_COUNT", "default"),
+                           "pinned": os.environ.get("POCL_AFFINITY") == "1"}
+    with tempfile.TemporaryDirectory(prefix="cltui-latcov-") as tmp_s:
+        tmp = Path(tmp_s)
+        lb = write_capture(synth_launch_bound(200), tmp / "launch_bound")
+        db = write_capture(synth_device_bound(args.spin_n, 64, args.spin_iters),
+                           tmp / "device_bound")  # fmt: skip
+        res["launch_bound"] = runs_of(lb, "0-199", args.device, args.runs, args.rounds, tmp)
+        res["launch_bound"]["planted"] = 1.0
+        res["device_bound"] = runs_of(db, f"0-{args.spin_n - 1}", args.device, args.runs,
+                                      args.rounds, tmp)  # fmt: skip
+        res["device_bound"]["shape"] = (f"{args.spin_n} x spin (64 work-items x "
+                                        f"{args.spin_iters} LCG steps)")
+        res["device_bound"]["planted"] = 0.0
+        res["repeat"] = runs_of(SHARED / name, rng, args.device, args.repeat_runs, args.rounds,
+                                tmp)  # fmt: skip
+    res["load_at_end"] = list(os.getloadavg())
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(res, indent=1))
+    lines = render(res)
+    print("\n".join(lines))
+    if args.md:
+        write_md(lines)
+
+
+def _cover(r: dict[str, Any]) -> dict[str, Any]:
+    want = "launch-bound" if r["planted"] == 1.0 else "device-bound"
+    runs = r["runs"]
+    right = sum(1 for x in runs if x["bound"] == want)
+    held = sum(1 for x in runs if x["ci95"] and x["ci95"][0] <= r["planted"] <= x["ci95"][1])
+    in_bound = sum(1 for x in runs if x["saving_ns"] is None
+                   or (x["saving_ns"] <= x["saving_bound_ns"] + 1e-6
+                       and x["saving_ci_ns"][1] <= x["saving_bound_ns"] + 1e-6))  # fmt: skip
+    old_right = sum(1 for x in runs if x["ols_before"] is not None
+                    and ((x["ols_before"] > 0.8) if want == "launch-bound"
+                         else (x["ols_before"] < 0.2)))  # fmt: skip
+    old_over = sum(1 for x in runs if x["ols_before"] is not None
+                   and max(x["ols_before"], 0.0) > 1.0)  # fmt: skip
+    flags = sum(1 for x in runs if x["flag"])
+    return {"want": want, "n": len(runs), "right": right, "held": held, "in_bound": in_bound,
+            "old_right": old_right, "old_over": old_over, "flags": flags}  # fmt: skip
+
+
+def _pct(k: int, n: int) -> str:
+    return f"{k}/{n} ({100.0 * k / max(n, 1):.0f} %)"
+
+
+def _wrap(text: str) -> list[str]:
+    return [*textwrap.wrap(text, 100, break_on_hyphens=False), ""]
+
+
+def render(res: dict[str, Any]) -> list[str]:
+    lines = [TITLE, ""]
+    lines += _wrap(
+        f"`benchmarks/bench_latency_coverage.py` ({res['date']}; load "
+        f"{' '.join(f'{x:.2f}' for x in res['load_at_start'])} at the start, "
+        f"{' '.join(f'{x:.2f}' for x in res['load_at_end'])} at the end: other engineers' "
+        "work on this shared 2-core machine; PoCL worker threads: "
+        f"{res['pocl_workers']}; raw JSON in "
+        "`benchmarks/results/latency_coverage_pocl.json`). Each range exported once, then "
+        "`replay.cpp --latency` run again and again (each run its own rounds of every delay, "
+        "0 to 20 us per launch), each run's ladder read by `cltui latency`'s estimator "
+        "(Theil-Sen over rung medians paired by round, clipped to 0..1) and, on the same "
+        "data, by the one before issue 29 (least squares on the round means)."
+    )
+    lines += ["| range | runs | classified right (goal >= 95 %) | 95 % interval holds the planted "
+              "slope | 40 ns line within 40 ns x launches (goal: every run) | flagged (slope "
+              "outside 0..1) | before: classified right | before: saving over its bound |",
+              "|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    for key, title in (("launch_bound", "launch-bound, 200 x tiny (planted slope 1)"),
+                       ("device_bound", "device-bound, "
+                        f"{res['device_bound'].get('shape', 'spin')} (planted slope 0)")):
+        c = _cover(res[key])
+        ok = "met" if c["right"] >= 0.95 * c["n"] else "**MISSED**"
+        ok_b = "met" if c["in_bound"] == c["n"] else "**MISSED**"
+        lines.append(f"| {title} | {c['n']} | {_pct(c['right'], c['n'])} {ok} | "
+                     f"{_pct(c['held'], c['n'])} | {_pct(c['in_bound'], c['n'])} {ok_b} | "
+                     f"{c['flags']} | {_pct(c['old_right'], c['n'])} | {c['old_over']} |")
+    rep = res["repeat"]
+    runs = rep["runs"]
+    sl = [x["slope"] for x in runs if x["slope"] is not None]
+    old = [x["ols_before"] for x in runs if x["ols_before"] is not None]
+    bounds: dict[str, int] = {}
+    for x in runs:
+        bounds[x["bound"]] = bounds.get(x["bound"], 0) + 1
+    lines += ["", "| reproducibility: " + f"{rep['capture']} {rep['range']} ({rep['launches']} "
+              f"launches), {len(runs)} runs | slopes | median | spread (max - min) | readings |",
+              "|---|---|---|---|---|"]  # fmt: skip
+    if sl:
+        lines.append(f"| now | {', '.join(f'{v:.2f}' for v in sl)} | {statistics.median(sl):.2f} "
+                     f"| {max(sl) - min(sl):.2f} | "
+                     f"{', '.join(f'{n} {b}' for b, n in sorted(bounds.items()))} |")
+    if old:
+        lines.append(f"| before (least squares, same data) | {', '.join(f'{v:.2f}' for v in old)} "
+                     f"| {statistics.median(old):.2f} | {max(old) - min(old):.2f} | - |")
+    lines.append("")
+    lines += [f"- {x['line']}" for x in runs[:3]]
+    lines.append("")
+    lines += _prose(res)
+    return lines
+
+
+def _prose(res: dict[str, Any]) -> list[str]:
+    """What the tables say, from the same figures."""
+    lb, db, rep = res["launch_bound"]["runs"], res["device_bound"]["runs"], res["repeat"]["runs"]
+    raw = [x["slope_raw"] for x in lb if x["slope_raw"] is not None]
+    dsl = [x["slope"] for x in db if x["slope"] is not None]
+    walls = [x["wall_ns"] / 1e6 for x in db if x["wall_ns"]]
+    old_d = [x["ols_before"] for x in db if x["ols_before"] is not None]
+    nm = sum(1 for x in rep if x["bound"] == "not measurable")
+    old_r = [x["ols_before"] for x in rep if x["ols_before"] is not None]
+    out: list[str] = []
+    if raw and max(raw) > 1.0:
+        out += _wrap(
+            f"Launch-bound: unclipped slopes {min(raw):.2f} to {max(raw):.2f} (median "
+            f"{statistics.median(raw):.2f}): above 1, most likely because on this loaded 2-core "
+            "machine the busy-wait also takes CPU from the rest of the pass (the launch calls, "
+            "PoCL's thread); clipped to 1, with the contention flag where the whole interval "
+            "is above 1. Before, the same "
+            "data gave a 40 ns line above its physical bound (40 ns x 200 launches = 8 us) in "
+            "every run.")
+    right = sum(1 for x in db if x["bound"] == "device-bound")
+    if dsl and walls and old_d and right < 0.95 * len(db):
+        out += _wrap(
+            "Device-bound: MISSED in this run. "
+            f"Both estimators read the planted range as mixed (median slope "
+            f"{statistics.median(dsl):.2f} now, {statistics.median(old_d):.2f} before, on the "
+            f"same data), and its wall ran {min(walls):.0f} to {max(walls):.0f} ms from run to run "
+            "for the same work: PoCL's one worker thread got a fraction of a core while the load "
+            "average stood at "
+            f"{min(res['load_at_start'][0], res['load_at_end'][0]):.0f}-"
+            f"{max(res['load_at_start'][0], res['load_at_end'][0]):.0f} on 2 cores, and every "
+            "ns the host busy-waits is a ns of CPU the device's thread does not get. That "
+            "growth is contention, and real on this machine (a host that spent less per launch "
+            "would leave more CPU to this CPU device), but it is not launch cost: the ladder "
+            "alone cannot tell the two apart. `cltui latency` now says so on a CPU device "
+            "(\"part of this slope can be contention\"); telling them apart needs the "
+            "kernels' own durations at a delay (a staged pass with a delay: not measured yet). "
+            "The same kind of range read -0.05 at load 1-2 (section Launch latency); the H200 "
+            "figures are where device-bound is physical.")
+    if rep:
+        out += _wrap(
+            f"Reproducibility: of {len(rep)} runs of {res['repeat']['capture']} "
+            f"{res['repeat']['range']}, {nm} said `not measurable` (the 20 us rung injects "
+            f"{20 * res['repeat']['launches']} us a pass, below what 50 rounds resolve of a "
+            "wall whose noise was up to a few ms a pass under this load) and the others agree "
+            "within their intervals; the least-squares fit before gave "
+            f"{', '.join(f'{v:.2f}' for v in old_r)} on the same data, each stated as a "
+            "figure.")
+    return out
+
+
+def write_md(lines: list[str]) -> None:
+    md = ROOT / "BENCHMARKS.md"
+    text = md.read_text()
+    body = "\n".join(lines) + "\n"
+    if TITLE in text:
+        start = text.index(TITLE)
+        nxt = text.find("\n## ", start + len(TITLE))
+        text = text[:start] + body + (text[nxt + 1:] if nxt >= 0 else "")
+    else:
+        at = text.index("## Keys")
+        text = text[:at] + body + text[at:]
+    md.write_text(text)
+
+
+if __name__ == "__main__":
+    main()

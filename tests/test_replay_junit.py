@@ -1,7 +1,7 @@
-"""``cltui replay --format junit``: JUnit XML for CI from the same report as the text and the
-JSON (a suite per device, a case per kernel enqueue of the range), with what the verdict does
-not count as checked as ``skipped``, never as a pass; and the writer's own rules (totals,
-``time``, ``system-out``, control characters of a capture's names escaped)."""
+"""``cltui replay --format junit`` and ``cltui check --format junit``: JUnit XML for CI from
+the same report as the text and the JSON (a suite per device, a case per kernel enqueue of the
+range), with what the verdict does not count as checked as ``skipped``, never as a pass; and the
+writer's own rules (totals, ``time``, ``system-out``, control characters escaped)."""
 
 from __future__ import annotations
 
@@ -78,3 +78,20 @@ def test_what_is_not_checked_is_skipped_never_a_pass(tmp_path: Path) -> None:
 def test_the_help_names_the_formats() -> None:
     res = CliRunner().invoke(main, ["replay", "--help"])
     assert "[text|json|junit]" in res.output
+
+
+@pytest.mark.child
+@pytest.mark.device
+def test_check_writes_junit_with_a_failure_per_finding(pyocl_pocl: Path) -> None:
+    """``cltui check --format junit``: Oclgrind's finding on enqueue 10 is that case's
+    failure, typed by its kind; the enqueues it found nothing in pass; the exit code is the
+    text's (1: a finding)."""
+    res = CliRunner().invoke(main, ["check", str(pyocl_pocl), "10-14", "--format", "junit"])
+    assert res.exit_code == 1, res.output
+    root = ET.fromstring(res.stdout.split("\n", 1)[1])
+    suite = root.findall("testsuite")[0]
+    outcomes = {c.get("name"): [e.tag for e in c] for c in suite.findall("testcase")}
+    assert outcomes["enqueue 10 scan_lev2"] == ["failure"]
+    assert outcomes["enqueue 11 scan_final_update"] == []
+    fail = suite.find("testcase/failure")
+    assert fail is not None and fail.get("type") == "fatal"

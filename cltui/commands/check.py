@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sys
 from typing import TYPE_CHECKING
 
 import click
@@ -44,8 +45,15 @@ _KIND_TEXT = {
 )
 @click.option("--timeout", type=click.FloatRange(min=1.0), default=300.0, show_default=True,
               help="Seconds without progress before the run is declared hung.")
-@click.option("--json", "as_json", is_flag=True, help="The report as JSON.")
-def check_cmd(dumpdir: str, range_text: str, mode: str, timeout: float, as_json: bool) -> None:
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "json", "junit"]), default="text",
+    show_default=True,
+    help="How the report is written: text, JSON or JUnit XML for CI (a case per enqueue).",
+)
+@click.option("--json", "as_json", is_flag=True, help="The report as JSON (--format json).")
+def check_cmd(
+    dumpdir: str, range_text: str, mode: str, timeout: float, fmt: str, as_json: bool
+) -> None:
     """Replay RANGE (12, 12-40, 12-, 12-40/kernel) on Oclgrind with its checks.
 
     Out-of-bounds accesses, data races, uninitialised values, barrier divergence and API
@@ -64,10 +72,12 @@ def check_cmd(dumpdir: str, range_text: str, mode: str, timeout: float, as_json:
         rng = parse_range(range_text)
     except RangeError as exc:
         fail(str(exc))
-    cap = load_capture(dumpdir, quiet=as_json)
+    fmt = "json" if as_json else fmt
+    quiet = fmt != "text"  # stdout is the report
+    cap = load_capture(dumpdir, quiet=quiet)
 
     def progress(ev: Event) -> None:
-        if ev.get("type") == "step" and not as_json:
+        if ev.get("type") == "step" and not quiet:
             echo(f"  checking enqueue {ev.get('enqueue')} "
                        f"({int(ev.get('i', 0)) + 1}/{ev.get('n')})", err=True)
 
@@ -78,7 +88,11 @@ def check_cmd(dumpdir: str, range_text: str, mode: str, timeout: float, as_json:
     interrupted = report.status == "cancelled"  # ctrl-c, SIGTERM: no token here
     if interrupted:
         echo("interrupted: the report holds what finished before it", err=True)
-    if as_json:
+    if fmt == "junit":
+        from cltui.analysis.check_junit import check_junit
+
+        sys.stdout.write(check_junit(report))
+    elif fmt == "json":
         emit_json(report.to_dict())
     else:
         _print(report)

@@ -130,6 +130,7 @@ def main() -> None:
     ap.add_argument("--default-workers", action="store_true",
                     help="PoCL's default worker threads (one per core)")
     args = ap.parse_args()
+    _tagged(args.tag)
     if "pocl" in args.device.lower() and not args.default_workers:
         os.environ.setdefault("POCL_MAX_PTHREAD_COUNT", "1")
         if args.pin:  # PoCL's worker on core 0, the host loop (this process's children) on 1

@@ -56,9 +56,10 @@ def fleet_cmd(
     inventory, over the user's own ssh, and compare everything in one matrix.
 
     Exit 0 when every device of every host replayed the range and every output is equal
-    (PASS), 1 on a difference, a crash, a hang or a device that cannot run it, 2 on bad
-    input, 3 when nothing failed but a host or a device did not run or something was not
-    checked.
+    (PASS), 1 on a difference, a hang or a crash, 2 on bad input, 3 when nothing failed
+    but something did not run or was not checked (a host down or refusing the login, a
+    missing dependency, a lost connection, an enqueue that cannot run on a device), 130
+    on ctrl-c or SIGTERM (what finished is printed first).
     """
     from cltui.fleet.host import RunSettings
     from cltui.fleet.inventory import read_inventory
@@ -83,7 +84,7 @@ def fleet_cmd(
     settings = RunSettings(runner=runner, devices=devices, timeout=timeout, tolerance=tol)
     tmp, bundle = _bundle(Path(source), cap, range_text, mode, per_arg)
     try:
-        report = _run(bundle, hosts, settings, jobs, per_arg, as_json)
+        report, interrupted = _run(bundle, hosts, settings, jobs, per_arg, as_json)
     finally:
         if tmp is not None:
             lifecycle.remove(tmp)
@@ -99,6 +100,8 @@ def fleet_cmd(
         from cltui.commands.fleet_text import print_fleet
 
         print_fleet(report)
+    if interrupted:
+        fail("interrupted (what finished is above)", 130)
     from cltui.fleet.matrix import exit_code
 
     sys.exit(exit_code(report))
@@ -134,9 +137,9 @@ def _bundle(
 
 
 def _run(bundle: Path, hosts: list[Host], settings: RunSettings, jobs: int,
-         per_arg: ArgTolerance, as_json: bool) -> dict[str, Any]:
-    """The fleet job in a thread; ctrl-c or SIGTERM cancels it (hosts stop, their scratch
-    folders go) and exits 130."""
+         per_arg: ArgTolerance, as_json: bool) -> tuple[dict[str, Any], bool]:
+    """The fleet job in a thread, and whether it was interrupted: ctrl-c or SIGTERM cancels
+    it (hosts stop, their scratch folders go) and its report keeps what finished."""
     from cltui.fleet.job import run_fleet
     from cltui.progress import CancelToken
 
@@ -149,21 +152,26 @@ def _run(bundle: Path, hosts: list[Host], settings: RunSettings, jobs: int,
                                       progress=_printer(as_json), arg_tolerance=per_arg)
         except BaseException as exc:  # handed to the main thread
             box["error"] = exc
+        finally:
+            finished.set()
 
+    finished = threading.Event()  # (not Thread.join: an interrupted join may misreport)
     th = threading.Thread(target=work, name="cltui-fleet", daemon=True)
     th.start()
-    try:
-        while th.is_alive():
-            th.join(0.2)
-    except KeyboardInterrupt:
-        token.cancel("interrupted")
-        th.join(60)
-        fail("interrupted", 130)
+    interrupted = False
+    while not finished.is_set():
+        try:
+            finished.wait(0.2)
+        except KeyboardInterrupt:  # the hosts stop (bounded), then what finished is said
+            if interrupted:  # twice: no more waiting (the ssh masters stop at exit)
+                fail("interrupted twice: stopped without waiting for the hosts", 130)
+            token.cancel("interrupted")
+            interrupted = True
     if "error" in box:
+        if interrupted:
+            fail("interrupted", 130)
         raise box["error"]
-    return dict(box["report"])
-
-
+    return dict(box["report"]), interrupted
 def _printer(as_json: bool) -> ProgressFn:
     """Progress on stderr: each host's stages; enqueue by enqueue on a terminal."""
     tty = sys.stderr.isatty()

@@ -47,9 +47,7 @@ def print_fleet(report: Mapping[str, Any]) -> None:
         if col["first_divergent"] is not None:
             lines.append(f"first divergent enqueue: {col['first_divergent']}")
         if col["error"]:
-            where = f" at enqueue {col['failed_enqueue']}" if col["failed_enqueue"] is not None \
-                else ""
-            lines.append(f"cannot run{where}: {col['status']}: {col['error']}")
+            lines.append(f"{col.get('fault') or col['status']}: {col['error']}")
         echo(f"{col['id']} ({col['runner']}): " + "; ".join(lines))
     _print_cross(rep)
     for h in rep["hosts"]:

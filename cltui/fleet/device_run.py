@@ -47,6 +47,7 @@ class _Seen:
     """What the runner's stderr said so far."""
 
     pid: str = ""
+    out_dir: str = ""
     traced: list[int] = field(default_factory=list)
     finished: list[StepResult] = field(default_factory=list)
 
@@ -69,9 +70,10 @@ def replay_device(r: HostRunner, dev: Device, i: int, n: int) -> DeviceRun:
         f"cd {r.b} || exit 97",
         'O=$(mktemp -d "$W/out.XXXXXX") || exit 97',
         mark("O", r.owner),
+        'echo "@@out $O" >&2',  # said before the runner starts: removed whatever ends it
         f"{r.runner_cmd()} --json --trace --stream --device {shlex.quote(dev['id'])} "
         f'--out "$O" {r.tol_args()} > "$O/.result.json"',
-        'rc=$?; echo "@@rc $rc"; echo "@@out $O"',
+        'rc=$?; echo "@@rc $rc"',
         "if command -v sha256sum >/dev/null 2>&1; then SUM=sha256sum; "
         'else SUM="shasum -a 256"; fi',
         '(cd "$O" && for f in *; do [ -f "$f" ] && $SUM "$f"; done)',
@@ -82,6 +84,8 @@ def replay_device(r: HostRunner, dev: Device, i: int, n: int) -> DeviceRun:
     def line(text: str) -> None:
         if text.startswith("@@pid ") and not seen.pid:
             seen.pid = text[6:].strip()
+        elif text.startswith("@@out ") and not seen.out_dir:
+            seen.out_dir = text[6:].strip()
         elif text.startswith(_STEP):
             try:
                 step = json.loads(text[len(_STEP) :])
@@ -119,12 +123,10 @@ def _kill(r: HostRunner, pid: str) -> bool:
 def _device_run(r: HostRunner, dev: Device, res: CommandResult, seen: _Seen, link_dead: bool
                 ) -> DeviceRun:
     head, _, body = res.out.decode("utf-8", "replace").partition("\n@@json\n")
-    rc, out_dir, sums = None, "", {}
+    rc, out_dir, sums = None, seen.out_dir, {}
     for ln in head.splitlines():
         if ln.startswith("@@rc "):
             rc = int(ln[5:]) if ln[5:].strip().isdigit() else None
-        elif ln.startswith("@@out "):
-            out_dir = ln[6:].strip()
         elif len(parts := ln.split()) == 2 and len(parts[0]) == 64:
             sums[parts[1]] = parts[0]
     parsed: Any = None

@@ -140,26 +140,8 @@ def _wait_mark(mark: Path, proc: subprocess.Popen[str], limit: float = 300) -> f
     raise AssertionError(f"the fault was never reached: {proc.communicate()}")
 
 
-def _sshd_sessions(hosts: SshHosts, name: str) -> list[int]:
-    """The sshd processes serving connections of host ``name`` (the daemon's descendants
-    that are sshd: not the commands they run)."""
-    proc = hosts[name].proc
-    assert proc is not None
-    found, todo = [], [proc.pid]
-    while todo:
-        pid = todo.pop()
-        kids = subprocess.run(["ps", "-o", "pid=,comm=", "--ppid", str(pid)],
-                              capture_output=True, text=True).stdout.split("\n")
-        for ln in kids:
-            parts = ln.split()
-            if len(parts) == 2 and parts[1].startswith("sshd"):
-                found.append(int(parts[0]))
-                todo.append(int(parts[0]))
-    return found
-
-
 def _signal_sessions(hosts: SshHosts, name: str, sig: int) -> None:
-    for pid in _sshd_sessions(hosts, name):
+    for pid in hosts[name].sessions():
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, sig)
 
@@ -174,7 +156,7 @@ def _nothing_left(farm: Farm, *markers: str,
     while True:
         ssh = subprocess.run(["pgrep", "-f", str(hosts.config)], capture_output=True,
                              text=True).stdout.split()
-        sessions = [p for h in ("a", "b", "c") for p in _sshd_sessions(hosts, h)]
+        sessions = [p for h in ("a", "b", "c") for p in hosts[h].sessions()]
         left = [m for m in markers if subprocess.run(["pgrep", "-f", m],
                                                      capture_output=True).returncode == 0]
         folders = [str(p) for p in (root / "work").glob("*/*")

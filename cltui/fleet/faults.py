@@ -60,7 +60,7 @@ FAULTS: dict[str, Fault] = {f.value: f for f in (
 # a host's status (cltui.fleet.host.HostFailed) as its fault class
 _HOST = {"unreachable": "unreachable", "authentication": "authentication",
          "missing-dependency": "missing-dependency", "connection-lost": "connection-lost",
-         "timeout": "connection-lost", "cancelled": "cancelled"}
+         "hang": "hang", "timeout": "connection-lost", "cancelled": "cancelled"}
 
 
 def fault(value: str | None) -> Fault | None:

@@ -90,3 +90,11 @@ def test_an_output_that_differs_only_downstream_of_a_cannot_run_is_no_divergence
     assert "downstream of enqueue 0" in rep["rows"][1]["cells"][0]["summary"]
     assert rep["columns"][0]["first_divergent"] is None
     assert rep["verdict"]["status"] == "incomplete"
+    # an enqueue that cannot run: exit 3, as `cltui fleet --help` says
+    from cltui.commands.fleet import fleet_cmd
+    from cltui.fleet.matrix import exit_code
+
+    assert exit_code(rep) == 3
+    said = " ".join((fleet_cmd.help or "").split())
+    assert "3 when nothing failed but something did not run" in said
+    assert "an enqueue that cannot run on a device" in said.split("3 when", 1)[1]

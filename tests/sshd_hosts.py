@@ -24,6 +24,7 @@ import contextlib
 import getpass
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import time
@@ -61,6 +62,22 @@ class SshHost:
     def ssh_argv(self, *command: str) -> list[str]:
         return ["ssh", "-F", str(self.config), "-p", str(self.port), self.host, *command]
 
+    def sessions(self) -> list[int]:
+        """The sshd processes serving its connections (the daemon's descendants that are
+        sshd: not the commands they run)."""
+        if self.proc is None or self.proc.poll() is not None:
+            return []
+        found, todo = [], [self.proc.pid]
+        while todo:
+            kids = subprocess.run(["ps", "-o", "pid=,comm=", "--ppid", str(todo.pop())],
+                                  capture_output=True, text=True, check=False).stdout
+            for ln in kids.splitlines():
+                parts = ln.split()
+                if len(parts) == 2 and parts[1].startswith("sshd"):
+                    found.append(int(parts[0]))
+                    todo.append(int(parts[0]))
+        return found
+
 
 @dataclass
 class SshHosts:
@@ -79,7 +96,12 @@ class SshHosts:
         return iter(self.hosts.values())
 
     def stop(self) -> None:
+        """End the daemons, and the sessions they still serve (a client that leaked its
+        connection would keep those alive after the daemon)."""
         for h in self.hosts.values():
+            for pid in h.sessions():
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
             if h.proc is not None and h.proc.poll() is None:
                 h.proc.terminate()
                 with contextlib.suppress(subprocess.TimeoutExpired):

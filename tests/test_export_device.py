@@ -364,12 +364,22 @@ def test_repeat_out_and_list_devices(bundles: Bundles, cpp_replay: Path, tmp_pat
             for stage in ("queued_to_submit", "submit_to_start", "start_to_end", "host_enqueue"):
                 assert t[stage]["min"] <= t[stage]["median"] <= t[stage]["max"]
         outs[name] = {p.name: p.read_bytes() for p in out.iterdir()}
-        traced = runner("--device", "pocl", "--trace")
+        traced = runner("--device", "pocl", "--trace", "--stream", "--json")
         assert traced.returncode == 0
         steps = json.loads((bundle / "manifest.json").read_text())["steps"]
         assert [ln for ln in traced.stderr.splitlines() if ln.startswith("replay: enqueue")] == [
             f"replay: enqueue {s['enqueue']} ({i + 1}/{len(steps)})" for i, s in enumerate(steps)
         ]
+        # --stream: each finished step as one JSON line, as the final result holds it
+        streamed = [json.loads(ln[len("replay: step "):]) for ln in traced.stderr.splitlines()
+                    if ln.startswith("replay: step ")]
+        (whole,) = json.loads(traced.stdout)
+
+        def brief(sts: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+            return [(st["enqueue"], st["status"], [(c["mem"], c["status"]) for c in st["checks"]])
+                    for st in sts]
+
+        assert brief(streamed) == brief(whole["steps"]) and len(streamed) == len(steps)
         lst = runner("--list-devices")
         assert lst.returncode == 0
         assert "Oclgrind Simulator" in lst.stdout and "pthread" in lst.stdout

@@ -92,15 +92,17 @@ def fleet_cmd(
     host with cltui_slurm_* variables: one job each), and compare everything in one matrix.
 
     Exit 0 when every device of every host replayed the range and every output is equal
-    (PASS), 1 on a difference, a crash, a hang or a device that cannot run it, 2 on bad
-    input, 3 when nothing failed but a host or a device did not run or something was not
-    checked.  With --baseline, the divergences it knows pass (cells "known"); one it
-    does not know, or one it knows that no longer diverges (fixed), exits 1; so does a
-    column whose results change between the runs of --retry-flaky (FLAKY).  A device
-    another cltui fleet is using is waited for (said), up to --lock-wait seconds.
-    --list-hosts INVENTORY lists each host's devices instead of a run.  Tolerances: the
-    bundle's, then --ulp/--atol/--rtol, then the inventory's cltui_ulp, cltui_atol,
-    cltui_rtol and cltui_tolerances (per device pattern) for that host.
+    (PASS), 1 on a difference, a hang or a crash, 2 on bad input, 3 when nothing failed
+    but something did not run or was not checked (a host down or refusing the login, a
+    missing dependency, a lost connection, an enqueue that cannot run on a device), 130
+    on ctrl-c or SIGTERM (what finished is printed first).  With --baseline, the
+    divergences it knows pass (cells "known"); one it does not know, or one it knows that
+    no longer diverges (fixed), exits 1; so does a column whose results change between the
+    runs of --retry-flaky (FLAKY).  A device another cltui fleet is using is waited for
+    (said), up to --lock-wait seconds.  --list-hosts INVENTORY lists each host's devices
+    instead of a run.  Tolerances: the bundle's, then --ulp/--atol/--rtol, then the
+    inventory's cltui_ulp, cltui_atol, cltui_rtol and cltui_tolerances (per device
+    pattern) for that host.
     """
     from cltui.fleet.host import RunSettings
     from cltui.process import lifecycle
@@ -140,7 +142,7 @@ def fleet_cmd(
                            lock_wait=lock_wait, retry_flaky=retry_flaky)
     tmp, bundle = _bundle(Path(source), cap, range_text, mode, per_arg)
     try:
-        report = _run(bundle, hosts, settings, jobs, per_arg, as_json, known, keep)
+        report, interrupted = _run(bundle, hosts, settings, jobs, per_arg, as_json, known, keep)
     finally:
         if tmp is not None:
             lifecycle.remove(tmp)
@@ -160,6 +162,8 @@ def fleet_cmd(
         from cltui.commands.fleet_text import print_fleet
 
         print_fleet(report)
+    if interrupted:
+        fail("interrupted (what finished is above)", 130)
     from cltui.fleet.matrix import exit_code
 
     sys.exit(exit_code(report))
@@ -246,9 +250,9 @@ def _save_baseline(report: dict[str, Any], path: Path, as_json: bool) -> None:
 
 def _run(bundle: Path, hosts: list[Host], settings: RunSettings, jobs: int,
          per_arg: ArgTolerance, as_json: bool, known: Baseline | None,
-         keep: Path | None) -> dict[str, Any]:
-    """The fleet job in a thread; ctrl-c or SIGTERM cancels it (hosts stop, their scratch
-    folders go) and exits 130."""
+         keep: Path | None) -> tuple[dict[str, Any], bool]:
+    """The fleet job in a thread, and whether it was interrupted: ctrl-c or SIGTERM cancels
+    it (hosts stop, their scratch folders go) and its report keeps what finished."""
     from cltui.fleet.job import run_fleet
     from cltui.progress import CancelToken
 
@@ -262,21 +266,26 @@ def _run(bundle: Path, hosts: list[Host], settings: RunSettings, jobs: int,
                                       baseline=known, artifacts=keep)
         except BaseException as exc:  # handed to the main thread
             box["error"] = exc
+        finally:
+            finished.set()
 
+    finished = threading.Event()  # (not Thread.join: an interrupted join may misreport)
     th = threading.Thread(target=work, name="cltui-fleet", daemon=True)
     th.start()
-    try:
-        while th.is_alive():
-            th.join(0.2)
-    except KeyboardInterrupt:
-        token.cancel("interrupted")
-        th.join(60)
-        fail("interrupted", 130)
+    interrupted = False
+    while not finished.is_set():
+        try:
+            finished.wait(0.2)
+        except KeyboardInterrupt:  # the hosts stop (bounded), then what finished is said
+            if interrupted:  # twice: no more waiting (the ssh masters stop at exit)
+                fail("interrupted twice: stopped without waiting for the hosts", 130)
+            token.cancel("interrupted")
+            interrupted = True
     if "error" in box:
+        if interrupted:
+            fail("interrupted", 130)
         raise box["error"]
-    return dict(box["report"])
-
-
+    return dict(box["report"]), interrupted
 def _printer(as_json: bool) -> ProgressFn:
     """Progress on stderr: each host's stages; enqueue by enqueue on a terminal."""
     tty = sys.stderr.isatty()

@@ -1,6 +1,7 @@
-"""``cltui fleet``'s text report: the verdict line first, the matrix (rich), then per column
-its first divergence, what could not run and why, the columns against each other, and the
-hosts that did not run."""
+"""``cltui fleet``'s text report: the verdict line first, the matrix (rich: as wide as the
+terminal, rows that differ first, device columns paged), then per column its first
+divergence, its fault and why, the columns against each other, the hosts (what did not run,
+bytes sent and received)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,35 @@ def _short(text: str, n: int = 24) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
+ARG_W = 40  # the argument column at most
+GOOD = ("equal", "within")
+
+
+def _col_width(col: Mapping[str, Any], rows: list[Mapping[str, Any]], i: int) -> int:
+    """A device column's width: its head (id and the shortened names) and its cells."""
+    dev = col["device"]
+    head = [col["id"], _short(dev["name"]), _short(dev["platform"]), _short(dev["driver"])]
+    return max([len(h) for h in head] + [len(cell_text(r["cells"][i])) for r in rows]) + 3
+
+
+def pages(widths: list[int], room: int) -> list[range]:
+    """The device columns split into pages that fit ``room`` characters each (at least
+    one column a page)."""
+    out: list[range] = []
+    start, used = 0, 0
+    for i, w in enumerate(widths):
+        if i > start and used + w > room:
+            out.append(range(start, i))
+            start, used = i, 0
+        used += w
+    if widths:
+        out.append(range(start, len(widths)))
+    return out
+
+
 def print_fleet(report: Mapping[str, Any]) -> None:
+    """The report as text: the matrix as wide as the terminal (``$COLUMNS``, 80 for a
+    pipe), rows that differ anywhere first, the device columns paged when they do not fit."""
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
@@ -23,30 +52,38 @@ def print_fleet(report: Mapping[str, Any]) -> None:
     rep = escape_tree(report)
     echo(rep["verdict"]["line"])
     console = Console(highlight=False)
-    if not console.is_terminal:  # a file or a pipe: as wide as the matrix, never wrapped
-        console = Console(highlight=False, width=max(100, 44 + 16 * len(rep["columns"])))
-    if rep["columns"]:
-        table = Table(title="fleet: against the capture", show_lines=False)
-        table.add_column("enqueue", justify="right", no_wrap=True, min_width=7)
-        table.add_column("argument", no_wrap=True, max_width=40)
-        for col in rep["columns"]:
-            dev = col["device"]
-            head = f"{col['id']}\n{_short(dev['name'])}\n{_short(dev['platform'])}\n" \
-                f"{_short(dev['driver'])}"
-            table.add_column(escape(head), no_wrap=True)
-        for row in rep["rows"]:
-            cells = [f"[{cell_style(c)}]{cell_text(c)}[/]" if cell_style(c) else cell_text(c)
-                     for c in row["cells"]]
-            table.add_row(str(row["enqueue"]), escape(f"{row['kernel']} {row['label']}"), *cells)
-        console.print(table)
+    cols = rep["columns"]
+    if cols:
+        rows = sorted(rep["rows"], key=lambda r: all(c["status"] in GOOD for c in r["cells"]))
+        arg_w = min(ARG_W, max([len(f"{r['kernel']} {r['label']}") for r in rows] + [8])) + 3
+        room = max(20, console.width - arg_w - 10 - 4)
+        widths = [_col_width(c, rows, i) for i, c in enumerate(cols)]
+        split = pages(widths, room)
+        for n, page in enumerate(split, 1):
+            title = "fleet: against the capture" + (
+                f" (devices {page.start + 1}-{page.stop} of {len(cols)}, page {n}/{len(split)})"
+                if len(split) > 1 else "")
+            table = Table(title=title, show_lines=False)
+            table.add_column("enqueue", justify="right", no_wrap=True, min_width=7)
+            table.add_column("argument", no_wrap=True, max_width=ARG_W)
+            for i in page:
+                dev = cols[i]["device"]
+                head = f"{cols[i]['id']}\n{_short(dev['name'])}\n{_short(dev['platform'])}\n" \
+                    f"{_short(dev['driver'])}"
+                table.add_column(escape(head), no_wrap=True)
+            for row in rows:
+                cells = [row["cells"][i] for i in page]
+                texts = [f"[{cell_style(c)}]{escape(cell_text(c))}[/]"
+                         if cell_style(c) else escape(cell_text(c)) for c in cells]
+                table.add_row(str(row["enqueue"]), escape(f"{row['kernel']} {row['label']}"),
+                              *texts)
+            console.print(table)
     for col in rep["columns"]:
         lines = [col["verdict"]["line"]]
         if col["first_divergent"] is not None:
             lines.append(f"first divergent enqueue: {col['first_divergent']}")
         if col["error"]:
-            where = f" at enqueue {col['failed_enqueue']}" if col["failed_enqueue"] is not None \
-                else ""
-            lines.append(f"cannot run{where}: {col['status']}: {col['error']}")
+            lines.append(f"{col.get('fault') or col['status']}: {col['error']}")
         echo(f"{col['id']} ({col['runner']}): " + "; ".join(lines))
     _print_cross(rep)
     base = rep.get("baseline")
@@ -62,8 +99,9 @@ def print_fleet(report: Mapping[str, Any]) -> None:
         else:
             sent = h["sent"]
             what = ("bundle cached" if sent["cached"]
-                    else f"sent {sent['files']} files, {sent['bytes']} bytes")
-            echo(f"host {h['name']}: {len(h['devices'])} devices, {what}, "
+                    else f"bundle: {sent['files']} files, {sent['bytes']} bytes")
+            echo(f"host {h['name']}: {len(h['devices'])} devices, {what}; "
+                 f"{h['bytes_sent']} bytes sent, {h['bytes_received']} received; "
                  f"{h['seconds']:.1f} s")
     echo(rep["verdict"]["line"])
 

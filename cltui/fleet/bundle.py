@@ -4,9 +4,11 @@ check's ``tol``), in a private copy (hard links) when the bundle is not the run'
 
 An export of ``DUMPDIR RANGE`` is kept in a local cache (``$XDG_CACHE_HOME/cltui/fleet-exports``,
 the :data:`KEEP` most recently used), keyed by everything it is made from: the capture's
-files (names, sizes, modification times), the range, the mode and cltui's own files.  A second
-run of the same range of an unchanged capture sends the same bundle, which the hosts hold
-already (an export made again differs in its ``created`` time, so its manifest would travel).
+files (names, sizes, modification times), the range, the mode and the content of cltui's own
+source files (not their times, not ``__pycache__``).  A second run of the same range of an
+unchanged capture sends the same bundle, which the hosts hold already; an export made again
+(the entry evicted) has the same bundle id too (:func:`cltui.fleet.cache.bundle_files`: the
+manifest's ``created`` time is not part of it).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import Any
 from cltui.capture.capture import Capture
 from cltui.capture.safeopen import MAX_JSON, read_text_limited
 from cltui.export import ExportError, export_range
+from cltui.export.bundle import sha256_file
 from cltui.fleet.cache import CacheError, bundle_files
 from cltui.process import lifecycle
 from cltui.progress import CancelToken, ProgressFn
@@ -66,14 +69,31 @@ def _stat_lines(root: Path) -> list[str]:
     return out
 
 
+def _code_lines(root: Path) -> list[str]:
+    """``relpath sha256`` of cltui's own source files: content, not times; no bytecode
+    (``__pycache__``, rewritten by any import, changes nothing an export holds)."""
+    out: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+        for name in sorted(filenames):
+            if name.endswith((".pyc", ".pyo")):
+                continue
+            p = Path(dirpath) / name
+            with contextlib.suppress(OSError):
+                if p.is_file() and not p.is_symlink():
+                    out.append(f"{p.relative_to(root)} {sha256_file(p)}")
+    return out
+
+
 def export_key(capture: Path, range_text: str, mode: str) -> str:
-    """What an export is made from, as one sha256."""
+    """What an export is made from, as one sha256: the capture's files (names, sizes and
+    times: a capture is large), the range, the mode and the content of cltui's sources."""
     import cltui
 
     h = hashlib.sha256()
     for part in (str(capture.resolve()), range_text.strip(), mode):
         h.update(part.encode() + b"\0")
-    for line in _stat_lines(capture) + _stat_lines(Path(cltui.__file__).parent):
+    for line in _stat_lines(capture) + _code_lines(Path(cltui.__file__).parent):
         h.update(line.encode("utf-8", "surrogateescape") + b"\n")
     return h.hexdigest()
 

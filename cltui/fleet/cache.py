@@ -2,10 +2,15 @@
 
 On the host, under the work folder: ``objects/<sha256>`` (every file a bundle ever brought,
 data and code alike), ``bundles/<id>/`` (a bundle's tree, hard links into ``objects``; ``id``
-is the sha256 of the bundle's file list) and ``builds/<key>/`` (the C++ runner built once per
+is the sha256 of the bundle's file list, content only: the manifest without its creation
+time, not the README) and ``builds/<key>/`` (the C++ runner built once per
 content of its sources).  :func:`sync` asks first whether the host holds the bundle whole,
 then which of its files it lacks, and sends only those, as one gzip'd tar stream; the host
 checks each file's sha256 before taking it, so a broken transfer leaves nothing behind.
+Hosts may share the work folder (an NFS home, one machine listed twice): a bundle's tree
+and a C++ build are made in a private temporary folder and published by one atomic rename
+(:func:`publish`); a published tree is never removed or rewritten by a writer, so readers
+never see half of one and writers of the same content agree.
 After a new bundle is made whole there, the host keeps the :data:`KEEP_BUNDLES` most recently
 used bundles (a run touches its bundle) and removes the contents no bundle links any more
 (an hour after they arrived, so that a concurrent run's are left alone).
@@ -16,6 +21,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import io
+import re
 import shlex
 import tarfile
 import tempfile
@@ -31,7 +37,9 @@ from cltui.fleet.scratch import mark
 from cltui.fleet.transport import CommandResult, Transport
 from cltui.progress import CancelToken
 
-__all__ = ["BundleFiles", "CacheError", "SyncStats", "bundle_files", "shell_path", "sync"]
+__all__ = [
+    "BundleFiles", "CacheError", "SyncStats", "bundle_files", "publish", "shell_path", "sync",
+]
 
 CPP_SOURCES = ("CMakeLists.txt", "replay.cpp")
 KEEP_BUNDLES = 20  # bundles kept on a host (the most recently used); their contents too
@@ -90,14 +98,33 @@ def bundle_files(root: Path) -> BundleFiles:
         if actual != digest.strip():
             raise CacheError(f"{path} does not match its sum in SHA256SUMS: the bundle is damaged")
         files.append((rel, actual, path.stat().st_size))
+    # the id: the content that replays (the manifest without its creation time; not the
+    # README, which says when it was made, nor the SHA256SUMS that follows from the rest),
+    # so an export of the same range made again is the same bundle
+    listing = "".join(f"{_timeless(root, r, h)} {r}\n" for r, h, _s in sorted(files)
+                      if r != "README.md").encode()
     files.append(("SHA256SUMS", sha256_file(sums), sums.stat().st_size))
     files.sort()
-    listing = "".join(f"{h} {r}\n" for r, h, _s in files).encode()
     cpp = [(r, h) for r, h, _s in files if r in CPP_SOURCES or r.startswith("cpp/")]
     cpp_key = None
     if any(r == "replay.cpp" for r, _h in cpp):
         cpp_key = hashlib.sha256("".join(f"{h} {r}\n" for r, h in cpp).encode()).hexdigest()
     return BundleFiles(root, tuple(files), hashlib.sha256(listing).hexdigest(), cpp_key)
+
+
+_CREATED = re.compile(rb'"created": *"[^"]*"')
+
+
+def _timeless(root: Path, rel: str, digest: str) -> str:
+    """``digest`` of a bundle file, the manifest's taken without its ``created`` time."""
+    if rel != "manifest.json":
+        return digest
+    try:
+        with open_regular(root / rel) as f:
+            data = f.read(MAX_JSON + 1)
+    except OSError:
+        return digest
+    return hashlib.sha256(_CREATED.sub(b'"created": ""', data)).hexdigest()
 
 
 def shell_path(path: str) -> str:
@@ -138,12 +165,23 @@ def _upload_script(workdir: str, bundle_id: str, owner: str = "") -> str:
         'while read -r h p; do mkdir -p "$S/$(dirname "$p")"',
         '  ln "$W/objects/$h" "$S/$p" 2>/dev/null || cp "$W/objects/$h" "$S/$p" || exit 3',
         'done < index',
-        ': > "$S/.complete"; rm -rf "$B"; mv "$S" "$B" 2>/dev/null || [ -f "$B/.complete" ] '
-        "|| exit 3",
+        ': > "$S/.complete"',
+        publish("S", "B"),
+        '[ -f "$B/.complete" ] || exit 3',
         f'cd "$W/bundles" && ls -t | tail -n +{KEEP_BUNDLES + 1} | while read -r old; do '
         'rm -rf "./$old"; done',
         'find "$W/objects" -type f -links 1 -mmin +60 -exec rm -f {} + 2>/dev/null; true',
     ])  # fmt: skip
+
+
+def publish(src: str, dest: str) -> str:
+    """The shell line that publishes the finished tree ``$src`` as ``$dest`` by one atomic
+    rename, unless ``$dest`` is there already (another run, maybe on another host of a
+    shared home, published the same content first: it stays, and ``$src`` is left to its
+    clean-up).  ``mv -T`` refuses to move into an existing folder; where it is missing
+    (BSD, macOS) the plain ``mv`` is tried only when ``$dest`` is not there."""
+    s, d = f'"${src}"', f'"${dest}"'
+    return f"mv -T {s} {d} 2>/dev/null || {{ [ -e {d} ] || mv {s} {d}; }} 2>/dev/null"
 
 
 def _tar_stream(bundle: BundleFiles, missing: set[str]) -> Iterator[bytes]:

@@ -220,7 +220,7 @@ def _fetch(cache: dict[tuple[int, str], bytes | None], run: DeviceRun,
     if key in cache:
         return cache[key]
     data: bytes | None = None
-    if t is not None and run.out_dir:
+    if t is not None and run.out_dir and not t.dead:
         res = t.run(f"cat -- {shlex.quote(run.out_dir + '/' + name)}", timeout=timeout)
         data = res.out if res.rc == 0 else None
     cache[key] = data

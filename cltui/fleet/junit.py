@@ -1,19 +1,28 @@
-"""The fleet report as JUnit XML, for CI: one ``testsuite`` per column (host:device), one
-``testcase`` per enqueue of the range on it.
+"""The fleet report as JUnit XML, for CI (the one writer, :mod:`cltui.replay.junit`): one
+``testsuite`` per column (host:device, its ``time`` the column's wall time), one ``testcase``
+per enqueue of the range on it (its ``time`` the kernel's device time, its ``system-out``
+each output's cell).
 
-As JUnit means them: a ``failure`` is a check that came out ``different`` (or the enqueue
-crashed or hung the runner: the kernel's fault until shown otherwise); an ``error`` is an
-enqueue that could not run there (the plan could not run, the runner failed, or the whole host
-did not run: unreachable, authentication, a missing dependency); ``skipped`` is an enqueue not
-reached after an earlier one ended the run, or one whose outputs could not be checked.  A host
-that did not run gets one suite (``host``), each enqueue an error saying why.
+As JUnit means them, each with a ``type``: a ``failure`` is a result that changed between
+the runs of ``--retry-flaky`` (``flaky``), a check that came out ``different`` and that no
+baseline knows, an enqueue that hung (``hang``) or crashed the device (``device-crash``): the
+kernel's fault until shown otherwise, or a baseline's known divergence that no longer diverges
+(``fixed``); an ``error`` is an enqueue that could not run there (``cannot-run``, the
+pre-flight), or whose result was lost to the fleet's infrastructure (``connection-lost``,
+``runner-crash``, ``cancelled``, ``error``: :mod:`cltui.fleet.faults`); ``skipped`` is an
+enqueue not reached after the fault, an output downstream of an enqueue that could not run,
+or one that could not be checked.  A host that did not run at all (unreachable,
+authentication, a missing dependency...) is one suite with one ``host`` test case whose error
+says why (not one per enqueue).
 """
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
+
+from cltui.fleet.faults import FAULTS, host_fault, junit_kind
+from cltui.replay.junit import Case, Outcome, Suite, junit_document
 
 __all__ = ["junit_xml"]
 
@@ -26,36 +35,31 @@ def _cases(report: Mapping[str, Any]) -> list[tuple[int, str, list[dict[str, Any
     return [(n, k, rows) for n, (k, rows) in out.items()]
 
 
-def _outcome(cells: Sequence[Mapping[str, Any]], labels: Sequence[str]
-             ) -> tuple[str, str, str]:
-    """``(kind, type, message)`` of one testcase from its cells: kind '' passes.  The type
-    says what failed: ``flaky`` (results changed between runs), ``different``, ``fixed`` (a
-    baseline's known divergence that no longer diverges), ``crash``, ``hang``, ``cannot-run``,
-    ``error``."""
+def _outcome(cells: Sequence[Mapping[str, Any]], labels: Sequence[str]) -> tuple[str, str, str]:
+    """``(element, type, message)`` of one testcase from its cells: element '' passes."""
     flaky = [lab for lab, c in zip(labels, cells, strict=True) if c.get("flaky")]
     if flaky:
         return "failure", "flaky", "results changed between runs: " + ", ".join(flaky)
     diff = [f"{lab}: {c['summary'] or 'different'}"
             + (f" (max {c['max_ulp']:g} ULP)" if c.get("max_ulp") is not None else "")
             for lab, c in zip(labels, cells, strict=True)
-            if c["status"] == "different" and c.get("baseline") != "known"]
+            if c["status"] == "different" and c.get("baseline") != "known"]  # fmt: skip
     if diff:
         return "failure", "different", "; ".join(diff)
-    cannot = [c["summary"] for c in cells if c["status"] == "cannot-run"]
-    if cannot:
-        state = cannot[0].partition(":")[0]
-        if state in ("crash", "hang"):
-            return "failure", state, cannot[0]
-        return "error", state if state in ("killed", "cancelled") else "cannot-run", cannot[0]
-    reached = [c for c in cells if c["status"] == "not-reached"]
-    if reached:
-        return "skipped", "not-reached", reached[0]["summary"]
+    faults = [c for c in cells if c["status"] in FAULTS]
+    if faults:
+        kind, typ = junit_kind(str(faults[0]["status"]))
+        return kind, typ, f"{typ}: {faults[0]['summary']}"
+    for status in ("not-reached", "downstream"):
+        hit = [c for c in cells if c["status"] == status]
+        if hit:
+            return "skipped", status, str(hit[0]["summary"])
     if cells and all(c["status"] == "unchecked" for c in cells):
         return "skipped", "unchecked", "no output could be checked: " + cells[0]["summary"]
     fixed = [lab for lab, c in zip(labels, cells, strict=True) if c.get("baseline") == "fixed"]
     if fixed:
         return "failure", "fixed", ("known divergence no longer diverges (update the "
-                                    "baseline): " + ", ".join(fixed))
+                                    "baseline): " + ", ".join(fixed))  # fmt: skip
     return "", "", ""
 
 
@@ -65,8 +69,8 @@ def _out(cells: Sequence[Mapping[str, Any]], labels: Sequence[str]) -> str:
     for lab, c in zip(labels, cells, strict=True):
         tag = f" [{c['baseline']}]" if c.get("baseline") else ""
         ulp = f", max {c['max_ulp']:g} ULP" if c.get("max_ulp") else ""
-        lines.append(f"{lab}: {c['status']}{tag}{ulp}" + (f": {c['summary']}"
-                                                          if c.get("summary") else ""))
+        said = f": {c['summary']}" if c.get("summary") else ""
+        lines.append(f"{lab}: {c['status']}{tag}{ulp}{said}")
     return "\n".join(lines)
 
 
@@ -75,65 +79,44 @@ def _seconds(step: Mapping[str, Any] | None) -> float:
     timing: Mapping[str, Any] = (step or {}).get("timing") or {}
     for stage in ("start_to_end", "host_enqueue"):
         st = timing.get(stage)
-        if isinstance(st, Mapping) and isinstance(st.get("median"), (int, float)):
+        if isinstance(st, Mapping) and isinstance(st.get("median"), int | float):
             return float(st["median"]) / 1e9
     return 0.0
 
 
+def _column(i: int, col: Mapping[str, Any], result: Mapping[str, Any],
+            cases: list[tuple[int, str, list[dict[str, Any]]]]) -> Suite:  # fmt: skip
+    dev = col["device"]
+    steps = {int(st["enqueue"]): st for st in result.get("steps") or []}
+    suite = Suite(str(col["id"]), time=float(col.get("seconds") or 0.0), properties=[
+        ("host", str(col["host"])), ("device", str(dev["name"])),
+        ("platform", str(dev["platform"])), ("driver", str(dev["driver"])),
+        ("runner", str(col["runner"])), ("verdict", str(col["verdict"]["line"])),
+    ])  # fmt: skip
+    for n, kernel, rows in cases:
+        cells, labels = [r["cells"][i] for r in rows], [r["label"] for r in rows]
+        kind, typ, msg = _outcome(cells, labels)
+        suite.cases.append(Case(f"enqueue {n} {kernel}".strip(), f"fleet.{col['id']}",
+                                cast(Outcome, kind), msg, _seconds(steps.get(n)), typ,
+                                _out(cells, labels)))  # fmt: skip
+    log = [str(col["verdict"]["line"]), *[str(x) for x in result.get("notes") or []]]
+    if result.get("stderr"):
+        log.append(str(result["stderr"]))
+    suite.system_out = "\n".join(log)
+    return suite
+
+
 def junit_xml(report: Mapping[str, Any]) -> str:
     """The XML document (UTF-8 text)."""
-    root = ET.Element("testsuites", name="cltui fleet")
     cases = _cases(report)
-    totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     devices = report.get("devices") or []
-    for i, col in enumerate(report["columns"]):
-        dev = col["device"]
-        result: Mapping[str, Any] = devices[i] if i < len(devices) else {}
-        steps = {int(st["enqueue"]): st for st in result.get("steps") or []}
-        suite = ET.SubElement(root, "testsuite", name=col["id"],
-                              time=f"{float(col.get('seconds') or 0.0):.3f}")
-        props = ET.SubElement(suite, "properties")
-        for key, value in (("host", col["host"]), ("device", dev["name"]),
-                           ("platform", dev["platform"]), ("driver", dev["driver"]),
-                           ("runner", col["runner"]), ("verdict", col["verdict"]["line"])):
-            ET.SubElement(props, "property", name=key, value=str(value))
-        counts = dict.fromkeys(totals, 0)
-        for n, kernel, rows in cases:
-            case = ET.SubElement(suite, "testcase", name=f"enqueue {n} {kernel}".strip(),
-                                 classname=f"fleet.{col['id']}",
-                                 time=f"{_seconds(steps.get(n)):.6f}")
-            cells, labels = [r["cells"][i] for r in rows], [r["label"] for r in rows]
-            kind, typ, msg = _outcome(cells, labels)
-            counts["tests"] += 1
-            if kind:
-                ET.SubElement(case, kind, message=msg, type=typ)
-                counts[{"failure": "failures", "error": "errors", "skipped": "skipped"}[kind]] += 1
-            ET.SubElement(case, "system-out").text = _out(cells, labels)
-        log = [str(col["verdict"]["line"]), *[str(x) for x in result.get("notes") or []]]
-        if result.get("stderr"):
-            log.append(str(result["stderr"]))
-        ET.SubElement(suite, "system-out").text = "\n".join(log)
-        _close(suite, counts, totals)
+    suites = [_column(i, col, devices[i] if i < len(devices) else {}, cases)
+              for i, col in enumerate(report["columns"])]  # fmt: skip
     for host in report["hosts"]:
         if host["status"] == "ok":
             continue
-        suite = ET.SubElement(root, "testsuite", name=str(host["name"]))
-        counts = dict.fromkeys(totals, 0)
-        for n, kernel, _rows in cases:
-            case = ET.SubElement(suite, "testcase", name=f"enqueue {n} {kernel}".strip(),
-                                 classname=f"fleet.{host['name']}")
-            ET.SubElement(case, "error", message=f"{host['status']}: {host['reason']}",
-                          type=str(host["status"]))
-            counts["tests"] += 1
-            counts["errors"] += 1
-        _close(suite, counts, totals)
-    for key, value in totals.items():
-        root.set(key, str(value))
-    ET.indent(root)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
-
-
-def _close(suite: ET.Element, counts: dict[str, int], totals: dict[str, int]) -> None:
-    for key, value in counts.items():
-        suite.set(key, str(value))
-        totals[key] += value
+        _kind, typ = junit_kind(host.get("fault") or host_fault(str(host["status"])))
+        suites.append(Suite(str(host["name"]), [
+            Case("host", f"fleet.{host['name']}", "error", f"{typ}: {host['reason']}", type=typ)
+        ]))  # fmt: skip
+    return junit_document("cltui fleet", suites)

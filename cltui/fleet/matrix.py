@@ -1,9 +1,12 @@
 """The fleet's one result: rows = enqueue and argument, columns = host:device, each cell the
 check against the captured output (``equal``, ``within``, ``different`` with max ULP,
-``unchecked``), ``cannot-run`` (why), ``not-reached`` (an earlier enqueue crashed, hung or
-could not run there); the first divergent enqueue per column; the columns against each other;
-the verdict (the house rule, device by device, and what did not run, with counts).  Pure:
-host outcomes and compare results in, a JSON-ready dict out.
+``unchecked``, ``downstream``: it differs only after an enqueue that could not run there),
+``cannot-run`` (the runner's pre-flight, why), the fault that ended the column at the enqueue
+it hit (``hang``, ``device-crash``, ``runner-crash``, ``connection-lost``, ``cancelled``,
+``error``: :mod:`cltui.fleet.faults`), ``not-reached`` (after it: not run, and why); the first
+divergent enqueue per column; the columns against each other; the verdict (the house rule,
+device by device, and what did not run, with counts).  Pure: host outcomes and compare
+results in, a JSON-ready dict out.
 """
 
 from __future__ import annotations
@@ -12,10 +15,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any, TypedDict
 
 from cltui.fleet.baseline import Baseline, apply_baseline, baseline_verdict
+from cltui.fleet.faults import FAULTS, host_fault
 from cltui.fleet.flaky import apply_flaky, flaky_fleet_verdict
 from cltui.fleet.host import DeviceRun, HostOutcome
 from cltui.replay.engine import combine_verdicts, verdict_exit
-from cltui.replay.engine.schema import CheckResult, DeviceResult, Manifest, Verdict
+from cltui.replay.engine.schema import CheckResult, Manifest, Verdict
 
 __all__ = ["Cell", "build_matrix", "cell_style", "cell_text", "column_id", "exit_code"]
 
@@ -31,7 +35,7 @@ class Cell(TypedDict):
 
 def cell_text(cell: Mapping[str, Any]) -> str:
     """One cell in a few characters: ``equal``, ``within 2ulp``, ``DIFF 4ulp``, ``cannot run``,
-    ``-`` (not reached)."""
+    ``HANG``, ``conn lost``... (the fault's word), ``(diff)`` downstream, ``-`` (not reached)."""
     status = str(cell["status"])
     ulp = cell.get("max_ulp")
     tail = f" {ulp:g}ulp" if ulp is not None and ulp > 0 else ""
@@ -41,11 +45,15 @@ def cell_text(cell: Mapping[str, Any]) -> str:
         return ("known" if cell.get("baseline") == "known" else "DIFF") + tail
     if status == "within":
         return "within" + tail
-    return {"cannot-run": "cannot run", "not-reached": "-"}.get(status, status)
+    if status in FAULTS:
+        return FAULTS[status].word
+    return {"not-reached": "-", "downstream": "(diff)"}.get(status, status)
 
 
 _STYLE = {"equal": "green", "within": "cyan", "different": "bold red", "cannot-run": "magenta",
-          "not-reached": "dim", "unchecked": "yellow"}
+          "not-reached": "dim", "unchecked": "yellow", "downstream": "dim yellow",
+          "hang": "bold red", "device-crash": "bold red", "runner-crash": "red",
+          "connection-lost": "red", "cancelled": "yellow", "error": "red"}
 
 
 def cell_style(cell: Mapping[str, Any]) -> str:
@@ -78,36 +86,46 @@ def _check_cell(col: str, chk: CheckResult) -> Cell:
     summary = str(chk.get("summary") or "")
     if not summary and status == "different":
         summary = f"{res.get('n_bad', '?')} of {res.get('elements', '?')} elements differ"
+    after = chk.get("after_cannot_run", chk.get("after_unreplayed"))
+    if status == "different" and after is not None:  # not checked: its input was not made
+        status = "downstream"
+        summary = f"not checked: downstream of enqueue {after}, which did not run here " \
+            f"({summary})"
     return {"column": col, "status": status, "max_ulp": None if ulp is None else float(ulp),
             "summary": summary}
 
 
-def _cells(col: str, result: DeviceResult, rows: list[dict[str, Any]]) -> list[Cell]:
-    """One column's cells, row by row."""
+def _cells(col: str, run: DeviceRun, rows: list[dict[str, Any]]) -> list[Cell]:
+    """One column's cells, row by row: the finished steps' checks; the fault at the enqueue
+    it hit (the first without a result when it hit none); after it, not reached."""
+    result = run.result
     checks = {(int(st["enqueue"]), str(c["mem"])): c
               for st in result.get("steps") or [] for c in st.get("checks", [])}
+    done = {int(st["enqueue"]) for st in result.get("steps") or []}
     cannot = {int(st["enqueue"]) for st in result.get("steps") or []
               if st.get("status") == "cannot-run"}  # the runner's pre-flight: not launched
-    failed = result.get("failed_enqueue")
     err = str(result.get("error") or "")
-    state = str(result.get("status") or "")
+    fault = run.fault or ("error" if err else None)
+    at = result.get("failed_enqueue")
+    if fault is not None and at is None:
+        at = next((r["enqueue"] for r in rows if r["enqueue"] not in done), None)
+    word = FAULTS[fault].word if fault in FAULTS else str(fault)
     out: list[Cell] = []
     for row in rows:
-        key = (row["enqueue"], row["mem"])
-        if key in checks and row["enqueue"] in cannot:
+        key, enq = (row["enqueue"], row["mem"]), row["enqueue"]
+        if key in checks and enq in cannot:
             out.append({"column": col, "status": "cannot-run", "max_ulp": None,
                         "summary": str(checks[key].get("summary") or "cannot run")})
         elif key in checks:
             out.append(_check_cell(col, checks[key]))
-        elif err and (failed is None or failed == row["enqueue"]):
-            why = err if state in ("error", "") else f"{state}: {err}"
-            out.append({"column": col, "status": "cannot-run", "max_ulp": None, "summary": why})
-        elif err and row["enqueue"] > failed:
+        elif fault is not None and at is not None and enq == at:
+            out.append({"column": col, "status": fault, "max_ulp": None, "summary": err})
+        elif fault is not None and at is not None and enq > at:
             out.append({"column": col, "status": "not-reached", "max_ulp": None,
-                        "summary": f"not reached: enqueue {failed}: {state or 'error'}"})
+                        "summary": f"did not run: {word} at enqueue {at}"})
         else:
-            why = (f"no result: the run ended at enqueue {failed} ({state or 'error'})"
-                   if err else "the runner reported no check")
+            why = "the runner reported no check" if fault is None else \
+                f"no result: the run ended ({word})"
             out.append({"column": col, "status": "unchecked", "max_ulp": None, "summary": why})
     return out
 
@@ -123,7 +141,7 @@ def _column(host: HostOutcome, run: DeviceRun, cells: list[Cell], rows: list[dic
         "device": {"id": dev["id"], "name": dev.get("name", ""),
                    "platform": dev.get("platform", ""),
                    "driver": dev.get("driver") or dev.get("version", "")},
-        "status": res.get("status"), "error": res.get("error"),
+        "status": res.get("status"), "fault": run.fault, "error": res.get("error"),
         "failed_enqueue": res.get("failed_enqueue"), "first_divergent": first,
         "verdict": res["verdict"], "seconds": round(run.seconds, 3),
     }
@@ -132,11 +150,12 @@ def _column(host: HostOutcome, run: DeviceRun, cells: list[Cell], rows: list[dic
 def _host(h: HostOutcome) -> dict[str, Any]:
     return {
         "name": h.host.name, "address": h.host.address, "runner": h.runner,
-        "status": h.status, "reason": h.reason,
+        "status": h.status, "fault": host_fault(h.status), "reason": h.reason,
         "devices": [f"{r.device['id']} {r.device.get('name', '')}" for r in h.devices],
         "sent": {"cached": h.sync.had_bundle, "files": h.sync.files_sent,
                  "bytes": h.sync.bytes_sent},
-        "bytes_sent": h.bytes_sent, "seconds": round(h.seconds, 3),
+        "bytes_sent": h.bytes_sent, "bytes_received": h.bytes_received,
+        "seconds": round(h.seconds, 3),
     }
 
 
@@ -154,7 +173,7 @@ def build_matrix(
     for h in outcomes:
         for run in h.devices:
             col = column_id(h, run)
-            cells = _cells(col, run.result, rows)
+            cells = _cells(col, run, rows)
             columns.append(_column(h, run, cells, rows))
             for row, cell in zip(rows, cells, strict=True):
                 row.setdefault("cells", []).append(cell)
@@ -203,7 +222,7 @@ def fleet_verdict(outcomes: Sequence[HostOutcome], columns: Sequence[Mapping[str
              f"{len(outcomes)} hosts: {head}"]
     firsts = [f"{c['id']} first diverges at enqueue {c['first_divergent']}"
               for c in columns if c["first_divergent"] is not None]
-    cannot = [f"{c['id']} {c['status']}: {c['error']}" for c in bad_devices]
+    cannot = [f"{c['id']} {_word(c)}: {c['error']}" for c in bad_devices]
     if firsts:
         parts.append("; ".join(firsts))
     stuck = _cannot_run(columns)
@@ -220,7 +239,7 @@ def fleet_verdict(outcomes: Sequence[HostOutcome], columns: Sequence[Mapping[str
                      + "; ".join(cannot) + ")")
     if failed_hosts:
         parts.append(f"{len(failed_hosts)} host{'s' if len(failed_hosts) != 1 else ''} did not "
-                     "run (" + "; ".join(f"{h.host.name} {h.status}: {h.reason}"
+                     "run (" + "; ".join(f"{h.host.name} {_host_word(h.status)}: {h.reason}"
                                          for h in failed_hosts) + ")")
     return {
         "status": status,
@@ -232,6 +251,16 @@ def fleet_verdict(outcomes: Sequence[HostOutcome], columns: Sequence[Mapping[str
                     "failed": len(bad_devices), "cannot_run": len(stuck)},
         "by_status": by_status,
     }
+
+
+def _word(col: Mapping[str, Any]) -> str:
+    f = FAULTS.get(str(col.get("fault")))
+    return f.value if f is not None else str(col["status"])
+
+
+def _host_word(status: str) -> str:
+    f = FAULTS.get(host_fault(status) or "")
+    return status if f is None or f.value == "error" else f.value
 
 
 def _cannot_run(columns: Sequence[Mapping[str, Any]]) -> dict[str, int]:

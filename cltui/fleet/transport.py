@@ -39,6 +39,8 @@ from cltui.progress import CancelToken
 __all__ = ["CommandResult", "Transport", "classify_failure", "stop_masters"]
 
 PERSIST_S = 120
+ALIVE_S = 5
+CLEANUP_S = 5.0  # seconds the clean-up may wait on a link (a dead one: not at all)
 CHUNK = 1 << 16
 
 
@@ -92,6 +94,8 @@ class Transport:
         self.control_dir = control_dir
         self.connect_timeout = connect_timeout
         self.bytes_sent = 0
+        self.bytes_received = 0
+        self.dead = False  # the link stopped answering: nothing more waits on it
         self.remove_at_close: list[str] = []  # the host's scratch folders of this run
         self.closers: list[Callable[[], None]] = []  # run by close() (the run's keeper)
         self._lock = threading.Lock()
@@ -128,6 +132,8 @@ class Transport:
             # cltui_env): they shared one socket, and the second master outlived the run
             "-o", f"ControlPath={self.control_dir}/{_tag(h.name)}",
             "-o", f"ConnectTimeout={max(1, int(self.connect_timeout))}",
+            # a frozen or vanished host ends the connection (exit 255) within ~15 s
+            "-o", f"ServerAliveInterval={ALIVE_S}", "-o", "ServerAliveCountMax=3",
         ]  # fmt: skip
         if h.port is not None:
             opts += ["-p", str(h.port)]
@@ -178,10 +184,11 @@ class Transport:
     def close(self) -> None:
         """Remove the run's scratch folders on the host, run the closers (the run's keeper,
         see :mod:`cltui.fleet.scratch`), then stop the multiplexed connection (ssh)."""
-        if self.remove_at_close:
+        if self.remove_at_close and not self.dead:  # a dead link: the next run sweeps them
             folders = " ".join(shlex.quote(d) for d in self.remove_at_close)
-            self.remove_at_close = []
-            self.run(f"rm -rf -- {folders}", timeout=30)
+            res = self.run(f"rm -rf -- {folders}", timeout=CLEANUP_S)
+            self.dead = self.dead or res.timed_out
+        self.remove_at_close = []
         while self.closers:
             with contextlib.suppress(Exception):  # one closer failing must not keep the rest
                 self.closers.pop()()
@@ -196,7 +203,7 @@ class Transport:
         argv = self.argv(None, extra=["-O", "exit"])
         with contextlib.suppress(OSError, subprocess.SubprocessError):
             subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                           stderr=subprocess.DEVNULL, timeout=10, check=False)
+                           stderr=subprocess.DEVNULL, timeout=CLEANUP_S, check=False)
 
     # ---- running -------------------------------------------------------------------
 
@@ -224,6 +231,10 @@ class Transport:
     def _count(self, n: int) -> None:
         with self._lock:
             self.bytes_sent += n
+
+    def _received(self, n: int) -> None:
+        with self._lock:
+            self.bytes_received += n
 
     def _spawn(
         self,
@@ -316,11 +327,13 @@ class _Watch:
         assert self.proc.stdout is not None
         while chunk := os.read(self.proc.stdout.fileno(), CHUNK):
             self.out.append(chunk)
+            self.transport._received(len(chunk))
             self.last = time.monotonic()
 
     def _read_err(self) -> None:
         assert self.proc.stderr is not None
         for raw in iter(self.proc.stderr.readline, b""):
+            self.transport._received(len(raw))
             line = raw.decode("utf-8", "replace").rstrip("\n")
             self.err.append(line)
             self.last = time.monotonic()

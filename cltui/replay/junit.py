@@ -41,6 +41,7 @@ class Case:
     message: str = ""
     time: float | None = None  # seconds
     type: str = ""  # the outcome's kind (``different``, ``crash``, ``cannot-run``, ...)
+    system_out: str = ""  # what the case's outputs came to, one line each (the fleet's)
 
 
 @dataclass
@@ -79,6 +80,8 @@ def junit_document(name: str, suites: Sequence[Suite]) -> str:
                 if c.type:
                     el.set("type", _text(c.type))
                 counts[_TOTAL_KEY[c.outcome]] += 1
+            if c.system_out:
+                ET.SubElement(case, "system-out").text = _text(c.system_out)
         if s.system_out:
             ET.SubElement(suite, "system-out").text = _text(s.system_out)
         suite_time = s.time if s.time is not None else spent

@@ -111,8 +111,8 @@ def start_replay(app: AnyApp, capture: Capture, first: int, last: int) -> None:
 
             title = (f"Replaying {_range_text(first, last)} on {len(request.hosts)} hosts of "
                      f"{request.inventory}")
-            app.push_screen(ProgressScreen(title, fleet_task(capture, first, last, request)),
-                            matrix)
+            app.push_screen(ProgressScreen(title, fleet_task(capture, first, last, request),
+                                           keep_partial=True), matrix)  # Cancel: what finished
             return
         title = f"Replaying {_range_text(first, last)} ({request.mode})"
         task = replay_task(capture, first, last, request)

@@ -16,7 +16,7 @@ Pure (a plan and a device result in, a verdict out).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import cast
+from typing import Any, cast
 
 from ...errors import EXIT_INCOMPLETE, EXIT_MISMATCH, EXIT_OK
 from .schema import DeviceResult, Manifest, Verdict, VerdictCounts, VerdictStatus
@@ -70,6 +70,13 @@ def verdict(plan: Manifest, result: DeviceResult) -> Verdict:
     c["cannot_run"] = sum(1 for st in ran if st.get("status") == "cannot-run")
     c["replayed"] = len(ran) - c["cannot_run"]
     c["outputs"] = sum(len(s.get("checks", [])) for s in steps)
+    stop = _stopped_at(steps, result)  # a partial result: transfers after it did not run
+    if stop is not None:
+        transfers = cast("Sequence[Mapping[str, object]]",
+                         (plan.get("scope") or {}).get("transfers") or [])  # fmt: skip
+        c["transfers_replayed"] = sum(
+            1 for t in transfers if t.get("replayed") and int(str(t.get("enqueue", 0))) < stop
+        )
     tainted_different = 0
     for st in ran:
         for chk in st.get("checks", []):
@@ -118,6 +125,17 @@ def verdict(plan: Manifest, result: DeviceResult) -> Verdict:
         status, head = "pass", ""
     counts = cast(VerdictCounts, c)  # every key of VERDICT_COUNTS
     return {"status": status, "line": _verdict_line(status, head, c), "counts": counts}
+
+
+def _stopped_at(steps: Sequence[Mapping[str, Any]], result: Mapping[str, Any]) -> int | None:
+    """Where a partial result (a crash, a hang, a lost connection) stopped: the enqueue it
+    failed at, else the first step without a result; None for a whole result."""
+    if not result.get("partial"):
+        return None
+    if result.get("failed_enqueue") is not None:
+        return int(result["failed_enqueue"])
+    ran = {int(st["enqueue"]) for st in result.get("steps") or []}
+    return next((int(s["enqueue"]) for s in steps if int(s["enqueue"]) not in ran), None)
 
 
 def _cannot_run_head(result: Mapping[str, object]) -> str:

@@ -76,6 +76,13 @@ struct DeviceRun {
 DeviceRun run_device(const Plan& plan, const Options& opt, const DeviceRef& dev,
                      size_t n_devices, const Choice& choice, std::vector<std::string>& json) {
     Replayer r(plan, opt.bundle, dev, opt, device_out_dir(opt, dev, n_devices));
+    if (opt.stream)  // each finished step as one line: a crash or a hang later keeps it
+        r.step_done = [&r](size_t i) {
+            std::string one = step_json(r, i);
+            for (char& c : one)
+                if (c == '\n') c = ' ';  // layout only: strings hold their newlines escaped
+            std::cerr << "replay: step " << one << std::endl;
+        };
     DeviceRun run;
     std::vector<PassTime> floor;
     LatencyRun lat;

@@ -35,7 +35,7 @@ import argparse
 import json
 import shlex
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import cast
 
@@ -139,13 +139,23 @@ def _median(stats: Stats | None) -> float | None:
     return stats["median"] if stats else None
 
 
-def _trace(event: Mapping[str, object]) -> None:
-    if event.get("type") == "step":
-        print(
-            f"replay: enqueue {event['enqueue']} ({int(str(event['i'])) + 1}/{event['n']})",
-            file=sys.stderr,
-            flush=True,
-        )
+def _progress(trace: bool, stream: bool) -> Callable[[Mapping[str, object]], None] | None:
+    """The engine's events on stderr: ``--trace`` each enqueue before it runs, ``--stream``
+    each finished step as one JSON line (a crash or a hang later keeps it)."""
+    if not (trace or stream):
+        return None
+
+    def show(event: Mapping[str, object]) -> None:
+        if trace and event.get("type") == "step":
+            print(
+                f"replay: enqueue {event['enqueue']} ({int(str(event['i'])) + 1}/{event['n']})",
+                file=sys.stderr,
+                flush=True,
+            )
+        elif stream and event.get("type") == "step_done":
+            print(f"replay: step {json.dumps(event['step'])}", file=sys.stderr, flush=True)
+
+    return show
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -173,6 +183,11 @@ def _parser() -> argparse.ArgumentParser:
         "--trace",
         action="store_true",
         help="print each enqueue on stderr before it runs (which one crashed?)",
+    )
+    ap.add_argument(
+        "--stream",
+        action="store_true",
+        help="print each finished step on stderr as one JSON line (replay: step ...)",
     )
     return ap
 
@@ -202,7 +217,7 @@ def run_devices(
                 repeat=args.repeat,
                 tolerance=tol,
                 save_dir=save,
-                progress=_trace if args.trace else None,
+                progress=_progress(args.trace, args.stream),
             )
         )
     return results

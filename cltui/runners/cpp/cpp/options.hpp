@@ -15,6 +15,7 @@ struct Options {
     bool validate = false;
     bool json = false;
     bool trace = false;
+    bool stream = false;  // --stream: each finished step as one JSON line on stderr
     int repeat = 1;
     bool floor = false;              // --floor: the bare launch loop only (cpp/latency.hpp)
     bool latency = false;            // --latency: runner, floor and delays side by side (JSON)
@@ -32,7 +33,7 @@ struct Options {
 const char* kUsage =
     "usage: replay [--bundle DIR] [--list-devices] [--device P:D|NAME]... [--validate]\n"
     "              [--repeat N] [--json] [--out DIR] [--atol X] [--rtol X] [--ulp N] [--trace]\n"
-    "              [--floor] [--delay-ns N] [--latency [--delays N,N,...]]\n"
+    "              [--stream] [--floor] [--delay-ns N] [--latency [--delays N,N,...]]\n"
     "\n"
     "  --bundle DIR      the bundle folder (default: the current folder if it holds\n"
     "                    manifest.json, else the folder this program was built from)\n"
@@ -51,6 +52,7 @@ const char* kUsage =
     "                    several devices)\n"
     "  --atol/--rtol/--ulp  tolerances for floating point (override the manifest's)\n"
     "  --trace           print each enqueue on stderr before it runs (which one crashed?)\n"
+    "  --stream          print each finished step on stderr as one JSON line (replay: step ...)\n"
     "  --floor           after the validation pass, time N passes of the bare launch loop\n"
     "                    (the same kernels, arguments set once, no event, nothing else, on a\n"
     "                    queue without profiling): this driver's floor of host time per launch\n"
@@ -100,6 +102,8 @@ inline Options parse_args(int argc, char** argv) {
                 o.json = true;
             } else if (a == "--trace") {
                 o.trace = true;
+            } else if (a == "--stream") {
+                o.stream = true;
             } else if (a == "--repeat") {
                 o.repeat = std::stoi(need(i));
                 if (o.repeat < 1) throw UsageError("--repeat must be at least 1");

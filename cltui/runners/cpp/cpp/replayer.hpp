@@ -125,6 +125,7 @@ class Replayer {
     std::vector<Build> builds;    // per program built, in build order
     std::vector<double> loop_ns;  // host time of each timed pass's launch loop
     long long running = -1;       // the enqueue being set up or run (-1: none)
+    std::function<void(size_t)> step_done;  // after step i of the validation pass (--stream)
 
     // Everything that can fail before a kernel runs: context, programs, objects, arguments.
     void setup();

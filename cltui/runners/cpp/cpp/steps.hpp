@@ -34,10 +34,14 @@ inline PassTime Replayer::run_once(bool validate, const Pass& pass) {
             if (pass.delay_ns > 0) took.injected_ns += spin(pass.delay_ns);
         }
         if (!kernels_[i]) {  // it cannot run on this device (or was not set up): not launched
-            if (validate && !set_up_failed_.count(i)) not_launched(i, s, outcomes[i]);
+            if (validate && !set_up_failed_.count(i)) {
+                not_launched(i, s, outcomes[i]);
+                if (step_done) step_done(i);
+            }
             continue;
         }
         launch(i, s, outcomes[i], validate, pass.events);
+        if (validate && step_done) step_done(i);
     }
     auto loop_end = std::chrono::steady_clock::now();
     check(clFinish(queue_), "clFinish");

@@ -6,7 +6,8 @@ of its own (``ssh -F CONFIG``: its own known_hosts, pre-filled, so ``StrictHostK
 stays on; the client key; batch mode): the system's and the user's ssh configuration are never
 read or touched.  A host may be ``down`` (a closed port), refuse the client key
 (``refuse_key``) or get environment variables in every session (``env``: sshd's ``SetEnv``).
-Sessions get ``HOME`` = ``ROOT/home`` (shared by the hosts, unless ``env`` says otherwise):
+Sessions get ``HOME`` = ``ROOT/home`` (shared by the hosts, unless ``env`` says otherwise) and a
+``TMPDIR`` of their own (each host a machine of its own: a fleet's device locks live there):
 the user's real home, its caches and its shell start-up files (Debian's bash sources
 ``~/.bashrc`` for every ssh command) stay out of the tests.
 
@@ -58,6 +59,7 @@ class SshHost:
     key: Path  # the client's private key
     config: Path  # ``ssh -F`` config (known_hosts, key, batch mode)
     proc: subprocess.Popen[bytes] | None = None
+    tmpdir: Path | None = None  # its sessions' TMPDIR: a machine of its own (its fleet locks)
 
     def ssh_argv(self, *command: str) -> list[str]:
         return ["ssh", "-F", str(self.config), "-p", str(self.port), self.host, *command]
@@ -141,7 +143,9 @@ def _sshd_config(d: Path, port: int, host_key: Path, spec: HostSpec, home: Path)
         "StrictModes no", "UsePAM no", "LogLevel ERROR", "MaxSessions 50",
         "MaxStartups 50:30:100",
     ]  # fmt: skip
-    env = {"HOME": str(home), **spec.env}
+    tmp = d / "tmp"  # each host a machine of its own: its own TMPDIR (the fleet's device locks)
+    tmp.mkdir(exist_ok=True)
+    env = {"HOME": str(home), "TMPDIR": str(tmp), **spec.env}
     lines.append("SetEnv " + " ".join(f'"{k}={v}"' for k, v in env.items()))
     cfg = d / "sshd_config"
     cfg.write_text("\n".join(lines) + "\n")
@@ -201,6 +205,7 @@ def start_hosts(root: Path, specs: Sequence[HostSpec]) -> SshHosts:
             (d / "authorized_keys").write_text(
                 (stranger_pub if spec.refuse_key else client_pub) + "\n")
             cfg = _sshd_config(d, port, host_key, spec, home)
+            h.tmpdir = d / "tmp"
             h.proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(cfg)],
                                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
             hand_over(h.proc.pid)  # the ssh_hosts fixture stops it, at its module's end

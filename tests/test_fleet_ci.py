@@ -258,15 +258,18 @@ def test_a_device_another_fleet_holds_is_waited_for_or_refused(
     import fcntl
     import threading
 
-    from cltui.fleet.lock import LOCK_DIR, busy_reason, lock_key
+    from cltui.fleet.lock import LOCK_NAME, busy_reason, lock_key
     from cltui.replay.engine import list_devices
 
     inv = _inventory(lab, "locked")
     pocl = next((d for d in list_devices() if "Portable" in d["platform"]), None)
     if pocl is None:
         pytest.skip("PoCL is not installed")
-    Path(LOCK_DIR).mkdir(mode=0o1777, exist_ok=True)
-    lock = Path(LOCK_DIR) / f"{lock_key(pocl)}.lock"
+    host_tmp = lab[0]["a"].tmpdir  # cpu1 is sshd host a: its TMPDIR holds its device locks
+    assert host_tmp is not None
+    locks = host_tmp / LOCK_NAME
+    locks.mkdir(mode=0o1777, exist_ok=True)
+    lock = locks / f"{lock_key(pocl)}.lock"
     args = (str(images_svm), "0-3", "--hosts", str(inv), "--limit", "cpu1")
     with lock.open("a") as held:
         fcntl.flock(held, fcntl.LOCK_EX)

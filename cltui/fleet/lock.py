@@ -1,8 +1,9 @@
 """One fleet at a time on a device: a lock per host and device, so that two fleets (two CI
 jobs, two users) never replay on one device at once and spoil each other's timings silently.
 
-The replay command takes ``flock`` on ``/tmp/cltui-fleet-locks/<key>.lock`` on the host before
-the runner starts (``key``: a hash of the device's platform, name and index in its platform,
+The replay command takes ``flock`` on ``${TMPDIR:-/tmp}/cltui-fleet-locks/<key>.lock`` on the
+host before the runner starts (``key``: a hash of the device's platform, name and index in its
+platform,
 not of its ``P:D`` id, which depends on the ICDs a session sees) and holds it until the runner
 ends.  When another fleet holds it, the run *waits* and says so (``@@busy SECONDS`` lines, the
 progress line ``waiting: another cltui fleet holds the device``), at most ``--lock-wait``
@@ -16,9 +17,12 @@ import hashlib
 
 from cltui.replay.engine.schema import Device
 
-__all__ = ["BUSY", "LOCK_DIR", "NOLOCK", "RC_BUSY", "busy_reason", "lock_key", "lock_lines"]
+__all__ = [
+    "BUSY", "LOCK_DIR", "LOCK_NAME", "NOLOCK", "RC_BUSY", "busy_reason", "lock_key", "lock_lines",
+]  # fmt: skip
 
-LOCK_DIR = "/tmp/cltui-fleet-locks"
+LOCK_NAME = "cltui-fleet-locks"
+LOCK_DIR = f"/tmp/{LOCK_NAME}"  # where TMPDIR is not set on the host
 RC_BUSY = 96
 BUSY = "@@busy "
 NOLOCK = "@@nolock "
@@ -34,17 +38,17 @@ def lock_lines(dev: Device, wait: float) -> list[str]:
     """Shell lines that take the device's lock on fd 9 (waiting at most ``wait`` seconds,
     saying so every 5), or exit :data:`RC_BUSY`; the lock goes with the command."""
     limit = max(0, int(wait))
-    path = f"{LOCK_DIR}/{lock_key(dev)}.lock"
     return [
+        f'LK="${{TMPDIR:-/tmp}}/{LOCK_NAME}"; LF="$LK/{lock_key(dev)}.lock"',
         "if command -v flock >/dev/null 2>&1; then",
-        f"  (umask 0; mkdir -p -m 1777 {LOCK_DIR}; : >> {path}) 2>/dev/null",
-        f"  if [ -r {path} ] && [ ! -L {path} ]; then exec 9<{path}",
+        '  (umask 0; mkdir -p -m 1777 "$LK"; : >> "$LF") 2>/dev/null',
+        '  if [ -r "$LF" ] && [ ! -L "$LF" ]; then exec 9<"$LF"',
         f"    if ! flock -n 9; then echo '{BUSY}0' >&2; n=0",
         f"      while [ $n -lt {limit} ] && ! flock -w 5 9; do n=$((n+5)); "
         f"echo \"{BUSY}$n\" >&2; done",
         f"      flock -n 9 || exit {RC_BUSY}",
         "    fi",
-        f"  else echo '{NOLOCK}cannot open {path}' >&2; fi",
+        f"  else echo \"{NOLOCK}cannot open $LF\" >&2; fi",
         f"else echo '{NOLOCK}no flock on the host' >&2; fi",
     ]
 

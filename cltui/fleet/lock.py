@@ -3,11 +3,11 @@ jobs, two users) never replay on one device at once and spoil each other's timin
 
 The replay command takes ``flock`` on ``${TMPDIR:-/tmp}/cltui-fleet-locks/<key>.lock`` on the
 host before the runner starts (``key``: a hash of the device's platform, name and index in its
-platform,
-not of its ``P:D`` id, which depends on the ICDs a session sees) and holds it until the runner
-ends.  When another fleet holds it, the run *waits* and says so (``@@busy SECONDS`` lines, the
-progress line ``waiting: another cltui fleet holds the device``), at most ``--lock-wait``
-seconds; then the device's column is an ``error`` naming the wait (``0``: refuse at once).
+platform, not of its ``P:D`` id, which depends on the ICDs a session sees) and holds it until
+the runner ends. When another fleet holds it, the run *waits* and says so (``@@busy SECONDS``
+lines, the progress line ``waiting: another cltui fleet holds the device``), at most ``--lock-
+wait`` seconds; then the device's column is an ``error`` naming the wait (``0``: refuse at
+once).
 A host without ``flock`` (util-linux) runs unlocked and the column's notes say so.
 """
 

@@ -94,6 +94,13 @@ def sweep_row_text(row: dict[str, Any]) -> str:
     return f"{row['device']}  {status:<9} {row['label']:<28} {what}"
 
 
+def _paired_text(d: Diff | None) -> str:
+    """A top point re-measured beside the capture's own configuration (paired)."""
+    from cltui.replay.experiment.stats import relative_text
+
+    return f"{d['reading']}{relative_text(d)}, {d['n']} pairs" if d else ""
+
+
 def print_sweep(summary: dict[str, Any]) -> None:
     """The ranking of a sweep's correct points (fastest first), then the others."""
     from rich.console import Console
@@ -103,7 +110,8 @@ def print_sweep(summary: dict[str, Any]) -> None:
     summary = escape_tree(summary)
     table = Table(title="correct configurations, fastest first (the range's device time: "
                         "median, 95% interval)")  # fmt: skip
-    for col in ("#", "configuration", "device", "time", "interval", "vs capture"):
+    for col in ("#", "configuration", "device", "time", "interval", "vs capture",
+                "side by side"):
         table.add_column(col, overflow="fold")
     from cltui.replay.experiment.stats import relative_text
 
@@ -113,6 +121,7 @@ def print_sweep(summary: dict[str, Any]) -> None:
             str(i), row["label"], row["device"], fmt_ns(t["median"]),
             f"[{fmt_ns(t['lo'])}, {fmt_ns(t['hi'])}]",
             f"{vs['reading']}{relative_text(vs)}" if vs else "",  # type: ignore[arg-type]
+            _paired_text(row.get("paired")),
         )  # fmt: skip
     con.print(table)
     for row in summary["others"]:

@@ -15,6 +15,7 @@ import json
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 from cltui.capture.names import sanitize_component
 from cltui.capture.safeopen import (
@@ -70,8 +71,11 @@ def _folder(capture_path: str | Path, name: str) -> Path:
     return variants_root() / capture_key(capture_path) / check_name(name)
 
 
-def save_variant(capture_path: str | Path, variant: Variant, name: str) -> Path:
-    """Store ``variant`` as ``name`` (replacing one of that name); its folder."""
+def save_variant(capture_path: str | Path, variant: Variant, name: str,
+                 result: dict[str, Any] | None = None) -> Path:  # fmt: skip
+    """Store ``variant`` as ``name`` (replacing one of that name); its folder.  ``result``:
+    what it got where it was measured (a sweep's best: device, driver, date, verdict,
+    timing), kept in ``variant.json`` under ``result``."""
     folder = _folder(capture_path, name)
     tmp = folder.with_name(f".{folder.name}.{os.getpid()}.tmp")
     shutil.rmtree(tmp, ignore_errors=True)
@@ -88,6 +92,8 @@ def save_variant(capture_path: str | Path, variant: Variant, name: str) -> Path:
         progs.append({"program": p.program, "file": fname})
     data = dataclasses.replace(variant, name=name).to_dict()
     data["programs"] = progs
+    if result is not None:
+        data["result"] = result
     (tmp / "variant.json").write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
     if folder.exists():
         shutil.rmtree(folder)

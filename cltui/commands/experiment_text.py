@@ -124,6 +124,10 @@ def print_sweep(summary: dict[str, Any]) -> None:
             _paired_text(row.get("paired")),
         )  # fmt: skip
     con.print(table)
+    from cltui.replay.experiment.sweep_plot import bars_text
+
+    for line in bars_text(summary):
+        echo(line)
     for row in summary["others"]:
         echo(f"{row['status']}: {row['label']} on {row['device']}: {row.get('why', '')}")
     con.print(summary["verdict"]["line"], soft_wrap=True, markup=False, highlight=False)

@@ -114,6 +114,10 @@ def _spec(range_text: str, kernel: str | None, local: tuple[str, ...], glob: tup
               help="Runs per point: the first validates, the others are timed.")
 @click.option("--results", type=click.Path(dir_okay=False), default=None,
               help="Append each point's row to FILE; a sweep given the same FILE resumes.")
+@click.option("--csv", "csv_path", type=click.Path(dir_okay=False), default=None,
+              metavar="FILE", help="Every row as CSV (one column per dimension).")
+@click.option("--plot", "plot_path", type=click.Path(dir_okay=False), default=None,
+              metavar="FILE.svg", help="The time per value of each dimension as an SVG.")
 @click.option("--save", default="sweep-best", show_default=True, metavar="NAME",
               help="Name the best correct variant is saved under.")
 @common_options
@@ -121,7 +125,8 @@ def sweep_cmd(dumpdir: str, range_text: str, local: tuple[str, ...], glob: tuple
               options: tuple[str, ...], defines: tuple[str, ...], params: tuple[str, ...],
               restrict: tuple[str, ...], sources: tuple[str, ...], patches: tuple[str, ...],
               budget: int | None, seed: int, repeat: int,
-              results: str | None, save: str, devices: tuple[str, ...], mode: str,
+              results: str | None, csv_path: str | None, plot_path: str | None, save: str,
+              devices: tuple[str, ...], mode: str,
               atol: float | None, rtol: float | None, ulp: int | None, arg_tol: tuple[str, ...],
               timeout: float, kernel: str | None, as_json: bool) -> None:  # fmt: skip
     """Run every configuration of the values given (the cross product, or a sample of
@@ -171,6 +176,7 @@ def sweep_cmd(dumpdir: str, range_text: str, local: tuple[str, ...], glob: tuple
     summary = summarize(spec, cap.path, pts, rows, [d["id"] for d in chosen], budget, seed,
                         path, save, interrupted, confirmed)  # fmt: skip
     _print(summary, as_json)
+    _files(summary, csv_path, plot_path, as_json)
     sys.exit(130 if interrupted else (0 if summary["verdict"]["status"] == "pass" else 1))
 
 
@@ -224,6 +230,30 @@ def _run(spec: SweepSpec, root: Any, pts: list[Variant], plans: dict[str, Manife
         cancel.cancel()
         return run.done, True, {}
     return run.done, False, confirmed
+
+
+def _files(summary: dict[str, Any], csv_path: str | None, plot_path: str | None,
+           quiet: bool) -> None:  # fmt: skip
+    """``--csv`` and ``--plot``: written whole (a temporary file, then renamed)."""
+    import contextlib
+    import os
+
+    from cltui.replay.experiment.sweep_plot import csv_text, svg_text
+
+    for path, make in ((csv_path, csv_text), (plot_path, svg_text)):
+        if path is None:
+            continue
+        tmp = f"{path}.{os.getpid()}.tmp"
+        try:
+            with open(tmp, "w", encoding="utf-8") as f:
+                f.write(make(summary))
+            os.replace(tmp, path)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            fail(f"cannot write {path}: {exc.strerror or exc}")
+        if not quiet:
+            echo(f"wrote {path}", err=True)
 
 
 def _print(summary: dict[str, Any], as_json: bool) -> None:

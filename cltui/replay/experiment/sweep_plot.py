@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import csv
 import io
-from html import escape
+from html import escape as _html
 from typing import Any
 
+from cltui.capture.display import escape_controls
 from cltui.capture.textfmt import fmt_ns
 
 __all__ = ["bars_text", "csv_text", "dimensions_of", "per_value", "svg_text"]
@@ -76,7 +77,8 @@ def _sorted(values: list[str]) -> list[str]:
 
 def bars_text(summary: dict[str, Any], width: int = 30) -> list[str]:
     """Text bars: one line per value of each dimension (its fastest correct time)."""
-    capture, dims = per_value(summary)
+    capture, raw = per_value(summary)
+    dims = [(escape_controls(d), [(escape_controls(v), t) for v, t in vals]) for d, vals in raw]
     top = max([t for _d, vals in dims for _v, t in vals] + [capture or 0.0], default=0.0)
     if top <= 0:
         return []
@@ -97,6 +99,11 @@ def _bar(t: float, top: float, width: int) -> str:
     eighths = round(t / top * width * 8)
     full, part = divmod(eighths, 8)
     return ("█" * full + (" ▏▎▍▌▋▊▉"[part] if part else "")).ljust(width)
+
+
+def escape(text: str) -> str:
+    """Text for the SVG: control characters shown escaped (XML allows none), then XML's."""
+    return _html(escape_controls(text))
 
 
 def svg_text(summary: dict[str, Any], title: str = "") -> str:

@@ -82,6 +82,9 @@ class SweepScreen(Screen[None]):
             self.app.call_from_thread(self._started, total)
             for row in rows:
                 self.app.call_from_thread(self._add, row)
+            if not self.cancel.is_set():  # the fastest few run again beside the capture's
+                self.app.call_from_thread(self._status, "re-measuring the fastest side by side "
+                                          "with the capture's own configuration…")  # fmt: skip
             summary = summarize(self.rows, self.cancel.is_set())
         except Exception as exc:  # one line on the screen, no traceback
             self.app.call_from_thread(self._failed, f"{type(exc).__name__}: {exc}")
@@ -126,6 +129,9 @@ class SweepScreen(Screen[None]):
             if key in table.rows:
                 table.update_cell(key, self._cols[0], f"{rank} best" if best else str(rank),
                                   update_width=True)
+
+    def _status(self, text: str) -> None:
+        self.query_one("#sweep-status", Label).update(text)
 
     def _failed(self, error: str) -> None:
         self.running = False

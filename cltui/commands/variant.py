@@ -58,24 +58,47 @@ def list_cmd(dumpdir: str, as_json: bool) -> None:
 @click.argument("name")
 @click.option("--json", "as_json", is_flag=True, help="The variant's JSON (sources inline).")
 def show_cmd(dumpdir: str, name: str, as_json: bool) -> None:
-    """One saved variant: its range, its changes, its patches and sources."""
-    from cltui.replay.experiment.store import load_variant
+    """One saved variant: its range, its changes, what it got where it was measured (a
+    sweep's best), its patches and sources."""
+    from cltui.replay.experiment.store import load_result, load_variant
     from cltui.replay.experiment.variant import VariantError
 
     try:
-        var = load_variant(_capture(dumpdir), name)
+        cap = _capture(dumpdir)
+        var = load_variant(cap, name)
+        result = load_result(cap, name)
     except VariantError as exc:
         fail(str(exc))
     if as_json:
-        emit_json(var.to_dict())
+        emit_json({**var.to_dict(), **({"result": result} if result else {})})
         return
     echo(f"variant {var.name}  range {var.range}" + (f"  kernel {var.kernel}" if var.kernel
                                                         else ""))  # fmt: skip
     for line in var.describe():
         echo(f"  {line}")
+    if result:
+        echo(f"  measured: {_result_text(result)}")
     for p in var.programs:
         echo(f"--- {p.program or 'program'} ({'diff' if p.patch is not None else 'source'})")
         echo((p.patch if p.patch is not None else p.source or "").rstrip("\n"))
+
+
+def _result_text(result: dict[str, Any]) -> str:
+    """``on <device> (<driver>), <date>: pass, 1.2 µs, -12.3% against the capture's``."""
+    from cltui.capture.textfmt import fmt_ns
+
+    dev = result.get("device") or {}
+    t = (result.get("time") or {}).get("median")
+    vs = result.get("vs_capture") or {}
+    rel = vs.get("relative")
+    parts = [str(result.get("verdict", "?"))]
+    if isinstance(t, (int, float)):
+        parts.append(fmt_ns(t))
+    if isinstance(rel, (int, float)):
+        parts.append(f"{rel * 100:+.1f}% against the capture's ({vs.get('reading', '')}, "
+                     f"side by side)")  # fmt: skip
+    return (f"on {dev.get('name', '?')} (driver {dev.get('driver') or '?'}), "
+            f"{result.get('date', '?')}: " + ", ".join(parts))
 
 
 @variant_cmd.command("delete")

@@ -35,8 +35,8 @@ from cltui.replay.experiment.variant import (
     check_name,
 )
 
-__all__ = ["capture_key", "delete_variant", "list_variants", "load_variant", "save_variant",
-           "variants_root"]  # fmt: skip
+__all__ = ["capture_key", "delete_variant", "list_variants", "load_result", "load_variant",
+           "save_variant", "variants_root"]  # fmt: skip
 
 _HEAD = 1 << 20  # bytes of the log that name a capture
 
@@ -101,9 +101,9 @@ def save_variant(capture_path: str | Path, variant: Variant, name: str,
     return folder
 
 
-def load_variant(capture_path: str | Path | None, ref: str) -> Variant:
-    """A variant by name (stored for this capture) or by path (a variant folder or its
-    ``variant.json``)."""
+def _located(capture_path: str | Path | None, ref: str) -> tuple[Path, bool]:
+    """A variant's folder (by name, stored for this capture, or by path) and whether its
+    files may be links (a folder the user named elsewhere; never in the store)."""
     path = Path(ref)
     stored = None
     if capture_path is not None and _NAME_RE.match(ref):
@@ -116,12 +116,13 @@ def load_variant(capture_path: str | Path | None, ref: str) -> Variant:
         folder = stored
     else:
         raise VariantError(f"{ref!r} is neither a saved variant's name nor a variant folder")
+    return folder, not folder.absolute().is_relative_to(variants_root().absolute())
+
+
+def _meta(folder: Path, ref: str, follow: bool) -> Any:
     meta = folder / "variant.json"
-    # the store's files are cltui's: a link there is not followed; a folder the user named
-    # elsewhere may be a link of theirs (its files must still be regular files)
-    follow = not folder.absolute().is_relative_to(variants_root().absolute())
     try:
-        data = json.loads(read_text_limited(meta, MAX_VARIANT, follow=follow))
+        return json.loads(read_text_limited(meta, MAX_VARIANT, follow=follow))
     except FileNotFoundError:
         raise VariantError(f"no variant {ref!r} for this capture (see cltui variant list)"
                            ) from None  # fmt: skip
@@ -129,6 +130,24 @@ def load_variant(capture_path: str | Path | None, ref: str) -> Variant:
         raise VariantError(str(exc)) from None
     except (OSError, ValueError) as exc:
         raise VariantError(f"cannot read {meta}: {exc}") from None
+
+
+def load_result(capture_path: str | Path | None, ref: str) -> dict[str, Any] | None:
+    """What a saved variant got where it was measured (a sweep's best), or None."""
+    folder, follow = _located(capture_path, ref)
+    data = _meta(folder, ref, follow)
+    result = data.get("result") if isinstance(data, dict) else None
+    return result if isinstance(result, dict) else None
+
+
+def load_variant(capture_path: str | Path | None, ref: str) -> Variant:
+    """A variant by name (stored for this capture) or by path (a variant folder or its
+    ``variant.json``)."""
+    # the store's files are cltui's: a link there is not followed; a folder the user named
+    # elsewhere may be a link of theirs (its files must still be regular files)
+    folder, follow = _located(capture_path, ref)
+    meta = folder / "variant.json"
+    data = _meta(folder, ref, follow)
     progs: list[ProgramChange] = []
     for p in data.get("programs", []) if isinstance(data, dict) else []:
         fname = str(p.get("file", ""))

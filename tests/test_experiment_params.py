@@ -201,6 +201,7 @@ def test_best_only_when_measurably_faster_and_rows_of_another_grid_are_left_out(
                     {f"1:0/{ids[1]}": same, f"1:0/{ids[2]}": half})  # type: ignore[arg-type]
     assert out["best_id"] == ids[2]
     assert out["verdict"]["line"].startswith("BEST: local 64 on 1:0, -50.")
-    assert "re-measured side by side: 10 paired runs" in out["verdict"]["line"]
+    assert ("re-measured side by side: 500 ns against 1 µs over 10 paired runs, 2 points "
+            "re-measured)") in out["verdict"]["line"], out["verdict"]["line"]
     assert out["best_record"]["device"]["driver"] == "1"
     assert out["best_record"]["vs_capture"]["reading"] == "faster"

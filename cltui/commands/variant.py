@@ -84,19 +84,18 @@ def show_cmd(dumpdir: str, name: str, as_json: bool) -> None:
 
 
 def _result_text(result: dict[str, Any]) -> str:
-    """``on <device> (<driver>), <date>: pass, 1.2 µs, -12.3% against the capture's``."""
+    """``on <device> (driver <driver>), <date>: pass, 1.2 µs against 1.4 µs for the
+    capture's own side by side (-12.3%, faster)``."""
     from cltui.capture.textfmt import fmt_ns
 
     dev = result.get("device") or {}
-    t = (result.get("time") or {}).get("median")
     vs = result.get("vs_capture") or {}
-    rel = vs.get("relative")
+    a, b, rel = vs.get("a"), vs.get("b"), vs.get("relative")
     parts = [str(result.get("verdict", "?"))]
-    if isinstance(t, (int, float)):
-        parts.append(fmt_ns(t))
-    if isinstance(rel, (int, float)):
-        parts.append(f"{rel * 100:+.1f}% against the capture's ({vs.get('reading', '')}, "
-                     f"side by side)")  # fmt: skip
+    num = (int, float)
+    if isinstance(a, num) and isinstance(b, num) and isinstance(rel, num):
+        parts.append(f"{fmt_ns(b)} against {fmt_ns(a)} for the capture's own side by side "
+                     f"({rel * 100:+.1f}%, {vs.get('reading', '')})")  # fmt: skip
     return (f"on {dev.get('name', '?')} (driver {dev.get('driver') or '?'}), "
             f"{result.get('date', '?')}: " + ", ".join(parts))
 

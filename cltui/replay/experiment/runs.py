@@ -212,6 +212,7 @@ def summarize(spec: SweepSpec, root: Any, pts: list[Variant], rows: list[Row],
     re-measured side by side with the capture's own configuration (``confirmed``, see
     :meth:`SweepRun.confirm`), the one measurably faster by the most; saved as ``save`` with
     what it got (device, driver, date, verdict, timing)."""
+    from cltui.capture.textfmt import fmt_ns
     from cltui.replay.experiment.sweep import rank
 
     by_id = {point_id(v): v for v in pts}
@@ -251,7 +252,8 @@ def summarize(spec: SweepSpec, root: Any, pts: list[Variant], rows: list[Row],
         assert vs is not None
         line = (f"BEST: {best['label']} on {best['device']}, {(vs['relative'] or 0) * 100:+.1f}% "
                 f"against the capture's configuration (faster, re-measured side by side: "
-                f"{vs['n']} paired runs, {again} point{'s' if again != 1 else ''} re-measured)"
+                f"{fmt_ns(vs['b'])} against {fmt_ns(vs['a'])} over {vs['n']} paired runs, "
+                f"{again} point{'s' if again != 1 else ''} re-measured)"
                 f" ({len(rows)} runs: {parts})")  # fmt: skip
     if elsewhere:
         line += (f"; {elsewhere} row{'s' if elsewhere != 1 else ''} of the results file "

@@ -84,7 +84,7 @@ def bars_text(summary: dict[str, Any], width: int = 30) -> list[str]:
         return []
     label_w = max([len(d) for d, _ in dims] + [7])
     value_w = max([len(v) for _d, vals in dims for v, _t in vals] + [1])
-    lines = ["time per value (the fastest correct point with it):"]
+    lines = ["time per value (the fastest correct point with it, each timed apart):"]
     if capture is not None:
         lines.append(f"{'capture':<{label_w}} {'':>{value_w}} {_bar(capture, top, width)} "
                      f"{fmt_ns(capture)}")  # fmt: skip

@@ -119,13 +119,31 @@ def test_xaxpyfaster_tuned_end_to_end(clblast: Path, tmp_path: Path,
         out["verdict"]["line"])
 
 
-def test_xgemv_tuned_and_a_patch_in_every_point(clblast: Path, tmp_path: Path) -> None:
+def test_xgemv_tuned_and_a_patch_in_every_point(clblast: Path, tmp_path: Path,
+                                                cpp_replay: Path) -> None:  # noqa: F811  # fmt: skip
     rc, out, err = _sweep(str(clblast), str(GEMV), "--param", "WGS1=64,128,256",
-                          "--param", "WPT1=1,2,4", "--local", "WGS1")  # fmt: skip
+                          "--param", "WPT1=1,2,4", "--local", "WGS1", "--save", "gemv")  # fmt: skip
     assert rc == 0, err
     assert len(out["rows"]) == 9
     assert {r["status"] for r in out["rows"]} == {"pass"}, [
         (r["label"], r["why"]) for r in out["rows"] if r["status"] != "pass"]
+    # the best (or, with none measurably faster, the fastest) point's bundle, both runners
+    won = next(r for r in out["ranking"] if r["id"] == (out["best_id"] or next(
+        x["id"] for x in out["ranking"] if x["id"] != "capture")))
+    if out["best_id"] is None:
+        save_variant(clblast, Variant.from_dict({"format": "cltui-variant", "range": str(GEMV),
+                                                 **won["changes"]}), "gemv")  # fmt: skip
+    bundle = tmp_path / "gemv"
+    res = CliRunner().invoke(main, ["export", str(clblast), str(GEMV), "-o", str(bundle),
+                                    "--variant", "gemv"])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    (step,) = manifest["steps"]
+    src = manifest["data"][manifest["programs"][step["program"]]["source"]]["path"]
+    wgs1 = int(won["changes"]["params"]["WGS1"])
+    assert _compile_size((bundle / src).read_text(), "Xgemv") == [wgs1, 1, 1]
+    py, cpp = both(bundle, cpp_replay, "pocl")
+    assert py[0]["verdict"]["status"] == cpp[0]["verdict"]["status"] == "pass"
     # --patch in a sweep: in every point but the capture's own; --param rewrites the result
     patch = tmp_path / "swap.patch"
     patch.write_text("@@ -56 +56 @@\n-      ygm[id] = ygm[id] + alpha * xgm[id];\n"

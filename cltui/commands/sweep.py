@@ -133,9 +133,11 @@ def sweep_cmd(dumpdir: str, range_text: str, local: tuple[str, ...], glob: tuple
     --budget N points; the capture's own configuration is always one), each checked
     against the capture on each device; configurations a device refuses (work-group
     limits) are skipped; the correct ones are ranked by the range's device time with their
-    95% intervals, and the best variant (the fastest correct configuration that changes
-    something, named only when measurably faster than the capture's own) is saved (--save),
-    with how it compares with the capture's own.
+    95% intervals; the fastest 3 per device run again beside the capture's own configuration,
+    timed in turns (paired), and the best variant (the one measurably faster there by the
+    most) is saved (--save) with what it got.  Each --options list also tries no option;
+    --patch/--source go into every point but the capture's own; --csv and --plot write the
+    rows and the time per value of each dimension.
 
     Rows stream as points end; ctrl-c stops (exit 130), and --results FILE resumes.  Exit
     0 when a correct variant was found, 1 when none was, 2 on bad input.

@@ -30,8 +30,9 @@ def clblast(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return write_clblast_capture(tmp_path / "cap")
 
 
-def _sweep(*args: str) -> tuple[int, dict, str]:  # type: ignore[type-arg]
-    res = CliRunner().invoke(main, ["sweep", *args, "-d", "pocl", "--repeat", "5", "--json"])
+def _sweep(*args: str, repeat: int = 5) -> tuple[int, dict, str]:  # type: ignore[type-arg]
+    res = CliRunner().invoke(main, ["sweep", *args, "-d", "pocl", "--repeat", str(repeat),
+                                    "--json"])  # fmt: skip
     assert "Traceback" not in res.output, res.output
     return res.exit_code, json.loads(res.stdout) if res.stdout.strip() else {}, res.stderr
 
@@ -51,7 +52,8 @@ def test_xaxpyfaster_tuned_end_to_end(clblast: Path, tmp_path: Path,
     results, table, plot = tmp_path / "r.jsonl", tmp_path / "s.csv", tmp_path / "s.svg"
     rc, out, err = _sweep(str(clblast), str(AXPY), "--param", "WGS=64,128,256,8192",
                           "--param", "VW=1,2,4", "--local", "WGS", "--results", str(results),
-                          "--csv", str(table), "--plot", str(plot), "--save", "clb")  # fmt: skip
+                          "--csv", str(table), "--plot", str(plot), "--save", "clb",
+                          repeat=8)  # fmt: skip
     assert rc == 0, err
     assert "the capture's own configuration already: WGS=64, VW=1, local 64" in err
     status = {r["label"]: r["status"] for r in out["rows"]}
@@ -64,7 +66,7 @@ def test_xaxpyfaster_tuned_end_to_end(clblast: Path, tmp_path: Path,
     assert "8192" in why and "enqueue 8" in why, why
     # the fastest three ran again beside the capture's own, paired
     assert 1 <= len(out["confirmed"]) <= 3
-    assert all(c["diff"]["n"] == 4 for c in out["confirmed"].values())
+    assert all(c["diff"]["n"] == 7 for c in out["confirmed"].values())  # enough for a reading
     if out["best_id"] is not None:  # BEST only when faster side by side
         best = next(r for r in out["ranking"] if r["id"] == out["best_id"])
         assert best["paired"]["reading"] == "faster"

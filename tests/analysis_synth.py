@@ -38,7 +38,8 @@ Sim = Callable[[dict[str, npt.NDArray[Any]], list[Any]], None]
 
 @dataclass
 class Arg:
-    """``("buf", name)``, ``("int", value)`` (a 4-byte int) or ``("local", nbytes)``."""
+    """``("buf", name)``, ``("int", value)`` (a 4-byte int), ``("float", value)`` (a 4-byte
+    float) or ``("local", nbytes)``."""
 
     kind: str
     value: Any
@@ -245,6 +246,10 @@ def write_capture(spec: SynthCapture, root: Path) -> Path:
                 (replay / f"SVM_Arg_Offset_{i}.txt").write_text("0\n")
             elif a.kind == "int":
                 raw = int(a.value).to_bytes(4, "little", signed=True)
+                val = f"size = 4, value = {_hex(int.from_bytes(raw, 'little'))}"
+                (replay / f"Argument{i}.bin").write_bytes(raw)
+            elif a.kind == "float":
+                raw = np.float32(a.value).tobytes()
                 val = f"size = 4, value = {_hex(int.from_bytes(raw, 'little'))}"
                 (replay / f"Argument{i}.bin").write_bytes(raw)
             elif a.kind == "local":

@@ -168,6 +168,7 @@ def test_best_only_when_measurably_faster_and_rows_of_another_grid_are_left_out(
     """A results file reused with another grid used to end in StopIteration (its best row
     was no point of this sweep); a point within noise of the capture is no BEST."""
     from cltui.replay.experiment.runs import summarize
+    from cltui.replay.experiment.stats import paired
     from cltui.replay.experiment.sweep import SweepSpec, point_id, points
 
     spec = SweepSpec("23", local=((32,), (64,)))
@@ -184,6 +185,23 @@ def test_best_only_when_measurably_faster_and_rows_of_another_grid_are_left_out(
         out["verdict"]["line"])
     assert {r["id"] for r in out["rows"]} == {"capture", ids[1]}
     rows.append(_row(ids[2], "local 64", [t // 2 for t in noisy]))  # clearly faster
+    # apart it looks faster, but BEST waits for the side-by-side (paired) re-measure
     out = summarize(spec, tmp_path, pts, rows, ["1:0"], None, 0, None, None, False)  # type: ignore[arg-type]
+    assert out["best_id"] is None
+    assert "(none re-measured side by side)" in out["verdict"]["line"]
+    dev = {"id": "1:0", "name": "d", "platform": "p", "version": "v", "driver": "1"}
+    same = {"status": "pass", "why": "", "diff": paired(noisy, noisy), "device": dev}
+    half = {"status": "pass", "why": "", "diff": paired(noisy, [t // 2 for t in noisy]),
+            "device": dev}
+    out = summarize(spec, tmp_path, pts, rows, ["1:0"], None, 0, None, None, False,
+                    {f"1:0/{ids[1]}": same, f"1:0/{ids[2]}": same})  # type: ignore[arg-type]
+    assert out["best_id"] is None  # the side-by-side run found no difference
+    assert "when the fastest 2 ran again side by side" in out["verdict"]["line"]
+    out = summarize(spec, tmp_path, pts, rows, ["1:0"], None, 0, None, None, False,
+                    {f"1:0/{ids[1]}": same, f"1:0/{ids[2]}": half})  # type: ignore[arg-type]
     assert out["best_id"] == ids[2]
     assert out["verdict"]["line"].startswith("BEST: local 64 on 1:0, -50.")
+    assert ("re-measured side by side: 500 ns against 1 µs over 10 paired runs, 2 points "
+            "re-measured)") in out["verdict"]["line"], out["verdict"]["line"]
+    assert out["best_record"]["device"]["driver"] == "1"
+    assert out["best_record"]["vs_capture"]["reading"] == "faster"

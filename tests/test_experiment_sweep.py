@@ -20,9 +20,13 @@ def test_points_cross_product_and_sample() -> None:
     spec = SweepSpec("0-3", local=((16,), (32,)), options=("-cl-mad-enable",),
                      defines=(("VWM", ("2", "4", "8")),))  # fmt: skip
     pts = points(spec)
-    assert len(pts) == 1 + 2 * 1 * 3 and pts[0].empty
+    # the option list tries "no option" too: 2 locals x (none, -cl-mad-enable) x 3 values
+    assert len(pts) == 1 + 2 * 2 * 3 and pts[0].empty
     assert len({point_id(p) for p in pts}) == len(pts)
-    assert pts[1].short() == "-cl-mad-enable, -D VWM=2, local 16"
+    assert pts[1].short() == "-D VWM=2, local 16"
+    assert pts[4].short() == "-cl-mad-enable, -D VWM=2, local 16"
+    alone = points(SweepSpec("0-3", options=("-cl-fast-relaxed-math", "-cl-mad-enable")))
+    assert [p.short() for p in alone] == ["capture", "-cl-fast-relaxed-math", "-cl-mad-enable"]
     sample = points(spec, budget=3, seed=7)
     assert len(sample) == 3 and sample[0].empty
     assert [point_id(p) for p in sample] == [point_id(p) for p in points(spec, 3, 7)]

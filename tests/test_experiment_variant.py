@@ -3,6 +3,7 @@ scalars on a real capture's plan, the store in the user's data folder (no device
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -128,6 +129,23 @@ def test_store_roundtrip(pyocl_pocl: Path, tmp_path: Path, monkeypatch: pytest.M
     assert shown["programs"] == [{"program": "p17", "source": None, "patch": DIFF}]
     res = CliRunner().invoke(main, ["variant", "show", str(pyocl_pocl), "mad"])
     assert "build option added: -cl-mad-enable" in res.output and "+C" in res.output
+    assert "measured" not in res.output  # saved by try: no result
+    # a sweep's best keeps what it got: device, driver, date, verdict, timing
+    got = {"device": {"id": "1:0", "name": "pthread-x", "platform": "PoCL", "version": "3.0",
+                      "driver": "6.0"}, "date": "2026-12-04T16:00:00+00:00", "verdict": "pass",
+           "time": {"median": 1500.0, "lo": 1400.0, "hi": 1600.0, "n": 9},
+           "vs_capture": {"a": 2000.0, "b": 1500.0, "diff": -500.0, "lo": -600.0, "hi": -400.0,
+                          "relative": -0.25, "n": 9, "reading": "faster"}}  # fmt: skip
+    save_variant(pyocl_pocl, var, "mad", result=got)
+    res = CliRunner().invoke(main, ["variant", "show", str(pyocl_pocl), "mad"])
+    assert ("measured: on pthread-x (driver 6.0), 2026-12-04T16:00:00+00:00: pass, 1.5 µs "
+            "against 2 µs for the capture's own side by side (-25.0%, faster)") in res.output, (
+        res.output)
+    res = CliRunner().invoke(main, ["variant", "show", str(pyocl_pocl), "mad", "--json"])
+    shown = json.loads(res.stdout)
+    validate(shown, "cli.schema.json", "variant_show")
+    assert shown["result"] == got
+    assert load_variant(pyocl_pocl, "mad") == dataclasses.replace(back, name="mad")
     assert [n for n, _v, _p in list_variants(pyocl_pocl)] == ["mad"]
     delete_variant(pyocl_pocl, "mad")
     assert list_variants(pyocl_pocl) == []

@@ -96,6 +96,13 @@ def sweep_row_text(row: dict[str, Any]) -> str:
     return f"{row['device']}  {status:<9} {row['label']:<28} {what}"
 
 
+def _paired_text(d: Diff | None) -> str:
+    """A top point re-measured beside the capture's own configuration (paired)."""
+    from cltui.replay.experiment.stats import relative_text
+
+    return f"{d['reading']}{relative_text(d)}, {d['n']} pairs" if d else ""
+
+
 def print_sweep(summary: dict[str, Any]) -> None:
     """The ranking of a sweep's correct points (fastest first), then the others."""
     from rich.console import Console
@@ -105,7 +112,8 @@ def print_sweep(summary: dict[str, Any]) -> None:
     summary = escape_tree(summary)
     table = Table(title="correct configurations, fastest first (the range's device time: "
                         "median, 95% interval)")  # fmt: skip
-    for col in ("#", "configuration", "device", "time", "interval", "vs capture"):
+    for col in ("#", "configuration", "device", "time", "interval", "vs capture",
+                "side by side"):
         table.add_column(col, overflow="fold")
     from cltui.replay.experiment.stats import relative_text
 
@@ -115,8 +123,13 @@ def print_sweep(summary: dict[str, Any]) -> None:
             str(i), row["label"], row["device"], fmt_ns(t["median"]),
             f"[{fmt_ns(t['lo'])}, {fmt_ns(t['hi'])}]",
             f"{vs['reading']}{relative_text(vs)}" if vs else "",  # type: ignore[arg-type]
+            _paired_text(row.get("paired")),
         )  # fmt: skip
     con.print(table)
+    from cltui.replay.experiment.sweep_plot import bars_text
+
+    for line in bars_text(summary):
+        echo(line)
     for row in summary["others"]:
         echo(f"{row['status']}: {row['label']} on {row['device']}: {row.get('why', '')}")
     con.print(summary["verdict"]["line"], soft_wrap=True, markup=False, highlight=False)

@@ -3,6 +3,7 @@ of a range, each checked against the capture, the correct ones ranked by time.""
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -10,11 +11,18 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from cltui.commands._common import echo, emit_json, fail, import_ahead
-from cltui.commands._experiment import applied, chosen_devices, common_options, load_plan
+from cltui.commands._experiment import (
+    applied,
+    chosen_devices,
+    common_options,
+    load_plan,
+    program_changes,
+)
 
 if TYPE_CHECKING:
     from cltui.process.child import Child
     from cltui.replay.engine.schema import Device, Manifest
+    from cltui.replay.experiment.runs import Confirmed
     from cltui.replay.experiment.sweep import Row, SweepSpec
     from cltui.replay.experiment.variant import Variant
 
@@ -94,6 +102,11 @@ def _spec(range_text: str, kernel: str | None, local: tuple[str, ...], glob: tup
 @click.option("--restrict", "restrict", multiple=True, metavar="EXPR",
               help="Only points whose --param values meet EXPR, e.g. 'WGS % VW == 0' "
               "(arithmetic, comparisons, and, or, not); pruned before they run.")
+@click.option("--source", "sources", multiple=True, metavar="[PROG=]FILE",
+              help="A new source for program PROG, in every point but the capture's own.")
+@click.option("--patch", "patches", multiple=True, metavar="[PROG=]FILE",
+              help="A unified diff applied to PROG's source in every point but the "
+              "capture's own (--param then rewrites the patched source).")
 @click.option("--budget", type=click.IntRange(1), default=None,
               help="Run a random sample of N points (the capture's own among them).")
 @click.option("--seed", type=int, default=0, show_default=True, help="The sample's seed.")
@@ -101,22 +114,30 @@ def _spec(range_text: str, kernel: str | None, local: tuple[str, ...], glob: tup
               help="Runs per point: the first validates, the others are timed.")
 @click.option("--results", type=click.Path(dir_okay=False), default=None,
               help="Append each point's row to FILE; a sweep given the same FILE resumes.")
+@click.option("--csv", "csv_path", type=click.Path(dir_okay=False), default=None,
+              metavar="FILE", help="Every row as CSV (one column per dimension).")
+@click.option("--plot", "plot_path", type=click.Path(dir_okay=False), default=None,
+              metavar="FILE.svg", help="The time per value of each dimension as an SVG.")
 @click.option("--save", default="sweep-best", show_default=True, metavar="NAME",
               help="Name the best correct variant is saved under.")
 @common_options
 def sweep_cmd(dumpdir: str, range_text: str, local: tuple[str, ...], glob: tuple[str, ...],
               options: tuple[str, ...], defines: tuple[str, ...], params: tuple[str, ...],
-              restrict: tuple[str, ...], budget: int | None, seed: int, repeat: int,
-              results: str | None, save: str, devices: tuple[str, ...], mode: str,
+              restrict: tuple[str, ...], sources: tuple[str, ...], patches: tuple[str, ...],
+              budget: int | None, seed: int, repeat: int,
+              results: str | None, csv_path: str | None, plot_path: str | None, save: str,
+              devices: tuple[str, ...], mode: str,
               atol: float | None, rtol: float | None, ulp: int | None, arg_tol: tuple[str, ...],
               timeout: float, kernel: str | None, as_json: bool) -> None:  # fmt: skip
     """Run every configuration of the values given (the cross product, or a sample of
     --budget N points; the capture's own configuration is always one), each checked
     against the capture on each device; configurations a device refuses (work-group
     limits) are skipped; the correct ones are ranked by the range's device time with their
-    95% intervals, and the best variant (the fastest correct configuration that changes
-    something, named only when measurably faster than the capture's own) is saved (--save),
-    with how it compares with the capture's own.
+    95% intervals; the fastest 3 per device run again beside the capture's own configuration,
+    timed in turns (paired), and the best variant (the one measurably faster there by the
+    most) is saved (--save) with what it got.  Each --options list also tries no option;
+    --patch/--source go into every point but the capture's own; --csv and --plot write the
+    rows and the time per value of each dimension.
 
     Rows stream as points end; ctrl-c stops (exit 130), and --results FILE resumes.  Exit
     0 when a correct variant was found, 1 when none was, 2 on bad input.
@@ -131,6 +152,8 @@ def sweep_cmd(dumpdir: str, range_text: str, local: tuple[str, ...], glob: tuple
         from cltui.replay.experiment.variant import VariantError
 
         spec = _spec(range_text, kernel, local, glob, options, defines, params, restrict)
+        if sources or patches:
+            spec = dataclasses.replace(spec, programs=tuple(program_changes(sources, patches)))
         cap, base, per_arg, rng = load_plan(dumpdir, range_text, mode, (atol, rtol, ulp), arg_tol,
                                        as_json)  # fmt: skip
         pts = points(spec, budget, seed)
@@ -147,13 +170,15 @@ def sweep_cmd(dumpdir: str, range_text: str, local: tuple[str, ...], glob: tuple
         try:
             plans = {_id(v): applied(base, v, cap.path, workdir) for v in pts}
             pts = same_dropped(pts, plans, base)
-            rows, interrupted = _run(spec, cap.path, pts, plans, chosen, done, path, repeat,
-                                     per_arg, timeout, as_json, ahead)  # fmt: skip
+            rows, interrupted, confirmed = _run(spec, cap.path, pts, plans, chosen, done, path,
+                                                repeat, per_arg, timeout, as_json,
+                                                ahead)  # fmt: skip
         finally:
             lifecycle.remove(workdir)
     summary = summarize(spec, cap.path, pts, rows, [d["id"] for d in chosen], budget, seed,
-                        path, save, interrupted)  # fmt: skip
+                        path, save, interrupted, confirmed)  # fmt: skip
     _print(summary, as_json)
+    _files(summary, csv_path, plot_path, as_json)
     sys.exit(130 if interrupted else (0 if summary["verdict"]["status"] == "pass" else 1))
 
 
@@ -178,11 +203,13 @@ def _id(v: Variant) -> str:
 
 def _run(spec: SweepSpec, root: Any, pts: list[Variant], plans: dict[str, Manifest],
          devices: list[Device], done: list[Row], path: Path | None, repeat: int, per_arg: Any,
-         timeout: float, quiet: bool, ahead: Child | None) -> tuple[list[Row], bool]:  # fmt: skip
-    """Each device's points not done yet (a child per device); rows as they end."""
+         timeout: float, quiet: bool,
+         ahead: Child | None) -> tuple[list[Row], bool, dict[str, Confirmed]]:  # fmt: skip
+    """Each device's points not done yet (a child per device); rows as they end; then the
+    fastest few re-measured side by side with the capture's own configuration."""
     from cltui.commands.experiment_text import sweep_row_text
     from cltui.progress import CancelToken
-    from cltui.replay.experiment.runs import SweepRun
+    from cltui.replay.experiment.runs import TOP, SweepRun
 
     cancel = CancelToken()
     run = SweepRun(spec, root, pts, plans, devices, done, path, repeat=repeat,
@@ -198,10 +225,37 @@ def _run(spec: SweepSpec, root: Any, pts: list[Variant], plans: dict[str, Manife
                 if n == 0:  # the child runs: this process waits, it can import the table's
                     import_ahead("rich.console", "rich.table")
                 echo(sweep_row_text(dict(row)))
+        echo(f"sweep: the fastest {TOP} correct points per device run again, side by side "
+             "with the capture's own configuration (paired)", err=True)
+        confirmed = run.confirm(TOP)
     except KeyboardInterrupt:
         cancel.cancel()
-        return run.done, True
-    return run.done, False
+        return run.done, True, {}
+    return run.done, False, confirmed
+
+
+def _files(summary: dict[str, Any], csv_path: str | None, plot_path: str | None,
+           quiet: bool) -> None:  # fmt: skip
+    """``--csv`` and ``--plot``: written whole (a temporary file, then renamed)."""
+    import contextlib
+    import os
+
+    from cltui.replay.experiment.sweep_plot import csv_text, svg_text
+
+    for path, make in ((csv_path, csv_text), (plot_path, svg_text)):
+        if path is None:
+            continue
+        tmp = f"{path}.{os.getpid()}.tmp"
+        try:
+            with open(tmp, "w", encoding="utf-8") as f:
+                f.write(make(summary))
+            os.replace(tmp, path)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            fail(f"cannot write {path}: {exc.strerror or exc}")
+        if not quiet:
+            echo(f"wrote {path}", err=True)
 
 
 def _print(summary: dict[str, Any], as_json: bool) -> None:

@@ -58,24 +58,46 @@ def list_cmd(dumpdir: str, as_json: bool) -> None:
 @click.argument("name")
 @click.option("--json", "as_json", is_flag=True, help="The variant's JSON (sources inline).")
 def show_cmd(dumpdir: str, name: str, as_json: bool) -> None:
-    """One saved variant: its range, its changes, its patches and sources."""
-    from cltui.replay.experiment.store import load_variant
+    """One saved variant: its range, its changes, what it got where it was measured (a
+    sweep's best), its patches and sources."""
+    from cltui.replay.experiment.store import load_result, load_variant
     from cltui.replay.experiment.variant import VariantError
 
     try:
-        var = load_variant(_capture(dumpdir), name)
+        cap = _capture(dumpdir)
+        var = load_variant(cap, name)
+        result = load_result(cap, name)
     except VariantError as exc:
         fail(str(exc))
     if as_json:
-        emit_json(var.to_dict())
+        emit_json({**var.to_dict(), **({"result": result} if result else {})})
         return
     echo(f"variant {var.name}  range {var.range}" + (f"  kernel {var.kernel}" if var.kernel
                                                         else ""))  # fmt: skip
     for line in var.describe():
         echo(f"  {line}")
+    if result:
+        echo(f"  measured: {_result_text(result)}")
     for p in var.programs:
         echo(f"--- {p.program or 'program'} ({'diff' if p.patch is not None else 'source'})")
         echo((p.patch if p.patch is not None else p.source or "").rstrip("\n"))
+
+
+def _result_text(result: dict[str, Any]) -> str:
+    """``on <device> (driver <driver>), <date>: pass, 1.2 µs against 1.4 µs for the
+    capture's own side by side (-12.3%, faster)``."""
+    from cltui.capture.textfmt import fmt_ns
+
+    dev = result.get("device") or {}
+    vs = result.get("vs_capture") or {}
+    a, b, rel = vs.get("a"), vs.get("b"), vs.get("relative")
+    parts = [str(result.get("verdict", "?"))]
+    num = (int, float)
+    if isinstance(a, num) and isinstance(b, num) and isinstance(rel, num):
+        parts.append(f"{fmt_ns(b)} against {fmt_ns(a)} for the capture's own side by side "
+                     f"({rel * 100:+.1f}%, {vs.get('reading', '')})")  # fmt: skip
+    return (f"on {dev.get('name', '?')} (driver {dev.get('driver') or '?'}), "
+            f"{result.get('date', '?')}: " + ", ".join(parts))
 
 
 @variant_cmd.command("delete")

@@ -189,8 +189,10 @@ def sweep_task(cap: Capture, first: int, last: int, req: ExperimentRequest) -> A
                 lifecycle.remove(tmp)
 
         def summary(done: list[Row], interrupted: bool) -> dict[str, Any]:
+            confirmed = {} if interrupted else sweep.confirm()  # the top few, paired
             return summarize(req.spec, cap.path, pts, done, [d["id"] for d in devices], None, 0,
-                             None, "sweep-best", interrupted)  # fmt: skip
+                             None, "sweep-best", interrupted or cancel.is_set(),
+                             confirmed)  # fmt: skip
 
         return sweep.total, rows(), summary
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from cltui.process.child import Child
 from cltui.progress import CancelToken, ProgressEvent, ProgressFn, no_progress
@@ -18,11 +18,31 @@ from cltui.replay.experiment import noise
 from cltui.replay.experiment.job import ExperimentJob, Point
 from cltui.replay.experiment.noise import Floor
 from cltui.replay.experiment.report import AbReport, ab_report, point_verdict, range_times
-from cltui.replay.experiment.stats import MIN_RUNS
-from cltui.replay.experiment.sweep import Row, SweepSpec, append_row, header, point_id, row_of
+from cltui.replay.experiment.stats import MIN_RUNS, Diff, paired
+from cltui.replay.experiment.sweep import (
+    CORRECT,
+    Row,
+    SweepSpec,
+    append_row,
+    header,
+    point_id,
+    row_of,
+)
 from cltui.replay.experiment.variant import Variant
 
-__all__ = ["SweepRun", "run_ab", "summarize"]
+__all__ = ["TOP", "Confirmed", "SweepRun", "run_ab", "summarize"]
+
+TOP = 3  # the fastest correct points re-measured side by side with the capture's own
+
+
+class Confirmed(TypedDict):
+    """A point run again beside the capture's own configuration, interleaved (A B B A ...):
+    ``status`` pass (correct again: ``diff`` is the paired B - A), else why not (``why``)."""
+
+    status: str
+    why: str
+    diff: Diff
+    device: dict[str, str]  # id, name, platform, version, driver
 
 
 def _cache() -> Path | None:
@@ -153,6 +173,41 @@ class SweepRun:
                 job.cancel()
                 job.cleanup()
 
+    def confirm(self, top: int = TOP) -> dict[str, Confirmed]:
+        """The ``top`` fastest correct points that change something, per device, run again
+        beside the capture's own configuration in one process, timed in turns (paired: the
+        rows of a resumed sweep were timed in other sessions); keyed ``device/point``."""
+        out: dict[str, Confirmed] = {}
+        base = self.plans.get("capture")
+        if base is None:
+            return out
+        for dev in self.devices:
+            if self.cancel.is_set():
+                break
+            good = sorted((r for r in self.done if r["device"] == dev["id"]
+                           and r["id"] != "capture" and r["id"] in self.by_id
+                           and r["status"] == CORRECT and r["time"]["median"] is not None),
+                          key=lambda r: (r["time"]["median"] or 0.0, r["id"]))[:top]  # fmt: skip
+            if not good:
+                continue
+            job = ExperimentJob(base, [Point(r["id"], self.plans[r["id"]]) for r in good], [dev],
+                                self.root, repeat=self.repeat, interleave=True,
+                                arg_tolerance=self.arg_tolerance, timeout=self.timeout,
+                                binary_cache=_cache())  # fmt: skip
+            self.cancel.on_cancel(job.cancel)
+            events: dict[str, dict[str, Any]] = {}
+            try:
+                for ev in job.events():
+                    if ev["type"] == "point":
+                        events[str(ev["id"])] = ev
+            finally:
+                job.cancel()
+                job.cleanup()
+            if self.cancel.is_set():
+                break
+            out.update(_confirmed(base, dev, events, {r["id"]: self.plans[r["id"]] for r in good}))
+        return out
+
     def _row(self, dev: Device, ev: dict[str, Any]) -> Row:
         verdict, res = point_verdict(self.plans[ev["id"]], ev)
         err = res.get("error")
@@ -163,43 +218,82 @@ class SweepRun:
                       ev.get("refused"), times, err)  # fmt: skip
 
 
+def _confirmed(base: Manifest, dev: Device, events: dict[str, dict[str, Any]],
+               plans: dict[str, Manifest]) -> dict[str, Confirmed]:  # fmt: skip
+    """Each point's second run against the capture's, both checked again."""
+    info = {k: str(dev.get(k, "")) for k in ("id", "name", "platform", "version", "driver")}
+    a = events.get("A")
+    a_ok = a is not None and point_verdict(base, a)[0]["status"] == CORRECT
+    a_times = range_times(a.get("times") or []) if a is not None else []
+    out: dict[str, Confirmed] = {}
+    for pid, plan in plans.items():
+        ev = events.get(pid)
+        if ev is None or not a_ok:
+            why = "the capture's own configuration did not pass again" if not a_ok else (
+                "not run again")  # fmt: skip
+            out[f"{dev['id']}/{pid}"] = {"status": "error", "why": why, "diff": paired([], []),
+                                          "device": info}  # fmt: skip
+            continue
+        verdict, _res = point_verdict(plan, ev)
+        ok = verdict["status"] == CORRECT
+        out[f"{dev['id']}/{pid}"] = {
+            "status": str(verdict["status"]), "why": "" if ok else str(verdict["line"]),
+            "diff": paired(a_times, range_times(ev.get("times") or [])), "device": info,
+        }  # fmt: skip
+    return out
+
+
 def summarize(spec: SweepSpec, root: Any, pts: list[Variant], rows: list[Row],
               devices: list[str], budget: int | None, seed: int, path: Path | None,
-              save: str | None, interrupted: bool) -> dict[str, Any]:  # fmt: skip
-    """The report: counts, the ranking, the others, and the best variant (the fastest correct
-    configuration that changes something), saved as ``save``; the line says how it compares
-    with the capture's own configuration."""
+              save: str | None, interrupted: bool,
+              confirmed: dict[str, Confirmed] | None = None) -> dict[str, Any]:  # fmt: skip
+    """The report: counts, the ranking, the others, and the best variant: among the points
+    re-measured side by side with the capture's own configuration (``confirmed``, see
+    :meth:`SweepRun.confirm`), the one measurably faster by the most; saved as ``save`` with
+    what it got (device, driver, date, verdict, timing)."""
+    from cltui.capture.textfmt import fmt_ns
     from cltui.replay.experiment.sweep import rank
 
     by_id = {point_id(v): v for v in pts}
     elsewhere = sum(1 for r in rows if r["id"] not in by_id)
     rows = [r for r in rows if r["id"] in by_id]  # a results file of another grid: its rows
     ranked, others = rank(rows)
+    confirmed = confirmed or {}
+    for item in ranked:
+        c = confirmed.get(f"{item['device']}/{item['id']}")
+        item["paired"] = c["diff"] if c is not None and c["status"] == CORRECT else None
     counts: dict[str, int] = {}
     for r in rows:
         counts[r["status"]] = counts.get(r["status"], 0) + 1
     changed = [r for r in ranked if r["id"] != "capture"]
-    # BEST only when measurably faster than the capture's own configuration on its device
-    best = next((r for r in changed if r["vs_capture"] is not None
-                 and r["vs_capture"]["reading"] == "faster"), None)  # fmt: skip
-    saved = _save_best(by_id[best["id"]], root, save) if best is not None and save else None
+    # BEST only when measurably faster than the capture's own configuration, side by side
+    faster = [r for r in changed if r["paired"] is not None and r["paired"]["reading"] == "faster"]
+    best = min(faster, key=lambda r: r["paired"]["relative"] or 0.0 if r["paired"] else 0.0,
+               default=None)
+    record = _record(best, confirmed) if best is not None else None
+    saved = (_save_best(by_id[best["id"]], root, save, record)
+             if best is not None and save else None)  # fmt: skip
     parts = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
+    again = len({k for k in confirmed if k.split("/", 1)[1] in by_id})
     if best is None and changed:
         line = (f"NO BETTER VARIANT: {len(changed)} correct configuration"
                 f"{'s' if len(changed) != 1 else ''} that change something, none measurably "
-                f"faster than the capture's own ({len(rows)} runs: {parts})")  # fmt: skip
+                f"faster than the capture's own" + (
+                    f" when the fastest {again} ran again side by side with it" if again else
+                    " (none re-measured side by side)") +
+                f" ({len(rows)} runs: {parts})")  # fmt: skip
     elif best is None:
         line = (f"NO CORRECT VARIANT: {len(rows)} runs ({parts})" if not ranked else
                 f"NO CORRECT VARIANT: only the capture's own configuration passes "
                 f"({len(rows)} runs: {parts})")  # fmt: skip
     else:
-        vs = best["vs_capture"]
-        how = (f"{vs['relative'] * 100:+.1f}% against the capture's configuration ({vs['reading']})"
-               if vs is not None and vs["relative"] is not None else "")  # fmt: skip
-        line = f"BEST: {best['label']} on {best['device']}" + (f", {how}" if how else "")
-        if ranked[0]["id"] == "capture":
-            line += "; the capture's own configuration is faster still"
-        line += f" ({len(rows)} runs: {parts})"
+        vs = best["paired"]
+        assert vs is not None
+        line = (f"BEST: {best['label']} on {best['device']}, {(vs['relative'] or 0) * 100:+.1f}% "
+                f"against the capture's configuration (faster, re-measured side by side: "
+                f"{fmt_ns(vs['b'])} against {fmt_ns(vs['a'])} over {vs['n']} paired runs, "
+                f"{again} point{'s' if again != 1 else ''} re-measured)"
+                f" ({len(rows)} runs: {parts})")  # fmt: skip
     if elsewhere:
         line += (f"; {elsewhere} row{'s' if elsewhere != 1 else ''} of the results file "
                  "belong to points outside this grid (kept there, left out here)")
@@ -212,18 +306,33 @@ def summarize(spec: SweepSpec, root: Any, pts: list[Variant], rows: list[Row],
         "range": spec.range, "points": len(pts), "devices": devices,
         "sample": {"budget": budget, "seed": seed} if budget is not None else None,
         "rows": rows, "ranking": ranked, "others": others,
+        "confirmed": confirmed,
         "best": save if ok else None, "best_id": best["id"] if best else None,
+        "best_record": record,
         "best_folder": saved, "results": str(path) if path else None,
         "interrupted": interrupted,
     }  # fmt: skip
 
 
-def _save_best(var: Variant, root: Any, name: str) -> str:
+def _record(best: Any, confirmed: dict[str, Confirmed]) -> dict[str, Any]:
+    """What the best variant got, saved with it: the device and its driver, the date, the
+    verdict, its time and the paired difference against the capture's own."""
+    import datetime
+
+    c = confirmed[f"{best['device']}/{best['id']}"]
+    return {
+        "device": c["device"], "date": datetime.datetime.now(datetime.UTC).isoformat(
+            timespec="seconds"),
+        "verdict": c["status"], "time": best["time"], "vs_capture": c["diff"],
+    }  # fmt: skip
+
+
+def _save_best(var: Variant, root: Any, name: str, record: dict[str, Any] | None) -> str:
     """The best variant stored as ``name``: its folder, or ``not saved: why``."""
     from cltui.replay.experiment.store import save_variant
     from cltui.replay.experiment.variant import VariantError
 
     try:
-        return str(save_variant(root, var, name))
+        return str(save_variant(root, var, name, result=record))
     except (VariantError, OSError) as exc:
         return f"not saved: {exc}"

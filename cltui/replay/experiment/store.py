@@ -15,6 +15,7 @@ import json
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 from cltui.capture.names import sanitize_component
 from cltui.capture.safeopen import (
@@ -34,8 +35,8 @@ from cltui.replay.experiment.variant import (
     check_name,
 )
 
-__all__ = ["capture_key", "delete_variant", "list_variants", "load_variant", "save_variant",
-           "variants_root"]  # fmt: skip
+__all__ = ["capture_key", "delete_variant", "list_variants", "load_result", "load_variant",
+           "save_variant", "variants_root"]  # fmt: skip
 
 _HEAD = 1 << 20  # bytes of the log that name a capture
 
@@ -70,8 +71,11 @@ def _folder(capture_path: str | Path, name: str) -> Path:
     return variants_root() / capture_key(capture_path) / check_name(name)
 
 
-def save_variant(capture_path: str | Path, variant: Variant, name: str) -> Path:
-    """Store ``variant`` as ``name`` (replacing one of that name); its folder."""
+def save_variant(capture_path: str | Path, variant: Variant, name: str,
+                 result: dict[str, Any] | None = None) -> Path:  # fmt: skip
+    """Store ``variant`` as ``name`` (replacing one of that name); its folder.  ``result``:
+    what it got where it was measured (a sweep's best: device, driver, date, verdict,
+    timing), kept in ``variant.json`` under ``result``."""
     folder = _folder(capture_path, name)
     tmp = folder.with_name(f".{folder.name}.{os.getpid()}.tmp")
     shutil.rmtree(tmp, ignore_errors=True)
@@ -88,6 +92,8 @@ def save_variant(capture_path: str | Path, variant: Variant, name: str) -> Path:
         progs.append({"program": p.program, "file": fname})
     data = dataclasses.replace(variant, name=name).to_dict()
     data["programs"] = progs
+    if result is not None:
+        data["result"] = result
     (tmp / "variant.json").write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
     if folder.exists():
         shutil.rmtree(folder)
@@ -95,9 +101,9 @@ def save_variant(capture_path: str | Path, variant: Variant, name: str) -> Path:
     return folder
 
 
-def load_variant(capture_path: str | Path | None, ref: str) -> Variant:
-    """A variant by name (stored for this capture) or by path (a variant folder or its
-    ``variant.json``)."""
+def _located(capture_path: str | Path | None, ref: str) -> tuple[Path, bool]:
+    """A variant's folder (by name, stored for this capture, or by path) and whether its
+    files may be links (a folder the user named elsewhere; never in the store)."""
     path = Path(ref)
     stored = None
     if capture_path is not None and _NAME_RE.match(ref):
@@ -110,12 +116,13 @@ def load_variant(capture_path: str | Path | None, ref: str) -> Variant:
         folder = stored
     else:
         raise VariantError(f"{ref!r} is neither a saved variant's name nor a variant folder")
+    return folder, not folder.absolute().is_relative_to(variants_root().absolute())
+
+
+def _meta(folder: Path, ref: str, follow: bool) -> Any:
     meta = folder / "variant.json"
-    # the store's files are cltui's: a link there is not followed; a folder the user named
-    # elsewhere may be a link of theirs (its files must still be regular files)
-    follow = not folder.absolute().is_relative_to(variants_root().absolute())
     try:
-        data = json.loads(read_text_limited(meta, MAX_VARIANT, follow=follow))
+        return json.loads(read_text_limited(meta, MAX_VARIANT, follow=follow))
     except FileNotFoundError:
         raise VariantError(f"no variant {ref!r} for this capture (see cltui variant list)"
                            ) from None  # fmt: skip
@@ -123,6 +130,24 @@ def load_variant(capture_path: str | Path | None, ref: str) -> Variant:
         raise VariantError(str(exc)) from None
     except (OSError, ValueError) as exc:
         raise VariantError(f"cannot read {meta}: {exc}") from None
+
+
+def load_result(capture_path: str | Path | None, ref: str) -> dict[str, Any] | None:
+    """What a saved variant got where it was measured (a sweep's best), or None."""
+    folder, follow = _located(capture_path, ref)
+    data = _meta(folder, ref, follow)
+    result = data.get("result") if isinstance(data, dict) else None
+    return result if isinstance(result, dict) else None
+
+
+def load_variant(capture_path: str | Path | None, ref: str) -> Variant:
+    """A variant by name (stored for this capture) or by path (a variant folder or its
+    ``variant.json``)."""
+    # the store's files are cltui's: a link there is not followed; a folder the user named
+    # elsewhere may be a link of theirs (its files must still be regular files)
+    folder, follow = _located(capture_path, ref)
+    meta = folder / "variant.json"
+    data = _meta(folder, ref, follow)
     progs: list[ProgramChange] = []
     for p in data.get("programs", []) if isinstance(data, dict) else []:
         fname = str(p.get("file", ""))

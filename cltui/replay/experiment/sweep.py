@@ -20,7 +20,7 @@ from typing import Any, TypedDict
 from cltui.capture.safeopen import MAX_JSON, read_text_limited
 from cltui.replay.experiment.params import check_restriction, number
 from cltui.replay.experiment.stats import Diff, Interval, interval, unpaired
-from cltui.replay.experiment.variant import SizeChange, Variant, VariantError
+from cltui.replay.experiment.variant import ProgramChange, SizeChange, Variant, VariantError
 
 __all__ = ["Row", "SweepSpec", "load_results", "point_id", "points", "rank", "row_of"]
 
@@ -42,6 +42,7 @@ class SweepSpec:
     params: tuple[tuple[str, tuple[str, ...]], ...] = ()  # the source's #define NAME, values
     local_param: str | None = None  # the local size follows this parameter (--local WGS)
     restrict: tuple[str, ...] = ()  # constraints over the parameters (--restrict)
+    programs: tuple[ProgramChange, ...] = ()  # --patch/--source: in every point but the capture's
 
     def dimensions(self) -> list[list[dict[str, Any]]]:
         dims: list[list[dict[str, Any]]] = []
@@ -49,8 +50,8 @@ class SweepSpec:
             dims.append([{"local": v} for v in self.local])
         if self.global_:
             dims.append([{"global": v} for v in self.global_])
-        if self.options:
-            dims.append([{"options": v} for v in self.options])
+        if self.options:  # each option list tries "no option" too (its baseline)
+            dims.append([{}] + [{"options": v} for v in self.options])
         for key, values in self.defines:
             dims.append([{"define": (key, v)} for v in values])
         for key, values in self.params:
@@ -83,7 +84,8 @@ def _variant(spec: SweepSpec, combo: tuple[dict[str, Any], ...]) -> Variant:
             if part["param"][0] == spec.local_param:
                 local = (int(part["param"][1]),)
     sizes = (SizeChange(spec.target, glob, local),) if local or glob else ()
-    return Variant(spec.range, kernel=spec.kernel, options_add=tuple(options),
+    return Variant(spec.range, kernel=spec.kernel, programs=spec.programs,
+                   options_add=tuple(options),
                    defines=tuple(defines), params=tuple(params), sizes=sizes)  # fmt: skip
 
 
@@ -98,7 +100,9 @@ def point_id(variant: Variant) -> str:
 def points(spec: SweepSpec, budget: int | None = None, seed: int = 0) -> list[Variant]:
     """The capture's own configuration, then the cross product of the dimensions (or a
     seeded random sample of it, ``budget`` points in all)."""
-    combos = list(itertools.product(*spec.dimensions())) if spec.dimensions() else []
+    dims = spec.dimensions()
+    # no dimension: the program change alone (--patch/--source), else nothing but the capture
+    combos = list(itertools.product(*dims)) if dims else [()] if spec.programs else []
     out: list[Variant] = [Variant(spec.range, kernel=spec.kernel)]
     seen = {point_id(out[0])}
     variants = []
@@ -192,7 +196,8 @@ class Ranked(TypedDict):
     lines: list[str]
     changes: dict[str, Any]
     time: Interval
-    vs_capture: Diff | None
+    vs_capture: Diff | None  # timed apart (this sweep's run, or a resumed row's)
+    paired: Diff | None  # re-measured side by side with the capture's (the top few only)
 
 
 def rank(rows: list[Row]) -> tuple[list[Ranked], list[Row]]:
@@ -209,6 +214,7 @@ def rank(rows: list[Row]) -> tuple[list[Ranked], list[Row]]:
             "time": r["time"],
             "vs_capture": unpaired(base[r["device"]], r["times"]) if r["device"] in base
             and r["id"] != "capture" else None,
+            "paired": None,
         }
         for r in good
     ]  # fmt: skip

@@ -3,9 +3,10 @@ in one process, through the replay engine with one shared context (``engine.Shar
 
 Job (JSON file): ``device``, ``data_root``, ``base`` (the plan A, or None when a resumed sweep
 needs no base run), ``points`` ([{id, plan}]), ``repeat`` (runs per plan: the first validates,
-the others time), ``interleave`` (an A/B run: A and the one point time in turns, A B B A ...),
-``tolerance``, ``arg_tolerance``, ``binary_cache``, ``save_dir`` (optional: each point's
-replayed outputs are saved under ``save_dir/<id>/``, its checks' ``output`` names them).
+the others time), ``interleave`` (A and its points time in turns, A B B A ...: an A/B run,
+a sweep's confirmation of its top few), ``tolerance``, ``arg_tolerance``, ``binary_cache``,
+``save_dir`` (optional: each point's replayed outputs are saved under ``save_dir/<id>/``, its
+checks' ``output`` names them).
 
 Events (one JSON line each, on the runner's pipe, :mod:`cltui.process.child`): ``point_start``
 {id}; ``point`` {id, result (the engine's result of the validation run), times (per step,
@@ -89,21 +90,21 @@ class _Run:
             ev["times"] = [ts[1:] for ts in eng.launch_times()]
 
     def ab(self) -> None:
-        """A and the one point, validated, then timed in turns (A B B A A B ...)."""
+        """A and its points (one in an A/B run; a sweep's top few when it confirms its best),
+        validated, then timed in turns (A B B A A B ...: the order reverses each round)."""
         base = self.job["base"]
-        point = self.job["points"][0]
         a, ev_a = self.validate(BASE_ID, base)
         self.send({**ev_a, "type": "validated"})  # kept by the parent if B kills the process
-        b, ev_b = self.validate(point["id"], point["plan"])
-        for r in range(self.repeat - 1):  # A B, B A, A B ...: neither always runs first
-            for eng in (a, b) if r % 2 == 0 else (b, a):
+        sides = [(a, ev_a)] + [self.validate(p["id"], p["plan"]) for p in self.job["points"]]
+        for r in range(self.repeat - 1):  # neither always runs first
+            for eng, _ev in sides if r % 2 == 0 else sides[::-1]:
                 if eng is not None:
                     eng.repeat_launches(1)
-        for eng, ev in ((a, ev_a), (b, ev_b)):
+        for eng, ev in sides:
             if eng is not None and self.repeat > 1:
                 ev["times"] = [ts[1:] for ts in eng.launch_times()]
-        self.send(ev_a)
-        self.send(ev_b)
+        for _eng, ev in sides:
+            self.send(ev)
 
     def sweep(self) -> None:
         """A (when asked), then each point alone; their programs built ahead."""

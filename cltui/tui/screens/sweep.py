@@ -1,6 +1,7 @@
 """A sweep in the app: the table grows as each configuration ends (status, the range's time
 with its 95 % interval, the changes), a progress bar and *Cancel* (``escape``); at the end the
-correct rows are ranked, the best variant marked and saved (``sweep-best``).
+correct rows are ranked, the best variant marked and saved (``sweep-best``), and bars under
+the table show the time per value of each dimension.
 
 The sweep runs in a thread worker (:class:`cltui.replay.experiment.runs.SweepRun`, one child
 per device); rows reach the screen through ``call_from_thread``.  ``task`` is what the worker
@@ -18,12 +19,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import Button, DataTable, Footer, Label, ProgressBar
+from textual.widgets import Button, DataTable, Footer, Label, ProgressBar, Static
 
 from cltui.capture.display import escape_controls
 from cltui.capture.textfmt import fmt_ns
 from cltui.progress import CancelToken
 from cltui.replay.experiment.sweep import Row
+from cltui.replay.experiment.sweep_plot import bars_text
 
 __all__ = ["SweepScreen", "SweepTask"]
 
@@ -43,6 +45,7 @@ class SweepScreen(Screen[None]):
     SweepScreen #sweep-progress-row { height: 1; }
     SweepScreen #sweep-status { width: 100%; height: auto; max-height: 3; }
     SweepScreen #sweep-table { height: 1fr; }
+    SweepScreen #sweep-plot { height: auto; max-height: 12; display: none; }
     """
 
     def __init__(self, title: str, task: SweepTask) -> None:
@@ -63,6 +66,7 @@ class SweepScreen(Screen[None]):
             yield Button("Cancel", id="sweep-cancel", compact=True)
         yield Label("starting…", id="sweep-status", markup=False)
         yield DataTable(id="sweep-table", cursor_type="row", zebra_stripes=True)
+        yield Static("", id="sweep-plot", markup=False)
         yield Footer()
 
     def on_mount(self) -> None:
@@ -78,6 +82,9 @@ class SweepScreen(Screen[None]):
             self.app.call_from_thread(self._started, total)
             for row in rows:
                 self.app.call_from_thread(self._add, row)
+            if not self.cancel.is_set():  # the fastest few run again beside the capture's
+                self.app.call_from_thread(self._status, "re-measuring the fastest side by side "
+                                          "with the capture's own configuration…")  # fmt: skip
             summary = summarize(self.rows, self.cancel.is_set())
         except Exception as exc:  # one line on the screen, no traceback
             self.app.call_from_thread(self._failed, f"{type(exc).__name__}: {exc}")
@@ -108,6 +115,11 @@ class SweepScreen(Screen[None]):
         self.summary = summary
         self.query_one("#sweep-status", Label).update(escape_controls(summary["verdict"]["line"]))
         self.query_one("#sweep-cancel", Button).label = "Close"
+        bars = bars_text(summary, width=24)
+        if bars:  # the time per value of each dimension, under the table
+            plot = self.query_one("#sweep-plot", Static)
+            plot.update("\n".join(escape_controls(line) for line in bars))
+            plot.display = True
         table = self.query_one("#sweep-table", DataTable)
         for row_key in list(table.rows):  # "#" becomes the rank; "-" for the rows not ranked
             table.update_cell(row_key, self._cols[0], "-")
@@ -117,6 +129,9 @@ class SweepScreen(Screen[None]):
             if key in table.rows:
                 table.update_cell(key, self._cols[0], f"{rank} best" if best else str(rank),
                                   update_width=True)
+
+    def _status(self, text: str) -> None:
+        self.query_one("#sweep-status", Label).update(text)
 
     def _failed(self, error: str) -> None:
         self.running = False

@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from cltui.commands._common import echo, emit_json, fail, load_capture
-from cltui.errors import EXIT_INCOMPLETE, EXIT_MISMATCH, EXIT_OK
+from cltui.errors import EXIT_INCOMPLETE, EXIT_MISMATCH, EXIT_OK, CltuiError
 
 _EXIT = {"diverges": EXIT_MISMATCH, "no-divergence": EXIT_OK, "incomplete": EXIT_INCOMPLETE}
 
@@ -24,26 +24,37 @@ _EXIT = {"diverges": EXIT_MISMATCH, "no-divergence": EXIT_OK, "incomplete": EXIT
               help="Seconds without progress before a device is declared hung.")
 @click.option("--markdown", "markdown_file", type=click.Path(dir_okay=False), default=None,
               metavar="FILE", help="Also write the report as Markdown (for a bug report).")
+@click.option("--items", "items_text", multiple=True, metavar="X[,Y[,Z]]",
+              help="Work-items (global ids) to trace for the first diverging line (default: "
+              "the differing ones and equal neighbours); several to a value or repeated.")
 @click.option("--json", "as_json", is_flag=True, help="The report as JSON.")
 def explain_cmd(dumpdir: str, enqueue: int, devices: tuple[str, ...], timeout: float,
-                markdown_file: str | None, as_json: bool) -> None:  # fmt: skip
+                markdown_file: str | None, items_text: tuple[str, ...],
+                as_json: bool) -> None:  # fmt: skip
     """Replay kernel enqueue ENQUEUE alone (its inputs from the capture) on devices A and B
     and, for each output that differs, say where (how many elements, by how many ULP, the
     pattern, the worst elements, which device agrees with the capture) and why: controlled
     rebuilds that each remove one known cause (contraction, native_/half_ and built-in
     accuracy, subnormals, relaxed math and division, optimisation), run on both devices;
     whether the difference is within the OpenCL specification; a second run on each
-    device for order dependence.
+    device for order dependence; and which line: the kernel instrumented (libclang) to
+    record every assignment's value for a few work-items, run on both devices, the first
+    statement whose value differs with both values and whether its operands were equal.
 
     Exit 1 when the devices diverge, 0 when they agree, 3 when something could not run,
     2 on bad input.
     """
     from cltui.analysis.explain import ExplainError, explain_report, run_explain
+    from cltui.analysis.explain.line import parse_items, with_line
     from cltui.analysis.explain.text import markdown, text_lines
     from cltui.capture.ranges import EnqueueRange
     from cltui.progress import CancelToken, ProgressEvent
     from cltui.replay.devices import DeviceError, devices_for
 
+    try:
+        items = parse_items(list(items_text))
+    except CltuiError as exc:
+        fail(str(exc))
     if len(devices) != 2:
         fail(f"explain compares two devices: give -d twice (got {len(devices)})")
     cap = load_capture(dumpdir, quiet=as_json)
@@ -66,6 +77,13 @@ def explain_cmd(dumpdir: str, enqueue: int, devices: tuple[str, ...], timeout: f
         cancel.cancel()
         fail("interrupted", 130)
     report = explain_report(runs, str(cap.path), enqueue)
+    if report["verdict"]["status"] != "incomplete" or report["where"]:
+        try:
+            with_line(report, runs, items or None, timeout=timeout, cancel=cancel,
+                      progress=said)  # fmt: skip
+        except KeyboardInterrupt:
+            cancel.cancel()
+            fail("interrupted", 130)
     if markdown_file is not None:
         _write(Path(markdown_file), markdown(report))
     if as_json:

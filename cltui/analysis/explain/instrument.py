@@ -6,11 +6,11 @@ it calls is a *site*.  Before a site runs, the instrumented kernel records its o
 variables, vector components and memory reads its expression reads); after it, the value
 assigned, lane by lane.  Only the chosen work-items record (their global ids are constants
 of the program), each into its own slice of a trace buffer added as the kernel's last
-argument: ``[count, dropped, hits[sites], entries[CAP] of 4 words]``, an entry
+argument: ``[count, dropped, entries[CAP] of 4 words]`` (the counters are private), an entry
 ``site, iteration | slot << 16 | lane << 24, low word, high word`` (slot 0: the value
 assigned; k > 0: operand k).  A site records its first :data:`ITERATIONS` runs (loops); the
-slice holds :data:`CAP` entries (bounded memory).  The functions it calls take the slice as
-an extra last parameter (``0`` from the functions that are not traced).
+slice holds :data:`CAP` entries (bounded memory).  The functions it calls take the slice and
+the counters as extra last parameters (``0`` from the functions that are not traced).
 """
 
 from __future__ import annotations
@@ -88,8 +88,8 @@ class Instrumented:
 
 
 def stride(n_sites: int) -> int:
-    """Words of one work-item's slice of the trace buffer (its last entry a scratch one)."""
-    return HEADER + n_sites + 4 * (CAP + 1)
+    """Words of one work-item's slice of the trace buffer (``n_sites``: kept for callers)."""
+    return HEADER + 4 * CAP
 
 
 def _type_name(kind: str, lanes: int) -> str:
@@ -174,7 +174,7 @@ def _record(site: int, slot: int, expr: str, kind: str, lanes: int, fn: str = "c
     for lane in range(lanes):
         e = f"({expr})" if lanes == 1 else f"({expr}).s{lane:x}"
         lo, hi = _bits(e, kind)
-        out.append(f"{fn}(cltui_t, {site}u, {slot}u, {lane}u, {lo}, {hi});")
+        out.append(f"{fn}(cltui_t, cltui_s, {site}u, {slot}u, {lane}u, {lo}, {hi});")
     return " ".join(out)
 
 
@@ -344,7 +344,8 @@ class _Walk:
         self.operands(coord, ops, set())
         self.operands(value, ops, set())
         site = self.add_site(fn, value, "write_image", self.text(args[0]), vt, ops)
-        rec = self.before(site) + " " + _record(site.id, 0, self.text(value), vt[0], vt[1], self.rec)
+        rec = self.before(site) + " " + _record(site.id, 0, self.text(value), vt[0], vt[1],
+                                                self.rec)  # fmt: skip
         self.edits.append((c.extent.start.offset, 1, "{ " + rec + " "))
         self.edits.append((end, 0, " }"))
 
@@ -369,36 +370,41 @@ class _Walk:
 
 
 def _prelude(items: list[tuple[int, int, int]], n_sites: int) -> str:
-    """The slice of the work-item (a scratch slice after the chosen ones' for the others)
-    and the recorder, without branches on the values (so that the compiler vectorises the
-    kernel as it does the original: PoCL's relaxed division differs when it does not)."""
+    """The work-item's slice (0 for the others) and the recorder.  The counters live in
+    private memory and the trace is only stored to, never read: a kernel whose work-items
+    share a counter in global memory is not vectorised as the original is (PoCL's relaxed
+    division then differs)."""
     s = stride(n_sites)
     conds = "\n".join(
-        f"    k = (get_global_id(0) == {x}ul && get_global_id(1) == {y}ul && "
-        f"get_global_id(2) == {z}ul) ? {k}ul : k;"
+        f"    if (get_global_id(0) == {x}ul && get_global_id(1) == {y}ul && "
+        f"get_global_id(2) == {z}ul) return t + {k * s}ul;"
         for k, (x, y, z) in enumerate(items))  # fmt: skip
     return f"""__global uint *cltui_slot(__global uint *t)
 {{
-    ulong k = {len(items)}ul;
 {conds}
-    return t + k * {s}ul;
+    return 0;
 }}
-void cltui_rec(__global uint *t, uint site, uint slot, uint lane, uint lo, uint hi)
+void cltui_rec(__global uint *t, uint *s, uint site, uint slot, uint lane, uint lo, uint hi)
 {{
-    uint it = t[{HEADER} + site];
-    t[{HEADER} + site] = it + (slot == 0u ? 1u : 0u);
-    uint n = t[0];
-    uint keep = it < {ITERATIONS}u ? 1u : 0u;
-    uint room = n < {CAP}u ? 1u : 0u;
-    uint w = (keep & room) ? n : {CAP}u;
-    __global uint *e = t + {HEADER + n_sites} + 4u * w;
-    e[0] = site; e[1] = it | (slot << 16) | (lane << 24); e[2] = lo; e[3] = hi;
-    t[0] = n + (keep & room);
-    t[1] = t[1] + (keep & (1u - room));
+    uint it = s[{HEADER} + site];
+    if (slot == 0u) s[{HEADER} + site] = it + 1u;
+    if (it >= {ITERATIONS}u) return;
+    uint n = s[0];
+    if (n >= {CAP}u) {{
+        s[1] += 1u;
+        if (t != 0) t[1] = s[1];
+        return;
+    }}
+    s[0] = n + 1u;
+    if (t != 0) {{
+        __global uint *e = t + {HEADER} + 4u * n;
+        e[0] = site; e[1] = it | (slot << 16) | (lane << 24); e[2] = lo; e[3] = hi;
+        t[0] = n + 1u;
+    }}
 }}
-void cltui_recf(__global uint *t, uint site, uint slot, uint lane, uint lo, uint hi)
+void cltui_recf(__global uint *t, uint *s, uint site, uint slot, uint lane, uint lo, uint hi)
 {{
-    if (t != 0) cltui_rec(t, site, slot, lane, lo, hi);
+    if (s != 0) cltui_rec(t, s, site, slot, lane, lo, hi);
 }}
 """
 
@@ -435,7 +441,9 @@ def instrument(source: str, kernel: str, options: str,
     _signatures(ci, tu, main, data, kernel, set(traced) - {kernel}, set(traced), walk.edits)
     kbody = [ch for ch in fns[kernel].get_children() if ch.kind == ci.CursorKind.COMPOUND_STMT]
     walk.edits.append((kbody[0].extent.start.offset + 1, 1,
-                       " __global uint *cltui_t = cltui_slot(cltui_trace);"))
+                       " __global uint *cltui_t = cltui_slot(cltui_trace);"
+                       f" uint cltui_s[{HEADER + len(walk.sites)}];"
+                       f" for (uint k = 0; k < {HEADER + len(walk.sites)}u; ++k) cltui_s[k] = 0u;"))
     out = bytearray(data)
     for off, _order, text in sorted(walk.edits, key=lambda e: (e[0], e[1]), reverse=True):
         out[off:off] = text.encode("utf-8")
@@ -474,14 +482,14 @@ def _signatures(ci: Any, tu: Any, main: str, data: bytes, kernel: str, called: s
         if c.kind == K.FUNCTION_DECL and (c.spelling in called or (
                 c.spelling == kernel and c.is_definition())):  # fmt: skip
             param = ("__global uint *cltui_trace" if c.spelling == kernel
-                     else "__global uint *cltui_t")  # fmt: skip
+                     else "__global uint *cltui_t, uint *cltui_s")  # fmt: skip
             close = _close_paren(c, data)
             if close is not None:
                 has = any(True for _ in c.get_arguments())
                 edits.append((close, 2, (", " if has else "") + param))
         elif c.kind == K.CALL_EXPR and c.spelling in called:
             inner = _enclosing(c, tu, main)
-            arg = "cltui_t" if inner in traced else "(__global uint *)0"
+            arg = "cltui_t, cltui_s" if inner in traced else "(__global uint *)0, (uint *)0"
             close = c.extent.end.offset - 1
             if data[close : close + 1] == b")":
                 has = any(True for _ in c.get_arguments())

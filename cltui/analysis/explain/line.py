@@ -196,7 +196,7 @@ def _compare(runs: Runs, inst: Instrumented, traced: Traced,
              head: dict[str, Any]) -> dict[str, Any]:  # fmt: skip
     head.update(sites=len(inst.sites), skipped=inst.skipped,
                 same_outputs=_same_outputs(runs, traced))
-    errors = [f"{d['name']}: {o.error}" for d in runs.devices
+    errors = [f"{d['name']}: {o.error if o else 'not run'}" for d in runs.devices
               for o in [traced.outputs.get(d["id"])] if o is None or o.error]  # fmt: skip
     if errors:
         return {**head, "status": "not-run",
@@ -211,6 +211,13 @@ def _compare(runs: Runs, inst: Instrumented, traced: Traced,
     found = [p for p in per if p["first"] is not None]
     here = [p for p in found if p["first"]["kind"] == "here"]
     pick = min(here or found, key=lambda p: p["first"]["index"]) if found else None
+    changed = [d["name"] for k, d in zip("ab", runs.devices, strict=True)
+               if head["same_outputs"].get(k) is False]  # fmt: skip
+    if pick is None and changed:
+        return {**head, "status": "no-difference",
+                "text": "not found: the instrumented kernel computes other outputs than the "
+                f"original on {' and '.join(changed)} (recording changes how it is "
+                "compiled) and its traces agree"}  # fmt: skip
     if pick is None:
         return {**head, "status": "no-difference",
                 "text": "the traced statements agree for every chosen work-item (the "

@@ -25,8 +25,8 @@ def _item(item: list[int]) -> str:
 
 
 def _marker(src: str, site: dict[str, Any]) -> str:
-    start = max(site["column"] - 1, 0)
-    width = max(site["end_column"] - site["column"], 1)
+    start = max(int(site["column"]) - 1, 0)
+    width = max(int(site["end_column"]) - int(site["column"]), 1)
     pad = "".join(ch if ch == "\t" else " " for ch in src[:start])
     return pad + "^" * min(width, max(len(src) - start, 1))
 

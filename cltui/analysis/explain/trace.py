@@ -53,7 +53,7 @@ def traced_plan(plan: Manifest, inst: Instrumented, root: str, work: Any) -> Man
                       programs=(ProgramChange(pid, source=inst.source),))  # fmt: skip
     out = apply_variant(plan, variant, root, work)
     st = out["steps"][0]
-    size = 4 * stride(len(inst.sites)) * (len(inst.items) + 1)  # and the scratch one
+    size = 4 * stride(len(inst.sites)) * len(inst.items)
     out["memory"][TRACE_MEM] = {"kind": "buffer", "label": "trace", "size": size}
     index = max((int(a["index"]) for a in st["args"]), default=-1) + 1
     st["args"] = [*copy.deepcopy(st["args"]), {"index": index, "kind": "buffer",
@@ -76,7 +76,7 @@ def decode(raw: npt.NDArray[np.uint8], n_sites: int,
             out.append(([], 0))
             continue
         n = min(int(sl[0]), CAP)
-        e = sl[HEADER + n_sites : HEADER + n_sites + 4 * n].reshape(n, 4)
+        e = sl[HEADER : HEADER + 4 * n].reshape(n, 4)
         out.append(([Entry(int(r[0]), int(r[1]) & 0xFFFF, (int(r[1]) >> 16) & 0xFF,
                            int(r[1]) >> 24, int(r[2]), int(r[3])) for r in e],
                     int(sl[1])))  # fmt: skip

@@ -370,7 +370,8 @@ class _Walk:
 
 
 def _prelude(items: list[tuple[int, int, int]], n_sites: int) -> str:
-    """The work-item's slice (0 for the others) and the recorder.  The counters live in
+    """The work-item's slice (0 for the others) and the recorder, not inlined (a kernel of
+    1,000 statements takes PoCL minutes to build with it inlined).  The counters live in
     private memory and the trace is only stored to, never read: a kernel whose work-items
     share a counter in global memory is not vectorised as the original is (PoCL's relaxed
     division then differs)."""
@@ -384,6 +385,7 @@ def _prelude(items: list[tuple[int, int, int]], n_sites: int) -> str:
 {conds}
     return 0;
 }}
+__attribute__((noinline))
 void cltui_rec(__global uint *t, uint *s, uint site, uint slot, uint lane, uint lo, uint hi)
 {{
     uint it = s[{HEADER} + site];

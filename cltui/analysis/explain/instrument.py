@@ -85,6 +85,7 @@ class Instrumented:
     sites: list[Site]
     items: list[tuple[int, int, int]]
     skipped: int  # statements that could not be recorded (not pure, not a value type)
+    dense: list[tuple[int, int, int, int]] | None = None  # row -> (site, slot, lane, part)
 
 
 def stride(n_sites: int) -> int:
@@ -186,6 +187,22 @@ class _Walk:
         self.sites: list[Site] = []
         self.skipped = 0
         self.rec = "cltui_rec"  # cltui_recf in a called function (its slice may be 0)
+        self.dense: list[tuple[int, int, int, int]] | None = None  # see :func:`instrument`
+
+    def record(self, site: int, slot: int, expr: str, kind: str, lanes: int) -> str:
+        """The calls that record a value (dense: each word into its own row)."""
+        if self.dense is None:
+            return _record(site, slot, expr, kind, lanes, self.rec)
+        out = []
+        fn = self.rec.replace("rec", "den")
+        for lane in range(lanes):
+            e = f"({expr})" if lanes == 1 else f"({expr}).s{lane:x}"
+            for part, bits in enumerate(_bits(e, kind)):
+                if part and bits == "0u":
+                    continue
+                out.append(f"{fn}(cltui_t, {len(self.dense)}u, {bits});")
+                self.dense.append((site, slot, lane, part))
+        return " ".join(out)
 
     def text(self, c: Any) -> str:
         return self.data[c.extent.start.offset : c.extent.end.offset].decode("utf-8", "replace")
@@ -257,7 +274,9 @@ class _Walk:
         return site
 
     def before(self, site: Site) -> str:
-        return " ".join(_record(site.id, k + 1, o.text, o.kind, o.lanes, self.rec)
+        if self.dense is not None:
+            return ""  # more stores keep PoCL from vectorising the kernel as the original
+        return " ".join(self.record(site.id, k + 1, o.text, o.kind, o.lanes)
                         for k, o in enumerate(site.operands))  # fmt: skip
 
     def semicolon(self, offset: int) -> int | None:
@@ -300,7 +319,7 @@ class _Walk:
             self.operands(init[-1], ops, names)
             site = self.add_site(fn, init[-1], "init", v.spelling, vt, ops)
             before.append(self.before(site))
-            after.append(_record(site.id, 0, v.spelling, vt[0], vt[1], self.rec))
+            after.append(self.record(site.id, 0, v.spelling, vt[0], vt[1]))
         if after:
             self.edits.append((c.extent.start.offset, 1, " ".join(b for b in before if b) + " "))
             self.edits.append((c.extent.end.offset, 0, " " + " ".join(after)))
@@ -327,7 +346,7 @@ class _Walk:
             self.operands(ch, ops, set())
         site = self.add_site(fn, rhs, "assign", self.text(lhs), vt, ops)
         self.edits.append((c.extent.start.offset, 1, "{ " + self.before(site) + " "))
-        rec = _record(site.id, 0, self.text(lhs), vt[0], vt[1], self.rec)
+        rec = self.record(site.id, 0, self.text(lhs), vt[0], vt[1])
         self.edits.append((end, 0, " " + rec + " }"))
 
     def image_write(self, fn: str, c: Any) -> None:
@@ -344,8 +363,7 @@ class _Walk:
         self.operands(coord, ops, set())
         self.operands(value, ops, set())
         site = self.add_site(fn, value, "write_image", self.text(args[0]), vt, ops)
-        rec = self.before(site) + " " + _record(site.id, 0, self.text(value), vt[0], vt[1],
-                                                self.rec)  # fmt: skip
+        rec = self.before(site) + " " + self.record(site.id, 0, self.text(value), vt[0], vt[1])
         self.edits.append((c.extent.start.offset, 1, "{ " + rec + " "))
         self.edits.append((end, 0, " }"))
 
@@ -411,10 +429,28 @@ void cltui_recf(__global uint *t, uint *s, uint site, uint slot, uint lane, uint
 """
 
 
-def instrument(source: str, kernel: str, options: str,
-               items: list[tuple[int, int, int]]) -> Instrumented:  # fmt: skip
+_DENSE = """void cltui_den(__global uint *t, uint row, uint bits)
+{
+    size_t g = (get_global_id(0) - get_global_offset(0)) + get_global_size(0) *
+        ((get_global_id(1) - get_global_offset(1)) + get_global_size(1) *
+         (get_global_id(2) - get_global_offset(2)));
+    t[row * get_global_size(0) * get_global_size(1) * get_global_size(2) + g] = bits;
+}
+void cltui_denf(__global uint *t, uint row, uint bits)
+{
+    if (t != 0) cltui_den(t, row, bits);
+}
+"""
+
+
+def instrument(source: str, kernel: str, options: str, items: list[tuple[int, int, int]],
+               dense: bool = False) -> Instrumented:  # fmt: skip
     """``source`` with kernel ``kernel`` and the functions it calls recording their values
-    for the work-items ``items`` (global ids), the trace buffer its last argument."""
+    for the work-items ``items`` (global ids), the trace buffer its last argument.
+    ``dense``: every work-item stores each recorded word into its own row of the buffer
+    (``row * work-items + linear id``), the last run of a statement only, no operands, with
+    no counter and no branch: the kernel is then compiled as the original is (PoCL vectorises it; a
+    trace that counts does not keep its relaxed division), at the cost of memory."""
     ci = _index()
     res = resource_dir()
     if res is None:
@@ -435,6 +471,8 @@ def instrument(source: str, kernel: str, options: str,
         raise InstrumentError(f"kernel {kernel} not found in the program's source")
     traced = _reachable(ci, fns, kernel)
     walk = _Walk(ci, data, main)
+    if dense:
+        walk.dense = []
     for name in traced:
         body = [ch for ch in fns[name].get_children() if ch.kind == ci.CursorKind.COMPOUND_STMT]
         walk.rec = "cltui_rec" if name == kernel else "cltui_recf"
@@ -442,18 +480,20 @@ def instrument(source: str, kernel: str, options: str,
             walk.statement(name, body[0])
     _signatures(ci, tu, main, data, kernel, set(traced) - {kernel}, set(traced), walk.edits)
     kbody = [ch for ch in fns[kernel].get_children() if ch.kind == ci.CursorKind.COMPOUND_STMT]
-    walk.edits.append((kbody[0].extent.start.offset + 1, 1,
-                       " __global uint *cltui_t = cltui_slot(cltui_trace);"
-                       f" uint cltui_s[{HEADER + len(walk.sites)}];"
-                       f" for (uint k = 0; k < {HEADER + len(walk.sites)}u; ++k) cltui_s[k] = 0u;"))
+    n = HEADER + len(walk.sites)
+    walk.edits.append((kbody[0].extent.start.offset + 1, 1, (
+        " __global uint *cltui_t = cltui_trace; uint *cltui_s = 0;" if dense else
+        " __global uint *cltui_t = cltui_slot(cltui_trace);"
+        f" uint cltui_s[{n}]; for (uint k = 0; k < {n}u; ++k) cltui_s[k] = 0u;")))
     out = bytearray(data)
     for off, _order, text in sorted(walk.edits, key=lambda e: (e[0], e[1]), reverse=True):
         out[off:off] = text.encode("utf-8")
     first = min(c.extent.start.offset for c in fns.values())
     first = data.rfind(b"\n", 0, first) + 1
-    pre = _prelude(items, len(walk.sites)).encode("utf-8")
+    pre = (_DENSE if dense else _prelude(items, len(walk.sites))).encode("utf-8")
     out[first:first] = pre + f"\n#line {_line_at(data, first)}\n".encode()
-    return Instrumented(out.decode("utf-8", "replace"), walk.sites, items, walk.skipped)
+    return Instrumented(out.decode("utf-8", "replace"), walk.sites, items, walk.skipped,
+                        walk.dense)  # fmt: skip
 
 
 def _line_at(data: bytes, offset: int) -> int:

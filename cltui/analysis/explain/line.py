@@ -132,7 +132,8 @@ def _values(entries: list[Entry], start: int, site: Site, slot: int) -> list[flo
             if (e.site, e.iteration) == key and e.slot == slot]  # fmt: skip
 
 
-def _first(site_of: list[Site], ea: list[Entry], eb: list[Entry]) -> dict[str, Any] | None:
+def _first(site_of: list[Site], ea: list[Entry], eb: list[Entry],
+           dense: bool = False) -> dict[str, Any] | None:  # fmt: skip
     """Where one work-item's two traces first differ (None: they do not)."""
     for k, (x, y) in enumerate(zip(ea, eb, strict=False)):
         if (x.site, x.iteration, x.slot, x.lane) != (y.site, y.iteration, y.slot, y.lane):
@@ -143,7 +144,7 @@ def _first(site_of: list[Site], ea: list[Entry], eb: list[Entry]) -> dict[str, A
             continue
         s = site_of[x.site]
         ops = []
-        for n, op in enumerate(s.operands, start=1):
+        for n, op in enumerate([] if dense else s.operands, start=1):
             va, vb = _values(ea, k, s, n), _values(eb, k, s, n)
             ops.append({"text": op.text, "a": va, "b": vb, "equal": va == vb})
         out = {"kind": "here" if x.slot == 0 else "upstream", "index": k, "site": s.id,
@@ -152,6 +153,8 @@ def _first(site_of: list[Site], ea: list[Entry], eb: list[Entry]) -> dict[str, A
                "operands_equal": all(o["equal"] for o in ops) if x.slot == 0 else False}
         if x.slot:
             out["operand"] = s.operands[x.slot - 1].text
+        if dense:  # no operand recorded: every statement before it agrees
+            out["earlier_agree"] = True
         return out
     if len(ea) != len(eb):
         k = min(len(ea), len(eb))
@@ -189,7 +192,29 @@ def explain_line(runs: Runs, items: list[Item] | None = None, *, timeout: float 
     except InstrumentError as exc:
         return {**head, "status": "not-run", "text": f"not instrumented: {exc}"}
     traced = run_traced(runs, inst, runs.devices, timeout, cancel, progress or no_progress)
+    if False in _same_outputs(runs, traced).values() and _dense_fits(runs, inst):
+        # recording changed how a device compiles the kernel: every work-item then
+        # stores each value in its own place, with no counter and no branch
+        dense = instrument(runs.source, runs.kernel, runs.options, chosen, dense=True)
+        again = run_traced(runs, dense, runs.devices, timeout, cancel,
+                           progress or no_progress)  # fmt: skip
+        if False not in _same_outputs(runs, again).values():
+            head["recording"] = ("dense: the last run of each statement, every work-item "
+                                 "(the counting trace changed a device's outputs)")
+            return _compare(runs, dense, again, head)
     return _compare(runs, inst, traced, head)
+
+
+DENSE_MAX_BYTES = 256 << 20
+
+
+def _dense_fits(runs: Runs, inst: Instrumented) -> bool:
+    """Whether a dense trace (two words a lane of each record) stays within
+    :data:`DENSE_MAX_BYTES`."""
+    from cltui.analysis.explain.trace import work_items
+
+    words = sum(2 * s.lanes * (1 + len(s.operands)) for s in inst.sites)
+    return 4 * words * work_items(runs.plan) <= DENSE_MAX_BYTES
 
 
 def _compare(runs: Runs, inst: Instrumented, traced: Traced,
@@ -206,7 +231,8 @@ def _compare(runs: Runs, inst: Instrumented, traced: Traced,
     dropped = 0
     for item, (ea, da), (eb, db) in zip(inst.items, ta, tb, strict=True):
         dropped += da + db
-        per.append({"item": list(item), "first": _first(inst.sites, ea, eb)})
+        per.append({"item": list(item),
+                    "first": _first(inst.sites, ea, eb, inst.dense is not None)})
     head.update(per_item=per, dropped=dropped)
     found = [p for p in per if p["first"] is not None]
     here = [p for p in found if p["first"]["kind"] == "here"]
@@ -240,6 +266,8 @@ def _text(status: str, site: Site, item: list[int], f: dict[str, Any]) -> str:
     if status == "upstream":
         return (f"{at}: its operand {f['operand']} already differs for {who}: the value "
                 "comes from memory written elsewhere (the cause is upstream)")
+    if f.get("earlier_agree"):
+        return f"{at}: the value differs for {who} while every statement before it agrees"
     return f"{at}: the value differs for {who} while its operands are equal"
 
 

@@ -46,6 +46,9 @@ def _operands(sec: dict[str, Any], names: tuple[str, str]) -> list[str]:
 
 def _verdict(sec: dict[str, Any]) -> str:
     st = sec["status"]
+    if st == "found" and sec["first"].get("earlier_agree"):
+        return ("every statement recorded before it agrees for this work-item (operands not "
+                "recorded): the devices part here")
     if st == "found":
         return ("its operands are equal on both devices: the devices part at this expression"
                 if sec["first"]["operands"] else
@@ -77,6 +80,8 @@ def _traced(sec: dict[str, Any]) -> str:
         out += f"; {sec['sites']} statements recorded"
         if sec.get("skipped"):
             out += f", {sec['skipped']} not (not a value, or not pure)"
+    if sec.get("recording"):
+        out += f"; recorded {sec['recording']}"
     if sec.get("dropped"):
         out += f"; {sec['dropped']} entries beyond the trace buffer dropped"
     return out

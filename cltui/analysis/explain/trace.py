@@ -54,6 +54,8 @@ def traced_plan(plan: Manifest, inst: Instrumented, root: str, work: Any) -> Man
     out = apply_variant(plan, variant, root, work)
     st = out["steps"][0]
     size = 4 * stride(len(inst.sites)) * len(inst.items)
+    if inst.dense is not None:
+        size = 4 * max(len(inst.dense), 1) * work_items(plan)
     out["memory"][TRACE_MEM] = {"kind": "buffer", "label": "trace", "size": size}
     index = max((int(a["index"]) for a in st["args"]), default=-1) + 1
     st["args"] = [*copy.deepcopy(st["args"]), {"index": index, "kind": "buffer",
@@ -61,6 +63,34 @@ def traced_plan(plan: Manifest, inst: Instrumented, root: str, work: Any) -> Man
                                                "type": "__global uint *"}]  # fmt: skip
     st["checks"] = [*st["checks"], {"mem": TRACE_MEM, "args": [index], "label": "trace",
                                     "dtype": "<u4", "shape": None}]  # fmt: skip
+    return out
+
+
+def work_items(plan: Manifest) -> int:
+    """The enqueue's global work size (work-items)."""
+    return int(np.prod([int(g) for g in plan["steps"][0]["global"]]))
+
+
+def decode_dense(raw: npt.NDArray[np.uint8], inst: Instrumented,
+                 plan: Manifest) -> list[tuple[list[Entry], int]]:  # fmt: skip
+    """A dense trace's entries of the chosen work-items, a statement's operands before its
+    value, statements in the order of their sites."""
+    assert inst.dense is not None
+    words = np.frombuffer(raw.tobytes(), dtype="<u4")
+    n = work_items(plan)
+    size = [int(g) for g in plan["steps"][0]["global"]] + [1, 1]
+    off = [int(o) for o in (plan["steps"][0].get("offset") or [])] + [0, 0, 0]
+    out: list[tuple[list[Entry], int]] = []
+    for item in inst.items:
+        rel = [item[d] - off[d] for d in range(3)]
+        g = rel[0] + size[0] * (rel[1] + size[1] * rel[2])
+        got: dict[tuple[int, int, int], list[int]] = {}
+        for row, (site, slot, lane, part) in enumerate(inst.dense):
+            k = row * n + g
+            bits = int(words[k]) if 0 <= g < n and k < words.size else 0
+            got.setdefault((site, slot, lane), [0, 0])[part] = bits
+        order = sorted(got, key=lambda key: (key[0], key[1] == 0, key[1], key[2]))
+        out.append(([Entry(s, 0, sl, ln, *got[s, sl, ln]) for s, sl, ln in order], 0))
     return out
 
 
@@ -104,7 +134,9 @@ def run_traced(runs: Runs, inst: Instrumented, devices: list[Device], timeout: f
         out = got[BASE_ID].get(d["id"]) or Outputs(error="not run")
         raw = out.data.pop(TRACE_MEM, None)
         if raw is not None and out.error is None:
-            traced.entries[d["id"]] = decode(raw, len(inst.sites), len(inst.items))
+            traced.entries[d["id"]] = (decode(raw, len(inst.sites), len(inst.items))
+                                       if inst.dense is None
+                                       else decode_dense(raw, inst, runs.plan))  # fmt: skip
         elif out.error is None:
             out.error = "the trace buffer was not read back"
         traced.outputs[d["id"]] = out

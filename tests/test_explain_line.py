@@ -126,3 +126,24 @@ def test_explain_line_of_the_pyopencl_sin_kernel() -> None:
     assert code == 1 and line["status"] == "found", line["text"]
     assert line["site"]["line"] == 18 and line["site"]["expr"] == "sin(y[i])"
     assert line["first"]["operands_equal"] is True
+
+
+@pytest.mark.child
+@pytest.mark.device
+def test_explain_line_through_images_local_memory_and_barriers() -> None:
+    images = capture_path("images_svm_pocl")
+    # a read through a LINEAR sampler: the devices' filtering differs by up to 2 ULP
+    code, rep = _explain(images, 2)
+    validate(rep, "cli.schema.json", "explain")
+    line = rep["line"]
+    assert code == 1 and line["status"] == "found", line["text"]
+    assert line["site"]["line"] == 12 and line["site"]["expr"] == "read_imagef(src, s, uv)"
+    assert line["site"]["type"] == "float4" and line["first"]["operands_equal"] is True
+    # image reads and writes, __local memory and a barrier: the instrumented kernels compute
+    # the original's outputs on both devices, and the traces agree
+    for enqueue, items, sites in ((0, "1,1 2,3", 6), (6, "1 2 200", 4)):
+        code, rep = _explain(images, enqueue, "--items", items)
+        line = rep["line"]
+        assert code == 0 and line["status"] == "no-difference", line["text"]
+        assert line["same_outputs"] == {"a": True, "b": True} and line["sites"] == sites
+        assert line["text"] == "the traced statements agree for every chosen work-item"

@@ -285,6 +285,8 @@ def with_line(report: dict[str, Any], runs: Runs, items: list[Item] | None = Non
     named work-items), else "no divergence"."""
     if report["where"] or items:
         report["line"] = explain_line_safe(runs, items, **kw)
+        if not report["where"] and report["line"]["status"] == "no-difference":
+            report["line"]["text"] = "the traced statements agree for every chosen work-item"
     elif report["verdict"]["status"] == "no-divergence":
         report["line"] = {"items": [], "chosen": "automatic", "status": "no-divergence",
                           "text": "no divergence: every output is bit-exact between the "

@@ -147,3 +147,28 @@ def test_explain_line_through_images_local_memory_and_barriers() -> None:
         assert code == 0 and line["status"] == "no-difference", line["text"]
         assert line["same_outputs"] == {"a": True, "b": True} and line["sites"] == sites
         assert line["text"] == "the traced statements agree for every chosen work-item"
+
+
+def test_the_walk_tells_a_parting_expression_from_an_upstream_operand() -> None:
+    from cltui.analysis.explain.line import _first
+    from cltui.analysis.explain.trace import Entry
+
+    inst = instrument("__kernel void k(__global float *a, __global float *o)\n"
+                      "{ float s = a[0] * 2.0f; float t = s + a[1]; o[0] = t; }\n",
+                      "k", "", [(0, 0, 0)])  # fmt: skip
+    s_site, t_site = inst.sites[0], inst.sites[1]
+    assert [o.text for o in t_site.operands] == ["s", "a[1]"]
+
+    def trace(s_bits: int, a1_bits: int, t_bits: int) -> list[Entry]:
+        return [Entry(s_site.id, 0, 1, 0, 7, 0), Entry(s_site.id, 0, 0, 0, s_bits, 0),
+                Entry(t_site.id, 0, 1, 0, s_bits, 0), Entry(t_site.id, 0, 2, 0, a1_bits, 0),
+                Entry(t_site.id, 0, 0, 0, t_bits, 0)]  # fmt: skip
+
+    here = _first(inst.sites, trace(1, 2, 3), trace(1, 2, 4))
+    assert here is not None and (here["kind"], here["line"]) == ("here", 2)
+    assert here["operands_equal"] is True
+    up = _first(inst.sites, trace(1, 2, 3), trace(1, 5, 4))  # a[1] differs: from memory
+    assert up is not None and (up["kind"], up["operand"]) == ("upstream", "a[1]")
+    first = _first(inst.sites, trace(1, 2, 3), trace(9, 2, 3))  # s differs first
+    assert first is not None and first["site"] == s_site.id
+    assert _first(inst.sites, trace(1, 2, 3), trace(1, 2, 3)) is None

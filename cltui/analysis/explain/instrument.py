@@ -8,9 +8,10 @@ assigned, lane by lane.  Only the chosen work-items record (their global ids are
 of the program), each into its own slice of a trace buffer added as the kernel's last
 argument: ``[count, dropped, entries[CAP] of 4 words]`` (the counters are private), an entry
 ``site, iteration | slot << 16 | lane << 24, low word, high word`` (slot 0: the value
-assigned; k > 0: operand k).  A site records its first :data:`ITERATIONS` runs (loops); the
-slice holds :data:`CAP` entries (bounded memory).  The functions it calls take the slice and
-the counters as extra last parameters (``0`` from the functions that are not traced).
+assigned; k > 0: operand k).  A site records its first :data:`.recorder.ITERATIONS` runs
+(loops); the slice holds :data:`.recorder.CAP` entries (bounded memory).  The functions it
+calls take the slice and the counters as extra last parameters (``0`` from the functions
+that are not traced).  ``dense`` (see :func:`instrument`) records otherwise.
 """
 
 from __future__ import annotations
@@ -22,22 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cltui.analysis.explain.recorder import DENSE, HEADER, bits, prelude, record
 from cltui.errors import CltuiError
 
-__all__ = [
-    "CAP",
-    "ITERATIONS",
-    "InstrumentError",
-    "Instrumented",
-    "Operand",
-    "Site",
-    "instrument",
-    "stride",
-]  # fmt: skip
-
-CAP = 2048  # entries per work-item
-ITERATIONS = 4  # runs of one site recorded (loops)
-HEADER = 2
+__all__ = ["InstrumentError", "Instrumented", "Operand", "Site", "instrument"]
 
 _PURE_CALLS = {"get_global_id", "get_local_id", "get_group_id", "get_global_size",
                "get_local_size", "get_num_groups", "get_global_offset", "get_work_dim"}
@@ -86,11 +75,6 @@ class Instrumented:
     items: list[tuple[int, int, int]]
     skipped: int  # statements that could not be recorded (not pure, not a value type)
     dense: list[tuple[int, int, int, int]] | None = None  # row -> (site, slot, lane, part)
-
-
-def stride(n_sites: int) -> int:
-    """Words of one work-item's slice of the trace buffer (``n_sites``: kept for callers)."""
-    return HEADER + 4 * CAP
 
 
 def _type_name(kind: str, lanes: int) -> str:
@@ -157,28 +141,6 @@ def _value_type(t: Any) -> tuple[str, int] | None:
     return (el, 1) if el else None
 
 
-def _bits(expr: str, kind: str) -> tuple[str, str]:
-    """The C expressions of a scalar's low and high 32 bits."""
-    if kind == "float":
-        return f"as_uint({expr})", "0u"
-    if kind == "double":
-        return f"as_uint2({expr}).s0", f"as_uint2({expr}).s1"
-    if kind == "half":
-        return f"(uint)as_ushort({expr})", "0u"
-    if kind in ("long", "ulong"):
-        return f"(uint)({expr})", f"(uint)((ulong)({expr}) >> 32)"
-    return f"(uint)({expr})", "0u"
-
-
-def _record(site: int, slot: int, expr: str, kind: str, lanes: int, fn: str = "cltui_rec") -> str:
-    out = []
-    for lane in range(lanes):
-        e = f"({expr})" if lanes == 1 else f"({expr}).s{lane:x}"
-        lo, hi = _bits(e, kind)
-        out.append(f"{fn}(cltui_t, cltui_s, {site}u, {slot}u, {lane}u, {lo}, {hi});")
-    return " ".join(out)
-
-
 # -------------------------------------------------------------------------- the walk
 class _Walk:
     def __init__(self, ci: Any, data: bytes, main: str) -> None:
@@ -192,15 +154,15 @@ class _Walk:
     def record(self, site: int, slot: int, expr: str, kind: str, lanes: int) -> str:
         """The calls that record a value (dense: each word into its own row)."""
         if self.dense is None:
-            return _record(site, slot, expr, kind, lanes, self.rec)
+            return record(site, slot, expr, kind, lanes, self.rec)
         out = []
         fn = self.rec.replace("rec", "den")
         for lane in range(lanes):
             e = f"({expr})" if lanes == 1 else f"({expr}).s{lane:x}"
-            for part, bits in enumerate(_bits(e, kind)):
-                if part and bits == "0u":
+            for part, word in enumerate(bits(e, kind)):
+                if part and word == "0u":
                     continue
-                out.append(f"{fn}(cltui_t, {len(self.dense)}u, {bits});")
+                out.append(f"{fn}(cltui_t, {len(self.dense)}u, {word});")
                 self.dense.append((site, slot, lane, part))
         return " ".join(out)
 
@@ -387,62 +349,6 @@ class _Walk:
             self.statement(fn, ch)
 
 
-def _prelude(items: list[tuple[int, int, int]], n_sites: int) -> str:
-    """The work-item's slice (0 for the others) and the recorder, not inlined (a kernel of
-    1,000 statements takes PoCL minutes to build with it inlined).  The counters live in
-    private memory and the trace is only stored to, never read: a kernel whose work-items
-    share a counter in global memory is not vectorised as the original is (PoCL's relaxed
-    division then differs)."""
-    s = stride(n_sites)
-    conds = "\n".join(
-        f"    if (get_global_id(0) == {x}ul && get_global_id(1) == {y}ul && "
-        f"get_global_id(2) == {z}ul) return t + {k * s}ul;"
-        for k, (x, y, z) in enumerate(items))  # fmt: skip
-    return f"""__global uint *cltui_slot(__global uint *t)
-{{
-{conds}
-    return 0;
-}}
-__attribute__((noinline))
-void cltui_rec(__global uint *t, uint *s, uint site, uint slot, uint lane, uint lo, uint hi)
-{{
-    uint it = s[{HEADER} + site];
-    if (slot == 0u) s[{HEADER} + site] = it + 1u;
-    if (it >= {ITERATIONS}u) return;
-    uint n = s[0];
-    if (n >= {CAP}u) {{
-        s[1] += 1u;
-        if (t != 0) t[1] = s[1];
-        return;
-    }}
-    s[0] = n + 1u;
-    if (t != 0) {{
-        __global uint *e = t + {HEADER} + 4u * n;
-        e[0] = site; e[1] = it | (slot << 16) | (lane << 24); e[2] = lo; e[3] = hi;
-        t[0] = n + 1u;
-    }}
-}}
-void cltui_recf(__global uint *t, uint *s, uint site, uint slot, uint lane, uint lo, uint hi)
-{{
-    if (s != 0) cltui_rec(t, s, site, slot, lane, lo, hi);
-}}
-"""
-
-
-_DENSE = """void cltui_den(__global uint *t, uint row, uint bits)
-{
-    size_t g = (get_global_id(0) - get_global_offset(0)) + get_global_size(0) *
-        ((get_global_id(1) - get_global_offset(1)) + get_global_size(1) *
-         (get_global_id(2) - get_global_offset(2)));
-    t[row * get_global_size(0) * get_global_size(1) * get_global_size(2) + g] = bits;
-}
-void cltui_denf(__global uint *t, uint row, uint bits)
-{
-    if (t != 0) cltui_den(t, row, bits);
-}
-"""
-
-
 def instrument(source: str, kernel: str, options: str, items: list[tuple[int, int, int]],
                dense: bool = False) -> Instrumented:  # fmt: skip
     """``source`` with kernel ``kernel`` and the functions it calls recording their values
@@ -490,7 +396,7 @@ def instrument(source: str, kernel: str, options: str, items: list[tuple[int, in
         out[off:off] = text.encode("utf-8")
     first = min(c.extent.start.offset for c in fns.values())
     first = data.rfind(b"\n", 0, first) + 1
-    pre = (_DENSE if dense else _prelude(items, len(walk.sites))).encode("utf-8")
+    pre = (DENSE if dense else prelude(items, len(walk.sites))).encode("utf-8")
     out[first:first] = pre + f"\n#line {_line_at(data, first)}\n".encode()
     return Instrumented(out.decode("utf-8", "replace"), walk.sites, items, walk.skipped,
                         walk.dense)  # fmt: skip

@@ -12,7 +12,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from cltui.analysis.explain.instrument import CAP, HEADER, Instrumented, stride
+from cltui.analysis.explain.instrument import Instrumented
+from cltui.analysis.explain.recorder import CAP, HEADER, stride
 from cltui.analysis.explain.run import Outputs, Runs, _collect
 from cltui.progress import CancelToken, ProgressFn
 from cltui.replay import lifecycle

@@ -172,3 +172,13 @@ def test_the_walk_tells_a_parting_expression_from_an_upstream_operand() -> None:
     first = _first(inst.sites, trace(1, 2, 3), trace(9, 2, 3))  # s differs first
     assert first is not None and first["site"] == s_site.id
     assert _first(inst.sites, trace(1, 2, 3), trace(1, 2, 3)) is None
+
+
+def test_statements_a_macro_expands_to_are_not_instrumented() -> None:
+    src = ("#define SQ(x) ((x)*(x))\n#define UPD(v) tmp += v * 2.0f;\n"
+           "#define DECL float w = 3.0f;\n"
+           "__kernel void k(__global float *a, __global float *o) {\n"
+           "  float tmp = SQ(a[0]);\n  UPD(a[1])\n  DECL\n  tmp += w;\n  o[0] = tmp;\n}\n")
+    inst = instrument(src, "k", "", [(0, 0, 0)])
+    assert [(s.line, s.target) for s in inst.sites] == [(5, "tmp"), (8, "tmp"), (9, "o[0]")]
+    assert "UPD(a[1])\n  DECL\n" in inst.source  # the macros' calls are left as they are

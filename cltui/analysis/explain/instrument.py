@@ -16,6 +16,7 @@ that are not traced).  ``dense`` (see :func:`instrument`) records otherwise.
 
 from __future__ import annotations
 
+import bisect
 import os
 import re
 import shlex
@@ -145,6 +146,8 @@ def _value_type(t: Any) -> tuple[str, int] | None:
 class _Walk:
     def __init__(self, ci: Any, data: bytes, main: str) -> None:
         self.ci, self.data, self.main = ci, data, main
+        self.macro_starts: list[int] = []
+        self.macro_ends: list[int] = []
         self.edits: list[tuple[int, int, str]] = []  # (offset, order, text)
         self.sites: list[Site] = []
         self.skipped = 0
@@ -170,9 +173,31 @@ class _Walk:
         return self.data[c.extent.start.offset : c.extent.end.offset].decode("utf-8", "replace")
 
     def in_main(self, c: Any) -> bool:
+        """Whether ``c`` is spelled in the kernel's file as it stands (not in a header, not
+        the expansion of a macro: its text there is the macro's call)."""
         s, e = c.extent.start, c.extent.end
         return bool(s.file and e.file and s.file.name == self.main and e.file.name == self.main
-                    and e.offset > s.offset)  # fmt: skip
+                    and e.offset > s.offset and not self.from_macro(c))  # fmt: skip
+
+    def in_file(self, c: Any) -> bool:
+        s, e = c.extent.start, c.extent.end
+        return bool(s.file and e.file and s.file.name == self.main and e.file.name == self.main)
+
+    def from_macro(self, c: Any) -> bool:
+        """Whether ``c`` lies inside a macro's call (it is the macro's expansion)."""
+        lo, hi = c.extent.start.offset, c.extent.end.offset
+        k = bisect.bisect_right(self.macro_starts, lo)
+        return k > 0 and self.macro_ends[k - 1] >= hi
+
+    def set_macros(self, ranges: list[tuple[int, int]]) -> None:
+        """The macro calls' (start, end): starts sorted, the largest end up to each."""
+        ranges.sort()
+        self.macro_starts = [r[0] for r in ranges]
+        self.macro_ends = []
+        top = -1
+        for _, e in ranges:
+            top = max(top, e)
+            self.macro_ends.append(top)
 
     def pure(self, c: Any) -> bool:
         K = self.ci.CursorKind
@@ -273,7 +298,7 @@ class _Walk:
             names.add(v.spelling)
             init = [ch for ch in v.get_children() if ch.kind not in (K.TYPE_REF,)]
             vt = _value_type(v.type)
-            if not init or vt is None or not self.in_main(init[-1]):
+            if not init or vt is None or not self.in_file(init[-1]):
                 if init:
                     self.skipped += 1
                 continue
@@ -297,7 +322,8 @@ class _Walk:
         lhs = kids[0] if kids else None
         vt = _value_type(lhs.type) if lhs is not None else None
         end = self.semicolon(c.extent.end.offset)
-        if lhs is None or vt is None or end is None or not self.pure(lhs):
+        if lhs is None or vt is None or end is None or not self.pure(lhs) or (
+                not self.in_main(lhs)):  # fmt: skip
             self.skipped += 1
             return
         ops: dict[str, Operand] = {}
@@ -367,7 +393,9 @@ def instrument(source: str, kernel: str, options: str, items: list[tuple[int, in
     args = ["-x", "cl", "-cl-std=CL1.2", "-resource-dir", res, "-Xclang",
             "-finclude-default-header", *_parse_args(options)]  # fmt: skip
     try:
-        tu = ci.Index.create().parse(main, args=args, unsaved_files=[(main, data)])
+        tu = ci.Index.create().parse(
+            main, args=args, unsaved_files=[(main, data)],
+            options=ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD)  # fmt: skip
     except ci.TranslationUnitLoadError as exc:
         raise InstrumentError(f"libclang could not parse the source: {exc}") from None
     fns = {c.spelling: c for c in tu.cursor.get_children()
@@ -377,6 +405,10 @@ def instrument(source: str, kernel: str, options: str, items: list[tuple[int, in
         raise InstrumentError(f"kernel {kernel} not found in the program's source")
     traced = _reachable(ci, fns, kernel)
     walk = _Walk(ci, data, main)
+    walk.set_macros([
+        (c.extent.start.offset, c.extent.end.offset) for c in tu.cursor.get_children()
+        if c.kind == ci.CursorKind.MACRO_INSTANTIATION and c.location.file
+        and c.location.file.name == main])  # fmt: skip
     if dense:
         walk.dense = []
     for name in traced:

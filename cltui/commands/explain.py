@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from cltui.commands._common import echo, emit_json, fail, load_capture
-from cltui.errors import EXIT_INCOMPLETE, EXIT_MISMATCH, EXIT_OK
+from cltui.errors import EXIT_INCOMPLETE, EXIT_MISMATCH, EXIT_OK, CltuiError
 
 _EXIT = {"diverges": EXIT_MISMATCH, "no-divergence": EXIT_OK, "incomplete": EXIT_INCOMPLETE}
 
@@ -27,9 +27,13 @@ _EXIT = {"diverges": EXIT_MISMATCH, "no-divergence": EXIT_OK, "incomplete": EXIT
 @click.option("--bundle", "with_bundle", is_flag=True,
               help="With --markdown: the minimal bundle beside the report (FILE_bundle/: the "
                    "enqueue exported isolated; FILE_kernel.cl: the original source).")
+@click.option("--items", "items_text", multiple=True, metavar="X[,Y[,Z]]",
+              help="Work-items (global ids) to trace for the first diverging line (default: "
+              "the differing ones and equal neighbours); several to a value or repeated.")
 @click.option("--json", "as_json", is_flag=True, help="The report as JSON.")
 def explain_cmd(dumpdir: str, enqueue: int, devices: tuple[str, ...], timeout: float,
-                markdown_file: str | None, with_bundle: bool, as_json: bool) -> None:  # fmt: skip
+                markdown_file: str | None, with_bundle: bool, items_text: tuple[str, ...],
+                as_json: bool) -> None:  # fmt: skip
     """Replay kernel enqueue ENQUEUE alone (its inputs from the capture) on devices A and B
     and, for each output that differs, say where (how many elements, by how many ULP, the
     pattern, the worst elements, which device agrees with the capture) and why: controlled
@@ -37,17 +41,25 @@ def explain_cmd(dumpdir: str, enqueue: int, devices: tuple[str, ...], timeout: f
     accuracy, an image write's conversion, subnormals, relaxed math and division,
     optimisation), run on both devices; whether the difference is within the OpenCL
     specification; a second run, and a run with the work-items in reverse order, on each
-    device for order dependence (a race, an atomic or reduction order).
+    device for order dependence (a race, an atomic or reduction order); and which line:
+    the kernel instrumented (libclang) to record every assignment's value for a few
+    work-items, run on both devices, the first statement whose value differs with both
+    values and whether its operands were equal.
 
     Exit 1 when the devices diverge, 0 when they agree, 3 when something could not run,
     2 on bad input.
     """
     from cltui.analysis.explain import ExplainError, explain_enqueue
+    from cltui.analysis.explain.line import parse_items
     from cltui.analysis.explain.text import markdown, text_lines
     from cltui.capture.ranges import EnqueueRange
     from cltui.progress import CancelToken, ProgressEvent
     from cltui.replay.devices import DeviceError, devices_for
 
+    try:
+        items = parse_items(list(items_text))
+    except CltuiError as exc:
+        fail(str(exc))
     if len(devices) != 2:
         fail(f"explain compares two devices: give -d twice (got {len(devices)})")
     if with_bundle and markdown_file is None:
@@ -66,7 +78,7 @@ def explain_cmd(dumpdir: str, enqueue: int, devices: tuple[str, ...], timeout: f
     cancel = CancelToken()
     try:
         report = explain_enqueue(cap, enqueue, picked, timeout=timeout, cancel=cancel,
-                                 progress=said)  # fmt: skip
+                                 progress=said, items=items or None)  # fmt: skip
     except ExplainError as exc:
         fail(str(exc))
     except KeyboardInterrupt:

@@ -1,13 +1,15 @@
 """The one explain engine that every caller uses (``cltui explain``, ``cltui diverge
 --explain``, the fleet for a column's first divergence, the app's worker): the runs
 (:mod:`.run`: the enqueue as captured, twice, in reverse work-item order, and each
-controlled rebuild, on two devices) and the report (:mod:`.analyse`)."""
+controlled rebuild, on two devices), the report (:mod:`.analyse`) and which line
+(:mod:`.line`: the kernel instrumented and traced on both devices)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from cltui.analysis.explain.analyse import explain_report
+from cltui.analysis.explain.line import Item, with_line
 from cltui.analysis.explain.run import Runs, run_explain
 from cltui.capture.capture import Capture
 from cltui.progress import CancelToken, ProgressFn
@@ -18,23 +20,30 @@ __all__ = ["explain_enqueue", "explain_first_divergence", "explain_with_runs"]
 
 def explain_with_runs(cap: Capture, enqueue: int, devices: list[Device], *,
                       timeout: float = 60.0, cancel: CancelToken | None = None,
-                      progress: ProgressFn | None = None
+                      progress: ProgressFn | None = None, items: list[Item] | None = None,
+                      which_line: bool = True,
                       ) -> tuple[Runs, dict[str, Any]]:  # fmt: skip
     """The runs (each point's outputs, for a divergence map over the whole output) and the
-    report of :func:`explain_enqueue`."""
+    report of :func:`explain_enqueue`: where and why, then (``which_line``) the first
+    diverging line, traced for ``items`` (None: the differing work-items and equal
+    neighbours; :mod:`.line`)."""
     runs = run_explain(cap, enqueue, devices, timeout=timeout, cancel=cancel,
                        progress=progress)  # fmt: skip
-    return runs, explain_report(runs, str(cap.path), enqueue)
+    report = explain_report(runs, str(cap.path), enqueue)
+    if which_line and (report["verdict"]["status"] != "incomplete" or report["where"]):
+        with_line(report, runs, items, timeout=timeout, cancel=cancel, progress=progress)
+    return runs, report
 
 
 def explain_enqueue(cap: Capture, enqueue: int, devices: list[Device], *,
                     timeout: float = 60.0, cancel: CancelToken | None = None,
-                    progress: ProgressFn | None = None) -> dict[str, Any]:  # fmt: skip
+                    progress: ProgressFn | None = None, items: list[Item] | None = None,
+                    which_line: bool = True) -> dict[str, Any]:  # fmt: skip
     """The explanation of kernel enqueue ``enqueue`` of ``cap`` on the two ``devices`` (the
     report dict of ``cltui explain --json``).  :class:`~.run.ExplainError` (one line) when
     the enqueue cannot be explained."""
     return explain_with_runs(cap, enqueue, devices, timeout=timeout, cancel=cancel,
-                             progress=progress)[1]  # fmt: skip
+                             progress=progress, items=items, which_line=which_line)[1]  # fmt: skip
 
 
 def explain_first_divergence(cap: Capture, first_divergent: int | None, devices: list[Device],

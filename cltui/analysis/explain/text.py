@@ -94,7 +94,9 @@ def text_lines(report: dict[str, Any]) -> list[str]:
         lines += [f"  rebuild {x}" for x in _rebuild_lines(why)]
     if why:
         lines.append(f"  {_order_line(report, why)}")
-    return lines
+    from cltui.analysis.explain.linetext import line_lines  # it formats values with ours
+
+    return lines + line_lines(report)
 
 
 def markdown(report: dict[str, Any]) -> str:
@@ -135,4 +137,6 @@ def markdown(report: dict[str, Any]) -> str:
     if why:
         line = _order_line(report, why)
         out += ["", f"{line[:1].upper()}{line[1:]}."]
-    return "\n".join(out) + "\n"
+    from cltui.analysis.explain.linetext import line_markdown  # it formats values with ours
+
+    return "\n".join(out + line_markdown(report)) + "\n"

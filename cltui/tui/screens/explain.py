@@ -157,8 +157,9 @@ def source_lines(source: str | None, line: int | None) -> list[str]:
 
 def _line_number(report: dict[str, Any]) -> int | None:
     line = report.get("line")
-    if isinstance(line, dict) and isinstance(line.get("line"), int):
-        return int(line["line"])
+    site = line.get("site") if isinstance(line, dict) else None
+    if isinstance(site, dict) and isinstance(site.get("line"), int):
+        return int(site["line"])  # the first diverging statement (cltui.analysis.explain.line)
     return None
 
 

@@ -1,0 +1,144 @@
+"""The ``line`` section (:mod:`.line`) as terminal lines and as Markdown."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from cltui.analysis.explain.text import value_text
+
+__all__ = ["line_lines", "line_markdown"]
+
+_DTYPE = {"float": "float32", "double": "float64", "half": "float16"}
+
+
+def _vals(vs: list[Any], kind: str) -> str:
+    dt = _DTYPE.get(kind, kind)
+    parts = [value_text(v, dt) for v in vs]
+    return parts[0] if len(parts) == 1 else "(" + ", ".join(parts) + ")"
+
+
+def _item(item: list[int]) -> str:
+    while len(item) > 1 and item[-1] == 0:
+        item = item[:-1]
+    return "(" + ", ".join(str(i) for i in item) + ")"
+
+
+def _marker(src: str, site: dict[str, Any]) -> str:
+    start = max(int(site["column"]) - 1, 0)
+    width = max(int(site["end_column"]) - int(site["column"]), 1)
+    pad = "".join(ch if ch == "\t" else " " for ch in src[:start])
+    return pad + "^" * min(width, max(len(src) - start, 1))
+
+
+def _operands(sec: dict[str, Any], names: tuple[str, str]) -> list[str]:
+    f = sec["first"]
+    kind = sec["site"]["type"].rstrip("0123456789")
+    out = []
+    for o in f.get("operands", []):
+        if o["equal"]:
+            out.append(f"{o['text']} = {_vals(o['a'], kind)} on both")
+        else:
+            out.append(f"{o['text']}: {names[0]} {_vals(o['a'], kind)}, "
+                       f"{names[1]} {_vals(o['b'], kind)}")  # fmt: skip
+    return out
+
+
+def _verdict(sec: dict[str, Any]) -> str:
+    st = sec["status"]
+    if st == "found" and sec["first"].get("earlier_agree"):
+        return ("every statement recorded before it agrees for this work-item (operands not "
+                "recorded): the devices part here")
+    if st == "found":
+        return ("its operands are equal on both devices: the devices part at this expression"
+                if sec["first"]["operands"] else
+                "it reads no recorded operand: the devices part at this expression")
+    if st == "upstream":
+        return "an operand already differs: the cause is upstream (the walk continues there)"
+    return "the control flow differs (a branch's condition differs on the devices)"
+
+
+def _per_line(sec: dict[str, Any]) -> str:
+    c = Counter(f"line {p['first']['line']}" if p["first"] else "no difference"
+                for p in sec.get("per_item", []))  # fmt: skip
+    return "; ".join(f"{k}: {v} work-item{'s' if v != 1 else ''}" for k, v in c.items())
+
+
+def _same(sec: dict[str, Any], names: tuple[str, str]) -> str:
+    same = sec.get("same_outputs") or {}
+    parts = [f"{n} " + ("same as the original's" if same.get(k) else
+                        "DIFFERENT from the original's (the trace may not show what the "
+                        "original computes)" if same.get(k) is False else "not compared")
+             for k, n in zip("ab", names, strict=True)]  # fmt: skip
+    return "instrumented kernel's outputs: " + "; ".join(parts)
+
+
+def _traced(sec: dict[str, Any]) -> str:
+    items = ", ".join(_item(i) for i in sec["items"])
+    out = f"traced work-items ({sec['chosen']}): {items}"
+    if "sites" in sec:
+        out += f"; {sec['sites']} statements recorded"
+        if sec.get("skipped"):
+            out += f", {sec['skipped']} not (not a value, or not pure)"
+    if sec.get("recording"):
+        out += f"; recorded {sec['recording']}"
+    if sec.get("dropped"):
+        out += f"; {sec['dropped']} entries beyond the trace buffer dropped"
+    return out
+
+
+def line_lines(report: dict[str, Any]) -> list[str]:
+    """The terminal lines of the report's ``line`` section (none when it has none)."""
+    sec = report.get("line")
+    if not sec:
+        return []
+    names = ("A", "B")
+    out = ["", f"which line: {sec['text']}"]
+    if sec["status"] in ("found", "upstream", "paths"):
+        site = sec["site"]
+        num = str(site["line"])
+        out += [f"  {num} | {sec['source_line']}",
+                f"  {' ' * len(num)} | {_marker(sec['source_line'], site)}"]
+        f = sec["first"]
+        if "a" in f:
+            kind = site["type"].rstrip("0123456789")
+            out.append(f"  work-item {_item(sec['item'])}: {site['target']} is "
+                       f"{_vals(f['a'], kind)} on A, {_vals(f['b'], kind)} on B")  # fmt: skip
+            out += [f"  operand {x}" for x in _operands(sec, names)]
+        out.append(f"  {_verdict(sec)}")
+    if sec.get("per_item"):
+        out.append(f"  first difference per traced work-item: {_per_line(sec)}")
+    out.append(f"  {_traced(sec)}")
+    if sec.get("same_outputs"):
+        out.append(f"  {_same(sec, names)}")
+    return out
+
+
+def line_markdown(report: dict[str, Any]) -> list[str]:
+    """The Markdown lines of the report's ``line`` section."""
+    sec = report.get("line")
+    if not sec:
+        return []
+    devs = report["devices"]
+    names = (devs["a"]["name"], devs["b"]["name"])
+    out = ["", "## Which line", "", f"{sec['text'][:1].upper()}{sec['text'][1:]}."]
+    if sec["status"] in ("found", "upstream", "paths"):
+        site = sec["site"]
+        num = str(site["line"])
+        out += ["", "```c", f"{num} | {sec['source_line']}",
+                f"{' ' * len(num)} | {_marker(sec['source_line'], site)}", "```", ""]
+        f = sec["first"]
+        if "a" in f:
+            kind = site["type"].rstrip("0123456789")
+            out += [f"| work-item | `{site['target']}` on {names[0]} | on {names[1]} |",
+                    "|---|---|---|",
+                    f"| {_item(sec['item'])} | {_vals(f['a'], kind)} | "
+                    f"{_vals(f['b'], kind)} |", ""]  # fmt: skip
+            out += [f"- operand {x}" for x in _operands(sec, names)]
+        out += [f"- {_verdict(sec)}"]
+    if sec.get("per_item"):
+        out.append(f"- First difference per traced work-item: {_per_line(sec)}")
+    out.append(f"- {_traced(sec)[:1].upper()}{_traced(sec)[1:]}")
+    if sec.get("same_outputs"):
+        out.append(f"- {_same(sec, names)[:1].upper()}{_same(sec, names)[1:]}")
+    return out

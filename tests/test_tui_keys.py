@@ -65,7 +65,7 @@ async def test_a_burst_through_dialogs(pyocl_pocl: Path) -> None:
         screen = await wait_loaded(pilot)
         burst(pilot, "/axpb\r")
         await settle(pilot)
-        assert screen.name_filter == "axpb" and "kernel 'axpb'" in screen.state()["status"]
+        assert screen.name_filter == "axpb" and "filter 'axpb'" in screen.state()["status"]
         burst(pilot, "/\x01\x0b\r:14\r3fint\rx")
         await settle(pilot)
         assert screen.name_filter == "" and screen.state()["cursor"] == 14

@@ -69,7 +69,11 @@ class MainScreen(PanesScreen):
     """Browses one capture.  The capture is indexed in a thread while the screen is already up."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("slash", "filter", "Filter", tooltip="Filter by kernel name (substring or re:)"),
+        Binding("slash", "filter", "Filter",
+                tooltip="Filter as you type (kernel:sobel time>1ms has:dumps ...; ↑ ↓ history)"),
+        Binding("S", "sort(1)", "Sort", show=False,
+                tooltip="Sort the list by the next column (#, dev time, kernel, kind)"),
+        Binding("O", "sort(0)", "Reverse sort", show=False, tooltip="Reverse the list's sort"),
         Binding("t", "kinds", "Kinds", show=False, tooltip="Filter by enqueue kind"),
         Binding("colon,g", "jump", "Jump", tooltip="Jump to an enqueue number"),
         Binding("1", "tab('source')", "Source", show=False),
@@ -146,6 +150,8 @@ class MainScreen(PanesScreen):
         self.error: str | None = None
         self.name_filter = ""
         self.kind_filter: set[EnqueueKind] | None = None
+        self.list_sort = ("number", False)
+        self.prompt_history: dict[str, list[str]] = {}
         self._cancel = CancelToken()
         self._last_progress = -1.0
         self._details_pending = False
@@ -350,7 +356,7 @@ class MainScreen(PanesScreen):
             return True if (self.replay is not None and self.capture is not None) else None
         if action == "export":
             return True if (self.export is not None and self.capture is not None) else None
-        if action in ("filter", "kinds", "jump", "problems", "history", "copy", "save"):
+        if action in ("filter", "kinds", "jump", "problems", "history", "copy", "save", "sort"):
             return True if self.capture is not None else None
         if action == "pane_key":
             key = str(parameters[0]) if parameters else ""

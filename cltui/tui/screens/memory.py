@@ -64,6 +64,7 @@ class ScreenMemory:
         if cap is None or len(st) <= 1:
             return
         said: list[str] = []
+        screen.prompt_history = {k: list(v) for k, v in st.get("prompts", {}).items()}
         kinds = st.get("kinds")
         kind_set = None
         if kinds is not None:
@@ -103,6 +104,8 @@ class ScreenMemory:
         pos = lst.cursor_pos
         state["cursor"] = None if pos is None else int(np.int64(cap.numbers[pos]))
         state["tab"] = self.tab
+        if screen.prompt_history:
+            state["prompts"] = {k: list(v) for k, v in screen.prompt_history.items()}
         return state
 
     def save(self) -> None:

@@ -50,6 +50,7 @@ class PromptScreen(ModalScreen[str | None]):
         self._at = len(self.history)  # the history line shown; len: the line being typed
         self._typed = value
         self._applied = value
+        self._error: str | None = None
 
     def compose(self) -> ComposeResult:
         with Vertical(id="prompt-box"):
@@ -66,9 +67,11 @@ class PromptScreen(ModalScreen[str | None]):
             return  # (the field's first value is what the caller shows already)
         self._applied = event.value
         error = self.on_change(event.value)
-        hint = self.query_one("#prompt-hint", Label)
-        hint.update(error or self.hint)
-        hint.set_class(error is not None, "prompt-error")
+        if error != self._error:  # a new line under the prompt only when it says more
+            self._error = error
+            hint = self.query_one("#prompt-hint", Label)
+            hint.update(error or self.hint)
+            hint.set_class(error is not None, "prompt-error")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()

@@ -1,0 +1,40 @@
+"""Issue 31 item 8 leftovers in the app: a struct of numbers has lanes for the buffer's
+statistics."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from textual.widgets import Static
+
+from cltui.tui.widgets.buffer_pane import BufferPane
+from tests.test_tui_app import SIZE, _dump, aio, jump, make_app, settle, wait_loaded
+
+pytestmark = pytest.mark.child  # every test starts a process (tests/tiers.py)
+
+
+@aio
+async def test_a_struct_of_uchars_has_numeric_lanes(pyocl_pocl: Path) -> None:
+    """struct{uchar a; uchar b;}: min/max/mean over both fields, not '(no numeric lanes)'."""
+    async with make_app(pyocl_pocl).run_test(size=SIZE) as pilot:
+        await wait_loaded(pilot)
+        await jump(pilot, 14)
+        await pilot.press("3")
+        await settle(pilot)
+        pane = pilot.app.screen.query_one(BufferPane)
+        assert pane.apply_format("struct{uchar a; uchar b;}")
+        await settle(pilot)
+        for _ in range(100):  # the statistics are computed in a worker
+            if pane.stats is not None:
+                break
+            await pilot.pause(0.02)
+        stats = str(pilot.app.screen.query_one("#buffer-stats", Static).render())
+        assert "no numeric lanes" not in stats
+        post = pane.stats[1] if pane.stats else None
+        assert post is not None and post.minimum is not None
+        assert pane.arg is not None
+        raw = np.frombuffer(_dump(pyocl_pocl, "Post", 14, pane.arg.index).read_bytes(), np.uint8)
+        assert post.maximum == float(raw[: len(raw) // 2 * 2].max())
+        assert post.minimum == float(raw[: len(raw) // 2 * 2].min())

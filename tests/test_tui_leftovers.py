@@ -38,3 +38,28 @@ async def test_a_struct_of_uchars_has_numeric_lanes(pyocl_pocl: Path) -> None:
         raw = np.frombuffer(_dump(pyocl_pocl, "Post", 14, pane.arg.index).read_bytes(), np.uint8)
         assert post.maximum == float(raw[: len(raw) // 2 * 2].max())
         assert post.minimum == float(raw[: len(raw) // 2 * 2].min())
+
+
+@aio
+async def test_at_60_columns_the_footer_ends_in_an_ellipsis(pyocl_pocl: Path) -> None:
+    """The footer's keys that do not fit whole are hidden and an ellipsis ends it (it was
+    cut mid-key); at a width where they fit there is no ellipsis."""
+    from cltui.tui.widgets.keys_footer import KeysFooter
+
+    async with make_app(pyocl_pocl).run_test(size=(60, 20)) as pilot:
+        screen = await wait_loaded(pilot)
+        assert screen.query_one(KeysFooter).display
+        await settle(pilot)
+        line = _screen_line(pilot, 19).split("▏")[0].rstrip()
+        assert line.endswith("…"), line
+        assert "?" in line  # the help key leads and stays
+        await pilot.resize_terminal(250, 20)
+        await settle(pilot)
+        line = _screen_line(pilot, 19).split("▏")[0].rstrip()
+        assert not line.endswith("…") and "Export" in line, line
+
+
+def _screen_line(pilot: object, y: int) -> str:
+    app = pilot.app  # type: ignore[attr-defined]
+    strips = app.screen._compositor.render_strips()
+    return "".join(seg.text for seg in strips[y])

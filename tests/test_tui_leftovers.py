@@ -1,5 +1,6 @@
 """Issue 31 item 8 leftovers in the app: a struct of numbers has lanes for the buffer's
-statistics."""
+statistics, the footer ends in an ellipsis where it cuts keys, an image argument saved from the
+Buffer tab keeps its shape."""
 
 from __future__ import annotations
 
@@ -63,3 +64,45 @@ def _screen_line(pilot: object, y: int) -> str:
     app = pilot.app  # type: ignore[attr-defined]
     strips = app.screen._compositor.render_strips()
     return "".join(seg.text for seg in strips[y])
+
+
+@aio
+async def test_an_image_argument_saved_from_the_buffer_tab_keeps_its_shape(
+    images_svm: Path, tmp_path: Path
+) -> None:
+    """s on the Buffer tab of an image argument: the .npy holds (height, width[, lanes]) or
+    (depth, height, width[, lanes]) as the dump's name says, not a flat array."""
+    from textual.widgets import Input
+
+    from cltui.tui.screens.prompt import PromptScreen
+    from cltui.tui.widgets.buffer_view import BufferView
+
+    async with make_app(images_svm).run_test(size=SIZE) as pilot:
+        screen = await wait_loaded(pilot)
+        shapes = []
+        for number in (0, 3):  # a 2-D image and a 3-D one (tests/test_tui_app.py)
+            await jump(pilot, number)
+            await pilot.press("3")
+            await settle(pilot)
+            pane = screen.query_one(BufferPane)
+            assert pane.arg is not None and pane.arg.post is not None
+            region = pane.arg.post.image_region
+            assert region is not None
+            view = screen.query_one(BufferView)
+            await pilot.press("s")
+            await settle(pilot)
+            await pilot.press("n")  # post as .npy
+            await settle(pilot)
+            prompt = pilot.app.screen
+            assert isinstance(prompt, PromptScreen)
+            target = tmp_path / f"e{number}.npy"
+            prompt.query_one(Input).value = str(target)
+            await pilot.press("enter")
+            await settle(pilot)
+            arr = np.load(target)
+            w, h, d = region
+            assert view.ctype is not None
+            lead = (d, h, w) if d > 1 else (h, w)
+            assert arr.shape[: len(lead)] == lead, (arr.shape, region)
+            shapes.append(len(lead))
+        assert shapes == [2, 3]

@@ -106,3 +106,24 @@ async def test_an_image_argument_saved_from_the_buffer_tab_keeps_its_shape(
             assert arr.shape[: len(lead)] == lead, (arr.shape, region)
             shapes.append(len(lead))
         assert shapes == [2, 3]
+
+
+def test_the_ab_table_shows_the_ulp_figure_the_cli_shows() -> None:
+    """Issue 31 item 7: the A/B screen's cells said 'different 3/64' where the CLI's table
+    says 'different 3/64 2 ULP'; both now come from one rule (cltui/replay/check_text.py)."""
+    from typing import Any
+
+    from cltui.commands.replay_text import _short
+    from cltui.tui.screens.ab_results import check_rows
+
+    def check(status: str, **res: Any) -> dict[str, Any]:
+        return {"label": "arg 0", "status": status, "summary": "", "result": res}
+
+    a = check("equal", n_diff=0, elements=64)
+    b = check("different", n_diff=3, elements=64, max_abs=0.5, max_ulp=2.0)
+    dev: Any = {
+        "a": {"result": {"steps": [{"enqueue": 7, "kernel": "k", "checks": [a]}]}},
+        "b": {"result": {"steps": [{"enqueue": 7, "kernel": "k", "checks": [b]}]}},
+    }
+    ((_e, _k, _label, cell_a, cell_b),) = check_rows(dev)
+    assert cell_a.plain == "equal" and cell_b.plain == "different 3/64 2 ULP" == _short(b)

@@ -192,3 +192,35 @@ async def test_clearing_the_filter_keeps_the_selected_enqueue(pyocl_pocl: Path) 
         assert screen.state()["cursor"] == number and screen.state()["rows"] == 123
         top = round(lst.scroll_y)
         assert top <= lst.cursor < top + lst.size.height - 1  # its row is on screen
+
+
+@aio
+async def test_the_split_follows_a_drag_of_the_divider(pyocl_pocl: Path) -> None:
+    """Stacked (80x24): the details' top border dragged up gives the list less of the height;
+    side by side (200x40): its left border dragged right gives the list more of the width."""
+    from cltui.tui.widgets.detail_panes import DetailPanes
+
+    async with make_app(pyocl_pocl).run_test(size=(80, 24)) as pilot:
+        screen = await wait_loaded(pilot)
+        details = screen.query_one(DetailPanes)
+        top = details.region.y
+        before = screen.split.share
+        await pilot.mouse_down(offset=(10, top))
+        await pilot.hover(offset=(10, top - 6))
+        await pilot.mouse_up(offset=(10, top - 6))
+        await settle(pilot)
+        assert screen.split.share < before and details.region.y < top
+        assert not screen.split.wide
+        await pilot.hover(offset=(10, 2))  # released: moving on changes nothing
+        await settle(pilot)
+        assert details.region.y < top and screen.split.share < before
+        await pilot.resize_terminal(200, 40)
+        await settle(pilot)
+        left = details.region.x
+        wide_before = screen.split.share
+        await pilot.mouse_down(offset=(left, 10))
+        await pilot.hover(offset=(left + 30, 10))
+        await pilot.mouse_up(offset=(left + 30, 10))
+        await settle(pilot)
+        assert screen.split.wide and screen.split.share > wide_before
+        assert details.region.x > left

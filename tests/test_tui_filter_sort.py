@@ -224,3 +224,46 @@ async def test_the_split_follows_a_drag_of_the_divider(pyocl_pocl: Path) -> None
         await settle(pilot)
         assert screen.split.wide and screen.split.share > wide_before
         assert details.region.x > left
+
+
+@aio
+async def test_named_bookmarks_and_their_list(
+    pyocl_pocl: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """M lists the bookmarks; n names the highlighted one, enter goes there, d drops one; the
+    names come back with the capture (in the state file, never in the capture)."""
+    from textual.widgets import OptionList
+
+    from cltui.tui.screens.bookmarks import BookmarksScreen
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    async with make_app(pyocl_pocl).run_test(size=SIZE) as pilot:
+        screen = await wait_loaded(pilot)
+        for n in (14, 40, 90):
+            await jump(pilot, n)
+            await pilot.press("m")
+        await pilot.press("M")
+        await settle(pilot)
+        assert isinstance(pilot.app.screen, BookmarksScreen)
+        options = pilot.app.screen.query_one(OptionList)
+        assert options.option_count == 3
+        await pilot.press("down", "n")  # name 40
+        await settle(pilot)
+        pilot.app.screen.query_one(Input).value = "slow sin"
+        await pilot.press("enter")
+        await settle(pilot)
+        assert "slow sin" in str(options.get_option_at_index(1).prompt)
+        await pilot.press("down", "d")  # drop 90
+        await settle(pilot)
+        assert options.option_count == 2
+        await pilot.press("enter")  # the highlight is on 40, above the one dropped
+        await settle(pilot)
+        assert pilot.app.screen is screen and screen.state()["cursor"] == 40
+        assert screen.state()["bookmarks"] == [14, 40]
+    async with make_app(pyocl_pocl).run_test(size=SIZE) as pilot:
+        screen = await wait_loaded(pilot)
+        await pilot.press("M")
+        await settle(pilot)
+        options = pilot.app.screen.query_one(OptionList)
+        assert options.option_count == 2
+        assert "slow sin" in str(options.get_option_at_index(1).prompt)

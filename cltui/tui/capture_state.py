@@ -56,6 +56,7 @@ class CaptureState(TypedDict, total=False):
     tab: str
     replay: ReplaySettings
     prompts: dict[str, list[str]]  # each prompt's history ("filter", "jump"), oldest first
+    bookmark_names: dict[str, str]  # enqueue number (as text) -> the bookmark's name
 
 
 def state_dir(environ: Mapping[str, str] | None = None) -> Path:
@@ -125,6 +126,9 @@ def _typed(raw: dict[str, Any]) -> tuple[CaptureState, list[str]]:
         "cursor": lambda v: v is None or (isinstance(v, int) and not isinstance(v, bool)),
         "tab": lambda v: isinstance(v, str),
         "replay": _replay_ok,
+        "bookmark_names": lambda v: isinstance(v, dict) and all(
+            isinstance(k, str) and k.isdigit() and isinstance(x, str) for k, x in v.items()
+        ),
         "prompts": lambda v: isinstance(v, dict) and all(
             isinstance(k, str) and isinstance(x, list) and all(isinstance(t, str) for t in x)
             for k, x in v.items()

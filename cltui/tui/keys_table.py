@@ -27,6 +27,7 @@ def _screens() -> list[tuple[str, list[type[DOMNode]]]]:
     """Where each group of keys works, and the classes whose bindings those are (in the
     order the README lists them).  Imported here: the table is built on demand."""
     from cltui.tui.app import CltuiApp
+    from cltui.tui.screens.bookmarks import BookmarksScreen
     from cltui.tui.screens.diff import DiffScreen
     from cltui.tui.screens.export_dialog import ExportDialog
     from cltui.tui.screens.findings import FindingsScreen
@@ -65,6 +66,7 @@ def _screens() -> list[tuple[str, list[type[DOMNode]]]]:
         ("check findings", [FindingsScreen]),
         ("help", [HelpScreen]),
         ("problems", [ProblemsScreen]),
+        ("bookmarks", [BookmarksScreen]),
     ]
 
 

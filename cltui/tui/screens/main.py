@@ -114,6 +114,8 @@ class MainScreen(PanesScreen):
         Binding("z", "zoom", "Zoom", show=False, tooltip="Maximise the focused pane"),
         *SPLIT_KEYS,  # + and -
         Binding("p", "problems", "Problems", show=False),
+        Binding("M", "bookmarks", "Bookmarks", show=False,
+                tooltip="The bookmarks with their names: go to one, name or drop it"),
         Binding("r", "replay", "Replay", tooltip="Replay the selected range"),
         Binding("e", "export", "Export", tooltip="Export the selected range as a bundle"),
         Binding("question_mark,f1", "help", "Help", key_display="?"),
@@ -152,6 +154,7 @@ class MainScreen(PanesScreen):
         self.kind_filter: set[EnqueueKind] | None = None
         self.list_sort = ("number", False)
         self.prompt_history: dict[str, list[str]] = {}
+        self.bookmark_names: dict[int, str] = {}  # capture position -> the name given (M n)
         self._cancel = CancelToken()
         self._last_progress = -1.0
         self._details_pending = False
@@ -356,13 +359,28 @@ class MainScreen(PanesScreen):
             return True if (self.replay is not None and self.capture is not None) else None
         if action == "export":
             return True if (self.export is not None and self.capture is not None) else None
-        if action in ("filter", "kinds", "jump", "problems", "history", "copy", "save", "sort"):
+        if action in ("filter", "kinds", "jump", "problems", "history", "copy", "save", "sort",
+                      "bookmarks"):
             return True if self.capture is not None else None
         if action == "pane_key":
             key = str(parameters[0]) if parameters else ""
             # hidden (not greyed) where the visible tab has nothing for it to act on
             return self.capture is not None and self.details.has_pane_key(key)
         return True
+
+    def action_bookmarks(self) -> None:
+        from cltui.tui.screens.bookmarks import BookmarksScreen
+
+        cap, lst = self.capture, self.enqueue_list
+        if cap is None:
+            return
+
+        def chosen(pos: int | None) -> None:
+            lst.refresh()  # (some may have been dropped)
+            if pos is not None:
+                self.jump_to(int(cap.numbers[pos]))
+
+        self.app.push_screen(BookmarksScreen(cap, lst.bookmarks, self.bookmark_names), chosen)
 
     def action_replay(self) -> None:
         self._run_range_action(self.replay)

@@ -267,3 +267,33 @@ async def test_named_bookmarks_and_their_list(
         options = pilot.app.screen.query_one(OptionList)
         assert options.option_count == 2
         assert "slow sin" in str(options.get_option_at_index(1).prompt)
+
+
+def test_filter_as_typed_and_sort_in_a_real_pty(pyocl_pocl: Path) -> None:
+    """In a real terminal, keys written at once: the list behind the / prompt is filtered
+    before enter, esc puts it back, and a filter kept then S in one write sorts it."""
+    import re
+    import sys
+
+    from tests.ptyterm import PtyTerm
+
+    row = re.compile(r"^\W?\s*\d+ kernel\s+(\S+)")
+
+    def kernels(screen: str) -> set[str]:
+        return {m.group(1) for ln in screen.splitlines() if (m := row.match(ln))}
+
+    argv = [sys.executable, "-m", "cltui", str(pyocl_pocl)]
+    with PtyTerm(argv, size=(100, 30)) as term:
+        term.wait_for(lambda s: "rng_gen" in s and "Stop reading" not in s, timeout=60,
+                      quiet=0.5)
+        term.send(b"/axpby")
+        screen = term.wait_for(lambda s: kernels(s) == {"axpbyz"}, timeout=20, quiet=0.3)
+        assert "Filter (as you type)" in screen
+        term.send(b"\x1b")
+        term.wait_for(lambda s: len(kernels(s)) > 2 and "Filter (as" not in s, timeout=20,
+                      quiet=0.3)
+        term.send(b"/kind:kernel has:dumps\rS")
+        screen = term.wait_for("dev time▼", timeout=20, quiet=0.3)
+        assert kernels(screen) and "rng_gen" not in screen  # (rng_gen has no dumps)
+        term.send(b"q")
+        assert term.wait_exit(20) == 0

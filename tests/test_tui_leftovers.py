@@ -127,3 +127,32 @@ def test_the_ab_table_shows_the_ulp_figure_the_cli_shows() -> None:
     }
     ((_e, _k, _label, cell_a, cell_b),) = check_rows(dev)
     assert cell_a.plain == "equal" and cell_b.plain == "different 3/64 2 ULP" == _short(b)
+
+
+@aio
+async def test_the_latency_screens_scrollbar_draws_no_block_glyphs(
+    pyocl_pocl: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The thumb's partial ends were eighth blocks ('▃▃' at the right of the start→end row of
+    the stage table, read as a stray histogram); the thumb now ends on whole cells."""
+    from typing import Any
+
+    from textual.containers import VerticalScroll
+
+    from cltui.tui.screens import latency
+
+    monkeypatch.setattr(latency, "screen_lines", lambda measured, width=100: [
+        f"  line {i}" for i in range(157)])
+    async with make_app(pyocl_pocl).run_test(size=(100, 30)) as pilot:
+        await wait_loaded(pilot)
+        measured: Any = None
+        pilot.app.push_screen(latency.LatencyScreen(measured, "Launch latency"))
+        await settle(pilot)
+        scroll = pilot.app.screen.query_one("#latency-scroll", VerticalScroll)
+        for y in (0, 13, 41):
+            scroll.scroll_to(y=y, animate=False)
+            await settle(pilot)
+            bar = scroll.vertical_scrollbar
+            glyphs = "".join(s.text for line in bar.render_lines(bar.region.reset_offset)
+                             for s in line)
+            assert not set(glyphs) & set("▁▂▃▄▅▆▇"), (y, glyphs)

@@ -94,7 +94,8 @@ class LatencyScreen(Screen[None]):
         self.text = "\n".join(screen_lines(self.measured, min(width, 160)))
         self.query_one("#latency-body", Static).update(self.text)
         scroll = self.query_one("#latency-scroll", VerticalScroll)
-        scroll.vertical_scrollbar.renderer = WholeCellBars  # type: ignore[misc]  # per instance, as Textual documents
+        # per instance, as Textual documents it (mypy sees only the class variable)
+        scroll.vertical_scrollbar.renderer = WholeCellBars  # type: ignore[misc]
         scroll.focus()
 
     def action_close(self) -> None:

@@ -297,3 +297,39 @@ def test_filter_as_typed_and_sort_in_a_real_pty(pyocl_pocl: Path) -> None:
         assert kernels(screen) and "rng_gen" not in screen  # (rng_gen has no dumps)
         term.send(b"q")
         assert term.wait_exit(20) == 0
+
+
+@aio
+async def test_f_follows_a_capture_whose_log_grows(pyocl_pocl: Path, tmp_path: Path) -> None:
+    """F on a capture whose log is still being written (here: its first half, the rest
+    appended after F): the new enqueues appear, the cursor on the last row moves on to the
+    new last row, the filter stays."""
+    from tests.conftest import copy_capture
+
+    cap_dir = copy_capture(pyocl_pocl, tmp_path)
+    log = cap_dir / "clintercept_log.txt"
+    data = log.read_bytes()
+    cut = data.index(b"EnqueueCounter: 60\n")
+    cut = data.rindex(b"\n", 0, cut) + 1  # the line before enqueue 60's
+    log.write_bytes(data[:cut])
+    async with make_app(cap_dir).run_test(size=SIZE) as pilot:
+        screen = await wait_loaded(pilot)
+        cap = screen.capture
+        assert cap is not None
+        assert int((cap.offsets >= 0).sum()) == 60  # the log's (the dumps name later ones)
+        await pilot.press("end")
+        await pilot.press("F")
+        await settle(pilot)
+        with log.open("ab") as f:
+            f.write(data[cut:])
+        for _ in range(600):  # a hang detector: the next look at the log is a second away
+            await pilot.pause(0.05)
+            if screen.capture is not None and int((screen.capture.offsets >= 0).sum()) == 123:
+                break
+        await settle(pilot)
+        assert screen.capture is not None and int((screen.capture.offsets >= 0).sum()) == 123
+        assert screen.state()["rows"] == 123
+        assert screen.state()["cursor"] == 122  # it was on the last row: it follows
+        await pilot.press("F")  # off: the log growing again changes nothing
+        await settle(pilot)
+        assert screen.follower is not None and not screen.follower.on

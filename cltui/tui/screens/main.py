@@ -42,6 +42,7 @@ from cltui.tui.workers import worker_token
 
 if TYPE_CHECKING:
     from cltui.capture.capture import Capture
+    from cltui.tui.screens.following import Follower
     from cltui.tui.screens.memory import ScreenMemory
 
 __all__ = ["MainScreen", "RangeAction"]
@@ -114,6 +115,9 @@ class MainScreen(PanesScreen):
         Binding("z", "zoom", "Zoom", show=False, tooltip="Maximise the focused pane"),
         *SPLIT_KEYS,  # + and -
         Binding("p", "problems", "Problems", show=False),
+        Binding("F", "follow", "Follow", show=False,
+                tooltip="Follow the capture while it is written: new enqueues appear as the "
+                        "log grows"),
         Binding("M", "bookmarks", "Bookmarks", show=False,
                 tooltip="The bookmarks with their names: go to one, name or drop it"),
         Binding("r", "replay", "Replay", tooltip="Replay the selected range"),
@@ -155,6 +159,7 @@ class MainScreen(PanesScreen):
         self.list_sort = ("number", False)
         self.prompt_history: dict[str, list[str]] = {}
         self.bookmark_names: dict[int, str] = {}  # capture position -> the name given (M n)
+        self.follower: Follower | None = None  # F
         self._cancel = CancelToken()
         self._last_progress = -1.0
         self._details_pending = False
@@ -218,6 +223,8 @@ class MainScreen(PanesScreen):
             self.set_interval(SAVE_EVERY, self.memory.save)
 
     def on_unmount(self) -> None:
+        if self.follower is not None:
+            self.follower.stop()
         if self.memory is not None:
             self.memory.save()
 
@@ -360,13 +367,22 @@ class MainScreen(PanesScreen):
         if action == "export":
             return True if (self.export is not None and self.capture is not None) else None
         if action in ("filter", "kinds", "jump", "problems", "history", "copy", "save", "sort",
-                      "bookmarks"):
+                      "bookmarks", "follow"):
             return True if self.capture is not None else None
         if action == "pane_key":
             key = str(parameters[0]) if parameters else ""
             # hidden (not greyed) where the visible tab has nothing for it to act on
             return self.capture is not None and self.details.has_pane_key(key)
         return True
+
+    def action_follow(self) -> None:
+        from cltui.tui.screens.following import Follower
+
+        if self.capture is None:
+            return
+        if self.follower is None:
+            self.follower = Follower(self)
+        self.follower.toggle()
 
     def action_bookmarks(self) -> None:
         from cltui.tui.screens.bookmarks import BookmarksScreen

@@ -30,6 +30,7 @@ import platform
 import re
 import shlex
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -423,6 +424,26 @@ def section_tui(heat2d: Path, synth: Path, quick: bool) -> dict[str, Any]:
                 f"{paint * 1e3:.0f} ms",
             )
         )
+        typed = [float(x) for x in r.get("filter_keys_ms") or []]
+        if typed:
+            worst = max(typed)
+            figs.append(
+                figure(
+                    f"filter as you type, {label} ({r.get('filter_text', '')!r}, a key at a time)",
+                    f"key to the list's repaint: median {statistics.median(typed):.1f} ms, "
+                    f"max {worst:.1f} ms ({len(typed)} keys)",
+                    "-", None, "-", "<= 50 ms a key", worst <= 50.0, f"max {worst:.1f} ms",
+                )
+            )
+        if isinstance(r.get("sort_ms"), int | float):
+            sort_ms = float(r["sort_ms"])
+            figs.append(
+                figure(
+                    f"sort by device time (S), {label}",
+                    f"{sort_ms:.0f} ms to the list's repaint",
+                    "-", None, "-", "<= 1 s", sort_ms <= 1000.0, f"{sort_ms:.0f} ms",
+                )
+            )
         keys = {k: [float(x) for x in v] for k, v in r["keys_ms"].items() if v}
         if not keys:
             continue

@@ -41,6 +41,10 @@ class SyntheticCapture:
         times[:, 1] = rng.integers(1000, 9000, n)
         times[:, 2] = rng.integers(2000, 40000, n)
         self.device_times = times
+        self.has_pre = np.zeros(n, dtype=bool)  # the columns the list's filter reads
+        self.has_post = np.zeros(n, dtype=bool)
+        self.has_replay = np.zeros(n, dtype=bool)
+        self.recovery = None  # nothing lost
 
     def __len__(self) -> int:
         return len(self.numbers)

@@ -10,10 +10,12 @@ Runs the app headless (``App.run_test``) at 120x36 on:
 - a synthesised log (benchmarks/synth_log.py output) when ``--log-dir`` is given.
 
 First paint is the time from starting the app to its first frame (the index fills in a worker
-afterwards); "index ready" is when the list is filled.  Key latency is the time from
-``pilot.press(key)`` to the compositor asking the list for its first line of the new frame
-(the list is drawn line by line, so that is when the repaint starts; the whole list page
-costs the "render" figure more), median and max of repeated presses: the figure to compare
+afterwards); "index ready" is when the list is filled.  Filter as typed: each key of
+FILTER_TEXT typed into ``/`` (the list filters every enqueue with each key) from the press to
+the list's first repainted line; sort: ``S`` (by device time) to the same.  Key latency is
+the time from ``pilot.press(key)`` to the compositor asking the list for its first line of
+the new frame (the list is drawn line by line, so that is when the repaint starts; the whole
+list page costs the "render" figure more), median and max of repeated presses: the figure to compare
 with the 16 ms budget.  "CPU per key" is the process CPU time of all threads per key (the
 enqueue decode for the detail panes runs in a worker thread after the list repainted) minus
 that of a key bound to nothing.  "render" is the cost of
@@ -40,6 +42,7 @@ SIZE = (120, 36)
 NOOP_KEY = "f12"  # bound to nothing: the harness's own cost of a key press and idle wait
 KEYS = ["down", "pagedown", "shift+down", "n", "up", "pageup", "end", "home"]
 REPEAT = 15
+FILTER_TEXT = "heat_sten time>1us"  # typed into '/' a key at a time
 
 
 async def measure(app: CltuiApp, label: str) -> dict[str, Any]:
@@ -85,6 +88,7 @@ async def measure(app: CltuiApp, label: str) -> dict[str, Any]:
                     times.append(painted[0] - start)
             cpu[key] = (time.process_time() - c0) / REPEAT - idle_cpu
             latencies[key] = times or [0.0]
+        filter_ms, sort_ms = await filter_and_sort(pilot, app, painted)
         lst.render_line = original  # type: ignore[method-assign]
         # raw render cost of a full list page far into the capture
         assert screen.capture is not None, screen.error
@@ -102,11 +106,41 @@ async def measure(app: CltuiApp, label: str) -> dict[str, Any]:
         "index_ready_s": ready,
         "page_render_ms": render * 1e3,
         "noop_ms": base * 1e3,
+        "filter_keys_ms": filter_ms,  # per key typed into '/': press -> the list's repaint
+        "filter_text": FILTER_TEXT,
+        "sort_ms": sort_ms,  # S (by device time) -> the list's repaint
         "keys_ms": {
             k: (statistics.median(v) * 1e3, max(v) * 1e3, cpu[k] * 1e3)
             for k, v in latencies.items()
         },
     }
+
+
+async def filter_and_sort(
+    pilot: Any, app: CltuiApp, painted: list[float]
+) -> tuple[list[float], float]:
+    """Type FILTER_TEXT into ``/`` one key at a time (the list filters with every key):
+    each key's press to the list's first repainted line; then ``S`` (sort by device time,
+    the slowest first) to the list's first repainted line.  Both end as they began."""
+    screen = app.main
+    await pilot.press("slash")
+    per_key = []
+    for ch in FILTER_TEXT:
+        await pilot.pause()
+        painted.clear()
+        start = time.perf_counter()
+        await pilot.press("space" if ch == " " else ch)
+        if painted:
+            per_key.append((painted[0] - start) * 1e3)
+    await pilot.press("escape")
+    await pilot.pause()
+    painted.clear()
+    start = time.perf_counter()
+    await pilot.press("S")
+    sort = (painted[0] - start) if painted else float("nan")
+    screen.set_sort("number", False)
+    await pilot.pause()
+    return per_key, sort * 1e3
 
 
 def report(r: dict[str, Any]) -> None:
@@ -118,6 +152,10 @@ def report(r: dict[str, Any]) -> None:
     print("  key          key->list repaint median / max    CPU per key (all threads)")
     for key, (median, worst, cpu) in r["keys_ms"].items():
         print(f"  {key:<12} {median:8.2f} ms / {worst:7.2f} ms      {cpu:8.2f} ms")
+    fk = r["filter_keys_ms"] or [0.0]
+    print(f"  filter as typed ({r['filter_text']!r}, {len(fk)} keys): key->list repaint "
+          f"median {statistics.median(fk):.2f} ms / max {max(fk):.2f} ms")
+    print(f"  sort by device time (S): {r['sort_ms']:.1f} ms to the list's repaint")
 
 
 def main() -> int:

@@ -95,6 +95,10 @@ SCENES = [
     Scene("34-narrow-60x20", "pyopencl_lib_pocl", (60, 20), jump=14),
     Scene("35-image-cursor", "images_svm_pocl", (120, 36), jump=0,
           keys=["4", "tab", "right", "right", "right", "shift+down"]),
+    # the list filtered as the words are typed (matches marked), and sorted by device time
+    Scene("38-filter-language", "pyopencl_lib_pocl", (120, 36), keys=["slash"],
+          text="axpb time>2us has:dumps"),
+    Scene("39-sorted-by-time", "pyopencl_lib_pocl", (120, 36), jump=22, keys=["S"]),
 ]
 
 

@@ -129,7 +129,7 @@ async def test_filter_by_substring_regex_and_kind(pyocl_pocl: Path) -> None:
         await pilot.press("enter")
         await settle(pilot)
         assert screen.state()["rows"] == substring == 13
-        assert "kernel 'axpb': 13/123" in screen.state()["status"]
+        assert "filter 'axpb': 13/123" in screen.state()["status"]
         rows = [screen.capture.row(int(p)).kernel for p in screen.enqueue_list.view]
         assert set(rows) == {"axpb", "axpbyz"}
 

@@ -79,7 +79,7 @@ async def test_a_burst_through_dialogs(pyocl_pocl: Path) -> None:
         burst(pilot, "/axpb\r")
         await settled_until(
             pilot, lambda: screen.name_filter == "axpb"
-            and "kernel 'axpb'" in screen.state()["status"]
+            and "filter 'axpb'" in screen.state()["status"]
         )
         burst(pilot, "/\x01\x0b\r:14\r3fint\rx")
         view = screen.query_one(BufferView)

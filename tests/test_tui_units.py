@@ -134,13 +134,17 @@ def test_buffer_stats() -> None:
     assert stats.mean == pytest.approx((1 + 7 + 0 + 4 - 3) / 5)
     pre_stats = buffer_stats(pre.view(np.uint8), parse_type("float"))
     assert pre_stats.nan == 1 and pre_stats.changed is None
-    # vectors count lanes, 3-lane vectors skip the padding lane, structs have no numeric view
+    # vectors count lanes, 3-lane vectors skip the padding lane; a struct of numbers has its
+    # fields as lanes (in their common type), one with a field that is no number has none
     f3 = np.array([[1, 2, 3, 99], [4, 5, 6, 99]], dtype=np.float32).view(np.uint8).reshape(-1)
     lanes = numeric_view(f3, parse_type("float3"))
     assert lanes is not None and lanes.tolist() == [1, 2, 3, 4, 5, 6]
-    assert numeric_view(f3, parse_type("struct { float x; int k; }")) is None
+    pairs = f3.view(np.dtype([("x", "<f4"), ("k", "<i4")]))
+    lanes = numeric_view(f3, parse_type("struct { float x; int k; }"))
+    assert lanes is not None
+    assert lanes.tolist() == [v for p in pairs.tolist() for v in (float(p[0]), float(p[1]))]
     st = buffer_stats(f3, parse_type("struct { float x; int k; }"), f3)
-    assert st.minimum is None and st.changed == 0 and st.count == 4
+    assert st.minimum == float(lanes.min()) and st.changed == 0 and st.count == 4
 
 
 def test_wants_ansi() -> None:

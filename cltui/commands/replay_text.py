@@ -14,6 +14,7 @@ if TYPE_CHECKING:
 
 from cltui.capture.textfmt import fmt_ns
 from cltui.commands._common import escape_tree
+from cltui.replay.check_text import check_cell
 
 __all__ = ["print_report", "print_verdict"]
 
@@ -23,24 +24,8 @@ _STYLE = {"equal": "green", "within": "yellow", "different": "bold red", "unchec
 
 
 def _short(c: CheckResult) -> str:
-    """A table cell: the status and the key figure."""
-    res: Mapping[str, Any] = c.get("result") or {}
-    if c["status"] == "unchecked" and str(c.get("summary", "")).startswith("cannot run"):
-        return "cannot run"
-    if c["status"] in ("equal", "unchecked"):
-        return str(c["status"])
-    if not res:  # compared by hash: no element counts
-        return f"{c['status']} (hash)"
-    text = f"{c['status']} {res.get('n_diff', '?')}/{res.get('elements', '?')}"
-    if res.get("max_ulp") is not None:
-        text += f" {_num(res['max_ulp'])} ULP"
-    return text
-
-
-def _num(v: Any) -> str:
-    if isinstance(v, float) and v.is_integer():
-        return str(int(v))
-    return str(v)
+    """A table cell: the status and the key figure (one rule with the app's)."""
+    return check_cell(c)
 
 
 def print_report(report: Report, manifest: Manifest) -> None:

@@ -1,5 +1,6 @@
 """What the app remembers per capture, between sessions (no Textual here): bookmarks, filters,
-the last position (enqueue, tab) and the replay dialog's last devices and settings.
+the last position (enqueue, tab), the prompts' histories and the replay dialog's last devices
+and settings.
 
 One JSON file per capture in the user's state folder (``$XDG_STATE_HOME/cltui/``, by default
 ``~/.local/state/cltui/``), never in the capture: named by the capture's identity (its
@@ -54,6 +55,8 @@ class CaptureState(TypedDict, total=False):
     cursor: int | None  # enqueue number
     tab: str
     replay: ReplaySettings
+    prompts: dict[str, list[str]]  # each prompt's history ("filter", "jump"), oldest first
+    bookmark_names: dict[str, str]  # enqueue number (as text) -> the bookmark's name
 
 
 def state_dir(environ: Mapping[str, str] | None = None) -> Path:
@@ -123,6 +126,13 @@ def _typed(raw: dict[str, Any]) -> tuple[CaptureState, list[str]]:
         "cursor": lambda v: v is None or (isinstance(v, int) and not isinstance(v, bool)),
         "tab": lambda v: isinstance(v, str),
         "replay": _replay_ok,
+        "bookmark_names": lambda v: isinstance(v, dict) and all(
+            isinstance(k, str) and k.isdigit() and isinstance(x, str) for k, x in v.items()
+        ),
+        "prompts": lambda v: isinstance(v, dict) and all(
+            isinstance(k, str) and isinstance(x, list) and all(isinstance(t, str) for t in x)
+            for k, x in v.items()
+        ),
     }
     for key, ok in checks.items():
         if key not in raw:

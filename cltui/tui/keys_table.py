@@ -27,6 +27,7 @@ def _screens() -> list[tuple[str, list[type[DOMNode]]]]:
     """Where each group of keys works, and the classes whose bindings those are (in the
     order the README lists them).  Imported here: the table is built on demand."""
     from cltui.tui.app import CltuiApp
+    from cltui.tui.screens.bookmarks import BookmarksScreen
     from cltui.tui.screens.diff import DiffScreen
     from cltui.tui.screens.explain import ExplainScreen
     from cltui.tui.screens.export_dialog import ExportDialog
@@ -69,6 +70,7 @@ def _screens() -> list[tuple[str, list[type[DOMNode]]]]:
         ("check findings", [FindingsScreen]),
         ("help", [HelpScreen]),
         ("problems", [ProblemsScreen]),
+        ("bookmarks", [BookmarksScreen]),
     ]
 
 

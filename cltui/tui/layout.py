@@ -1,5 +1,5 @@
 """The browser's layout: the list and the details side by side on a wide terminal, stacked on
-a narrow one, with a split the user moves (``+`` / ``-``).
+a narrow one, with a split the user moves (``+`` / ``-``, or a drag of the divider).
 
 One rule, :func:`is_wide`, and one state per screen, :class:`Split`: the list's share of the
 width (side by side) or of the height (stacked), each remembered on its own so that going back
@@ -51,6 +51,15 @@ class Split:
     def move(self, delta: int) -> int:
         """Grow (``delta`` > 0) or shrink the list by ``delta`` steps; the new share."""
         share = max(MIN_SHARE, min(MAX_SHARE, self.share + delta * SHARE_STEP))
+        if self.wide:
+            self.wide_share = share
+        else:
+            self.stacked_share = share
+        return share
+
+    def set_share(self, share: int) -> int:
+        """The list's share set (a drag of the divider), within the bounds; the new share."""
+        share = max(MIN_SHARE, min(MAX_SHARE, share))
         if self.wide:
             self.wide_share = share
         else:

@@ -102,12 +102,36 @@ def buffer_array(data: npt.NDArray[np.uint8], ctype: CType) -> npt.NDArray[Any]:
     return np.frombuffer(bytes(data[: n * ctype.size]), dtype=ctype.dtype)
 
 
-def write_npy(path: Path, data: npt.NDArray[np.uint8], ctype: CType) -> int:
-    """``data`` as a typed ``.npy`` (``numpy.load`` gives the elements back); elements."""
+def image_shaped(
+    arr: npt.NDArray[Any], region: tuple[int, int, int] | None
+) -> npt.NDArray[Any]:
+    """An image argument's elements in its shape: (height, width) or (depth, height, width),
+    and the lanes of a texel last when an element is less than one; as they were when the
+    elements do not fill the region whole."""
+    if region is None:
+        return arr
+    w, h, d = region
+    texels = w * h * max(d, 1)
+    n = arr.shape[0] if arr.ndim else 0
+    if not texels or not n or n % texels:
+        return arr
+    per = n // texels
+    shape = ([d] if d > 1 else []) + [h, w] + ([per] if per > 1 else [])
+    return arr.reshape(*shape, *arr.shape[1:])
+
+
+def write_npy(
+    path: Path, data: npt.NDArray[np.uint8], ctype: CType,
+    region: tuple[int, int, int] | None = None,
+) -> int:
+    """``data`` as a typed ``.npy`` (``numpy.load`` gives the elements back), an image
+    argument's in its 2-D or 3-D shape (``region``: width, height, depth); elements."""
     arr = buffer_array(data, ctype)
+    count = len(arr)
+    arr = image_shaped(arr, region)
     with path.open("wb") as f:
         np.save(f, arr, allow_pickle=False)
-    return len(arr)
+    return count
 
 
 def _texts(data: npt.NDArray[np.uint8] | None, ctype: CType, lo: int, hi: int) -> list[str]:

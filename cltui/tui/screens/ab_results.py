@@ -15,6 +15,7 @@ from textual.widgets import DataTable, Footer, Static
 
 from cltui.capture.display import escape_controls
 from cltui.capture.textfmt import fmt_ns
+from cltui.replay.check_text import check_cell
 from cltui.replay.engine.schema import CheckResult
 from cltui.replay.experiment.report import AbDevice, AbReport
 from cltui.replay.experiment.stats import Diff
@@ -26,13 +27,10 @@ _VERDICT = {"pass": "bold green", "fail": "bold red", "error": "bold red"}
 
 
 def _cell(c: CheckResult | None) -> Text:
+    """The check as the CLI's table says it (its ULP figure included)."""
     if c is None:
         return Text("-", style="dim")
-    res: dict[str, object] = dict(c.get("result") or {})
-    text = str(c["status"])
-    if c["status"] in ("different", "within") and res:
-        text += f" {res.get('n_diff', '?')}/{res.get('elements', '?')}"
-    return Text(text, style=_STYLE.get(str(c["status"]), ""))
+    return Text(check_cell(c), style=_STYLE.get(str(c["status"]), ""))
 
 
 def check_rows(dev: AbDevice) -> list[tuple[str, str, str, Text, Text]]:

@@ -210,10 +210,16 @@ def start_save(screen: MainScreen) -> None:
                    for k, side in sides]  # fmt: skip
         choices.append(CopyChoice("c", f"pre and post as .csv ({ctype.name})", f"{stem}.csv"))
 
-        def npy(data: Any) -> Writer:
-            return lambda p: f"{write_npy(p, data, ctype):,} × {ctype.name}"
+        def npy(data: Any, region: tuple[int, int, int] | None) -> Writer:
+            shape = f" ({region[0]}×{region[1]}{f'×{region[2]}' if region[2] > 1 else ''})" \
+                if region else ""
+            return lambda p: f"{write_npy(p, data, ctype, region):,} × {ctype.name}{shape}"
 
-        writers: dict[str, Writer] = {k: npy(data[side]) for k, side in sides}
+        def region_of(side: str) -> tuple[int, int, int] | None:  # an image argument's size
+            dump = None if arg is None else (arg.pre if side == "pre" else arg.post)
+            return dump.image_region if dump is not None else None
+
+        writers: dict[str, Writer] = {k: npy(data[side], region_of(side)) for k, side in sides}
         writers["c"] = lambda p: f"{write_buffer_csv(p, pre, post, ctype):,} rows of {ctype.name}"
     elif active == "image":
         images = dict(screen.query_one(ImageView).images)

@@ -4,16 +4,17 @@ and the jump to an enqueue number (``:``, ``g``).  :class:`MainScreen` is the on
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
-from cltui.capture.model import EnqueueKind
+from cltui.capture.model import CaptureError, EnqueueKind
+from cltui.capture.query import FILTER_HELP, SORT_KEYS, parse_query, sort_positions
 from cltui.tui.screens.kinds import KindScreen
 from cltui.tui.screens.prompt import PromptScreen
 from cltui.tui.screens.reading import ReadingScreen
 
-__all__ = ["FilteringScreen"]
+__all__ = ["PROMPT_HISTORY", "FilteringScreen"]
+
+PROMPT_HISTORY = 50  # lines each prompt remembers per capture
 
 
 class FilteringScreen(ReadingScreen):
@@ -21,21 +22,48 @@ class FilteringScreen(ReadingScreen):
 
     name_filter: str
     kind_filter: set[EnqueueKind] | None
+    list_sort: tuple[str, bool]  # (SORT_KEYS key, descending)
+    prompt_history: dict[str, list[str]]  # "filter", "jump": oldest first
 
     # ----------------------------------------------------------------- filters
     def action_filter(self) -> None:
         if self.capture is None:
             return
-        hint = "substring; re:REGEX or /REGEX/ for a regular expression; empty clears"
-        self.app.push_screen(
-            PromptScreen("Filter by kernel name", hint, self.name_filter, "kernel name"),
-            self._apply_name_filter,
+        before = (self.name_filter, self.kind_filter)
+        at = self.enqueue_list.cursor_pos
+        prompt = PromptScreen(
+            "Filter (as you type)", FILTER_HELP, self.name_filter, "kernel:sobel time>1ms",
+            on_change=self._filter_as_typed, history=self.prompt_history.get("filter", []),
         )
+        self.app.push_screen(prompt, lambda text: self._apply_name_filter(text, before, at))
 
-    def _apply_name_filter(self, text: str | None) -> None:
-        if text is None:
+    def _filter_as_typed(self, text: str) -> str | None:
+        """Filter while the prompt is open; the error of a word not understood, if any."""
+        try:
+            self.apply_filter(text.strip(), self.kind_filter)
+        except CaptureError as exc:
+            return str(exc)
+        return None
+
+    def _apply_name_filter(
+        self, text: str | None, before: tuple[str, set[EnqueueKind] | None], at: int | None
+    ) -> None:
+        if text is None:  # escape: the filter and the cursor as they were before the prompt
+            if (self.name_filter, self.kind_filter) != before:
+                self.set_filter(*before)
+                if at is not None:
+                    self.enqueue_list.move_to(at)
             return
-        self.set_filter(text.strip(), self.kind_filter)
+        self.remember_prompt("filter", text.strip())
+        if not self.set_filter(text.strip(), self.kind_filter):  # said why; back as it was
+            self.apply_filter(*before)
+
+    def remember_prompt(self, which: str, text: str) -> None:
+        """Put ``text`` last in the prompt's history (once; the last 50)."""
+        if not text:
+            return
+        history = [t for t in self.prompt_history.get(which, []) if t != text]
+        self.prompt_history[which] = [*history, text][-PROMPT_HISTORY:]
 
     def action_kinds(self) -> None:
         cap = self.capture
@@ -53,39 +81,72 @@ class FilteringScreen(ReadingScreen):
         self.set_filter(self.name_filter, None if kinds >= present else kinds)
 
     def set_filter(self, name: str, kinds: set[EnqueueKind] | None) -> bool:
-        """Filter the list by kernel name (substring, ``re:X`` or ``/X/``) and kinds."""
+        """Filter the list by the filter language (:mod:`cltui.capture.query`) and kinds;
+        False (and a notice) when the filter has a word it does not understand."""
+        try:
+            matched = self.apply_filter(name, kinds)
+        except CaptureError as exc:
+            msg = str(exc)
+            self.notify(msg[:1].upper() + msg[1:], severity="error", markup=False)
+            return False
+        if not matched:
+            self.notify("No enqueue matches the filter", severity="warning", timeout=4)
+        return True
+
+    def apply_filter(self, name: str, kinds: set[EnqueueKind] | None) -> int:
+        """Show the enqueues ``name`` and ``kinds`` keep, in the list's sort order; how many.
+        Raises :class:`CaptureError` for a word the language does not understand."""
         cap = self.capture
         if cap is None:
-            return False
-        pattern, regex = name, False
-        if name.startswith("re:"):
-            pattern, regex = name[3:], True
-        elif len(name) >= 2 and name.startswith("/") and name.endswith("/"):
-            pattern, regex = name[1:-1], True
-        if regex:
-            try:
-                re.compile(pattern)
-            except re.error as exc:
-                self.notify(f"Bad regular expression {pattern!r}: {exc}", severity="error")
-                return False
-        kind_list = sorted(kinds) if kinds is not None else None
-        if not pattern and kind_list is None:
+            return 0
+        query = parse_query(name)
+        if query.empty and kinds is None:
             positions = np.arange(len(cap), dtype=np.int64)
         else:
-            positions = cap.find(pattern or None, regex=regex, kinds=kind_list)
+            positions = query.positions(cap)
+            if kinds is not None:
+                keep = np.array(sorted(int(k) for k in kinds), dtype=np.uint8)
+                positions = positions[np.isin(cap.kinds[positions], keep)]
         self.name_filter = name
         self.kind_filter = kinds
-        self.enqueue_list.set_view(np.asarray(positions, dtype=np.int64))
+        key, descending = self.list_sort
+        ordered = sort_positions(cap, positions, key, descending)
+        self.enqueue_list.set_view(ordered, highlight=query.highlight)
         parts = []
         if name:
-            parts.append(f"kernel {name!r}")
+            parts.append(f"filter {name!r}")
         if kinds is not None:
             parts.append("kinds " + ",".join(k.label for k in sorted(kinds)))
         filter_text = f"{' '.join(parts)}: {len(positions):,}/{len(cap):,}" if parts else ""
         self.status.set_parts(filter_text=filter_text)
-        if not len(positions):
-            self.notify("No enqueue matches the filter", severity="warning", timeout=4)
-        return True
+        return len(positions)
+
+    # -------------------------------------------------------------------- sort
+    def action_sort(self, step: int) -> None:
+        """``step`` 1: the next column to sort by (its natural direction); 0: reverse."""
+        if self.capture is None:
+            return
+        key, descending = self.list_sort
+        if step:
+            names = [k for k, _, _ in SORT_KEYS]
+            key = names[(names.index(key) + 1) % len(names)]
+            descending = next(d for k, _, d in SORT_KEYS if k == key)
+        else:
+            descending = not descending
+        self.set_sort(key, descending)
+
+    def set_sort(self, key: str, descending: bool) -> None:
+        """Sort the list by ``key`` (stable; the cursor stays on its enqueue)."""
+        self.list_sort = (key, descending)
+        lst = self.enqueue_list
+        label = next(h for k, h, _ in SORT_KEYS if k == key)
+        lst.sort_label = "" if (key, descending) == ("number", False) else label
+        lst.sort_descending = descending
+        self.apply_filter(self.name_filter, self.kind_filter)
+        lst.scroll_to_cursor()
+        how = "slowest first" if key == "time" and descending else (
+            "descending" if descending else "ascending")
+        self.notify(f"Sorted by {label} ({how})", timeout=2)
 
     # -------------------------------------------------------------------- jump
     def action_jump(self) -> None:
@@ -94,13 +155,15 @@ class FilteringScreen(ReadingScreen):
         cap = self.capture
         lo, hi = (int(cap.numbers.min()), int(cap.numbers.max())) if len(cap) else (0, 0)
         self.app.push_screen(
-            PromptScreen("Jump to enqueue number", f"{lo} to {hi}", "", "number"),
+            PromptScreen("Jump to enqueue number", f"{lo} to {hi}", "", "number",
+                         history=self.prompt_history.get("jump", [])),
             self._jump,
         )
 
     def _jump(self, text: str | None) -> None:
         if text is None or not text.strip():
             return
+        self.remember_prompt("jump", text.strip())
         try:
             number = int(text.strip().replace(",", "").replace("_", ""))
         except ValueError:
@@ -123,7 +186,7 @@ class FilteringScreen(ReadingScreen):
                 self.notify(f"There is no enqueue {number} in this capture", severity="error")
             return False
         if not self.enqueue_list.move_to(pos):
-            self.set_filter("", None)
+            self.set_filter("", None)  # (the sort order stays)
             self.notify(f"Filter cleared to show enqueue {number}", timeout=4)
             self.enqueue_list.move_to(pos)
         return True

@@ -18,6 +18,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.screen import Screen
+from textual.scrollbar import ScrollBarRender
 from textual.widgets import Footer, Static
 
 from cltui.progress import ProgressEvent
@@ -30,6 +31,13 @@ if TYPE_CHECKING:
 __all__ = ["LatencyScreen", "latency_task"]
 
 TIMELINE_WIDTH = 100
+
+
+class WholeCellBars(ScrollBarRender):
+    """A scrollbar whose thumb ends on whole cells: the eighth-block glyphs of a thumb's
+    partial ends read as one more histogram beside the stage tables."""
+
+    VERTICAL_BARS: ClassVar[list[str]] = [" "] * 8
 
 
 def latency_task(
@@ -85,7 +93,10 @@ class LatencyScreen(Screen[None]):
         width = max(40, (self.app.size.width or 120) - 14)
         self.text = "\n".join(screen_lines(self.measured, min(width, 160)))
         self.query_one("#latency-body", Static).update(self.text)
-        self.query_one("#latency-scroll", VerticalScroll).focus()
+        scroll = self.query_one("#latency-scroll", VerticalScroll)
+        # per instance, as Textual documents it (mypy sees only the class variable)
+        scroll.vertical_scrollbar.renderer = WholeCellBars  # type: ignore[misc]
+        scroll.focus()
 
     def action_close(self) -> None:
         self.dismiss(None)

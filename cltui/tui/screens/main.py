@@ -42,6 +42,7 @@ from cltui.tui.workers import worker_token
 
 if TYPE_CHECKING:
     from cltui.capture.capture import Capture
+    from cltui.tui.screens.following import Follower
     from cltui.tui.screens.memory import ScreenMemory
 
 __all__ = ["MainScreen", "RangeAction"]
@@ -69,7 +70,11 @@ class MainScreen(PanesScreen):
     """Browses one capture.  The capture is indexed in a thread while the screen is already up."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("slash", "filter", "Filter", tooltip="Filter by kernel name (substring or re:)"),
+        Binding("slash", "filter", "Filter",
+                tooltip="Filter as you type (kernel:sobel time>1ms has:dumps ...; ↑ ↓ history)"),
+        Binding("S", "sort(1)", "Sort", show=False,
+                tooltip="Sort the list by the next column (#, dev time, kernel, kind)"),
+        Binding("O", "sort(0)", "Reverse sort", show=False, tooltip="Reverse the list's sort"),
         Binding("t", "kinds", "Kinds", show=False, tooltip="Filter by enqueue kind"),
         Binding("colon,g", "jump", "Jump", tooltip="Jump to an enqueue number"),
         Binding("1", "tab('source')", "Source", show=False),
@@ -110,6 +115,11 @@ class MainScreen(PanesScreen):
         Binding("z", "zoom", "Zoom", show=False, tooltip="Maximise the focused pane"),
         *SPLIT_KEYS,  # + and -
         Binding("p", "problems", "Problems", show=False),
+        Binding("F", "follow", "Follow", show=False,
+                tooltip="Follow the capture while it is written: new enqueues appear as the "
+                        "log grows"),
+        Binding("M", "bookmarks", "Bookmarks", show=False,
+                tooltip="The bookmarks with their names: go to one, name or drop it"),
         Binding("r", "replay", "Replay", tooltip="Replay the selected range"),
         Binding("e", "export", "Export", tooltip="Export the selected range as a bundle"),
         Binding("question_mark,f1", "help", "Help", key_display="?"),
@@ -146,6 +156,10 @@ class MainScreen(PanesScreen):
         self.error: str | None = None
         self.name_filter = ""
         self.kind_filter: set[EnqueueKind] | None = None
+        self.list_sort = ("number", False)
+        self.prompt_history: dict[str, list[str]] = {}
+        self.bookmark_names: dict[int, str] = {}  # capture position -> the name given (M n)
+        self.follower: Follower | None = None  # F
         self._cancel = CancelToken()
         self._last_progress = -1.0
         self._details_pending = False
@@ -209,6 +223,8 @@ class MainScreen(PanesScreen):
             self.set_interval(SAVE_EVERY, self.memory.save)
 
     def on_unmount(self) -> None:
+        if self.follower is not None:
+            self.follower.stop()
         if self.memory is not None:
             self.memory.save()
 
@@ -350,13 +366,37 @@ class MainScreen(PanesScreen):
             return True if (self.replay is not None and self.capture is not None) else None
         if action == "export":
             return True if (self.export is not None and self.capture is not None) else None
-        if action in ("filter", "kinds", "jump", "problems", "history", "copy", "save"):
+        if action in ("filter", "kinds", "jump", "problems", "history", "copy", "save", "sort",
+                      "bookmarks", "follow"):
             return True if self.capture is not None else None
         if action == "pane_key":
             key = str(parameters[0]) if parameters else ""
             # hidden (not greyed) where the visible tab has nothing for it to act on
             return self.capture is not None and self.details.has_pane_key(key)
         return True
+
+    def action_follow(self) -> None:
+        from cltui.tui.screens.following import Follower
+
+        if self.capture is None:
+            return
+        if self.follower is None:
+            self.follower = Follower(self)
+        self.follower.toggle()
+
+    def action_bookmarks(self) -> None:
+        from cltui.tui.screens.bookmarks import BookmarksScreen
+
+        cap, lst = self.capture, self.enqueue_list
+        if cap is None:
+            return
+
+        def chosen(pos: int | None) -> None:
+            lst.refresh()  # (some may have been dropped)
+            if pos is not None:
+                self.jump_to(int(cap.numbers[pos]))
+
+        self.app.push_screen(BookmarksScreen(cap, lst.bookmarks, self.bookmark_names), chosen)
 
     def action_replay(self) -> None:
         self._run_range_action(self.replay)

@@ -64,6 +64,7 @@ class ScreenMemory:
         if cap is None or len(st) <= 1:
             return
         said: list[str] = []
+        screen.prompt_history = {k: list(v) for k, v in st.get("prompts", {}).items()}
         kinds = st.get("kinds")
         kind_set = None
         if kinds is not None:
@@ -74,6 +75,9 @@ class ScreenMemory:
             said.append("the filter")
         lst = screen.enqueue_list
         marks = {p for n in st.get("bookmarks", []) if (p := cap.position_of(n)) is not None}
+        names = st.get("bookmark_names", {})
+        screen.bookmark_names = {p: t for n, t in names.items()
+                                 if (p := cap.position_of(int(n))) is not None and p in marks}
         if marks:
             lst.bookmarks = marks
             lst.refresh()
@@ -103,6 +107,12 @@ class ScreenMemory:
         pos = lst.cursor_pos
         state["cursor"] = None if pos is None else int(np.int64(cap.numbers[pos]))
         state["tab"] = self.tab
+        names = {str(int(cap.numbers[p])): t for p, t in screen.bookmark_names.items()
+                 if p in lst.bookmarks}
+        if names or "bookmark_names" in state:
+            state["bookmark_names"] = names
+        if screen.prompt_history:
+            state["prompts"] = {k: list(v) for k, v in screen.prompt_history.items()}
         return state
 
     def save(self) -> None:

@@ -19,6 +19,7 @@ class PanesScreen(FilteringScreen):
     """The detail panes' actions and the list/details layout."""
 
     split: Split  # list and details: side by side when wide, else stacked
+    _dragging = False  # the divider is being dragged with the mouse
 
     @property
     def details(self) -> DetailPanes:
@@ -51,6 +52,36 @@ class PanesScreen(FilteringScreen):
 
     def _lay_out(self, columns: int) -> None:
         self.split.apply(self.query_one("#browser"), columns, self.enqueue_list, self.details)
+
+    # the divider (the details' top border, or left one side by side) follows a mouse drag
+    def on_mouse_down(self, event: events.MouseDown) -> None:
+        region = self.details.region
+        on_divider = (event.screen_x == region.x and region.y <= event.screen_y < region.bottom
+                      if self.split.wide else
+                      event.screen_y == region.y and region.x <= event.screen_x < region.right)
+        if on_divider and event.button == 1:
+            self._dragging = True
+            self.details.capture_mouse()
+            event.stop()
+
+    def on_mouse_move(self, event: events.MouseMove) -> None:
+        if not self._dragging:
+            return
+        browser = self.query_one("#browser").region
+        if self.split.wide:
+            share = 100 * (event.screen_x - browser.x) // max(1, browser.width)
+        else:
+            share = 100 * (event.screen_y - browser.y) // max(1, browser.height)
+        if share != self.split.share:
+            self.split.set_share(share)
+            self._lay_out(self.size.width or self.app.size.width)
+        event.stop()
+
+    def on_mouse_up(self, event: events.MouseUp) -> None:
+        if self._dragging:
+            self._dragging = False
+            self.details.release_mouse()
+            event.stop()
 
     def action_split(self, delta: int) -> None:
         self.split.move(delta)

@@ -371,7 +371,8 @@ class BufferStats:
 
 
 def numeric_view(data: Bytes, ctype: CType) -> npt.NDArray[Any] | None:
-    """The buffer as a flat array of its numeric lanes (None for structs/unions)."""
+    """The buffer as a flat array of its numeric lanes (a struct's fields' too; None where a
+    field is no number)."""
     dt = ctype.dtype
     if dt is None or not ctype.size:
         return None
@@ -389,10 +390,27 @@ def numeric_view(data: Bytes, ctype: CType) -> npt.NDArray[Any] | None:
     elif dt.names is None:
         base = dt
     else:
-        return None
+        return _struct_lanes(np.asarray(data[:usable]).view(dt))
     if base.kind not in "biuf":
         return None
     return np.asarray(data[:usable]).view(base)
+
+
+def _struct_lanes(arr: npt.NDArray[Any]) -> npt.NDArray[Any] | None:
+    """A struct's fields as one flat array of lanes (each element's fields in order; a view
+    where they share one type, else in their common type), None when a field is no number."""
+    from numpy.lib import recfunctions
+
+    def numeric(dt: np.dtype[Any]) -> bool:
+        if dt.names is not None and dt.fields is not None:
+            return all(numeric(dt.fields[n][0]) for n in dt.names)
+        base = dt.subdtype[0] if dt.subdtype is not None else dt
+        return base.kind in "biuf"
+
+    if not numeric(arr.dtype):
+        return None
+    lanes: npt.NDArray[Any] = recfunctions.structured_to_unstructured(arr)
+    return lanes.reshape(-1)
 
 
 def buffer_stats(

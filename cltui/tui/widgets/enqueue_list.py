@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, ClassVar
 
@@ -20,6 +21,7 @@ from cltui.capture.display import escape_controls
 from cltui.capture.model import EnqueueKind, EnqueueRow
 from cltui.tui.format import ellipsize, fmt_ns, fmt_size
 from cltui.tui.messages import CursorMoved, RangeChanged
+from cltui.tui.widgets.list_order import ListOrder, header_text, marked_name, next_same
 from cltui.tui.widgets.lost_rows import LostRows
 
 if TYPE_CHECKING:
@@ -62,6 +64,7 @@ class EnqueueList(ScrollView, can_focus=True):
         "enqueue-list--other",
         "enqueue-list--dim",
         "enqueue-list--badge",
+        "enqueue-list--match",
     }
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -83,7 +86,7 @@ class EnqueueList(ScrollView, can_focus=True):
             "m", "toggle_bookmark", "Mark", show=False,
             tooltip="Toggle a bookmark on this enqueue",
         ),
-        Binding("apostrophe,b", "bookmark(1)", "Next mark", key_display="'", show=False),
+        Binding("apostrophe,b", "bookmark(1)", "Next mark", show=False),
         Binding("B", "bookmark(-1)", "Previous mark", show=False),
         Binding(
             "n", "same_kernel(1)", "Next same", show=False,
@@ -105,10 +108,15 @@ class EnqueueList(ScrollView, can_focus=True):
         self._cache: LRUCache[tuple[int, int, int], Strip] = LRUCache(4096)
         self._num_width = 6
         self._last_pos: int | None = None
+        self._kept_pos: int | None = None  # the cursor's last enqueue, kept over empty views
         self.mark_fn: MarkFn | None = None  # an extra badge column (e.g. divergence), if set
         self._lost: LostRows | None = None
         self._rows: npt.NDArray[np.int64] | None = None  # view with lost rows (lost_rows.py)
         self._row_of: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)  # view index -> row
+        self._order = ListOrder(self.view, 0)
+        self.highlight: list[re.Pattern[str]] = []  # the filter's kernel-name patterns
+        self.sort_label = ""  # the header's column that the view is sorted by ("" log order)
+        self.sort_descending = False
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # rows always fit the width: the inherited horizontal scrolling keys do nothing here
@@ -129,15 +137,28 @@ class EnqueueList(ScrollView, can_focus=True):
         self._cache.clear()
         self.refresh()
 
-    def set_view(self, positions: npt.NDArray[np.int64]) -> None:
-        """Show only ``positions`` (sorted); the cursor stays on its enqueue or the next one."""
-        current = self.cursor_pos
+    def set_view(
+        self,
+        positions: npt.NDArray[np.int64],
+        *,
+        highlight: list[re.Pattern[str]] | None = None,
+    ) -> None:
+        """Show only ``positions``, in that order (log order when ascending; else sorted by a
+        column: :attr:`sort_label`); the cursor stays on its enqueue, else (in log order) the
+        next one; ``highlight`` marks the filter's matches in the kernel names."""
+        # an empty view (a filter that matched nothing, as it was typed) keeps the enqueue
+        # the cursor was on for the next view
+        current = self.cursor_pos if self.cursor_pos is not None else self._kept_pos
         self.view = np.asarray(positions, dtype=np.int64)
+        self._order = ListOrder(self.view, len(self.capture) if self.capture else 0)
+        if highlight is not None:
+            self.highlight = highlight
         self.cursor = 0
         if current is not None and len(self.view):
-            self.cursor = min(int(np.searchsorted(self.view, current)), len(self.view) - 1)
+            self.cursor = self._order.nearest(current)
         self._cache.clear()
-        self._rows = self._lost.rows(self.view) if self._lost is not None else None
+        in_log_order = self._order.ascending
+        self._rows = self._lost.rows(self.view) if self._lost and in_log_order else None
         if self._rows is not None:
             self._row_of = np.flatnonzero(self._rows >= 0).astype(np.int64)
         self.virtual_size = Size(self.size.width, self._row_count() + 1)
@@ -163,8 +184,8 @@ class EnqueueList(ScrollView, can_focus=True):
 
     def move_to(self, pos: int) -> bool:
         """Put the cursor on capture position ``pos``; False if the view hides it."""
-        i = int(np.searchsorted(self.view, pos))
-        if i >= len(self.view) or int(self.view[i]) != pos:
+        i = self._order.index_of(pos)
+        if i is None:
             return False
         self._set_cursor(i)
         return True
@@ -229,13 +250,7 @@ class EnqueueList(ScrollView, can_focus=True):
         if kid < 0:
             self.notify("Not a kernel enqueue", severity="warning", timeout=3)
             return
-        ids = cap.kernel_ids[self.view]
-        if direction > 0:
-            hits = np.flatnonzero(ids[self.cursor + 1 :] == kid)
-            target = self.cursor + 1 + int(hits[0]) if len(hits) else None
-        else:
-            hits = np.flatnonzero(ids[: self.cursor] == kid)
-            target = int(hits[-1]) if len(hits) else None
+        target = next_same(cap.kernel_ids[self.view], self.cursor, kid, direction)
         if target is None:
             name = escape_controls(cap.kernel_names[kid])
             where = "after" if direction > 0 else "before"
@@ -256,8 +271,7 @@ class EnqueueList(ScrollView, can_focus=True):
         return row if self._rows is None else int(np.searchsorted(self._row_of, row))
 
     def _in_view(self, pos: int) -> bool:
-        i = int(np.searchsorted(self.view, pos))
-        return i < len(self.view) and int(self.view[i]) == pos
+        return self._order.index_of(pos) is not None
 
     def _rows_visible(self) -> int:
         return max(1, self.scrollable_content_region.height - 1)
@@ -294,6 +308,8 @@ class EnqueueList(ScrollView, can_focus=True):
 
     def _cursor_changed(self) -> None:
         pos = self.cursor_pos
+        if pos is not None:
+            self._kept_pos = pos
         if pos != self._last_pos:
             self._last_pos = pos
             self.post_message(CursorMoved(pos))
@@ -307,6 +323,10 @@ class EnqueueList(ScrollView, can_focus=True):
         self.range = (min(self.range_anchor, pos), max(self.range_anchor, pos))
         self.refresh()
         self.post_message(RangeChanged(*self.range))
+
+    def scroll_to_cursor(self) -> None:
+        """Scroll so that the cursor's row shows (the least scroll that does)."""
+        self._scroll_cursor_visible()
 
     def _scroll_cursor_visible(self) -> None:
         rows = self._rows_visible()
@@ -387,22 +407,16 @@ class EnqueueList(ScrollView, can_focus=True):
 
     def _header(self, width: int) -> Strip:
         nw, kw, knw, gw = self._columns(width)
-        text = (
-            " " + "#".rjust(nw) + " " + "kind".ljust(kw) + " " + ellipsize("kernel", knw) + " "
-            + "global/local".ljust(gw) + " " + "dev time".rjust(9) + " " + "data"
-            + (" Δ" if self.mark_fn is not None else "")
-        )
+        text = header_text((nw, kw, knw, gw), self.sort_label, self.sort_descending,
+                           self.mark_fn is not None)
         style = self.get_component_rich_style("enqueue-list--header")
         return Strip([Segment(ellipsize(text, width), style)], width)
 
     def _lost_row(self, number: int, width: int) -> Strip:
         """A dim row for lost enqueue ``number``: what the evidence says of it."""
         assert self._lost is not None
-        nw, kw, _, _ = self._columns(width)
         dim = self.rich_style + self.get_component_rich_style("enqueue-list--dim")
-        kind = ellipsize(self._lost.kind or "lost", kw).ljust(kw)
-        text = f" {str(number).rjust(nw)} {kind} {self._lost.evidence}"
-        return Strip([Segment(ellipsize(text, width), dim)], width).adjust_cell_length(width, dim)
+        return self._lost.strip(number, self._columns(width), width, dim)
 
     def _render_row(self, pos: int, width: int, flags: int) -> Strip:
         assert self.capture is not None
@@ -445,7 +459,11 @@ class EnqueueList(ScrollView, can_focus=True):
             Segment(str(row.number).rjust(nw), base),
             Segment("~", base + dim) if row.recovered else Segment(" ", base),
             Segment(ellipsize(row.kind.label, kw) + " ", base + kind_style),
-            Segment(ellipsize(name, knw) + " ", base + (Style() if row.kernel else dim)),
+            *marked_name(
+                ellipsize(name, knw) + " ", self.highlight if row.kernel else [],
+                base + (Style() if row.kernel else dim),
+                self.get_component_rich_style("enqueue-list--match"),
+            ),
             Segment(ellipsize(geometry, gw) + " ", base),
             Segment(time.rjust(9) + " ", base),
             Segment(badges, base + self.get_component_rich_style("enqueue-list--badge")),

@@ -2,13 +2,15 @@
 
 A footer too narrow for its keys cuts them from the right; the help key leads, so that it is
 the last to go (it lists every key of the screen, those the footer cannot show included).
+Where keys are cut, the footer ends in an ellipsis instead of half a key.
 """
 
 from __future__ import annotations
 
+from textual import events
 from textual.app import ComposeResult
 from textual.widget import Widget
-from textual.widgets import Footer
+from textual.widgets import Footer, Static
 
 __all__ = ["KeysFooter"]
 
@@ -16,10 +18,53 @@ HELP_ACTION = "help"
 
 
 class KeysFooter(Footer):
-    """Footer with the help key first."""
+    """Footer with the help key first, and an ellipsis where the keys that do not fit are."""
+
+    DEFAULT_CSS = """
+    KeysFooter > #footer-more {
+        width: 1;
+        display: none;
+    }
+    """
 
     def compose(self) -> ComposeResult:
         keys: list[Widget] = list(super().compose())
         first = [w for w in keys if getattr(w, "action", None) == HELP_ACTION]
         yield from first
         yield from (w for w in keys if w not in first)
+        yield Static("…", id="footer-more")
+        self.call_after_refresh(self._fit)
+
+    def on_resize(self, event: events.Resize) -> None:
+        for key in self._keys():  # laid out again at full width, then fitted
+            key.display = True
+        self.call_after_refresh(self._fit)
+
+    def _keys(self) -> list[Widget]:
+        """The keys laid out from the left (the palette's key is docked at the right)."""
+        return [w for w in self.children
+                if w.id != "footer-more" and not w.has_class("-command-palette")]
+
+    def _fit(self) -> None:
+        """Hide the keys that do not fit whole, and show the ellipsis if any is hidden."""
+        docked = sum(w.outer_size.width for w in self.children
+                     if w.has_class("-command-palette") and w.display)
+        room = self.size.width - docked
+        keys = self._keys()
+        if not all(k.display for k in keys):  # fitted already (a resize shows them all again)
+            self._more(True)
+            return
+        if not room or sum(k.outer_size.width for k in keys) <= room:
+            self._more(False)
+            return
+        used = 0
+        for key in keys:
+            width = key.outer_size.width
+            key.display = used + width <= room - 1
+            used += width if key.display else room  # once one is cut, the rest are too
+        self._more(True)
+
+    def _more(self, shown: bool) -> None:
+        more = self.query("#footer-more")
+        if more:
+            more.first().display = shown

@@ -13,8 +13,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
+from rich.segment import Segment
+from rich.style import Style
+from textual.strip import Strip
 
 from cltui.capture.log import kind_of
+from cltui.tui.format import ellipsize
 
 if TYPE_CHECKING:
     from cltui.capture.capture import Capture
@@ -59,6 +63,15 @@ class LostRows:
         if not len(self._numbers) or len(view) != self.count:
             return None
         return np.insert(view, self._before, -(self._numbers + 1))
+
+    def strip(
+        self, number: int, widths: tuple[int, int, int, int], width: int, dim: Style
+    ) -> Strip:
+        """The dim row of lost enqueue ``number`` (the list's column ``widths``)."""
+        nw, kw = widths[0], widths[1]
+        kind = ellipsize(self.kind or "lost", kw).ljust(kw)
+        text = f" {str(number).rjust(nw)} {kind} {self.evidence}"
+        return Strip([Segment(ellipsize(text, width), dim)], width).adjust_cell_length(width, dim)
 
     @staticmethod
     def number(row: int) -> int:

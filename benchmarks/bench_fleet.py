@@ -64,9 +64,17 @@ def _run(bundle: Path, hosts: list[Host], settings: RunSettings) -> tuple[float,
 
 def _template_hosts(n: int, work: Path) -> list[Host]:
     """``n`` hosts whose commands run through the transport template ``sh -c {cmd}`` on this
-    machine (no sshd: the lent GPU machine has none), each with a work folder of its own."""
-    return [Host(name=f"t{i}", address="localhost", python=sys.executable,
-                 workdir=str(work / f"par-t{i}"), transport="sh -c {cmd}") for i in range(n)]
+    machine (no sshd: the lent GPU machine has none), each with a work folder and a TMPDIR of
+    its own: n machines in one (the fleet's device locks live in TMPDIR; one TMPDIR would
+    make the n columns on the one GPU take turns, as columns of one machine truly must)."""
+    hosts = []
+    for i in range(n):
+        tmp = work / f"par-t{i}" / "tmp"
+        tmp.mkdir(parents=True, exist_ok=True)
+        hosts.append(Host(name=f"t{i}", address="localhost", python=sys.executable,
+                          workdir=str(work / f"par-t{i}"), transport="sh -c {cmd}",
+                          env=(("TMPDIR", str(tmp)),)))
+    return hosts
 
 
 def parallel(

@@ -433,7 +433,7 @@ def _edge_case_bundle(root: Path) -> Path:
     are its input, checked against expected data made to differ in chosen ways."""
     import numpy as np
 
-    from cltui.export.exporter import _template, engine_modules
+    from cltui.export.exporter import _runner_file, engine_modules
 
     b = root / "edge"
     (b / "data").mkdir(parents=True)
@@ -519,7 +519,7 @@ def _edge_case_bundle(root: Path) -> Path:
     for name, data in engine_modules().items():
         (b / name).parent.mkdir(parents=True, exist_ok=True)
         (b / name).write_bytes(data)
-    (b / "replay.py").write_bytes(_template("replay.py"))
+    (b / "replay.py").write_bytes(_runner_file("python", "replay.py"))
     return b
 
 
@@ -693,7 +693,7 @@ def test_misaligned_svm_offset_without_svm_is_a_clear_error(
     """On a device without SVM an SVM argument at an offset becomes a sub-buffer, which needs
     an aligned offset: both runners name the enqueue and the alignment, no traceback."""
     _need("oclgrind")
-    from cltui.export.exporter import _template, engine_modules
+    from cltui.export.exporter import _runner_file, engine_modules
 
     b = tmp_path / "svm"
     (b / "data").mkdir(parents=True)
@@ -724,7 +724,7 @@ def test_misaligned_svm_offset_without_svm_is_a_clear_error(
     for name, data in engine_modules().items():
         (b / name).parent.mkdir(parents=True, exist_ok=True)
         (b / name).write_bytes(data)
-    (b / "replay.py").write_bytes(_template("replay.py"))
+    (b / "replay.py").write_bytes(_runner_file("python", "replay.py"))
     for proc in (
         run_py(b, "--device", "oclgrind"),
         run_cpp(cpp_replay, b, "--device", "oclgrind"),

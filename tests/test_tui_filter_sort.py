@@ -136,6 +136,33 @@ async def test_sorting_by_a_column_keeps_the_cursor_on_its_enqueue(pyocl_pocl: P
             s.text for s in lst.render_line(0))
 
 
+
+@aio
+async def test_sorting_by_size_reads_the_global_sizes_in_the_reader(pyocl_pocl: Path) -> None:
+    """``S`` past kind sorts by the kernel enqueues' global work items, largest first (read
+    once, off the UI thread, by the reader process); the cursor stays on its enqueue."""
+    async with make_app(pyocl_pocl).run_test(size=SIZE) as pilot:
+        screen = await wait_loaded(pilot)
+        cap = screen.capture
+        assert cap is not None
+        await jump(pilot, 40)
+        screen.set_sort("size", True)
+        lst = screen.enqueue_list
+        for _ in range(600):  # the reader's answer: a hang detector, no timing
+            await settle(pilot)
+            if screen.list_sort == ("size", True):
+                break
+        assert screen.list_sort == ("size", True)
+        assert screen.state()["cursor"] == 40
+        sizes = []
+        for p in lst.view.tolist():
+            g = cap.row(int(p)).global_size
+            sizes.append(int(np.prod(g)) if g else -1)
+        known = [n for n in sizes if n >= 0]
+        assert len(known) > 10 and known == sorted(known, reverse=True)
+        assert all(n < 0 for n in sizes[len(known):])  # not kernels: last
+        assert "global/local▼" in "".join(s.text for s in lst.render_line(0))
+
 @aio
 async def test_prompt_history_is_kept_per_capture_outside_it(
     pyocl_pocl: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -333,3 +360,23 @@ async def test_f_follows_a_capture_whose_log_grows(pyocl_pocl: Path, tmp_path: P
         await pilot.press("F")  # off: the log growing again changes nothing
         await settle(pilot)
         assert screen.follower is not None and not screen.follower.on
+
+
+@pytest.mark.parametrize("name", ["opencv_tapi_pocl", "pyopencl_lib_pocl", "images_svm_pocl"])
+def test_work_items_are_each_rows_global_size(name: str) -> None:
+    """The one-pass read of the global sizes (sort by size) gives what each row says: 1-D
+    and 2-D sizes (``256 x 96``), recovered enqueues, and -1 for what is not a kernel."""
+    from cltui.capture import open_capture
+    from cltui.capture.query import sort_positions, work_items_of
+    from tests.conftest import capture_path
+
+    cap = open_capture(capture_path(name))
+    items = work_items_of(cap)
+    want = [int(np.prod(r.global_size)) if r.global_size and r.kind.name in ("KERNEL", "TASK")
+            else -1 for r in (cap.row(p) for p in range(len(cap)))]  # fmt: skip
+    assert items.tolist() == want
+    assert int((items >= 0).sum()) > 0
+    order = sort_positions(cap, np.arange(len(cap), dtype=np.int64), "size", True, items)
+    got = [want[p] for p in order.tolist()]
+    known = [n for n in got if n >= 0]
+    assert known == sorted(known, reverse=True) and all(n < 0 for n in got[len(known):])

@@ -34,6 +34,7 @@ __all__ = [
     "Query",
     "parse_query",
     "sort_positions",
+    "work_items_of",
 ]
 
 FILTER_HELP = (
@@ -48,6 +49,7 @@ SORT_KEYS: tuple[tuple[str, str, bool], ...] = (
     ("time", "dev time", True),
     ("kernel", "kernel", False),
     ("kind", "kind", False),
+    ("size", "global/local", True),  # global work items (largest first): Capture.work_items
 )
 
 _UNITS = {"ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
@@ -210,11 +212,19 @@ def parse_query(text: str) -> Query:
     return query
 
 
+def work_items_of(cap: object) -> npt.NDArray[np.int64]:
+    """``cap.work_items()`` (a module-level function: the reader process runs it)."""
+    out: npt.NDArray[np.int64] = cap.work_items()  # type: ignore[attr-defined]
+    return out
+
+
 def sort_positions(
-    cols: Columns, positions: npt.NDArray[np.int64], key: str, descending: bool
+    cols: Columns, positions: npt.NDArray[np.int64], key: str, descending: bool,
+    work_items: npt.NDArray[np.int64] | None = None,
 ) -> npt.NDArray[np.int64]:
     """``positions`` ordered by ``key`` (one of :data:`SORT_KEYS`), stable; enqueues without
-    the key's value (no device time, not a kernel) come last in either direction."""
+    the key's value (no device time, not a kernel) come last in either direction.  Key
+    ``size`` needs ``work_items`` (:func:`work_items_of`: one pass over the log, done once)."""
     if key == "number" and not descending:
         return positions
     values: npt.NDArray[np.int64]
@@ -235,6 +245,11 @@ def sort_positions(
     elif key == "kind":
         values = cols.kinds[positions].astype(np.int64)
         missing = np.zeros(len(positions), dtype=bool)
+    elif key == "size":
+        if work_items is None:
+            raise ValueError("sorting by size needs the work items (work_items_of)")
+        values = work_items[positions]
+        missing = values < 0
     else:
         raise ValueError(f"no sort key {key!r}")
     signed = -values if descending else values

@@ -5,11 +5,21 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from cltui.analysis.explain.text import value_text
+import numpy as np
 
-__all__ = ["line_lines", "line_markdown"]
+__all__ = ["line_lines", "line_markdown", "value_text"]
 
 _DTYPE = {"float": "float32", "double": "float64", "half": "float16"}
+
+
+def value_text(v: Any, dtype: str) -> str:
+    """A value as its type prints it shortest (a float32 as float32, not as a double)."""
+    if v is None:
+        return "-"
+    base = dtype.split("x")[0]
+    if isinstance(v, float) and base in ("float16", "float32", "float64"):
+        return str(np.dtype(base).type(v))
+    return str(v)
 
 
 def _vals(vs: list[Any], kind: str) -> str:

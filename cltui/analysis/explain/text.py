@@ -6,19 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
+from cltui.analysis.explain.linetext import line_lines, line_markdown, value_text
 
 __all__ = ["markdown", "text_lines", "value_text"]
-
-
-def value_text(v: Any, dtype: str) -> str:
-    """A value as its type prints it shortest (a float32 as float32, not as a double)."""
-    if v is None:
-        return "-"
-    base = dtype.split("x")[0]
-    if isinstance(v, float) and base in ("float16", "float32", "float64"):
-        return str(np.dtype(base).type(v))
-    return str(v)
 
 
 def _spec_word(why: dict[str, Any]) -> str:
@@ -94,7 +84,6 @@ def text_lines(report: dict[str, Any]) -> list[str]:
         lines += [f"  rebuild {x}" for x in _rebuild_lines(why)]
     if why:
         lines.append(f"  {_order_line(report, why)}")
-    from cltui.analysis.explain.linetext import line_lines  # it formats values with ours
 
     return lines + line_lines(report)
 
@@ -137,6 +126,5 @@ def markdown(report: dict[str, Any]) -> str:
     if why:
         line = _order_line(report, why)
         out += ["", f"{line[:1].upper()}{line[1:]}."]
-    from cltui.analysis.explain.linetext import line_markdown  # it formats values with ours
 
     return "\n".join(out + line_markdown(report)) + "\n"

@@ -5,9 +5,17 @@ and the jump to an enqueue number (``:``, ``g``).  :class:`MainScreen` is the on
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
+from cltui.capture.background import reader_of
 from cltui.capture.model import CaptureError, EnqueueKind
-from cltui.capture.query import FILTER_HELP, SORT_KEYS, parse_query, sort_positions
+from cltui.capture.query import (
+    FILTER_HELP,
+    SORT_KEYS,
+    parse_query,
+    sort_positions,
+    work_items_of,
+)
 from cltui.tui.screens.kinds import KindScreen
 from cltui.tui.screens.prompt import PromptScreen
 from cltui.tui.screens.reading import ReadingScreen
@@ -24,6 +32,8 @@ class FilteringScreen(ReadingScreen):
     kind_filter: set[EnqueueKind] | None
     list_sort: tuple[str, bool]  # (SORT_KEYS key, descending)
     prompt_history: dict[str, list[str]]  # "filter", "jump": oldest first
+    # the capture whose global work items were read (sort by size), and them
+    _work_items_of: tuple[object, npt.NDArray[np.int64]] | None = None
 
     # ----------------------------------------------------------------- filters
     def action_filter(self) -> None:
@@ -110,7 +120,10 @@ class FilteringScreen(ReadingScreen):
         self.name_filter = name
         self.kind_filter = kinds
         key, descending = self.list_sort
-        ordered = sort_positions(cap, positions, key, descending)
+        items = self._work_items()
+        if key == "size" and items is None:  # (still being read: log order meanwhile)
+            key, descending = "number", False
+        ordered = sort_positions(cap, positions, key, descending, items)
         self.enqueue_list.set_view(ordered, highlight=query.highlight)
         parts = []
         if name:
@@ -136,7 +149,12 @@ class FilteringScreen(ReadingScreen):
         self.set_sort(key, descending)
 
     def set_sort(self, key: str, descending: bool) -> None:
-        """Sort the list by ``key`` (stable; the cursor stays on its enqueue)."""
+        """Sort the list by ``key`` (stable; the cursor stays on its enqueue).  By size:
+        the kernel enqueues' global sizes are read first (once per capture, in the reader
+        process: one pass over their log lines), then the list is sorted."""
+        if key == "size" and self._work_items() is None:
+            self._read_work_items(descending)
+            return
         self.list_sort = (key, descending)
         lst = self.enqueue_list
         label = next(h for k, h, _ in SORT_KEYS if k == key)
@@ -144,9 +162,39 @@ class FilteringScreen(ReadingScreen):
         lst.sort_descending = descending
         self.apply_filter(self.name_filter, self.kind_filter)
         lst.scroll_to_cursor()
-        how = "slowest first" if key == "time" and descending else (
+        how = "slowest first" if key == "time" and descending else "largest first" if (
+            key == "size" and descending) else (
             "descending" if descending else "ascending")
         self.notify(f"Sorted by {label} ({how})", timeout=2)
+
+    def _work_items(self) -> npt.NDArray[np.int64] | None:
+        got = self._work_items_of
+        return got[1] if got is not None and got[0] is self.capture else None
+
+    def _read_work_items(self, descending: bool) -> None:
+        """Read the global work items off the UI thread, then sort by them."""
+        cap = self.capture
+        if cap is None:
+            return
+        self.notify("Reading the kernel enqueues' global sizes ...", timeout=3)
+
+        def work() -> None:
+            reader = reader_of(cap)
+            try:
+                items = reader.call(work_items_of) if reader is not None else cap.work_items()
+            except CaptureError as exc:  # the reader gone, a log that cannot be read
+                self.app.call_from_thread(self.notify, f"Cannot sort by size: {exc}",
+                                          severity="error", markup=False)  # fmt: skip
+                return
+
+            def sorted_now() -> None:
+                if self.capture is cap:
+                    self._work_items_of = (cap, items)
+                    self.set_sort("size", descending)
+
+            self.app.call_from_thread(sorted_now)
+
+        self.run_worker(work, thread=True, group="work-items", exclusive=True)
 
     # -------------------------------------------------------------------- jump
     def action_jump(self) -> None:

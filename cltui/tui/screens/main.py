@@ -73,7 +73,7 @@ class MainScreen(PanesScreen):
         Binding("slash", "filter", "Filter",
                 tooltip="Filter as you type (kernel:sobel time>1ms has:dumps ...; ↑ ↓ history)"),
         Binding("S", "sort(1)", "Sort", show=False,
-                tooltip="Sort the list by the next column (#, dev time, kernel, kind)"),
+                tooltip="Sort the list by the next column (#, dev time, kernel, kind, size)"),
         Binding("O", "sort(0)", "Reverse sort", show=False, tooltip="Reverse the list's sort"),
         Binding("t", "kinds", "Kinds", show=False, tooltip="Filter by enqueue kind"),
         Binding("colon,g", "jump", "Jump", tooltip="Jump to an enqueue number"),

@@ -90,7 +90,7 @@ def header_text(
 
     return (
         " " + head("#").rjust(nw) + " " + head("kind").ljust(kw) + " "
-        + ellipsize(head("kernel"), knw) + " " + "global/local".ljust(gw) + " "
+        + ellipsize(head("kernel"), knw) + " " + head("global/local").ljust(gw) + " "
         + head("dev time").rjust(9) + " " + "data" + (" Δ" if marks else "")
     )
 

@@ -158,3 +158,36 @@ def test_the_fleet_explains_a_column_s_first_divergence(pyocl_pocl: Path) -> Non
     rep = explain_first_divergence(cap, column["first_divergent"], devices)
     assert rep is not None and rep["kernel"] == "sin_kernel"
     assert rep["why"]["cause"] == "accuracy" and rep["why"]["within_spec"] is True
+
+
+def test_linear_reads_are_filtered_in_the_kernel() -> None:
+    """The linear-filter rewrite: a read through a linear sampler (a program constant, or a
+    kernel argument the plan sets) of an image2d_t parameter becomes four nearest reads
+    weighted in float; REPEAT wraps the texels; MIRRORED_REPEAT and a nearest sampler are
+    left to the device."""
+    from cltui.analysis.explain.linearfilter import linear_reads, linear_samplers
+
+    src = (
+        "__constant sampler_t lin = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_EDGE"
+        " | CLK_FILTER_LINEAR;\n"
+        "__constant sampler_t near = CLK_NORMALIZED_COORDS_FALSE | CLK_FILTER_NEAREST;\n"
+        "__kernel void k(__read_only image2d_t img, sampler_t s, sampler_t m,"
+        " __global float4* out) {\n"
+        "  float2 p = (float2)(get_global_id(0), 0.5f);\n"
+        "  out[0] = read_imagef(img, lin, p) + read_imagef(img, s, p * 0.1f)\n"
+        "         + read_imagef(img, m, p) + read_imagef(img, near, p);\n"
+        "}\n"
+    )
+    args = [{"index": 1, "kind": "sampler", "name": "s", "normalized": True,
+             "addressing": "CL_ADDRESS_REPEAT", "filter": "CL_FILTER_LINEAR"},
+            {"index": 2, "kind": "sampler", "name": "m", "normalized": True,
+             "addressing": "CL_ADDRESS_MIRRORED_REPEAT", "filter": "CL_FILTER_LINEAR"}]
+    samplers = linear_samplers(src, "k", args)
+    assert samplers == {"lin": (False, "CLAMP_TO_EDGE"), "s": (True, "REPEAT"),
+                        "m": (True, "MIRRORED_REPEAT")}
+    out, n = linear_reads(src, "k", samplers)
+    assert n == 2
+    assert "cltui_bilinear(img, cltui_nearest_clamp_to_edge, (float2)(p), 0)" in out
+    assert "cltui_bilinear_repeat(img, cltui_nearest_clamp_to_edge, (float2)(p * 0.1f))" in out
+    assert "read_imagef(img, m, p)" in out and "read_imagef(img, near, p)" in out
+    assert linear_reads(src, "k", {}) == (src, 0)

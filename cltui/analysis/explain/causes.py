@@ -8,9 +8,11 @@ specific change first, ``-cl-opt-disable`` (which changes everything) last.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from cltui.analysis.explain.imagewrite import STEP_RULE, spec_image_writes
+from cltui.analysis.explain.linearfilter import LinearSampler, linear_reads
 from cltui.analysis.explain.order import reversed_order
 from cltui.analysis.explain.rewrite import (
     ULP_LIMITS,
@@ -22,11 +24,15 @@ from cltui.analysis.explain.rewrite import (
 from cltui.capture.shellwords import split_words
 from cltui.replay.experiment.variant import ProgramChange, Variant
 
-__all__ = ["ACCURACY", "BUMPED", "IMAGE_WRITE", "RELAXED", "REVERSED", "Rebuild", "rebuilds"]
+__all__ = [
+    "ACCURACY", "BUMPED", "IMAGE_WRITE", "LINEAR_FILTER", "RELAXED", "REVERSED", "Rebuild",
+    "rebuilds",
+]  # fmt: skip
 
 ACCURACY = "accuracy"  # the math built-ins computed in double precision
 BUMPED = "accuracy-bumped"  # and moved by their ULP limits (a measurement)
 IMAGE_WRITE = "image-write"  # write_imagef's conversion done as the specification writes it
+LINEAR_FILTER = "linear-filter"  # read_imagef's linear filter done in the kernel, in float
 REVERSED = "reversed-order"  # every id read in reverse (a measurement: order dependence)
 
 RELAXED = ("-cl-fast-relaxed-math", "-cl-unsafe-math-optimizations", "-cl-finite-math-only",
@@ -50,9 +56,11 @@ class Rebuild:
     measure: bool = False  # not a cause test: a measurement the analysis uses
 
 
-def rebuilds(range_text: str, source: str | None, options: str) -> list[Rebuild]:
-    """The rebuilds that apply to a kernel of ``source`` built with ``options`` (a source
-    rewrite only when the program has a source)."""
+def rebuilds(range_text: str, source: str | None, options: str, kernel: str = "",
+             samplers: Mapping[str, LinearSampler] | None = None) -> list[Rebuild]:
+    """The rebuilds that apply to ``kernel`` of ``source`` built with ``options`` (a source
+    rewrite only when the program has a source; ``samplers``: its linear samplers, by name,
+    :func:`.linearfilter.linear_samplers`)."""
     words = split_words(options)
     out: list[Rebuild] = []
     if source is not None:
@@ -76,6 +84,7 @@ def rebuilds(range_text: str, source: str | None, options: str) -> list[Rebuild]
             "FP_CONTRACT is on (the default)",
             Variant(range_text, programs=(ProgramChange("", unfused),))))  # fmt: skip
         out += _image_write(range_text, source)
+        out += _linear_filter(range_text, source, kernel, samplers or {})
         out += _accuracy(range_text, full, names, builtins_called(source))
         rev, ids = reversed_order(source)
         if ids:
@@ -148,6 +157,23 @@ def _accuracy(range_text: str, full: str, native: list[str], called: list[str]
             cause, None, spec, Variant(range_text, programs=(ProgramChange("", bumped),)),
             measure=True))  # fmt: skip
     return out
+
+
+def _linear_filter(range_text: str, source: str, kernel: str,
+                   samplers: Mapping[str, LinearSampler]) -> list[Rebuild]:  # fmt: skip
+    """The linear filter done in the kernel (none when no read goes through a linear
+    sampler the rewrite knows)."""
+    filtered, calls = linear_reads(source, kernel, samplers)
+    if not calls:
+        return []
+    return [Rebuild(
+        LINEAR_FILTER, f"each read_imagef through a linear sampler filtered in the kernel: four "
+        f"nearest texels weighted in float ({calls} call{'s' if calls != 1 else ''})",
+        "the image's linear filtering: the devices weight the four texels differently (the "
+        "order of the float operations, or their precision: a GPU's texture unit keeps the "
+        "weights in fixed point, 8 fractional bits on NVIDIA's)", None,
+        "the specification gives the linear filter's formula, not the precision of its "
+        "weights", Variant(range_text, programs=(ProgramChange("", filtered),)))]  # fmt: skip
 
 
 def _image_write(range_text: str, source: str) -> list[Rebuild]:

@@ -14,6 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from cltui.analysis.explain.causes import Rebuild, rebuilds
+from cltui.analysis.explain.linearfilter import linear_samplers
 from cltui.capture.capture import Capture
 from cltui.capture.confine import read_bytes_inside
 from cltui.capture.model import EnqueueKind
@@ -117,7 +118,9 @@ def run_explain(cap: Capture, enqueue: int, devices: list[Device], *, timeout: f
 def _run(plan: Manifest, root: str, kernel: str, program: str, options: str,
          source: str | None, devices: list[Device], work: Path, timeout: float,
          cancel: CancelToken | None, report: ProgressFn) -> Runs:  # fmt: skip
-    found = rebuilds(str(plan["steps"][0]["enqueue"]), source, options)
+    step = plan["steps"][0]
+    samplers = linear_samplers(source, kernel, step["args"]) if source is not None else {}
+    found = rebuilds(str(step["enqueue"]), source, options, kernel, samplers)
     points: list[Point] = [Point(AGAIN, plan)]
     refused: dict[str, str] = {}
     kept: list[Rebuild] = []

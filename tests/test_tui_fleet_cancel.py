@@ -34,12 +34,16 @@ def test_cancel_in_the_app_returns_what_finished(
     shutil.copy(pocl, icd)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     py, mark, sleep = _planted(tmp_path, "app", "hang")
-    common = f"cltui_transport='sh -c {{cmd}}' cltui_env='OCL_ICD_VENDORS={icd}'"
+    # two machines in one: each host its own TMPDIR (where a fleet's device locks live)
+    for t in ("t1", "t2"):
+        (tmp_path / t).mkdir()
+    common = "cltui_transport='sh -c {cmd}'"
     inv = tmp_path / "lab.ini"
     inv.write_text(
-        f"done {common} cltui_workdir={tmp_path / 'w1'} "
-        f"ansible_python_interpreter={sys.executable}\n"
-        f"stuck {common} cltui_workdir={tmp_path / 'w2'} ansible_python_interpreter={py}\n"
+        f"done {common} cltui_env='OCL_ICD_VENDORS={icd} TMPDIR={tmp_path / 't1'}' "
+        f"cltui_workdir={tmp_path / 'w1'} ansible_python_interpreter={sys.executable}\n"
+        f"stuck {common} cltui_env='OCL_ICD_VENDORS={icd} TMPDIR={tmp_path / 't2'}' "
+        f"cltui_workdir={tmp_path / 'w2'} ansible_python_interpreter={py}\n"
     )
 
     async def run() -> None:

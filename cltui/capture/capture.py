@@ -56,7 +56,7 @@ _SIZES_RE = re.compile(
 )
 
 
-_GLOBAL_RE = re.compile(rb"global_work_size = < ([^>\n]*) >")
+_GLOBAL_RE = re.compile(rb"global_work_size = < ([^>\n]{0,256}) >")  # bounded: linear
 
 
 def _logged_work_items(mm: bytes | mmap.mmap, offsets: npt.NDArray[np.int64],

@@ -146,17 +146,9 @@ def _wrap(paragraph: str) -> list[str]:
 
 def write_md(lines: list[str]) -> None:
     """Replace the section (or insert it before ``## Keys``)."""
-    md = ROOT / "BENCHMARKS.md"
-    text = md.read_text()
-    body = "\n".join(lines) + "\n"
-    if TITLE in text:
-        start = text.index(TITLE)
-        nxt = text.find("\n## ", start + len(TITLE))
-        text = text[:start] + body + (text[nxt + 1:] if nxt >= 0 else "")
-    else:
-        at = text.index("## Keys")
-        text = text[:at] + body + text[at:]
-    md.write_text(text)
+    from md_section import replace_section
+
+    replace_section(TITLE, lines)
 
 
 def main() -> None:

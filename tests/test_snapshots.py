@@ -18,6 +18,7 @@ from cltui.capture.capture import Capture
 from cltui.capture.model import CaptureError
 from cltui.progress import CancelToken, ProgressEvent, ProgressFn
 from cltui.tui.app import CltuiApp, make_app
+from tests.test_tui_app import settle
 
 SMALL = (80, 24)
 LARGE = (120, 36)
@@ -37,10 +38,7 @@ async def _loaded(pilot: Pilot[Any]) -> None:
 
 
 async def _settle(pilot: Pilot[Any]) -> None:
-    await pilot.pause()
-    await pilot.app.workers.wait_for_complete()
-    await pilot.wait_for_scheduled_animations()
-    await pilot.pause()
+    await settle(pilot)
 
 
 def _steps(

@@ -6,6 +6,7 @@ import asyncio
 import functools
 import re
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable, Coroutine
 from pathlib import Path
@@ -15,6 +16,7 @@ import numpy as np
 import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input, Static
+from textual.worker import WorkerState
 
 from cltui.capture.opening import open_capture
 from cltui.tui.app import CltuiApp, make_app
@@ -70,11 +72,30 @@ async def wait_loaded(pilot: Pilot[Any]) -> MainScreen:
     return app.main
 
 
-async def settle(pilot: Pilot[Any]) -> None:
-    await pilot.pause()
-    await pilot.app.workers.wait_for_complete()
-    await pilot.wait_for_scheduled_animations()
-    await pilot.pause()
+async def settle(pilot: Pilot[Any], bound: float = 60) -> None:
+    """Wait until the app is idle and the details show the enqueue under the cursor (their
+    decode runs in a thread that a loaded machine may start late; ``bound`` seconds is a
+    hang detector, not a timing)."""
+    end = time.monotonic() + bound
+    while True:
+        await pilot.pause()
+        running = [w for w in pilot.app.workers if w.state == WorkerState.RUNNING]
+        # (a worker cancelled by a newer one of its group ends in WorkerCancelled: not an error)
+        await asyncio.gather(*(w.wait() for w in running), return_exceptions=True)
+        await pilot.wait_for_scheduled_animations()
+        await pilot.pause()
+        idle = not any(w.state in (WorkerState.PENDING, WorkerState.RUNNING)
+                       for w in pilot.app.workers)
+        if (idle and details_current(pilot.app)) or time.monotonic() > end:
+            return
+
+
+def details_current(app: Any) -> bool:
+    """Whether the main screen (if any) shows the details of the enqueue under its cursor."""
+    if not isinstance(app, CltuiApp):
+        return True
+    main = app.main
+    return not main.is_mounted or main.details_current
 
 
 async def type_text(pilot: Pilot[Any], text: str) -> None:

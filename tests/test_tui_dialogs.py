@@ -13,6 +13,7 @@ from cltui.tui.app import make_app
 from cltui.tui.screens.experiment_dialog import ExperimentDialog
 from cltui.tui.screens.replay_dialog import ReplayDialog
 from tests.said import Said
+from tests.test_tui_app import settle
 from tests.test_tui_replay import SIZE, aio, loaded, open_dialog, select, wait_for
 
 pytestmark = pytest.mark.child  # make_app starts the reader child (tests/tiers.py)
@@ -188,7 +189,7 @@ async def test_at_60_columns_the_summary_and_status_lines_end_in_an_ellipsis(
     async with make_app(pyocl_pocl).run_test(size=(60, 20)) as pilot:
         main = await loaded(pilot)
         assert main.jump_to(14)
-        await pilot.pause()
+        await settle(pilot)
         summary = main.query_one("#enqueue-summary", Static)
         status = main.query_one(StatusLine)
         status.set_parts(range_text="r: enqueues 21-23 · 3 enq · 2 kernel (axpb, clip_by_rank, "

@@ -98,7 +98,7 @@ async def test_a_key_let_through_as_the_app_closes_is_dropped(pyocl_pocl: Path) 
         await wait_loaded(pilot)
     assert not app.screen_stack  # closed: the screens are gone
     key = events.Key("x", "x")
-    app.key_gate._passing = key  # as the gate lets a held key through
+    app.key_gate._passing.append(key)  # as the gate lets a held key through
     await app.on_event(key)
 
 

@@ -13,12 +13,16 @@ The gate holds every key (and paste) from the terminal and lets the next one thr
 the one before is done: every message queue of the app and of the screens on its stack is empty
 (its binding ran, the focus moved, a pushed screen is mounted and focused).  A bounded wait keeps
 a busy app (a worker posting progress without pause) from holding keys for more than
-:data:`MAX_WAIT_S` each.
+:data:`MAX_WAIT_S` each.  The bound counts the CPU time of the app's own thread, not the wall:
+on a loaded machine (other processes on every core) a pushed screen may need a second of wall
+to mount while the app got 50 ms of CPU, and a wall bound let the keys typed behind ``:`` reach
+the list before the prompt was there.  :data:`MAX_WALL_S` caps the wait for a starved app.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import deque
 from typing import Any
 
@@ -26,9 +30,10 @@ from textual import events
 from textual.app import App
 from textual.message_pump import MessagePump
 
-__all__ = ["MAX_WAIT_S", "KeyGate"]
+__all__ = ["MAX_WAIT_S", "MAX_WALL_S", "KeyGate"]
 
-MAX_WAIT_S = 0.25  # longest a key waits for the one before to be done
+MAX_WAIT_S = 0.25  # CPU seconds of the app's thread a key waits for the one before to be done
+MAX_WALL_S = 5.0  # and the wall seconds it waits at most, however starved the app is
 _SPINS = 64  # polls that only yield (the common case settles within a few) before sleeping
 
 
@@ -38,7 +43,10 @@ class KeyGate:
     def __init__(self, app: App[Any]) -> None:
         self._app = app
         self._held: deque[events.Event] = deque()
-        self._passing: events.Event | None = None
+        # keys let through that the app has not taken yet: more than one when a key's wait ran
+        # out before the app even took the one before (a starved app); each is known by itself,
+        # or the earlier one, not the one let through last, would be held again, behind the rest
+        self._passing: list[events.Event] = []
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
 
@@ -51,9 +59,10 @@ class KeyGate:
         """Take a key or paste from the terminal (True: the app must not handle it now)."""
         if not isinstance(event, events.Key | events.Paste) or event.is_forwarded:
             return False
-        if event is self._passing:  # let through by the gate: the app handles it now
-            self._passing = None
-            return False
+        for i, passing in enumerate(self._passing):
+            if event is passing:  # let through by the gate: the app handles it now
+                del self._passing[i]
+                return False
         self._held.append(event)
         if self._task is None:
             self._task = asyncio.get_running_loop().create_task(self._run(), name="key-gate")
@@ -65,6 +74,7 @@ class KeyGate:
             self._task.cancel()
             self._task = None
         self._held.clear()
+        self._passing.clear()
 
     async def _run(self) -> None:
         while True:
@@ -73,16 +83,17 @@ class KeyGate:
             while self._held:
                 await self._settled()
                 event = self._held.popleft()
-                self._passing = event
+                self._passing.append(event)
                 if not self._app.post_message(event):  # the app is closing
-                    self._passing = None
+                    self._passing.clear()
                     self._held.clear()
 
     async def _settled(self) -> None:
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + MAX_WAIT_S
+        cpu_deadline = time.thread_time() + MAX_WAIT_S  # the gate runs in the app's thread
+        wall_deadline = loop.time() + MAX_WALL_S
         spins = 0
-        while self._busy() and loop.time() < deadline:
+        while self._busy() and time.thread_time() < cpu_deadline and loop.time() < wall_deadline:
             spins += 1
             await asyncio.sleep(0 if spins < _SPINS else 0.002)
 
@@ -93,6 +104,8 @@ class KeyGate:
         a pushed screen mounts and focuses in its own queue).  The other widgets' work (the
         status line, the detail panes filling) never moves the focus and is not waited for."""
         app = self._app
+        if not app.screen_stack:  # closing: nothing to wait for (and no focus to ask about)
+            return False
         pumps: list[MessagePump] = [app, *app.screen_stack]
         focused = app.focused
         if focused is not None:

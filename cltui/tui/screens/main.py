@@ -163,6 +163,7 @@ class MainScreen(PanesScreen):
         self._cancel = CancelToken()
         self._last_progress = -1.0
         self._details_pending = False
+        self._details_pos: int | None = None  # the list position the details show
         self.reading = False  # the capture is being opened (indexed)
         self.stopped = False  # the user stopped the reading (esc)
         self.read_fraction = 0.0
@@ -250,8 +251,16 @@ class MainScreen(PanesScreen):
             return
         if pos is None:
             self.details.show_decoded(None, None)
+            self._details_pos = None
             return
         self._decode(pos)
+
+    @property
+    def details_current(self) -> bool:
+        """Whether the details show the enqueue under the cursor (no decode is pending)."""
+        if self.capture is None:
+            return True
+        return not self._details_pending and self._details_pos == self.enqueue_list.cursor_pos
 
     @work(thread=True, exclusive=True, group="details", exit_on_error=False)
     def _decode(self, pos: int) -> None:
@@ -276,6 +285,7 @@ class MainScreen(PanesScreen):
         if pos != self.enqueue_list.cursor_pos:  # the cursor moved on: a newer decode runs
             return
         self.details.show_decoded(enq, error)
+        self._details_pos = pos
         if self.enqueue_list.range is None:  # the selection is this enqueue: its data size
             self._single_bytes(enq)
 

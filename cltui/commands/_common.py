@@ -44,15 +44,15 @@ STANDALONE = False
 
 def echo(text: str = "", err: bool = False) -> None:
     """``click.echo`` for human text: control characters from a capture are escaped
-    (:func:`cltui.capture.display.escape_controls`); line breaks of the text stay."""
-    from cltui.capture.display import escape_controls
+    (:func:`cltui.text.escape.escape_controls`); line breaks of the text stay."""
+    from cltui.text.escape import escape_controls
 
     click.echo(escape_controls(text, keep_newlines=True), err=err)
 
 
 def escape_tree(value: Any) -> Any:
     """A copy of a JSON-like value with every string escaped for display (dict keys too)."""
-    from cltui.capture.display import escape_controls
+    from cltui.text.escape import escape_controls
 
     if isinstance(value, str):
         return escape_controls(value, keep_newlines=True)
@@ -81,7 +81,7 @@ def import_ahead(*modules: str) -> None:
 
 def fail(message: str, code: int = EXIT_BAD_INPUT) -> NoReturn:
     """Print one line to stderr and exit (no traceback); control characters are escaped."""
-    from cltui.capture.display import escape_controls
+    from cltui.text.escape import escape_controls
 
     click.echo(f"cltui: {escape_controls(message)}", err=True)
     sys.exit(code)

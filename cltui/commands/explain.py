@@ -128,7 +128,7 @@ def _save(cap: Any, report: dict[str, Any], path: Path) -> None:
 
 def _write(path: Path, text: str) -> None:
     """The Markdown report (control characters from the capture escaped)."""
-    from cltui.capture.display import escape_controls
+    from cltui.text.escape import escape_controls
 
     try:
         path.write_text(escape_controls(text, keep_newlines=True), encoding="utf-8")

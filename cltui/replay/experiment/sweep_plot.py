@@ -14,8 +14,8 @@ import io
 from html import escape as _html
 from typing import Any
 
-from cltui.capture.display import escape_controls
-from cltui.capture.textfmt import fmt_ns
+from cltui.text.escape import escape_controls
+from cltui.text.units import fmt_ns
 
 __all__ = ["bars_text", "csv_text", "dimensions_of", "per_value", "svg_text"]
 

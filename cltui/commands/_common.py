@@ -32,6 +32,7 @@ __all__ = [
     "escape_tree",
     "fail",
     "import_ahead",
+    "json_text",
     "load_capture",
     "row_json",
 ]
@@ -128,8 +129,13 @@ def row_json(row: EnqueueRow) -> dict[str, Any]:
     }
 
 
+def json_text(data: Any) -> str:
+    """``data`` as the JSON every command writes (numpy values, paths and bytes too)."""
+    return json.dumps(data, indent=2, sort_keys=False, default=_json_default)
+
+
 def emit_json(data: Any) -> None:
-    click.echo(json.dumps(data, indent=2, sort_keys=False, default=_json_default))
+    click.echo(json_text(data))
 
 
 def _json_default(obj: Any) -> Any:

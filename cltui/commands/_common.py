@@ -12,6 +12,7 @@ import click
 if TYPE_CHECKING:
     from cltui.capture.capture import Capture
     from cltui.capture.model import EnqueueRow
+    from cltui.replay.engine.schema import ToleranceSpec
 
 from cltui.errors import (
     EXIT_BAD_INPUT,
@@ -35,6 +36,7 @@ __all__ = [
     "json_text",
     "load_capture",
     "row_json",
+    "tolerance_given",
 ]
 
 
@@ -127,6 +129,19 @@ def row_json(row: EnqueueRow) -> dict[str, Any]:
         },
         "recovered": row.recovered,
     }
+
+
+def tolerance_given(atol: float | None, rtol: float | None, ulp: int | None) -> ToleranceSpec:
+    """The tolerance keys the user gave (``--atol``, ``--rtol``, ``--ulp``: the plan's or
+    the bundle's defaults stand for the others)."""
+    tol: ToleranceSpec = {}
+    if atol is not None:
+        tol["atol"] = atol
+    if rtol is not None:
+        tol["rtol"] = rtol
+    if ulp is not None:
+        tol["ulp"] = ulp
+    return tol
 
 
 def json_text(data: Any) -> str:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from cltui.commands import output
-from cltui.commands._common import echo, fail
+from cltui.commands._common import echo, fail, tolerance_given
 from cltui.commands.output import format_option
 
 if TYPE_CHECKING:
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from cltui.fleet.host import RunSettings
     from cltui.fleet.inventory import Host
     from cltui.progress import ProgressEvent, ProgressFn
-    from cltui.replay.engine.schema import ArgTolerance, ToleranceSpec
+    from cltui.replay.engine.schema import ArgTolerance
 
 
 @click.command("fleet")
@@ -136,13 +136,7 @@ def fleet_cmd(
     from cltui.commands.fleet_hosts import chosen_hosts
 
     hosts = (chosen_hosts(inventory, limit) if inventory else []) + _slurm_kinds(slurm)
-    tol: ToleranceSpec = {}
-    if atol is not None:
-        tol["atol"] = atol
-    if rtol is not None:
-        tol["rtol"] = rtol
-    if ulp is not None:
-        tol["ulp"] = ulp
+    tol = tolerance_given(atol, rtol, ulp)
     settings = RunSettings(runner=runner, devices=devices, timeout=timeout, tolerance=tol,
                            lock_wait=lock_wait, retry_flaky=retry_flaky)
     tmp, bundle = _bundle(Path(source), cap, range_text, mode, per_arg)

@@ -1,7 +1,7 @@
 """One ``--format`` for every command that has a verdict (:mod:`cltui.commands.output`):
-JUnit XML for CI from ``try``, ``sweep``, ``feasible``, ``diverge``, ``explain`` and
-``shrink`` as from ``replay`` and ``check`` (the same report as the text and the JSON, the
-exit code the text's), CSV from ``sweep`` (its ``--csv FILE`` the same text), the trace
+JUnit XML for CI from ``try``, ``sweep``, ``feasible``, ``diverge``, ``explain``, ``shrink``
+and ``latency`` as from ``replay`` and ``check`` (the same report as the text and the JSON,
+the exit code the text's), CSV from ``sweep`` (its ``--csv FILE`` the same text), the trace
 from ``latency`` (its ``--trace FILE`` the same); ``--json`` stays ``--format json``."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from tests.test_experiment_try import BROKEN
 from tests.test_feasible_device import big_local  # noqa: F401  (a fixture)
 
 VERDICT_COMMANDS = ["replay", "check", "try", "sweep", "feasible", "diverge", "explain",
-                    "shrink", "fleet"]  # fmt: skip
+                    "shrink", "fleet", "latency"]  # fmt: skip
 
 
 def _junit(stdout: str) -> ET.Element:
@@ -51,7 +51,8 @@ def test_every_command_with_a_verdict_writes_junit(command: str) -> None:
 
 def test_sweep_writes_csv_and_latency_a_trace() -> None:
     assert "--format [text|json|junit|csv]" in CliRunner().invoke(main, ["sweep", "--help"]).output
-    assert "--format [text|json|trace]" in CliRunner().invoke(main, ["latency", "--help"]).output
+    latency = CliRunner().invoke(main, ["latency", "--help"]).output
+    assert "--format [text|json|junit|trace]" in latency
 
 
 def test_a_format_a_command_has_not_is_bad_input() -> None:
@@ -173,3 +174,27 @@ def test_explain_junit_a_failure_per_output_that_differs(planted: Path) -> None:
     assert "elements differ" in fails[0].get("message", "")
     assert "why: " in fails[0].get("message", "")
     assert (suite.findtext("system-out") or "").startswith("DIVERGES")
+
+
+@pytest.mark.child
+@pytest.mark.device
+def test_latency_junit_and_the_trace(tmp_path: Path) -> None:
+    """A case per runner measured (its time the host time per launch); the trace on stdout
+    is what --trace FILE gets, a Chrome trace-event document."""
+    root = write_capture(chain_capture(), tmp_path / "chain")
+    args = ["latency", str(root), "0-5", "-d", "pocl", "--repeat", "3", "--no-native",
+            "--delays", "0"]
+    res = CliRunner().invoke(main, [*args, "--format", "junit"])
+    assert res.exit_code == 0, res.output
+    (suite,) = _junit(res.stdout).findall("testsuite")
+    outcomes = _outcomes(suite)
+    assert "Python engine" in outcomes and all(o == [] for o in outcomes.values()), outcomes
+    case = suite.find("testcase[@name='Python engine']")
+    assert case is not None and float(case.get("time", "0")) > 0
+    trace = tmp_path / "t.json"
+    res = CliRunner().invoke(main, [*args, "--format", "trace", "--trace", str(trace)])
+    assert res.exit_code == 0, res.output
+    assert res.stdout == trace.read_text()
+    doc = json.loads(res.stdout)
+    procs = [e["args"]["name"] for e in doc["traceEvents"] if e["name"] == "process_name"]
+    assert procs[0] == "capture 0-5" and len(procs) == 2

@@ -29,7 +29,7 @@ from cltui.commands.output import format_option
 @click.option("--trace", "trace_file", type=click.Path(dir_okay=False), default=None,
               help="Also write a Chrome trace-event / Perfetto JSON of the capture and the "
               "replays here (as --format trace writes it).")
-@format_option("text", "json", "trace")
+@format_option("text", "json", "junit", "trace")
 def latency_cmd(
     dumpdir: str,
     range_text: str,
@@ -52,6 +52,7 @@ def latency_cmd(
     plan skips or the log lost enqueues of the range (INCOMPLETE, counted)."""
     from cltui.capture.ranges import RangeError, parse_range
     from cltui.commands import output
+    from cltui.latency.junit import latency_junit
     from cltui.latency.measure import LatencyError, Options, measure
     from cltui.latency.text import report_lines
     from cltui.latency.trace import trace_json
@@ -80,7 +81,7 @@ def latency_cmd(
         for line in report_lines(rep, done.replays):
             echo(line)
 
-    report = output.Report(rep, text, trace=lambda: trace_json(
+    report = output.Report(rep, text, junit=lambda: latency_junit(rep), trace=lambda: trace_json(
         ("capture " + rep["range"], done.capture_launches), done.replays))
     if trace_file:
         output.write_file(trace_file, output.render(report, "trace"))

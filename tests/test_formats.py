@@ -58,6 +58,8 @@ def test_sweep_writes_csv_and_latency_a_trace() -> None:
 def test_a_format_a_command_has_not_is_bad_input() -> None:
     res = CliRunner().invoke(main, ["diverge", "a", "b", "--format", "csv"])
     assert res.exit_code == 2 and "'csv' is not one of" in res.output
+    res = CliRunner().invoke(main, ["diverge", "a", "b", "--json", "--format", "junit"])
+    assert res.exit_code == 2 and "does not go with --format junit" in res.output
     res = CliRunner().invoke(main, ["fleet", "--list-hosts", "inv.yml", "--format", "junit"])
     assert res.exit_code == 2 and "it has no verdict" in res.output
 

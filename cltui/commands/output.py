@@ -56,8 +56,8 @@ class Report:
 
 def format_option(*formats: str, what: str = "the report") -> Callable[[F], F]:
     """``--format`` with the ``formats`` the command has (the first is the default) and
-    ``--json`` (``--format json``, as every command had it); the command gets the two as
-    one ``fmt`` argument."""
+    ``--json`` (``--format json``, as every command had it; with another --format: bad
+    input); the command gets the two as one ``fmt`` argument."""
     unknown = [f for f in formats if f not in FORMATS]
     assert not unknown and "text" in formats, unknown
     listed = "; ".join(f"{f}: {FORMATS[f]}" for f in formats)
@@ -65,6 +65,8 @@ def format_option(*formats: str, what: str = "the report") -> Callable[[F], F]:
     def decorate(f: F) -> F:
         @functools.wraps(f)
         def command(*args: Any, fmt: str, as_json: bool, **kw: Any) -> Any:
+            if as_json and fmt not in ("text", "json"):
+                fail(f"--json is --format json: it does not go with --format {fmt}")
             return f(*args, fmt="json" if as_json else fmt, **kw)
 
         opts = [click.option("--format", "fmt", type=click.Choice(list(formats)),

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from cltui.replay.junit import Case, Suite, junit_document
+from cltui.replay.junit import Case, device_suite, junit_document
 
 __all__ = ["latency_junit"]
 
@@ -20,13 +20,8 @@ def latency_junit(rep: Mapping[str, Any]) -> str:
     """The latency report as a JUnit document."""
     suites = []
     for d in rep.get("devices") or []:
-        dev = d.get("device") or {}
-        sid = str(dev.get("id", "?"))
-        classname = f"latency.{sid}"
-        suite = Suite(f"{sid} {dev.get('name', '')}".strip(), properties=[
-            ("device", str(dev.get("name", ""))), ("platform", str(dev.get("platform", ""))),
-            ("range", str(rep.get("range", ""))),
-        ])  # fmt: skip
+        suite, classname = device_suite(d.get("device") or {}, "latency",
+                                        ("range", str(rep.get("range", ""))))
         if d.get("error"):
             suite.cases.append(Case("the measurement", classname, "error", str(d["error"]),
                                     type="error"))  # fmt: skip

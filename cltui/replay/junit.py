@@ -18,7 +18,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-__all__ = ["Case", "Suite", "feasible_junit", "junit_document", "replay_junit", "step_case"]
+__all__ = [
+    "Case", "Suite", "device_suite", "feasible_junit", "junit_document", "replay_junit",
+    "step_case",
+]  # fmt: skip
 
 Outcome = Literal["", "failure", "error", "skipped"]
 
@@ -128,14 +131,22 @@ def step_case(step: Mapping[str, Any], classname: str) -> Case:
     return case
 
 
+def device_suite(dev: Mapping[str, Any], kind: str,
+                 *more: tuple[str, str]) -> tuple[Suite, str]:  # fmt: skip
+    """A suite for one device of a ``kind`` of report (``replay``, ``feasible``, ...): named
+    by the device's id and name, its name and platform (then ``more``) as properties; and
+    its cases' classname."""
+    sid = str(dev.get("id", "?"))
+    suite = Suite(f"{sid} {dev.get('name', '')}".strip(), properties=[
+        ("device", str(dev.get("name", ""))), ("platform", str(dev.get("platform", ""))), *more,
+    ])  # fmt: skip
+    return suite, f"{kind}.{sid}"
+
+
 def _device_suite(device: Mapping[str, Any], plan: Mapping[str, Any], scope: list[int]) -> Suite:
     dev = device.get("device") or {}
-    sid = str(dev.get("id", "?"))
-    classname = f"replay.{sid}"
-    suite = Suite(f"{sid} {dev.get('name', '')}".strip(), properties=[
-        ("device", str(dev.get("name", ""))), ("platform", str(dev.get("platform", ""))),
-        ("driver", str(dev.get("driver", ""))), ("verdict", device["verdict"]["line"]),
-    ])  # fmt: skip
+    suite, classname = device_suite(dev, "replay", ("driver", str(dev.get("driver", ""))),
+                                    ("verdict", device["verdict"]["line"]))  # fmt: skip
     steps = {int(s["enqueue"]): s for s in device.get("steps") or []}
     error = device.get("error")
     failed_at = device.get("failed_enqueue")
@@ -197,13 +208,8 @@ def feasible_junit(out: Mapping[str, Any], plan: Mapping[str, Any]) -> str:
     log lost ``skipped``; what only the launch decides passes (said in its system-out)."""
     suites = []
     for r in out.get("devices") or []:
-        dev = r.get("device") or {}
-        sid = str(dev.get("id", "?"))
-        classname = f"feasible.{sid}"
-        suite = Suite(f"{sid} {dev.get('name', '')}".strip(), properties=[
-            ("device", str(dev.get("name", ""))), ("platform", str(dev.get("platform", ""))),
-            ("verdict", str(out.get("line", ""))),
-        ])  # fmt: skip
+        suite, classname = device_suite(r.get("device") or {}, "feasible",
+                                        ("verdict", str(out.get("line", ""))))  # fmt: skip
         if r.get("status") == "error":
             suite.cases.append(Case("the check", classname, "error", f"not checked: "
                                     f"{r.get('error')}", type="error"))  # fmt: skip

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from cltui.replay.junit import Case, Outcome, Suite, junit_document, step_case
+from cltui.replay.junit import Case, Outcome, Suite, device_suite, junit_document, step_case
 
 __all__ = ["ab_junit", "sweep_junit"]
 
@@ -29,13 +29,10 @@ def ab_junit(report: Mapping[str, Any]) -> str:
 
     suites = []
     for dev in report.get("devices") or []:
-        d = dev["device"]
-        classname = f"try.{d['id']}"
         a, b = dev["a"], dev["b"]
-        suite = Suite(f"{d['id']} {d.get('name', '')}".strip(), properties=[
-            ("device", str(d.get("name", ""))), ("platform", str(d.get("platform", ""))),
-            ("verdict", str(b["verdict"]["line"])), ("capture's own", str(a["verdict"]["line"])),
-        ])  # fmt: skip
+        suite, classname = device_suite(dev["device"], "try",
+                                        ("verdict", str(b["verdict"]["line"])),
+                                        ("capture's own", str(a["verdict"]["line"])))
         res = b.get("result") or {}
         for step in res.get("steps") or []:
             suite.cases.append(step_case(step, classname))

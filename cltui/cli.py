@@ -79,7 +79,7 @@ class CltuiGroup(click.Group):
             _stdout_to_devnull()
             sys.exit(EXIT_BROKEN_PIPE)
         except CltuiError as exc:  # the last resort: one line, the error's exit code
-            from cltui.capture.display import escape_controls
+            from cltui.text.escape import escape_controls
 
             text = " ".join(str(exc).split()) or type(exc).__name__
             click.echo(f"cltui: {escape_controls(text)}", err=True)

@@ -639,12 +639,12 @@ def exercise(path: Path) -> list[Finding]:
     ``info``, ``info --json`` and a whole-range replay plan would; returns the findings."""
     from cltui.capture import CaptureError, open_capture
     from cltui.capture.ranges import EnqueueRange
-    from cltui.capture.textfmt import fmt_ns
     from cltui.commands import info as info_cmd
     from cltui.commands import show as show_cmd
     from cltui.commands._common import _json_default, row_json
     from cltui.commands.ls import fmt_size
     from cltui.replay.plan import PlanError, build_plan
+    from cltui.text.units import fmt_ns
 
     findings: list[Finding] = []
     texts: list[str] = []

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from cltui.capture.display import escape_controls
 from cltui.cli import main
+from cltui.text.escape import escape_controls
 from tests.conftest import copy_capture
 from tests.test_tui_replay import SIZE, aio, loaded
 

@@ -66,11 +66,11 @@ def test_bundle_layout_single_kernel(pyocl_pocl: Path, tmp_path: Path) -> None:
     for name in engine:
         want = (REPO / "cltui/replay/engine" / name).read_bytes()
         assert (out / "lib/cltui/replay/engine" / name).read_bytes() == want, name
-    for rel in ("errors.py", "capture/textfmt.py", "capture/shellwords.py", "capture/safeopen.py"):
+    for rel in ("errors.py", "text/units.py", "text/shellwords.py", "capture/safeopen.py"):
         assert (out / "lib/cltui" / rel).read_bytes() == (REPO / "cltui" / rel).read_bytes()
     lib = {p.relative_to(out).as_posix() for p in (out / "lib").rglob("*") if p.is_file()}
     assert lib == set(engine_modules())
-    for marker in ("__init__.py", "capture/__init__.py", "replay/__init__.py"):
+    for marker in ("__init__.py", "capture/__init__.py", "replay/__init__.py", "text/__init__.py"):
         body = ast.parse((out / "lib/cltui" / marker).read_text()).body
         assert len(body) == 1 and isinstance(body[0], ast.Expr), marker  # a docstring only
     assert (out / "replay.cpp").read_bytes() == (

@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from pathlib import Path
@@ -20,26 +18,18 @@ from typing import Any
 import pytest
 
 from cltui.commands.fleet_text import print_fleet
+from tests.fleet_setup import (
+    PY,
+    export_bundle,
+    fleet,
+    fleet_env,
+    icd_folder,
+    own_cache,  # noqa: F401  (autouse: the module's fleet cache)
+)
 from tests.schemas import validate
 from tests.sshd_hosts import HostSpec, SshHosts
 
 pytestmark = [pytest.mark.device, pytest.mark.slow, pytest.mark.child]
-
-REPO = Path(__file__).resolve().parent.parent
-PY = sys.executable
-VENDORS = Path("/etc/OpenCL/vendors")
-
-
-def _icd_folder(root: Path, name: str) -> Path:
-    """A folder for OCL_ICD_VENDORS holding one vendor file (skip when it is not installed)."""
-    src = VENDORS / f"{name}.icd"
-    if not src.is_file():
-        pytest.skip(f"{src} is not installed")
-    d = root / f"icd_{name}"
-    d.mkdir(exist_ok=True)
-    shutil.copy(src, d / src.name)
-    return d
-
 
 def _wrapper(root: Path, name: str, body: str) -> Path:
     """A python interpreter for ansible_python_interpreter that misbehaves as told."""
@@ -47,22 +37,6 @@ def _wrapper(root: Path, name: str, body: str) -> Path:
     p.write_text(f"#!/bin/sh\n{body}\nexec {PY} \"$@\"\n")
     p.chmod(0o755)
     return p
-
-
-CACHE_HOME: dict[str, str] = {}  # XDG_CACHE_HOME of the fleet runs: a temp folder
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _own_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
-    CACHE_HOME["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("xdg-cache"))
-
-
-def fleet(*args: str, codes: tuple[int, ...]) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(REPO), **CACHE_HOME}
-    proc = subprocess.run([PY, "-m", "cltui", "fleet", *args], capture_output=True, text=True,
-                          env=env, timeout=600)
-    assert proc.returncode in codes, (proc.returncode, proc.stdout[-3000:], proc.stderr[-3000:])
-    return proc
 
 
 def _line(name: str, port: int, work: Path, **more: str) -> str:
@@ -74,8 +48,8 @@ def _line(name: str, port: int, work: Path, **more: str) -> str:
 def farm(ssh_hosts: Callable[[list[HostSpec]], SshHosts], tmp_path_factory: pytest.TempPathFactory
          ) -> tuple[SshHosts, Path]:
     root = tmp_path_factory.mktemp("farm")
-    pocl = _icd_folder(root, "pocl")
-    _icd_folder(root, "oclgrind")
+    pocl = icd_folder(root, "pocl")
+    icd_folder(root, "oclgrind")
     hosts = ssh_hosts([
         HostSpec("pocl", env={"OCL_ICD_VENDORS": str(pocl)}),
         HostSpec("ocl"), HostSpec("both"), HostSpec("refused", refuse_key=True),
@@ -189,8 +163,7 @@ def test_the_cache_sends_only_what_the_host_lacks(
     first = run(str(images_svm), "0-3")
     again = run(str(images_svm), "0-3")  # the same range: the same (locally cached) export
     bundle = root / "bundle-0-8"
-    subprocess.run([PY, "-m", "cltui", "export", str(images_svm), "0-8", "-o", str(bundle)],
-                   check=True, capture_output=True, env={**os.environ, "PYTHONPATH": str(REPO)})
+    export_bundle(images_svm, "0-8", bundle)
     wider = run(str(bundle))  # overlapping: the code and the data of 0-3 are there
     same = run(str(bundle))
     s1, s2, s3, s4 = (r["hosts"][0]["sent"] for r in (first, again, wider, same))
@@ -250,8 +223,7 @@ def test_cannot_run_crash_and_hang_are_cells_with_their_reasons(
     hosts, root = farm
     work = root / "work4"
     base = root / "bundle-wide-src"
-    subprocess.run([PY, "-m", "cltui", "export", str(images_svm), "0-8", "-o", str(base)],
-                   check=True, capture_output=True, env={**os.environ, "PYTHONPATH": str(REPO)})
+    export_bundle(images_svm, "0-8", base)
     bundle = _widen_local_size(base, root / "bundle-wide")
     crash = _wrapper(root, "python-crash", '[ "$1" = replay.py ] && kill -SEGV $$')
     hang = _wrapper(root, "python-hang", '[ "$1" = replay.py ] && exec sleep 617')
@@ -316,10 +288,9 @@ def test_sigterm_cancels_every_host_and_kills_the_runner_on_the_host(
     hang = _wrapper(root, "python-hang-2", '[ "$1" = replay.py ] && exec sleep 619')
     inv = _inventory(farm, [_line("hang", hosts["pocl"].port, root / "work5",
                                   ansible_python_interpreter=str(hang))], "cancel.ini")
-    env = {**os.environ, "PYTHONPATH": str(REPO), **CACHE_HOME}
     proc = subprocess.Popen([PY, "-m", "cltui", "fleet", str(images_svm), "0-3", "--hosts",
                              str(inv), "--timeout", "300"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env)
+                            stderr=subprocess.PIPE, text=True, env=fleet_env())
     assert proc.stderr is not None
     for line in proc.stderr:  # wait until the runner is started on the host
         if "replaying on" in line:

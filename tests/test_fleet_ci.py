@@ -7,10 +7,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from pathlib import Path
@@ -18,46 +16,25 @@ from typing import Any
 
 import pytest
 
+from tests.fleet_setup import (
+    PY,
+    export_bundle,
+    fleet,
+    fleet_env,
+    icd_folder,
+    own_cache,  # noqa: F401  (autouse: the module's fleet cache)
+)
 from tests.schemas import validate
 from tests.sshd_hosts import HostSpec, SshHosts
 
 pytestmark = [pytest.mark.device, pytest.mark.slow, pytest.mark.child]
 
-REPO = Path(__file__).resolve().parent.parent
-PY = sys.executable
-VENDORS = Path("/etc/OpenCL/vendors")
-CACHE_HOME: dict[str, str] = {}
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _own_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
-    CACHE_HOME["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("xdg-cache"))
-
-
-def fleet(*args: str, codes: tuple[int, ...]) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(REPO), **CACHE_HOME}
-    proc = subprocess.run([PY, "-m", "cltui", "fleet", *args], capture_output=True, text=True,
-                          env=env, timeout=600)
-    assert proc.returncode in codes, (proc.returncode, proc.stdout[-3000:], proc.stderr[-3000:])
-    return proc
-
-
-def _icd(root: Path, name: str) -> Path:
-    src = VENDORS / f"{name}.icd"
-    if not src.is_file():
-        pytest.skip(f"{src} is not installed")
-    d = root / f"icd_{name}"
-    d.mkdir(exist_ok=True)
-    shutil.copy(src, d / src.name)
-    return d
-
-
 @pytest.fixture(scope="module")
 def lab(ssh_hosts: Callable[[list[HostSpec]], SshHosts], tmp_path_factory: pytest.TempPathFactory
         ) -> tuple[SshHosts, Path]:
     root = tmp_path_factory.mktemp("lab")
-    _icd(root, "pocl")
-    _icd(root, "oclgrind")
+    icd_folder(root, "pocl")
+    icd_folder(root, "oclgrind")
     return ssh_hosts([HostSpec("a"), HostSpec("b")]), root
 
 
@@ -160,8 +137,7 @@ def test_a_baseline_passes_the_known_rounding_and_fails_a_new_or_a_fixed_diverge
     base.write_text("known:\n  - device: '*oclgrind*'\n    enqueue: 2\n    argument: 2\n"
                     "    max_ulp: 2\n    why: Oclgrind rounds sample_linear 1 LSB apart\n")
     bundle = root / "bundle"
-    subprocess.run([PY, "-m", "cltui", "export", str(images_svm), "0-8", "-o", str(bundle)],
-                   check=True, capture_output=True, env={**os.environ, "PYTHONPATH": str(REPO)})
+    export_bundle(images_svm, "0-8", bundle)
     # without the baseline Oclgrind's column is red: the known 2 ULP at enqueue 2
     plain = json.loads(fleet(str(bundle), "--hosts", str(inv), "--json", codes=(1,)).stdout)
     assert _cells(plain, "grind1")[(2, "arg 2 (buffer 0003)")]["status"] == "different"
@@ -276,9 +252,8 @@ def test_a_device_another_fleet_holds_is_waited_for_or_refused(
         rep = json.loads(fleet(*args, "--lock-wait", "0", "--json", codes=(1,)).stdout)
         (col,) = rep["columns"]
         assert (col["status"], col["error"]) == ("error", busy_reason(0))
-        env = {**os.environ, "PYTHONPATH": str(REPO), **CACHE_HOME}
         proc = subprocess.Popen([PY, "-m", "cltui", "fleet", *args], stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, env=env)
+                                stderr=subprocess.PIPE, text=True, env=fleet_env())
         said: list[str] = []
         waiting = threading.Event()
 

@@ -4,7 +4,6 @@ cancellation through a :class:`CancelToken`."""
 
 from __future__ import annotations
 
-import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -14,6 +13,7 @@ import pytest
 from cltui.fleet.discover import discover_devices, lister_bundle
 from cltui.fleet.inventory import read_inventory
 from cltui.progress import CancelToken
+from tests.fleet_setup import one_vendor
 from tests.sshd_hosts import HostSpec, SshHosts
 
 pytestmark = [pytest.mark.device, pytest.mark.child]
@@ -23,13 +23,7 @@ def test_discover_lists_each_hosts_devices_or_says_why_not(
     ssh_hosts: Callable[[list[HostSpec]], SshHosts], tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    pocl = Path("/etc/OpenCL/vendors/pocl.icd")
-    if not pocl.is_file():
-        pytest.skip("PoCL is not installed")
-    icd = tmp_path / "icd"
-    icd.mkdir()
-    shutil.copy(pocl, icd)
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    icd = one_vendor(tmp_path, monkeypatch, "pocl")
     nopy = tmp_path / "python-without-site"
     nopy.write_text(f"#!/bin/sh\nexec {sys.executable} -S \"$@\"\n")
     nopy.chmod(0o755)

@@ -19,7 +19,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -28,13 +27,12 @@ from typing import Any
 
 import pytest
 
+from tests.fleet_setup import PY, REPO, export_bundle
 from tests.schemas import validate
 from tests.sshd_hosts import HostSpec, SshHosts
 
 pytestmark = [pytest.mark.device, pytest.mark.slow, pytest.mark.child]
 
-REPO = Path(__file__).resolve().parent.parent
-PY = sys.executable
 RANGE = "0-8"  # enqueues 0 1 2 3 6 7 8 (kernels) and a host write at 4
 AT = 3  # the planted fault: 0 1 2 finished, the write at 4 comes after it
 SLACK = 10.0  # the fault costs at most --timeout + SLACK seconds
@@ -101,9 +99,7 @@ def farm(ssh_hosts: Callable[[list[HostSpec]], SshHosts], tmp_path_factory: pyte
     hosts = ssh_hosts([HostSpec("a"), HostSpec("b"), HostSpec("c")])
     env = {**os.environ, "PYTHONPATH": str(REPO),
            "XDG_CACHE_HOME": str(tmp_path_factory.mktemp("xdg"))}
-    bundle = root / "bundle"
-    subprocess.run([PY, "-m", "cltui", "export", str(images_svm), RANGE, "-o", str(bundle)],
-                   check=True, capture_output=True, env=env)
+    bundle = export_bundle(images_svm, RANGE, root / "bundle", env)
     return Farm(hosts, root, env, bundle)
 
 

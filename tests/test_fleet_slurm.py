@@ -11,7 +11,6 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterator
@@ -20,25 +19,13 @@ from typing import Any
 
 import pytest
 
+from tests.fleet_setup import PY, REPO, icd_folder, run_fleet
 from tests.schemas import validate
 from tests.sshd_hosts import HostSpec, SshHosts
 
 pytestmark = [pytest.mark.device, pytest.mark.slow, pytest.mark.child]
 
-REPO = Path(__file__).resolve().parent.parent
-PY = sys.executable
-VENDORS = Path("/etc/OpenCL/vendors")
 BOUND = 120.0  # a hang detector for the queue to empty, not a timing claim
-
-
-def _icd(root: Path, name: str) -> Path:
-    src = VENDORS / f"{name}.icd"
-    if not src.is_file():
-        pytest.skip(f"{src} is not installed")
-    d = root / f"icd_{name}"
-    d.mkdir(exist_ok=True)
-    shutil.copy(src, d / src.name)
-    return d
 
 
 class Lab:
@@ -53,11 +40,7 @@ class Lab:
                 "PATH": f"{Path(PY).parent}:{os.environ.get('PATH', '')}"}  # python3: ours
 
     def fleet(self, *args: str, codes: tuple[int, ...]) -> subprocess.CompletedProcess[str]:
-        proc = subprocess.run([PY, "-m", "cltui", "fleet", *args], capture_output=True,
-                              text=True, env=self.env(), timeout=600)
-        assert proc.returncode in codes, (proc.returncode, proc.stdout[-3000:],
-                                          proc.stderr[-3000:])
-        return proc
+        return run_fleet(self.env(), *args, codes=codes)
 
     def inventory(self, name: str, lines: list[str], **group_vars: str) -> Path:
         inv = self.root / name
@@ -82,7 +65,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     if why:
         pytest.skip(why)
     root = tmp_path_factory.mktemp("slurm")
-    pocl, ocl = _icd(root, "pocl"), _icd(root, "oclgrind")
+    pocl, ocl = icd_folder(root, "pocl"), icd_folder(root, "oclgrind")
     cluster = start_cluster(root / "cluster", {"pocl": {"OCL_ICD_VENDORS": str(pocl)},
                                                "ocl": {"OCL_ICD_VENDORS": str(ocl)}},
                             down=("closed",))

@@ -9,7 +9,6 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -18,12 +17,11 @@ from pathlib import Path
 import pytest
 
 from cltui.process import lifecycle
+from tests.fleet_setup import PY, REPO
 from tests.sshd_hosts import HostSpec, SshHosts
 
 pytestmark = [pytest.mark.device, pytest.mark.slow, pytest.mark.child]
 
-REPO = Path(__file__).resolve().parent.parent
-PY = sys.executable
 
 
 def _wait(cond: Callable[[], object], what: str, limit: float = 120) -> None:

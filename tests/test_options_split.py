@@ -13,8 +13,8 @@ import shlex
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cltui.capture.shellwords import split_words as _split_options
 from cltui.capture.signature import parse_build_options
+from cltui.text.shellwords import split_words as _split_options
 
 
 def _shlex(text: str) -> list[str]:

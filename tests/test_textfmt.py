@@ -1,11 +1,11 @@
-"""The one duration/size formatter (cltui.capture.textfmt), shared by the app, the CLI and the
+"""The one duration/size formatter (cltui.text.units), shared by the app, the CLI and the
 bundle's replay.py."""
 
 from __future__ import annotations
 
 import pytest
 
-from cltui.capture.textfmt import fmt_bytes, fmt_ns
+from cltui.text.units import fmt_bytes, fmt_ns
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,6 @@ host:device, the verdict first, each column's first divergence."""
 from __future__ import annotations
 
 import asyncio
-import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -18,8 +17,9 @@ from textual.widgets import DataTable, Input, SelectionList, Static
 from cltui.tui.app import make_app
 from cltui.tui.screens.fleet_results import FleetResultsScreen
 from cltui.tui.screens.replay_dialog import ReplayDialog
+from tests.fleet_setup import list_hosts, one_vendor, range_dialog
 from tests.sshd_hosts import HostSpec, SshHosts
-from tests.test_tui_replay import SIZE, loaded, open_dialog, select, wait_for
+from tests.test_tui_replay import SIZE, wait_for
 
 pytestmark = [pytest.mark.device, pytest.mark.child]
 
@@ -27,13 +27,7 @@ pytestmark = [pytest.mark.device, pytest.mark.child]
 def test_the_replay_dialog_runs_the_range_on_an_inventorys_hosts(
     images_svm: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    pocl = Path("/etc/OpenCL/vendors/pocl.icd")
-    if not pocl.is_file():
-        pytest.skip("PoCL is not installed")
-    icd = tmp_path / "icd"
-    icd.mkdir()
-    shutil.copy(pocl, icd)
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    icd = one_vendor(tmp_path, monkeypatch, "pocl")
     inv = tmp_path / "lab.ini"
     inv.write_text(
         f"here cltui_transport='sh -c {{cmd}}' cltui_workdir={tmp_path / 'work'} "
@@ -43,13 +37,8 @@ def test_the_replay_dialog_runs_the_range_on_an_inventorys_hosts(
 
     async def run() -> None:
         async with make_app(images_svm).run_test(size=SIZE) as pilot:
-            screen = await loaded(pilot)
-            await select(pilot, screen, 0, 3)
-            dialog = await open_dialog(pilot)
-            dialog.query_one("#replay-hosts", Input).value = str(inv)
-            dialog.action_accept()  # an inventory not listed yet: lists it, starts nothing
-            assert isinstance(pilot.app.screen, ReplayDialog) and dialog.discovering
-            await wait_for(pilot, lambda: not dialog.discovering, 120)
+            dialog = await range_dialog(pilot)
+            await list_hosts(pilot, dialog, inv)  # not listed yet: lists it, starts nothing
             picked = dialog.query_one("#replay-devices", SelectionList).selected
             assert picked == ["@here/0:0"], picked  # the remote ones ticked, the local not
             dialog.action_accept()
@@ -100,9 +89,7 @@ def test_the_dialog_lists_ssh_hosts_devices_and_runs_one_ticked_remote_device(
 
     async def run() -> None:
         async with make_app(images_svm).run_test(size=SIZE) as pilot:
-            screen = await loaded(pilot)
-            await select(pilot, screen, 0, 3)
-            dialog = await open_dialog(pilot)
+            dialog = await range_dialog(pilot)
             field = dialog.query_one("#replay-hosts", Input)
             field.value = str(inv)
             field.focus()
@@ -155,13 +142,7 @@ def test_enter_on_a_differing_cell_opens_the_three_way_diff_from_the_kept_output
     from cltui.tui.screens.help import HelpScreen, bindings_table
     from cltui.tui.screens.prompt import PromptScreen
 
-    grind = Path("/etc/OpenCL/vendors/oclgrind.icd")
-    if not grind.is_file():
-        pytest.skip("Oclgrind is not installed")
-    icd = tmp_path / "icd"
-    icd.mkdir()
-    shutil.copy(grind, icd)
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    icd = one_vendor(tmp_path, monkeypatch, "oclgrind")
     inv = tmp_path / "lab.ini"
     inv.write_text(
         f"sim cltui_transport='sh -c {{cmd}}' cltui_workdir={tmp_path / 'work'} "
@@ -169,12 +150,8 @@ def test_enter_on_a_differing_cell_opens_the_three_way_diff_from_the_kept_output
 
     async def run() -> None:
         async with make_app(images_svm).run_test(size=SIZE) as pilot:
-            screen = await loaded(pilot)
-            await select(pilot, screen, 0, 3)
-            dialog = await open_dialog(pilot)
-            dialog.query_one("#replay-hosts", Input).value = str(inv)
-            dialog.action_accept()
-            await wait_for(pilot, lambda: not dialog.discovering, 120)
+            dialog = await range_dialog(pilot)
+            await list_hosts(pilot, dialog, inv)
             dialog.action_accept()
             await wait_for(pilot, lambda: isinstance(pilot.app.screen, FleetResultsScreen)
                            or bool(getattr(pilot.app.screen, "error", None)), 300)

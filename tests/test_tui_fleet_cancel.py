@@ -6,19 +6,19 @@ finished, its column ``cancelled`` at the enqueue it was running; nothing is lef
 from __future__ import annotations
 
 import asyncio
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from textual.widgets import Input, SelectionList
+from textual.widgets import SelectionList
 
 from cltui.tui.app import make_app
 from cltui.tui.screens.fleet_results import FleetResultsScreen
 from cltui.tui.screens.replay_dialog import ReplayDialog
+from tests.fleet_setup import list_hosts, one_vendor, range_dialog
 from tests.test_fleet_faults import AT, _planted
-from tests.test_tui_replay import SIZE, loaded, open_dialog, select, wait_for
+from tests.test_tui_replay import SIZE, wait_for
 
 pytestmark = [pytest.mark.device, pytest.mark.child, pytest.mark.slow]
 
@@ -26,13 +26,7 @@ pytestmark = [pytest.mark.device, pytest.mark.child, pytest.mark.slow]
 def test_cancel_in_the_app_returns_what_finished(
     images_svm: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    pocl = Path("/etc/OpenCL/vendors/pocl.icd")
-    if not pocl.is_file():
-        pytest.skip("PoCL is not installed")
-    icd = tmp_path / "icd"
-    icd.mkdir()
-    shutil.copy(pocl, icd)
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    icd = one_vendor(tmp_path, monkeypatch, "pocl")
     py, mark, sleep = _planted(tmp_path, "app", "hang")
     # two machines in one: each host its own TMPDIR (where a fleet's device locks live)
     for t in ("t1", "t2"):
@@ -48,12 +42,8 @@ def test_cancel_in_the_app_returns_what_finished(
 
     async def run() -> None:
         async with make_app(images_svm).run_test(size=SIZE) as pilot:
-            screen = await loaded(pilot)
-            await select(pilot, screen, 0, 3)
-            dialog = await open_dialog(pilot)
-            dialog.query_one("#replay-hosts", Input).value = str(inv)
-            dialog.action_accept()  # lists the hosts' devices
-            await wait_for(pilot, lambda: not dialog.discovering, 120)
+            dialog = await range_dialog(pilot)
+            await list_hosts(pilot, dialog, inv)
             picked = dialog.query_one("#replay-devices", SelectionList).selected
             assert sorted(picked) == ["@done/0:0", "@stuck/0:0"], picked
             dialog.action_accept()

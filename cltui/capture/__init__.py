@@ -1,8 +1,8 @@
 """The pure capture model: reading an Intercept Layer dump (stdlib, numpy, pcpp only).
 
 The names below are imported on first use (PEP 562): a module of the package that needs
-none of them (``cltui.capture.shellwords`` in the replay engine's child process, the text
-helpers) costs no more than itself, not the whole model (~40-80 ms)."""
+none of them (``cltui.capture.safeopen`` in the replay engine's child process) costs no
+more than itself, not the whole model (~40-80 ms)."""
 
 from __future__ import annotations
 

@@ -17,8 +17,8 @@ from pcpp import Action, OutputDirective, Preprocessor
 
 from cltui.capture.confine import MAX_HOST_HEADER_BYTES, host_header_refusal
 from cltui.capture.safeopen import read_limited
-from cltui.capture.shellwords import split_words
 from cltui.capture.spans import _ATTR_RE
+from cltui.text.shellwords import split_words
 
 
 @dataclass

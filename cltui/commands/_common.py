@@ -12,6 +12,7 @@ import click
 if TYPE_CHECKING:
     from cltui.capture.capture import Capture
     from cltui.capture.model import EnqueueRow
+    from cltui.replay.engine.schema import ToleranceSpec
 
 from cltui.errors import (
     EXIT_BAD_INPUT,
@@ -32,8 +33,10 @@ __all__ = [
     "escape_tree",
     "fail",
     "import_ahead",
+    "json_text",
     "load_capture",
     "row_json",
+    "tolerance_given",
 ]
 
 
@@ -44,15 +47,15 @@ STANDALONE = False
 
 def echo(text: str = "", err: bool = False) -> None:
     """``click.echo`` for human text: control characters from a capture are escaped
-    (:func:`cltui.capture.display.escape_controls`); line breaks of the text stay."""
-    from cltui.capture.display import escape_controls
+    (:func:`cltui.text.escape.escape_controls`); line breaks of the text stay."""
+    from cltui.text.escape import escape_controls
 
     click.echo(escape_controls(text, keep_newlines=True), err=err)
 
 
 def escape_tree(value: Any) -> Any:
     """A copy of a JSON-like value with every string escaped for display (dict keys too)."""
-    from cltui.capture.display import escape_controls
+    from cltui.text.escape import escape_controls
 
     if isinstance(value, str):
         return escape_controls(value, keep_newlines=True)
@@ -81,7 +84,7 @@ def import_ahead(*modules: str) -> None:
 
 def fail(message: str, code: int = EXIT_BAD_INPUT) -> NoReturn:
     """Print one line to stderr and exit (no traceback); control characters are escaped."""
-    from cltui.capture.display import escape_controls
+    from cltui.text.escape import escape_controls
 
     click.echo(f"cltui: {escape_controls(message)}", err=True)
     sys.exit(code)
@@ -128,8 +131,26 @@ def row_json(row: EnqueueRow) -> dict[str, Any]:
     }
 
 
+def tolerance_given(atol: float | None, rtol: float | None, ulp: int | None) -> ToleranceSpec:
+    """The tolerance keys the user gave (``--atol``, ``--rtol``, ``--ulp``: the plan's or
+    the bundle's defaults stand for the others)."""
+    tol: ToleranceSpec = {}
+    if atol is not None:
+        tol["atol"] = atol
+    if rtol is not None:
+        tol["rtol"] = rtol
+    if ulp is not None:
+        tol["ulp"] = ulp
+    return tol
+
+
+def json_text(data: Any) -> str:
+    """``data`` as the JSON every command writes (numpy values, paths and bytes too)."""
+    return json.dumps(data, indent=2, sort_keys=False, default=_json_default)
+
+
 def emit_json(data: Any) -> None:
-    click.echo(json.dumps(data, indent=2, sort_keys=False, default=_json_default))
+    click.echo(json_text(data))
 
 
 def _json_default(obj: Any) -> Any:

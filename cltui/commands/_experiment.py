@@ -23,7 +23,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def common_options(f: F) -> F:
-    """The options every experiment command takes (devices, mode, tolerances, repeat)."""
+    """The options every experiment command takes (devices, mode, tolerances, the kernel);
+    each takes its own formats (:func:`cltui.commands.output.format_option`)."""
     opts = [
         click.option("--device", "-d", "devices", multiple=True,
                      help="P:D index or name substring (pocl, oclgrind); repeat for several."),
@@ -39,7 +40,6 @@ def common_options(f: F) -> F:
         click.option("--kernel", default=None, metavar="NAME|N",
                      help="Work sizes, scalars and program changes apply to this kernel "
                      "(a name, or an enqueue number for sizes and scalars) only."),
-        click.option("--json", "as_json", is_flag=True, help="The report as JSON."),
     ]  # fmt: skip
     for opt in reversed(opts):
         f = opt(f)

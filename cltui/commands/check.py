@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import sys
 from typing import TYPE_CHECKING
 
 import click
@@ -14,10 +13,10 @@ from cltui.commands._common import (
     EXIT_MISMATCH,
     EXIT_OK,
     echo,
-    emit_json,
     fail,
     load_capture,
 )
+from cltui.commands.output import format_option
 
 if TYPE_CHECKING:
     from cltui.analysis.check_report import CheckReport, Crash, Finding
@@ -45,15 +44,8 @@ _KIND_TEXT = {
 )
 @click.option("--timeout", type=click.FloatRange(min=1.0), default=300.0, show_default=True,
               help="Seconds without progress before the run is declared hung.")
-@click.option(
-    "--format", "fmt", type=click.Choice(["text", "json", "junit"]), default="text",
-    show_default=True,
-    help="How the report is written: text, JSON or JUnit XML for CI (a case per enqueue).",
-)
-@click.option("--json", "as_json", is_flag=True, help="The report as JSON (--format json).")
-def check_cmd(
-    dumpdir: str, range_text: str, mode: str, timeout: float, fmt: str, as_json: bool
-) -> None:
+@format_option("text", "json", "junit")
+def check_cmd(dumpdir: str, range_text: str, mode: str, timeout: float, fmt: str) -> None:
     """Replay RANGE (12, 12-40, 12-, 12-40/kernel) on Oclgrind with its checks.
 
     Out-of-bounds accesses, data races, uninitialised values, barrier divergence and API
@@ -72,7 +64,6 @@ def check_cmd(
         rng = parse_range(range_text)
     except RangeError as exc:
         fail(str(exc))
-    fmt = "json" if as_json else fmt
     quiet = fmt != "text"  # stdout is the report
     cap = load_capture(dumpdir, quiet=quiet)
 
@@ -88,14 +79,11 @@ def check_cmd(
     interrupted = report.status == "cancelled"  # ctrl-c, SIGTERM: no token here
     if interrupted:
         echo("interrupted: the report holds what finished before it", err=True)
-    if fmt == "junit":
-        from cltui.analysis.check_junit import check_junit
+    from cltui.analysis.check_junit import check_junit
+    from cltui.commands import output
 
-        sys.stdout.write(check_junit(report))
-    elif fmt == "json":
-        emit_json(report.to_dict())
-    else:
-        _print(report)
+    output.emit(output.Report(report.to_dict(), lambda: _print(report),
+                              junit=lambda: check_junit(report)), fmt)
     if interrupted:
         fail("interrupted", EXIT_INTERRUPTED)
     raise SystemExit(exit_code(report))

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from cltui.commands._common import EXIT_MISMATCH, EXIT_OK, echo, emit_json, fail, load_capture
+from cltui.commands._common import EXIT_MISMATCH, EXIT_OK, echo, fail, load_capture
+from cltui.commands.output import format_option
 
 
 @click.command("diverge")
@@ -19,16 +20,16 @@ from cltui.commands._common import EXIT_MISMATCH, EXIT_OK, echo, emit_json, fail
 @click.option("--range", "range_text", default=None, metavar="RANGE",
               help="Only compare these enqueues of DUMP_A (12, 12-40, 12-).")
 @click.option("--all", "show_all", is_flag=True, help="List identical enqueues too.")
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--explain", "explain", is_flag=True,
               help="Also explain the first divergent kernel enqueue (cltui explain): replay it "
                    "from DUMP_A's inputs on two devices here.")
 @click.option("--device", "-d", "devices", multiple=True,
               help="With --explain: the two devices (twice); default: the device each capture "
                    "was made on.")
+@format_option("text", "json", "junit")
 def diverge_cmd(dump_a: str, dump_b: str, atol: float, rtol: float, ulp: int,
-                range_text: str | None, show_all: bool, as_json: bool, explain: bool,
-                devices: tuple[str, ...]) -> None:
+                range_text: str | None, show_all: bool, explain: bool,
+                devices: tuple[str, ...], fmt: str) -> None:
     """Find where two captures of the same program diverge.
 
     The enqueues are aligned by number and kernel name; aligned kernels are compared on
@@ -39,8 +40,11 @@ def diverge_cmd(dump_a: str, dump_b: str, atol: float, rtol: float, ulp: int,
     when nothing diverges, 1 when something does, 2 on bad input.
     """
     from cltui.analysis.diverge import diverge
+    from cltui.analysis.junit import diverge_junit
+    from cltui.commands import output
     from cltui.replay.engine.compare import Tolerance
 
+    as_json = fmt != "text"  # (quiet: stdout is the report)
     if atol < 0 or rtol < 0 or ulp < 0:
         fail("tolerances must not be negative")
     if devices and not explain:
@@ -64,15 +68,16 @@ def diverge_cmd(dump_a: str, dump_b: str, atol: float, rtol: float, ulp: int,
     data = report.first_data_divergent
     said = _explain(cap_a, cap_b, data.number if data else None, devices, as_json) \
         if explain else None
-    if as_json:
-        out: dict[str, object] = dict(report.to_dict())
-        if explain:
-            out["explain"] = said
-        emit_json(out)
-    else:
+    out: dict[str, object] = dict(report.to_dict())
+    if explain:
+        out["explain"] = said
+
+    def text() -> None:
         _print(report, show_all)
         if explain:
             _print_explain(said)
+
+    output.emit(output.Report(out, text, junit=lambda: diverge_junit(report, said)), fmt)
     sys_exit = EXIT_MISMATCH if report.first_divergent is not None else EXIT_OK
     raise SystemExit(sys_exit)
 

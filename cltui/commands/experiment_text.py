@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from cltui.capture.textfmt import fmt_ns
 from cltui.commands._common import echo, escape_tree
 from cltui.commands.replay_text import _STYLE, _short
+from cltui.text.units import fmt_ns
 
 if TYPE_CHECKING:
     from rich.console import Console

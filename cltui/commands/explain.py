@@ -9,7 +9,8 @@ from typing import Any
 
 import click
 
-from cltui.commands._common import echo, emit_json, fail, load_capture
+from cltui.commands._common import echo, fail, load_capture
+from cltui.commands.output import format_option
 from cltui.errors import EXIT_INCOMPLETE, EXIT_MISMATCH, EXIT_OK, CltuiError
 
 _EXIT = {"diverges": EXIT_MISMATCH, "no-divergence": EXIT_OK, "incomplete": EXIT_INCOMPLETE}
@@ -30,10 +31,10 @@ _EXIT = {"diverges": EXIT_MISMATCH, "no-divergence": EXIT_OK, "incomplete": EXIT
 @click.option("--items", "items_text", multiple=True, metavar="X[,Y[,Z]]",
               help="Work-items (global ids) to trace for the first diverging line (default: "
               "the differing ones and equal neighbours); several to a value or repeated.")
-@click.option("--json", "as_json", is_flag=True, help="The report as JSON.")
+@format_option("text", "json", "junit")
 def explain_cmd(dumpdir: str, enqueue: int, devices: tuple[str, ...], timeout: float,
                 markdown_file: str | None, with_bundle: bool, items_text: tuple[str, ...],
-                as_json: bool) -> None:  # fmt: skip
+                fmt: str) -> None:  # fmt: skip
     """Replay kernel enqueue ENQUEUE alone (its inputs from the capture) on devices A and B
     and, for each output that differs, say where (how many elements, by how many ULP, the
     pattern, the worst elements, which device agrees with the capture) and why: controlled
@@ -52,10 +53,13 @@ def explain_cmd(dumpdir: str, enqueue: int, devices: tuple[str, ...], timeout: f
     from cltui.analysis.explain import ExplainError, explain_enqueue
     from cltui.analysis.explain.line import parse_items
     from cltui.analysis.explain.text import markdown, text_lines
+    from cltui.analysis.junit import explain_junit
     from cltui.capture.ranges import EnqueueRange
+    from cltui.commands import output
     from cltui.progress import CancelToken, ProgressEvent
     from cltui.replay.devices import DeviceError, devices_for
 
+    as_json = fmt != "text"  # (quiet: stdout is the report)
     try:
         items = parse_items(list(items_text))
     except CltuiError as exc:
@@ -88,11 +92,12 @@ def explain_cmd(dumpdir: str, enqueue: int, devices: tuple[str, ...], timeout: f
         _save(cap, report, Path(markdown_file))
     elif markdown_file is not None:
         _write(Path(markdown_file), markdown(report))
-    if as_json:
-        emit_json(report)
-    else:
+
+    def text() -> None:
         for line in text_lines(report):
             echo(line)
+
+    output.emit(output.Report(report, text, junit=lambda: explain_junit(report)), fmt)
     sys.exit(_EXIT[report["verdict"]["status"]])
 
 
@@ -128,7 +133,7 @@ def _save(cap: Any, report: dict[str, Any], path: Path) -> None:
 
 def _write(path: Path, text: str) -> None:
     """The Markdown report (control characters from the capture escaped)."""
-    from cltui.capture.display import escape_controls
+    from cltui.text.escape import escape_controls
 
     try:
         path.write_text(escape_controls(text, keep_newlines=True), encoding="utf-8")

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from cltui.commands._common import echo, emit_json, fail
+from cltui.commands._common import echo, emit_json, fail, tolerance_given
 from cltui.process import lifecycle
 
 if TYPE_CHECKING:
@@ -128,7 +128,7 @@ def export_cmd(
     to_stdout = tar == "-"
     if to_stdout and sys.stdout.isatty():
         fail("not writing a tar archive to a terminal: pipe it (--tar - | tar x) or give a file")
-    tol = _tolerance(atol, rtol, ulp)
+    tol = tolerance_given(atol, rtol, ulp)
     cap = load_capture(dumpdir)
     variant = _load_variant(cap, variant_ref)
     if include_dirs and no_host_includes:
@@ -194,18 +194,6 @@ def _export_tar(
         info["outdir"] = None
         info["tar"] = "-" if tar_path is None else str(tar_path)
     return info
-
-
-def _tolerance(atol: float | None, rtol: float | None, ulp: int | None) -> ToleranceSpec:
-    """The tolerance keys the user gave (the plan's defaults stand for the others)."""
-    tol: ToleranceSpec = {}
-    if atol is not None:
-        tol["atol"] = atol
-    if rtol is not None:
-        tol["rtol"] = rtol
-    if ulp is not None:
-        tol["ulp"] = ulp
-    return tol
 
 
 def _export(job: _Job, outdir: str | Path, force: bool) -> ExportResult:

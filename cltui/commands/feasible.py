@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from cltui.commands._common import EXIT_INCOMPLETE, EXIT_OK, echo, emit_json, fail
+from cltui.commands._common import EXIT_INCOMPLETE, EXIT_OK, echo, fail
+from cltui.commands.output import format_option
 
 if TYPE_CHECKING:
     from cltui.capture.capture import Capture
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
               show_default=True, help="The replay mode of the plan (a capture only).")  # fmt: skip
 @click.option("--timeout", type=float, default=60.0, show_default=True,
               help="Seconds without progress before a device's check is called hung.")
-@click.option("--json", "as_json", is_flag=True, help="The result as JSON.")
+@format_option("text", "json", "junit", what="the result")
 def feasible_cmd(
     path: str,
     range_text: str | None,
@@ -35,7 +36,7 @@ def feasible_cmd(
     all_devices: bool,
     mode: str,
     timeout: float,
-    as_json: bool,
+    fmt: str,
 ) -> None:
     """Say, before anything runs, which kernel enqueues of a range cannot run on a device
     and why: local sizes over the device's or the kernel's work-group size, missing fp64,
@@ -48,8 +49,11 @@ def feasible_cmd(
     on every device checked and nothing of the range went unchecked (skipped by the plan, lost
     with the log), 3 otherwise, 2 on bad input.
     """
+    from cltui.commands import output
     from cltui.replay import feasibility
+    from cltui.replay.junit import feasible_junit
 
+    as_json = fmt != "text"  # (quiet: stdout is the report)
     if timeout <= 0:
         fail("--timeout must be positive")
     bundle = feasibility.is_bundle(path)
@@ -77,10 +81,8 @@ def feasible_cmd(
     status, line = feasibility.overall(results, plan)
     out = {"source": source, "steps": len(plan["steps"]), "status": status, "line": line,
            "devices": results}  # fmt: skip
-    if as_json:
-        emit_json(out)
-    else:
-        _print(results, line)
+    output.emit(output.Report(out, lambda: _print(results, line),
+                              junit=lambda: feasible_junit(out, plan)), fmt)
     sys.exit(EXIT_OK if status == "ok" else EXIT_INCOMPLETE)
 
 

@@ -10,7 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from cltui.commands._common import echo, emit_json, fail
+from cltui.commands import output
+from cltui.commands._common import echo, fail, tolerance_given
+from cltui.commands.output import format_option
 
 if TYPE_CHECKING:
     from cltui.capture.capture import Capture
@@ -18,7 +20,7 @@ if TYPE_CHECKING:
     from cltui.fleet.host import RunSettings
     from cltui.fleet.inventory import Host
     from cltui.progress import ProgressEvent, ProgressFn
-    from cltui.replay.engine.schema import ArgTolerance, ToleranceSpec
+    from cltui.replay.engine.schema import ArgTolerance
 
 
 @click.command("fleet")
@@ -72,10 +74,10 @@ if TYPE_CHECKING:
 @click.option("--ulp", type=click.IntRange(0), default=None, help="ULP tolerance (floats).")
 @click.option("--arg-tol", "arg_tol", multiple=True, metavar="I:KEY=V[,KEY=V]",
               help="Tolerance for argument I only, e.g. 0:ulp=2.")
-@click.option("--json", "as_json", is_flag=True, help="The matrix as JSON.")
 @click.option("--junit", "junit", type=click.Path(dir_okay=False), default=None,
               help="Also write JUnit XML here (one test case per enqueue and device, with "
-              "time, system-out and failure types).")
+              "time, system-out and failure types), as --format junit writes it.")
+@format_option("text", "json", "junit", what="the matrix")
 def fleet_cmd(
     source: str | None, range_text: str | None, inventory: str | None, slurm: tuple[str, ...],
     list_hosts: str | None,
@@ -84,8 +86,8 @@ def fleet_cmd(
     devices: tuple[str, ...], jobs: int, timeout: float, retry_flaky: int, lock_wait: float,
     mode: str,
     atol: float | None,
-    rtol: float | None, ulp: int | None, arg_tol: tuple[str, ...], as_json: bool,
-    junit: str | None,
+    rtol: float | None, ulp: int | None, arg_tol: tuple[str, ...],
+    junit: str | None, fmt: str,
 ) -> None:
     """Replay a range (DUMPDIR RANGE) or an exported bundle (BUNDLE) on every host of an
     inventory, over the user's own ssh, and on every Slurm kind (--slurm, or an inventory
@@ -107,6 +109,7 @@ def fleet_cmd(
     from cltui.fleet.host import RunSettings
     from cltui.process import lifecycle
 
+    as_json = fmt != "text"  # (quiet: stdout is the report)
     if timeout <= 0:
         fail("--timeout must be positive")
     if list_hosts is not None:
@@ -114,6 +117,8 @@ def fleet_cmd(
 
         if source is not None or inventory is not None:
             fail("--list-hosts INVENTORY runs nothing: give no SOURCE and no --hosts with it")
+        if fmt == "junit":
+            fail("--list-hosts lists devices, it has no verdict: --format text or json")
 
         print_hosts(list_hosts, limit, runner, timeout, jobs, as_json)
         return
@@ -131,13 +136,7 @@ def fleet_cmd(
     from cltui.commands.fleet_hosts import chosen_hosts
 
     hosts = (chosen_hosts(inventory, limit) if inventory else []) + _slurm_kinds(slurm)
-    tol: ToleranceSpec = {}
-    if atol is not None:
-        tol["atol"] = atol
-    if rtol is not None:
-        tol["rtol"] = rtol
-    if ulp is not None:
-        tol["ulp"] = ulp
+    tol = tolerance_given(atol, rtol, ulp)
     settings = RunSettings(runner=runner, devices=devices, timeout=timeout, tolerance=tol,
                            lock_wait=lock_wait, retry_flaky=retry_flaky)
     tmp, bundle = _bundle(Path(source), cap, range_text, mode, per_arg)
@@ -150,18 +149,14 @@ def fleet_cmd(
         report["bundle"]["path"] = None  # a private copy (--arg-tol), removed
     report["bundle"]["source"] = str(source)
     report["bundle"]["range"] = range_text
+    out = _report(report)
     if junit:
-        _write_junit(report, Path(junit))
+        output.write_file(junit, output.render(out, "junit"))
     if keep is not None:
         _write_report(report, keep)
     if save_baseline:
         _save_baseline(report, Path(save_baseline), as_json)
-    if as_json:
-        emit_json(report)
-    else:
-        from cltui.commands.fleet_text import print_fleet
-
-        print_fleet(report)
+    output.emit(out, fmt)
     if interrupted:
         fail("interrupted (what finished is above)", 130)
     from cltui.fleet.matrix import exit_code
@@ -298,13 +293,12 @@ def _printer(as_json: bool) -> ProgressFn:
     return show
 
 
-def _write_junit(report: dict[str, Any], path: Path) -> None:
+def _report(report: dict[str, Any]) -> output.Report:
+    """The fleet's report in each of its formats."""
+    from cltui.commands.fleet_text import print_fleet
     from cltui.fleet.junit import junit_xml
 
-    try:
-        path.write_text(junit_xml(report), encoding="utf-8")
-    except OSError as exc:
-        fail(f"cannot write {path}: {exc.strerror or exc}")
+    return output.Report(report, lambda: print_fleet(report), junit=lambda: junit_xml(report))
 
 
 __all__ = ["fleet_cmd"]

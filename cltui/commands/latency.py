@@ -3,13 +3,13 @@ against the floor, and the range's sensitivity to launch overhead."""
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 import click
 
-from cltui.commands._common import echo, emit_json, fail, load_capture
+from cltui.commands._common import echo, fail, load_capture
+from cltui.commands.output import format_option
 
 
 @click.command("latency")
@@ -27,8 +27,9 @@ from cltui.commands._common import echo, emit_json, fail, load_capture
 @click.option("--timeout", type=float, default=120.0, show_default=True,
               help="Seconds without progress before a device is declared hung.")
 @click.option("--trace", "trace_file", type=click.Path(dir_okay=False), default=None,
-              help="Write a Chrome trace-event / Perfetto JSON of the capture and the replays.")
-@click.option("--json", "as_json", is_flag=True, help="The report as JSON.")
+              help="Also write a Chrome trace-event / Perfetto JSON of the capture and the "
+              "replays here (as --format trace writes it).")
+@format_option("text", "json", "junit", "trace")
 def latency_cmd(
     dumpdir: str,
     range_text: str,
@@ -38,7 +39,7 @@ def latency_cmd(
     no_native: bool,
     timeout: float,
     trace_file: str | None,
-    as_json: bool,
+    fmt: str,
 ) -> None:
     """Launch latency of RANGE (12-40, 12-, 12-40/saxpy): host enqueue call, queued→submit,
     submit→start, start→end and end→next start of every launch, per kernel and for the
@@ -50,10 +51,13 @@ def latency_cmd(
     launches of the range cannot run on a device (INCOMPLETE: not launched, named) or the
     plan skips or the log lost enqueues of the range (INCOMPLETE, counted)."""
     from cltui.capture.ranges import RangeError, parse_range
+    from cltui.commands import output
+    from cltui.latency.junit import latency_junit
     from cltui.latency.measure import LatencyError, Options, measure
     from cltui.latency.text import report_lines
     from cltui.latency.trace import trace_json
 
+    as_json = fmt != "text"  # (quiet: stdout is the report)
     try:
         rng = parse_range(range_text)
         ladder = sorted({int(x) for x in delays.split(",") if x.strip()})
@@ -72,19 +76,17 @@ def latency_cmd(
     except LatencyError as exc:
         fail(str(exc))
     rep = done.report
-    if trace_file:
-        path = Path(trace_file)
-        try:
-            path.write_text(json.dumps(trace_json(("capture " + rep["range"],
-                                                   done.capture_launches), done.replays)))
-        except OSError as exc:
-            fail(f"cannot write {path}: {exc.strerror or exc}")
-        rep["trace"] = str(path)
-    if as_json:
-        emit_json(rep)
-    else:
+
+    def text() -> None:
         for line in report_lines(rep, done.replays):
             echo(line)
+
+    report = output.Report(rep, text, junit=lambda: latency_junit(rep), trace=lambda: trace_json(
+        ("capture " + rep["range"], done.capture_launches), done.replays))
+    if trace_file:
+        output.write_file(trace_file, output.render(report, "trace"))
+        rep["trace"] = str(Path(trace_file))
+    output.emit(report, fmt)
     if any(d["error"] for d in rep["devices"]):
         sys.exit(1)
     incomplete = rep["not_measured"] or any(d["cannot_run"] for d in rep["devices"])

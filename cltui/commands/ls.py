@@ -7,9 +7,9 @@ import sys
 
 import click
 
-from cltui.capture.display import escape_controls
-from cltui.capture.textfmt import fmt_ns
 from cltui.commands._common import fail, load_capture, row_json
+from cltui.text.escape import escape_controls
+from cltui.text.units import fmt_ns
 
 
 def fmt_size(size: tuple[int, ...] | None) -> str:

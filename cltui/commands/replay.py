@@ -24,10 +24,10 @@ from cltui.commands._common import (
     EXIT_BAD_INPUT,
     EXIT_MISMATCH,
     echo,
-    emit_json,
     fail,
     import_ahead,
 )
+from cltui.commands.output import format_option
 from cltui.commands.replay_text import print_report
 
 
@@ -104,16 +104,7 @@ def _parse_inputs(
     help="Flag outputs that vary across the --repeat repetitions on one device "
     "(nondeterminism); at least 2 repetitions.",
 )
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json", "junit"]),
-    default="text",
-    show_default=True,
-    help="How the report is written: text, JSON (docs/cli-json.md) or JUnit XML for CI (a "
-    "suite per device, a case per kernel enqueue).",
-)
-@click.option("--json", "as_json", is_flag=True, help="The full report as JSON (--format json).")
+@format_option("text", "json", "junit")
 def replay_cmd(
     dumpdir: str,
     range_text: str,
@@ -128,7 +119,6 @@ def replay_cmd(
     outputs: str | None,
     probe: bool,
     fmt: str,
-    as_json: bool,
 ) -> None:
     """Replay the kernel enqueues of RANGE (12, 12-40, 12-, 12-40/saxpy) on devices.
 
@@ -139,7 +129,6 @@ def replay_cmd(
     With --probe, also 1 when an output varies across the repetitions.
     """
     rng, per_arg = _parse_inputs(range_text, arg_tol, timeout)
-    fmt = "json" if as_json else fmt
     with child_ahead("cltui.replay.runner") as ahead:  # while the capture opens
         _replay(dumpdir, rng, per_arg, devices, mode, repeat, (atol, rtol, ulp), timeout,
                 outputs, probe, fmt, ahead)  # fmt: skip
@@ -202,20 +191,20 @@ def _emit(
     report: Report, manifest: Manifest, probes: list[ProbeReport] | None, fmt: str
 ) -> int:
     """Print the report (text, --json or JUnit) with what --probe found; the exit code."""
+    from cltui.commands import output
+    from cltui.replay.junit import replay_junit
+
     deterministic = True
     if probes is not None:
         report["probe"] = [p.to_dict() for p in probes]
         deterministic = all(p.deterministic for p in probes)
-    if fmt == "junit":
-        from cltui.replay.junit import replay_junit
 
-        sys.stdout.write(replay_junit(report, manifest))
-    elif fmt == "json":
-        emit_json(report)
-    else:
+    def text() -> None:
         print_report(report, manifest)
         if probes is not None:
             print_probe(probes)
+
+    output.emit(output.Report(report, text, junit=lambda: replay_junit(report, manifest)), fmt)
     return exit_code(report, deterministic)
 
 

@@ -12,9 +12,9 @@ if TYPE_CHECKING:
 
     from cltui.replay.engine.schema import CheckResult, DeviceResult, Manifest, Report
 
-from cltui.capture.textfmt import fmt_ns
 from cltui.commands._common import escape_tree
 from cltui.replay.check_text import check_cell
+from cltui.text.units import fmt_ns
 
 __all__ = ["print_report", "print_verdict"]
 

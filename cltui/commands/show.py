@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 import click
 
-from cltui.capture.display import escape_controls
 from cltui.commands._common import echo, emit_json, fail, load_capture, row_json
+from cltui.text.escape import escape_controls
 
 if TYPE_CHECKING:
     import numpy as np

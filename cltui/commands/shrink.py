@@ -6,7 +6,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from cltui.commands._common import EXIT_MISMATCH, EXIT_OK, echo, emit_json, fail, load_capture
+from cltui.commands._common import EXIT_MISMATCH, EXIT_OK, echo, fail, load_capture
+from cltui.commands.output import format_option
 
 if TYPE_CHECKING:
     from cltui.analysis.shrink import ShrinkResult
@@ -42,10 +43,10 @@ if TYPE_CHECKING:
 @click.option("--export", "export_dir", type=click.Path(), default=None, metavar="OUTDIR",
               help="Export the smallest failing set as a replay bundle (as `cltui export`).")
 @click.option("--force", is_flag=True, help="Replace an existing --export folder.")
-@click.option("--json", "as_json", is_flag=True, help="The result as JSON.")
+@format_option("text", "json", "junit", what="the result")
 def shrink_cmd(dumpdir: str, range_text: str, device: str | None, against: str, mode: str,
                atol: float, rtol: float, ulp: int, timeout: float, export_dir: str | None,
-               force: bool, as_json: bool) -> None:
+               force: bool, fmt: str) -> None:
     """Shrink RANGE to the smallest set of enqueues that still shows a mismatch.
 
     Enqueues are removed (delta debugging) while the replay on --device still differs
@@ -54,10 +55,13 @@ def shrink_cmd(dumpdir: str, range_text: str, device: str | None, against: str, 
     printed, and exported with --export), 0 when the range shows no mismatch at all,
     2 on bad input.
     """
+    from cltui.analysis.junit import shrink_junit
     from cltui.analysis.shrink import ShrinkError, Trial, shrink
     from cltui.capture.ranges import RangeError, parse_range
+    from cltui.commands import output
     from cltui.replay.engine.compare import Tolerance
 
+    as_json = fmt != "text"  # (quiet: stdout is the report)
     try:
         rng = parse_range(range_text)
     except RangeError as exc:
@@ -80,16 +84,18 @@ def shrink_cmd(dumpdir: str, range_text: str, device: str | None, against: str, 
     if export_dir is not None and res.failed:
         exported, export_error = _export(cap, res, export_dir, mode, force,
                                          Tolerance(atol, rtol, ulp))
-    if as_json:
-        data = res.to_dict()
-        data["device_choice"] = choice
-        data["export"] = exported
-        data["export_error"] = export_error or None
-        emit_json(data)
-    else:
+    data = res.to_dict()
+    data["device_choice"] = choice
+    data["export"] = exported
+    data["export_error"] = export_error or None
+
+    def text() -> None:
         _print(res, len(res.trials))
         if exported is not None:
             echo(f"exported to {exported['outdir']} (run: python replay.py --validate)")
+
+    output.emit(output.Report(data, text, junit=lambda: shrink_junit(res, _set_text(res.result))),
+                fmt)
     if export_error:
         echo(f"cltui: {export_error}", err=True)
     raise SystemExit(EXIT_MISMATCH if res.failed else EXIT_OK)

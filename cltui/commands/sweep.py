@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from cltui.commands._common import echo, emit_json, fail, import_ahead
+from cltui.commands import output
+from cltui.commands._common import echo, fail, import_ahead
 from cltui.commands._experiment import (
     applied,
     chosen_devices,
@@ -18,6 +19,7 @@ from cltui.commands._experiment import (
     load_plan,
     program_changes,
 )
+from cltui.commands.output import format_option
 
 if TYPE_CHECKING:
     from cltui.process.child import Child
@@ -121,6 +123,7 @@ def _spec(range_text: str, kernel: str | None, local: tuple[str, ...], glob: tup
 @click.option("--save", default="sweep-best", show_default=True, metavar="NAME",
               help="Name the best correct variant is saved under.")
 @common_options
+@format_option("text", "json", "junit", "csv")
 def sweep_cmd(dumpdir: str, range_text: str, local: tuple[str, ...], glob: tuple[str, ...],
               options: tuple[str, ...], defines: tuple[str, ...], params: tuple[str, ...],
               restrict: tuple[str, ...], sources: tuple[str, ...], patches: tuple[str, ...],
@@ -128,7 +131,7 @@ def sweep_cmd(dumpdir: str, range_text: str, local: tuple[str, ...], glob: tuple
               results: str | None, csv_path: str | None, plot_path: str | None, save: str,
               devices: tuple[str, ...], mode: str,
               atol: float | None, rtol: float | None, ulp: int | None, arg_tol: tuple[str, ...],
-              timeout: float, kernel: str | None, as_json: bool) -> None:  # fmt: skip
+              timeout: float, kernel: str | None, fmt: str) -> None:  # fmt: skip
     """Run every configuration of the values given (the cross product, or a sample of
     --budget N points; the capture's own configuration is always one), each checked
     against the capture on each device; configurations a device refuses (work-group
@@ -145,6 +148,7 @@ def sweep_cmd(dumpdir: str, range_text: str, local: tuple[str, ...], glob: tuple
     from cltui.commands.replay import child_ahead
     from cltui.replay.experiment.worker import MODULE
 
+    as_json = fmt != "text"  # (quiet: stdout is the report)
     with child_ahead(MODULE) as ahead:  # it lists the devices while the capture opens
         from cltui.process import lifecycle
         from cltui.replay.experiment.runs import summarize
@@ -177,8 +181,9 @@ def sweep_cmd(dumpdir: str, range_text: str, local: tuple[str, ...], glob: tuple
             lifecycle.remove(workdir)
     summary = summarize(spec, cap.path, pts, rows, [d["id"] for d in chosen], budget, seed,
                         path, save, interrupted, confirmed)  # fmt: skip
-    _print(summary, as_json)
-    _files(summary, csv_path, plot_path, as_json)
+    report = _report(summary)
+    output.emit(report, fmt)
+    _files(report, csv_path, plot_path, as_json)
     sys.exit(130 if interrupted else (0 if summary["verdict"]["status"] == "pass" else 1))
 
 
@@ -234,34 +239,26 @@ def _run(spec: SweepSpec, root: Any, pts: list[Variant], plans: dict[str, Manife
     return run.done, False, confirmed
 
 
-def _files(summary: dict[str, Any], csv_path: str | None, plot_path: str | None,
+def _report(summary: dict[str, Any]) -> output.Report:
+    """The sweep's report in each of its formats."""
+    from cltui.commands.experiment_text import print_sweep
+    from cltui.replay.experiment.junit import sweep_junit
+    from cltui.replay.experiment.sweep_plot import csv_rows
+
+    return output.Report(summary, lambda: print_sweep(summary),
+                         junit=lambda: sweep_junit(summary), csv=lambda: csv_rows(summary))
+
+
+def _files(report: output.Report, csv_path: str | None, plot_path: str | None,
            quiet: bool) -> None:  # fmt: skip
-    """``--csv`` and ``--plot``: written whole (a temporary file, then renamed)."""
-    import contextlib
-    import os
+    """``--csv`` (the CSV format) and ``--plot``: written whole (a temporary file, then
+    renamed)."""
+    from cltui.replay.experiment.sweep_plot import svg_text
 
-    from cltui.replay.experiment.sweep_plot import csv_text, svg_text
-
-    for path, make in ((csv_path, csv_text), (plot_path, svg_text)):
+    for path, fmt in ((csv_path, "csv"), (plot_path, "svg")):
         if path is None:
             continue
-        tmp = f"{path}.{os.getpid()}.tmp"
-        try:
-            with open(tmp, "w", encoding="utf-8") as f:
-                f.write(make(summary))
-            os.replace(tmp, path)
-        except OSError as exc:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            fail(f"cannot write {path}: {exc.strerror or exc}")
+        output.write_file(path, output.render(report, fmt) if fmt == "csv"
+                          else svg_text(report.data))
         if not quiet:
             echo(f"wrote {path}", err=True)
-
-
-def _print(summary: dict[str, Any], as_json: bool) -> None:
-    from cltui.commands.experiment_text import print_sweep
-
-    if as_json:
-        emit_json(summary)
-    else:
-        print_sweep(summary)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from cltui.commands._common import echo, emit_json, fail, import_ahead
+from cltui.commands._common import echo, fail, import_ahead
 from cltui.commands._experiment import (
     applied,
     chosen_devices,
@@ -17,6 +17,7 @@ from cltui.commands._experiment import (
     program_changes,
     target_of,
 )
+from cltui.commands.output import format_option
 
 if TYPE_CHECKING:
     from cltui.replay.experiment.variant import Variant
@@ -113,10 +114,11 @@ def variant_from_cli(range_text: str, kernel: str | None, kw: dict[str, Any]) ->
               metavar="PCT", help="The smallest change (%% of A's time) called faster or "
               "slower [default: the device's A/A calibration, measured once and kept].")
 @common_options
+@format_option("text", "json", "junit")
 def try_cmd(dumpdir: str, range_text: str, variant_ref: str | None, repeat: int,
             save: str | None, min_effect: float | None, devices: tuple[str, ...], mode: str,
             atol: float | None, rtol: float | None, ulp: int | None, arg_tol: tuple[str, ...],
-            timeout: float, kernel: str | None, as_json: bool, **kw: Any) -> None:  # fmt: skip
+            timeout: float, kernel: str | None, fmt: str, **kw: Any) -> None:  # fmt: skip
     """Run RANGE as captured (A) and with the changes given (B) on each device, in one
     process, each checked against the capture's outputs; the timing difference of B
     against A per enqueue and for the range (median, 95% bootstrap interval).
@@ -132,6 +134,7 @@ def try_cmd(dumpdir: str, range_text: str, variant_ref: str | None, repeat: int,
     from cltui.commands.replay import child_ahead
     from cltui.replay.experiment.worker import MODULE
 
+    as_json = fmt != "text"  # (quiet: stdout is the report)
     if variant_ref is not None and any(v for v in kw.values()):
         fail("give either --variant NAME or changes (--patch, --local, ...), not both")
     with child_ahead(MODULE) as ahead:  # it lists the devices while the capture opens
@@ -159,7 +162,7 @@ def try_cmd(dumpdir: str, range_text: str, variant_ref: str | None, repeat: int,
             lifecycle.remove(workdir)
     if save:
         _save(cap.path, variant, save, as_json)
-    sys.exit(emit(report, as_json))
+    sys.exit(emit(report, fmt))
 
 
 def _save(path: Any, variant: Variant, name: str, quiet: bool) -> None:
@@ -197,13 +200,13 @@ def run_ab(base: Any, plan: Any, devices: Any, root: Any, repeat: int, per_arg: 
         fail("interrupted", 130)
 
 
-def emit(report: Any, as_json: bool) -> int:
-    """Print the report; its exit code (the variant's verdict)."""
+def emit(report: Any, fmt: str) -> int:
+    """Print the report in the format chosen; its exit code (the variant's verdict)."""
+    from cltui.commands import output
     from cltui.commands.experiment_text import print_ab
     from cltui.replay.engine import verdict_exit
+    from cltui.replay.experiment.junit import ab_junit
 
-    if as_json:
-        emit_json(report)
-    else:
-        print_ab(report)
+    output.emit(output.Report(report, lambda: print_ab(report),
+                              junit=lambda: ab_junit(report)), fmt)
     return verdict_exit(str(report["verdict"]["status"]))

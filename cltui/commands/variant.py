@@ -86,7 +86,7 @@ def show_cmd(dumpdir: str, name: str, as_json: bool) -> None:
 def _result_text(result: dict[str, Any]) -> str:
     """``on <device> (driver <driver>), <date>: pass, 1.2 µs against 1.4 µs for the
     capture's own side by side (-12.3%, faster)``."""
-    from cltui.capture.textfmt import fmt_ns
+    from cltui.text.units import fmt_ns
 
     dev = result.get("device") or {}
     vs = result.get("vs_capture") or {}

@@ -11,11 +11,11 @@ from typing import Any
 from cltui.analysis.explain.run import enqueue_plan
 from cltui.analysis.explain.text import markdown
 from cltui.capture.capture import Capture
-from cltui.capture.display import escape_controls
 from cltui.errors import CltuiError
 from cltui.export.exporter import export_range
 from cltui.replay.experiment.apply import program_source
 from cltui.replay.experiment.variant import VariantError
+from cltui.text.escape import escape_controls
 
 __all__ = ["instrumented_source", "save_explanation"]
 

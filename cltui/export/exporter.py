@@ -7,9 +7,9 @@ reference rewritten to a file inside the bundle, plus the programs that run it:
 * ``kernels/``: program sources (device binaries / SPIR-V only when that is all there is) and,
   under ``kernels/include/<n>/``, the headers the sources include;
 * ``replay.py`` + ``lib/`` (:func:`engine_modules`): cltui's own engine package
-  ``lib/cltui/replay/engine/``, copied whole and unchanged, with the three standard-library
-  modules of cltui it imports (``errors.py``, ``capture/textfmt.py``,
-  ``capture/shellwords.py``) and the markers of their parent packages;
+  ``lib/cltui/replay/engine/``, copied whole and unchanged, with the four standard-library
+  modules of cltui it imports (``errors.py``, ``text/units.py``, ``text/shellwords.py``,
+  ``capture/safeopen.py``) and the markers of their parent packages;
 * ``replay.cpp`` + ``cpp/*.hpp`` + ``CMakeLists.txt`` (:func:`cpp_files`; with
   ``cpp/manifest_schema.hpp``, the engine's ``manifest.schema.json``): the same replay in
   C++17 (``--lang cpp``);
@@ -125,12 +125,15 @@ ENGINE_MARKERS = {
         '"""The standard-library helpers of cltui.capture the replay engine imports."""\n'
     ),
     "lib/cltui/replay/__init__.py": '"""cltui.replay in a bundle: its engine package only."""\n',
+    "lib/cltui/text/__init__.py": (
+        '"""The text helpers of cltui (durations, shell words) the replay engine imports."""\n'
+    ),
 }
 
 # The standard-library modules of cltui the engine imports (by relative imports that resolve
 # the same in cltui and under ``lib/`` in a bundle).
 ENGINE_HELPERS = (
-    "errors.py", "capture/textfmt.py", "capture/shellwords.py", "capture/safeopen.py"
+    "errors.py", "text/units.py", "text/shellwords.py", "capture/safeopen.py"
 )
 
 

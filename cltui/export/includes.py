@@ -36,7 +36,7 @@ from typing import Any
 
 from cltui.capture.confine import read_host_header
 from cltui.capture.names import sanitize_component
-from cltui.capture.shellwords import split_words
+from cltui.text.shellwords import split_words
 
 _INCLUDE_RE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"\r\n]+)[>"]', re.MULTILINE)
 MAX_HEADERS = 500

@@ -6,9 +6,9 @@ shown inside inline code with backticks and line breaks removed.
 
 from __future__ import annotations
 
-from cltui.capture.textfmt import fmt_bytes
 from cltui.replay.engine.schema import Manifest
 from cltui.runners.build import build_shell
+from cltui.text.units import fmt_bytes
 
 _LISTED = 50  # missing includes the bundle README lists (an untrusted source can hold thousands)
 
@@ -241,8 +241,8 @@ def _files(manifest: Manifest, has_cpp: bool) -> list[str]:
         "target, NVIDIA's PTX on another NVIDIA GPU) and, under "
         "`kernels/include/`, the headers they include.\n"
         "- `replay.py`, `lib/`: the Python replay (`lib/cltui/replay/engine/` is cltui's own "
-        "replay engine, copied whole and unchanged, with the three modules of cltui it imports: "
-        "`errors.py`, `capture/textfmt.py`, `capture/shellwords.py`).\n"
+        "replay engine, copied whole and unchanged, with the four modules of cltui it imports: "
+        "`errors.py`, `text/units.py`, `text/shellwords.py`, `capture/safeopen.py`).\n"
         + (
             "- `replay.cpp`, `cpp/*.hpp`, `CMakeLists.txt`: the same replay in C++17.\n"
             if has_cpp

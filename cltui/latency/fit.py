@@ -28,8 +28,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from cltui.capture.textfmt import fmt_ns
 from cltui.latency.schema import LadderPoint, Sensitivity
+from cltui.text.units import fmt_ns
 
 SMALL_MAX_NS = 1000
 SAVED_NS = 40  # the question: removing 40 ns per launch

@@ -20,12 +20,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from cltui.capture.textfmt import fmt_ns
 from cltui.errors import CltuiError
 from cltui.latency import fit, native, records
 from cltui.latency.schema import CaptureTiming, DeviceLatency, LatencyReport, RunnerCost
 from cltui.latency.stats import Launch, summarise
 from cltui.progress import CancelToken, ProgressEvent, ProgressFn, no_progress
+from cltui.text.units import fmt_ns
 
 if TYPE_CHECKING:
     from cltui.capture.capture import Capture

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from cltui.capture.display import escape_controls
-from cltui.capture.textfmt import fmt_ns
 from cltui.latency.schema import DeviceLatency, LatencyReport, Sensitivity, StageSummary
 from cltui.latency.stats import STAGE_SHORT, STAGE_TITLES, STAGES, Launch, blocks
+from cltui.text.escape import escape_controls
+from cltui.text.units import fmt_ns
 
 HIST_WIDTH = 24
 

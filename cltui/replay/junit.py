@@ -1,7 +1,8 @@
 """JUnit XML for CI, one writer for every report that has a verdict (``cltui replay --format
-junit``, the fleet's ``--junit``): :class:`Case` and :class:`Suite` are what a report maps
-to, :func:`junit_document` the XML (totals, ``time``, ``system-out``, control characters of
-the capture's text escaped away); :func:`replay_junit` maps a replay report.
+junit``, the fleet's ``--junit``, every ``--format junit``: :mod:`cltui.commands.output`):
+:class:`Case` and :class:`Suite` are what a report maps to, :func:`junit_document` the XML
+(totals, ``time``, ``system-out``, control characters of the capture's text escaped away);
+:func:`replay_junit` maps a replay report, :func:`feasible_junit` the pre-flight's.
 
 As JUnit means them: a ``failure`` is an output that came out different, or an enqueue that
 crashed or hung the device; an ``error`` is an enqueue that could not run (the plan could not
@@ -17,7 +18,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-__all__ = ["Case", "Suite", "junit_document", "replay_junit"]
+__all__ = [
+    "Case", "Suite", "device_suite", "feasible_junit", "junit_document", "replay_junit",
+    "step_case",
+]  # fmt: skip
 
 Outcome = Literal["", "failure", "error", "skipped"]
 
@@ -104,7 +108,9 @@ def _step_time(step: Mapping[str, Any]) -> float | None:
     return float(med) / 1e9 if isinstance(med, int | float) else None
 
 
-def _step_case(step: Mapping[str, Any], classname: str) -> Case:
+def step_case(step: Mapping[str, Any], classname: str) -> Case:
+    """A replayed kernel enqueue: its checks (``different``: a failure; an output left
+    unchecked: skipped) or why it could not run (an error)."""
     case = Case(f"enqueue {step['enqueue']} {step.get('kernel', '')}".strip(), classname,
                 time=_step_time(step))  # fmt: skip
     checks = list(step.get("checks") or [])
@@ -125,21 +131,29 @@ def _step_case(step: Mapping[str, Any], classname: str) -> Case:
     return case
 
 
+def device_suite(dev: Mapping[str, Any], kind: str,
+                 *more: tuple[str, str]) -> tuple[Suite, str]:  # fmt: skip
+    """A suite for one device of a ``kind`` of report (``replay``, ``feasible``, ...): named
+    by the device's id and name, its name and platform (then ``more``) as properties; and
+    its cases' classname."""
+    sid = str(dev.get("id", "?"))
+    suite = Suite(f"{sid} {dev.get('name', '')}".strip(), properties=[
+        ("device", str(dev.get("name", ""))), ("platform", str(dev.get("platform", ""))), *more,
+    ])  # fmt: skip
+    return suite, f"{kind}.{sid}"
+
+
 def _device_suite(device: Mapping[str, Any], plan: Mapping[str, Any], scope: list[int]) -> Suite:
     dev = device.get("device") or {}
-    sid = str(dev.get("id", "?"))
-    classname = f"replay.{sid}"
-    suite = Suite(f"{sid} {dev.get('name', '')}".strip(), properties=[
-        ("device", str(dev.get("name", ""))), ("platform", str(dev.get("platform", ""))),
-        ("driver", str(dev.get("driver", ""))), ("verdict", device["verdict"]["line"]),
-    ])  # fmt: skip
+    suite, classname = device_suite(dev, "replay", ("driver", str(dev.get("driver", ""))),
+                                    ("verdict", device["verdict"]["line"]))  # fmt: skip
     steps = {int(s["enqueue"]): s for s in device.get("steps") or []}
     error = device.get("error")
     failed_at = device.get("failed_enqueue")
     skipped = {int(s["enqueue"]): s for s in plan.get("skipped") or []}
     for n in scope:
         if n in steps:
-            suite.cases.append(_step_case(steps[n], classname))
+            suite.cases.append(step_case(steps[n], classname))
         elif n in skipped:
             k = skipped[n]
             suite.cases.append(Case(f"enqueue {n} {k.get('kernel', '')}".strip(), classname,
@@ -185,3 +199,43 @@ def replay_junit(report: Mapping[str, Any], manifest: Mapping[str, Any]) -> str:
     plan.setdefault("lost", manifest.get("lost", []))
     suites = [_device_suite(d, plan, scope) for d in report.get("devices", [])]
     return junit_document(f"cltui replay {plan.get('range', '')}".strip(), suites)
+
+
+def feasible_junit(out: Mapping[str, Any], plan: Mapping[str, Any]) -> str:
+    """``cltui feasible``'s result: a suite per device, a case per kernel enqueue of the
+    plan; one that cannot run there is an ``error`` (``cannot-run``, typed by its kinds),
+    a device that could not be checked one ``error`` case, an enqueue the plan skips or the
+    log lost ``skipped``; what only the launch decides passes (said in its system-out)."""
+    suites = []
+    for r in out.get("devices") or []:
+        suite, classname = device_suite(r.get("device") or {}, "feasible",
+                                        ("verdict", str(out.get("line", ""))))  # fmt: skip
+        if r.get("status") == "error":
+            suite.cases.append(Case("the check", classname, "error", f"not checked: "
+                                    f"{r.get('error')}", type="error"))  # fmt: skip
+            suites.append(suite)
+            continue
+        cannot: dict[int, list[Mapping[str, Any]]] = {}
+        for f in r.get("cannot_run") or []:
+            cannot.setdefault(int(f["enqueue"]), []).append(f)
+        later = {int(f["enqueue"]): f for f in r.get("at_launch") or []}
+        for step in plan.get("steps") or []:
+            n = int(step["enqueue"])
+            case = Case(f"enqueue {n} {step.get('kernel') or ''}".strip(), classname)
+            if n in cannot:
+                case.outcome, case.type = "error", ",".join(
+                    dict.fromkeys(str(f["kind"]) for f in cannot[n]))
+                case.message = "cannot run: " + "; ".join(
+                    dict.fromkeys(str(f["reason"]) for f in cannot[n]))
+            elif n in later:
+                case.system_out = f"{later[n]['reason']}: the driver decides at launch"
+            suite.cases.append(case)
+        for k in plan.get("skipped") or []:
+            suite.cases.append(Case(f"enqueue {k['enqueue']} {k.get('kernel', '')}".strip(),
+                                    classname, "skipped", f"not replayed: {k['why']}",
+                                    type="not-replayed"))  # fmt: skip
+        for run in plan.get("lost") or []:
+            suite.cases.append(Case(f"lost enqueues {run['first']}-{run['last']}", classname,
+                                    "skipped", "lost with the log", type="lost"))
+        suites.append(suite)
+    return junit_document("cltui feasible", suites)

@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from cltui.capture.display import escape_controls
 from cltui.capture.model import ArgKind, Enqueue, EnqueueKind, KernelArg
 from cltui.errors import Cancelled
 from cltui.progress import CancelToken
+from cltui.text.escape import escape_controls
 
 if TYPE_CHECKING:
     from cltui.capture.capture import Capture

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from cltui.capture.textfmt import fmt_bytes, fmt_ns
+from cltui.text.units import fmt_bytes, fmt_ns
 
 __all__ = ["ellipsize", "fmt_bytes", "fmt_ns", "fmt_size"]
 

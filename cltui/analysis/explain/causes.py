@@ -21,8 +21,8 @@ from cltui.analysis.explain.rewrite import (
     reference_builtins,
     without_contraction,
 )
-from cltui.capture.shellwords import split_words
 from cltui.replay.experiment.variant import ProgramChange, Variant
+from cltui.text.shellwords import split_words
 
 __all__ = [
     "ACCURACY", "BUMPED", "IMAGE_WRITE", "LINEAR_FILTER", "RELAXED", "REVERSED", "Rebuild",

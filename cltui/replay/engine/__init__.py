@@ -3,7 +3,7 @@
 This package is SELF-CONTAINED on purpose: ``cltui export`` copies it whole, every file byte
 for byte, into a bundle (:func:`cltui.export.exporter.engine_modules`, under
 ``lib/cltui/replay/engine/``), with the four standard-library modules of cltui it imports
-(``cltui/errors.py``, ``cltui/capture/textfmt.py``, ``cltui/capture/shellwords.py``,
+(``cltui/errors.py``, ``cltui/text/units.py``, ``cltui/text/shellwords.py``,
 ``cltui/capture/safeopen.py``: a data file is opened as a regular file, never blocking); the
 bundle's ``replay.py`` is this engine plus a manifest.  Its modules import each other and
 those four by relative imports only, which resolve the same inside cltui and in a bundle.

@@ -10,7 +10,7 @@ import time
 import warnings
 from typing import TYPE_CHECKING, Any
 
-from ...capture.shellwords import split_words
+from ...text.shellwords import split_words
 from .base import EngineError, EngineOptions, Shared, _cl_msg
 from .buildlog import at_source, build_errors
 from .choice import most_alike

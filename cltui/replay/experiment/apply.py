@@ -18,11 +18,11 @@ from pathlib import Path
 
 from cltui.capture.confine import read_bytes_inside
 from cltui.capture.safeopen import MAX_SOURCE
-from cltui.capture.shellwords import split_words
 from cltui.replay.engine.schema import ArgSpec, Manifest, StepSpec
 from cltui.replay.experiment.params import overriding_site, set_param
 from cltui.replay.experiment.patch import apply_patch
 from cltui.replay.experiment.variant import ALL, SizeChange, Variant, VariantError
+from cltui.text.shellwords import split_words
 
 __all__ = ["apply_variant", "changes_nothing", "program_id", "program_source", "programs_of"]
 

@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from cltui.capture.display import escape_controls
+from cltui.text.escape import escape_controls
 
 __all__ = [
     "DefineSite", "check_restriction", "define_sites", "number", "overriding_site", "set_param",

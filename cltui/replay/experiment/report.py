@@ -102,7 +102,7 @@ def diff_text(d: Diff) -> str:
     """``12.1% faster: -3.2 µs [-4.0, -2.5] (median of 30 paired runs, 95% interval)`` or
     ``within noise: +0.1 µs [-0.3, 0.5] (..., noise floor ±40 ns)``: no percentage beside
     a difference that is not a result."""
-    from cltui.capture.textfmt import fmt_ns
+    from cltui.text.units import fmt_ns
 
     if d["reading"] == "too few runs":
         return f"too few runs for an interval ({d['n']} paired; --repeat at least 6)"
@@ -137,7 +137,7 @@ def noise_text(dev: AbDevice) -> str:
 
 
 def _signed(ns: float) -> str:
-    from cltui.capture.textfmt import fmt_ns
+    from cltui.text.units import fmt_ns
 
     return ("-" if ns < 0 else "+") + fmt_ns(abs(ns))
 

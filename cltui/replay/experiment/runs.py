@@ -251,8 +251,8 @@ def summarize(spec: SweepSpec, root: Any, pts: list[Variant], rows: list[Row],
     re-measured side by side with the capture's own configuration (``confirmed``, see
     :meth:`SweepRun.confirm`), the one measurably faster by the most; saved as ``save`` with
     what it got (device, driver, date, verdict, timing)."""
-    from cltui.capture.textfmt import fmt_ns
     from cltui.replay.experiment.sweep import rank
+    from cltui.text.units import fmt_ns
 
     by_id = {point_id(v): v for v in pts}
     elsewhere = sum(1 for r in rows if r["id"] not in by_id)

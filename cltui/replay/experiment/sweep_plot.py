@@ -9,15 +9,14 @@ the local or global size; the capture's own configuration is the reference line.
 
 from __future__ import annotations
 
-import csv
-import io
 from html import escape as _html
 from typing import Any
 
-from cltui.capture.display import escape_controls
-from cltui.capture.textfmt import fmt_ns
+from cltui.text.escape import escape_controls
+from cltui.text.tabular import csv_document
+from cltui.text.units import fmt_ns
 
-__all__ = ["bars_text", "csv_text", "dimensions_of", "per_value", "svg_text"]
+__all__ = ["bars_text", "csv_rows", "csv_text", "dimensions_of", "per_value", "svg_text"]
 
 NONE = "none"
 
@@ -143,29 +142,33 @@ def svg_text(summary: dict[str, Any], title: str = "") -> str:
             f'<text x="10" y="{y + 12}" fill="#555">{escape(note)}</text></svg>\n')  # fmt: skip
 
 
-def csv_text(summary: dict[str, Any]) -> str:
+def csv_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
     """Every row: device, point, status, configuration, one column per dimension, its time
     (median and 95 % interval, ns), its reading against the capture's (apart, and side by
-    side where re-measured), why it failed."""
+    side where re-measured), why it failed; the header first."""
     rows = summary.get("rows") or []
     dims = dimensions_of(rows)
     ranked = {(r["device"], r["id"]): r for r in summary.get("ranking") or []}
-    out = io.StringIO()
-    w = csv.writer(out, lineterminator="\n")
-    w.writerow(["device", "point", "status", "configuration", *dims, "median_ns", "lo_ns",
-                "hi_ns", "runs", "vs_capture", "side_by_side", "side_by_side_diff_ns",
-                "best", "why"])  # fmt: skip
+    header = ["device", "point", "status", "configuration", *dims, "median_ns", "lo_ns",
+              "hi_ns", "runs", "vs_capture", "side_by_side", "side_by_side_diff_ns", "best",
+              "why"]  # fmt: skip
+    out: list[list[Any]] = []
     for r in rows:
         vals = _values(r.get("changes") or {})
         rk = ranked.get((r["device"], r["id"])) or {}
         vs, pair = rk.get("vs_capture") or {}, rk.get("paired") or {}
         t = r["time"]
-        w.writerow([r["device"], r["id"], r["status"], r["label"],
+        out.append([r["device"], r["id"], r["status"], r["label"],
                     *(vals.get(d, "" if r["id"] == "capture" else NONE) for d in dims),
                     _num(t["median"]), _num(t["lo"]), _num(t["hi"]), t["n"],
                     vs.get("reading", ""), pair.get("reading", ""), _num(pair.get("diff")),
                     "yes" if r["id"] == summary.get("best_id") else "", r["why"]])  # fmt: skip
-    return out.getvalue()
+    return header, out
+
+
+def csv_text(summary: dict[str, Any]) -> str:
+    """:func:`csv_rows` as CSV text (the one CSV writer, :mod:`cltui.text.tabular`)."""
+    return csv_document(*csv_rows(summary))
 
 
 def _num(v: Any) -> str:

@@ -43,7 +43,6 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE / "lib"))  # first: the bundle's cltui, whatever else is installed
 
 try:
-    from cltui.capture.textfmt import fmt_ns
     from cltui.replay import engine
     from cltui.replay.engine.schema import (
         Device,
@@ -54,6 +53,7 @@ try:
         Stats,
         ToleranceSpec,
     )
+    from cltui.text.units import fmt_ns
 except ImportError as _exc:  # numpy missing
     print(f"replay: {_exc.name or _exc} is needed: pip install numpy pyopencl", file=sys.stderr)
     sys.exit(2)

@@ -13,12 +13,12 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
-from cltui.capture.display import escape_controls
-from cltui.capture.textfmt import fmt_ns
 from cltui.replay.check_text import check_cell
 from cltui.replay.engine.schema import CheckResult
 from cltui.replay.experiment.report import AbDevice, AbReport
 from cltui.replay.experiment.stats import Diff
+from cltui.text.escape import escape_controls
+from cltui.text.units import fmt_ns
 
 __all__ = ["AbResultsScreen", "check_rows", "timing_rows"]
 

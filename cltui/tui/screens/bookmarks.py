@@ -13,8 +13,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
-from cltui.capture.display import escape_controls
-from cltui.capture.textfmt import fmt_ns
+from cltui.text.escape import escape_controls
+from cltui.text.units import fmt_ns
 from cltui.tui.screens.prompt import PromptScreen
 
 if TYPE_CHECKING:

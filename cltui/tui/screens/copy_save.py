@@ -22,7 +22,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
-from cltui.capture.display import escape_controls
+from cltui.text.escape import escape_controls
 from cltui.tui.browse import arg_by_index
 from cltui.tui.saving import (
     CopyChoice,

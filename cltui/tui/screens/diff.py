@@ -16,12 +16,12 @@ from textual.widgets import Static
 
 from cltui.capture.cltypes import CType, parse_type
 from cltui.capture.confine import map_bytes
-from cltui.capture.display import escape_controls
 from cltui.capture.elements import element_ctype
 from cltui.capture.model import Dump
 from cltui.errors import CltuiError
 from cltui.replay.engine.dtypes import make_dtype
 from cltui.replay.engine.schema import Report
+from cltui.text.escape import escape_controls
 from cltui.tui.browse import arg_by_index
 from cltui.tui.result_rows import ResultRow
 from cltui.tui.screens.replay_progress import ReplayOutcome

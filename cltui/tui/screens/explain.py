@@ -185,7 +185,7 @@ class ExplainScreen(Screen[None]):
         self.cursor = cursor
 
     def compose(self) -> ComposeResult:
-        from cltui.capture.display import escape_controls
+        from cltui.text.escape import escape_controls
 
         style = {"diverges": "bold red", "no-divergence": "bold green"}.get(
             self.report["verdict"]["status"], "bold yellow")
@@ -198,7 +198,7 @@ class ExplainScreen(Screen[None]):
 
     def body(self) -> str:
         from cltui.analysis.explain.text import text_lines
-        from cltui.capture.display import escape_controls
+        from cltui.text.escape import escape_controls
 
         marked = source_lines(self.runs.source, _line_number(self.report))
         head = ["diverging line:", *marked, ""] if marked else []

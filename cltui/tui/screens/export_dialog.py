@@ -24,8 +24,8 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Checkbox, Input, Label, RadioSet
 
-from cltui.capture.display import escape_controls
 from cltui.progress import CancelToken
+from cltui.text.escape import escape_controls
 from cltui.tui.format import fmt_bytes
 from cltui.tui.screens.form_dialog import FormDialog
 from cltui.tui.screens.replay_progress import TaskControl, TaskFailed

@@ -20,10 +20,10 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
-from cltui.capture.display import escape_controls
 from cltui.capture.files.text import read_text_lenient
 from cltui.process import lifecycle
 from cltui.progress import ProgressEvent
+from cltui.text.escape import escape_controls
 from cltui.tui.screens.replay_progress import TaskControl, TaskFailed
 from cltui.tui.widgets.keys_footer import KeysFooter
 from cltui.tui.widgets.row_table import RowTable

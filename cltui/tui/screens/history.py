@@ -18,7 +18,6 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Label, Static
 
-from cltui.capture.display import escape_controls
 from cltui.capture.history import (
     HistoryEvent,
     HistoryUnavailable,
@@ -28,6 +27,7 @@ from cltui.capture.history import (
     neighbours_of,
 )
 from cltui.capture.model import Enqueue
+from cltui.text.escape import escape_controls
 from cltui.tui.browse import MEMORY_KINDS, ReadCancelled, arg_by_index, off_loop
 from cltui.tui.widgets.history_list import ACCESS_TEXT, HistoryList
 from cltui.tui.workers import worker_token

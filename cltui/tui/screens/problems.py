@@ -13,8 +13,8 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Label, Static
 
-from cltui.capture.display import escape_controls
 from cltui.capture.model import Problem
+from cltui.text.escape import escape_controls
 
 __all__ = ["ProblemsScreen", "problems_summary"]
 

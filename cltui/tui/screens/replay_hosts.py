@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from rich.text import Text
 
-from cltui.capture.display import escape_controls
+from cltui.text.escape import escape_controls
 
 if TYPE_CHECKING:
     from cltui.fleet.discover import HostDevices

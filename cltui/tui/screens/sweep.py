@@ -21,11 +21,11 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Button, DataTable, Footer, Label, ProgressBar, Static
 
-from cltui.capture.display import escape_controls
-from cltui.capture.textfmt import fmt_ns
 from cltui.progress import CancelToken
 from cltui.replay.experiment.sweep import Row
 from cltui.replay.experiment.sweep_plot import bars_text
+from cltui.text.escape import escape_controls
+from cltui.text.units import fmt_ns
 
 __all__ = ["SweepScreen", "SweepTask"]
 

@@ -14,9 +14,9 @@ from textual.widgets import Input, Label, Static
 from textual.worker import get_current_worker
 
 from cltui.capture.cltypes import CType, TypeParseError, parse_type
-from cltui.capture.display import escape_controls
 from cltui.capture.elements import element_ctype
 from cltui.capture.model import ArgKind, Enqueue, KernelArg
+from cltui.text.escape import escape_controls
 from cltui.tui.browse import arg_by_index, memory_arg_indexes
 from cltui.tui.format import fmt_bytes
 from cltui.tui.widgets.buffer_view import BufferStats, BufferView, buffer_stats

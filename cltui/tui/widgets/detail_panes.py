@@ -10,8 +10,8 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import Static, TabbedContent, TabPane
 
-from cltui.capture.display import escape_controls
 from cltui.capture.model import ArgKind, Enqueue, Problem
+from cltui.text.escape import escape_controls
 from cltui.tui.browse import memory_arg_indexes
 from cltui.tui.format import fmt_size
 from cltui.tui.messages import ArgumentSelected

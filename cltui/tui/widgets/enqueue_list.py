@@ -17,8 +17,8 @@ from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from cltui.capture.display import escape_controls
 from cltui.capture.model import EnqueueKind, EnqueueRow
+from cltui.text.escape import escape_controls
 from cltui.tui.format import ellipsize, fmt_ns, fmt_size
 from cltui.tui.messages import CursorMoved, RangeChanged
 from cltui.tui.widgets.list_order import ListOrder, header_text, marked_name, next_same

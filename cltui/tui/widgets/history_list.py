@@ -14,8 +14,8 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from cltui.capture.display import escape_controls
 from cltui.capture.history import ACCESSES, ResourceHistory
+from cltui.text.escape import escape_controls
 from cltui.tui.format import ellipsize
 
 __all__ = ["ACCESS_TEXT", "HistoryList"]

@@ -11,8 +11,8 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Static
 
-from cltui.capture.display import escape_controls
 from cltui.capture.spans import kernel_span, param_spans
+from cltui.text.escape import escape_controls
 from cltui.tui.widgets.source_view import SourceView
 
 if TYPE_CHECKING:

@@ -10,8 +10,8 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Sparkline, Static
 
-from cltui.capture.display import escape_controls
 from cltui.capture.model import Enqueue
+from cltui.text.escape import escape_controls
 from cltui.tui.format import fmt_ns
 
 if TYPE_CHECKING:

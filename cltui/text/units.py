@@ -1,7 +1,7 @@
 """Durations and sizes as text: the one formatter of the app, the CLI and the bundle's replay.py.
 
 Standard library only: it is copied, byte for byte, into every exported bundle with the
-replay engine (``lib/cltui/capture/``, cltui.export.exporter).
+replay engine (``lib/cltui/text/``, cltui.export.exporter).
 """
 
 from __future__ import annotations

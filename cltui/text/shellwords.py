@@ -2,7 +2,7 @@
 
 ``shlex`` grows each word one character at a time (quadratic in a long word), and build
 options come from an untrusted capture.  Standard library only: the replay engine imports it,
-and an exported bundle ships it (``lib/cltui/capture/``) with the engine.
+and an exported bundle ships it (``lib/cltui/text/``) with the engine.
 """
 
 from __future__ import annotations

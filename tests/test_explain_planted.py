@@ -76,6 +76,10 @@ def test_local_race_differs_between_runs_on_one_device(tmp_path: Path) -> None:
     # both devices run the work-items in order and agree; the reverse order does not
     assert code == 0 and rep["verdict"]["status"] == "no-divergence", rep["verdict"]
     why = rep["why"]
+    # each differing output element has one writer: the race is in what it read
+    assert why["race"]["status"] == "upstream", why["race"]["text"]
+    assert "is written by work-item (1) alone, on line 7: out[i] = tile[(l + 1) % 8] * 2.0f" in \
+        why["race"]["text"]
     assert why["cause"] == "order dependence" and why["within_spec"] is True
     assert why["order"] == {"a": True, "b": True}
     assert why["order_runs"] == {"a": "the work-items in reverse order"} | {
@@ -102,8 +106,22 @@ def test_heat2d_write_write_race_gets_a_cause(heat2d: Path) -> None:
     code, rep = _explain(heat2d, 122397)  # heat_boundary: two work-items write each corner
     assert code == 0 and rep["why"]["cause"] == "order dependence", rep["verdict"]
     assert rep["why"]["order_runs"]["a"] == "the work-items in reverse order", rep["why"]
-    assert "a data race" in rep["why"]["text"]
     assert "2 of 4,096 elements; first: element 63" in rep["why"]["text"]
+    # the race named: both elements watched, two work-items of two work-groups write each
+    race = rep["why"]["race"]
+    assert race["status"] == "write-write" and race["watched"] == 2, race["text"]
+    e63 = next(e for e in race["elements"] if e["element"] == 63)
+    assert e63["race"] and e63["base"] == "un__base"
+    assert [(w["item"], w["group"], w["line"], w["statement"], w["value"])
+            for w in e63["writes"]] == [([0, 0, 0], [0, 0, 0], 36, "un[i*nx + nx-1] = t_right",
+                                         -5.0), ([63, 0, 0], [1, 0, 0], 37, "un[i] = 0.0f", 0.0)]
+    assert rep["why"]["text"].startswith("order dependence") and "a write-write race: element " \
+        "63 of un__base (arg 0 (buffer 0001)) is written by 2 work-items" in rep["why"]["text"]
+    # and which line: the racing writes (the devices agree, so nothing else to trace)
+    line = rep["line"]
+    assert line["status"] == "race" and line["items"] == [[0, 0, 0], [63, 0, 0]]
+    assert {(w["line"], w["element"]) for w in line["writes"]} == {(36, 63), (37, 63), (37, 4032),
+                                                                    (35, 4032)}  # fmt: skip
 
 
 @pytest.mark.child

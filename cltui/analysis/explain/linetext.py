@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["line_lines", "line_markdown", "value_text"]
+__all__ = ["item_text", "line_lines", "line_markdown", "value_text"]
 
 _DTYPE = {"float": "float32", "double": "float64", "half": "float16"}
 
@@ -28,7 +28,9 @@ def _vals(vs: list[Any], kind: str) -> str:
     return parts[0] if len(parts) == 1 else "(" + ", ".join(parts) + ")"
 
 
-def _item(item: list[int]) -> str:
+def item_text(item: list[int] | tuple[int, ...]) -> str:
+    """A work-item's (or work-group's) ids, the trailing zeros left out: ``(3)``, ``(3, 1)``."""
+    item = list(item)
     while len(item) > 1 and item[-1] == 0:
         item = item[:-1]
     return "(" + ", ".join(str(i) for i in item) + ")"
@@ -84,7 +86,7 @@ def _same(sec: dict[str, Any], names: tuple[str, str]) -> str:
 
 
 def _traced(sec: dict[str, Any]) -> str:
-    items = ", ".join(_item(i) for i in sec["items"])
+    items = ", ".join(item_text(i) for i in sec["items"])
     out = f"traced work-items ({sec['chosen']}): {items}"
     if "sites" in sec:
         out += f"; {sec['sites']} statements recorded"
@@ -104,6 +106,8 @@ def line_lines(report: dict[str, Any]) -> list[str]:
         return []
     names = ("A", "B")
     out = ["", f"which line: {sec['text']}"]
+    if sec["status"] == "race":
+        return out + [f"  {x}" for x in _race_lines(sec)]
     if sec["status"] in ("found", "upstream", "paths"):
         site = sec["site"]
         num = str(site["line"])
@@ -112,7 +116,7 @@ def line_lines(report: dict[str, Any]) -> list[str]:
         f = sec["first"]
         if "a" in f:
             kind = site["type"].rstrip("0123456789")
-            out.append(f"  work-item {_item(sec['item'])}: {site['target']} is "
+            out.append(f"  work-item {item_text(sec['item'])}: {site['target']} is "
                        f"{_vals(f['a'], kind)} on A, {_vals(f['b'], kind)} on B")  # fmt: skip
             out += [f"  operand {x}" for x in _operands(sec, names)]
         out.append(f"  {_verdict(sec)}")
@@ -124,6 +128,18 @@ def line_lines(report: dict[str, Any]) -> list[str]:
     return out
 
 
+def _race_lines(sec: dict[str, Any]) -> list[str]:
+    """Each racing write: its source line marked, the work-item and what it writes where."""
+    out: list[str] = []
+    for w in sec.get("writes", []):
+        num = str(w["line"])
+        out += [f"{num} | {w['source_line']}", f"{' ' * len(num)} | "
+                f"{_marker(w['source_line'], w['site'])}",
+                f"work-item {item_text(w['item'])} (work-group {item_text(w['group'])}) writes "
+                f"{w['value_text']} to element {w['element']} of {w['base']}"]  # fmt: skip
+    return out
+
+
 def line_markdown(report: dict[str, Any]) -> list[str]:
     """The Markdown lines of the report's ``line`` section."""
     sec = report.get("line")
@@ -132,6 +148,8 @@ def line_markdown(report: dict[str, Any]) -> list[str]:
     devs = report["devices"]
     names = (devs["a"]["name"], devs["b"]["name"])
     out = ["", "## Which line", "", f"{sec['text'][:1].upper()}{sec['text'][1:]}."]
+    if sec["status"] == "race":
+        return [*out, "", "```c", *_race_lines(sec), "```"]
     if sec["status"] in ("found", "upstream", "paths"):
         site = sec["site"]
         num = str(site["line"])
@@ -142,7 +160,7 @@ def line_markdown(report: dict[str, Any]) -> list[str]:
             kind = site["type"].rstrip("0123456789")
             out += [f"| work-item | `{site['target']}` on {names[0]} | on {names[1]} |",
                     "|---|---|---|",
-                    f"| {_item(sec['item'])} | {_vals(f['a'], kind)} | "
+                    f"| {item_text(sec['item'])} | {_vals(f['a'], kind)} | "
                     f"{_vals(f['b'], kind)} |", ""]  # fmt: skip
             out += [f"- operand {x}" for x in _operands(sec, names)]
         out += [f"- {_verdict(sec)}"]

@@ -209,3 +209,33 @@ def test_linear_reads_are_filtered_in_the_kernel() -> None:
     assert "cltui_bilinear_repeat(img, cltui_nearest_clamp_to_edge, (float2)(p * 0.1f))" in out
     assert "read_imagef(img, m, p)" in out and "read_imagef(img, near, p)" in out
     assert linear_reads(src, "k", {}) == (src, 0)
+
+
+@pytest.mark.child
+@pytest.mark.device
+def test_the_walk_follows_a_local_value_to_the_work_item_that_computed_it(tmp_path: Path) -> None:
+    """local_neighbour: work-item 37's output differs because the value it reads from
+    ``__local`` memory does; work-item 5 computed it (a ``mad``, fused on one device only)."""
+    cap = planted_synth.write("local_neighbour", tmp_path / "cap")
+    code, rep = _explain(cap, 0)
+    line = rep["line"]
+    assert code == 1 and line["status"] == "upstream", line["text"]
+    assert line["item"] == [37, 0, 0] and line["site"]["line"] == 9
+    walk = line["walk"]
+    assert walk["status"] == "found", walk["text"]
+    read, found = walk["steps"]
+    assert (read["kind"], read["memory"], read["local"], read["element"]) == (
+        "read", "tile", True, 5)
+    writer = read["writer"]
+    assert (writer["item"], writer["line"], writer["statement"]) == (
+        [5, 0, 0], 7, "tile[l] = mad(a[i], b[i], c[i])")
+    assert writer["a"] != writer["b"]
+    assert (found["kind"], found["item"], found["line"]) == ("found", [5, 0, 0], 7)
+    assert walk["first"]["operands_equal"] is True and walk["site"]["target"] == "tile[l]"
+    assert "upstream, the devices part at line 7 (neighbour): tile[l] = mad(a[i], b[i], " \
+        "c[i]), in work-item (5), its operands equal" in line["text"]
+    res = CliRunner().invoke(main, ["explain", str(cap), "0", "-d", "pocl", "-d", "oclgrind"])
+    assert "  the walk upstream:\n    1. work-item (37) reads tile[(l + 32) % 64] on line 9, " \
+        "element 5 of tile (__local, work-group (0)): work-item (5) wrote it on line 7" in (
+            res.output)
+    assert "    7 |     tile[l] = mad(a[i], b[i], c[i]);\n      |               ^^^^^" in res.output

@@ -12,6 +12,7 @@ from cltui.analysis.explain.analyse import explain_report
 from cltui.analysis.explain.line import Item, with_line
 from cltui.analysis.explain.race import with_race
 from cltui.analysis.explain.run import Runs, run_explain
+from cltui.analysis.explain.walk import with_walk
 from cltui.capture.capture import Capture
 from cltui.progress import CancelToken, ProgressFn
 from cltui.replay.engine.schema import Device
@@ -33,6 +34,7 @@ def explain_with_runs(cap: Capture, enqueue: int, devices: list[Device], *,
     report = explain_report(runs, str(cap.path), enqueue)
     if which_line and (report["verdict"]["status"] != "incomplete" or report["where"]):
         with_line(report, runs, items, timeout=timeout, cancel=cancel, progress=progress)
+        with_walk(report, runs, cap, timeout=timeout, cancel=cancel, progress=progress)
         with_race(report, runs, timeout=timeout, cancel=cancel, progress=progress)
     return runs, report
 

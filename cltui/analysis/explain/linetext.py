@@ -120,11 +120,29 @@ def line_lines(report: dict[str, Any]) -> list[str]:
                        f"{_vals(f['a'], kind)} on A, {_vals(f['b'], kind)} on B")  # fmt: skip
             out += [f"  operand {x}" for x in _operands(sec, names)]
         out.append(f"  {_verdict(sec)}")
+    if sec.get("walk"):
+        out += [f"  {x}" for x in _walk_lines(sec["walk"], names)]
     if sec.get("per_item"):
         out.append(f"  first difference per traced work-item: {_per_line(sec)}")
     out.append(f"  {_traced(sec)}")
     if sec.get("same_outputs"):
         out.append(f"  {_same(sec, names)}")
+    return out
+
+
+def _walk_lines(walk: dict[str, Any], names: tuple[str, str]) -> list[str]:
+    """The upstream walk: a line a step, then the statement where the devices part."""
+    out = ["the walk upstream:"]
+    out += [f"  {k}. {step['text']}" for k, step in enumerate(walk["steps"], start=1)]
+    if walk["status"] == "found":
+        site, f = walk["site"], walk["first"]
+        num = str(site["line"])
+        kind = site["type"].rstrip("0123456789")
+        out += [f"  {num} | {walk['source_line']}",
+                f"  {' ' * len(num)} | {_marker(walk['source_line'], site)}",
+                f"  work-item {item_text(walk['item'])}: {site['target']} is "
+                f"{_vals(f['a'], kind)} on A, {_vals(f['b'], kind)} on B"]  # fmt: skip
+        out += [f"  operand {x}" for x in _operands({"first": f, "site": site}, names)]
     return out
 
 
@@ -164,6 +182,8 @@ def line_markdown(report: dict[str, Any]) -> list[str]:
                     f"{_vals(f['b'], kind)} |", ""]  # fmt: skip
             out += [f"- operand {x}" for x in _operands(sec, names)]
         out += [f"- {_verdict(sec)}"]
+    if sec.get("walk"):
+        out += ["", "```", *_walk_lines(sec["walk"], names), "```", ""]
     if sec.get("per_item"):
         out.append(f"- First difference per traced work-item: {_per_line(sec)}")
     out.append(f"- {_traced(sec)[:1].upper()}{_traced(sec)[1:]}")

@@ -146,8 +146,9 @@ def test_explain_control_and_markdown(planted: Path, tmp_path: Path) -> None:
 
 
 def test_bad_input_is_one_line_and_exit_2(planted: Path) -> None:
-    res = CliRunner().invoke(main, ["explain", str(planted), "1", "-d", "pocl"])
-    assert res.exit_code == 2 and "give -d twice" in res.output
+    res = CliRunner().invoke(main, ["explain", str(planted), "1", "-d", "pocl", "-d", "a",
+                                    "-d", "b"])  # fmt: skip
+    assert res.exit_code == 2 and "give -d twice or once (got 3)" in res.output
     res = CliRunner().invoke(main, ["explain", str(planted), "1", "-d", "pocl", "-d", "pocl"])
     assert res.exit_code == 2 and "the same device" in res.output
     res = CliRunner().invoke(main, ["explain", str(planted), "0", "-d", "pocl",

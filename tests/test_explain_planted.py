@@ -52,6 +52,14 @@ def _explain(capture: Path, enqueue: int, *extra: str) -> tuple[int, Any]:
     return res.exit_code, rep
 
 
+def _explain_one(capture: Path, enqueue: int) -> tuple[int, Any]:
+    res = CliRunner().invoke(main, ["explain", str(capture), str(enqueue), "-d", "pocl",
+                                    "--json"])  # fmt: skip
+    rep = json.loads(res.stdout) if res.stdout.strip() else res.output
+    validate(rep, "cli.schema.json", "explain")
+    return res.exit_code, rep
+
+
 @pytest.mark.child
 @pytest.mark.device
 def test_image_write_conversion_outside_the_specification_on_oclgrind(tmp_path: Path) -> None:
@@ -116,12 +124,25 @@ def test_heat2d_write_write_race_gets_a_cause(heat2d: Path) -> None:
             for w in e63["writes"]] == [([0, 0, 0], [0, 0, 0], 36, "un[i*nx + nx-1] = t_right",
                                          -5.0), ([63, 0, 0], [1, 0, 0], 37, "un[i] = 0.0f", 0.0)]
     assert rep["why"]["text"].startswith("order dependence") and "a write-write race: element " \
-        "63 of un__base (arg 0 (buffer 0001)) is written by 2 work-items" in rep["why"]["text"]
+        "63 of un__base (arg 0, buffer 0001) is written by 2 work-items" in rep["why"]["text"]
     # and which line: the racing writes (the devices agree, so nothing else to trace)
     line = rep["line"]
     assert line["status"] == "race" and line["items"] == [[0, 0, 0], [63, 0, 0]]
     assert {(w["line"], w["element"]) for w in line["writes"]} == {(36, 63), (37, 63), (37, 4032),
                                                                     (35, 4032)}  # fmt: skip
+    # on one device: its runs differ, and the same race
+    res = CliRunner().invoke(main, ["explain", str(heat2d), "122397", "-d", "pocl"])
+    assert res.exit_code == 1, res.output
+    assert res.output.count("ORDER DEPENDENT: enqueue 122397 (heat_boundary) on pthread") == 1
+    assert "a write-write race: element 63 of un__base (arg 0, buffer 0001) is written by 2 " \
+        "work-items (other work-groups: nothing orders them): work-item (0) (work-group (0)) " \
+        "on line 36: un[i*nx + nx-1] = t_right (-5.0); work-item (63) (work-group (1)) on " \
+        "line 37: un[i] = 0.0f (0.0)" in res.output
+    assert "  36 |     un[i*nx + nx-1] = t_right;\n" in res.output
+    code, one = _explain_one(heat2d, 122397)
+    assert code == 1 and list(one["devices"]) == ["a"] and one["where"] == []
+    assert one["verdict"]["status"] == "order-dependent" and one["line"]["status"] == "race"
+    assert one["why"]["race"]["elements"][0]["writes"] == e63["writes"]
 
 
 @pytest.mark.child

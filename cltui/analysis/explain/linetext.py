@@ -164,7 +164,7 @@ def line_markdown(report: dict[str, Any]) -> list[str]:
     if not sec:
         return []
     devs = report["devices"]
-    names = (devs["a"]["name"], devs["b"]["name"])
+    names = (devs["a"]["name"], devs["b"]["name"] if "b" in devs else "")
     out = ["", "## Which line", "", f"{sec['text'][:1].upper()}{sec['text'][1:]}."]
     if sec["status"] == "race":
         return [*out, "", "```c", *_race_lines(sec), "```"]

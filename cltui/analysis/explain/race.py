@@ -92,7 +92,8 @@ def _element(t: Target, label: str, index: int, stores: list[Access], runs: Runs
             seen.add((a.item, a.site))
             writes.append(_write(a, runs, sites, lines))
     racing = any(_unordered(x, y) for x in writes for y in writes)
-    what = f"element {index} of {t.base.name} ({label})"
+    where = label.replace(" (", ", ").removesuffix(")") if label.endswith(")") else label
+    what = f"element {index} of {t.base.name} ({where})"
     if racing:
         by = "; ".join(f"work-item {item_text(w['item'])} (work-group {item_text(w['group'])}) "
                        f"on line {w['line']}: {w['statement']} ({w['value_text']})"

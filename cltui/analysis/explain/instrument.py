@@ -219,7 +219,9 @@ class Walk:
         vt = _value_type(c.type) if take and self.in_main(c) else None
         if vt is not None:
             text = self.text(c)
-            mem = c.kind == K.ARRAY_SUBSCRIPT_EXPR or c.kind == K.UNARY_OPERATOR
+            vector = bool(kids) and kids[0].type.get_canonical().kind.name == "EXTVECTOR"
+            mem = c.kind == K.UNARY_OPERATOR or (
+                c.kind == K.ARRAY_SUBSCRIPT_EXPR and not vector)  # not v[0]: no address
             out.setdefault(text, Operand(text, vt[0], vt[1], mem))
             return
         for ch in kids:

@@ -138,8 +138,11 @@ class _WatchWalk(Walk):
         K = self.ci.CursorKind
         kids = list(c.get_children())
         lhs = kids[0] if kids else None
-        self.store = lhs is not None and (lhs.kind == K.ARRAY_SUBSCRIPT_EXPR or (
-            lhs.kind == K.UNARY_OPERATOR and self.text(lhs).lstrip().startswith("*")))
+        base = list(lhs.get_children())[:1] if lhs is not None else []
+        vector = bool(base) and base[0].type.get_canonical().kind.name == "EXTVECTOR"
+        self.store = lhs is not None and (
+            (lhs.kind == K.ARRAY_SUBSCRIPT_EXPR and not vector)  # not v[0]: no address
+            or (lhs.kind == K.UNARY_OPERATOR and self.text(lhs).lstrip().startswith("*")))
         try:
             super().assignment(fn, c)
         finally:

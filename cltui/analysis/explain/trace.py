@@ -140,14 +140,13 @@ def decode(raw: npt.NDArray[np.uint8], n_sites: int, n_items: int,
 
 
 def run_raw(runs: Runs, inst: Instrumented, devices: list[Device], timeout: float,
-            cancel: CancelToken | None, report: ProgressFn,
-            plan: Manifest | None = None) -> dict[str, tuple[Outputs, Any]]:  # fmt: skip
+            cancel: CancelToken | None, report: ProgressFn) -> dict[str, tuple[Outputs, Any]]:
     """The instrumented kernel once on each device (a build failure is that device's
     error): per device id its outputs and the trace buffer's bytes (None: not read back)."""
     work = lifecycle.temp_dir("explain")
     try:
         try:
-            plan = traced_plan(plan or runs.plan, inst, runs.root, work / "src")
+            plan = traced_plan(runs.plan, inst, runs.root, work / "src")
         except VariantError as exc:
             err = Outputs(error=f"refused: {exc}")
             return {d["id"]: (err, None) for d in devices}

@@ -22,6 +22,7 @@ import numpy.typing as npt
 
 from cltui.analysis.explain.instrument import Instrumented, Site, Walk, walk_all
 from cltui.analysis.explain.recorder import bits
+from cltui.analysis.explain.run import Runs
 from cltui.analysis.explain.source import Base, finish, parse, pointer_params
 from cltui.analysis.explain.trace import run_raw
 from cltui.progress import CancelToken, ProgressFn
@@ -195,7 +196,7 @@ def decode(raw: npt.NDArray[np.uint8]) -> tuple[list[Access], int]:
     return out, count - n
 
 
-def run_watch(runs: Any, inst: Instrumented, devices: list[Device], timeout: float,
+def run_watch(runs: Runs, inst: Instrumented, devices: list[Device], timeout: float,
               cancel: CancelToken | None, report: ProgressFn) -> Watched:  # fmt: skip
     """The watch run once on each device."""
     got = Watched({}, {}, {})

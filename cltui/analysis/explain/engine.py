@@ -40,8 +40,10 @@ def explain_with_runs(cap: Capture, enqueue: int, devices: list[Device], *,
         return runs, report
     report = explain_report(runs, str(cap.path), enqueue)
     if which_line and (report["verdict"]["status"] != "incomplete" or report["where"]):
-        with_line(report, runs, items, timeout=timeout, cancel=cancel, progress=progress)
-        with_walk(report, runs, cap, timeout=timeout, cancel=cancel, progress=progress)
+        kept: list[Any] = []  # the line's traces: the walk starts from them
+        with_line(report, runs, items, kept, timeout=timeout, cancel=cancel, progress=progress)
+        with_walk(report, runs, cap, kept[0] if kept else None, timeout=timeout, cancel=cancel,
+                  progress=progress)  # fmt: skip
         with_race(report, runs, timeout=timeout, cancel=cancel, progress=progress)
     return runs, report
 

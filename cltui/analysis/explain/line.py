@@ -281,20 +281,25 @@ def _text(status: str, site: Site, item: list[int], f: dict[str, Any]) -> str:
     return f"{at}: the value differs for {who} while its operands are equal"
 
 
-def explain_line_safe(runs: Runs, items: list[Item] | None = None, **kw: Any) -> dict[str, Any]:
-    """:func:`explain_line`, a failure one line of the section rather than an exception."""
+def explain_line_safe(runs: Runs, items: list[Item] | None = None,
+                      keep: list[Any] | None = None, **kw: Any) -> dict[str, Any]:  # fmt: skip
+    """:func:`explain_line`, a failure one line of the section rather than an exception
+    (``keep``: the instrumentation and the traces appended, for the walk)."""
     try:
-        return explain_line(runs, items, **kw)
+        sec, inst, traced = trace_section(runs, items, **kw)
+        if keep is not None and inst is not None and traced is not None:
+            keep.append((inst, traced))
+        return sec
     except CltuiError as exc:
         return {"items": [list(i) for i in items or []], "status": "not-run", "text": str(exc)}
 
 
 def with_line(report: dict[str, Any], runs: Runs, items: list[Item] | None = None,
-              **kw: Any) -> dict[str, Any]:  # fmt: skip
+              keep: list[Any] | None = None, **kw: Any) -> dict[str, Any]:  # fmt: skip
     """The report with its ``line`` section: traced when an output differs (or the user
     named work-items), else "no divergence"."""
     if report["where"] or items:
-        report["line"] = explain_line_safe(runs, items, **kw)
+        report["line"] = explain_line_safe(runs, items, keep, **kw)
         if not report["where"] and report["line"]["status"] == "no-difference":
             report["line"]["text"] = "the traced statements agree for every chosen work-item"
     elif report["verdict"]["status"] == "no-divergence":

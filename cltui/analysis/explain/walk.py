@@ -117,8 +117,8 @@ class _Walker:
         return trace_section(self.runs, [item], timeout=self.timeout, cancel=self.cancel,
                              progress=self.progress)  # fmt: skip
 
-    def step(self, item: Item, sec: dict[str, Any], inst: Instrumented,
-             traced: Traced) -> tuple[dict[str, Any], Item | None]:  # fmt: skip
+    def step(self, item: Item, sec: dict[str, Any], inst: Instrumented, traced: Traced,
+             index: int = 0) -> tuple[dict[str, Any], Item | None]:  # fmt: skip
         """One upstream step from ``item``'s differing operand: the step, and the work-item
         that wrote the value (None: the walk ends here)."""
         runs, f = self.runs, sec["first"]
@@ -133,9 +133,10 @@ class _Walker:
         where = []
         for d in runs.devices:
             got = traced.addresses.get(d["id"], [])
-            addr = got[0].operands.get((site.id, f["iteration"], slot)) if got else None
-            where.append(None if addr is None else
-                         _locate(runs, inst.bases, got[0].bases, addr))  # fmt: skip
+            mine = got[index] if index < len(got) else None
+            addr = mine.operands.get((site.id, f["iteration"], slot)) if mine else None
+            where.append(None if addr is None or mine is None else
+                         _locate(runs, inst.bases, mine.bases, addr))  # fmt: skip
         if where[0] is None or where[0] != where[1]:
             why = ("private memory, or memory the kernel's parameters do not name"
                    if where[0] is None and where[1] is None else
@@ -195,18 +196,26 @@ class _Walker:
             return {**head, "text": text + ": its own store"}, None
         return {**head, "text": text}, a.item
 
-    def walk(self, item: Item) -> dict[str, Any]:
+    def walk(self, item: Item, first: tuple[dict[str, Any], Instrumented, Traced] | None
+             ) -> dict[str, Any]:  # fmt: skip
         steps: list[dict[str, Any]] = []
         seen: set[Item] = set()
         while len(seen) < MAX_STEPS and item not in seen:
             seen.add(item)
-            sec, inst, traced = self.trace(item)
+            index = 0
+            inst: Instrumented | None
+            traced: Traced | None
+            if first is not None and item in first[1].items:  # the line's own traces
+                (sec, inst, traced), index = first, first[1].items.index(item)
+                first = None
+            else:
+                sec, inst, traced = self.trace(item)
             if sec["status"] != "upstream" or inst is None or traced is None:
                 steps.append({"kind": sec["status"], "item": list(item),
                               "line": (sec.get("site") or {}).get("line"),
                               "text": f"work-item {item_text(item)}: {sec['text']}"})
                 return _summary(steps, sec)
-            step, nxt = self.step(item, sec, inst, traced)
+            step, nxt = self.step(item, sec, inst, traced, index)
             steps.append(step)
             if nxt is None:
                 return _summary(steps, None)
@@ -226,22 +235,27 @@ def _summary(steps: list[dict[str, Any]], found: dict[str, Any] | None) -> dict[
     return out
 
 
-def walk_upstream(runs: Runs, item: Item, cap: Capture | None = None, *, timeout: float = 60.0,
-                  cancel: CancelToken | None = None,
+def walk_upstream(runs: Runs, item: Item, cap: Capture | None = None,
+                  first: tuple[dict[str, Any], Instrumented, Traced] | None = None, *,
+                  timeout: float = 60.0, cancel: CancelToken | None = None,
                   progress: ProgressFn | None = None) -> dict[str, Any]:  # fmt: skip
-    """The walk from ``item`` (whose first difference is an operand read from memory)."""
-    return _Walker(runs, cap, timeout, cancel, progress or no_progress).walk(item)
+    """The walk from ``item`` (whose first difference is an operand read from memory;
+    ``first``: the section, instrumentation and traces that found it, else traced anew)."""
+    return _Walker(runs, cap, timeout, cancel, progress or no_progress).walk(item, first)
 
 
 def with_walk(report: dict[str, Any], runs: Runs, cap: Capture | None = None,
+              traced: tuple[Instrumented, Traced] | None = None,
               **kw: Any) -> dict[str, Any]:  # fmt: skip
-    """The report's ``line`` section with its walk when its first difference is upstream."""
+    """The report's ``line`` section with its walk when its first difference is upstream
+    (``traced``: the instrumentation and traces of the section, reused)."""
     line = report.get("line")
     if not line or line.get("status") != "upstream" or "item" not in line:
         return report
-    item = tuple(int(x) for x in line["item"])
+    x, y, z = (int(v) for v in line["item"])
+    first = (line, traced[0], traced[1]) if traced is not None else None
     try:
-        walk = walk_upstream(runs, (item[0], item[1], item[2]), cap, **kw)
+        walk = walk_upstream(runs, (x, y, z), cap, first, **kw)
     except CltuiError as exc:
         walk = {"status": "not-run", "steps": [], "text": f"the walk stopped: {exc}"}
     line["walk"] = walk

@@ -8,7 +8,10 @@ assigned, lane by lane.  Only the chosen work-items record (their global ids are
 of the program), each into its own slice of a trace buffer added as the kernel's last
 argument: ``[count, dropped, entries[CAP] of 4 words]`` (the counters are private), an entry
 ``site, iteration | slot << 16 | lane << 24, low word, high word`` (slot 0: the value
-assigned; k > 0: operand k).  A site records its first :data:`.recorder.ITERATIONS` runs
+assigned; k > 0: operand k; k | :data:`.recorder.ADDRESS`: the address operand k, read from
+memory, was read at; site :data:`.recorder.BASE_SITE`: the address of the kernel's pointer
+parameter or ``__local`` array k, recorded at the start: an operand's address is an offset
+into one of them, for the upstream walk of :mod:`.walk`).  A site records its first :data:`.recorder.ITERATIONS` runs
 (loops); the slice holds :data:`.recorder.CAP` entries (bounded memory).  The functions it
 calls take the slice and the counters as extra last parameters (``0`` from the functions
 that are not traced).  ``dense`` (see :func:`instrument`) records otherwise.

@@ -84,16 +84,26 @@ def test_local_race_differs_between_runs_on_one_device(tmp_path: Path) -> None:
     # both devices run the work-items in order and agree; the reverse order does not
     assert code == 0 and rep["verdict"]["status"] == "no-divergence", rep["verdict"]
     why = rep["why"]
-    # each differing output element has one writer: the race is in what it read
-    assert why["race"]["status"] == "upstream", why["race"]["text"]
+    # each differing output element has one writer, and the __local element it read has 8,
+    # in one work-group with no barrier between them
+    race = why["race"]
+    assert race["status"] == "write-write", race["text"]
+    assert race["text"].startswith("a write-write race: work-item (0) reads tile[(l + 1) % 8] "
+                                   "on line 7 for element 0 of out: element 1 of tile (__local, "
+                                   "work-group (0)) is written by 8 work-items (one work-group "
+                                   "with no barrier between the stores): work-item (1) ")
+    tile = race["elements"][-1]
+    assert [w["item"][0] for w in tile["writes"]] == [1, 9, 17, 25, 33, 41, 49, 57]
+    assert {(w["line"], w["statement"]) for w in tile["writes"]} == {(5, "tile[l % 8] = in[i]")}
     assert "is written by work-item (1) alone, on line 7: out[i] = tile[(l + 1) % 8] * 2.0f" in \
-        why["race"]["text"]
+        race["elements"][1]["text"]
+    assert rep["line"]["status"] == "race" and len(rep["line"]["items"]) == 8
     assert why["cause"] == "order dependence" and why["within_spec"] is True
     assert why["order"] == {"a": True, "b": True}
     assert why["order_runs"] == {"a": "the work-items in reverse order"} | {
         "b": "the work-items in reverse order"}
-    assert "a data race" in why["text"] and "but the outputs differ between runs on the same " \
-        "device" in rep["verdict"]["line"]
+    assert "a write-write race: work-item (0)" in why["text"] and "but the outputs differ " \
+        "between runs on the same device" in rep["verdict"]["line"]
 
 
 @pytest.mark.child

@@ -11,10 +11,11 @@ argument: ``[count, dropped, entries[CAP] of 4 words]`` (the counters are privat
 assigned; k > 0: operand k; k | :data:`.recorder.ADDRESS`: the address operand k, read from
 memory, was read at; site :data:`.recorder.BASE_SITE`: the address of the kernel's pointer
 parameter or ``__local`` array k, recorded at the start: an operand's address is an offset
-into one of them, for the upstream walk of :mod:`.walk`).  A site records its first :data:`.recorder.ITERATIONS` runs
-(loops); the slice holds :data:`.recorder.CAP` entries (bounded memory).  The functions it
-calls take the slice and the counters as extra last parameters (``0`` from the functions
-that are not traced).  ``dense`` (see :func:`instrument`) records otherwise.
+into one of them, for the upstream walk of :mod:`.walk`).  A site records its first
+:data:`.recorder.ITERATIONS` runs (loops); the slice holds :data:`.recorder.CAP` entries
+(bounded memory).  The functions it calls take the slice and the counters as extra last
+parameters (``0`` from the functions that are not traced).  ``dense`` (see
+:func:`instrument`) records otherwise.
 """
 
 from __future__ import annotations

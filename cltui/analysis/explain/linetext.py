@@ -146,15 +146,23 @@ def _walk_lines(walk: dict[str, Any], names: tuple[str, str]) -> list[str]:
     return out
 
 
-def _race_lines(sec: dict[str, Any]) -> list[str]:
-    """Each racing write: its source line marked, the work-item and what it writes where."""
+def _race_lines(sec: dict[str, Any], shown: int = 4) -> list[str]:
+    """The racing writes: each statement's source line marked once, then the work-items
+    that ran it and what each wrote where (``shown`` of them, then how many more)."""
     out: list[str] = []
+    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
     for w in sec.get("writes", []):
+        groups.setdefault((w["element"], w["base"], w["site"]["id"]), []).append(w)
+    for ws in groups.values():
+        w = ws[0]
         num = str(w["line"])
-        out += [f"{num} | {w['source_line']}", f"{' ' * len(num)} | "
-                f"{_marker(w['source_line'], w['site'])}",
-                f"work-item {item_text(w['item'])} (work-group {item_text(w['group'])}) writes "
-                f"{w['value_text']} to element {w['element']} of {w['base']}"]  # fmt: skip
+        out += [f"{num} | {w['source_line']}",
+                f"{' ' * len(num)} | {_marker(w['source_line'], w['site'])}"]
+        out += [f"work-item {item_text(x['item'])} (work-group {item_text(x['group'])}) writes "
+                f"{x['value_text']} to element {x['element']} of {x['base']}"
+                for x in ws[:shown]]  # fmt: skip
+        if len(ws) > shown:
+            out.append(f"and {len(ws) - shown} more work-items on this line")
     return out
 
 

@@ -27,11 +27,13 @@ from cltui.analysis.explain.watch import STORE, Access, Target, Watched, run_wat
 from cltui.errors import CltuiError
 from cltui.progress import CancelToken, ProgressFn, no_progress
 from cltui.replay.engine.dtypes import make_dtype
+from cltui.replay.engine.schema import Device
 from cltui.replay.experiment.worker import BASE_ID
 
 __all__ = ["MAX_ELEMENTS", "name_race", "with_race"]
 
 MAX_ELEMENTS = 4  # differing elements watched
+SHOWN = 4  # writes named in the text (the JSON has every one)
 _DTYPES = {"float": "float32", "double": "float64", "half": "float16"}
 
 
@@ -92,12 +94,16 @@ def _element(t: Target, label: str, index: int, stores: list[Access], runs: Runs
             seen.add((a.item, a.site))
             writes.append(_write(a, runs, sites, lines))
     racing = any(_unordered(x, y) for x in writes for y in writes)
-    where = label.replace(" (", ", ").removesuffix(")") if label.endswith(")") else label
+    where = label.replace(" (", ", ").removesuffix(")") if label.startswith("arg ") else label
     what = f"element {index} of {t.base.name} ({where})"
     if racing:
         by = "; ".join(f"work-item {item_text(w['item'])} (work-group {item_text(w['group'])}) "
                        f"on line {w['line']}: {w['statement']} ({w['value_text']})"
-                       for w in writes)  # fmt: skip
+                       for w in writes[:SHOWN])  # fmt: skip
+        if len(writes) > SHOWN:
+            more = sorted({w["line"] for w in writes[SHOWN:]})
+            by += (f"; and {len(writes) - SHOWN} more on line"
+                   f"{'s' if len(more) > 1 else ''} {', '.join(str(x) for x in more)}")
         groups = {tuple(w["group"]) for w in writes}
         why = ("other work-groups: nothing orders them" if len(groups) > 1 else
                "one work-group with no barrier between the stores")  # fmt: skip
@@ -111,6 +117,52 @@ def _element(t: Target, label: str, index: int, stores: list[Access], runs: Runs
         text = f"{what}: no recorded statement stores to it (an atomic, a vstore or a macro)"
     return {"output": label, "element": index, "base": t.base.name, "race": racing,
             "writes": writes, "text": text}  # fmt: skip
+
+
+def _upstream(runs: Runs, dev: Device, element: dict[str, Any], timeout: float,
+              cancel: CancelToken | None, progress: ProgressFn) -> dict[str, Any] | None:
+    """The memory its one writer read for an element that one work-item alone writes,
+    watched: its writers (None when it read no memory, or nothing was found)."""
+    from cltui.analysis.explain.instrument import instrument
+    from cltui.analysis.explain.trace import run_traced
+    from cltui.analysis.explain.walk import arg_size, element_size, locate
+
+    w = element["writes"][0]
+    x, y, z = (int(v) for v in w["item"])
+    item = (x, y, z)
+    inst = instrument(runs.source or "", runs.kernel, runs.options, [item])
+    traced = run_traced(runs, inst, [dev], timeout, cancel, progress)
+    got = traced.addresses.get(dev["id"]) or []
+    site = inst.sites[int(w["site"]["id"])]
+    found: list[tuple[Target, str]] = []
+    for slot, op in enumerate(site.operands, start=1):
+        addr = got[0].operands.get((site.id, 0, slot)) if got and op.memory else None
+        at = locate(runs, inst.bases, got[0].bases, addr) if addr is not None else None
+        if at is not None:
+            base = inst.bases[at[0]]
+            local = arg_size(runs, base)[1]
+            found.append((Target(base, at[1], _group(item, runs) if local else None), op.text))
+    if not found:
+        return None
+    watch = watch_source(runs.source or "", runs.kernel, runs.options, [t for t, _ in found])
+    seen = run_watch(runs, watch, [dev], timeout, cancel, progress)
+    acc = seen.accesses.get(dev["id"])
+    if acc is None:
+        return None
+    lines = (runs.source or "").splitlines()
+    for k, (t, text) in enumerate(found):
+        op = next(o for o in site.operands if o.text == text)
+        esize = element_size(op.kind, op.lanes)
+        label = "__local, work-group " + item_text(t.group) if t.group else "global"
+        e = _element(t, label, t.offset // esize, [a for a in acc if a.kind == STORE
+                                                   and a.target == k], runs, inst.sites, lines)
+        if e["race"]:
+            e["read_by"] = {"item": list(item), "line": site.line, "operand": text,
+                            "for": f"element {element['element']} of {element['base']}"}
+            e["text"] = (f"work-item {item_text(item)} reads {text} on line {site.line} for "
+                         f"element {element['element']} of {element['base']}: " + e["text"])
+            return e
+    return None
 
 
 def name_race(runs: Runs, *, timeout: float = 60.0, cancel: CancelToken | None = None,
@@ -144,6 +196,15 @@ def name_race(runs: Runs, *, timeout: float = 60.0, cancel: CancelToken | None =
                          runs, inst.sites, lines)
                 for k, (t, label, i) in enumerate(targets)]  # fmt: skip
     racing = [e for e in elements if e["race"]]
+    single = [e for e in elements if e["writes"] and not e["race"]]
+    if not racing and single:  # the race is in what the one writer read
+        try:
+            up = _upstream(runs, dev, single[0], timeout, cancel, progress or no_progress)
+        except CltuiError:
+            up = None
+        if up is not None:
+            elements.append(up)
+            racing = [up]
     status = "write-write" if racing else "upstream"
     head = ("a write-write race: " if racing else "no two work-items write one of the "
             "differing elements: ")  # fmt: skip

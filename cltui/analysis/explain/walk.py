@@ -37,7 +37,7 @@ from cltui.capture.capture import Capture
 from cltui.errors import CltuiError
 from cltui.progress import CancelToken, ProgressFn, no_progress
 
-__all__ = ["MAX_STEPS", "walk_upstream", "with_walk"]
+__all__ = ["MAX_STEPS", "arg_size", "element_size", "locate", "walk_upstream", "with_walk"]
 
 MAX_STEPS = 4  # work-items the walk traces
 _DTYPES = {"float": "float32", "double": "float64", "half": "float16"}
@@ -47,7 +47,14 @@ def _vt(kind: str, lo: int, hi: int) -> str:
     return value_text(value(kind, lo, hi), _DTYPES.get(kind, kind))
 
 
-def _arg_size(runs: Runs, base: Base) -> tuple[int | None, bool]:
+def element_size(kind: str, lanes: int = 1) -> int:
+    """Bytes of a value of a scalar kind and lanes (a 3-vector takes 4 lanes' room)."""
+    one = {"char": 1, "uchar": 1, "short": 2, "ushort": 2, "half": 2, "long": 8, "ulong": 8,
+           "double": 8}.get(kind, 4)
+    return one * (4 if lanes == 3 else lanes)
+
+
+def arg_size(runs: Runs, base: Base) -> tuple[int | None, bool]:
     """A base's size in bytes (None: not known) and whether it is ``__local`` memory."""
     if base.param is None:
         return base.size, True
@@ -61,7 +68,7 @@ def _arg_size(runs: Runs, base: Base) -> tuple[int | None, bool]:
     return (int(mem["size"]) if mem and mem.get("size") else None), False
 
 
-def _locate(runs: Runs, bases: list[Base], got: dict[int, int],
+def locate(runs: Runs, bases: list[Base], got: dict[int, int],
             addr: int) -> tuple[int, int] | None:  # fmt: skip
     """(base, byte offset) of an address: the base it lies in (None: private memory or not
     a recorded base)."""
@@ -70,7 +77,7 @@ def _locate(runs: Runs, bases: list[Base], got: dict[int, int],
         at = got.get(k)
         if at is None or addr < at:
             continue
-        size, _ = _arg_size(runs, b)
+        size, _ = arg_size(runs, b)
         if size is not None and addr >= at + size:
             continue
         if best is None or addr - at < best[1]:
@@ -136,7 +143,7 @@ class _Walker:
             mine = got[index] if index < len(got) else None
             addr = mine.operands.get((site.id, f["iteration"], slot)) if mine else None
             where.append(None if addr is None or mine is None else
-                         _locate(runs, inst.bases, mine.bases, addr))  # fmt: skip
+                         locate(runs, inst.bases, mine.bases, addr))  # fmt: skip
         if where[0] is None or where[0] != where[1]:
             why = ("private memory, or memory the kernel's parameters do not name"
                    if where[0] is None and where[1] is None else
@@ -144,9 +151,8 @@ class _Walker:
             return {**head, "kind": "unknown-memory", "text": f"{at}: {why}"}, None
         k, offset = where[0]
         base = inst.bases[k]
-        _, local = _arg_size(runs, base)
-        esize = {"char": 1, "uchar": 1, "short": 2, "ushort": 2, "half": 2, "long": 8,
-                 "ulong": 8, "double": 8}.get(op.kind, 4) * (op.lanes if op.lanes != 3 else 4)
+        _, local = arg_size(runs, base)
+        esize = element_size(op.kind, op.lanes)
         element = offset // esize
         group = _group(runs, item) if local else None
         mem = (f"element {element} of {base.name} (__local, work-group {item_text(group)})"

@@ -11,7 +11,12 @@ Oclgrind (measured: both run work-items in order and round image writes to neare
   work-items in reverse order does not: a data race ("differs between runs on the same
   device");
 * ``group_sum``: a per-group tree reduction whose partial sums are added into one float
-  with an ``atomic_cmpxchg`` loop: the sum depends on the order the work-groups finish in.
+  with an ``atomic_cmpxchg`` loop: the sum depends on the order the work-groups finish in;
+* ``local_neighbour``: each work-item puts ``mad(a, b, c)`` into a ``__local`` array and,
+  after a barrier, writes twice the value of the work-item half a work-group away: the inputs
+  make ``mad`` fused (Oclgrind) and not (PoCL) differ for two work-items only (5 and 202), so
+  the outputs differ for the two that read theirs (37 and 234), whose own statements agree:
+  the first difference is an operand read from ``__local`` memory, written by a neighbour.
 
 Run as a script to write them: ``python -m tests.planted_synth DIR``.
 """
@@ -79,6 +84,20 @@ __kernel void group_sum(__global const float *in, __global float *sum, __local f
 }
 """
 
+NEIGHBOUR_SOURCE = """\
+__kernel void neighbour(__global const float *a, __global const float *b,
+                        __global const float *c, __global float *out)
+{
+    __local float tile[64];
+    int l = get_local_id(0);
+    int i = get_global_id(0);
+    tile[l] = mad(a[i], b[i], c[i]);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[i] = tile[(l + 32) % 64] * 2.0f;
+}
+"""
+NEIGHBOUR_PARTED = (5, 202)  # the work-items whose mad differs (a fused multiply-add or not)
+
 State = dict[str, npt.NDArray[Any]]
 
 
@@ -140,8 +159,29 @@ def group_sum() -> SynthCapture:
     return SynthCapture(SUM_SOURCE, {"in": x, "sum": np.zeros(1, np.float32)}, [launch])
 
 
+def _neighbour(st: State, a: list[Any]) -> None:
+    t = st[a[0]] * st[a[1]] + st[a[2]]  # a multiply then an add (float32): PoCL's mad
+    lid = np.arange(N) % L
+    st[a[3]][:] = t[np.arange(N) - lid + (lid + L // 2) % L] * np.float32(2)
+
+
+def local_neighbour() -> SynthCapture:
+    rng = np.random.default_rng(3)
+    x = rng.uniform(0.5, 1.5, N).astype(np.float32)
+    y = np.ones(N, np.float32)  # x * 1 + c: one rounding either way
+    z = rng.uniform(-0.5, 0.5, N).astype(np.float32)
+    for i in NEIGHBOUR_PARTED:  # (1 + 2^-12)^2 - 1: the product's last bit is lost unfused
+        x[i] = y[i] = np.float32(1 + 2.0**-12)
+        z[i] = np.float32(-1)
+    args = [Arg("buf", "a"), Arg("buf", "b"), Arg("buf", "c"), Arg("buf", "out")]
+    launch = Launch("neighbour", args, N, L, _neighbour)
+    return SynthCapture(NEIGHBOUR_SOURCE, {"a": x, "b": y, "c": z,
+                                           "out": np.zeros(N, np.float32)}, [launch])
+
+
 CASES: dict[str, Callable[[], SynthCapture]] = {
     "image_nan": image_nan, "local_race": local_race, "group_sum": group_sum,
+    "local_neighbour": local_neighbour,
 }  # fmt: skip
 
 

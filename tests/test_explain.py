@@ -145,9 +145,22 @@ def test_explain_control_and_markdown(planted: Path, tmp_path: Path) -> None:
     assert "Cause: contraction" in text
 
 
+@pytest.mark.child
+@pytest.mark.device
+def test_explain_on_one_device_says_whether_its_runs_agree(planted: Path) -> None:
+    res = CliRunner().invoke(main, ["explain", str(planted), "16", "-d", "pocl", "--json"])
+    rep = json.loads(res.stdout)
+    validate(rep, "cli.schema.json", "explain")
+    assert res.exit_code == 0 and list(rep["devices"]) == ["a"] and rep["where"] == []
+    assert rep["verdict"]["line"].startswith("NO DIVERGENCE between runs: enqueue 16 (control)")
+    assert rep["why"] == {"order": {"a": False}, "order_runs": {"a": None}}
+    assert "line" not in rep  # nothing differs: nothing to trace or watch
+
+
 def test_bad_input_is_one_line_and_exit_2(planted: Path) -> None:
-    res = CliRunner().invoke(main, ["explain", str(planted), "1", "-d", "pocl"])
-    assert res.exit_code == 2 and "give -d twice" in res.output
+    res = CliRunner().invoke(main, ["explain", str(planted), "1", "-d", "pocl", "-d", "a",
+                                    "-d", "b"])  # fmt: skip
+    assert res.exit_code == 2 and "give -d twice or once (got 3)" in res.output
     res = CliRunner().invoke(main, ["explain", str(planted), "1", "-d", "pocl", "-d", "pocl"])
     assert res.exit_code == 2 and "the same device" in res.output
     res = CliRunner().invoke(main, ["explain", str(planted), "0", "-d", "pocl",

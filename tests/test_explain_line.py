@@ -185,3 +185,30 @@ def test_statements_a_macro_expands_to_are_not_instrumented() -> None:
     inst = instrument(src, "k", "", [(0, 0, 0)])
     assert [(s.line, s.target) for s in inst.sites] == [(5, "tmp"), (8, "tmp"), (9, "o[0]")]
     assert "UPD(a[1])\n  DECL\n" in inst.source  # the macros' calls are left as they are
+
+
+def test_the_watch_run_checks_every_store_to_memory() -> None:
+    from cltui.analysis.explain.source import Base
+    from cltui.analysis.explain.watch import Reader, Target, watch_source
+
+    src = ("__kernel void k(__global float *o, __local float *t)\n{\n"
+           "  __local float tile[8];\n  float p = 1.0f;\n  int l = get_local_id(0);\n"
+           "  tile[l] = p;\n  barrier(CLK_LOCAL_MEM_FENCE);\n  o[l] = tile[7 - l] + p;\n}\n")
+    w = watch_source(src, "k", "", [Target(Base("o", 0, None), 8),
+                                    Target(Base("tile", None, 32), 4, (1, 0, 0))],
+                     Reader((3, 0, 0), 3, 1))  # fmt: skip
+    text = w.source
+    # every store to memory is compared with the watched addresses; private ones are not
+    assert "tile[l] = p; cltui_wst(cltui_t, cltui_s, 2u, 0u, (ulong)&(tile[l])" in text
+    assert "o[l] = tile[7 - l] + p; cltui_wst(cltui_t, cltui_s, 3u, 0u, (ulong)&(o[l])" in text
+    assert "(ulong)&(p)" not in text and "(ulong)&(l)" not in text
+    # work-item 3's read of tile[7 - l] on line 8; barriers counted
+    assert ("if (get_global_id(0) == 3ul && get_global_id(1) == 0ul && get_global_id(2) == 0ul)"
+            " cltui_wst(cltui_t, cltui_s, 3u, 1u, (ulong)&(tile[7 - l])") in text
+    assert "barrier(CLK_LOCAL_MEM_FENCE); if (cltui_s != 0) cltui_s[0] += 1u;" in text
+    # the parameter's address at the start; the __local array's after its declaration, in
+    # work-group 1 only
+    assert "ulong w = (ulong)(o) + 8ul; cltui_s[1]" in text
+    assert ("__local float tile[8]; { ulong w = (get_group_id(0) == 1ul && get_group_id(1) == "
+            "0ul && get_group_id(2) == 0ul) ? (ulong)(tile) + 4ul : 0xFFFFFFFFFFFFFFFFul;") in text
+    assert w.words == 2 + 8 * 4096 and w.items == []

@@ -52,6 +52,14 @@ def _explain(capture: Path, enqueue: int, *extra: str) -> tuple[int, Any]:
     return res.exit_code, rep
 
 
+def _explain_one(capture: Path, enqueue: int) -> tuple[int, Any]:
+    res = CliRunner().invoke(main, ["explain", str(capture), str(enqueue), "-d", "pocl",
+                                    "--json"])  # fmt: skip
+    rep = json.loads(res.stdout) if res.stdout.strip() else res.output
+    validate(rep, "cli.schema.json", "explain")
+    return res.exit_code, rep
+
+
 @pytest.mark.child
 @pytest.mark.device
 def test_image_write_conversion_outside_the_specification_on_oclgrind(tmp_path: Path) -> None:
@@ -76,12 +84,26 @@ def test_local_race_differs_between_runs_on_one_device(tmp_path: Path) -> None:
     # both devices run the work-items in order and agree; the reverse order does not
     assert code == 0 and rep["verdict"]["status"] == "no-divergence", rep["verdict"]
     why = rep["why"]
+    # each differing output element has one writer, and the __local element it read has 8,
+    # in one work-group with no barrier between them
+    race = why["race"]
+    assert race["status"] == "write-write", race["text"]
+    assert race["text"].startswith("a write-write race: work-item (0) reads tile[(l + 1) % 8] "
+                                   "on line 7 for element 0 of out: element 1 of tile (__local, "
+                                   "work-group (0)) is written by 8 work-items (one work-group "
+                                   "with no barrier between the stores): work-item (1) ")
+    tile = race["elements"][-1]
+    assert [w["item"][0] for w in tile["writes"]] == [1, 9, 17, 25, 33, 41, 49, 57]
+    assert {(w["line"], w["statement"]) for w in tile["writes"]} == {(5, "tile[l % 8] = in[i]")}
+    assert "is written by work-item (1) alone, on line 7: out[i] = tile[(l + 1) % 8] * 2.0f" in \
+        race["elements"][1]["text"]
+    assert rep["line"]["status"] == "race" and len(rep["line"]["items"]) == 8
     assert why["cause"] == "order dependence" and why["within_spec"] is True
     assert why["order"] == {"a": True, "b": True}
     assert why["order_runs"] == {"a": "the work-items in reverse order"} | {
         "b": "the work-items in reverse order"}
-    assert "a data race" in why["text"] and "but the outputs differ between runs on the same " \
-        "device" in rep["verdict"]["line"]
+    assert "a write-write race: work-item (0)" in why["text"] and "but the outputs differ " \
+        "between runs on the same device" in rep["verdict"]["line"]
 
 
 @pytest.mark.child
@@ -102,8 +124,35 @@ def test_heat2d_write_write_race_gets_a_cause(heat2d: Path) -> None:
     code, rep = _explain(heat2d, 122397)  # heat_boundary: two work-items write each corner
     assert code == 0 and rep["why"]["cause"] == "order dependence", rep["verdict"]
     assert rep["why"]["order_runs"]["a"] == "the work-items in reverse order", rep["why"]
-    assert "a data race" in rep["why"]["text"]
     assert "2 of 4,096 elements; first: element 63" in rep["why"]["text"]
+    # the race named: both elements watched, two work-items of two work-groups write each
+    race = rep["why"]["race"]
+    assert race["status"] == "write-write" and race["watched"] == 2, race["text"]
+    e63 = next(e for e in race["elements"] if e["element"] == 63)
+    assert e63["race"] and e63["base"] == "un__base"
+    assert [(w["item"], w["group"], w["line"], w["statement"], w["value"])
+            for w in e63["writes"]] == [([0, 0, 0], [0, 0, 0], 36, "un[i*nx + nx-1] = t_right",
+                                         -5.0), ([63, 0, 0], [1, 0, 0], 37, "un[i] = 0.0f", 0.0)]
+    assert rep["why"]["text"].startswith("order dependence") and "a write-write race: element " \
+        "63 of un__base (arg 0, buffer 0001) is written by 2 work-items" in rep["why"]["text"]
+    # and which line: the racing writes (the devices agree, so nothing else to trace)
+    line = rep["line"]
+    assert line["status"] == "race" and line["items"] == [[0, 0, 0], [63, 0, 0]]
+    assert {(w["line"], w["element"]) for w in line["writes"]} == {(36, 63), (37, 63), (37, 4032),
+                                                                    (35, 4032)}  # fmt: skip
+    # on one device: its runs differ, and the same race
+    res = CliRunner().invoke(main, ["explain", str(heat2d), "122397", "-d", "pocl"])
+    assert res.exit_code == 1, res.output
+    assert res.output.count("ORDER DEPENDENT: enqueue 122397 (heat_boundary) on pthread") == 1
+    assert "a write-write race: element 63 of un__base (arg 0, buffer 0001) is written by 2 " \
+        "work-items (other work-groups: nothing orders them): work-item (0) (work-group (0)) " \
+        "on line 36: un[i*nx + nx-1] = t_right (-5.0); work-item (63) (work-group (1)) on " \
+        "line 37: un[i] = 0.0f (0.0)" in res.output
+    assert "  36 |     un[i*nx + nx-1] = t_right;\n" in res.output
+    code, one = _explain_one(heat2d, 122397)
+    assert code == 1 and list(one["devices"]) == ["a"] and one["where"] == []
+    assert one["verdict"]["status"] == "order-dependent" and one["line"]["status"] == "race"
+    assert one["why"]["race"]["elements"][0]["writes"] == e63["writes"]
 
 
 @pytest.mark.child
@@ -191,3 +240,33 @@ def test_linear_reads_are_filtered_in_the_kernel() -> None:
     assert "cltui_bilinear_repeat(img, cltui_nearest_clamp_to_edge, (float2)(p * 0.1f))" in out
     assert "read_imagef(img, m, p)" in out and "read_imagef(img, near, p)" in out
     assert linear_reads(src, "k", {}) == (src, 0)
+
+
+@pytest.mark.child
+@pytest.mark.device
+def test_the_walk_follows_a_local_value_to_the_work_item_that_computed_it(tmp_path: Path) -> None:
+    """local_neighbour: work-item 37's output differs because the value it reads from
+    ``__local`` memory does; work-item 5 computed it (a ``mad``, fused on one device only)."""
+    cap = planted_synth.write("local_neighbour", tmp_path / "cap")
+    code, rep = _explain(cap, 0)
+    line = rep["line"]
+    assert code == 1 and line["status"] == "upstream", line["text"]
+    assert line["item"] == [37, 0, 0] and line["site"]["line"] == 9
+    walk = line["walk"]
+    assert walk["status"] == "found", walk["text"]
+    read, found = walk["steps"]
+    assert (read["kind"], read["memory"], read["local"], read["element"]) == (
+        "read", "tile", True, 5)
+    writer = read["writer"]
+    assert (writer["item"], writer["line"], writer["statement"]) == (
+        [5, 0, 0], 7, "tile[l] = mad(a[i], b[i], c[i])")
+    assert writer["a"] != writer["b"]
+    assert (found["kind"], found["item"], found["line"]) == ("found", [5, 0, 0], 7)
+    assert walk["first"]["operands_equal"] is True and walk["site"]["target"] == "tile[l]"
+    assert "upstream, the devices part at line 7 (neighbour): tile[l] = mad(a[i], b[i], " \
+        "c[i]), in work-item (5), its operands equal" in line["text"]
+    res = CliRunner().invoke(main, ["explain", str(cap), "0", "-d", "pocl", "-d", "oclgrind"])
+    assert "  the walk upstream:\n    1. work-item (37) reads tile[(l + 32) % 64] on line 9, " \
+        "element 5 of tile (__local, work-group (0)): work-item (5) wrote it on line 7" in (
+            res.output)
+    assert "    7 |     tile[l] = mad(a[i], b[i], c[i]);\n      |               ^^^^^" in res.output

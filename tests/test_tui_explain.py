@@ -59,6 +59,13 @@ def test_source_lines_mark_the_diverging_line() -> None:
     got = source_lines(src, 10)
     assert got[0].startswith("      6") and "▶    10  line 10" in got and len(got) == 9
 
+    from cltui.tui.screens.explain import _line_number
+
+    line: dict[str, Any] = {"status": "upstream", "site": {"line": 9}}
+    assert _line_number({"line": line}) == 9
+    line["walk"] = {"status": "found", "site": {"line": 7}}  # upstream, where they part
+    assert _line_number({"line": line}) == 7
+
 
 @pytest.mark.child
 @pytest.mark.device

@@ -13,14 +13,16 @@ from cltui.commands._common import echo, fail, load_capture
 from cltui.commands.output import format_option
 from cltui.errors import EXIT_INCOMPLETE, EXIT_MISMATCH, EXIT_OK, CltuiError
 
-_EXIT = {"diverges": EXIT_MISMATCH, "no-divergence": EXIT_OK, "incomplete": EXIT_INCOMPLETE}
+_EXIT = {"diverges": EXIT_MISMATCH, "order-dependent": EXIT_MISMATCH, "no-divergence": EXIT_OK,
+         "incomplete": EXIT_INCOMPLETE}
 
 
 @click.command("explain")
 @click.argument("dumpdir", type=click.Path())
 @click.argument("enqueue", type=int)
 @click.option("--device", "-d", "devices", multiple=True, required=True,
-              help="The two devices: P:D index or name substring (pocl, oclgrind), twice.")
+              help="The two devices: P:D index or name substring (pocl, oclgrind), twice; "
+              "once: whether that device's runs agree (order dependence, races).")
 @click.option("--timeout", type=click.FloatRange(min=1.0), default=60.0, show_default=True,
               help="Seconds without progress before a device is declared hung.")
 @click.option("--markdown", "markdown_file", type=click.Path(dir_okay=False), default=None,
@@ -45,10 +47,14 @@ def explain_cmd(dumpdir: str, enqueue: int, devices: tuple[str, ...], timeout: f
     device for order dependence (a race, an atomic or reduction order); and which line:
     the kernel instrumented (libclang) to record every assignment's value for a few
     work-items, run on both devices, the first statement whose value differs with both
-    values and whether its operands were equal.
+    values and whether its operands were equal; when an operand read from memory already
+    differs, the walk upstream to the work-item and line that wrote it. When the outputs
+    differ between runs on one device, the differing elements are watched: two work-items
+    that write one element are named with their lines (a write-write race). With -d once:
+    only that device's runs (a second run, the reverse order) and the race.
 
-    Exit 1 when the devices diverge, 0 when they agree, 3 when something could not run,
-    2 on bad input.
+    Exit 1 when the devices diverge (one device: its runs differ), 0 when they agree, 3 when
+    something could not run, 2 on bad input.
     """
     from cltui.analysis.explain import ExplainError, explain_enqueue
     from cltui.analysis.explain.line import parse_items
@@ -64,8 +70,9 @@ def explain_cmd(dumpdir: str, enqueue: int, devices: tuple[str, ...], timeout: f
         items = parse_items(list(items_text))
     except CltuiError as exc:
         fail(str(exc))
-    if len(devices) != 2:
-        fail(f"explain compares two devices: give -d twice (got {len(devices)})")
+    if len(devices) not in (1, 2):
+        fail(f"explain compares two devices, or one device's runs: give -d twice or once "
+             f"(got {len(devices)})")
     if with_bundle and markdown_file is None:
         fail("--bundle goes with --markdown FILE")
     cap = load_capture(dumpdir, quiet=as_json)
@@ -73,7 +80,7 @@ def explain_cmd(dumpdir: str, enqueue: int, devices: tuple[str, ...], timeout: f
         chosen, _ = devices_for(cap, EnqueueRange(enqueue, enqueue), list(devices))
     except DeviceError as exc:
         fail(str(exc))
-    picked = two_devices(chosen, devices)
+    picked = two_devices(chosen, devices) if len(devices) == 2 else one_device(chosen, devices[0])
 
     def said(ev: ProgressEvent) -> None:
         if not as_json:
@@ -99,6 +106,16 @@ def explain_cmd(dumpdir: str, enqueue: int, devices: tuple[str, ...], timeout: f
 
     output.emit(output.Report(report, text, junit=lambda: explain_junit(report)), fmt)
     sys.exit(_EXIT[report["verdict"]["status"]])
+
+
+def one_device(chosen: list[Any], spec: str) -> list[Any]:
+    """The device ``spec`` names (the first of several)."""
+    from cltui.replay.devices import DeviceError, select_devices
+
+    try:
+        return [select_devices([spec], chosen)[0]]
+    except DeviceError as exc:
+        fail(str(exc))
 
 
 def two_devices(chosen: list[Any], specs: tuple[str, ...]) -> list[Any]:

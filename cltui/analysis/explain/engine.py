@@ -10,7 +10,10 @@ from typing import Any
 
 from cltui.analysis.explain.analyse import explain_report
 from cltui.analysis.explain.line import Item, with_line
+from cltui.analysis.explain.race import with_race
 from cltui.analysis.explain.run import Runs, run_explain
+from cltui.analysis.explain.single import single_report
+from cltui.analysis.explain.walk import with_walk
 from cltui.capture.capture import Capture
 from cltui.progress import CancelToken, ProgressFn
 from cltui.replay.engine.schema import Device
@@ -26,12 +29,22 @@ def explain_with_runs(cap: Capture, enqueue: int, devices: list[Device], *,
     """The runs (each point's outputs, for a divergence map over the whole output) and the
     report of :func:`explain_enqueue`: where and why, then (``which_line``) the first
     diverging line, traced for ``items`` (None: the differing work-items and equal
-    neighbours; :mod:`.line`)."""
+    neighbours; :mod:`.line`), the upstream walk (:mod:`.walk`) and the race (:mod:`.race`).
+    One device: whether its runs agree, and the race (:mod:`.single`)."""
     runs = run_explain(cap, enqueue, devices, timeout=timeout, cancel=cancel,
                        progress=progress)  # fmt: skip
+    if len(devices) == 1:
+        report = single_report(runs, str(cap.path), enqueue)
+        if which_line:
+            with_race(report, runs, timeout=timeout, cancel=cancel, progress=progress)
+        return runs, report
     report = explain_report(runs, str(cap.path), enqueue)
     if which_line and (report["verdict"]["status"] != "incomplete" or report["where"]):
-        with_line(report, runs, items, timeout=timeout, cancel=cancel, progress=progress)
+        kept: list[Any] = []  # the line's traces: the walk starts from them
+        with_line(report, runs, items, kept, timeout=timeout, cancel=cancel, progress=progress)
+        with_walk(report, runs, cap, kept[0] if kept else None, timeout=timeout, cancel=cancel,
+                  progress=progress)  # fmt: skip
+        with_race(report, runs, timeout=timeout, cancel=cancel, progress=progress)
     return runs, report
 
 

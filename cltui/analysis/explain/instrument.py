@@ -8,35 +8,48 @@ assigned, lane by lane.  Only the chosen work-items record (their global ids are
 of the program), each into its own slice of a trace buffer added as the kernel's last
 argument: ``[count, dropped, entries[CAP] of 4 words]`` (the counters are private), an entry
 ``site, iteration | slot << 16 | lane << 24, low word, high word`` (slot 0: the value
-assigned; k > 0: operand k).  A site records its first :data:`.recorder.ITERATIONS` runs
-(loops); the slice holds :data:`.recorder.CAP` entries (bounded memory).  The functions it
-calls take the slice and the counters as extra last parameters (``0`` from the functions
-that are not traced).  ``dense`` (see :func:`instrument`) records otherwise.
+assigned; k > 0: operand k; k | :data:`.recorder.ADDRESS`: the address operand k, read from
+memory, was read at; site :data:`.recorder.BASE_SITE`: the address of the kernel's pointer
+parameter or ``__local`` array k, recorded at the start: an operand's address is an offset
+into one of them, for the upstream walk of :mod:`.walk`).  A site records its first
+:data:`.recorder.ITERATIONS` runs (loops); the slice holds :data:`.recorder.CAP` entries
+(bounded memory).  The functions it calls take the slice and the counters as extra last
+parameters (``0`` from the functions that are not traced).  ``dense`` (see
+:func:`instrument`) records otherwise.
 """
 
 from __future__ import annotations
 
 import bisect
-import os
 import re
-import shlex
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from cltui.analysis.explain.calls import reachable, signatures
-from cltui.analysis.explain.recorder import DENSE, HEADER, bits, prelude, record
-from cltui.errors import CltuiError
+from cltui.analysis.explain.recorder import (
+    ADDRESS,
+    DENSE,
+    HEADER,
+    base,
+    bits,
+    prelude,
+    record,
+)
+from cltui.analysis.explain.source import (
+    Base,
+    InstrumentError,
+    Parsed,
+    finish,
+    parse,
+    pointer_params,
+    resource_dir,
+)
 
-__all__ = ["InstrumentError", "Instrumented", "Operand", "Site", "instrument"]
+__all__ = ["Base", "InstrumentError", "Instrumented", "Operand", "Site", "Walk", "instrument",
+           "resource_dir", "walk_all"]
 
 _PURE_CALLS = {"get_global_id", "get_local_id", "get_group_id", "get_global_size",
                "get_local_size", "get_num_groups", "get_global_offset", "get_work_dim"}
 _SWIZZLE = re.compile(r"^(s[0-9a-fA-F]+|[xyzw]+|lo|hi|even|odd)$")
-
-
-class InstrumentError(CltuiError):
-    """The source cannot be instrumented (no libclang, the kernel not found): one line."""
 
 
 @dataclass
@@ -44,6 +57,7 @@ class Operand:
     text: str
     kind: str  # the scalar kind: float, double, int, uint, long, ulong, ...
     lanes: int
+    memory: bool = False  # a read from memory (``p[i]``, ``*p``): its address is recorded
 
 
 @dataclass
@@ -77,52 +91,13 @@ class Instrumented:
     items: list[tuple[int, int, int]]
     skipped: int  # statements that could not be recorded (not pure, not a value type)
     dense: list[tuple[int, int, int, int]] | None = None  # row -> (site, slot, lane, part)
+    bases: list[Base] = field(default_factory=list)  # memory whose address is recorded
+    words: int = 0  # the trace buffer's words when another mode sizes it (:mod:`.watch`)
+
 
 
 def _type_name(kind: str, lanes: int) -> str:
     return kind + (str(lanes) if lanes > 1 else "")
-
-
-# ------------------------------------------------------------------------------ libclang
-def _index() -> Any:
-    try:
-        import clang.cindex as ci
-    except ImportError:
-        raise InstrumentError("the Python package libclang is not installed "
-                              "(pip install libclang)") from None  # fmt: skip
-    return ci
-
-
-def resource_dir() -> str | None:
-    """clang's resource folder (its OpenCL headers), from Debian's libclang-common-N-dev."""
-    env = os.environ.get("CLTUI_CLANG_RESOURCE_DIR")
-    if env and Path(env, "include", "opencl-c.h").is_file():
-        return env
-    for v in range(25, 13, -1):
-        base = Path(f"/usr/lib/llvm-{v}/lib/clang")
-        if base.is_dir():
-            for sub in sorted(base.iterdir(), reverse=True):
-                if (sub / "include" / "opencl-c.h").is_file():
-                    return str(sub)
-    return None
-
-
-def _parse_args(options: str) -> list[str]:
-    """The build options libclang needs: defines, include folders that exist, the standard."""
-    try:
-        words = shlex.split(options)
-    except ValueError:
-        words = options.split()
-    out: list[str] = []
-    k = 0
-    while k < len(words):
-        w = words[k]
-        if w in ("-D", "-I") and k + 1 < len(words):
-            w, k = w + words[k + 1], k + 1
-        if w.startswith(("-D", "-cl-std=")) or (w.startswith("-I") and Path(w[2:]).is_dir()):
-            out.append(w)
-        k += 1
-    return out
 
 
 # ---------------------------------------------------------------------------- types
@@ -144,7 +119,7 @@ def _value_type(t: Any) -> tuple[str, int] | None:
 
 
 # -------------------------------------------------------------------------- the walk
-class _Walk:
+class Walk:
     def __init__(self, ci: Any, data: bytes, main: str) -> None:
         self.ci, self.data, self.main = ci, data, main
         self.macro_starts: list[int] = []
@@ -154,6 +129,8 @@ class _Walk:
         self.skipped = 0
         self.rec = "cltui_rec"  # cltui_recf in a called function (its slice may be 0)
         self.dense: list[tuple[int, int, int, int]] | None = None  # see :func:`instrument`
+        self.kernel = ""
+        self.bases: list[Base] | None = None  # None: bases not recorded (dense)
 
     def record(self, site: int, slot: int, expr: str, kind: str, lanes: int) -> str:
         """The calls that record a value (dense: each word into its own row)."""
@@ -246,7 +223,10 @@ class _Walk:
         vt = _value_type(c.type) if take and self.in_main(c) else None
         if vt is not None:
             text = self.text(c)
-            out.setdefault(text, Operand(text, vt[0], vt[1]))
+            vector = bool(kids) and kids[0].type.get_canonical().kind.name == "EXTVECTOR"
+            mem = c.kind == K.UNARY_OPERATOR or (
+                c.kind == K.ARRAY_SUBSCRIPT_EXPR and not vector)  # not v[0]: no address
+            out.setdefault(text, Operand(text, vt[0], vt[1], mem))
             return
         for ch in kids:
             self.operands(ch, out, skip)
@@ -264,8 +244,11 @@ class _Walk:
     def before(self, site: Site) -> str:
         if self.dense is not None:
             return ""  # more stores keep PoCL from vectorising the kernel as the original
-        return " ".join(self.record(site.id, k + 1, o.text, o.kind, o.lanes)
-                        for k, o in enumerate(site.operands))  # fmt: skip
+        out = [self.record(site.id, k + 1, o.text, o.kind, o.lanes)
+               for k, o in enumerate(site.operands)]  # fmt: skip
+        out += [self.record(site.id, ADDRESS | (k + 1), f"(ulong)&({o.text})", "ulong", 1)
+                for k, o in enumerate(site.operands) if o.memory]  # fmt: skip
+        return " ".join(out)
 
     def semicolon(self, offset: int) -> int | None:
         """The offset just after the ``;`` that ends a statement whose expression ends at
@@ -298,6 +281,7 @@ class _Walk:
                 continue
             names.add(v.spelling)
             init = [ch for ch in v.get_children() if ch.kind not in (K.TYPE_REF,)]
+            self.local_array(fn, c, v)
             vt = _value_type(v.type)
             if not init or vt is None or not self.in_file(init[-1]):
                 if init:
@@ -311,6 +295,16 @@ class _Walk:
         if after:
             self.edits.append((c.extent.start.offset, 1, " ".join(b for b in before if b) + " "))
             self.edits.append((c.extent.end.offset, 0, " " + " ".join(after)))
+
+    def local_array(self, fn: str, decl: Any, v: Any) -> None:
+        """A ``__local`` array of the kernel: its address recorded after its declaration."""
+        t = v.type
+        if self.bases is None or fn != self.kernel or "__local" not in t.spelling or (
+                t.get_canonical().kind.name != "CONSTANTARRAY"):  # fmt: skip
+            return
+        self.bases.append(Base(v.spelling, None, int(t.get_size())))
+        self.edits.append((decl.extent.end.offset, 0,
+                           " " + base(len(self.bases) - 1, v.spelling)))  # fmt: skip
 
     def assignment(self, fn: str, c: Any) -> None:
         K = self.ci.CursorKind
@@ -376,64 +370,40 @@ class _Walk:
             self.statement(fn, ch)
 
 
+def walk_all(p: Parsed, walk: Walk, rec: tuple[str, str] = ("cltui_rec", "cltui_recf")) -> None:
+    """Every traced function's statements through ``walk``."""
+    walk.set_macros(list(p.macros))
+    for name in p.traced:
+        body = [ch for ch in p.fns[name].get_children()
+                if ch.kind == p.ci.CursorKind.COMPOUND_STMT]  # fmt: skip
+        walk.rec = rec[0] if name == p.kernel else rec[1]
+        if body:
+            walk.statement(name, body[0])
+
+
 def instrument(source: str, kernel: str, options: str, items: list[tuple[int, int, int]],
                dense: bool = False) -> Instrumented:  # fmt: skip
     """``source`` with kernel ``kernel`` and the functions it calls recording their values
-    for the work-items ``items`` (global ids), the trace buffer its last argument.
+    for the work-items ``items`` (global ids), the trace buffer its last argument, and the
+    addresses of the memory the kernel's pointers and ``__local`` arrays name (so that an
+    operand read from memory is an offset into one of them).
     ``dense``: every work-item stores each recorded word into its own row of the buffer
     (``row * work-items + linear id``), the last run of a statement only, no operands, with
     no counter and no branch: the kernel is then compiled as the original is (PoCL vectorises it; a
     trace that counts does not keep its relaxed division), at the cost of memory."""
-    ci = _index()
-    res = resource_dir()
-    if res is None:
-        raise InstrumentError("clang's OpenCL headers are not installed (Debian: "
-                              "libclang-common-15-dev)")  # fmt: skip
-    main = "kernel.cl"
-    data = source.encode("utf-8")
-    args = ["-x", "cl", "-cl-std=CL1.2", "-resource-dir", res, "-Xclang",
-            "-finclude-default-header", *_parse_args(options)]  # fmt: skip
-    try:
-        tu = ci.Index.create().parse(
-            main, args=args, unsaved_files=[(main, data)],
-            options=ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD)  # fmt: skip
-    except ci.TranslationUnitLoadError as exc:
-        raise InstrumentError(f"libclang could not parse the source: {exc}") from None
-    fns = {c.spelling: c for c in tu.cursor.get_children()
-           if c.kind == ci.CursorKind.FUNCTION_DECL and c.is_definition()
-           and c.location.file and c.location.file.name == main}  # fmt: skip
-    if kernel not in fns:
-        raise InstrumentError(f"kernel {kernel} not found in the program's source")
-    traced = reachable(ci, fns, kernel)
-    walk = _Walk(ci, data, main)
-    walk.set_macros([
-        (c.extent.start.offset, c.extent.end.offset) for c in tu.cursor.get_children()
-        if c.kind == ci.CursorKind.MACRO_INSTANTIATION and c.location.file
-        and c.location.file.name == main])  # fmt: skip
+    p = parse(source, kernel, options)
+    walk = Walk(p.ci, p.data, p.main)
+    walk.kernel = kernel
     if dense:
         walk.dense = []
-    for name in traced:
-        body = [ch for ch in fns[name].get_children() if ch.kind == ci.CursorKind.COMPOUND_STMT]
-        walk.rec = "cltui_rec" if name == kernel else "cltui_recf"
-        if body:
-            walk.statement(name, body[0])
-    signatures(ci, tu, main, data, kernel, set(traced) - {kernel}, set(traced), walk.edits)
-    kbody = [ch for ch in fns[kernel].get_children() if ch.kind == ci.CursorKind.COMPOUND_STMT]
+    walk.bases = [] if dense else pointer_params(p)
+    walk_all(p, walk)
     n = HEADER + len(walk.sites)
-    walk.edits.append((kbody[0].extent.start.offset + 1, 1, (
-        " __global uint *cltui_t = cltui_trace; uint *cltui_s = 0;" if dense else
-        " __global uint *cltui_t = cltui_slot(cltui_trace);"
-        f" uint cltui_s[{n}]; for (uint k = 0; k < {n}u; ++k) cltui_s[k] = 0u;")))
-    out = bytearray(data)
-    for off, _order, text in sorted(walk.edits, key=lambda e: (e[0], e[1]), reverse=True):
-        out[off:off] = text.encode("utf-8")
-    first = min(c.extent.start.offset for c in fns.values())
-    first = data.rfind(b"\n", 0, first) + 1
-    pre = (DENSE if dense else prelude(items, len(walk.sites))).encode("utf-8")
-    out[first:first] = pre + f"\n#line {_line_at(data, first)}\n".encode()
-    return Instrumented(out.decode("utf-8", "replace"), walk.sites, items, walk.skipped,
-                        walk.dense)  # fmt: skip
-
-
-def _line_at(data: bytes, offset: int) -> int:
-    return data[:offset].count(b"\n") + 1
+    start = (" __global uint *cltui_t = cltui_trace; uint *cltui_s = 0;" if dense else
+             " __global uint *cltui_t = cltui_slot(cltui_trace);"
+             f" uint cltui_s[{n}]; for (uint k = 0; k < {n}u; ++k) cltui_s[k] = 0u; "
+             + " ".join(base(k, b.name) for k, b in enumerate(walk.bases)
+                        if b.param is not None))  # fmt: skip
+    pre = DENSE if dense else prelude(items, len(walk.sites))
+    return Instrumented(finish(p, walk.edits, start, pre), walk.sites, items, walk.skipped,
+                        walk.dense, walk.bases)  # fmt: skip

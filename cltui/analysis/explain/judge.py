@@ -37,7 +37,7 @@ def order_runs(runs: Runs) -> tuple[dict[str, bool | None], dict[str, str | None
     from the first run's (None: no run to compare), and which run showed it."""
     order: dict[str, bool | None] = {}
     how: dict[str, str | None] = {}
-    for key, dev in zip(("a", "b"), runs.devices, strict=True):
+    for key, dev in zip(("a", "b"), runs.devices, strict=False):
         first = runs.runs[BASE_ID].get(dev["id"])
         order[key], how[key] = None, None
         if first is None or first.error:
@@ -58,7 +58,7 @@ def order_cause(runs: Runs, order: dict[str, bool | None], how: dict[str, str | 
                 ) -> dict[str, Any]:  # fmt: skip
     """The order-dependence cause (text, within the specification, why)."""
     which = "; ".join(f"{d['name']}, with {how[k]}" for k, d in zip("ab", runs.devices,
-                                                                    strict=True) if order[k])
+                                                                    strict=False) if order[k])
     atomics = atomics_called(runs.source or "")
     kind = (f"an order-dependent reduction or atomic update (the kernel calls "
             f"{', '.join(atomics)})" if atomics else

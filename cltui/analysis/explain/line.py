@@ -26,7 +26,7 @@ from cltui.progress import CancelToken, ProgressFn, no_progress
 from cltui.replay.engine.dtypes import make_dtype
 from cltui.replay.experiment.worker import BASE_ID
 
-__all__ = ["MAX_DIFFERING", "choose_items", "explain_line", "parse_items"]
+__all__ = ["MAX_DIFFERING", "choose_items", "explain_line", "parse_items", "trace_section", "value"]
 
 MAX_DIFFERING = 6  # differing work-items traced
 NEIGHBOURS = 2  # equal work-items traced next to them
@@ -179,18 +179,27 @@ def explain_line(runs: Runs, items: list[Item] | None = None, *, timeout: float 
                  cancel: CancelToken | None = None,
                  progress: ProgressFn | None = None) -> dict[str, Any]:  # fmt: skip
     """The ``line`` section of the report (see the module doc)."""
+    return trace_section(runs, items, timeout=timeout, cancel=cancel, progress=progress)[0]
+
+
+def trace_section(runs: Runs, items: list[Item] | None = None, *, timeout: float = 60.0,
+                  cancel: CancelToken | None = None, progress: ProgressFn | None = None
+                  ) -> tuple[dict[str, Any], Instrumented | None, Traced | None]:  # fmt: skip
+    """:func:`explain_line`, with the instrumentation and the traces it compared (None when
+    it traced nothing)."""
     chosen = items if items else choose_items(runs)
     head: dict[str, Any] = {"items": [list(i) for i in chosen],
                             "chosen": "given" if items else "automatic"}  # fmt: skip
     if not chosen:
         return {**head, "status": "no-divergence",
-                "text": "no divergence: no work-item's outputs differ"}  # fmt: skip
+                "text": "no divergence: no work-item's outputs differ"}, None, None  # fmt: skip
     if runs.source is None:
-        return {**head, "status": "not-run", "text": "the program has no source in the capture"}
+        return ({**head, "status": "not-run", "text": "the program has no source in the "
+                 "capture"}, None, None)  # fmt: skip
     try:
         inst = instrument(runs.source, runs.kernel, runs.options, chosen)
     except InstrumentError as exc:
-        return {**head, "status": "not-run", "text": f"not instrumented: {exc}"}
+        return {**head, "status": "not-run", "text": f"not instrumented: {exc}"}, None, None
     traced = run_traced(runs, inst, runs.devices, timeout, cancel, progress or no_progress)
     if False in _same_outputs(runs, traced).values() and _dense_fits(runs, inst):
         # recording changed how a device compiles the kernel: every work-item then
@@ -201,8 +210,8 @@ def explain_line(runs: Runs, items: list[Item] | None = None, *, timeout: float 
         if False not in _same_outputs(runs, again).values():
             head["recording"] = ("dense: the last run of each statement, every work-item "
                                  "(the counting trace changed a device's outputs)")
-            return _compare(runs, dense, again, head)
-    return _compare(runs, inst, traced, head)
+            return _compare(runs, dense, again, head), dense, again
+    return _compare(runs, inst, traced, head), inst, traced
 
 
 DENSE_MAX_BYTES = 256 << 20
@@ -272,20 +281,25 @@ def _text(status: str, site: Site, item: list[int], f: dict[str, Any]) -> str:
     return f"{at}: the value differs for {who} while its operands are equal"
 
 
-def explain_line_safe(runs: Runs, items: list[Item] | None = None, **kw: Any) -> dict[str, Any]:
-    """:func:`explain_line`, a failure one line of the section rather than an exception."""
+def explain_line_safe(runs: Runs, items: list[Item] | None = None,
+                      keep: list[Any] | None = None, **kw: Any) -> dict[str, Any]:  # fmt: skip
+    """:func:`explain_line`, a failure one line of the section rather than an exception
+    (``keep``: the instrumentation and the traces appended, for the walk)."""
     try:
-        return explain_line(runs, items, **kw)
+        sec, inst, traced = trace_section(runs, items, **kw)
+        if keep is not None and inst is not None and traced is not None:
+            keep.append((inst, traced))
+        return sec
     except CltuiError as exc:
         return {"items": [list(i) for i in items or []], "status": "not-run", "text": str(exc)}
 
 
 def with_line(report: dict[str, Any], runs: Runs, items: list[Item] | None = None,
-              **kw: Any) -> dict[str, Any]:  # fmt: skip
+              keep: list[Any] | None = None, **kw: Any) -> dict[str, Any]:  # fmt: skip
     """The report with its ``line`` section: traced when an output differs (or the user
     named work-items), else "no divergence"."""
     if report["where"] or items:
-        report["line"] = explain_line_safe(runs, items, **kw)
+        report["line"] = explain_line_safe(runs, items, keep, **kw)
         if not report["where"] and report["line"]["status"] == "no-difference":
             report["line"]["text"] = "the traced statements agree for every chosen work-item"
     elif report["verdict"]["status"] == "no-divergence":

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["line_lines", "line_markdown", "value_text"]
+__all__ = ["item_text", "line_lines", "line_markdown", "value_text"]
 
 _DTYPE = {"float": "float32", "double": "float64", "half": "float16"}
 
@@ -28,7 +28,9 @@ def _vals(vs: list[Any], kind: str) -> str:
     return parts[0] if len(parts) == 1 else "(" + ", ".join(parts) + ")"
 
 
-def _item(item: list[int]) -> str:
+def item_text(item: list[int] | tuple[int, ...]) -> str:
+    """A work-item's (or work-group's) ids, the trailing zeros left out: ``(3)``, ``(3, 1)``."""
+    item = list(item)
     while len(item) > 1 and item[-1] == 0:
         item = item[:-1]
     return "(" + ", ".join(str(i) for i in item) + ")"
@@ -84,7 +86,7 @@ def _same(sec: dict[str, Any], names: tuple[str, str]) -> str:
 
 
 def _traced(sec: dict[str, Any]) -> str:
-    items = ", ".join(_item(i) for i in sec["items"])
+    items = ", ".join(item_text(i) for i in sec["items"])
     out = f"traced work-items ({sec['chosen']}): {items}"
     if "sites" in sec:
         out += f"; {sec['sites']} statements recorded"
@@ -104,6 +106,8 @@ def line_lines(report: dict[str, Any]) -> list[str]:
         return []
     names = ("A", "B")
     out = ["", f"which line: {sec['text']}"]
+    if sec["status"] == "race":
+        return out + [f"  {x}" for x in _race_lines(sec)]
     if sec["status"] in ("found", "upstream", "paths"):
         site = sec["site"]
         num = str(site["line"])
@@ -112,15 +116,53 @@ def line_lines(report: dict[str, Any]) -> list[str]:
         f = sec["first"]
         if "a" in f:
             kind = site["type"].rstrip("0123456789")
-            out.append(f"  work-item {_item(sec['item'])}: {site['target']} is "
+            out.append(f"  work-item {item_text(sec['item'])}: {site['target']} is "
                        f"{_vals(f['a'], kind)} on A, {_vals(f['b'], kind)} on B")  # fmt: skip
             out += [f"  operand {x}" for x in _operands(sec, names)]
         out.append(f"  {_verdict(sec)}")
+    if sec.get("walk"):
+        out += [f"  {x}" for x in _walk_lines(sec["walk"], names)]
     if sec.get("per_item"):
         out.append(f"  first difference per traced work-item: {_per_line(sec)}")
     out.append(f"  {_traced(sec)}")
     if sec.get("same_outputs"):
         out.append(f"  {_same(sec, names)}")
+    return out
+
+
+def _walk_lines(walk: dict[str, Any], names: tuple[str, str]) -> list[str]:
+    """The upstream walk: a line a step, then the statement where the devices part."""
+    out = ["the walk upstream:"]
+    out += [f"  {k}. {step['text']}" for k, step in enumerate(walk["steps"], start=1)]
+    if walk["status"] == "found":
+        site, f = walk["site"], walk["first"]
+        num = str(site["line"])
+        kind = site["type"].rstrip("0123456789")
+        out += [f"  {num} | {walk['source_line']}",
+                f"  {' ' * len(num)} | {_marker(walk['source_line'], site)}",
+                f"  work-item {item_text(walk['item'])}: {site['target']} is "
+                f"{_vals(f['a'], kind)} on A, {_vals(f['b'], kind)} on B"]  # fmt: skip
+        out += [f"  operand {x}" for x in _operands({"first": f, "site": site}, names)]
+    return out
+
+
+def _race_lines(sec: dict[str, Any], shown: int = 4) -> list[str]:
+    """The racing writes: each statement's source line marked once, then the work-items
+    that ran it and what each wrote where (``shown`` of them, then how many more)."""
+    out: list[str] = []
+    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for w in sec.get("writes", []):
+        groups.setdefault((w["element"], w["base"], w["site"]["id"]), []).append(w)
+    for ws in groups.values():
+        w = ws[0]
+        num = str(w["line"])
+        out += [f"{num} | {w['source_line']}",
+                f"{' ' * len(num)} | {_marker(w['source_line'], w['site'])}"]
+        out += [f"work-item {item_text(x['item'])} (work-group {item_text(x['group'])}) writes "
+                f"{x['value_text']} to element {x['element']} of {x['base']}"
+                for x in ws[:shown]]  # fmt: skip
+        if len(ws) > shown:
+            out.append(f"and {len(ws) - shown} more work-items on this line")
     return out
 
 
@@ -130,8 +172,10 @@ def line_markdown(report: dict[str, Any]) -> list[str]:
     if not sec:
         return []
     devs = report["devices"]
-    names = (devs["a"]["name"], devs["b"]["name"])
+    names = (devs["a"]["name"], devs["b"]["name"] if "b" in devs else "")
     out = ["", "## Which line", "", f"{sec['text'][:1].upper()}{sec['text'][1:]}."]
+    if sec["status"] == "race":
+        return [*out, "", "```c", *_race_lines(sec), "```"]
     if sec["status"] in ("found", "upstream", "paths"):
         site = sec["site"]
         num = str(site["line"])
@@ -142,10 +186,12 @@ def line_markdown(report: dict[str, Any]) -> list[str]:
             kind = site["type"].rstrip("0123456789")
             out += [f"| work-item | `{site['target']}` on {names[0]} | on {names[1]} |",
                     "|---|---|---|",
-                    f"| {_item(sec['item'])} | {_vals(f['a'], kind)} | "
+                    f"| {item_text(sec['item'])} | {_vals(f['a'], kind)} | "
                     f"{_vals(f['b'], kind)} |", ""]  # fmt: skip
             out += [f"- operand {x}" for x in _operands(sec, names)]
         out += [f"- {_verdict(sec)}"]
+    if sec.get("walk"):
+        out += ["", "```", *_walk_lines(sec["walk"], names), "```", ""]
     if sec.get("per_item"):
         out.append(f"- First difference per traced work-item: {_per_line(sec)}")
     out.append(f"- {_traced(sec)[:1].upper()}{_traced(sec)[1:]}")

@@ -3,11 +3,15 @@ front of the kernel and the calls that record a value."""
 
 from __future__ import annotations
 
-__all__ = ["CAP", "DENSE", "HEADER", "ITERATIONS", "bits", "prelude", "record", "stride"]
+__all__ = ["ADDRESS", "BASE_SITE", "CAP", "DENSE", "HEADER", "ITERATIONS", "base", "bits",
+           "prelude", "record", "stride"]
 
 CAP = 2048  # entries per work-item
 ITERATIONS = 4  # runs of one site recorded (loops)
 HEADER = 2
+ADDRESS = 0x80  # an entry's slot | ADDRESS: the address of the operand read (not compared)
+BASE_SITE = 0xFFFFFFFF  # an entry's site: a memory base's address (slot: which base)
+
 
 def stride(n_sites: int) -> int:
     """Words of one work-item's slice of the trace buffer (``n_sites``: kept for callers)."""
@@ -34,6 +38,12 @@ def record(site: int, slot: int, expr: str, kind: str, lanes: int, fn: str = "cl
         lo, hi = bits(e, kind)
         out.append(f"{fn}(cltui_t, cltui_s, {site}u, {slot}u, {lane}u, {lo}, {hi});")
     return " ".join(out)
+
+
+def base(k: int, expr: str) -> str:
+    """The call that records base ``k``'s address (``expr``: a pointer or an array)."""
+    lo, hi = bits(f"(ulong)({expr})", "ulong")
+    return f"cltui_base(cltui_t, cltui_s, {k}u, {lo}, {hi});"
 
 
 def prelude(items: list[tuple[int, int, int]], n_sites: int) -> str:
@@ -68,6 +78,17 @@ void cltui_rec(__global uint *t, uint *s, uint site, uint slot, uint lane, uint 
     if (t != 0) {{
         __global uint *e = t + {HEADER} + 4u * n;
         e[0] = site; e[1] = it | (slot << 16) | (lane << 24); e[2] = lo; e[3] = hi;
+        t[0] = n + 1u;
+    }}
+}}
+void cltui_base(__global uint *t, uint *s, uint k, uint lo, uint hi)
+{{
+    uint n = s[0];
+    if (n >= {CAP}u) return;
+    s[0] = n + 1u;
+    if (t != 0) {{
+        __global uint *e = t + {HEADER} + 4u * n;
+        e[0] = {BASE_SITE}u; e[1] = k << 16; e[2] = lo; e[3] = hi;
         t[0] = n + 1u;
     }}
 }}

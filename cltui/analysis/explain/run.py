@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from cltui.analysis.explain.causes import Rebuild, rebuilds
+from cltui.analysis.explain.causes import REVERSED, Rebuild, rebuilds
 from cltui.analysis.explain.linearfilter import linear_samplers
 from cltui.capture.capture import Capture
 from cltui.capture.confine import read_bytes_inside
@@ -96,7 +96,8 @@ def enqueue_plan(cap: Capture, enqueue: int) -> Manifest:
 def run_explain(cap: Capture, enqueue: int, devices: list[Device], *, timeout: float = 60.0,
                 cancel: CancelToken | None = None,
                 progress: ProgressFn | None = None) -> Runs:  # fmt: skip
-    """Enqueue ``enqueue`` as captured (twice) and with each rebuild on both ``devices``."""
+    """Enqueue ``enqueue`` as captured (twice) and with each rebuild on both ``devices`` (one
+    device: as captured, twice, and in reverse work-item order)."""
     report = progress or no_progress
     plan = enqueue_plan(cap, enqueue)
     root = str(cap.path)
@@ -121,6 +122,8 @@ def _run(plan: Manifest, root: str, kernel: str, program: str, options: str,
     step = plan["steps"][0]
     samplers = linear_samplers(source, kernel, step["args"]) if source is not None else {}
     found = rebuilds(str(step["enqueue"]), source, options, kernel, samplers)
+    if len(devices) == 1:  # one device: only whether its runs agree (order dependence)
+        found = [rb for rb in found if rb.id == REVERSED]
     points: list[Point] = [Point(AGAIN, plan)]
     refused: dict[str, str] = {}
     kept: list[Rebuild] = []

@@ -50,24 +50,26 @@ def _order_line(report: dict[str, Any], why: dict[str, Any]) -> str:
     order = why.get("order") or {}
     how = why.get("order_runs") or {}
     parts = []
-    for key in ("a", "b"):
+    for key in [k for k in ("a", "b") if k in report["devices"]]:
         name = report["devices"][key]["name"]
         v = order.get(key)
         differs = "differs" + (f" (with {how[key]})" if how.get(key) else "")
         parts.append(f"{name}: " + (differs if v else "same outputs" if v is False
                                     else "not run"))  # fmt: skip
-    return ("a second run and a run in reverse work-item order on each device: "
-            + "; ".join(parts))
+    each = " on each device" if len(parts) > 1 else ""
+    return f"a second run and a run in reverse work-item order{each}: " + "; ".join(parts)
 
 
 def text_lines(report: dict[str, Any]) -> list[str]:
     """The terminal report: the verdict first, then where and why."""
     devs = report["devices"]
-    names = (devs["a"]["name"], devs["b"]["name"])
+    b = devs.get("b")
+    names = (devs["a"]["name"], b["name"] if b else "")
     lines = [report["verdict"]["line"],
              f"enqueue {report['enqueue']}: kernel {report['kernel']} ({report['program']}), "
              f"build options: {report['options'] or '(none)'}",
-             f"A: {names[0]} ({devs['a']['id']})   B: {names[1]} ({devs['b']['id']})"]
+             f"A: {names[0]} ({devs['a']['id']})" + (f"   B: {names[1]} ({b['id']})"
+                                                      if b else "")]  # fmt: skip
     for w in report["where"]:
         m = w["map"]
         most = f" (max {m['max']:g} {m['unit']})" if m["max"] is not None else ""
@@ -97,7 +99,8 @@ def markdown(report: dict[str, Any]) -> str:
            f"({report['program']})",
            f"- Build options: `{report['options'] or '(none)'}`",
            f"- Device A: {devs['a']['name']} (`{devs['a']['id']}`)",
-           f"- Device B: {devs['b']['name']} (`{devs['b']['id']}`)",
+           *([f"- Device B: {devs['b']['name']} (`{devs['b']['id']}`)"] if "b" in devs
+             else []),
            "- Replayed in isolation from the capture's own inputs (its Pre dumps)."]
     for w in report["where"]:
         m = w["map"]

@@ -6,14 +6,14 @@ saves it); the traces decoded per work-item."""
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from cltui.analysis.explain.instrument import Instrumented
-from cltui.analysis.explain.recorder import CAP, HEADER, stride
+from cltui.analysis.explain.recorder import ADDRESS, BASE_SITE, CAP, HEADER, stride
 from cltui.analysis.explain.run import Outputs, Runs, _collect
 from cltui.process import lifecycle
 from cltui.progress import CancelToken, ProgressFn
@@ -22,7 +22,7 @@ from cltui.replay.experiment.apply import apply_variant
 from cltui.replay.experiment.variant import ProgramChange, Variant, VariantError
 from cltui.replay.experiment.worker import BASE_ID
 
-__all__ = ["TRACE_MEM", "Entry", "Traced", "decode", "run_traced"]
+__all__ = ["TRACE_MEM", "Addresses", "Entry", "Traced", "decode", "run_raw", "run_traced"]
 
 TRACE_MEM = "cltui-trace"
 
@@ -38,12 +38,23 @@ class Entry:
 
 
 @dataclass
+class Addresses:
+    """One work-item's recorded addresses (on one device, in one run): each memory base's
+    (:attr:`.instrument.Instrumented.bases`) and each memory operand's, by (site,
+    iteration, operand slot)."""
+
+    bases: dict[int, int] = field(default_factory=dict)
+    operands: dict[tuple[int, int, int], int] = field(default_factory=dict)
+
+
+@dataclass
 class Traced:
     """Per device id: its outputs (the trace buffer taken out) and per chosen work-item its
-    entries and how many were dropped; or why it has none."""
+    entries and how many were dropped, and its addresses; or why it has none."""
 
     outputs: dict[str, Outputs]
     entries: dict[str, list[tuple[list[Entry], int]]]
+    addresses: dict[str, list[Addresses]] = field(default_factory=dict)
 
 
 def traced_plan(plan: Manifest, inst: Instrumented, root: str, work: Any) -> Manifest:
@@ -55,7 +66,9 @@ def traced_plan(plan: Manifest, inst: Instrumented, root: str, work: Any) -> Man
     out = apply_variant(plan, variant, root, work)
     st = out["steps"][0]
     size = 4 * stride(len(inst.sites)) * len(inst.items)
-    if inst.dense is not None:
+    if inst.words:
+        size = 4 * inst.words
+    elif inst.dense is not None:
         size = 4 * max(len(inst.dense), 1) * work_items(plan)
     out["memory"][TRACE_MEM] = {"kind": "buffer", "label": "trace", "size": size}
     index = max((int(a["index"]) for a in st["args"]), default=-1) + 1
@@ -95,51 +108,74 @@ def decode_dense(raw: npt.NDArray[np.uint8], inst: Instrumented,
     return out
 
 
-def decode(raw: npt.NDArray[np.uint8], n_sites: int,
-           n_items: int) -> list[tuple[list[Entry], int]]:  # fmt: skip
-    """Each work-item's entries (in the order it recorded them) and its dropped count."""
+def decode(raw: npt.NDArray[np.uint8], n_sites: int, n_items: int,
+           addresses: list[Addresses] | None = None) -> list[tuple[list[Entry], int]]:
+    """Each work-item's entries (in the order it recorded them) and its dropped count; its
+    addresses (not compared: they differ between devices) into ``addresses``."""
     words = np.frombuffer(raw.tobytes(), dtype="<u4")
     out: list[tuple[list[Entry], int]] = []
     s = stride(n_sites)
     for k in range(n_items):
         sl = words[k * s : (k + 1) * s]
+        got = Addresses()
+        if addresses is not None:
+            addresses.append(got)
         if sl.size < s:
             out.append(([], 0))
             continue
         n = min(int(sl[0]), CAP)
         e = sl[HEADER : HEADER + 4 * n].reshape(n, 4)
-        out.append(([Entry(int(r[0]), int(r[1]) & 0xFFFF, (int(r[1]) >> 16) & 0xFF,
-                           int(r[1]) >> 24, int(r[2]), int(r[3])) for r in e],
-                    int(sl[1])))  # fmt: skip
+        entries = []
+        for r in e:
+            x = Entry(int(r[0]), int(r[1]) & 0xFFFF, (int(r[1]) >> 16) & 0xFF, int(r[1]) >> 24,
+                      int(r[2]), int(r[3]))  # fmt: skip
+            if x.site == BASE_SITE:
+                got.bases[x.slot] = x.lo | (x.hi << 32)
+            elif x.slot & ADDRESS:
+                got.operands[x.site, x.iteration, x.slot & ~ADDRESS] = x.lo | (x.hi << 32)
+            else:
+                entries.append(x)
+        out.append((entries, int(sl[1])))
     return out
 
 
-def run_traced(runs: Runs, inst: Instrumented, devices: list[Device], timeout: float,
-               cancel: CancelToken | None, report: ProgressFn) -> Traced:  # fmt: skip
+def run_raw(runs: Runs, inst: Instrumented, devices: list[Device], timeout: float,
+            cancel: CancelToken | None, report: ProgressFn) -> dict[str, tuple[Outputs, Any]]:
     """The instrumented kernel once on each device (a build failure is that device's
-    error)."""
+    error): per device id its outputs and the trace buffer's bytes (None: not read back)."""
     work = lifecycle.temp_dir("explain")
     try:
         try:
             plan = traced_plan(runs.plan, inst, runs.root, work / "src")
         except VariantError as exc:
             err = Outputs(error=f"refused: {exc}")
-            return Traced({d["id"]: err for d in devices}, {})
+            return {d["id"]: (err, None) for d in devices}
         got: dict[str, dict[str, Outputs]] = {BASE_ID: {}}
         # the traced plan as the job's base configuration: one run per device
         _collect(plan, [], devices, runs.root, timeout, work / "out", got, cancel, report)
     finally:
         lifecycle.remove(work)
-    traced = Traced({}, {})
+    out: dict[str, tuple[Outputs, Any]] = {}
     for d in devices:
-        out = got[BASE_ID].get(d["id"]) or Outputs(error="not run")
-        raw = out.data.pop(TRACE_MEM, None)
-        if raw is not None and out.error is None:
-            traced.entries[d["id"]] = (decode(raw, len(inst.sites), len(inst.items))
-                                       if inst.dense is None
-                                       else decode_dense(raw, inst, runs.plan))  # fmt: skip
-        elif out.error is None:
-            out.error = "the trace buffer was not read back"
-        traced.outputs[d["id"]] = out
-    return traced
+        res = got[BASE_ID].get(d["id"]) or Outputs(error="not run")
+        raw = res.data.pop(TRACE_MEM, None)
+        if raw is None and res.error is None:
+            res.error = "the trace buffer was not read back"
+        out[d["id"]] = (res, raw if res.error is None else None)
+    return out
 
+
+def run_traced(runs: Runs, inst: Instrumented, devices: list[Device], timeout: float,
+               cancel: CancelToken | None, report: ProgressFn) -> Traced:  # fmt: skip
+    """The instrumented kernel once on each device, its traces decoded."""
+    traced = Traced({}, {})
+    for dev, (out, raw) in run_raw(runs, inst, devices, timeout, cancel, report).items():
+        if raw is not None:
+            if inst.dense is None:
+                traced.addresses[dev] = []
+                traced.entries[dev] = decode(raw, len(inst.sites), len(inst.items),
+                                             traced.addresses[dev])  # fmt: skip
+            else:
+                traced.entries[dev] = decode_dense(raw, inst, runs.plan)
+        traced.outputs[dev] = out
+    return traced

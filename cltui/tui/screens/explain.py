@@ -158,6 +158,9 @@ def source_lines(source: str | None, line: int | None) -> list[str]:
 def _line_number(report: dict[str, Any]) -> int | None:
     line = report.get("line")
     site = line.get("site") if isinstance(line, dict) else None
+    walk = line.get("walk") if isinstance(line, dict) else None
+    if isinstance(walk, dict) and walk.get("status") == "found":
+        site = walk.get("site")  # upstream, where the devices part
     if isinstance(site, dict) and isinstance(site.get("line"), int):
         return int(site["line"])  # the first diverging statement (cltui.analysis.explain.line)
     return None

@@ -14,7 +14,7 @@ import numpy.typing as npt
 
 from cltui.analysis.explain.instrument import Instrumented
 from cltui.analysis.explain.recorder import CAP, HEADER, stride
-from cltui.analysis.explain.run import Outputs, Runs, _collect
+from cltui.analysis.explain.run import Outputs, Runs
 from cltui.process import lifecycle
 from cltui.progress import CancelToken, ProgressFn
 from cltui.replay.engine.schema import Device, Manifest
@@ -126,8 +126,9 @@ def run_traced(runs: Runs, inst: Instrumented, devices: list[Device], timeout: f
             err = Outputs(error=f"refused: {exc}")
             return Traced({d["id"]: err for d in devices}, {})
         got: dict[str, dict[str, Outputs]] = {BASE_ID: {}}
-        # the traced plan as the job's base configuration: one run per device
-        _collect(plan, [], devices, runs.root, timeout, work / "out", got, cancel, report)
+        # the traced plan as the base configuration: one run per device, where the
+        # explanation's other runs happened (here, or on a fleet column's host)
+        runs.device_runs(plan, [], devices, runs.root, timeout, got, cancel, report)
     finally:
         lifecycle.remove(work)
     traced = Traced({}, {})

@@ -6,6 +6,7 @@ as bundles, the comparison made here."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -122,3 +123,56 @@ def test_targets_are_each_columns_first_divergence_from_the_reference() -> None:
     assert [(q["column"], q["status"]) for q in quiet] == [
         ("f:0:0", "not-explained"), ("e:0:0", "not-explained")]
     assert "not from the reference column h:0:0" in quiet[0]["line"]
+
+
+def test_e_in_the_fleet_results_explains_the_cursor_column_on_its_hosts(
+    lab: tuple[Path, Path], planted: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The app: ``e`` on a column of the fleet's matrix explains its first divergence from
+    the reference column (on both hosts) in the explain screen; on the reference column it
+    says why there is nothing to explain."""
+    from textual.widgets import Static
+
+    from cltui.tui.app import make_app
+    from cltui.tui.screens.explain import ExplainScreen
+    from cltui.tui.screens.fleet_results import FleetResultsScreen
+    from cltui.tui.screens.replay_dialog import ReplayRequest
+    from tests.conftest import copy_capture
+    from tests.test_tui_replay import SIZE, loaded, wait_for
+
+    inv, root = lab
+    cap = copy_capture(planted, tmp_path)
+    report = json.loads(_fleet(root, str(cap), "1", "--hosts", str(inv), "--json",
+                               code=1).stdout)  # fmt: skip
+    assert "explain" not in report
+    monkeypatch.setenv("XDG_CACHE_HOME", str(root / "xdg"))
+    request = ReplayRequest(devices=[], inventory=str(inv),
+                            hosts={"pocl": ("0:0",), "grind": ("0:0",)})  # fmt: skip
+
+    async def run() -> None:
+        async with make_app(cap).run_test(size=SIZE) as pilot:
+            main = await loaded(pilot)
+            res = FleetResultsScreen(report, main.capture, request)
+            await pilot.app.push_screen(res)
+            await pilot.pause()
+            assert "e" in {b.key for b in res.BINDINGS}  # type: ignore[union-attr]
+            table = res.query_one("#results-table")
+            table.move_cursor(row=0, column=2)  # type: ignore[attr-defined]
+            await pilot.press("e")  # the reference column: nothing to explain, said
+            await pilot.pause()
+            assert isinstance(pilot.app.screen, FleetResultsScreen)
+            await pilot.press("f")  # the differing cell: grind's column
+            await pilot.press("e")
+            await wait_for(pilot, lambda: isinstance(pilot.app.screen, ExplainScreen), 600)
+            shown = pilot.app.screen
+            assert isinstance(shown, ExplainScreen)
+            await pilot.pause()
+            verdict = str(shown.query_one("#explain-verdict", Static).render())
+            assert verdict.startswith("DIVERGES: enqueue 1 (contraction) on pocl: ")
+            assert "vs grind: Oclgrind" in verdict and "cause: contraction" in verdict
+            body = str(shown.query_one("#explain-body", Static).render())
+            assert "▶     8      float f = mad(m, b[i], c[i]);" in body, body[:600]
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: isinstance(pilot.app.screen, FleetResultsScreen))
+
+    asyncio.run(run())

@@ -46,7 +46,7 @@ from cltui.replay.experiment.job import Point
 from cltui.replay.experiment.worker import BASE_ID
 
 __all__ = ["RemoteRuns", "Target", "explain_column", "explain_columns", "explain_line",
-           "explain_targets"]
+           "explain_targets", "target_of"]
 
 EXPLAINED, INCOMPLETE, NOT_EXPLAINED = "explained", "incomplete", "not-explained"
 
@@ -249,6 +249,17 @@ def explain_columns(report: Mapping[str, Any], cap: Capture | None, hosts: Seque
     return out + quiet
 
 
+def target_of(report: Mapping[str, Any], column: str) -> Target:
+    """``column``'s target, or :class:`ExplainError` saying why it has none."""
+    targets, quiet = explain_targets(report)
+    t = next((t for t in targets if t.column == column), None)
+    if t is None:
+        said = next((q["reason"] for q in quiet if q["column"] == column), None)
+        raise ExplainError(f"{column} {said}" if said else f"{column} does not diverge from "
+                           "the reference column: nothing to explain")  # fmt: skip
+    return t
+
+
 def explain_column(report: Mapping[str, Any], column: str, cap: Capture, hosts: Sequence[Host],
                    settings: RunSettings, *, cancel: CancelToken | None = None,
                    progress: ProgressFn | None = None,
@@ -256,12 +267,7 @@ def explain_column(report: Mapping[str, Any], column: str, cap: Capture, hosts: 
     """One column's entry (the app's ``e``) with the explanation's runs (None when it was
     not explained), or :class:`ExplainError` when the column does not diverge from the
     reference (why, in one line)."""
-    targets, quiet = explain_targets(report)
-    t = next((t for t in targets if t.column == column), None)
-    if t is None:
-        said = next((q["reason"] for q in quiet if q["column"] == column), None)
-        raise ExplainError(said or f"{column} does not diverge from the reference column: "
-                           "nothing to explain")  # fmt: skip
+    t = target_of(report, column)
     token = cancel or CancelToken()
     with host_session(1) as (control, transports):
         remote = RemoteRuns(cap, {}, settings, control, transports, token, _say(progress))

@@ -257,6 +257,14 @@ class FleetResultsScreen(Screen[None]):
             return
         column = str(cols[at]["id"])
         capture = self.capture
+        from cltui.analysis.explain.run import ExplainError
+        from cltui.fleet.explain import target_of
+
+        try:
+            target_of(self.report, column)
+        except ExplainError as exc:
+            self.notify(str(exc), severity="warning", timeout=8, markup=False)
+            return
 
         def done(result: tuple[Runs, dict[str, Any]] | None) -> None:
             if result is not None:

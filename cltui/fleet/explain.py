@@ -20,7 +20,9 @@ outputs (the trace buffer among them) brought back; the comparison is the local 
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
@@ -32,7 +34,7 @@ from cltui.analysis.explain.run import ExplainError, Outputs, Runs
 from cltui.capture.capture import Capture
 from cltui.errors import CltuiError
 from cltui.export import ExportError, export_plan
-from cltui.fleet.cache import CacheError, bundle_files
+from cltui.fleet.cache import BundleFiles, CacheError, bundle_files
 from cltui.fleet.device_run import DeviceRun, replay_device
 from cltui.fleet.host import HostFailed, HostOutcome, HostRunner, RunSettings
 from cltui.fleet.inventory import Host
@@ -134,67 +136,91 @@ class RemoteRuns:
     cancel: CancelToken
     say: HostProgress
     sessions: dict[str, _Session] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __call__(self, base: Manifest, points: list[Point], devices: list[Device], root: str,
                  timeout: float, runs: dict[str, dict[str, Outputs]],
                  cancel: CancelToken | None, report: ProgressFn) -> bool:  # fmt: skip
+        """Each plan exported once; the hosts in parallel, each host's devices in turn."""
         plans = [(BASE_ID, base), *((p.id, p.plan) for p in points)]
-        total, done = len(devices) * len(plans), 0
+        for pid, _plan in plans:
+            runs.setdefault(pid, {})
+        hosts: dict[str, list[Device]] = {}
         for dev in devices:
-            host, device = self.columns[dev["id"]]
-            for pid, plan in plans:
-                if self.cancel.is_set() or (cancel is not None and cancel.is_set()):
-                    return True
-                report(ProgressEvent(done / total, f"{pid} on {dev['id']}"))
-                runs.setdefault(pid, {})[dev["id"]] = self._one(host, device, plan)
-                done += 1
-        return False
+            hosts.setdefault(self.columns[dev["id"]][0].name, []).append(dev)
+        cpp = any((self.settings.runner or self.columns[d["id"]][0].runner) == "cpp"
+                  for d in devices)  # fmt: skip
+        total, done, lock = len(devices) * len(plans), [0], threading.Lock()
+
+        def stop() -> bool:
+            return self.cancel.is_set() or (cancel is not None and cancel.is_set())
+
+        def one_host(devs: list[Device]) -> None:
+            for dev in devs:
+                host, device = self.columns[dev["id"]]
+                for pid, _plan in plans:
+                    if stop():
+                        return
+                    with lock:
+                        report(ProgressEvent(done[0] / total, f"{pid} on {dev['id']}"))
+                        done[0] += 1
+                    runs[pid][dev["id"]] = self._one(host, device, bundles[pid])
+
+        tmp = lifecycle.temp_dir("fleet-bundle")
+        try:
+            bundles = {pid: self._export(plan, tmp / f"b{k}", cpp)
+                       for k, (pid, plan) in enumerate(plans)}  # fmt: skip
+            with ThreadPoolExecutor(max_workers=max(1, len(hosts))) as ex:
+                list(ex.map(one_host, hosts.values()))
+        finally:
+            lifecycle.remove(tmp)
+        return stop()
+
+    def _export(self, plan: Manifest, out: Path, cpp: bool) -> tuple[Manifest, BundleFiles | str]:
+        """The plan's bundle (the same for every host), or why it cannot be made."""
+        try:
+            export_plan(self.cap, plan, out, ("python", "cpp") if cpp else ("python",))
+            return plan, bundle_files(out)
+        except (ExportError, CacheError) as exc:
+            return plan, f"error: not sent: {exc}"
 
     def _session(self, host: Host) -> _Session:
-        s = self.sessions.get(host.name)
-        if s is None:
-            try:
-                t = transport_for(host, self.control, self.settings.timeout, self.say)
-            except ValueError as exc:
-                raise HostFailed("transport", str(exc)) from None
-            self.transports.append(t)  # closed with the session (host_session)
-            s = self.sessions[host.name] = _Session(t)
-        return s
+        with self._lock:
+            s = self.sessions.get(host.name)
+            if s is None:
+                try:
+                    t = transport_for(host, self.control, self.settings.timeout, self.say)
+                except ValueError as exc:
+                    raise HostFailed("transport", str(exc)) from None
+                self.transports.append(t)  # closed with the session (host_session)
+                s = self.sessions[host.name] = _Session(t)
+            return s
 
-    def _one(self, host: Host, device: Device, plan: Manifest) -> Outputs:
+    def _one(self, host: Host, device: Device,
+             made: tuple[Manifest, BundleFiles | str]) -> Outputs:  # fmt: skip
+        plan, bundle = made
+        if isinstance(bundle, str):
+            return Outputs(error=bundle)
         try:
             s = self._session(host)
         except HostFailed as exc:
             return Outputs(error=f"{exc.status}: {exc.reason}")
         if s.error is not None:
             return Outputs(error=s.error)
-        tmp = lifecycle.temp_dir("fleet-bundle")
-        try:
-            cpp = (self.settings.runner or host.runner) == "cpp"
+        r = HostRunner(s.t, bundle, plan, self.settings, cancel=self.cancel, progress=self.say)
+        if s.owner is None:  # the first run there: connect, check, send, build, list
+            out = r.discover()
+            if out.status != "ok":
+                s.error = f"{out.status}: {out.reason}"
+                return Outputs(error=s.error)
+            s.owner = r.owner
+        else:
+            r.owner = s.owner
             try:
-                export_plan(self.cap, plan, tmp / "bundle", ("python", "cpp") if cpp
-                            else ("python",))  # fmt: skip
-                bundle = bundle_files(tmp / "bundle")
-            except (ExportError, CacheError) as exc:
-                return Outputs(error=f"error: not sent: {exc}")
-            r = HostRunner(s.t, bundle, plan, self.settings, cancel=self.cancel,
-                           progress=self.say)  # fmt: skip
-            if s.owner is None:  # the first run there: connect, check, send, build, list
-                out = r.discover()
-                if out.status != "ok":
-                    s.error = f"{out.status}: {out.reason}"
-                    return Outputs(error=s.error)
-                s.owner = r.owner
-            else:
-                r.owner = s.owner
-                try:
-                    r.send(HostOutcome(host, r.runner))
-                except HostFailed as exc:
-                    return Outputs(error=f"{exc.status}: {exc.reason}")
-            run = replay_device(r, device, 0, 1)
-        finally:
-            lifecycle.remove(tmp)
-        return _outputs(run, s.t, self.settings.timeout)
+                r.send(HostOutcome(host, r.runner))
+            except HostFailed as exc:
+                return Outputs(error=f"{exc.status}: {exc.reason}")
+        return _outputs(replay_device(r, device, 0, 1), s.t, self.settings.timeout)
 
 
 def _outputs(run: DeviceRun, t: Transport, timeout: float) -> Outputs:

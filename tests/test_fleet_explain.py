@@ -176,3 +176,38 @@ def test_e_in_the_fleet_results_explains_the_cursor_column_on_its_hosts(
             await wait_for(pilot, lambda: isinstance(pilot.app.screen, FleetResultsScreen))
 
     asyncio.run(run())
+
+
+def test_a_column_whose_hosts_cannot_be_reached_again_says_why(
+    planted: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The explanation's runs on hosts that do not answer (a closed port): the entry is
+    ``incomplete`` and says so; a column whose host is not among the fleet's is
+    ``not-explained``, with why."""
+    from cltui.capture import open_capture
+    from cltui.fleet.explain import explain_columns
+    from cltui.fleet.host import RunSettings
+    from cltui.fleet.inventory import Host
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    dev = {"name": "dev", "platform": "p", "driver": "1"}
+    report: dict[str, Any] = {
+        "columns": [{"id": f"{h}:0:0", "host": h, "first_divergent": f,
+                     "device": {"id": "0:0", **dev}}
+                    for h, f in (("gone", None), ("shut", 1), ("other", 1))],
+        "cross": [{"enqueue": 1, "kernel": "contraction", "mem": "m", "label": "arg 3",
+                   "a": "gone:0:0", "b": b, "status": "different"}
+                  for b in ("shut:0:0", "other:0:0")],
+    }  # fmt: skip
+    hosts = [Host(name=h, address="127.0.0.1", port=1, ssh_args=("-F", "/dev/null"),
+                  workdir=str(tmp_path / h)) for h in ("gone", "shut")]  # fmt: skip
+    shut, other = explain_columns(report, open_capture(planted), hosts,
+                                  RunSettings(timeout=20.0))  # fmt: skip
+    assert (shut["column"], shut["status"]) == ("shut:0:0", "incomplete")
+    assert shut["reason"].startswith("INCOMPLETE: enqueue 1 (contraction) on gone: dev vs "
+                                     "shut: dev: not replayed (gone: dev: unreachable: ")
+    assert shut["report"]["verdict"]["status"] == "incomplete"
+    assert (other["status"], other["reason"]) == (
+        "not-explained", "host other is not among the fleet's hosts")
+    assert other["line"] == ("other:0:0 at enqueue 1: not explained: host other is not "
+                             "among the fleet's hosts")

@@ -223,7 +223,7 @@ def test_a_device_that_crashed_runs_once_more(
 
     calls: list[list[str]] = []
 
-    def collect(plan: Any, points: Any, devices: Any, root: Any, timeout: Any, save: Any,
+    def collect(plan: Any, points: Any, devices: Any, root: Any, timeout: Any,
                 runs: Any, cancel: Any, report: Any) -> bool:  # fmt: skip
         calls.append([d["id"] for d in devices])
         second = len(calls) > 1
@@ -234,12 +234,11 @@ def test_a_device_that_crashed_runs_once_more(
                                       if crash else er.Outputs(data={"m": np.zeros(4, np.uint8)}))
         return False
 
-    monkeypatch.setattr(er, "_collect", collect)
     monkeypatch.setattr(er, "rebuilds", lambda *a: [])  # the capture's configuration alone
     plan: Any = {"steps": [{"enqueue": 1, "checks": []}], "programs": {}, "data": {}}
     devs: Any = [{"id": "0:0", "name": "a"}, {"id": "1:0", "name": "b"}]
     got = er._run(plan, str(tmp_path), "k", "p", "", None, devs, tmp_path, 10.0, None,
-                  lambda e: None)  # fmt: skip
+                  lambda e: None, collect)  # fmt: skip
     assert calls == [["0:0", "1:0"], ["1:0"]]  # only the device that crashed, once more
     base = got.runs[er.BASE_ID]
     assert base["1:0"].error is None and base["0:0"].error is None

@@ -74,6 +74,11 @@ if TYPE_CHECKING:
 @click.option("--ulp", type=click.IntRange(0), default=None, help="ULP tolerance (floats).")
 @click.option("--arg-tol", "arg_tol", multiple=True, metavar="I:KEY=V[,KEY=V]",
               help="Tolerance for argument I only, e.g. 0:ulp=2.")
+@click.option("--explain", "explain", is_flag=True,
+              help="Also explain each column's first divergence from the reference column "
+              "(cltui explain: where, why and which line), its runs replayed on both "
+              "columns' hosts (DUMPDIR RANGE only; a column that cannot be explained says "
+              "why).")
 @click.option("--junit", "junit", type=click.Path(dir_okay=False), default=None,
               help="Also write JUnit XML here (one test case per enqueue and device, with "
               "time, system-out and failure types), as --format junit writes it.")
@@ -86,7 +91,7 @@ def fleet_cmd(
     devices: tuple[str, ...], jobs: int, timeout: float, retry_flaky: int, lock_wait: float,
     mode: str,
     atol: float | None,
-    rtol: float | None, ulp: int | None, arg_tol: tuple[str, ...],
+    rtol: float | None, ulp: int | None, arg_tol: tuple[str, ...], explain: bool,
     junit: str | None, fmt: str,
 ) -> None:
     """Replay a range (DUMPDIR RANGE) or an exported bundle (BUNDLE) on every host of an
@@ -104,7 +109,9 @@ def fleet_cmd(
     (said), up to --lock-wait seconds.  --list-hosts INVENTORY lists each host's devices
     instead of a run.  Tolerances: the bundle's, then --ulp/--atol/--rtol, then the
     inventory's cltui_ulp, cltui_atol, cltui_rtol and cltui_tolerances (per device
-    pattern) for that host.
+    pattern) for that host.  --explain adds, for each column that diverges from the
+    reference column, the explanation of its first divergent enqueue (the exit code is the
+    matrix's).
     """
     from cltui.fleet.host import RunSettings
     from cltui.process import lifecycle
@@ -141,7 +148,8 @@ def fleet_cmd(
                            lock_wait=lock_wait, retry_flaky=retry_flaky)
     tmp, bundle = _bundle(Path(source), cap, range_text, mode, per_arg)
     try:
-        report, interrupted = _run(bundle, hosts, settings, jobs, per_arg, as_json, known, keep)
+        report, interrupted = _run(bundle, hosts, settings, jobs, per_arg, as_json, known, keep,
+                                   cap if explain else None, explain)
     finally:
         if tmp is not None:
             lifecycle.remove(tmp)
@@ -245,9 +253,12 @@ def _save_baseline(report: dict[str, Any], path: Path, as_json: bool) -> None:
 
 def _run(bundle: Path, hosts: list[Host], settings: RunSettings, jobs: int,
          per_arg: ArgTolerance, as_json: bool, known: Baseline | None,
-         keep: Path | None) -> tuple[dict[str, Any], bool]:
-    """The fleet job in a thread, and whether it was interrupted: ctrl-c or SIGTERM cancels
-    it (hosts stop, their scratch folders go) and its report keeps what finished."""
+         keep: Path | None, cap: Capture | None = None,
+         explain: bool = False) -> tuple[dict[str, Any], bool]:  # fmt: skip
+    """The fleet job in a thread (then, with ``explain``, the explanations of its columns'
+    first divergences, cltui.fleet.explain), and whether it was interrupted: ctrl-c or
+    SIGTERM cancels it (hosts stop, their scratch folders go) and its report keeps what
+    finished."""
     from cltui.fleet.job import run_fleet
     from cltui.progress import CancelToken
 
@@ -259,6 +270,12 @@ def _run(bundle: Path, hosts: list[Host], settings: RunSettings, jobs: int,
             box["report"] = run_fleet(bundle, hosts, settings, jobs=jobs, cancel=token,
                                       progress=_printer(as_json), arg_tolerance=per_arg,
                                       baseline=known, artifacts=keep)
+            if explain:
+                from cltui.fleet.explain import explain_columns
+
+                box["report"]["explain"] = explain_columns(
+                    box["report"], cap, hosts, settings, cancel=token,
+                    progress=_printer(as_json))
         except BaseException as exc:  # handed to the main thread
             box["error"] = exc
         finally:

@@ -1,7 +1,7 @@
 """``cltui fleet``'s text report: the verdict line first, the matrix (rich: as wide as the
 terminal, rows that differ first, device columns paged), then per column its first
-divergence, its fault and why, the columns against each other, the hosts (what did not run,
-bytes sent and received)."""
+divergence, its fault and why, the columns against each other, the explanations of their
+first divergences (--explain), the hosts (what did not run, bytes sent and received)."""
 
 from __future__ import annotations
 
@@ -86,6 +86,7 @@ def print_fleet(report: Mapping[str, Any]) -> None:
             lines.append(f"{col.get('fault') or col['status']}: {col['error']}")
         echo(f"{col['id']} ({col['runner']}): " + "; ".join(lines))
     _print_cross(rep)
+    _print_explain(rep)
     base = rep.get("baseline")
     if base:
         echo(f"baseline {base['path']}: {len(base['known'])} known, {len(base['new'])} new, "
@@ -121,3 +122,19 @@ def _print_cross(rep: Mapping[str, Any]) -> None:
         if diff:
             head += f"; first at enqueue {diff[0]['enqueue']} {diff[0]['label']}"
         echo(head)
+
+
+def _print_explain(rep: Mapping[str, Any]) -> None:
+    """Each column's explanation (cltui explain's report, indented), or why it has none."""
+    from cltui.analysis.explain.text import text_lines
+
+    for e in rep.get("explain") or []:
+        echo("")
+        if e["report"] is None:
+            echo(f"explain {e['line']}")
+            continue
+        echo(f"explain {e['column']}: its first divergence from {e['reference']}, enqueue "
+             f"{e['enqueue']} {e['kernel']} (A: {e['reference']}, B: {e['column']}, both "
+             "replayed on their hosts)")
+        for line in text_lines(e["report"]):
+            echo(f"  {line}" if line else "")

@@ -256,6 +256,25 @@ def export_range(
         raise ExportError(f"cannot write {where}: {exc.strerror or exc}") from None
 
 
+def export_plan(capture: Capture, manifest: Manifest, outdir: str | Path,
+                langs: str | Sequence[str] = ("python",), mode: str = "isolated",
+                cancel: CancelToken | None = None) -> ExportResult:  # fmt: skip
+    """The bundle of a plan made from ``capture`` and changed here (a variant's sources
+    where they lie, memory objects added): an explanation's rebuild or instrumented run
+    that a fleet host replays (:mod:`cltui.fleet.explain`).  :class:`ExportError` as
+    :func:`export_range`."""
+    from cltui.capture.ranges import EnqueueRange
+
+    enqueues = [int(s["enqueue"]) for s in manifest["steps"]] or [0]
+    _check_apart(Path(capture.path), Path(outdir))
+    try:
+        return _write_bundle(copy.deepcopy(manifest), Path(capture.path), capture,
+                             EnqueueRange(min(enqueues), max(enqueues)), outdir,
+                             parse_langs(langs), mode, False, no_progress, cancel)  # fmt: skip
+    except OSError as exc:
+        raise ExportError(f"cannot write {exc.filename or outdir}: {exc.strerror or exc}") from None
+
+
 def _include_dirs(dirs: Sequence[str | Path]) -> list[Path]:
     """The user's include folders (absolute); one that is not a folder: one line."""
     out: list[Path] = []

@@ -33,7 +33,7 @@ from cltui.replay.engine import EngineError, match_devices
 from cltui.replay.engine.schema import Device, Manifest, ToleranceSpec
 from cltui.runners.build import build_shell
 
-__all__ = ["DeviceRun", "HostOutcome", "HostRunner", "RunSettings"]
+__all__ = ["DeviceRun", "HostFailed", "HostOutcome", "HostRunner", "RunSettings"]
 
 # replay.cpp --list-devices: "0:0  NAME  (PLATFORM, DEVICE VERSION)  driver DRIVER VERSION"
 _LISTED = re.compile(r"(\d+:\d+)  (.*)  \((.*?), (.*?)\)(?:  driver (.*))?\Z")
@@ -133,7 +133,13 @@ class HostRunner:
         self.say(0.0, "connecting")
         self._check(self.t.connect(self.cancel), "connect", connecting=True)
         self.owner = start_keeper(self.t, min(self.s.timeout, 30.0))
-        has_bundle = self._probe()
+        self.send(out, has_bundle=self._probe())
+
+    def send(self, out: HostOutcome, *, has_bundle: bool = False) -> None:
+        """Send the bundle (only what the host lacks) and build the C++ runner: a run's
+        part after connecting; alone, a bundle more on a transport that an earlier runner
+        of the same run connected (its ``owner`` given: :mod:`cltui.fleet.explain`).
+        :class:`HostFailed` when it does not work."""
         self.say(0.1, "sending the bundle" if not has_bundle else "the bundle is cached")
         out.sync, failed = sync(self.t, self.bundle, self.host.workdir, has_bundle=has_bundle,
                                 timeout=self.s.timeout, cancel=self.cancel, owner=self.owner)

@@ -35,7 +35,8 @@ from cltui.replay.engine import compare as cmp
 from cltui.replay.engine.schema import ArgTolerance, CheckResult, Manifest
 from cltui.replay.engine.verify import BundleRefused, verify_bundle
 
-__all__ = ["HostProgress", "fleet_progress", "host_session", "run_fleet", "run_hosts"]
+__all__ = ["HostProgress", "fetch_output", "fleet_progress", "host_session", "run_fleet",
+           "run_hosts"]
 
 HostProgress = Callable[[str, ProgressEvent], None]
 
@@ -91,7 +92,7 @@ def run_fleet(
         if artifacts is not None:
             kept = keep_artifacts(
                 artifacts, outcomes, transports,
-                lambda run, t, name: _fetch(fetched, run, t, name, settings.timeout), token)
+                lambda run, t, name: fetch_output(fetched, run, t, name, settings.timeout), token)
         for h in outcomes:  # the outputs lie on the hosts, removed at the end: only the
             for run in h.devices:  # kept ones named
                 for st in run.result.get("steps") or []:
@@ -195,8 +196,8 @@ def _cross(
                 continue
             if token.is_set():
                 break
-            a = _fetch(fetched, ref_run, ref_t, a_name, settings.timeout)
-            b = _fetch(fetched, run, t, b_name, settings.timeout)
+            a = fetch_output(fetched, ref_run, ref_t, a_name, settings.timeout)
+            b = fetch_output(fetched, run, t, b_name, settings.timeout)
             if a is None or b is None:
                 out.append(entry | {"status": "unchecked", "max_ulp": None,
                                     "summary": "the outputs could not be fetched"})
@@ -214,8 +215,10 @@ def _cross(
     return out
 
 
-def _fetch(cache: dict[tuple[int, str], bytes | None], run: DeviceRun,
-           t: Transport | None, name: str, timeout: float) -> bytes | None:
+def fetch_output(cache: dict[tuple[int, str], bytes | None], run: DeviceRun,
+                 t: Transport | None, name: str, timeout: float) -> bytes | None:
+    """The output file ``name`` of ``run`` from its host (None: it could not be read),
+    each one fetched once (``cache``)."""
     key = (id(run), name)
     if key in cache:
         return cache[key]

@@ -13,7 +13,8 @@ pre-flight), or whose result was lost to the fleet's infrastructure (``connectio
 enqueue not reached after the fault, an output downstream of an enqueue that could not run,
 or one that could not be checked.  A host that did not run at all (unreachable,
 authentication, a missing dependency...) is one suite with one ``host`` test case whose error
-says why (not one per enqueue).
+says why (not one per enqueue).  With ``--explain``, the failure of a column's first
+divergent enqueue ends with its explanation in one line (or why it has none).
 """
 
 from __future__ import annotations
@@ -85,7 +86,8 @@ def _seconds(step: Mapping[str, Any] | None) -> float:
 
 
 def _column(i: int, col: Mapping[str, Any], result: Mapping[str, Any],
-            cases: list[tuple[int, str, list[dict[str, Any]]]]) -> Suite:  # fmt: skip
+            cases: list[tuple[int, str, list[dict[str, Any]]]],
+            explained: Mapping[str, Any] | None = None) -> Suite:  # fmt: skip
     dev = col["device"]
     steps = {int(st["enqueue"]): st for st in result.get("steps") or []}
     suite = Suite(str(col["id"]), time=float(col.get("seconds") or 0.0), properties=[
@@ -96,6 +98,8 @@ def _column(i: int, col: Mapping[str, Any], result: Mapping[str, Any],
     for n, kernel, rows in cases:
         cells, labels = [r["cells"][i] for r in rows], [r["label"] for r in rows]
         kind, typ, msg = _outcome(cells, labels)
+        if explained is not None and int(explained["enqueue"]) == n and kind == "failure":
+            msg += f"; explain: {explained['line']}"
         suite.cases.append(Case(f"enqueue {n} {kernel}".strip(), f"fleet.{col['id']}",
                                 cast(Outcome, kind), msg, _seconds(steps.get(n)), typ,
                                 _out(cells, labels)))  # fmt: skip
@@ -110,7 +114,9 @@ def junit_xml(report: Mapping[str, Any]) -> str:
     """The XML document (UTF-8 text)."""
     cases = _cases(report)
     devices = report.get("devices") or []
-    suites = [_column(i, col, devices[i] if i < len(devices) else {}, cases)
+    explained = {str(e["column"]): e for e in report.get("explain") or []}
+    suites = [_column(i, col, devices[i] if i < len(devices) else {}, cases,
+                      explained.get(str(col["id"])))
               for i, col in enumerate(report["columns"])]  # fmt: skip
     for host in report["hosts"]:
         if host["status"] == "ok":

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -30,7 +30,8 @@ from cltui.replay.experiment.variant import VariantError
 from cltui.replay.experiment.worker import BASE_ID
 from cltui.replay.plan import PlanError, build_plan
 
-__all__ = ["AGAIN", "ExplainError", "Outputs", "Runs", "enqueue_plan", "run_explain"]
+__all__ = ["AGAIN", "DeviceRuns", "ExplainError", "Outputs", "Runs", "enqueue_plan",
+           "local_runs", "run_explain"]
 
 AGAIN = "again"  # the capture's configuration run a second time (order dependence)
 
@@ -45,6 +46,18 @@ class Outputs:
 
     data: dict[str, npt.NDArray[np.uint8]] = field(default_factory=dict)
     error: str | None = None
+
+
+class DeviceRuns(Protocol):
+    """Where an explanation's device runs happen: ``base`` (point id
+    :data:`~cltui.replay.experiment.worker.BASE_ID`) and ``points``, each an ordinary replay
+    of one plan, on each of ``devices``; each outcome into ``runs[point id][device id]``;
+    whether it was cancelled.  :func:`local_runs` runs them here (one child per device);
+    the fleet ships each plan as a bundle to the column's host (:mod:`cltui.fleet.explain`)."""
+
+    def __call__(self, base: Manifest, points: list[Point], devices: list[Device], root: str,
+                 timeout: float, runs: dict[str, dict[str, Outputs]],
+                 cancel: CancelToken | None, report: ProgressFn) -> bool: ...
 
 
 @dataclass
@@ -63,6 +76,7 @@ class Runs:
     checks: list[dict[str, Any]]  # the step's output checks (mem, label, dtype, shape, data)
     runs: dict[str, dict[str, Outputs]]  # point id -> device id -> its outputs
     cancelled: bool = False
+    device_runs: DeviceRuns = field(default_factory=lambda: local_runs)  # the traced runs too
 
     def captured(self, mem: str) -> npt.NDArray[np.uint8] | None:
         """The capture's bytes of an output (None: the capture holds only its hash)."""
@@ -94,10 +108,11 @@ def enqueue_plan(cap: Capture, enqueue: int) -> Manifest:
 
 
 def run_explain(cap: Capture, enqueue: int, devices: list[Device], *, timeout: float = 60.0,
-                cancel: CancelToken | None = None,
-                progress: ProgressFn | None = None) -> Runs:  # fmt: skip
+                cancel: CancelToken | None = None, progress: ProgressFn | None = None,
+                device_runs: DeviceRuns | None = None) -> Runs:  # fmt: skip
     """Enqueue ``enqueue`` as captured (twice) and with each rebuild on both ``devices`` (one
-    device: as captured, twice, and in reverse work-item order)."""
+    device: as captured, twice, and in reverse work-item order), through ``device_runs``
+    (None: :func:`local_runs`)."""
     report = progress or no_progress
     plan = enqueue_plan(cap, enqueue)
     root = str(cap.path)
@@ -111,14 +126,16 @@ def run_explain(cap: Capture, enqueue: int, devices: list[Device], *, timeout: f
     work = lifecycle.temp_dir("explain")
     try:
         return _run(plan, root, step["kernel"], plan["programs"][pid].get("label", pid),
-                    options, source, devices, work, timeout, cancel, report)  # fmt: skip
+                    options, source, devices, work, timeout, cancel, report,
+                    device_runs or local_runs)  # fmt: skip
     finally:
         lifecycle.remove(work)
 
 
 def _run(plan: Manifest, root: str, kernel: str, program: str, options: str,
          source: str | None, devices: list[Device], work: Path, timeout: float,
-         cancel: CancelToken | None, report: ProgressFn) -> Runs:  # fmt: skip
+         cancel: CancelToken | None, report: ProgressFn,
+         collect: DeviceRuns) -> Runs:  # fmt: skip
     step = plan["steps"][0]
     samplers = linear_samplers(source, kernel, step["args"]) if source is not None else {}
     found = rebuilds(str(step["enqueue"]), source, options, kernel, samplers)
@@ -135,8 +152,7 @@ def _run(plan: Manifest, root: str, kernel: str, program: str, options: str,
             refused[rb.id] = str(exc)
     checks = [dict(c) for c in plan["steps"][0]["checks"]]
     runs: dict[str, dict[str, Outputs]] = {p: {} for p in [BASE_ID, *(q.id for q in points)]}
-    cancelled = _collect(plan, points, devices, root, timeout, work / "out", runs, cancel,
-                         report)  # fmt: skip
+    cancelled = collect(plan, points, devices, root, timeout, runs, cancel, report)
     # a device whose process crashed runs once more (Oclgrind now and then dies of a
     # SIGSEGV on a run that passes the next time); a second crash is what is reported
     crashed = [d for d in devices if any(
@@ -144,8 +160,7 @@ def _run(plan: Manifest, root: str, kernel: str, program: str, options: str,
         for r in runs.values())]  # fmt: skip
     if crashed and not cancelled:
         again: dict[str, dict[str, Outputs]] = {p: {} for p in runs}
-        cancelled = _collect(plan, points, crashed, root, timeout, work / "again", again,
-                             cancel, no_progress)  # fmt: skip
+        cancelled = collect(plan, points, crashed, root, timeout, again, cancel, no_progress)
         for pid, by_dev in again.items():
             for dev, out in by_dev.items():
                 first = runs[pid].get(dev)
@@ -155,14 +170,25 @@ def _run(plan: Manifest, root: str, kernel: str, program: str, options: str,
                     out = Outputs(error=f"{out.error} (and again on a second try)")
                 runs[pid][dev] = out
     return Runs(plan, root, kernel, program, options, source, devices, kept, refused,
-                checks, runs, cancelled=cancelled)  # fmt: skip
+                checks, runs, cancelled=cancelled, device_runs=collect)  # fmt: skip
+
+
+def local_runs(base: Manifest, points: list[Point], devices: list[Device], root: str,
+               timeout: float, runs: dict[str, dict[str, Outputs]],
+               cancel: CancelToken | None, report: ProgressFn) -> bool:  # fmt: skip
+    """:class:`DeviceRuns` here: ``base`` and ``points`` on ``devices``, one child per
+    device (the experiment machinery); each outcome into ``runs``; whether it was
+    cancelled."""
+    save = lifecycle.temp_dir("explain")
+    try:
+        return _collect(base, points, devices, root, timeout, save, runs, cancel, report)
+    finally:
+        lifecycle.remove(save)
 
 
 def _collect(plan: Manifest, points: list[Point], devices: list[Device], root: str,
              timeout: float, save: Path, runs: dict[str, dict[str, Outputs]],
              cancel: CancelToken | None, report: ProgressFn) -> bool:  # fmt: skip
-    """Run the capture's configuration and ``points`` on ``devices``; each outcome into
-    ``runs``; whether it was cancelled."""
     job = ExperimentJob(plan, points, devices, root, repeat=1, timeout=timeout, save_dir=save)
     if cancel is not None:
         cancel.on_cancel(job.cancel)

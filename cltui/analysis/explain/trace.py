@@ -14,7 +14,7 @@ import numpy.typing as npt
 
 from cltui.analysis.explain.instrument import Instrumented
 from cltui.analysis.explain.recorder import ADDRESS, BASE_SITE, CAP, HEADER, stride
-from cltui.analysis.explain.run import Outputs, Runs, _collect
+from cltui.analysis.explain.run import Outputs, Runs
 from cltui.process import lifecycle
 from cltui.progress import CancelToken, ProgressFn
 from cltui.replay.engine.schema import Device, Manifest
@@ -151,8 +151,9 @@ def run_raw(runs: Runs, inst: Instrumented, devices: list[Device], timeout: floa
             err = Outputs(error=f"refused: {exc}")
             return {d["id"]: (err, None) for d in devices}
         got: dict[str, dict[str, Outputs]] = {BASE_ID: {}}
-        # the traced plan as the job's base configuration: one run per device
-        _collect(plan, [], devices, runs.root, timeout, work / "out", got, cancel, report)
+        # the traced plan as the base configuration: one run per device, where the
+        # explanation's other runs happened (here, or on a fleet column's host)
+        runs.device_runs(plan, [], devices, runs.root, timeout, got, cancel, report)
     finally:
         lifecycle.remove(work)
     out: dict[str, tuple[Outputs, Any]] = {}

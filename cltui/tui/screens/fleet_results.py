@@ -4,7 +4,10 @@ range runs on the ticked ones (``cltui fleet``'s job restricted to them, in a
 rows = enqueue and argument, columns = host:device, the verdict first, then each column's first
 divergent enqueue and every host that did not run, and why.  ``enter`` on a cell opens the
 three-way diff (captured Pre, captured Post, that device's output, kept from the host for the
-cells that differ: :mod:`cltui.fleet.artifacts`); ``s`` saves the report or the matrix."""
+cells that differ: :mod:`cltui.fleet.artifacts`); ``e`` explains the cursor column's first
+divergence from the reference column (``cltui fleet --explain``'s, its runs on both columns'
+hosts: :mod:`cltui.fleet.explain`) in the explain screen; ``s`` saves the report or the
+matrix."""
 
 from __future__ import annotations
 
@@ -27,7 +30,10 @@ from cltui.tui.screens.replay_progress import TaskControl, TaskFailed
 from cltui.tui.widgets.keys_footer import KeysFooter
 
 if TYPE_CHECKING:
+    from cltui.analysis.explain.run import Runs
     from cltui.capture.capture import Capture
+    from cltui.fleet.host import RunSettings
+    from cltui.fleet.inventory import Host
     from cltui.replay.engine.schema import ToleranceSpec
     from cltui.tui.screens.replay_dialog import ReplayRequest
 
@@ -51,8 +57,6 @@ def fleet_task(
 
         from cltui.errors import CltuiError
         from cltui.fleet.bundle import export_cached, private_copy, with_arg_tolerance
-        from cltui.fleet.host import RunSettings
-        from cltui.fleet.inventory import read_inventory
         from cltui.fleet.job import run_fleet
         from cltui.process import lifecycle
 
@@ -60,16 +64,12 @@ def fleet_task(
         tmp: Path | None = None
         keep = lifecycle.temp_dir("replay")  # the differing outputs, for the diff; the
         try:  # results screen removes it
-            hosts = [replace(h, devices=request.hosts[h.name])  # exactly the ticked ones
-                     for h in read_inventory(Path(request.inventory).expanduser())
-                     if h.name in request.hosts]
+            hosts, settings = fleet_hosts(request)
             control.progress(ProgressEvent(None, "exporting the range"))
             bundle = export_cached(capture, rng, request.mode, cancel=control.cancel)
             if request.arg_tolerance:
                 tmp, bundle = private_copy(bundle)
                 with_arg_tolerance(bundle, request.arg_tolerance)
-            tol = {k: v for k, v in request.tolerance.to_dict().items() if v}
-            settings = RunSettings(timeout=request.timeout, tolerance=cast("ToleranceSpec", tol))
             report = run_fleet(bundle, hosts, settings, cancel=control.cancel,
                                progress=control.progress, arg_tolerance=request.arg_tolerance,
                                artifacts=keep)
@@ -91,6 +91,40 @@ def fleet_task(
     return run
 
 
+def fleet_hosts(request: ReplayRequest) -> tuple[list[Host], RunSettings]:
+    """The request's hosts (exactly their ticked devices) and the fleet's settings."""
+    from cltui.fleet.host import RunSettings
+    from cltui.fleet.inventory import read_inventory
+
+    hosts = [replace(h, devices=request.hosts[h.name])
+             for h in read_inventory(Path(request.inventory).expanduser())
+             if h.name in request.hosts]  # fmt: skip
+    tol = {k: v for k, v in request.tolerance.to_dict().items() if v}
+    return hosts, RunSettings(timeout=request.timeout, tolerance=cast("ToleranceSpec", tol))
+
+
+def fleet_explain_task(report: Mapping[str, Any], column: str, capture: Capture,
+                       request: ReplayRequest) -> Callable[[TaskControl], Any]:  # fmt: skip
+    """``e``'s :class:`ProgressScreen` task: (runs, explain report) of ``column``'s first
+    divergence from the reference column, its runs on both columns' hosts."""
+
+    def run(control: TaskControl) -> tuple[Runs, dict[str, Any]]:
+        from cltui.errors import CltuiError
+        from cltui.fleet.explain import explain_column
+
+        try:
+            hosts, settings = fleet_hosts(request)
+            runs, entry = explain_column(report, column, capture, hosts, settings,
+                                         cancel=control.cancel, progress=control.progress)
+        except CltuiError as exc:
+            raise TaskFailed(str(exc)) from None
+        if runs is None or entry["report"] is None:
+            raise TaskFailed(str(entry["line"]))
+        return runs, entry["report"]
+
+    return run
+
+
 class FleetResultsScreen(Screen[None]):
     """One fleet run's matrix; ``enter`` the diff of a cell, ``s`` save, ``escape`` closes."""
 
@@ -99,6 +133,9 @@ class FleetResultsScreen(Screen[None]):
         Binding("enter", "diff", "Diff",
                 tooltip="Captured Pre, captured Post and this device's output of the cell"),
         Binding("f", "failures", "Next difference", tooltip="The next cell that differs"),
+        Binding("e", "explain", "Explain",
+                tooltip="Explain the cursor column's first divergence from the reference "
+                "column: where, why and which line, replayed on both columns' hosts"),
         Binding("s", "save", "Save", tooltip="Save the matrix as .csv or the report as .json"),
     ]
 
@@ -204,6 +241,38 @@ class FleetResultsScreen(Screen[None]):
             self.notify(str(exc), severity="warning", timeout=6, markup=False)
             return
         self.app.push_screen(screen)
+
+    def action_explain(self) -> None:
+        from cltui.tui.screens.explain import ExplainScreen
+        from cltui.tui.screens.replay_progress import ProgressScreen
+
+        table = cast(DataTable[Text], self.query_one(DataTable))
+        at = table.cursor_coordinate.column - 2
+        cols = self.report["columns"]
+        if self.capture is None or self.request is None or not self.request.inventory:
+            self.notify("Explain needs the fleet run of a capture's range", severity="warning")
+            return
+        if not 0 <= at < len(cols):
+            self.notify("Explain works on a device column", severity="warning")
+            return
+        column = str(cols[at]["id"])
+        capture = self.capture
+        from cltui.analysis.explain.run import ExplainError
+        from cltui.fleet.explain import target_of
+
+        try:
+            target_of(self.report, column)
+        except ExplainError as exc:
+            self.notify(str(exc), severity="warning", timeout=8, markup=False)
+            return
+
+        def done(result: tuple[Runs, dict[str, Any]] | None) -> None:
+            if result is not None:
+                self.app.push_screen(ExplainScreen(capture, result[0], result[1]))
+
+        task = fleet_explain_task(self.report, column, capture, self.request)
+        self.app.push_screen(ProgressScreen(f"Explaining {column}'s first divergence", task),
+                             done)  # fmt: skip
 
     def action_save(self) -> None:
         from cltui.tui.screens.fleet_diff import save_fleet

@@ -37,6 +37,7 @@ from cltui.tui.widgets.tick_list import TickList, TickRadio
 
 if TYPE_CHECKING:
     from cltui.capture.capture import Capture
+    from cltui.capture.ranges import EnqueueRange
     from cltui.fleet.discover import HostDevices
 
 __all__ = [
@@ -148,14 +149,13 @@ class ReplayDialog(FormDialog[ReplayRequest]):
     ]
 
     def __init__(
-        self, capture: Capture, first: int, last: int, remembered: ReplaySettings | None = None
+        self, capture: Capture, rng: EnqueueRange, remembered: ReplaySettings | None = None
     ) -> None:
         super().__init__()
         self.remembered = remembered  # the last replay's settings on this capture
         self.settings: ReplaySettings = {}  # what was accepted, to remember
         self.capture = capture
-        self.first = first
-        self.last = last
+        self.rng = rng
         self.devices: list[Device] = []
         self.device_choice: dict[str, str] = {}  # the default tick's rule and why
         self.listing = True
@@ -169,9 +169,8 @@ class ReplayDialog(FormDialog[ReplayRequest]):
         self._shown_ticked: list[str] = []  # the ticks the "ticked:" line describes
 
     def compose(self) -> ComposeResult:
-        what = f"{self.first}" if self.first == self.last else f"{self.first}-{self.last}"
         with Vertical(id="replay-box", classes="action-box"):
-            yield Label(f"Replay enqueues {what}", id="replay-title", classes="action-title")
+            yield Label(f"Replay enqueues {self.rng}", id="replay-title", classes="action-title")
             yield Label("Devices (space ticks, several allowed; ctrl+r or enter in a field starts)",
                         classes="action-label")
             yield TickList[str](id="replay-devices", compact=True)
@@ -237,7 +236,7 @@ class ReplayDialog(FormDialog[ReplayRequest]):
         from cltui.replay.devices import capture_devices
 
         try:
-            return capture_devices(self.capture, self.first, self.last)
+            return capture_devices(self.capture, self.rng.first, self.rng.last, self.rng.kernel)
         except Exception:  # only a default; the user picks anyway
             return []
 
@@ -370,14 +369,13 @@ class ReplayDialog(FormDialog[ReplayRequest]):
     def _check_feasible(self, devices: list[Device]) -> None:
         """The pre-flight of the range on every device (a child process each: it builds
         the programs), then the marks."""
-        from cltui.capture.ranges import EnqueueRange
         from cltui.replay import feasibility
         from cltui.replay.plan import PlanError, build_plan
         from cltui.tui.workers import worker_token
 
         worker = get_current_worker()
         try:
-            plan = build_plan(self.capture, EnqueueRange(self.first, self.last), "chain")
+            plan = build_plan(self.capture, self.rng, "chain")
             found = feasibility.check(plan.to_manifest(), devices, plan.capture_path,
                                       cancel=worker_token(worker))  # fmt: skip
         except PlanError as exc:  # the replay itself says so again

@@ -39,6 +39,7 @@ from cltui.tui.screens.replay_dialog import ReplayRequest
 
 if TYPE_CHECKING:
     from cltui.capture.capture import Capture
+    from cltui.capture.ranges import EnqueueRange
     from cltui.replay.engine.schema import StepSpec
     from cltui.replay.runner import ReplayJob
 
@@ -221,31 +222,28 @@ class ReplayOutcome:
 
 
 def replay_task(
-    capture: Capture, first: int, last: int, request: ReplayRequest
+    capture: Capture, rng: EnqueueRange, request: ReplayRequest
 ) -> Callable[[TaskControl], ReplayOutcome]:
-    """The replay of enqueues ``first..last`` as a :class:`ProgressScreen` task."""
+    """The replay of ``rng`` as a :class:`ProgressScreen` task."""
 
     def run(control: TaskControl) -> ReplayOutcome:
-
-        from cltui.capture.ranges import EnqueueRange
         from cltui.replay import runner
         from cltui.replay.plan import PlanError, build_plan
 
-        rng = EnqueueRange(first, last)
         control.progress(ProgressEvent(0.0, "planning"))
         try:
-            plan = build_plan(capture, rng, request.mode, request.tolerance,
-                              request.arg_tolerance)
+            planned = build_plan(capture, rng, request.mode, request.tolerance,
+                                 request.arg_tolerance)
         except PlanError as exc:
             raise TaskFailed(str(exc)) from None
         if control.cancel.is_set():
             raise TaskFailed("replay cancelled")
-        manifest = plan.to_manifest()
+        manifest = planned.to_manifest()
         save_dir = lifecycle.temp_dir("replay")
         job = runner.start(
             manifest,
             request.devices,
-            data_root=plan.capture_path,
+            data_root=planned.capture_path,
             repeat=request.repeat,
             arg_tolerance=request.arg_tolerance,
             timeout=request.timeout,

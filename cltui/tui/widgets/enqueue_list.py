@@ -18,6 +18,7 @@ from textual.strip import Strip
 
 from cltui.capture.display import escape_controls
 from cltui.capture.model import EnqueueKind, EnqueueRow
+from cltui.capture.ranges import EnqueueRange
 from cltui.tui.format import ellipsize, fmt_ns, fmt_size
 from cltui.tui.messages import CursorMoved, RangeChanged
 from cltui.tui.widgets.list_order import ListOrder, header_text, marked_name, next_same
@@ -170,6 +171,16 @@ class EnqueueList(RowCursorView):
             return self.range
         pos = self.cursor_pos
         return None if pos is None else (pos, pos)
+
+    @property
+    def selected_range(self) -> EnqueueRange | None:
+        """:attr:`selection` as the enqueue numbers every range command takes (replay,
+        export, check, latency, experiment, fleet, copy)."""
+        sel = self.selection
+        if self.capture is None or sel is None:
+            return None
+        numbers = self.capture.numbers
+        return EnqueueRange(int(numbers[sel[0]]), int(numbers[sel[1]]))
 
     def move_to(self, pos: int) -> bool:
         """Put the cursor on capture position ``pos``; False if the view hides it."""

@@ -109,7 +109,7 @@ def start_replay(app: AnyApp, capture: Capture, rng: EnqueueRange) -> None:
                                            keep_partial=True), matrix)  # Cancel: what finished
             return
         title = f"Replaying {rng} ({request.mode})"
-        task = replay_task(capture, rng, request)
+        task = replay_task(capture, rng, request, dialog.plan_for(request.mode))
         app.push_screen(ProgressScreen(title, task, keep_partial=True), done)
 
     def done(outcome: ReplayOutcome | None) -> None:

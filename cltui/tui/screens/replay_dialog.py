@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from cltui.capture.capture import Capture
     from cltui.capture.ranges import EnqueueRange
     from cltui.fleet.discover import HostDevices
+    from cltui.replay.plan import Plan
 
 __all__ = [
     "MODES",
@@ -156,6 +157,7 @@ class ReplayDialog(FormDialog[ReplayRequest]):
         self.settings: ReplaySettings = {}  # what was accepted, to remember
         self.capture = capture
         self.rng = rng
+        self.plan: Plan | None = None  # the pre-flight's plan: the replay's too, in its mode
         self.devices: list[Device] = []
         self.device_choice: dict[str, str] = {}  # the default tick's rule and why
         self.listing = True
@@ -287,7 +289,7 @@ class ReplayDialog(FormDialog[ReplayRequest]):
         self._show_remote(remote_ticked)
         self._default_ticked = self._shown_ticked = self._ticked()
         self._show_feasible()
-        self._check_feasible(list(devices))
+        self._check_feasible(list(devices), self.mode)
         if self.start_when_listed:  # asked for during the listing: the ticks are the rule's
             self.start_when_listed = False
             self.show_error("")
@@ -366,16 +368,16 @@ class ReplayDialog(FormDialog[ReplayRequest]):
 
     # ------------------------------------------------------------------ will it run there?
     @work(thread=True, exclusive=True, group="replay-feasible", exit_on_error=False)
-    def _check_feasible(self, devices: list[Device]) -> None:
+    def _check_feasible(self, devices: list[Device], mode: str) -> None:
         """The pre-flight of the range on every device (a child process each: it builds
-        the programs), then the marks."""
+        the programs), then the marks.  Its plan (``mode``'s) is kept for the replay."""
         from cltui.replay import feasibility
         from cltui.replay.plan import PlanError, build_plan
         from cltui.tui.workers import worker_token
 
         worker = get_current_worker()
         try:
-            plan = build_plan(self.capture, self.rng, "chain")
+            self.plan = plan = build_plan(self.capture, self.rng, mode)
             found = feasibility.check(plan.to_manifest(), devices, plan.capture_path,
                                       cancel=worker_token(worker))  # fmt: skip
         except PlanError as exc:  # the replay itself says so again
@@ -444,6 +446,11 @@ class ReplayDialog(FormDialog[ReplayRequest]):
         selected = self.query_one("#replay-devices", SelectionList).selected
         ticked = [f"{d['id']} {d['name']}" for d in self.devices if d["id"] in selected]
         return ticked + [v for v in selected if rh.split_remote(v) is not None]
+
+    def plan_for(self, mode: str) -> Plan | None:
+        """The plan the pre-flight built, if it is ``mode``'s (the replay's then)."""
+        plan = self.plan
+        return plan if plan is not None and plan.manifest["source"]["mode"] == mode else None
 
     def show_error(self, text: str) -> None:
         self.query_one("#replay-error", Label).update(text)

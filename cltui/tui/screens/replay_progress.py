@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from cltui.capture.capture import Capture
     from cltui.capture.ranges import EnqueueRange
     from cltui.replay.engine.schema import StepSpec
+    from cltui.replay.plan import Plan
     from cltui.replay.runner import ReplayJob
 
 __all__ = [
@@ -222,9 +223,12 @@ class ReplayOutcome:
 
 
 def replay_task(
-    capture: Capture, rng: EnqueueRange, request: ReplayRequest
+    capture: Capture, rng: EnqueueRange, request: ReplayRequest, plan: Plan | None = None
 ) -> Callable[[TaskControl], ReplayOutcome]:
-    """The replay of ``rng`` as a :class:`ProgressScreen` task."""
+    """The replay of ``rng`` as a :class:`ProgressScreen` task.  ``plan``: the range's plan
+    in the request's mode when it is built already (the replay dialog's pre-flight built it),
+    else it is built here; the tolerances go to the runner with the job (the engine lays them
+    over the plan's, which are none), so that one plan serves whatever the dialog's fields say."""
 
     def run(control: TaskControl) -> ReplayOutcome:
         from cltui.replay import runner
@@ -232,8 +236,7 @@ def replay_task(
 
         control.progress(ProgressEvent(0.0, "planning"))
         try:
-            planned = build_plan(capture, rng, request.mode, request.tolerance,
-                                 request.arg_tolerance)
+            planned = plan or build_plan(capture, rng, request.mode)
         except PlanError as exc:
             raise TaskFailed(str(exc)) from None
         if control.cancel.is_set():
@@ -245,6 +248,7 @@ def replay_task(
             request.devices,
             data_root=planned.capture_path,
             repeat=request.repeat,
+            tolerance=request.tolerance.to_dict(),
             arg_tolerance=request.arg_tolerance,
             timeout=request.timeout,
             save_dir=save_dir,

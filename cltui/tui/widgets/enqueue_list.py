@@ -87,6 +87,9 @@ class EnqueueList(RowCursorView):
         Binding("N", "same_kernel(-1)", "Previous same", show=False),
     ]
     HEADER_ROWS = 1
+    # the list was just filled and the layout has not shown its scrollbar yet (Textual scrolls
+    # only a widget whose scrollbar shows): a cursor restored at load was left below the rows
+    FORCE_SCROLL = True
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)

@@ -37,6 +37,9 @@ class RowCursorView(ScrollView, can_focus=True):
 
     HEADER_ROWS: ClassVar[int] = 0  # header lines above the rows (they do not scroll)
     PAGE_OVERLAP: ClassVar[int] = 1  # rows of the last page still shown after a page key
+    # scroll to the cursor even where Textual would not: before the scrollbar shows (a view
+    # just filled) and before the first layout (no height yet: one row is taken as shown)
+    FORCE_SCROLL: ClassVar[bool] = False
 
     cursor = reactive(0, init=False)  # the cursor's row (from 0), clamped to the rows
 
@@ -106,17 +109,17 @@ class RowCursorView(ScrollView, can_focus=True):
 
     def scroll_to_cursor(self, *, center: bool = False) -> None:
         """Scroll so that the cursor's row shows: the least scroll that does (``center``: in
-        the middle).  Forced: a view just filled has no scrollbar yet (Textual scrolls only a
-        widget whose scrollbar shows), and a cursor put there would stay below the rows shown."""
+        the middle)."""
         rows = self.rows_visible()
         top = round(self.scroll_y)
         line = self.screen_row(self.cursor) if self.row_count > 0 else 0
+        force = self.FORCE_SCROLL
         if center:
-            self.scroll_to(y=max(0, line - rows // 2), animate=False, immediate=True, force=True)
+            self.scroll_to(y=max(0, line - rows // 2), animate=False, immediate=True, force=force)
         elif line < top:
-            self.scroll_to(y=line, animate=False, immediate=True, force=True)
+            self.scroll_to(y=line, animate=False, immediate=True, force=force)
         elif line >= top + rows:
-            self.scroll_to(y=line - rows + 1, animate=False, immediate=True, force=True)
+            self.scroll_to(y=line - rows + 1, animate=False, immediate=True, force=force)
 
     def on_click(self, event: events.Click) -> None:
         line = event.y - self.HEADER_ROWS

@@ -33,6 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from cltui.capture import open_capture  # noqa: E402
+from cltui.capture.ranges import parse_range  # noqa: E402
 from cltui.fleet.bundle import export_cached, export_temp  # noqa: E402
 from cltui.fleet.host import RunSettings  # noqa: E402
 from cltui.fleet.inventory import Host  # noqa: E402
@@ -101,8 +102,9 @@ def resend(farm: SshHosts, capture: Path, rng: str, work: Path) -> dict[str, Any
     hosts = _hosts(farm, work, "bytes")[:1]
     settings = RunSettings(devices=("pocl",), timeout=300)
     cap = open_capture(capture)
-    sent = [_run(export_cached(cap, rng, "chain"), hosts, settings)[1] for _ in range(2)]
-    tmp, bundle = export_temp(cap, rng, "chain")  # a new export: a new created time
+    sent = [_run(export_cached(cap, parse_range(rng), "chain"), hosts, settings)[1]
+            for _ in range(2)]
+    tmp, bundle = export_temp(cap, parse_range(rng), "chain")  # a new export: a new created time
     try:
         again = _run(bundle, hosts, settings)[1]
     finally:
@@ -152,7 +154,7 @@ def main() -> int:
     root = Path(tempfile.mkdtemp(prefix="cltui-bench-fleet-"))
     os.environ["XDG_CACHE_HOME"] = str(root / "xdg-cache")  # the fleet's export cache
     if ns.template:
-        tmp, bundle = export_temp(open_capture(ns.capture), ns.range, "chain")
+        tmp, bundle = export_temp(open_capture(ns.capture), parse_range(ns.range), "chain")
         try:
             hosts = _template_hosts(4, root / "work")
             par = parallel(hosts, bundle, 1 if ns.quick else 3, (ns.device,))
@@ -167,7 +169,7 @@ def main() -> int:
     farm = start_hosts(root / "sshd", [HostSpec(f"h{i}", env={"OCL_ICD_VENDORS": str(icd)})
                                        for i in range(4)])
     try:
-        tmp, bundle = export_temp(open_capture(ns.capture), ns.range, "chain")
+        tmp, bundle = export_temp(open_capture(ns.capture), parse_range(ns.range), "chain")
         try:
             par = parallel(_hosts(farm, root / "work", "par"), bundle, 1 if ns.quick else 2)
         finally:

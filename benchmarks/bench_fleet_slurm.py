@@ -30,6 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from cltui.capture import open_capture  # noqa: E402
+from cltui.capture.ranges import parse_range  # noqa: E402
 from cltui.fleet.bundle import export_temp  # noqa: E402
 from cltui.fleet.host import RunSettings  # noqa: E402
 from cltui.fleet.inventory import Host  # noqa: E402
@@ -77,7 +78,7 @@ def main() -> int:
     shutil.copy("/etc/OpenCL/vendors/pocl.icd", icd)
     cluster = start_cluster(root / "cluster", {"pocl": {"OCL_ICD_VENDORS": str(icd)}})
     os.environ.update(cluster.env)
-    tmp, bundle = export_temp(open_capture(args.capture), args.range, "chain")
+    tmp, bundle = export_temp(open_capture(args.capture), parse_range(args.range), "chain")
     try:
         work = str(root / "work")
         slurm = Host(name="slurm", address="slurm", python=sys.executable, workdir=work,

@@ -17,6 +17,7 @@ from textual.widgets import Input, Label
 
 from cltui.capture import open_capture
 from cltui.capture.confine import host_header_refusal
+from cltui.capture.ranges import EnqueueRange
 from cltui.cli import main
 from cltui.export.includes import is_pyopencl_dir, preview_host_includes
 from tests.conftest import copy_capture
@@ -116,7 +117,7 @@ def test_a_captured_include_dir_is_bundled_only_when_the_user_names_it(
     assert b"SCALE_DEF" not in b"".join(_all_bytes(tmp_path / "n"))
     manifest = json.loads((tmp_path / "n" / "manifest.json").read_text())
     assert all(f"-I {inc}" in p["options"] for p in manifest["programs"].values())
-    pv = preview_host_includes(open_capture(cap), 0, 2)
+    pv = preview_host_includes(open_capture(cap), EnqueueRange(0, 2))
     assert pv.copied == [] and pv.unread == {str(inc): ["defs.h"]} and pv.missing == ["defs.h"]
     # --include-dir: the user's folder is read, its headers bundled and listed
     code, info, text = _export(cap, tmp_path / "b", "--include-dir", str(inc))
@@ -133,7 +134,7 @@ def test_a_captured_include_dir_is_bundled_only_when_the_user_names_it(
     assert manifest["bundle"]["host_files"] == info["host_files"]
     readme = (tmp_path / "b" / "README.md").read_text()
     assert "- `kernels/include/0/defs.h` from a folder the exporting user named" in readme
-    pv = preview_host_includes(open_capture(cap), 0, 2, [inc])
+    pv = preview_host_includes(open_capture(cap), EnqueueRange(0, 2), [inc])
     assert sorted(p for p, _o in pv.copied) == sorted(hosts) and pv.unread == {}
     # a folder of another name is searched too (the captured one is then still not read)
     other = tmp_path / "elsewhere"

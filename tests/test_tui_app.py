@@ -282,8 +282,8 @@ async def test_replay_and_export_greyed_until_loaded_then_act_on_the_range(
     app = make_app(
         pyocl_pocl,
         opener=slow_open,
-        replay=lambda cap, a, b: calls.append(("replay", a, b)),
-        export=lambda cap, a, b: calls.append(("export", a, b)),
+        replay=lambda cap, rng: calls.append(("replay", rng.first, rng.last)),
+        export=lambda cap, rng: calls.append(("export", rng.first, rng.last)),
     )
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause(0.05)

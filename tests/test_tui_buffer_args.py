@@ -79,4 +79,4 @@ async def test_header_and_body_agree_when_an_argument_is_missing(pyocl_pocl: Pat
         await pilot.press("2")
         await settle(pilot)
         table = screen.query_one("#args-table")
-        assert table.cursor_row == 1  # the row of index 2 in the list with the gap
+        assert table.cursor == 1  # the row of index 2 in the list with the gap

@@ -6,9 +6,10 @@ device; PoCL's row is not."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
-from textual.widgets import Label, SelectionList
+from textual.widgets import Input, Label, SelectionList
 
 from cltui.tui.app import make_app
 from cltui.tui.screens.replay_dialog import CANNOT_MARK, feasibility_line
@@ -63,6 +64,40 @@ async def test_a_device_that_cannot_run_the_range_is_marked_with_the_reason(
         cannot = [r for r in rows if r[4] == "cannot run"]
         assert cannot and all(r[0] == "6" for r in cannot)
         assert cannot[0][8].startswith("cannot run: local size 2048")
+
+
+@pytest.mark.child
+@aio
+async def test_the_replay_runs_the_plan_the_pre_flight_built(
+    pyocl_pocl: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One plan per replay: the dialog's pre-flight builds it, the replay runs it; the
+    tolerance typed after it was built still applies (it goes with the job)."""
+    import cltui.replay.plan as plans
+
+    built: list[str] = []
+    real = plans.build_plan
+
+    def counted(cap: Any, rng: Any, mode: str = "chain", *args: Any, **kw: Any) -> Any:
+        built.append(mode)
+        return real(cap, rng, mode, *args, **kw)
+
+    monkeypatch.setattr(plans, "build_plan", counted)
+    async with make_app(pyocl_pocl, remember=False).run_test(size=SIZE) as pilot:
+        main = await loaded(pilot)
+        await select(pilot, main, 22, 22)
+        dialog = await open_dialog(pilot)
+        grind = [d["id"] for d in dialog.devices if "Oclgrind" in d["name"]]
+        if not grind:
+            pytest.skip("no Oclgrind device")
+        await wait_for(pilot, lambda: dialog.plan is not None, 60)
+        dialog.select_devices(grind)
+        dialog.query_one("#replay-ulp", Input).value = "1"  # Oclgrind is 1 ULP off there
+        dialog.action_accept()
+        screen = await results_screen(pilot)
+        statuses = {r[2].split(" (")[0]: r[4] for r in table_rows(screen)}
+    assert statuses == {"arg 0": "within", "arg 2": "equal"}
+    assert built == ["chain"]
 
 
 def test_feasibility_line_before_the_check_and_on_error() -> None:

@@ -31,8 +31,8 @@ def recording_app(path: Path, calls: Calls, **kwargs: Any) -> Any:
     """The app with ``r`` and ``e`` recording the range they were given."""
     return make_app(
         path,
-        replay=lambda cap, a, b: calls.append(("replay", a, b)),
-        export=lambda cap, a, b: calls.append(("export", a, b)),
+        replay=lambda cap, rng: calls.append(("replay", rng.first, rng.last)),
+        export=lambda cap, rng: calls.append(("export", rng.first, rng.last)),
         **kwargs,
     )
 

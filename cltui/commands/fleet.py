@@ -16,6 +16,7 @@ from cltui.commands.output import format_option
 
 if TYPE_CHECKING:
     from cltui.capture.capture import Capture
+    from cltui.capture.ranges import EnqueueRange
     from cltui.fleet.baseline import Baseline
     from cltui.fleet.host import RunSettings
     from cltui.fleet.inventory import Host
@@ -135,18 +136,23 @@ def fleet_cmd(
     known = _baseline(baseline)
     keep = _artifacts_dir(artifacts)
     per_arg = _arg_tol(arg_tol)
-    cap = None
+    cap, rng = None, None
     if range_text is not None:  # a capture that is none fails first, as for every command
+        from cltui.capture.ranges import RangeError, parse_range
         from cltui.commands._common import load_capture
 
         cap = load_capture(source, quiet=as_json)
+        try:
+            rng = parse_range(range_text)
+        except RangeError as exc:
+            fail(str(exc))
     from cltui.commands.fleet_hosts import chosen_hosts
 
     hosts = (chosen_hosts(inventory, limit) if inventory else []) + _slurm_kinds(slurm)
     tol = tolerance_given(atol, rtol, ulp)
     settings = RunSettings(runner=runner, devices=devices, timeout=timeout, tolerance=tol,
                            lock_wait=lock_wait, retry_flaky=retry_flaky)
-    tmp, bundle = _bundle(Path(source), cap, range_text, mode, per_arg)
+    tmp, bundle = _bundle(Path(source), cap, rng, mode, per_arg)
     try:
         report, interrupted = _run(bundle, hosts, settings, jobs, per_arg, as_json, known, keep,
                                    cap if explain else None, explain)
@@ -191,18 +197,18 @@ def _arg_tol(specs: tuple[str, ...]) -> ArgTolerance:
 
 
 def _bundle(
-    source: Path, cap: Capture | None, range_text: str | None, mode: str, per_arg: ArgTolerance
+    source: Path, cap: Capture | None, rng: EnqueueRange | None, mode: str, per_arg: ArgTolerance
 ) -> tuple[Path | None, Path]:
     """The bundle to send, and the temp folder to remove after (None: nothing to remove)."""
     from cltui.fleet.bundle import export_cached, private_copy, with_arg_tolerance
 
-    if cap is None or range_text is None:
+    if cap is None or rng is None:
         if not (source / "manifest.json").is_file():
             fail(f"{source} is not a bundle folder (no manifest.json): give BUNDLE, or "
                  "DUMPDIR RANGE")
         bundle = source
     else:
-        bundle = export_cached(cap, range_text, mode)
+        bundle = export_cached(cap, rng, mode)
     tmp: Path | None = None
     if per_arg:
         tmp, bundle = private_copy(bundle)

@@ -11,6 +11,7 @@ from typing import Any
 from cltui.analysis.explain.run import enqueue_plan
 from cltui.analysis.explain.text import markdown
 from cltui.capture.capture import Capture
+from cltui.capture.ranges import EnqueueRange
 from cltui.errors import CltuiError
 from cltui.export.exporter import export_range
 from cltui.replay.experiment.apply import program_source
@@ -38,7 +39,8 @@ def save_explanation(cap: Capture, report: dict[str, Any], md_path: Path) -> str
     enqueue = int(report["enqueue"])
     stem = md_path.with_suffix("")
     bundle = stem.parent / f"{stem.name}_bundle"
-    export_range(cap, f"{enqueue}", bundle, mode="isolated", force=bundle.is_dir())
+    export_range(cap, EnqueueRange(enqueue, enqueue), bundle, mode="isolated",
+                 force=bundle.is_dir())
     attached = [f"- Bundle (enqueue {enqueue} alone, its inputs from the capture; run "
                 f"`python {bundle.name}/replay.py` or build `replay.cpp`): `{bundle.name}/`"]
     plan = enqueue_plan(cap, enqueue)

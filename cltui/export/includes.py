@@ -36,6 +36,7 @@ from typing import Any
 
 from cltui.capture.confine import read_host_header
 from cltui.capture.names import sanitize_component
+from cltui.capture.ranges import EnqueueRange
 from cltui.text.shellwords import split_words
 
 _INCLUDE_RE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"\r\n]+)[>"]', re.MULTILINE)
@@ -270,10 +271,11 @@ class IncludePreview:
     complete: bool = True
 
 
-def range_programs(capture: Any, first: int, last: int, max_rows: int = 20000) -> RangePrograms:
-    """The programs of the kernels of enqueues ``first``-``last`` (each once)."""
+def range_programs(capture: Any, rng: EnqueueRange, max_rows: int = 20000) -> RangePrograms:
+    """The programs of the kernels of the enqueues of ``rng`` (each once)."""
     out = RangePrograms()
-    a, b = capture.position_of(first), capture.position_of(last)
+    a = 0 if rng.first is None else capture.position_of(rng.first)
+    b = len(capture) - 1 if rng.last is None else capture.position_of(rng.last)
     if a is None or b is None:
         return out
     if b - a + 1 > max_rows:
@@ -312,12 +314,11 @@ def preview_includes(
 
 def preview_host_includes(
     capture: Any,
-    first: int,
-    last: int,
+    rng: EnqueueRange,
     include_dirs: Sequence[Path] = (),
     pyopencl: bool = True,
     max_rows: int = 20000,
 ) -> IncludePreview:
-    """:func:`preview_includes` of the programs of enqueues ``first``-``last``."""
-    progs = range_programs(capture, first, last, max_rows)
+    """:func:`preview_includes` of the programs of the enqueues of ``rng``."""
+    progs = range_programs(capture, rng, max_rows)
     return preview_includes(progs, include_dirs, pyopencl)

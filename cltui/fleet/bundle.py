@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from cltui.capture.capture import Capture
+from cltui.capture.ranges import EnqueueRange
 from cltui.capture.safeopen import MAX_JSON, read_text_limited
 from cltui.export import ExportError, export_range
 from cltui.export.bundle import sha256_file
@@ -37,7 +38,7 @@ KEEP = 8
 
 def export_temp(
     capture: Capture,
-    range_text: str,
+    rng: EnqueueRange,
     mode: str,
     *,
     progress: ProgressFn | None = None,
@@ -47,7 +48,7 @@ def export_temp(
     at the end, the bundle)."""
     tmp = lifecycle.temp_dir("fleet-bundle")
     out = tmp / "bundle"
-    export_range(capture, range_text, out, langs=("python", "cpp"), mode=mode,
+    export_range(capture, rng, out, langs=("python", "cpp"), mode=mode,
                  progress=progress, cancel=cancel)
     return tmp, out
 
@@ -85,13 +86,13 @@ def _code_lines(root: Path) -> list[str]:
     return out
 
 
-def export_key(capture: Path, range_text: str, mode: str) -> str:
+def export_key(capture: Path, rng: EnqueueRange, mode: str) -> str:
     """What an export is made from, as one sha256: the capture's files (names, sizes and
     times: a capture is large), the range, the mode and the content of cltui's sources."""
     import cltui
 
     h = hashlib.sha256()
-    for part in (str(capture.resolve()), range_text.strip(), mode):
+    for part in (str(capture.resolve()), str(rng), mode):
         h.update(part.encode() + b"\0")
     for line in _stat_lines(capture) + _code_lines(Path(cltui.__file__).parent):
         h.update(line.encode("utf-8", "surrogateescape") + b"\n")
@@ -100,7 +101,7 @@ def export_key(capture: Path, range_text: str, mode: str) -> str:
 
 def export_cached(
     capture: Capture,
-    range_text: str,
+    rng: EnqueueRange,
     mode: str,
     *,
     progress: ProgressFn | None = None,
@@ -109,7 +110,7 @@ def export_cached(
     """The range's bundle from the local cache, exported there first when missing (or
     damaged); the least recently used entries beyond :data:`KEEP` are removed."""
     root = cache_root()
-    entry = root / export_key(Path(capture.path), range_text, mode)
+    entry = root / export_key(Path(capture.path), rng, mode)
     bundle = entry / "bundle"
     if bundle.is_dir():
         try:
@@ -120,7 +121,7 @@ def export_cached(
             shutil.rmtree(entry, ignore_errors=True)
     entry.mkdir(parents=True, exist_ok=True)
     try:
-        export_range(capture, range_text, bundle, langs=("python", "cpp"), mode=mode,
+        export_range(capture, rng, bundle, langs=("python", "cpp"), mode=mode,
                      progress=progress, cancel=cancel)
     except ExportError:
         if not (bundle / "SHA256SUMS").is_file():  # not made meanwhile by another run

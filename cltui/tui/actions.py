@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from cltui.analysis.diverge_report import DivergeReport, EnqueueDiff
     from cltui.capture.capture import Capture
     from cltui.capture.model import Enqueue
+    from cltui.capture.ranges import EnqueueRange
     from cltui.export import ExportResult
     from cltui.latency.measure import Measured, Options
     from cltui.tui.screens.main import MainScreen
@@ -59,10 +60,6 @@ AnyApp = App[Any]
 Opener = Callable[[Path, ProgressFn, CancelToken], "Capture"]
 
 
-def _range_text(first: int, last: int) -> str:
-    return f"{first}" if first == last else f"{first}-{last}"
-
-
 def _goto(app: AnyApp) -> Callable[[int], object] | None:
     """``jump_to`` of the browser screen the action starts from (``g`` in the result screens)."""
     from cltui.tui.screens.main import MainScreen
@@ -71,31 +68,29 @@ def _goto(app: AnyApp) -> Callable[[int], object] | None:
     return origin.jump_to if isinstance(origin, MainScreen) else None
 
 
-def refuse_without_kernels(app: AnyApp, what: str, capture: Capture, first: int,
-                           last: int) -> bool:  # fmt: skip
+def refuse_without_kernels(app: AnyApp, what: str, capture: Capture, rng: EnqueueRange) -> bool:
     """Whether the range has no kernel enqueue to work on (said at once, in a notification,
     with the plan's own words: before the dialog, not after its start)."""
-    from cltui.capture.ranges import EnqueueRange
     from cltui.replay.plan import PlanError, kernel_numbers
 
     try:
-        kernel_numbers(capture, EnqueueRange(first, last))
+        kernel_numbers(capture, rng)
     except PlanError as exc:
         app.notify(f"{what}: {exc}", severity="warning", timeout=8)
         return True
     return False
 
 
-def start_replay(app: AnyApp, capture: Capture, first: int, last: int) -> None:
+def start_replay(app: AnyApp, capture: Capture, rng: EnqueueRange) -> None:
     """Device dialog -> progress (cancel kills the child) -> results screen."""
-    if refuse_without_kernels(app, "Replay", capture, first, last):
+    if refuse_without_kernels(app, "Replay", capture, rng):
         return
     goto = _goto(app)
     from cltui.tui.screens.main import MainScreen
 
     origin = app.screen
     memory = origin.memory if isinstance(origin, MainScreen) else None
-    dialog = ReplayDialog(capture, first, last, memory.replay if memory is not None else None)
+    dialog = ReplayDialog(capture, rng, memory.replay if memory is not None else None)
 
     def chosen(request: ReplayRequest | None) -> None:
         if request is None:
@@ -109,13 +104,12 @@ def start_replay(app: AnyApp, capture: Capture, first: int, last: int) -> None:
                 if report is not None:
                     app.push_screen(FleetResultsScreen(report, capture, request))
 
-            title = (f"Replaying {_range_text(first, last)} on {len(request.hosts)} hosts of "
-                     f"{request.inventory}")
-            app.push_screen(ProgressScreen(title, fleet_task(capture, first, last, request),
+            title = f"Replaying {rng} on {len(request.hosts)} hosts of {request.inventory}"
+            app.push_screen(ProgressScreen(title, fleet_task(capture, rng, request),
                                            keep_partial=True), matrix)  # Cancel: what finished
             return
-        title = f"Replaying {_range_text(first, last)} ({request.mode})"
-        task = replay_task(capture, first, last, request)
+        title = f"Replaying {rng} ({request.mode})"
+        task = replay_task(capture, rng, request, dialog.plan_for(request.mode))
         app.push_screen(ProgressScreen(title, task, keep_partial=True), done)
 
     def done(outcome: ReplayOutcome | None) -> None:
@@ -126,23 +120,23 @@ def start_replay(app: AnyApp, capture: Capture, first: int, last: int) -> None:
 
 
 def start_export(
-    app: AnyApp, capture: Capture, first: int, last: int, folder: Path | None = None
+    app: AnyApp, capture: Capture, rng: EnqueueRange, folder: Path | None = None
 ) -> None:
     """Export dialog -> progress (cancel removes the partial bundle) -> a notification."""
-    if refuse_without_kernels(app, "Export", capture, first, last):
+    if refuse_without_kernels(app, "Export", capture, rng):
         return
 
     def chosen(request: ExportRequest | None) -> None:
         if request is None:
             return
-        title = f"Exporting {_range_text(first, last)} to {request.outdir}"
-        app.push_screen(ProgressScreen(title, export_task(capture, first, last, request)), done)
+        title = f"Exporting {rng} to {request.outdir}"
+        app.push_screen(ProgressScreen(title, export_task(capture, rng, request)), done)
 
     def done(result: ExportResult | None) -> None:
         if result is not None:
             app.notify(export_message(result), title="Export", timeout=15)
 
-    app.push_screen(ExportDialog(capture, first, last, folder), chosen)
+    app.push_screen(ExportDialog(capture, rng, folder), chosen)
 
 
 class FindingMarks:
@@ -171,11 +165,9 @@ class FindingMarks:
 def start_check(app: AnyApp, screen: MainScreen) -> None:
     """Oclgrind's checks of the screen's selected range -> the findings screen; the findings'
     lines stay marked in the browser's Source pane for the enqueues checked."""
-    cap = screen.capture
-    sel = screen.enqueue_list.selection if cap is not None else None
-    if cap is None or sel is None:
+    cap, rng = screen.capture, screen.enqueue_list.selected_range
+    if cap is None or rng is None:
         return
-    first, last = int(cap.numbers[sel[0]]), int(cap.numbers[sel[1]])
 
     def done(report: CheckReport | None) -> None:
         if report is None:
@@ -187,8 +179,8 @@ def start_check(app: AnyApp, screen: MainScreen) -> None:
         screen.details.activate(screen.details.active)
         app.push_screen(FindingsScreen(cap, report, screen.jump_to))
 
-    title = f"Checking {_range_text(first, last)} under Oclgrind"
-    app.push_screen(ProgressScreen(title, check_task(cap, first, last)), done)
+    title = f"Checking {rng} under Oclgrind"
+    app.push_screen(ProgressScreen(title, check_task(cap, rng)), done)
 
 
 def start_latency(app: AnyApp, screen: MainScreen, options: Options | None = None) -> None:
@@ -196,20 +188,18 @@ def start_latency(app: AnyApp, screen: MainScreen, options: Options | None = Non
     picks) -> the latency screen."""
     from cltui.tui.screens.latency import LatencyScreen, latency_task
 
-    cap = screen.capture
-    sel = screen.enqueue_list.selection if cap is not None else None
-    if cap is None or sel is None:
+    cap, rng = screen.capture, screen.enqueue_list.selected_range
+    if cap is None or rng is None:
         return
-    first, last = int(cap.numbers[sel[0]]), int(cap.numbers[sel[1]])
-    if refuse_without_kernels(app, "Latency", cap, first, last):
+    if refuse_without_kernels(app, "Latency", cap, rng):
         return
-    title = f"Launch latency of {_range_text(first, last)}"
+    title = f"Launch latency of {rng}"
 
     def done(measured: Measured | None) -> None:
         if measured is not None:
             app.push_screen(LatencyScreen(measured, title))
 
-    app.push_screen(ProgressScreen(title, latency_task(cap, first, last, options)), done)
+    app.push_screen(ProgressScreen(title, latency_task(cap, rng, options)), done)
 
 
 # ------------------------------------------------------------------------------ two captures

@@ -253,7 +253,7 @@ def make_app(
     """The app on one capture, or on two (``c`` switches).  Opening happens in a worker.
 
     ``opener(path, progress, cancel)`` replaces :func:`open_capture` (tests, benchmarks);
-    ``replay``/``export`` receive ``(capture, first_number, last_number)`` for the selected
+    ``replay``/``export`` receive ``(capture, EnqueueRange)`` for the selected
     range (default: the replay and export dialogs of :mod:`cltui.tui.actions`); their keys are
     greyed out until the capture is loaded.  ``ansi`` uses the terminal's 16 ANSI colours
     (see :func:`wants_ansi`).  ``remember`` keeps bookmarks, filters, the position and the
@@ -263,8 +263,8 @@ def make_app(
     paths = [Path(path)] + ([Path(path_b)] if path_b is not None else [])
     if len(paths) > 1:  # the divergence worker opens both; each is indexed once
         open_fn = actions.shared_opener(open_fn)
-    replay = replay or (lambda cap, a, b: actions.start_replay(app, cap, a, b))
-    export = export or (lambda cap, a, b: actions.start_export(app, cap, a, b))
+    replay = replay or (lambda cap, rng: actions.start_replay(app, cap, rng))
+    export = export or (lambda cap, rng: actions.start_export(app, cap, rng))
     screens = [
         MainScreen(
             p,

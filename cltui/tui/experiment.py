@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from textual.app import App
 
     from cltui.capture.capture import Capture
+    from cltui.capture.ranges import EnqueueRange
     from cltui.replay.engine.schema import Device, Manifest
     from cltui.replay.experiment.sweep import Row
     from cltui.tui.screens.main import MainScreen
@@ -42,16 +43,9 @@ if TYPE_CHECKING:
 __all__ = ["edit_program", "start_experiment"]
 
 
-def _selection(screen: MainScreen) -> tuple[Capture, int, int] | None:
-    cap = screen.capture
-    sel = screen.enqueue_list.selection if cap is not None else None
-    if cap is None or sel is None:
-        return None
-    return cap, int(cap.numbers[sel[0]]), int(cap.numbers[sel[1]])
-
-
-def _range(first: int, last: int) -> str:
-    return f"{first}" if first == last else f"{first}-{last}"
+def _selection(screen: MainScreen) -> tuple[Capture, EnqueueRange] | None:
+    cap, rng = screen.capture, screen.enqueue_list.selected_range
+    return None if cap is None or rng is None else (cap, rng)
 
 
 def edit_program(app: App[Any], screen: MainScreen) -> None:
@@ -107,34 +101,31 @@ def start_experiment(app: App[Any], screen: MainScreen, program: ProgramChange |
     picked = _selection(screen)
     if picked is None:
         return
-    cap, first, last = picked
-    if refuse_without_kernels(app, "Experiment", cap, first, last):
+    cap, rng = picked
+    if refuse_without_kernels(app, "Experiment", cap, rng):
         return
-    rng = _range(first, last)
 
     def chosen(req: ExperimentRequest | None) -> None:
         if req is None:
             return
         if req.sweep:
-            app.push_screen(SweepScreen(f"Sweep of {rng}", sweep_task(cap, first, last, req)))
+            app.push_screen(SweepScreen(f"Sweep of {rng}", sweep_task(cap, rng, req)))
         else:
-            app.push_screen(ProgressScreen(f"A/B of {rng}", ab_task(cap, first, last, req)), done)
+            app.push_screen(ProgressScreen(f"A/B of {rng}", ab_task(cap, rng, req)), done)
 
     def done(report: AbReport | None) -> None:
         if report is not None:
             app.push_screen(AbResultsScreen(report))
 
-    app.push_screen(ExperimentDialog(rng, kernel if program is not None else None, program),
+    app.push_screen(ExperimentDialog(str(rng), kernel if program is not None else None, program),
                     chosen)  # fmt: skip
 
 
-def _plan_and_devices(cap: Capture, first: int, last: int,
+def _plan_and_devices(cap: Capture, rng: EnqueueRange,
                       req: ExperimentRequest) -> tuple[Manifest, list[Device]]:  # fmt: skip
-    from cltui.capture.ranges import EnqueueRange
     from cltui.replay.devices import DeviceError, devices_for
     from cltui.replay.plan import PlanError, build_plan
 
-    rng = EnqueueRange(first, last)
     try:
         base = build_plan(cap, rng).to_manifest()
         devices, _why = devices_for(cap, rng, req.devices)
@@ -143,7 +134,7 @@ def _plan_and_devices(cap: Capture, first: int, last: int,
     return base, devices
 
 
-def ab_task(cap: Capture, first: int, last: int, req: ExperimentRequest) -> Any:
+def ab_task(cap: Capture, rng: EnqueueRange, req: ExperimentRequest) -> Any:
     """The A/B as a :class:`ProgressScreen` task."""
 
     def run(control: TaskControl) -> AbReport:
@@ -151,7 +142,7 @@ def ab_task(cap: Capture, first: int, last: int, req: ExperimentRequest) -> Any:
         from cltui.replay.experiment.runs import run_ab
 
         control.progress(ProgressEvent(0.0, "planning"))
-        base, devices = _plan_and_devices(cap, first, last, req)
+        base, devices = _plan_and_devices(cap, rng, req)
         with lifecycle.scratch("variant") as tmp:
             try:
                 plan = apply_variant(base, req.variant, cap.path, Path(tmp))
@@ -166,7 +157,7 @@ def ab_task(cap: Capture, first: int, last: int, req: ExperimentRequest) -> Any:
     return run
 
 
-def sweep_task(cap: Capture, first: int, last: int, req: ExperimentRequest) -> Any:
+def sweep_task(cap: Capture, rng: EnqueueRange, req: ExperimentRequest) -> Any:
     """The sweep as a :class:`SweepScreen` task: (runs, the rows, the summary)."""
 
     def run(cancel: CancelToken) -> tuple[int, Iterator[Row], Any]:
@@ -174,7 +165,7 @@ def sweep_task(cap: Capture, first: int, last: int, req: ExperimentRequest) -> A
         from cltui.replay.experiment.runs import SweepRun, summarize
         from cltui.replay.experiment.sweep import point_id, points
 
-        base, devices = _plan_and_devices(cap, first, last, req)
+        base, devices = _plan_and_devices(cap, rng, req)
         pts = points(req.spec)
         tmp = lifecycle.temp_dir("sweep")
         plans = {point_id(v): apply_variant(base, v, cap.path, tmp) for v in pts}

@@ -75,14 +75,19 @@ def _screens() -> list[tuple[str, list[type[DOMNode]]]]:
 
 
 def _own_bindings(cls: type[DOMNode]) -> list[Binding]:
-    """The bindings ``cls`` declares itself (Textual's own widgets' are not cltui's keys),
-    and for Textual's ``App`` its quit and the command palette."""
+    """The bindings ``cls`` declares itself (Textual's own widgets' are not cltui's keys) with
+    the row-cursor base's when it is built on it, and for Textual's ``App`` its quit and the
+    command palette."""
     if cls is App:
         palette = Binding(App.COMMAND_PALETTE_BINDING, "command_palette", "Command palette",
                           tooltip="The command palette: every action of the screen, searched")
         quits = [b for b in Binding.make_bindings(App.BINDINGS) if b.action == "quit"]
         return [*quits, palette]
-    declared = cls.__dict__.get("BINDINGS", [])
+    from cltui.tui.widgets.row_cursor import RowCursorView
+
+    declared = list(cls.__dict__.get("BINDINGS", []))
+    if RowCursorView in cls.__bases__:  # the keys that move its cursor are the base's
+        declared = [*RowCursorView.BINDINGS, *declared]
     return [b for b in Binding.make_bindings(declared) if b.description]
 
 

@@ -25,6 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from cltui.capture.cltypes import CType, decode_value, format_value
+from cltui.capture.ranges import EnqueueRange
 from cltui.errors import CltuiError
 
 __all__ = [
@@ -79,16 +80,16 @@ def check_target(text: str, capture: Path, cwd: Path | None = None) -> Path:
 
 
 def cli_commands(
-    capture: Path, first: int, last: int, devices: Sequence[str] = (), shown: int | None = None
+    capture: Path, rng: EnqueueRange, devices: Sequence[str] = (), shown: int | None = None
 ) -> list[CopyChoice]:
     """The CLI commands equivalent to the screen: show the enqueue ``shown`` (the cursor's,
-    the one the details show; ``first`` when not given), replay or export the range (with
-    the devices the replay dialog used last, when known)."""
+    the one the details show; the range's first when not given), replay or export the range
+    (with the devices the replay dialog used last, when known)."""
     cap = shlex.quote(str(capture))
-    rng = f"{first}" if first == last else f"{first}-{last}"
     dev = "".join(f" -d {shlex.quote(d)}" for d in devices)
+    show = rng.first if shown is None else shown
     return [
-        CopyChoice("s", "show command", f"cltui show {cap} {first if shown is None else shown}"),
+        CopyChoice("s", "show command", f"cltui show {cap} {show}"),
         CopyChoice("p", "replay command", f"cltui replay {cap} {rng}{dev}"),
         CopyChoice("e", "export command", f"cltui export {cap} {rng} -o replay_{rng}"),
     ]

@@ -93,11 +93,9 @@ def _preview(text: str, width: int = 60) -> str:
 # ----------------------------------------------------------------------------------- copy
 def copy_choices(screen: MainScreen) -> list[CopyChoice]:
     """What ``y`` offers on the browser, for what it shows now."""
-    cap = screen.capture
-    sel = screen.enqueue_list.selection
-    if cap is None or sel is None:
+    cap, rng = screen.capture, screen.enqueue_list.selected_range
+    if cap is None or rng is None:
         return []
-    first, last = int(cap.numbers[sel[0]]), int(cap.numbers[sel[1]])
     out: list[CopyChoice] = []
     details = screen.details
     view = screen.query_one(BufferView)
@@ -112,11 +110,10 @@ def copy_choices(screen: MainScreen) -> list[CopyChoice]:
     arg = arg_by_index(details.enqueue, details.arg)
     if arg is not None and arg.value is not None:
         out.append(CopyChoice("a", f"value of argument {arg.index}", format_arg_value(arg)))
-    rng = f"{first}" if first == last else f"{first}-{last}"
-    out.append(CopyChoice("r", "enqueue range", rng))
+    out.append(CopyChoice("r", "enqueue range", str(rng)))
     cursor = screen.enqueue_list.cursor_pos  # the enqueue the details show
     shown = int(cap.numbers[cursor]) if cursor is not None else None
-    out.extend(cli_commands(cap.path, first, last, screen.last_devices, shown))
+    out.extend(cli_commands(cap.path, rng, screen.last_devices, shown))
     return out
 
 

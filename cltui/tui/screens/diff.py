@@ -27,6 +27,7 @@ from cltui.tui.result_rows import ResultRow
 from cltui.tui.screens.replay_progress import ReplayOutcome
 from cltui.tui.widgets.diff_view import DiffView, as_bytes
 from cltui.tui.widgets.keys_footer import KeysFooter
+from cltui.tui.widgets.row_cursor import RowCursorView
 
 if TYPE_CHECKING:
     from cltui.capture.capture import Capture
@@ -223,7 +224,7 @@ class DiffScreen(Screen[None]):
         view.focus()
         self._show_cursor()
 
-    def on_diff_view_cursor_moved(self, message: DiffView.CursorMoved) -> None:
+    def on_row_cursor_view_cursor_moved(self, message: RowCursorView.CursorMoved) -> None:
         self._show_cursor()
 
     def _show_cursor(self) -> None:

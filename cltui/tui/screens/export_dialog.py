@@ -33,6 +33,7 @@ from cltui.tui.widgets.tick_list import TickBox, TickRadio
 
 if TYPE_CHECKING:
     from cltui.capture.capture import Capture
+    from cltui.capture.ranges import EnqueueRange
     from cltui.export import ExportResult
     from cltui.export.includes import RangePrograms
 
@@ -56,12 +57,11 @@ def parse_include_dirs(text: str) -> list[Path]:
     return [Path(p.strip()).expanduser() for p in text.split(os.pathsep) if p.strip()]
 
 
-def default_folder(capture: Capture, first: int, last: int) -> Path:
+def default_folder(capture: Capture, rng: EnqueueRange) -> Path:
     """``./<capture>-<first>-<last>`` in the working directory (the name ``cltui export`` uses)."""
-    from cltui.capture.ranges import EnqueueRange
     from cltui.export import bundle_name
 
-    return Path.cwd() / bundle_name(capture.path, EnqueueRange(first, last))
+    return Path.cwd() / bundle_name(capture.path, rng)
 
 
 class ExportDialog(FormDialog[ExportRequest]):
@@ -71,18 +71,16 @@ class ExportDialog(FormDialog[ExportRequest]):
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
 
-    def __init__(self, capture: Capture, first: int, last: int, folder: Path | None = None):
+    def __init__(self, capture: Capture, rng: EnqueueRange, folder: Path | None = None):
         super().__init__()
         self.capture = capture
-        self.first = first
-        self.last = last
-        self.folder = folder or default_folder(capture, first, last)
+        self.rng = rng
+        self.folder = folder or default_folder(capture, rng)
         self._programs: RangePrograms | None = None  # the range's programs, read once
 
     def compose(self) -> ComposeResult:
-        what = f"{self.first}" if self.first == self.last else f"{self.first}-{self.last}"
         with Vertical(id="export-box", classes="action-box"):
-            yield Label(f"Export enqueues {what} as a replay bundle", classes="action-title")
+            yield Label(f"Export enqueues {self.rng} as a replay bundle", classes="action-title")
             yield Label("Folder (created; must not exist unless overwrite is ticked)",
                         classes="action-label")
             yield Input(str(self.folder), id="export-folder", compact=True)
@@ -126,7 +124,7 @@ class ExportDialog(FormDialog[ExportRequest]):
         lines = [f"Not a folder: {d}" for d in dirs if not d.is_dir()]
         try:
             if self._programs is None:
-                self._programs = range_programs(self.capture, self.first, self.last)
+                self._programs = range_programs(self.capture, self.rng)
             good = [d.absolute() for d in dirs if d.is_dir()]
             pv = preview_includes(self._programs, good, pyopencl)
         except Exception as exc:  # a preview must not stop the dialog
@@ -195,19 +193,18 @@ class ExportDialog(FormDialog[ExportRequest]):
 
 
 def export_task(
-    capture: Capture, first: int, last: int, request: ExportRequest
+    capture: Capture, rng: EnqueueRange, request: ExportRequest
 ) -> Callable[[TaskControl], ExportResult]:
     """The export as a :class:`ProgressScreen` task (cancel removes what was written)."""
 
     def run(control: TaskControl) -> ExportResult:
-        from cltui.capture.ranges import EnqueueRange
         from cltui.export import ExportError, export_range
 
         cancel: CancelToken = control.cancel
         try:
             return export_range(
                 capture,
-                EnqueueRange(first, last),
+                rng,
                 request.outdir,
                 list(request.langs),
                 request.mode,

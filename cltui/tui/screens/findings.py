@@ -32,6 +32,7 @@ from cltui.tui.widgets.source_view import SourceView
 if TYPE_CHECKING:
     from cltui.analysis.check_report import CheckReport, Finding
     from cltui.capture.capture import Capture
+    from cltui.capture.ranges import EnqueueRange
 
 __all__ = ["FindingsScreen", "check_task", "finding_marks"]
 
@@ -47,13 +48,12 @@ _KIND_STYLE = {
 
 
 def check_task(
-    capture: Capture, first: int, last: int, *, timeout: float = 300.0
+    capture: Capture, rng: EnqueueRange, *, timeout: float = 300.0
 ) -> Callable[[TaskControl], CheckReport]:
-    """The Oclgrind check of enqueues ``first..last`` as a :class:`ProgressScreen` task."""
+    """The Oclgrind check of ``rng`` as a :class:`ProgressScreen` task."""
 
     def run(control: TaskControl) -> CheckReport:
         from cltui.analysis.check import CheckError, run_check
-        from cltui.capture.ranges import EnqueueRange
 
         def progress(ev: dict[str, Any]) -> None:
             et = ev.get("type")
@@ -69,7 +69,7 @@ def check_task(
         try:
             with lifecycle.scratch("check") as work_dir:
                 return run_check(
-                    capture, EnqueueRange(first, last), timeout=timeout, progress=progress,
+                    capture, rng, timeout=timeout, progress=progress,
                     cancel=control.cancel, work_dir=work_dir,
                 )
         except CheckError as exc:

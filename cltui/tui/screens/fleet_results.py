@@ -32,6 +32,7 @@ from cltui.tui.widgets.keys_footer import KeysFooter
 if TYPE_CHECKING:
     from cltui.analysis.explain.run import Runs
     from cltui.capture.capture import Capture
+    from cltui.capture.ranges import EnqueueRange
     from cltui.fleet.host import RunSettings
     from cltui.fleet.inventory import Host
     from cltui.replay.engine.schema import ToleranceSpec
@@ -47,7 +48,7 @@ _VERDICT = {"pass": "bold green", "fail": "bold red", "error": "bold red",
 
 
 def fleet_task(
-    capture: Capture, first: int, last: int, request: ReplayRequest
+    capture: Capture, rng: EnqueueRange, request: ReplayRequest
 ) -> Callable[[TaskControl], dict[str, Any]]:
     """The range on the inventory's hosts, as a :class:`ProgressScreen` task: the fleet
     report (``cltui fleet --json``'s)."""
@@ -60,7 +61,6 @@ def fleet_task(
         from cltui.fleet.job import run_fleet
         from cltui.process import lifecycle
 
-        rng = f"{first}" if first == last else f"{first}-{last}"
         tmp: Path | None = None
         keep = lifecycle.temp_dir("replay")  # the differing outputs, for the diff; the
         try:  # results screen removes it
@@ -85,7 +85,7 @@ def fleet_task(
             if tmp is not None:
                 lifecycle.remove(tmp)
         report["bundle"]["source"] = str(capture.path)
-        report["bundle"]["range"] = rng
+        report["bundle"]["range"] = str(rng)
         return report
 
     return run

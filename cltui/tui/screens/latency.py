@@ -26,6 +26,7 @@ from cltui.tui.screens.replay_progress import TaskControl, TaskFailed
 
 if TYPE_CHECKING:
     from cltui.capture.capture import Capture
+    from cltui.capture.ranges import EnqueueRange
     from cltui.latency.measure import Measured, Options
 
 __all__ = ["LatencyScreen", "latency_task"]
@@ -41,17 +42,16 @@ class WholeCellBars(ScrollBarRender):
 
 
 def latency_task(
-    capture: Capture, first: int, last: int, options: Options | None = None
+    capture: Capture, rng: EnqueueRange, options: Options | None = None
 ) -> Callable[[TaskControl], Measured]:
-    """The latency measurement of enqueues ``first..last`` as a :class:`ProgressScreen` task."""
+    """The latency measurement of ``rng`` as a :class:`ProgressScreen` task."""
 
     def run(control: TaskControl) -> Measured:
-        from cltui.capture.ranges import EnqueueRange
         from cltui.latency.measure import LatencyError, Options, measure
 
         control.progress(ProgressEvent(0.0, "planning"))
         try:
-            return measure(capture, EnqueueRange(first, last), (), options or Options(repeat=20),
+            return measure(capture, rng, (), options or Options(repeat=20),
                            control.progress, control.cancel)  # fmt: skip
         except LatencyError as exc:
             raise TaskFailed(str(exc)) from None

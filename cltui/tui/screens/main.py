@@ -42,12 +42,13 @@ from cltui.tui.workers import worker_token
 
 if TYPE_CHECKING:
     from cltui.capture.capture import Capture
+    from cltui.capture.ranges import EnqueueRange
     from cltui.tui.screens.following import Follower
     from cltui.tui.screens.memory import ScreenMemory
 
 __all__ = ["MainScreen", "RangeAction"]
 
-RangeAction = Callable[["Capture", int, int], None]  # capture, first number, last number
+RangeAction = Callable[["Capture", "EnqueueRange"], None]  # capture, the selected range
 
 
 
@@ -415,11 +416,10 @@ class MainScreen(PanesScreen):
         self._run_range_action(self.export)
 
     def _run_range_action(self, handler: RangeAction | None) -> None:
-        sel = self.enqueue_list.selection
-        if handler is None or self.capture is None or sel is None:
+        rng = self.enqueue_list.selected_range
+        if handler is None or self.capture is None or rng is None:
             return
-        cap = self.capture
-        handler(cap, int(cap.numbers[sel[0]]), int(cap.numbers[sel[1]]))
+        handler(self.capture, rng)
 
     def state(self) -> ScreenState:
         """A summary of what the screen shows (tests and the screenshot script read it)."""

@@ -37,7 +37,9 @@ from cltui.tui.widgets.tick_list import TickList, TickRadio
 
 if TYPE_CHECKING:
     from cltui.capture.capture import Capture
+    from cltui.capture.ranges import EnqueueRange
     from cltui.fleet.discover import HostDevices
+    from cltui.replay.plan import Plan
 
 __all__ = [
     "MODES",
@@ -148,14 +150,14 @@ class ReplayDialog(FormDialog[ReplayRequest]):
     ]
 
     def __init__(
-        self, capture: Capture, first: int, last: int, remembered: ReplaySettings | None = None
+        self, capture: Capture, rng: EnqueueRange, remembered: ReplaySettings | None = None
     ) -> None:
         super().__init__()
         self.remembered = remembered  # the last replay's settings on this capture
         self.settings: ReplaySettings = {}  # what was accepted, to remember
         self.capture = capture
-        self.first = first
-        self.last = last
+        self.rng = rng
+        self.plan: Plan | None = None  # the pre-flight's plan: the replay's too, in its mode
         self.devices: list[Device] = []
         self.device_choice: dict[str, str] = {}  # the default tick's rule and why
         self.listing = True
@@ -169,9 +171,8 @@ class ReplayDialog(FormDialog[ReplayRequest]):
         self._shown_ticked: list[str] = []  # the ticks the "ticked:" line describes
 
     def compose(self) -> ComposeResult:
-        what = f"{self.first}" if self.first == self.last else f"{self.first}-{self.last}"
         with Vertical(id="replay-box", classes="action-box"):
-            yield Label(f"Replay enqueues {what}", id="replay-title", classes="action-title")
+            yield Label(f"Replay enqueues {self.rng}", id="replay-title", classes="action-title")
             yield Label("Devices (space ticks, several allowed; ctrl+r or enter in a field starts)",
                         classes="action-label")
             yield TickList[str](id="replay-devices", compact=True)
@@ -237,7 +238,7 @@ class ReplayDialog(FormDialog[ReplayRequest]):
         from cltui.replay.devices import capture_devices
 
         try:
-            return capture_devices(self.capture, self.first, self.last)
+            return capture_devices(self.capture, self.rng.first, self.rng.last, self.rng.kernel)
         except Exception:  # only a default; the user picks anyway
             return []
 
@@ -288,7 +289,7 @@ class ReplayDialog(FormDialog[ReplayRequest]):
         self._show_remote(remote_ticked)
         self._default_ticked = self._shown_ticked = self._ticked()
         self._show_feasible()
-        self._check_feasible(list(devices))
+        self._check_feasible(list(devices), self.mode)
         if self.start_when_listed:  # asked for during the listing: the ticks are the rule's
             self.start_when_listed = False
             self.show_error("")
@@ -367,17 +368,16 @@ class ReplayDialog(FormDialog[ReplayRequest]):
 
     # ------------------------------------------------------------------ will it run there?
     @work(thread=True, exclusive=True, group="replay-feasible", exit_on_error=False)
-    def _check_feasible(self, devices: list[Device]) -> None:
+    def _check_feasible(self, devices: list[Device], mode: str) -> None:
         """The pre-flight of the range on every device (a child process each: it builds
-        the programs), then the marks."""
-        from cltui.capture.ranges import EnqueueRange
+        the programs), then the marks.  Its plan (``mode``'s) is kept for the replay."""
         from cltui.replay import feasibility
         from cltui.replay.plan import PlanError, build_plan
         from cltui.tui.workers import worker_token
 
         worker = get_current_worker()
         try:
-            plan = build_plan(self.capture, EnqueueRange(self.first, self.last), "chain")
+            self.plan = plan = build_plan(self.capture, self.rng, mode)
             found = feasibility.check(plan.to_manifest(), devices, plan.capture_path,
                                       cancel=worker_token(worker))  # fmt: skip
         except PlanError as exc:  # the replay itself says so again
@@ -446,6 +446,11 @@ class ReplayDialog(FormDialog[ReplayRequest]):
         selected = self.query_one("#replay-devices", SelectionList).selected
         ticked = [f"{d['id']} {d['name']}" for d in self.devices if d["id"] in selected]
         return ticked + [v for v in selected if rh.split_remote(v) is not None]
+
+    def plan_for(self, mode: str) -> Plan | None:
+        """The plan the pre-flight built, if it is ``mode``'s (the replay's then)."""
+        plan = self.plan
+        return plan if plan is not None and plan.manifest["source"]["mode"] == mode else None
 
     def show_error(self, text: str) -> None:
         self.query_one("#replay-error", Label).update(text)

@@ -39,7 +39,9 @@ from cltui.tui.screens.replay_dialog import ReplayRequest
 
 if TYPE_CHECKING:
     from cltui.capture.capture import Capture
+    from cltui.capture.ranges import EnqueueRange
     from cltui.replay.engine.schema import StepSpec
+    from cltui.replay.plan import Plan
     from cltui.replay.runner import ReplayJob
 
 __all__ = [
@@ -221,32 +223,32 @@ class ReplayOutcome:
 
 
 def replay_task(
-    capture: Capture, first: int, last: int, request: ReplayRequest
+    capture: Capture, rng: EnqueueRange, request: ReplayRequest, plan: Plan | None = None
 ) -> Callable[[TaskControl], ReplayOutcome]:
-    """The replay of enqueues ``first..last`` as a :class:`ProgressScreen` task."""
+    """The replay of ``rng`` as a :class:`ProgressScreen` task.  ``plan``: the range's plan
+    in the request's mode when it is built already (the replay dialog's pre-flight built it),
+    else it is built here; the tolerances go to the runner with the job (the engine lays them
+    over the plan's, which are none), so that one plan serves whatever the dialog's fields say."""
 
     def run(control: TaskControl) -> ReplayOutcome:
-
-        from cltui.capture.ranges import EnqueueRange
         from cltui.replay import runner
         from cltui.replay.plan import PlanError, build_plan
 
-        rng = EnqueueRange(first, last)
         control.progress(ProgressEvent(0.0, "planning"))
         try:
-            plan = build_plan(capture, rng, request.mode, request.tolerance,
-                              request.arg_tolerance)
+            planned = plan or build_plan(capture, rng, request.mode)
         except PlanError as exc:
             raise TaskFailed(str(exc)) from None
         if control.cancel.is_set():
             raise TaskFailed("replay cancelled")
-        manifest = plan.to_manifest()
+        manifest = planned.to_manifest()
         save_dir = lifecycle.temp_dir("replay")
         job = runner.start(
             manifest,
             request.devices,
-            data_root=plan.capture_path,
+            data_root=planned.capture_path,
             repeat=request.repeat,
+            tolerance=request.tolerance.to_dict(),
             arg_tolerance=request.arg_tolerance,
             timeout=request.timeout,
             save_dir=save_dir,

@@ -7,14 +7,13 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
-from textual.binding import Binding, BindingType
 from textual.geometry import Size
-from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from cltui.capture.model import ArgKind, Enqueue, KernelArg
 from cltui.tui.format import ellipsize, fmt_bytes
 from cltui.tui.messages import ArgumentSelected
+from cltui.tui.widgets.row_cursor import RowCursorView
 
 if TYPE_CHECKING:
     from cltui.capture.capture import Capture
@@ -25,7 +24,7 @@ COLUMNS = ("#", "name", "space", "type", "mem", "size", "value")  # value last: 
 MAX_WIDTH = (3, 24, 10, 28, 8, 9)  # caps for all but the value column
 
 
-class ArgsTable(ScrollView, can_focus=True):
+class ArgsTable(RowCursorView):
     """Arguments of the enqueue under the list cursor; the cursor row selects an argument.
 
     A Line API view (a handful of rows, redrawn per enqueue without a layout pass), so moving
@@ -38,19 +37,13 @@ class ArgsTable(ScrollView, can_focus=True):
         "args-table--dim",
     }
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up", "cursor(-1)", "Up", show=False),
-        Binding("down", "cursor(1)", "Down", show=False),
-        Binding("home", "edge(0)", "First", show=False),
-        Binding("end", "edge(1)", "Last", show=False),
-    ]
+    HEADER_ROWS = 1
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self._shown: int | None = None
         self.enqueue: Enqueue | None = None
         self.rows: list[tuple[str, ...]] = []
-        self.cursor_row = 0
         self.empty_text = "No enqueue"
         self._widths: list[int] = [len(c) for c in COLUMNS]
 
@@ -61,15 +54,12 @@ class ArgsTable(ScrollView, can_focus=True):
     def get_row_at(self, index: int) -> tuple[str, ...]:
         return self.rows[index]
 
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        return action not in ("scroll_left", "scroll_right", "page_left", "page_right")
-
     def show(self, cap: Capture, enq: Enqueue | None, arg: int | None) -> None:
         number = enq.number if enq is not None else None
         at = _row_of(enq, arg)
         if number == self._shown and enq is self.enqueue:
-            if at is not None and at != self.cursor_row:
-                self.move_cursor(at, announce=False)
+            if at is not None and at != self.cursor:
+                self._put_cursor(at)
             return
         self._shown = number
         self.enqueue = enq
@@ -83,41 +73,21 @@ class ArgsTable(ScrollView, can_focus=True):
             for i, cell in enumerate(row[:-1]):
                 widths[i] = max(widths[i], min(len(cell), MAX_WIDTH[i]))
         self._widths = widths
-        self.cursor_row = at if at is not None else 0
         self.virtual_size = Size(self.size.width, self.row_count + 1)
         self.scroll_to(y=0, animate=False, immediate=True)
-        self._scroll_cursor_visible()
-        self.refresh()
+        self._put_cursor(at if at is not None else 0)
 
     # ---------------------------------------------------------------- moving
-    def action_cursor(self, delta: int) -> None:
-        self.move_cursor(self.cursor_row + delta)
-
-    def action_edge(self, end: int) -> None:
-        self.move_cursor(self.row_count - 1 if end else 0)
-
-    def move_cursor(self, row: int, *, announce: bool = True) -> None:
-        if not self.rows:
-            return
-        row = max(0, min(row, self.row_count - 1))
-        changed = row != self.cursor_row
-        self.cursor_row = row
-        self._scroll_cursor_visible()
-        self.refresh()
-        if changed and announce and self.enqueue is not None:
+    def cursor_moved(self, row: int) -> None:
+        """The user's move: the panes show the argument of the row."""
+        if self.rows and self.enqueue is not None:
             self.post_message(ArgumentSelected(self.enqueue.args[row].index))
 
-    def on_click(self, event: events.Click) -> None:
-        if event.y >= 1:
-            self.move_cursor(round(self.scroll_y) + event.y - 1)
-
-    def _scroll_cursor_visible(self) -> None:
-        rows = max(1, self.scrollable_content_region.height - 1)
-        top = round(self.scroll_y)
-        if self.cursor_row < top:
-            self.scroll_to(y=self.cursor_row, animate=False, immediate=True)
-        elif self.cursor_row >= top + rows:
-            self.scroll_to(y=self.cursor_row - rows + 1, animate=False, immediate=True)
+    def _put_cursor(self, row: int) -> None:
+        """The cursor on the row of the argument shown elsewhere (said by no message)."""
+        self.set_reactive(ArgsTable.cursor, self.validate_cursor(row))
+        self.scroll_to_cursor()
+        self.refresh()
 
     def on_resize(self, event: events.Resize) -> None:
         self.virtual_size = Size(event.size.width, self.row_count + 1)
@@ -143,7 +113,7 @@ class ArgsTable(ScrollView, can_focus=True):
         if index >= self.row_count:
             return Strip.blank(width, self.rich_style)
         style = self.rich_style
-        if index == self.cursor_row:
+        if index == self.cursor:
             style = style + (
                 self.get_component_rich_style("args-table--cursor")
                 if self.has_focus else Style(reverse=True)

@@ -14,13 +14,13 @@ from textual.binding import Binding, BindingType
 from textual.cache import LRUCache
 from textual.geometry import Size
 from textual.message import Message
-from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.worker import get_current_worker
 
 from cltui.capture.cltypes import CType, decode_value, format_value
 from cltui.progress import CancelToken
 from cltui.tui.format import ellipsize
+from cltui.tui.widgets.row_cursor import RowCursorView
 from cltui.tui.workers import worker_token
 
 __all__ = ["BufferStats", "BufferView", "buffer_stats", "next_changed_row", "numeric_view"]
@@ -29,10 +29,7 @@ Bytes = npt.NDArray[np.uint8]
 CHUNK = 1 << 22  # elements per step when scanning whole buffers
 
 
-_NO_HORIZONTAL = frozenset({"scroll_left", "scroll_right", "page_left", "page_right"})
-
-
-class BufferView(ScrollView, can_focus=True):
+class BufferView(RowCursorView):
     """Element ``i`` of Pre and Post on one row; changed elements highlighted.
 
     Only the visible rows are decoded (``decode_value``/``format_value`` of the element type), so
@@ -48,16 +45,12 @@ class BufferView(ScrollView, can_focus=True):
     }
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up", "cursor(-1)", "Up", show=False),
-        Binding("down", "cursor(1)", "Down", show=False),
-        Binding("pageup", "page(-1)", "Page up", show=False),
-        Binding("pagedown", "page(1)", "Page down", show=False),
-        Binding("home", "edge(0)", "First", show=False),
-        Binding("end", "edge(1)", "Last", show=False),
         Binding("x", "toggle_hex", "Hex", tooltip="Toggle the hex view"),
         Binding("right_square_bracket,c", "change(1)", "Next change", key_display="]"),
         Binding("left_square_bracket,C", "change(-1)", "Prev change", key_display="["),
     ]
+
+    HEADER_ROWS = 1
 
     class ChangeNotFound(Message):
         def __init__(self, direction: int) -> None:
@@ -70,14 +63,9 @@ class BufferView(ScrollView, can_focus=True):
         self.post: Bytes | None = None
         self.ctype: CType | None = None
         self.hex_mode = False
-        self.cursor = 0
         self.empty_text = "No buffer"
         self._key: object = None
         self._cache: LRUCache[tuple[int, int, bool, int], Strip] = LRUCache(1024)
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        # rows always fit the width: the inherited horizontal scrolling keys do nothing here
-        return action not in _NO_HORIZONTAL
 
     # ------------------------------------------------------------------ data
     def set_buffers(
@@ -104,9 +92,9 @@ class BufferView(ScrollView, can_focus=True):
 
     def _reset(self) -> None:
         self._cache.clear()
-        self.cursor = max(0, min(self.cursor, self.row_count - 1))
+        self.cursor = self.cursor  # clamped to the rows there are now
         self.virtual_size = Size(self.size.width, self.row_count + 1)
-        self._scroll_cursor_visible()
+        self.scroll_to_cursor()
         self.refresh()
 
     @property
@@ -150,33 +138,6 @@ class BufferView(ScrollView, can_focus=True):
         return a is not None and b is not None and a != b
 
     # ---------------------------------------------------------------- moving
-    def action_cursor(self, delta: int) -> None:
-        self.move_cursor(self.cursor + delta)
-
-    def action_page(self, direction: int) -> None:
-        self.move_cursor(self.cursor + direction * max(1, self._rows_visible() - 1))
-
-    def action_edge(self, end: int) -> None:
-        self.move_cursor(self.row_count - 1 if end else 0)
-
-    def move_cursor(self, row: int) -> None:
-        row = max(0, min(row, self.row_count - 1))
-        if row != self.cursor:
-            self.cursor = row
-            self.refresh()
-        self._scroll_cursor_visible()
-
-    def _rows_visible(self) -> int:
-        return max(1, self.scrollable_content_region.height - 1)
-
-    def _scroll_cursor_visible(self) -> None:
-        rows = self._rows_visible()
-        top = round(self.scroll_y)
-        if self.cursor < top:
-            self.scroll_to(y=self.cursor, animate=False, immediate=True)
-        elif self.cursor >= top + rows:
-            self.scroll_to(y=self.cursor - rows + 1, animate=False, immediate=True)
-
     def action_change(self, direction: int) -> None:
         if self.pre is None or self.post is None:
             self.notify("Needs both a Pre and a Post dump", severity="warning", timeout=3)
@@ -206,7 +167,7 @@ class BufferView(ScrollView, can_focus=True):
     def on_resize(self, event: events.Resize) -> None:
         self._cache.clear()
         self.virtual_size = Size(event.size.width, self.row_count + 1)
-        self._scroll_cursor_visible()
+        self.scroll_to_cursor()
 
     def on_focus(self) -> None:
         self.refresh()

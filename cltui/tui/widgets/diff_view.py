@@ -14,7 +14,6 @@ import numpy as np
 from rich.segment import Segment
 from textual import work
 from textual.binding import Binding, BindingType
-from textual.message import Message
 from textual.strip import Strip
 from textual.worker import get_current_worker
 
@@ -56,15 +55,6 @@ class DiffView(BufferView):
         Binding("c", "change(1)", "Next change", show=False, tooltip="Next element Pre -> Post"),
         Binding("C", "change(-1)", "Prev change", show=False),
     ]
-
-    class CursorMoved(Message):
-        """The cursor is on another element (the screen says which and its values)."""
-
-    def move_cursor(self, row: int) -> None:
-        before = self.cursor
-        super().move_cursor(row)
-        if self.cursor != before:
-            self.post_message(self.CursorMoved())
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)

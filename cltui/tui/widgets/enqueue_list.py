@@ -14,15 +14,16 @@ from textual import events
 from textual.binding import Binding, BindingType
 from textual.cache import LRUCache
 from textual.geometry import Size
-from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from cltui.capture.model import EnqueueKind, EnqueueRow
+from cltui.capture.ranges import EnqueueRange
 from cltui.text.escape import escape_controls
 from cltui.tui.format import ellipsize, fmt_ns, fmt_size
 from cltui.tui.messages import CursorMoved, RangeChanged
 from cltui.tui.widgets.list_order import ListOrder, header_text, marked_name, next_same
 from cltui.tui.widgets.lost_rows import LostRows
+from cltui.tui.widgets.row_cursor import RowCursorView
 
 if TYPE_CHECKING:
     from cltui.capture.capture import Capture
@@ -43,10 +44,7 @@ BADGE_LEGEND = (
 MarkFn = Callable[[int], "tuple[str, Style] | None"]  # position -> one-cell badge and its style
 
 
-_NO_HORIZONTAL = frozenset({"scroll_left", "scroll_right", "page_left", "page_right"})
-
-
-class EnqueueList(ScrollView, can_focus=True):
+class EnqueueList(RowCursorView):
     """Every enqueue of a capture, one row each, rendered line by line from the index arrays.
 
     The cursor and the range are capture positions (log order); the view is the sorted array of
@@ -68,12 +66,6 @@ class EnqueueList(ScrollView, can_focus=True):
     }
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up", "cursor(-1)", "Up", show=False),
-        Binding("down", "cursor(1)", "Down", show=False),
-        Binding("pageup", "page(-1)", "Page up", show=False),
-        Binding("pagedown", "page(1)", "Page down", show=False),
-        Binding("home", "edge(0)", "First", show=False),
-        Binding("end", "edge(1)", "Last", show=False),
         Binding("shift+up", "extend(-1)", "Extend range up", show=False),
         Binding("shift+down", "extend(1)", "Extend range down", show=False),
         Binding("shift+pageup", "extend_page(-1)", "Extend range a page up", show=False),
@@ -94,12 +86,15 @@ class EnqueueList(ScrollView, can_focus=True):
         ),
         Binding("N", "same_kernel(-1)", "Previous same", show=False),
     ]
+    HEADER_ROWS = 1
+    # the list was just filled and the layout has not shown its scrollbar yet (Textual scrolls
+    # only a widget whose scrollbar shows): a cursor restored at load was left below the rows
+    FORCE_SCROLL = True
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self.capture: Capture | None = None
-        self.view: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
-        self.cursor = 0  # index into view
+        self.view: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)  # the cursor indexes it
         self.range_anchor: int | None = None  # capture position
         self.range: tuple[int, int] | None = None  # capture positions, inclusive
         self.visual = False
@@ -117,10 +112,6 @@ class EnqueueList(ScrollView, can_focus=True):
         self.highlight: list[re.Pattern[str]] = []  # the filter's kernel-name patterns
         self.sort_label = ""  # the header's column that the view is sorted by ("" log order)
         self.sort_descending = False
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        # rows always fit the width: the inherited horizontal scrolling keys do nothing here
-        return action not in _NO_HORIZONTAL
 
     # ------------------------------------------------------------------ data
     def set_capture(self, capture: Capture) -> None:
@@ -153,20 +144,22 @@ class EnqueueList(ScrollView, can_focus=True):
         self._order = ListOrder(self.view, len(self.capture) if self.capture else 0)
         if highlight is not None:
             self.highlight = highlight
-        self.cursor = 0
-        if current is not None and len(self.view):
-            self.cursor = self._order.nearest(current)
         self._cache.clear()
         in_log_order = self._order.ascending
         self._rows = self._lost.rows(self.view) if self._lost and in_log_order else None
         if self._rows is not None:
             self._row_of = np.flatnonzero(self._rows >= 0).astype(np.int64)
+        self.cursor = self._order.nearest(current) if current is not None and len(self.view) else 0
         self.virtual_size = Size(self.size.width, self._row_count() + 1)
-        self._scroll_cursor_visible()
+        self.scroll_to_cursor()
         self.refresh()
-        self._cursor_changed()
+        self._cursor_changed()  # (the same index, another enqueue: the watcher said nothing)
         if self.cursor_pos != current:  # the filter moved the cursor: a motion like any other
             self._range_follows(False)
+
+    @property
+    def row_count(self) -> int:
+        return len(self.view)
 
     @property
     def cursor_pos(self) -> int | None:
@@ -182,32 +175,33 @@ class EnqueueList(ScrollView, can_focus=True):
         pos = self.cursor_pos
         return None if pos is None else (pos, pos)
 
+    @property
+    def selected_range(self) -> EnqueueRange | None:
+        """:attr:`selection` as the enqueue numbers every range command takes (replay,
+        export, check, latency, experiment, fleet, copy)."""
+        sel = self.selection
+        if self.capture is None or sel is None:
+            return None
+        numbers = self.capture.numbers
+        return EnqueueRange(int(numbers[sel[0]]), int(numbers[sel[1]]))
+
     def move_to(self, pos: int) -> bool:
         """Put the cursor on capture position ``pos``; False if the view hides it."""
         i = self._order.index_of(pos)
         if i is None:
             return False
-        self._set_cursor(i)
+        self.move_cursor(i)
         return True
 
     # --------------------------------------------------------------- actions
     # The selection model: the range always ends at the cursor (the anchor is its other end).
     # A plain move or jump drops the range; in visual mode every move (arrows, pages, jumps,
     # marks, n/N, w/W, a filter that moves the cursor) extends it; shift+move extends it.
-    def action_cursor(self, delta: int) -> None:
-        self._set_cursor(self.cursor + delta)
-
-    def action_page(self, direction: int) -> None:
-        self.action_cursor(direction * max(1, self._rows_visible() - 1))
-
-    def action_edge(self, end: int) -> None:
-        self._set_cursor(len(self.view) - 1 if end else 0)
-
     def action_extend(self, delta: int) -> None:
-        self._set_cursor(self.cursor + delta, extend=True)
+        self.move_cursor(self.cursor + delta, extend=True)
 
     def action_extend_page(self, direction: int) -> None:
-        self.action_extend(direction * max(1, self._rows_visible() - 1))
+        self.action_extend(direction * self.page_rows())
 
     def action_visual(self) -> None:
         self.visual = not self.visual
@@ -256,39 +250,32 @@ class EnqueueList(ScrollView, can_focus=True):
             where = "after" if direction > 0 else "before"
             self.notify(f"No {name} enqueue {where} this one", severity="warning", timeout=3)
             return
-        self._set_cursor(target)
+        self.move_cursor(target)
 
     # --------------------------------------------------------------- helpers
     def _row_count(self) -> int:
         return len(self.view) if self._rows is None else len(self._rows)
 
-    def _row_of_index(self, index: int) -> int:
-        """The screen row (from 0, below the header) of view index ``index``."""
-        return index if self._rows is None else int(self._row_of[index])
+    def screen_row(self, row: int) -> int:
+        """The screen row (from 0, below the header) of view index ``row``."""
+        return row if self._rows is None else int(self._row_of[row])
 
-    def _index_of_row(self, row: int) -> int:
-        """The view index of screen row ``row``: a lost row gives the enqueue after it."""
-        return row if self._rows is None else int(np.searchsorted(self._row_of, row))
+    def row_at(self, line: int) -> int:
+        """The view index of screen row ``line``: a lost row gives the enqueue after it."""
+        return line if self._rows is None else int(np.searchsorted(self._row_of, line))
 
     def _in_view(self, pos: int) -> bool:
         return self._order.index_of(pos) is not None
 
-    def _rows_visible(self) -> int:
-        return max(1, self.scrollable_content_region.height - 1)
-
-    def _set_cursor(self, index: int, *, extend: bool = False) -> None:
-        """Move the cursor (a motion): the range follows it when ``extend`` (shift) or in
-        visual mode, else it is dropped: the range never outlives the cursor."""
+    def move_cursor(self, row: int, *, extend: bool = False) -> None:
+        """Move the cursor to view index ``row`` (a motion): the range follows it when
+        ``extend`` (shift) or in visual mode, else it is dropped: the range never outlives
+        the cursor."""
         if not len(self.view):
             return
         if extend and (self.range is None or self.range_anchor is None):
             self.range_anchor = self.cursor_pos
-        index = max(0, min(index, len(self.view) - 1))
-        if index != self.cursor:
-            self.cursor = index
-            self.refresh()
-        self._scroll_cursor_visible()
-        self._cursor_changed()
+        super().move_cursor(row)
         self._range_follows(extend)
 
     def _range_follows(self, extend: bool) -> None:
@@ -305,6 +292,9 @@ class EnqueueList(ScrollView, can_focus=True):
             self.refresh()
         if had or say:  # a plain move without a range says nothing more (CursorMoved does)
             self.post_message(RangeChanged(None, None))
+
+    def cursor_moved(self, row: int) -> None:
+        self._cursor_changed()
 
     def _cursor_changed(self) -> None:
         pos = self.cursor_pos
@@ -324,37 +314,16 @@ class EnqueueList(ScrollView, can_focus=True):
         self.refresh()
         self.post_message(RangeChanged(*self.range))
 
-    def scroll_to_cursor(self) -> None:
-        """Scroll so that the cursor's row shows (the least scroll that does)."""
-        self._scroll_cursor_visible()
-
-    def _scroll_cursor_visible(self) -> None:
-        rows = self._rows_visible()
-        top = round(self.scroll_y)
-        row = self._row_of_index(self.cursor) if len(self.view) else 0
-        # force: the list was just filled and the layout has not shown its scrollbar yet
-        # (Textual scrolls only a widget whose scrollbar shows): a cursor restored at load
-        # was left below the rows shown
-        if row < top:
-            self.scroll_to(y=row, animate=False, immediate=True, force=True)
-        elif row >= top + rows:
-            self.scroll_to(y=row - rows + 1, animate=False, immediate=True, force=True)
-
     # ------------------------------------------------------------- rendering
     def on_resize(self, event: events.Resize) -> None:
         self.virtual_size = Size(event.size.width, self._row_count() + 1)
-        self._scroll_cursor_visible()
+        self.scroll_to_cursor()
 
     def on_focus(self) -> None:
         self.refresh()
 
     def on_blur(self) -> None:
         self.refresh()
-
-    def on_click(self, event: events.Click) -> None:
-        row = event.y - 1
-        if row >= 0:
-            self._set_cursor(self._index_of_row(round(self.scroll_y) + row))
 
     def _columns(self, width: int) -> tuple[int, int, int, int]:
         """Widths of (number, kind, kernel, geometry); time is 9 and data 4."""
@@ -382,7 +351,7 @@ class EnqueueList(ScrollView, can_focus=True):
             entry = int(self._rows[index])
             if entry < 0:
                 return self._lost_row(LostRows.number(entry), width)
-            pos, index = entry, self._index_of_row(index)
+            pos, index = entry, self.row_at(index)
         else:
             pos = int(self.view[index])
         flags = 0

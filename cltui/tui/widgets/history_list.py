@@ -11,12 +11,12 @@ from textual import events
 from textual.binding import Binding, BindingType
 from textual.geometry import Size
 from textual.message import Message
-from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from cltui.capture.history import ACCESSES, ResourceHistory
 from cltui.text.escape import escape_controls
 from cltui.tui.format import ellipsize
+from cltui.tui.widgets.row_cursor import RowCursorView
 
 __all__ = ["ACCESS_TEXT", "HistoryList"]
 
@@ -37,7 +37,7 @@ _STYLES = {
 }
 
 
-class HistoryList(ScrollView, can_focus=True):
+class HistoryList(RowCursorView):
     """Rows of a :class:`ResourceHistory`; ``enter`` posts :class:`HistoryList.Chosen`."""
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
@@ -47,14 +47,9 @@ class HistoryList(ScrollView, can_focus=True):
     }
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up", "cursor(-1)", "Up", show=False),
-        Binding("down", "cursor(1)", "Down", show=False),
-        Binding("pageup", "page(-1)", "Page up", show=False),
-        Binding("pagedown", "page(1)", "Page down", show=False),
-        Binding("home", "edge(0)", "First", show=False),
-        Binding("end", "edge(1)", "Last", show=False),
         Binding("enter", "choose", "Go to", tooltip="Go to the enqueue of this row"),
     ]
+    PAGE_OVERLAP = 0
 
     class Chosen(Message):
         """The user chose the enqueue of a row (None: the creation or the release)."""
@@ -67,50 +62,22 @@ class HistoryList(ScrollView, can_focus=True):
         super().__init__(id=id)
         self.history = history
         self.current = current  # the row of the enqueue the user came from
-        self.cursor = current if current is not None else 0
+        self.set_reactive(HistoryList.cursor, current if current is not None else 0)
 
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        return action not in ("scroll_left", "scroll_right", "page_left", "page_right")
+    @property
+    def row_count(self) -> int:
+        return len(self.history)
 
     def on_mount(self) -> None:
         self.virtual_size = Size(self.size.width, len(self.history))
-        self.call_after_refresh(self._scroll_cursor_visible, center=True)
+        self.call_after_refresh(self.scroll_to_cursor, center=True)
 
     def on_resize(self, event: events.Resize) -> None:
         self.virtual_size = Size(event.size.width, len(self.history))
 
-    def action_cursor(self, delta: int) -> None:
-        self.move_cursor(self.cursor + delta)
-
-    def action_page(self, direction: int) -> None:
-        self.move_cursor(self.cursor + direction * max(1, self.scrollable_content_region.height))
-
-    def action_edge(self, end: int) -> None:
-        self.move_cursor(len(self.history) - 1 if end else 0)
-
-    def move_cursor(self, row: int) -> None:
-        if not len(self.history):
-            return
-        self.cursor = max(0, min(row, len(self.history) - 1))
-        self._scroll_cursor_visible()
-        self.refresh()
-
     def action_choose(self) -> None:
         if len(self.history):
             self.post_message(self.Chosen(self.history.event(self.cursor).number))
-
-    def on_click(self, event: events.Click) -> None:
-        self.move_cursor(round(self.scroll_y) + event.y)
-
-    def _scroll_cursor_visible(self, center: bool = False) -> None:
-        rows = max(1, self.scrollable_content_region.height)
-        top = round(self.scroll_y)
-        if center:
-            self.scroll_to(y=max(0, self.cursor - rows // 2), animate=False, immediate=True)
-        elif self.cursor < top:
-            self.scroll_to(y=self.cursor, animate=False, immediate=True)
-        elif self.cursor >= top + rows:
-            self.scroll_to(y=self.cursor - rows + 1, animate=False, immediate=True)
 
     def render_line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width

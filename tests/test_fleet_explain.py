@@ -22,7 +22,7 @@ from cltui.commands.fleet_text import print_fleet
 from cltui.fleet.explain import explain_targets
 from tests.schemas import validate
 from tests.sshd_hosts import HostSpec, SshHosts
-from tests.test_fleet import _icd_folder
+from tests.fleet_setup import icd_folder
 
 pytestmark = [pytest.mark.device, pytest.mark.slow, pytest.mark.child]
 
@@ -35,7 +35,7 @@ def lab(ssh_hosts: Callable[[list[HostSpec]], SshHosts], tmp_path_factory: pytes
         ) -> tuple[Path, Path]:
     """Two hosts (PoCL only, Oclgrind only): the inventory, and the folder of the run."""
     root = tmp_path_factory.mktemp("lab")
-    pocl, grind = _icd_folder(root, "pocl"), _icd_folder(root, "oclgrind")
+    pocl, grind = icd_folder(root, "pocl"), icd_folder(root, "oclgrind")
     hosts = ssh_hosts([HostSpec("pocl", env={"OCL_ICD_VENDORS": str(pocl)}),
                        HostSpec("grind", env={"OCL_ICD_VENDORS": str(grind)})])  # fmt: skip
     inv = root / "lab.ini"

@@ -1,4 +1,4 @@
-"""Experiments in the app (keys of :class:`cltui.tui.app.CltuiApp`):
+"""Experiments in the app (range commands of :mod:`cltui.tui.range_commands`):
 
 * ``E``: the focused enqueue's program in ``$VISUAL``/``$EDITOR`` (the app suspends and
   comes back), then the experiment dialog with the edited source as the change;
@@ -25,7 +25,7 @@ from cltui.process import lifecycle
 from cltui.progress import CancelToken, ProgressEvent
 from cltui.replay.experiment.report import AbReport
 from cltui.replay.experiment.variant import ProgramChange, VariantError
-from cltui.tui.actions import refuse_without_kernels
+from cltui.tui.range_commands import refuse_without_kernels, selection
 from cltui.tui.screens.ab_results import AbResultsScreen
 from cltui.tui.screens.experiment_dialog import ExperimentDialog, ExperimentRequest
 from cltui.tui.screens.replay_progress import ProgressScreen, TaskControl, TaskFailed
@@ -42,21 +42,13 @@ if TYPE_CHECKING:
 __all__ = ["edit_program", "start_experiment"]
 
 
-def _selection(screen: MainScreen) -> tuple[Capture, int, int] | None:
-    cap = screen.capture
-    sel = screen.enqueue_list.selection if cap is not None else None
-    if cap is None or sel is None:
-        return None
-    return cap, int(cap.numbers[sel[0]]), int(cap.numbers[sel[1]])
-
-
 def _range(first: int, last: int) -> str:
     return f"{first}" if first == last else f"{first}-{last}"
 
 
 def edit_program(app: App[Any], screen: MainScreen) -> None:
     """``E``: edit the focused enqueue's program, then the dialog with that change."""
-    picked = _selection(screen)
+    picked = selection(screen)
     enq = screen.details.enqueue
     if picked is None or enq is None:
         return
@@ -104,7 +96,7 @@ def _edit(app: App[Any], text: str, name: str) -> str | None:
 def start_experiment(app: App[Any], screen: MainScreen, program: ProgramChange | None = None,
                      *, kernel: str | None = None) -> None:  # fmt: skip
     """``X``: the dialog, then an A/B or a sweep of the selected range."""
-    picked = _selection(screen)
+    picked = selection(screen)
     if picked is None:
         return
     cap, first, last = picked

@@ -54,7 +54,8 @@ SCENES = [
     Scene("15-jump", "opencv_tapi_pocl", (120, 36), keys=["colon"], text="63"),
     Scene("16-help", "images_svm_pocl", (120, 36), keys=["question_mark"]),
     Scene("17-palette", "images_svm_pocl", (120, 36), keys=["ctrl+p"], text="jump"),
-    # range actions (cltui/tui/actions.py): replay, results, three-way diff, export, check, diverge
+    # range commands (cltui/tui/range_commands.py): replay, results, three-way diff, export,
+    # check, diverge
     Scene("18-replay-dialog", "images_svm_pocl", (120, 36), jump=0,
           keys=["shift+down"] * 8 + ["r"]),
     Scene("19-replay-results", "pyopencl_lib_pocl", (140, 36), jump=20,

@@ -20,9 +20,9 @@ import pytest
 
 from cltui.commands.fleet_text import print_fleet
 from cltui.fleet.explain import explain_targets
+from tests.fleet_setup import icd_folder
 from tests.schemas import validate
 from tests.sshd_hosts import HostSpec, SshHosts
-from tests.fleet_setup import icd_folder
 
 pytestmark = [pytest.mark.device, pytest.mark.slow, pytest.mark.child]
 

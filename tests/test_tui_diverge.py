@@ -10,8 +10,8 @@ import pytest
 
 from cltui.analysis.diverge import diverge as _REAL_DIVERGE
 from cltui.progress import CancelToken, ProgressEvent
-from cltui.tui.actions import MARKS, shared_opener
 from cltui.tui.app import CltuiApp, make_app
+from cltui.tui.two_captures import MARKS, shared_opener
 from tests.test_tui_replay import SIZE, aio, loaded, wait_for
 
 _REPORTS: dict[tuple[str, str], Any] = {}

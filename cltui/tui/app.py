@@ -19,13 +19,14 @@ from textual.screen import Screen
 from textual.widgets import Input, TextArea
 
 from cltui.progress import CancelToken, ProgressFn
-from cltui.tui import actions
 from cltui.tui.keys import KeyGate
 from cltui.tui.messages import CaptureLoaded
+from cltui.tui.range_commands import RangeAction, Start, on_selection
 from cltui.tui.screens.help import HelpScreen
-from cltui.tui.screens.main import MainScreen, RangeAction
+from cltui.tui.screens.main import MainScreen
 from cltui.tui.screens.reading import Opener
 from cltui.tui.styles import stylesheet_paths
+from cltui.tui.two_captures import Divergence, shared_opener
 
 if TYPE_CHECKING:
     from cltui.capture.capture import Capture
@@ -81,13 +82,6 @@ class CltuiApp(App[None]):
         Binding("c", "switch_capture", "Other capture", tooltip="Switch between captures A and B"),
         Binding("d", "divergent(1)", "First divergent", tooltip="First enqueue where A and B part"),
         Binding("D", "divergent(0)", "Next divergent", show=False),
-        Binding("C", "check", "Check", tooltip="Oclgrind checks of the selected range"),
-        Binding("E", "edit_program", "Edit kernel", show=False,
-                tooltip="Edit the focused enqueue's program in $EDITOR, then try it (A/B)"),
-        Binding("X", "experiment", "Experiment", show=False,
-                tooltip="Try options, defines or work sizes on the range (A/B or a sweep)"),
-        Binding("L", "latency", "Latency", show=False,
-                tooltip="Launch latency of the selected range"),
         Binding("question_mark,f1", "help", "Help", key_display="?",
                 tooltip="Every key of this screen"),
     ]
@@ -96,7 +90,7 @@ class CltuiApp(App[None]):
         super().__init__(ansi_color=True if ansi else None)
         self.captures = list(screens)
         self.current = 0
-        self.divergence: actions.Divergence | None = None
+        self.divergence: Divergence | None = None
         self.exit_line: str | None = None  # why the app exited 2 (see bad_input)
         self.latency_options: Options | None = None  # L's measurement (tests: fewer repeats)
         self.key_gate = KeyGate(self)  # keys in order, each once the one before is done
@@ -140,7 +134,7 @@ class CltuiApp(App[None]):
             self.install_screen(screen, name=f"capture-{i}")
         self.push_screen("capture-0")
         if len(self.captures) > 1:
-            self.divergence = actions.Divergence(self, self.captures)
+            self.divergence = Divergence(self, self.captures)
             self.divergence.start()
 
     def on_capture_loaded(self, message: CaptureLoaded) -> None:
@@ -154,21 +148,6 @@ class CltuiApp(App[None]):
     def action_help(self) -> None:
         """? on a screen without a help of its own (results, diff, findings, dialogs)."""
         self.push_screen(HelpScreen(self.screen.active_bindings))
-
-    def action_check(self) -> None:
-        actions.start_check(self, self.main)
-
-    def action_edit_program(self) -> None:
-        from cltui.tui import experiment
-
-        experiment.edit_program(self, self.main)
-
-    def action_experiment(self) -> None:
-        from cltui.tui import experiment
-
-        experiment.start_experiment(self, self.main)
-    def action_latency(self) -> None:
-        actions.start_latency(self, self.main, self.latency_options)
 
     @property
     def main(self) -> MainScreen:
@@ -187,15 +166,10 @@ class CltuiApp(App[None]):
             return not isinstance(self.screen, HelpScreen | CommandPalette)
         if action == "switch_capture":
             return len(self.captures) > 1
-        on_main = ("divergent", "check", "edit_program", "experiment", "latency")
-        if action in on_main and not isinstance(self.screen, MainScreen):
-            return False  # browser keys: hidden on the action screens
         if action == "divergent":
-            if len(self.captures) < 2:
-                return False
+            if len(self.captures) < 2 or not isinstance(self.screen, MainScreen):
+                return False  # a browser key: hidden on the action screens
             return None if self.divergence is None or not self.divergence.ready else True
-        if action in ("check", "edit_program", "experiment", "latency"):
-            return True if self.main.capture is not None else None
         return True
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
@@ -253,28 +227,26 @@ def make_app(
     """The app on one capture, or on two (``c`` switches).  Opening happens in a worker.
 
     ``opener(path, progress, cancel)`` replaces :func:`open_capture` (tests, benchmarks);
-    ``replay``/``export`` receive ``(capture, EnqueueRange)`` for the selected
-    range (default: the replay and export dialogs of :mod:`cltui.tui.actions`); their keys are
-    greyed out until the capture is loaded.  ``ansi`` uses the terminal's 16 ANSI colours
+    ``replay``/``export`` receive ``(capture, first_number, last_number)`` for the selected
+    range instead of the replay and export dialogs of :mod:`cltui.tui.range_commands` (whose
+    keys are greyed out until the capture is loaded).  ``ansi`` uses the terminal's 16 ANSI colours
     (see :func:`wants_ansi`).  ``remember`` keeps bookmarks, filters, the position and the
     replay settings per capture in the user's state folder (:mod:`cltui.tui.capture_state`).
     """
     open_fn = opener or _open
     paths = [Path(path)] + ([Path(path_b)] if path_b is not None else [])
     if len(paths) > 1:  # the divergence worker opens both; each is indexed once
-        open_fn = actions.shared_opener(open_fn)
-    replay = replay or (lambda cap, rng: actions.start_replay(app, cap, rng))
-    export = export or (lambda cap, rng: actions.start_export(app, cap, rng))
+        open_fn = shared_opener(open_fn)
+    hooks = {"replay": replay, "export": export}
+    starts: dict[str, Start] = {k: on_selection(v) for k, v in hooks.items() if v is not None}
     screens = [
         MainScreen(
             p,
             open_fn,
             label="" if len(paths) == 1 else f"{'AB'[i]}: ",
-            replay=replay,
-            export=export,
+            starts=starts,
             remember=remember,
         )
         for i, p in enumerate(paths)
     ]
-    app = CltuiApp(screens, ansi=ansi)
-    return app
+    return CltuiApp(screens, ansi=ansi)

@@ -1,4 +1,4 @@
-"""Experiments in the app (keys of :class:`cltui.tui.app.CltuiApp`):
+"""Experiments in the app (range commands of :mod:`cltui.tui.range_commands`):
 
 * ``E``: the focused enqueue's program in ``$VISUAL``/``$EDITOR`` (the app suspends and
   comes back), then the experiment dialog with the edited source as the change;
@@ -25,7 +25,7 @@ from cltui.process import lifecycle
 from cltui.progress import CancelToken, ProgressEvent
 from cltui.replay.experiment.report import AbReport
 from cltui.replay.experiment.variant import ProgramChange, VariantError
-from cltui.tui.actions import refuse_without_kernels
+from cltui.tui.range_commands import refuse_without_kernels, selection
 from cltui.tui.screens.ab_results import AbResultsScreen
 from cltui.tui.screens.experiment_dialog import ExperimentDialog, ExperimentRequest
 from cltui.tui.screens.replay_progress import ProgressScreen, TaskControl, TaskFailed
@@ -43,14 +43,9 @@ if TYPE_CHECKING:
 __all__ = ["edit_program", "start_experiment"]
 
 
-def _selection(screen: MainScreen) -> tuple[Capture, EnqueueRange] | None:
-    cap, rng = screen.capture, screen.enqueue_list.selected_range
-    return None if cap is None or rng is None else (cap, rng)
-
-
 def edit_program(app: App[Any], screen: MainScreen) -> None:
     """``E``: edit the focused enqueue's program, then the dialog with that change."""
-    picked = _selection(screen)
+    picked = selection(screen)
     enq = screen.details.enqueue
     if picked is None or enq is None:
         return
@@ -98,7 +93,7 @@ def _edit(app: App[Any], text: str, name: str) -> str | None:
 def start_experiment(app: App[Any], screen: MainScreen, program: ProgramChange | None = None,
                      *, kernel: str | None = None) -> None:  # fmt: skip
     """``X``: the dialog, then an A/B or a sweep of the selected range."""
-    picked = _selection(screen)
+    picked = selection(screen)
     if picked is None:
         return
     cap, rng = picked

@@ -1,8 +1,11 @@
-"""The list's view on the browser screen: the kernel-name and kind filters (``/``, ``t``)
-and the jump to an enqueue number (``:``, ``g``).  :class:`MainScreen` is the one subclass
-(it declares the keys)."""
+"""What the browser's enqueue list shows and where: the filter language and the kind filter
+(``/``, ``t``), the sort (``S``, ``O``) and the jump to an enqueue number (``:``, ``g``).
+:class:`ListFilter` owns that state and each prompt's history; the browser screen declares
+the keys and hands them here."""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -18,34 +21,43 @@ from cltui.capture.query import (
 )
 from cltui.tui.screens.kinds import KindScreen
 from cltui.tui.screens.prompt import PromptScreen
-from cltui.tui.screens.reading import ReadingScreen
 
-__all__ = ["PROMPT_HISTORY", "FilteringScreen"]
+if TYPE_CHECKING:
+    from cltui.capture.capture import Capture
+    from cltui.tui.screens.main import MainScreen
+
+__all__ = ["PROMPT_HISTORY", "ListFilter"]
 
 PROMPT_HISTORY = 50  # lines each prompt remembers per capture
 
 
-class FilteringScreen(ReadingScreen):
-    """Filters and jumps in the enqueue list of the capture the screen has read."""
+class ListFilter:
+    """Filters, sorts and jumps in the enqueue list of the capture the screen shows."""
 
-    name_filter: str
-    kind_filter: set[EnqueueKind] | None
-    list_sort: tuple[str, bool]  # (SORT_KEYS key, descending)
-    prompt_history: dict[str, list[str]]  # "filter", "jump": oldest first
-    # the capture whose global work items were read (sort by size), and them
-    _work_items_of: tuple[object, npt.NDArray[np.int64]] | None = None
+    def __init__(self, screen: MainScreen) -> None:
+        self.screen = screen
+        self.name_filter = ""  # the filter language's text (cltui.capture.query)
+        self.kind_filter: set[EnqueueKind] | None = None  # None: every kind
+        self.list_sort = ("number", False)  # (SORT_KEYS key, descending)
+        self.prompt_history: dict[str, list[str]] = {}  # "filter", "jump": oldest first
+        # the capture whose global work items were read (sort by size), and them
+        self._work_items_of: tuple[object, npt.NDArray[np.int64]] | None = None
+
+    @property
+    def capture(self) -> Capture | None:
+        return self.screen.capture
 
     # ----------------------------------------------------------------- filters
-    def action_filter(self) -> None:
+    def open_filter(self) -> None:
         if self.capture is None:
             return
         before = (self.name_filter, self.kind_filter)
-        at = self.enqueue_list.cursor_pos
+        at = self.screen.enqueue_list.cursor_pos
         prompt = PromptScreen(
             "Filter (as you type)", FILTER_HELP, self.name_filter, "kernel:sobel time>1ms",
             on_change=self._filter_as_typed, history=self.prompt_history.get("filter", []),
         )
-        self.app.push_screen(prompt, lambda text: self._apply_name_filter(text, before, at))
+        self.screen.app.push_screen(prompt, lambda text: self._apply_name_filter(text, before, at))
 
     def _filter_as_typed(self, text: str) -> str | None:
         """Filter while the prompt is open; the error of a word not understood, if any."""
@@ -62,7 +74,7 @@ class FilteringScreen(ReadingScreen):
             if (self.name_filter, self.kind_filter) != before:
                 self.set_filter(*before)
                 if at is not None:
-                    self.enqueue_list.move_to(at)
+                    self.screen.enqueue_list.move_to(at)
             return
         self.remember_prompt("filter", text.strip())
         if not self.set_filter(text.strip(), self.kind_filter):  # said why; back as it was
@@ -75,14 +87,14 @@ class FilteringScreen(ReadingScreen):
         history = [t for t in self.prompt_history.get(which, []) if t != text]
         self.prompt_history[which] = [*history, text][-PROMPT_HISTORY:]
 
-    def action_kinds(self) -> None:
+    def open_kinds(self) -> None:
         cap = self.capture
         if cap is None:
             return
         values, counts = np.unique(cap.kinds, return_counts=True)
         present = {EnqueueKind(int(v)): int(c) for v, c in zip(values, counts, strict=True)}
         chosen = self.kind_filter if self.kind_filter is not None else set(present)
-        self.app.push_screen(KindScreen(present, chosen), self._apply_kind_filter)
+        self.screen.app.push_screen(KindScreen(present, chosen), self._apply_kind_filter)
 
     def _apply_kind_filter(self, kinds: set[EnqueueKind] | None) -> None:
         if kinds is None or self.capture is None:
@@ -97,10 +109,10 @@ class FilteringScreen(ReadingScreen):
             matched = self.apply_filter(name, kinds)
         except CaptureError as exc:
             msg = str(exc)
-            self.notify(msg[:1].upper() + msg[1:], severity="error", markup=False)
+            self.screen.notify(msg[:1].upper() + msg[1:], severity="error", markup=False)
             return False
         if not matched:
-            self.notify("No enqueue matches the filter", severity="warning", timeout=4)
+            self.screen.notify("No enqueue matches the filter", severity="warning", timeout=4)
         return True
 
     def apply_filter(self, name: str, kinds: set[EnqueueKind] | None) -> int:
@@ -124,18 +136,18 @@ class FilteringScreen(ReadingScreen):
         if key == "size" and items is None:  # (still being read: log order meanwhile)
             key, descending = "number", False
         ordered = sort_positions(cap, positions, key, descending, items)
-        self.enqueue_list.set_view(ordered, highlight=query.highlight)
+        self.screen.enqueue_list.set_view(ordered, highlight=query.highlight)
         parts = []
         if name:
             parts.append(f"filter {name!r}")
         if kinds is not None:
             parts.append("kinds " + ",".join(k.label for k in sorted(kinds)))
         filter_text = f"{' '.join(parts)}: {len(positions):,}/{len(cap):,}" if parts else ""
-        self.status.set_parts(filter_text=filter_text)
+        self.screen.status.set_parts(filter_text=filter_text)
         return len(positions)
 
     # -------------------------------------------------------------------- sort
-    def action_sort(self, step: int) -> None:
+    def sort_step(self, step: int) -> None:
         """``step`` 1: the next column to sort by (its natural direction); 0: reverse."""
         if self.capture is None:
             return
@@ -156,7 +168,7 @@ class FilteringScreen(ReadingScreen):
             self._read_work_items(descending)
             return
         self.list_sort = (key, descending)
-        lst = self.enqueue_list
+        lst = self.screen.enqueue_list
         label = next(h for k, h, _ in SORT_KEYS if k == key)
         lst.sort_label = "" if (key, descending) == ("number", False) else label
         lst.sort_descending = descending
@@ -165,7 +177,7 @@ class FilteringScreen(ReadingScreen):
         how = "slowest first" if key == "time" and descending else "largest first" if (
             key == "size" and descending) else (
             "descending" if descending else "ascending")
-        self.notify(f"Sorted by {label} ({how})", timeout=2)
+        self.screen.notify(f"Sorted by {label} ({how})", timeout=2)
 
     def _work_items(self) -> npt.NDArray[np.int64] | None:
         got = self._work_items_of
@@ -176,14 +188,14 @@ class FilteringScreen(ReadingScreen):
         cap = self.capture
         if cap is None:
             return
-        self.notify("Reading the kernel enqueues' global sizes ...", timeout=3)
+        self.screen.notify("Reading the kernel enqueues' global sizes ...", timeout=3)
 
         def work() -> None:
             reader = reader_of(cap)
             try:
                 items = reader.call(work_items_of) if reader is not None else cap.work_items()
             except CaptureError as exc:  # the reader gone, a log that cannot be read
-                self.app.call_from_thread(self.notify, f"Cannot sort by size: {exc}",
+                self.screen.app.call_from_thread(self.screen.notify, f"Cannot sort by size: {exc}",
                                           severity="error", markup=False)  # fmt: skip
                 return
 
@@ -192,17 +204,17 @@ class FilteringScreen(ReadingScreen):
                     self._work_items_of = (cap, items)
                     self.set_sort("size", descending)
 
-            self.app.call_from_thread(sorted_now)
+            self.screen.app.call_from_thread(sorted_now)
 
-        self.run_worker(work, thread=True, group="work-items", exclusive=True)
+        self.screen.run_worker(work, thread=True, group="work-items", exclusive=True)
 
     # -------------------------------------------------------------------- jump
-    def action_jump(self) -> None:
+    def open_jump(self) -> None:
         if self.capture is None:
             return
         cap = self.capture
         lo, hi = (int(cap.numbers.min()), int(cap.numbers.max())) if len(cap) else (0, 0)
-        self.app.push_screen(
+        self.screen.app.push_screen(
             PromptScreen("Jump to enqueue number", f"{lo} to {hi}", "", "number",
                          history=self.prompt_history.get("jump", [])),
             self._jump,
@@ -215,7 +227,7 @@ class FilteringScreen(ReadingScreen):
         try:
             number = int(text.strip().replace(",", "").replace("_", ""))
         except ValueError:
-            self.notify(f"Not an enqueue number: {text.strip()!r}", severity="error")
+            self.screen.notify(f"Not an enqueue number: {text.strip()!r}", severity="error")
             return
         self.jump_to(number)
 
@@ -226,15 +238,16 @@ class FilteringScreen(ReadingScreen):
         pos = cap.position_of(number)
         if pos is None:
             if cap.is_lost(number):
-                self.notify(
+                self.screen.notify(
                     f"Enqueue {number} was lost with the log and no dump file names it",
                     severity="error",
                 )
             else:
-                self.notify(f"There is no enqueue {number} in this capture", severity="error")
+                self.screen.notify(f"There is no enqueue {number} in this capture",
+                                   severity="error")
             return False
-        if not self.enqueue_list.move_to(pos):
+        if not self.screen.enqueue_list.move_to(pos):
             self.set_filter("", None)  # (the sort order stays)
-            self.notify(f"Filter cleared to show enqueue {number}", timeout=4)
-            self.enqueue_list.move_to(pos)
+            self.screen.notify(f"Filter cleared to show enqueue {number}", timeout=4)
+            self.screen.enqueue_list.move_to(pos)
         return True

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from cltui.progress import CancelToken
 from cltui.tui.browse import log_size
+from cltui.tui.screens.reading import close_reader
 
 if TYPE_CHECKING:
     from cltui.capture.capture import Capture
@@ -76,15 +77,11 @@ class Follower:
                            markup=False)
 
     def _swap(self, capture: Capture, size: int, cancel: CancelToken) -> None:
-        from cltui.capture.background import reader_of
-
         self.busy = False
         screen = self.screen
         old = screen.capture
         if cancel.is_set() or not self.on or old is None or not screen.is_mounted:
-            reader = reader_of(capture)
-            if reader is not None:
-                reader.close()
+            close_reader(capture)
             return
         self.size = size
         lst = screen.enqueue_list
@@ -93,11 +90,10 @@ class Follower:
         screen.capture = capture
         lst.set_capture(capture)
         screen.details.set_capture(capture)
-        screen.apply_filter(screen.name_filter, screen.kind_filter)
+        shown = screen.list_filter
+        shown.apply_filter(shown.name_filter, shown.kind_filter)
         if at_end:
             lst.action_edge(1)
-        reader = reader_of(old)
-        if reader is not None:
-            reader.close()
+        close_reader(old)
         if grown > 0:
             screen.notify(f"{grown:,} new enqueue{'s' if grown != 1 else ''}", timeout=2)

@@ -2,54 +2,46 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, TypedDict
 
-from textual import on, work
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Container, Horizontal
+from textual.screen import Screen
 from textual.widgets import Label, ProgressBar
-from textual.worker import get_current_worker
 
-from cltui.capture.model import Enqueue, EnqueueKind
-from cltui.progress import CancelToken
-from cltui.tui.browse import (
-    ReadCancelled,
-    decode_off_loop,
-    dumped_bytes,
-    range_bytes,
-    range_summary,
-)
-from cltui.tui.format import fmt_bytes
+from cltui.capture.model import EnqueueKind
 from cltui.tui.layout import SPLIT_KEYS, Split
 from cltui.tui.messages import (
+    CaptureFailed,
     CaptureLoaded,
     CursorMoved,
+    IndexProgress,
     RangeChanged,
 )
+from cltui.tui.range_commands import RANGE_COMMANDS, Start, range_bindings
+from cltui.tui.screens.details_reader import DetailsReader
+from cltui.tui.screens.filtering import ListFilter
 from cltui.tui.screens.help import HelpScreen
-from cltui.tui.screens.panes import PanesScreen
+from cltui.tui.screens.panes import PaneLayout
 from cltui.tui.screens.problems import ProblemsScreen, problems_summary
-from cltui.tui.screens.reading import Opener
+from cltui.tui.screens.range_status import RangeStatus
+from cltui.tui.screens.reading import CaptureIndexer, Opener
 from cltui.tui.widgets.buffer_pane import BufferPane
 from cltui.tui.widgets.detail_panes import SOURCE_KEYS, DetailPanes
 from cltui.tui.widgets.enqueue_list import BADGE_LEGEND, EnqueueList
 from cltui.tui.widgets.keys_footer import KeysFooter
 from cltui.tui.widgets.status_line import StatusLine
-from cltui.tui.workers import worker_token
 
 if TYPE_CHECKING:
     from cltui.capture.capture import Capture
-    from cltui.capture.ranges import EnqueueRange
     from cltui.tui.screens.following import Follower
-    from cltui.tui.screens.memory import ScreenMemory
+    from cltui.tui.screens.remembered_state import RememberedState
 
-__all__ = ["MainScreen", "RangeAction"]
-
-RangeAction = Callable[["Capture", "EnqueueRange"], None]  # capture, the selected range
-
+__all__ = ["MainScreen", "ScreenState"]
 
 
 class ScreenState(TypedDict):
@@ -65,10 +57,16 @@ class ScreenState(TypedDict):
     status: str
 
 
+class MainScreen(Screen[None]):
+    """Browses one capture.  The capture is indexed in a thread while the screen is already up.
 
-
-class MainScreen(PanesScreen):
-    """Browses one capture.  The capture is indexed in a thread while the screen is already up."""
+    The screen has parts, each owning its state: :class:`CaptureIndexer` (the reading),
+    :class:`ListFilter` (filter, sort, jump), :class:`DetailsReader` (the cursor's details),
+    :class:`RangeStatus` (the status line's selection), :class:`PaneLayout` (the split), the
+    :class:`Follower` (``F``) and :class:`RememberedState` (the capture's state kept between
+    sessions).  The screen owns the capture it shows and its bookmarks' names, declares the
+    keys and hands each to its part; the range commands come from
+    :data:`~cltui.tui.range_commands.RANGE_COMMANDS`."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("slash", "filter", "Filter",
@@ -121,8 +119,7 @@ class MainScreen(PanesScreen):
                         "log grows"),
         Binding("M", "bookmarks", "Bookmarks", show=False,
                 tooltip="The bookmarks with their names: go to one, name or drop it"),
-        Binding("r", "replay", "Replay", tooltip="Replay the selected range"),
-        Binding("e", "export", "Export", tooltip="Export the selected range as a bundle"),
+        *range_bindings(),  # r e C E X L: the range commands' table
         Binding("question_mark,f1", "help", "Help", key_display="?"),
         Binding(
             "escape",
@@ -141,35 +138,81 @@ class MainScreen(PanesScreen):
         opener: Opener,
         *,
         label: str = "",
-        replay: RangeAction | None = None,
-        export: RangeAction | None = None,
+        starts: Mapping[str, Start] | None = None,
         remember: bool = True,
     ) -> None:
+        """``starts`` replaces range commands' starts by name (``make_app``'s hooks)."""
         super().__init__()
-        self.remember = remember  # keep bookmarks, filters, position per capture (XDG state)
-        self.memory: ScreenMemory | None = None
         self.path = path
         self.opener = opener
         self.label = label
-        self.replay = replay
-        self.export = export
-        self.capture: Capture | None = None
-        self.error: str | None = None
-        self.name_filter = ""
-        self.kind_filter: set[EnqueueKind] | None = None
-        self.list_sort = ("number", False)
-        self.prompt_history: dict[str, list[str]] = {}
+        self.starts = dict(starts or {})
+        self.remember = remember  # keep bookmarks, filters, position per capture (XDG state)
+        self.capture: Capture | None = None  # the capture shown (loaded, or swapped by F)
         self.bookmark_names: dict[int, str] = {}  # capture position -> the name given (M n)
+        self.indexer = CaptureIndexer(self, path, opener, label)
+        self.list_filter = ListFilter(self)
+        self.range_status = RangeStatus(self)
+        self.details_reader = DetailsReader(self, self.range_status.shown)
+        self.panes_layout = PaneLayout(self)
         self.follower: Follower | None = None  # F
-        self._cancel = CancelToken()
-        self._last_progress = -1.0
-        self._details_pending = False
-        self._details_pos: int | None = None  # the list position the details show
-        self.reading = False  # the capture is being opened (indexed)
-        self.stopped = False  # the user stopped the reading (esc)
-        self.read_fraction = 0.0
-        self._log_bytes = 0
-        self.split = Split()  # list and details: side by side when wide, else stacked
+        self.remembered: RememberedState | None = None  # once loaded, when remember
+
+    # ------------------------------------------------------------- the parts' state
+    @property
+    def reading(self) -> bool:
+        return self.indexer.reading
+
+    @property
+    def stopped(self) -> bool:
+        return self.indexer.stopped
+
+    @property
+    def error(self) -> str | None:
+        return self.indexer.error
+
+    @property
+    def name_filter(self) -> str:
+        return self.list_filter.name_filter
+
+    @property
+    def kind_filter(self) -> set[EnqueueKind] | None:
+        return self.list_filter.kind_filter
+
+    @property
+    def list_sort(self) -> tuple[str, bool]:
+        return self.list_filter.list_sort
+
+    @property
+    def split(self) -> Split:
+        return self.panes_layout.split
+
+    @property
+    def details_current(self) -> bool:
+        """Whether the details show the enqueue under the cursor (no decode is pending)."""
+        return self.details_reader.current
+
+    def set_filter(self, name: str, kinds: set[EnqueueKind] | None) -> bool:
+        return self.list_filter.set_filter(name, kinds)
+
+    def set_sort(self, key: str, descending: bool) -> None:
+        self.list_filter.set_sort(key, descending)
+
+    def jump_to(self, number: int) -> bool:
+        return self.list_filter.jump_to(number)
+
+    # ----------------------------------------------------------------- widgets
+    @property
+    def enqueue_list(self) -> EnqueueList:
+        return self.query_one(EnqueueList)
+
+    @property
+    def details(self) -> DetailPanes:
+        return self.query_one(DetailPanes)
+
+    @property
+    def status(self) -> StatusLine:
+        return self.query_one(StatusLine)
 
     # ----------------------------------------------------------------- layout
     def compose(self) -> ComposeResult:
@@ -185,22 +228,21 @@ class MainScreen(PanesScreen):
     def on_mount(self) -> None:
         self.sub_title = str(self.path)
         self.query_one(BufferPane).target_of = lambda: self.state()["cursor"]  # typed-ahead formats
-        self._lay_out(self.app.size.width)
+        self.panes_layout.lay_out(self.app.size.width)
         self.enqueue_list.focus()
-        self._start_reading()
+        self.indexer.start()
+
+    def on_index_progress(self, message: IndexProgress) -> None:
+        self.indexer.progress(message.fraction)
+
+    def on_capture_failed(self, message: CaptureFailed) -> None:
+        self.indexer.failed(message)
 
     def on_capture_loaded(self, message: CaptureLoaded) -> None:
-        if not self.reading:  # stopped meanwhile: drop it
-            from cltui.capture.background import reader_of
-
-            reader = reader_of(message.capture)
-            if reader is not None:
-                reader.close()
+        if not self.indexer.loaded(message.capture):  # stopped meanwhile: dropped
             return
-        self.reading = False
         cap = message.capture
         self.capture = cap
-        self.query_one("#loading").display = False
         self.status.set_parts(bytes_text="")
         self.enqueue_list.set_capture(cap)
         self.details.set_capture(cap)
@@ -215,134 +257,110 @@ class MainScreen(PanesScreen):
                 timeout=12,
                 markup=False,
             )
-        self._update_range()
+        self.range_status.update()
         self.refresh_bindings()
         if self.remember:
-            from cltui.tui.screens.memory import SAVE_EVERY, ScreenMemory
+            from cltui.tui.screens.remembered_state import SAVE_EVERY, RememberedState
 
-            self.memory = ScreenMemory(self)
-            self.memory.restore()
-            self.set_interval(SAVE_EVERY, self.memory.save)
+            self.remembered = RememberedState(self)
+            self.remembered.restore()
+            self.set_interval(SAVE_EVERY, self.remembered.save)
 
     def on_unmount(self) -> None:
         if self.follower is not None:
             self.follower.stop()
-        if self.memory is not None:
-            self.memory.save()
+        if self.remembered is not None:
+            self.remembered.save()
+        self.indexer.close(self.capture)
 
     @property
     def last_devices(self) -> list[str]:
         """The devices of the last replay of this capture (``-d`` of a copied command)."""
-        settings = self.memory.replay if self.memory is not None else None
+        settings = self.remembered.replay if self.remembered is not None else None
         return [d.get("name", "") for d in (settings or {}).get("devices", []) if d.get("name")]
 
     # ------------------------------------------------------- cursor and range
     @on(CursorMoved)
     def _cursor_moved(self, message: CursorMoved) -> None:
         if not self.enqueue_list.range:
-            self._update_range()
-        if not self._details_pending:
-            self._details_pending = True
-            self.call_later(self._show_details)
-
-    def _show_details(self) -> None:
-        self._details_pending = False
-        pos = self.enqueue_list.cursor_pos
-        if self.capture is None:
-            return
-        if pos is None:
-            self.details.show_decoded(None, None)
-            self._details_pos = None
-            return
-        self._decode(pos)
-
-    @property
-    def details_current(self) -> bool:
-        """Whether the details show the enqueue under the cursor (no decode is pending)."""
-        if self.capture is None:
-            return True
-        return not self._details_pending and self._details_pos == self.enqueue_list.cursor_pos
-
-    @work(thread=True, exclusive=True, group="details", exit_on_error=False)
-    def _decode(self, pos: int) -> None:
-        """Decode the enqueue under the cursor off the UI thread (the list repaints first)."""
-        cap = self.capture
-        if cap is None:
-            return
-        number = int(cap.numbers[pos])
-        worker = get_current_worker()
-        enq: Enqueue | None = None
-        error = None
-        try:
-            enq = decode_off_loop(cap, number, worker_token(worker))
-        except ReadCancelled:
-            return
-        except Exception as exc:  # the capture reports its own problems; this is a last guard
-            error = f"enqueue {number}: cannot decode ({type(exc).__name__}: {exc})"
-        if not worker.is_cancelled:
-            self.app.call_from_thread(self._decoded, pos, enq, error)
-
-    def _decoded(self, pos: int, enq: Enqueue | None, error: str | None) -> None:
-        if pos != self.enqueue_list.cursor_pos:  # the cursor moved on: a newer decode runs
-            return
-        self.details.show_decoded(enq, error)
-        self._details_pos = pos
-        if self.enqueue_list.range is None:  # the selection is this enqueue: its data size
-            self._single_bytes(enq)
-
-    def _single_bytes(self, enq: Enqueue | None) -> None:
-        seen: set[int] = set()
-        total = dumped_bytes(enq.args, seen) if enq is not None else 0
-        text = f"{fmt_bytes(total)} data ({len(seen)} objects)" if seen else "no dumped data"
-        self.status.set_parts(bytes_text=text)
+            self.range_status.update()
+        self.details_reader.cursor_moved()
 
     @on(RangeChanged)
     def _range_changed(self, message: RangeChanged) -> None:
-        self._update_range()
+        self.range_status.update()
 
-    def _update_range(self) -> None:
-        cap = self.capture
-        lst = self.enqueue_list
-        if cap is None:
-            return
-        sel = lst.selection
-        mode = "VISUAL" if lst.visual else ""
-        if sel is None:
-            self.status.set_parts(
-                range_text=f"{self.label}r: no enqueue", bytes_text="", mode_text=mode
-            )
-            return
-        first, last = sel
-        text = range_summary(cap, first, last, self.label)
-        self.status.set_parts(range_text=text, bytes_text="…", mode_text=mode)
-        if lst.range is not None:
-            self._range_bytes(first, last)
-        else:  # a single enqueue: its size comes with its decode (_decoded), or is known now
-            decoded = self.details.enqueue
-            if decoded is not None and decoded.number == int(cap.numbers[first]):
-                self._single_bytes(decoded)
+    # ------------------------------------------------------ reading (indexer)
+    def action_stop_reading(self) -> None:
+        self.indexer.stop()
 
-    @work(thread=True, exclusive=True, group="range-bytes", exit_on_error=False)
-    def _range_bytes(self, first: int, last: int) -> None:
-        """Bytes of dumped data the range needs: each memory object's first Pre dump, once."""
-        cap = self.capture
-        if cap is None:
+    def action_read_again(self) -> None:
+        if self.reading or self.capture is not None:
             return
-        worker = get_current_worker()
-        try:
-            counted = range_bytes(cap, first, last, worker_token(worker))
-        except ReadCancelled:
+        self.indexer.start()
+
+    # --------------------------------------------------- the list (list_filter)
+    def action_filter(self) -> None:
+        self.list_filter.open_filter()
+
+    def action_kinds(self) -> None:
+        self.list_filter.open_kinds()
+
+    def action_sort(self, step: int) -> None:
+        self.list_filter.sort_step(step)
+
+    def action_jump(self) -> None:
+        self.list_filter.open_jump()
+
+    # ------------------------------------------------------ the detail panes
+    def action_tab(self, pane: str) -> None:
+        self.details.activate(pane)
+
+    def action_arg(self, delta: int) -> None:
+        self.details.action_arg(delta)
+
+    def action_pane_key(self, key: str) -> None:
+        self.details.pane_key(key)
+
+    def action_format(self) -> None:
+        if self.capture is None:
             return
-        except Exception as exc:  # a decoding bug must not stop the browser
-            self.app.call_from_thread(
-                self.status.set_parts, bytes_text=f"data size unknown ({type(exc).__name__})"
-            )
+        self.details.activate("buffer")
+        self.query_one(BufferPane).focus_format()
+
+    def action_focus_details(self) -> None:
+        focused = self.focused
+        if focused is not None and self.details in focused.ancestors:
+            self.enqueue_list.focus()
+        else:
+            self.details.focus_pane(self.details.active)
+
+    def action_focus_list(self) -> None:
+        self.enqueue_list.focus()
+
+    def action_zoom(self) -> None:
+        if self.maximized is not None:
+            self.minimize()
             return
-        if counted is None:
-            return
-        total, objects, dumped = counted
-        text = f"{fmt_bytes(total)} data ({objects} objects)" if dumped else "no dumped data"
-        self.app.call_from_thread(self.status.set_parts, bytes_text=text)
+        focused = self.focused
+        if focused is not None:
+            self.maximize(focused, container=False)
+
+    # ------------------------------------------------------ layout (panes_layout)
+    def on_resize(self, event: events.Resize) -> None:
+        self.panes_layout.lay_out(event.size.width)
+
+    def on_mouse_down(self, event: events.MouseDown) -> None:
+        self.panes_layout.mouse_down(event)
+
+    def on_mouse_move(self, event: events.MouseMove) -> None:
+        self.panes_layout.mouse_move(event)
+
+    def on_mouse_up(self, event: events.MouseUp) -> None:
+        self.panes_layout.mouse_up(event)
+
+    def action_split(self, delta: int) -> None:
+        self.panes_layout.move(delta)
 
     # -------------------------------------------------------------- the rest
     def action_history(self, what: str) -> None:
@@ -373,12 +391,8 @@ class MainScreen(PanesScreen):
             return self.reading  # hidden (and esc left to the list) once read
         if action == "read_again":
             return not self.reading and self.capture is None and (self.stopped or bool(self.error))
-        if action == "replay":
-            return True if (self.replay is not None and self.capture is not None) else None
-        if action == "export":
-            return True if (self.export is not None and self.capture is not None) else None
         if action in ("filter", "kinds", "jump", "problems", "history", "copy", "save", "sort",
-                      "bookmarks", "follow"):
+                      "bookmarks", "follow", "range_command"):
             return True if self.capture is not None else None
         if action == "pane_key":
             key = str(parameters[0]) if parameters else ""
@@ -409,17 +423,12 @@ class MainScreen(PanesScreen):
 
         self.app.push_screen(BookmarksScreen(cap, lst.bookmarks, self.bookmark_names), chosen)
 
-    def action_replay(self) -> None:
-        self._run_range_action(self.replay)
-
-    def action_export(self) -> None:
-        self._run_range_action(self.export)
-
-    def _run_range_action(self, handler: RangeAction | None) -> None:
-        rng = self.enqueue_list.selected_range
-        if handler is None or self.capture is None or rng is None:
+    def action_range_command(self, name: str) -> None:
+        """Run the range command ``name`` (:data:`RANGE_COMMANDS`) on the selection."""
+        command = RANGE_COMMANDS.get(name)
+        if command is None or self.capture is None:
             return
-        handler(self.capture, rng)
+        self.starts.get(name, command.start)(self.app, self)
 
     def state(self) -> ScreenState:
         """A summary of what the screen shows (tests and the screenshot script read it)."""
@@ -438,4 +447,3 @@ class MainScreen(PanesScreen):
             "bookmarks": sorted(int(cap.numbers[p]) for p in lst.bookmarks) if cap else [],
             "status": self.status.as_text().plain,
         }
-

@@ -1,99 +1,67 @@
-"""The detail panes and the layout of the browser screen: tabs (``1``-``5``), arguments
-(``,`` ``.``), the visible tab's keys, the format field (``f``), focus (``tab``), the split
-(``+`` ``-``) and zoom (``z``).  :class:`MainScreen` is the one subclass (it declares the
-keys, and hands history, copy and save to their modules)."""
+"""The layout of the browser screen: the list and the detail panes side by side when wide,
+else stacked (:class:`~cltui.tui.layout.Split`), the split moved with ``+`` ``-`` or by
+dragging the divider with the mouse.  :class:`PaneLayout` owns the split and the drag; the
+browser screen hands it its resize and mouse events."""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from textual import events
 
 from cltui.tui.layout import Split
-from cltui.tui.screens.filtering import FilteringScreen
-from cltui.tui.widgets.buffer_pane import BufferPane
-from cltui.tui.widgets.detail_panes import DetailPanes
 
-__all__ = ["PanesScreen"]
+if TYPE_CHECKING:
+    from cltui.tui.screens.main import MainScreen
+
+__all__ = ["PaneLayout"]
 
 
-class PanesScreen(FilteringScreen):
-    """The detail panes' actions and the list/details layout."""
+class PaneLayout:
+    """Where the list ends and the details begin on one browser screen."""
 
-    split: Split  # list and details: side by side when wide, else stacked
-    _dragging = False  # the divider is being dragged with the mouse
+    def __init__(self, screen: MainScreen) -> None:
+        self.screen = screen
+        self.split = Split()  # list and details: side by side when wide, else stacked
+        self.dragging = False  # the divider is being dragged with the mouse
 
-    @property
-    def details(self) -> DetailPanes:
-        return self.query_one(DetailPanes)
+    def lay_out(self, columns: int | None = None) -> None:
+        """Apply the split at ``columns`` (the screen's width when not given)."""
+        screen = self.screen
+        width = columns if columns is not None else (screen.size.width or screen.app.size.width)
+        self.split.apply(screen.query_one("#browser"), width, screen.enqueue_list, screen.details)
 
-    def action_tab(self, pane: str) -> None:
-        self.details.activate(pane)
-
-    def action_arg(self, delta: int) -> None:
-        self.details.action_arg(delta)
-
-    def action_pane_key(self, key: str) -> None:
-        self.details.pane_key(key)
-
-    def action_format(self) -> None:
-        if self.capture is None:
-            return
-        self.details.activate("buffer")
-        self.query_one(BufferPane).focus_format()
-
-    def action_focus_details(self) -> None:
-        focused = self.focused
-        if focused is not None and self.details in focused.ancestors:
-            self.enqueue_list.focus()
-        else:
-            self.details.focus_pane(self.details.active)
-
-    def on_resize(self, event: events.Resize) -> None:
-        self._lay_out(event.size.width)
-
-    def _lay_out(self, columns: int) -> None:
-        self.split.apply(self.query_one("#browser"), columns, self.enqueue_list, self.details)
+    def move(self, delta: int) -> None:
+        self.split.move(delta)
+        self.lay_out()
 
     # the divider (the details' top border, or left one side by side) follows a mouse drag
-    def on_mouse_down(self, event: events.MouseDown) -> None:
-        region = self.details.region
+    def mouse_down(self, event: events.MouseDown) -> None:
+        details = self.screen.details
+        region = details.region
         on_divider = (event.screen_x == region.x and region.y <= event.screen_y < region.bottom
                       if self.split.wide else
                       event.screen_y == region.y and region.x <= event.screen_x < region.right)
         if on_divider and event.button == 1:
-            self._dragging = True
-            self.details.capture_mouse()
+            self.dragging = True
+            details.capture_mouse()
             event.stop()
 
-    def on_mouse_move(self, event: events.MouseMove) -> None:
-        if not self._dragging:
+    def mouse_move(self, event: events.MouseMove) -> None:
+        if not self.dragging:
             return
-        browser = self.query_one("#browser").region
+        browser = self.screen.query_one("#browser").region
         if self.split.wide:
             share = 100 * (event.screen_x - browser.x) // max(1, browser.width)
         else:
             share = 100 * (event.screen_y - browser.y) // max(1, browser.height)
         if share != self.split.share:
             self.split.set_share(share)
-            self._lay_out(self.size.width or self.app.size.width)
+            self.lay_out()
         event.stop()
 
-    def on_mouse_up(self, event: events.MouseUp) -> None:
-        if self._dragging:
-            self._dragging = False
-            self.details.release_mouse()
+    def mouse_up(self, event: events.MouseUp) -> None:
+        if self.dragging:
+            self.dragging = False
+            self.screen.details.release_mouse()
             event.stop()
-
-    def action_split(self, delta: int) -> None:
-        self.split.move(delta)
-        self._lay_out(self.size.width or self.app.size.width)
-
-    def action_focus_list(self) -> None:
-        self.enqueue_list.focus()
-
-    def action_zoom(self) -> None:
-        if self.maximized is not None:
-            self.minimize()
-            return
-        focused = self.focused
-        if focused is not None:
-            self.maximize(focused, container=False)

@@ -1,17 +1,17 @@
-"""The reading half of the browser screen: the capture is opened (indexed) in a worker
-thread while the screen is already up, with a progress bar; esc stops it, R reads again,
-a capture that cannot be read says why.  :class:`MainScreen` is the one subclass (through
-:class:`~cltui.tui.screens.filtering.FilteringScreen` and
-:class:`~cltui.tui.screens.panes.PanesScreen`)."""
+"""The reading part of the browser screen: the capture is opened (indexed) in a worker thread
+while the screen is already up, with a progress bar; esc stops it, R reads again, a capture
+that cannot be read says why.  :class:`CaptureIndexer` owns the reading's state; it posts
+:class:`IndexProgress`, :class:`CaptureLoaded` and :class:`CaptureFailed` to its screen, which
+hands them back here (:meth:`CaptureIndexer.progress`, :meth:`CaptureIndexer.loaded`,
+:meth:`CaptureIndexer.failed`)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from textual import work
-from textual.screen import Screen
 from textual.widgets import ProgressBar
 from textual.worker import get_current_worker
 
@@ -20,85 +20,86 @@ from cltui.progress import CancelToken, ProgressEvent, ProgressFn
 from cltui.tui.browse import log_size
 from cltui.tui.format import fmt_bytes
 from cltui.tui.messages import CaptureFailed, CaptureLoaded, IndexProgress
-from cltui.tui.widgets.enqueue_list import EnqueueList
-from cltui.tui.widgets.status_line import StatusLine
 
 if TYPE_CHECKING:
     from cltui.capture.capture import Capture
+    from cltui.tui.screens.main import MainScreen
 
-__all__ = ["Opener", "ReadingScreen"]
+__all__ = ["CaptureIndexer", "Opener", "close_reader"]
 
 Opener = Callable[[Path, ProgressFn, CancelToken], "Capture"]
 
 
-class ReadingScreen(Screen[None]):
-    """Opens ``path`` with ``opener`` in a thread; the subclass shows what it loads (it
-    handles :class:`CaptureLoaded`) and composes ``#loading``, the list and the status line."""
+def close_reader(capture: Capture | None) -> None:
+    """Close the reader process that decodes for ``capture`` (if it has one)."""
+    from cltui.capture.background import reader_of
 
-    path: Path
-    opener: Opener
-    label: str
-    capture: Capture | None
-    error: str | None
-    reading: bool  # the capture is being opened (indexed)
-    stopped: bool  # the user stopped the reading (esc)
-    read_fraction: float
-    _cancel: CancelToken
-    _last_progress: float
-    _log_bytes: int
+    reader = reader_of(capture) if capture is not None else None
+    if reader is not None:
+        reader.close()
 
-    @property
-    def enqueue_list(self) -> EnqueueList:
-        return self.query_one(EnqueueList)
 
-    @property
-    def status(self) -> StatusLine:
-        return self.query_one(StatusLine)
+class CaptureIndexer:
+    """Opens the screen's capture with ``opener`` in a thread; the screen shows what it loads
+    (it composes ``#loading``, ``#loading-bar``, the list and the status line)."""
 
-    def _start_reading(self) -> None:
+    def __init__(self, screen: MainScreen, path: Path, opener: Opener, label: str) -> None:
+        self.screen = screen
+        self.path = path
+        self.opener = opener
+        self.label = label
+        self.reading = False  # the capture is being opened (indexed)
+        self.stopped = False  # the user stopped the reading (esc)
+        self.error: str | None = None  # why it could not be read
+        self.fraction = 0.0
+        self._cancel = CancelToken()
+        self._last_progress = -1.0
+        self._log_bytes = 0
+
+    def start(self) -> None:
+        screen = self.screen
         self.reading, self.stopped, self.error = True, False, None
-        self.read_fraction, self._last_progress = 0.0, -1.0
+        self.fraction, self._last_progress = 0.0, -1.0
         self._cancel = CancelToken()
         self._log_bytes = log_size(self.path)
-        self.query_one("#loading").display = True
-        self.query_one("#loading-bar", ProgressBar).update(progress=0.0)
-        self.enqueue_list.placeholder = "Indexing…"
-        self.enqueue_list.refresh()
-        self._show_reading()
-        self.refresh_bindings()
+        screen.query_one("#loading").display = True
+        screen.query_one("#loading-bar", ProgressBar).update(progress=0.0)
+        screen.enqueue_list.placeholder = "Indexing…"
+        screen.enqueue_list.refresh()
+        self._show()
+        screen.refresh_bindings()
         # paint the first frame before the indexing thread starts
-        self.call_after_refresh(self._index, self._cancel)
+        screen.call_after_refresh(self._run, self._cancel)
 
-    def _show_reading(self) -> None:
+    def _show(self) -> None:
         of = f" of {fmt_bytes(self._log_bytes)}" if self._log_bytes else ""
-        self.status.set_parts(
-            range_text=f"{self.label}indexing {int(self.read_fraction * 100)}%{of}",
+        self.screen.status.set_parts(
+            range_text=f"{self.label}indexing {int(self.fraction * 100)}%{of}",
             bytes_text="esc stops",
         )
 
-    def on_unmount(self) -> None:
+    def close(self, capture: Capture | None) -> None:
+        """The screen goes: stop a reading, close the reader of ``capture``."""
         self._cancel.cancel()
-        self._close_reader()
-
-    def _close_reader(self) -> None:
-        from cltui.capture.background import reader_of
-
-        reader = reader_of(self.capture) if self.capture is not None else None
-        if reader is not None:
-            reader.close()
+        close_reader(capture)
 
     # --------------------------------------------------------------- indexing
-    @work(thread=True, exclusive=True, group="index", exit_on_error=False)
+    def _run(self, cancel: CancelToken) -> None:
+        self.screen.run_worker(partial(self._index, cancel), thread=True, exclusive=True,
+                               group="index", exit_on_error=False)  # fmt: skip
+
     def _index(self, cancel: CancelToken) -> None:
         """Open the capture (the default opener reads it in a child process: see
         :mod:`cltui.capture.background`); this thread only waits, the GIL released."""
         from cltui.capture.log import IndexCancelled
 
+        post = self.screen.post_message
+
         def progress(event: ProgressEvent) -> None:
             fraction = event.fraction or 0.0
             if fraction - self._last_progress >= 0.01 or fraction >= 1.0:
                 self._last_progress = fraction
-                self.post_message(IndexProgress(fraction))
+                post(IndexProgress(fraction))
 
         try:
             capture = self.opener(self.path, progress, cancel)
@@ -106,59 +107,61 @@ class ReadingScreen(Screen[None]):
             return  # the user stopped it (esc) or the screen is gone: nothing to report
         except CaptureError as exc:
             if not cancel.is_set():
-                self.post_message(CaptureFailed(str(exc), isinstance(exc, NotACapture)))
+                post(CaptureFailed(str(exc), isinstance(exc, NotACapture)))
             return
         except Exception as exc:  # a bug in a parser must not reach the user as a traceback
-            reason = f"cannot read {self.path}: {type(exc).__name__}: {exc}"
-            self.post_message(CaptureFailed(reason))
+            post(CaptureFailed(f"cannot read {self.path}: {type(exc).__name__}: {exc}"))
             return
         if cancel.is_set() or get_current_worker().is_cancelled:
-            from cltui.capture.background import reader_of
-
-            reader = reader_of(capture)
-            if reader is not None:
-                reader.close()
+            close_reader(capture)
             return
-        self.post_message(CaptureLoaded(capture))
+        post(CaptureLoaded(capture))
 
-    def on_index_progress(self, message: IndexProgress) -> None:
+    def progress(self, fraction: float) -> None:
         if not self.reading:
             return
-        self.read_fraction = message.fraction
-        self.query_one("#loading-bar", ProgressBar).update(progress=message.fraction)
-        self._show_reading()
+        self.fraction = fraction
+        self.screen.query_one("#loading-bar", ProgressBar).update(progress=fraction)
+        self._show()
 
-    def action_stop_reading(self) -> None:
+    def loaded(self, capture: Capture) -> bool:
+        """Whether ``capture`` is to be shown (False: the reading was stopped meanwhile, and
+        its reader is closed)."""
+        if not self.reading:
+            close_reader(capture)
+            return False
+        self.reading = False
+        self.screen.query_one("#loading").display = False
+        return True
+
+    def stop(self) -> None:
         """Stop reading the capture (esc while indexing): the reader process is killed."""
         if not self.reading:
             return
+        screen = self.screen
         self._cancel.cancel()
         self.reading, self.stopped = False, True
-        self.query_one("#loading").display = False
-        done = int(self.read_fraction * 100)
+        screen.query_one("#loading").display = False
+        done = int(self.fraction * 100)
         line = f"Reading stopped at {done}%: press R to read {self.path.name} again, q to quit"
-        self.enqueue_list.placeholder = line
-        self.enqueue_list.refresh()
-        self.status.set_parts(
+        screen.enqueue_list.placeholder = line
+        screen.enqueue_list.refresh()
+        screen.status.set_parts(
             range_text=f"{self.label}reading stopped at {done}%", bytes_text="R reads again"
         )
-        self.notify(f"Stopped reading {self.path}", title="Reading stopped", timeout=6)
-        self.refresh_bindings()
+        screen.notify(f"Stopped reading {self.path}", title="Reading stopped", timeout=6)
+        screen.refresh_bindings()
 
-    def action_read_again(self) -> None:
-        if self.reading or self.capture is not None:
-            return
-        self._start_reading()
-
-    def on_capture_failed(self, message: CaptureFailed) -> None:
+    def failed(self, message: CaptureFailed) -> None:
+        screen = self.screen
         self.reading = False
         self.error = message.message
-        self.query_one("#loading").display = False
-        self.enqueue_list.placeholder = f"Cannot open: {message.message}"
-        self.enqueue_list.refresh()
-        self.status.set_parts(range_text=f"{self.label}nothing to show", bytes_text="")
-        self.notify(message.message, title="Cannot open capture", severity="error", timeout=30)
-        self.refresh_bindings()
-        bad_input = getattr(self.app, "bad_input", None)
+        screen.query_one("#loading").display = False
+        screen.enqueue_list.placeholder = f"Cannot open: {message.message}"
+        screen.enqueue_list.refresh()
+        screen.status.set_parts(range_text=f"{self.label}nothing to show", bytes_text="")
+        screen.notify(message.message, title="Cannot open capture", severity="error", timeout=30)
+        screen.refresh_bindings()
+        bad_input = getattr(screen.app, "bad_input", None)
         if message.not_a_capture and callable(bad_input):
             bad_input(message.message)  # the app exits 2 with the line, as the CLI does

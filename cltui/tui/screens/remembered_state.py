@@ -1,5 +1,7 @@
-"""The browser's memory of one capture (:mod:`cltui.tui.capture_state`): restored when the
-capture is loaded, saved every few seconds when it changed and when the screen goes."""
+"""The browser's remembered state of one capture (the file of :mod:`cltui.tui.capture_state`):
+filters, bookmarks, the cursor's enqueue, the tab, the prompts' history and the last replay's
+settings; restored when the capture is loaded, saved every few seconds when it changed and
+when the screen goes."""
 
 from __future__ import annotations
 
@@ -21,12 +23,12 @@ from cltui.tui.widgets.detail_panes import PANES
 if TYPE_CHECKING:
     from cltui.tui.screens.main import MainScreen
 
-__all__ = ["ScreenMemory"]
+__all__ = ["RememberedState"]
 
 SAVE_EVERY = 2.0  # seconds between checks for a change to save
 
 
-class ScreenMemory:
+class RememberedState:
     """Reads the capture's remembered state, puts the screen back there, writes changes."""
 
     def __init__(self, screen: MainScreen) -> None:
@@ -64,14 +66,14 @@ class ScreenMemory:
         if cap is None or len(st) <= 1:
             return
         said: list[str] = []
-        screen.prompt_history = {k: list(v) for k, v in st.get("prompts", {}).items()}
+        screen.list_filter.prompt_history = {k: list(v) for k, v in st.get("prompts", {}).items()}
         kinds = st.get("kinds")
         kind_set = None
         if kinds is not None:
             known = EnqueueKind.__members__
             kind_set = {EnqueueKind[k.upper()] for k in kinds if k.upper() in known}
         name = st.get("name_filter", "")
-        if (name or kind_set is not None) and screen.set_filter(name, kind_set or None):
+        if (name or kind_set is not None) and screen.list_filter.set_filter(name, kind_set or None):
             said.append("the filter")
         lst = screen.enqueue_list
         marks = {p for n in st.get("bookmarks", []) if (p := cap.position_of(n)) is not None}
@@ -101,8 +103,9 @@ class ScreenMemory:
         lst = self.lst
         state["capture"] = str(cap.path)
         state["bookmarks"] = sorted(int(cap.numbers[p]) for p in lst.bookmarks)
-        state["name_filter"] = screen.name_filter
-        kinds = screen.kind_filter
+        shown = screen.list_filter
+        state["name_filter"] = shown.name_filter
+        kinds = shown.kind_filter
         state["kinds"] = None if kinds is None else [k.label for k in sorted(kinds)]
         pos = lst.cursor_pos
         state["cursor"] = None if pos is None else int(np.int64(cap.numbers[pos]))
@@ -111,8 +114,8 @@ class ScreenMemory:
                  if p in lst.bookmarks}
         if names or "bookmark_names" in state:
             state["bookmark_names"] = names
-        if screen.prompt_history:
-            state["prompts"] = {k: list(v) for k, v in screen.prompt_history.items()}
+        if shown.prompt_history:
+            state["prompts"] = {k: list(v) for k, v in shown.prompt_history.items()}
         return state
 
     def save(self) -> None:

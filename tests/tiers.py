@@ -142,10 +142,22 @@ FIXTURE_MARKS = {
 }  # fmt: skip
 
 
+def _module_fixture_user(item: pytest.Item) -> bool:
+    """True when the test uses a module-scoped fixture that is not autouse (a farm of sshd
+    hosts, a Slurm cluster, a server, an exported bundle, a diverge or check report)."""
+    info = getattr(item, "_fixtureinfo", None)
+    for defs in (info.name2fixturedefs.values() if info else ()):
+        if defs and defs[-1].scope == "module" and not getattr(defs[-1], "_autouse", False):
+            return True
+    return False
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         for fixture in set(getattr(item, "fixturenames", ())) & FIXTURE_MARKS.keys():
             item.add_marker(FIXTURE_MARKS[fixture])
+        if _module_fixture_user(item):  # one worker sets the fixture up (--dist loadgroup)
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
     if not fast_tier():
         return
     keep, drop = [], []

@@ -5,12 +5,15 @@
   ``cmake`` (it uses the C++ runner), ``sshd``, ``browser``, ``device`` (it needs a real
   OpenCL device) or ``slow``.  The full tier (CI, ``./dev test``) runs everything.  A test
   that uses a fixture which starts processes for a whole scope (:data:`FIXTURE_MARKS`) gets
-  that fixture's mark.
+  that fixture's mark.  A test that takes CPU seconds on a whole real capture is ``slow``.
 - **The guard.** Each process a test starts (``fork``, ``subprocess``, ``multiprocessing``) is
   recorded.  In the fast tier a test that starts one fails: it lacks its ``child`` mark.
   Every process started while a test runs must be gone once its teardown ends (a grace of a
   few seconds for children that are being reaped): one that is left is killed and the
   test fails, naming it.
+- **Groups.** A test that uses a module-scoped fixture (not an autouse one) gets the
+  ``xdist_group`` of its module: with ``--dist loadgroup`` (``./dev test``) one worker runs
+  them and sets the fixture up once; every other test goes to whichever worker is free.
 - ``CLTUI_TEST_SPAWNLOG=FILE`` appends ``nodeid<TAB>processes`` for every test that started
   one (to find the tests a mark is missing on).
 """

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import subprocess
@@ -63,19 +64,30 @@ def planted() -> Path:
 
 
 @pytest.fixture(scope="session")
-def heat2d(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The 204,011-enqueue capture, unpacked once per session into a temp dir."""
+def heat2d(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
+    """The 204,011-enqueue capture (430 MB), unpacked once per test session into a temp dir
+    (pytest-xdist workers share it through a lock in the common temp folder)."""
     archive = CAPTURES / "heat2d_large" / "heat2d_large.tar.zst"
     if not archive.is_file():
         pytest.skip("heat2d_large archive not found")
     cached = os.environ.get("CLTUI_HEAT2D_DIR")
     if cached and (Path(cached) / "clintercept_log.txt").is_file():
         return Path(cached)
-    dest = tmp_path_factory.mktemp("heat2d")
     if shutil.which("zstd") is None:
         pytest.skip("zstd is not installed")
-    subprocess.run(["tar", "--zstd", "-xf", str(archive), "-C", str(dest)], check=True)
-    return dest / "heat2d_large"
+    base = tmp_path_factory.getbasetemp()
+    if worker_id != "master":
+        base = base.parent  # shared by the workers of one run
+    shared = base / "cltui-heat2d"
+    shared.mkdir(exist_ok=True)
+    done = shared / "unpacked"
+    with (shared / "lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.is_file():
+            shutil.rmtree(shared / "heat2d_large", ignore_errors=True)
+            subprocess.run(["tar", "--zstd", "-xf", str(archive), "-C", str(shared)], check=True)
+            done.touch()
+    return shared / "heat2d_large"
 
 
 def copy_capture(src: Path, dest: Path) -> Path:

@@ -88,6 +88,7 @@ def test_rows_match_raw_log(name: str) -> None:
     assert _snapshot(root) == before  # a capture directory is never written
 
 
+@pytest.mark.slow  # reads every dump of a real capture: the full tier's (not --fast)
 @pytest.mark.parametrize("name", SMALL_CAPTURES)
 def test_every_dump_is_attached_to_its_enqueue_and_argument(name: str) -> None:
     root = capture_path(name)
@@ -367,6 +368,7 @@ def _decoded(cap: Capture, number: int) -> str:
     return repr((e.row, e.line, e.event, e.program, e.kernel_handle, e.args, e.problems))
 
 
+@pytest.mark.slow  # CPU seconds on a real capture: the full tier's (./dev test --fast leaves it)
 @pytest.mark.parametrize("name", ["pyopencl_lib_pocl", "opencv_tapi_pocl"])
 def test_decoding_does_not_depend_on_the_order(name: str) -> None:
     """States kept between decodes (argument states per kernel, signatures) change nothing."""

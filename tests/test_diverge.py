@@ -163,6 +163,7 @@ def test_sequences_that_differ_are_reported(tmp_path: Path) -> None:
     assert e4 is not None and e4.number_b == 5 and e4.kernel == "scale"
 
 
+@pytest.mark.slow  # CPU seconds on a real capture: the full tier's (./dev test --fast leaves it)
 def test_cli_text_json_and_exit_codes(tmp_path: Path, pyocl_pocl: Path,
                                       pyocl_oclgrind: Path) -> None:
     runner = CliRunner()

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from cltui.capture import open_capture
 from cltui.capture.elements import element_ctype, element_dtype
@@ -14,6 +15,7 @@ from cltui.capture.model import ArgKind
 from cltui.capture.signature import parse_program
 
 
+@pytest.mark.slow  # CPU seconds on a real capture: the full tier's (./dev test --fast leaves it)
 def test_buffer_elements_are_the_signatures_pointee(pyocl_pocl: Path, opencv: Path) -> None:
     seen = 0
     for root in (pyocl_pocl, opencv):

@@ -42,6 +42,7 @@ def _brute_force(cap: Capture, handle: int, created: int) -> dict[int, set[int]]
     return out
 
 
+@pytest.mark.slow  # CPU seconds on a real capture: the full tier's (./dev test --fast leaves it)
 def test_history_of_a_buffer_matches_every_decoded_launch(pyocl_pocl: Path) -> None:
     cap = open_capture(pyocl_pocl)
     enq = cap.enqueue(22)
@@ -128,6 +129,7 @@ def _memory_targets(cap: Capture) -> list[tuple[int, int | None]]:
     return out
 
 
+@pytest.mark.slow  # CPU seconds on a real capture: the full tier's (./dev test --fast leaves it)
 @pytest.mark.parametrize("which", ["pyocl_pocl", "images_svm", "opencv"])
 def test_neighbours_found_window_by_window_are_the_whole_historys(
     which: str, request: pytest.FixtureRequest
@@ -154,6 +156,7 @@ def test_neighbours_found_window_by_window_are_the_whole_historys(
     assert checked >= 9
 
 
+@pytest.mark.slow  # CPU seconds on a real capture: the full tier's (./dev test --fast leaves it)
 @pytest.mark.parametrize("which", ["pyocl_pocl", "opencv"])
 def test_spans_of_the_log_put_together_are_the_whole_history(
     which: str, request: pytest.FixtureRequest

@@ -196,6 +196,7 @@ def cut_before_31(root: Path) -> None:
     log.write_bytes(data[: data.rfind(b"\n", 0, at) + 1])
 
 
+@pytest.mark.slow  # CPU seconds on a real capture: the full tier's (./dev test --fast leaves it)
 def test_a_cut_log_plans_as_the_intact(pyocl_pocl: Path, tmp_path: Path) -> None:
     """After the cut, 32 and 33 bind handles whose earlier buffers (0021, 0023) the log
     shows, but their dumps name buffers 0024 and 0025: the layer's numbers (never reused)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import subprocess
 import sys
 
@@ -57,6 +58,7 @@ def test_opening_a_capture_from_the_cli_does_not_import_textual(tmp_path: object
     assert not _top(mods, ("textual", "pyopencl"))
 
 
+@functools.cache  # one parse of every module for the tests below (they only read it)
 def _import_graph() -> dict[str, set[str]]:
     """cltui's modules and the cltui modules each imports, at top level or inside a function
     (an import of one of its own parent packages is no edge: Python imports those first; nor

@@ -87,6 +87,7 @@ def assert_matches_intact(cap: Capture, intact: Capture) -> int:
 # ------------------------------------------------------------------- the real damaged capture
 
 
+@pytest.mark.slow  # CPU seconds on a real capture: the full tier's (./dev test --fast leaves it)
 def test_coldcache_what_is_lost_and_recovered(coldcache: Path, pyocl_pocl: Path) -> None:
     cap = open_capture(coldcache)
     rec = cap.recovery
@@ -159,6 +160,7 @@ def test_coldcache_cli(coldcache: Path) -> None:
     assert "Traceback" not in lost.output
 
 
+@pytest.mark.slow  # CPU seconds on a real capture: the full tier's (./dev test --fast leaves it)
 def test_coldcache_plan_skips_what_it_cannot_replay(coldcache: Path) -> None:
     from cltui.capture.ranges import parse_range
 

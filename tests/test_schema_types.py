@@ -58,6 +58,7 @@ def test_enums_match() -> None:
     )
 
 
+@pytest.mark.slow  # CPU seconds on a real capture: the full tier's (./dev test --fast leaves it)
 def test_a_real_plan_has_the_manifest_keys(pyocl_pocl: Path) -> None:
     from cltui.capture import open_capture
     from cltui.capture.ranges import parse_range

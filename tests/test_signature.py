@@ -125,6 +125,7 @@ def test_opencv(opencv: Path) -> None:
     pytest.fail("OP_ABSDIFF program not found")
 
 
+@pytest.mark.slow  # CPU seconds on a real capture: the full tier's (./dev test --fast leaves it)
 def test_pyopencl_pocl(pyocl_pocl: Path) -> None:
     _check_capture(pyocl_pocl)
     _check_replays(pyocl_pocl)
@@ -154,6 +155,7 @@ def test_pyopencl_pocl(pyocl_pocl: Path) -> None:
     assert found == {"clip", "cfloat", "bitonic", "reqd"}
 
 
+@pytest.mark.slow  # CPU seconds on a real capture: the full tier's (./dev test --fast leaves it)
 def test_pyopencl_oclgrind(pyocl_oclgrind: Path) -> None:
     _check_capture(pyocl_oclgrind)
     assert _check_replays(pyocl_oclgrind) > 0

@@ -5,12 +5,15 @@
   ``cmake`` (it uses the C++ runner), ``sshd``, ``browser``, ``device`` (it needs a real
   OpenCL device) or ``slow``.  The full tier (CI, ``./dev test``) runs everything.  A test
   that uses a fixture which starts processes for a whole scope (:data:`FIXTURE_MARKS`) gets
-  that fixture's mark.
+  that fixture's mark.  A test that takes CPU seconds on a whole real capture is ``slow``.
 - **The guard.** Each process a test starts (``fork``, ``subprocess``, ``multiprocessing``) is
   recorded.  In the fast tier a test that starts one fails: it lacks its ``child`` mark.
   Every process started while a test runs must be gone once its teardown ends (a grace of a
   few seconds for children that are being reaped): one that is left is killed and the
   test fails, naming it.
+- **Groups.** A test that uses a module-scoped fixture (not an autouse one) gets the
+  ``xdist_group`` of its module: with ``--dist loadgroup`` (``./dev test``) one worker runs
+  them and sets the fixture up once; every other test goes to whichever worker is free.
 - ``CLTUI_TEST_SPAWNLOG=FILE`` appends ``nodeid<TAB>processes`` for every test that started
   one (to find the tests a mark is missing on).
 """
@@ -142,10 +145,23 @@ FIXTURE_MARKS = {
 }  # fmt: skip
 
 
+def _module_fixture_user(item: pytest.Item) -> bool:
+    """True when the test uses a module-scoped fixture that is not autouse (a farm of sshd
+    hosts, a Slurm cluster, a server, an exported bundle, a diverge or check report)."""
+    info = getattr(item, "_fixtureinfo", None)
+    for defs in (info.name2fixturedefs.values() if info else ()):
+        if defs and defs[-1].scope == "module" and not getattr(defs[-1], "_autouse", False):
+            return True
+    return False
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's, which reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         for fixture in set(getattr(item, "fixturenames", ())) & FIXTURE_MARKS.keys():
             item.add_marker(FIXTURE_MARKS[fixture])
+        if _module_fixture_user(item):  # one worker sets the fixture up (--dist loadgroup)
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
     if not fast_tier():
         return
     keep, drop = [], []

@@ -106,6 +106,21 @@ def test_events_cannot_make_a_range_launch_bound() -> None:
     assert s["contention"] is None
 
 
+def test_a_wall_too_noisy_for_the_ladder_but_no_wait_is_device_bound() -> None:
+    """The wall's noise hides every delay (not measurable from the wall), but the device
+    never waited for a launch: the wait bounds the launch sensitivity, device-bound, said
+    so; where the device did wait, the noisy wall leaves it not measurable."""
+    timed, busy = _planted(3000.0, 400_000.0, noise=200_000.0, launches=2)
+    assert fit.sensitivity(timed, 2, "cpu", cpu=True)["bound"] == "not measurable"
+    s = fit.sensitivity(timed, 2, "cpu", cpu=True, busy=busy)
+    assert s["bound"] == "device-bound" and s["slope_wall"] is None
+    assert s["slope_wait"] is not None and s["ci95_wait"] is not None
+    assert s["ci95_wait"][1] < 0.2 and s["saving_ns"] is not None
+    assert any("the wall's noise hides every delay" in w for w in s["warnings"])
+    timed, busy = _planted(3000.0, 0.0, noise=200_000.0, launches=2)
+    assert fit.sensitivity(timed, 2, "cpu", busy=busy)["bound"] == "not measurable"
+
+
 def test_without_the_busy_passes_the_wall_alone() -> None:
     """A runner without busy passes (or a driver without event times: -1): the wall's slope,
     as before, and on a CPU device the warning that part of a mixed slope can be

@@ -296,13 +296,30 @@ def busy_ladder(native: Mapping[str, Any]) -> BusyLadder | None:
     return out or None  # fmt: skip
 
 
+def _waits(busy: BusyLadder, max_delay: float) -> tuple[np.ndarray, np.ndarray] | None:
+    """The busy passes' (injected, wait) matrices; None where no wait was measured."""
+    m = _matrix([(d, inj, [v if v >= 0 else np.nan for v in wait])
+                 for d, inj, _w, wait in busy], max_delay)  # fmt: skip
+    return m if m is not None and bool(np.isfinite(m[1]).any(axis=0).sum() >= 3) else None
+
+
+def wait_bound(busy: BusyLadder | None) -> tuple[float, list[float]] | None:
+    """The device's wait for launches alone where the wall's noise hides every delay: its
+    slope and interval when the interval lies below :data:`DEVICE_BOUND` (the device did not
+    wait for launches; the launch sensitivity, the lesser of the wall's slope and the
+    wait's, is no larger whatever the wall did), else None (the wall is needed)."""
+    m = _waits(busy, float("inf")) if busy else None
+    noise = wall_noise(m[1]) if m is not None else None
+    got = robust_slope(*m, noise) if m is not None and noise is not None else None
+    return got if got is not None and got[1][1] < DEVICE_BOUND else None
+
+
 def _split(ladder: Ladder, busy: BusyLadder | None, max_delay: float, noise: float | None,
            ) -> Split | None:  # fmt: skip
     """:func:`split_slope` of the ladder and the busy passes' wait (same delays), or None."""
     if not busy or noise is None:
         return None
-    waits = [(d, inj, [v if v >= 0 else np.nan for v in wait]) for d, inj, _w, wait in busy]
-    wall_m, busy_m = _matrix(ladder, max_delay), _matrix(waits, max_delay)
+    wall_m, busy_m = _matrix(ladder, max_delay), _waits(busy, max_delay)
     if wall_m is None or busy_m is None:
         return None
     return split_slope(wall_m, busy_m, noise)
@@ -333,6 +350,8 @@ def sensitivity(
     split = _split(ladder, busy, float("inf"), noise) if raw_wall is not None else None
     split_small = _split(ladder, busy, SMALL_MAX_NS, noise) if raw_small is not None else None
     raw = split.launch if split is not None else raw_wall
+    hidden = wait_bound(busy) if raw is None and full_m is not None and noise is not None else None
+    raw = hidden or raw
     raw_small = split_small.launch if split_small is not None else raw_small
     full = clip(*raw) if raw is not None else None
     small = clip(*raw_small) if raw_small is not None else None
@@ -346,8 +365,8 @@ def sensitivity(
         "measurable": measurable,
         "slope_wall": raw_wall[0] if raw_wall else None,
         "ci95_wall": raw_wall[1] if raw_wall else None,
-        "slope_wait": split.wait[0] if split else None,
-        "ci95_wait": split.wait[1] if split else None,
+        "slope_wait": split.wait[0] if split else hidden[0] if hidden else None,
+        "ci95_wait": split.wait[1] if split else hidden[1] if hidden else None,
         "contention": contention_of(split, cpu),
         "bound": (bound_of(*full) if full else
                   NOT_MEASURABLE if full_m is not None and noise is not None else "unknown"),
@@ -362,6 +381,10 @@ def sensitivity(
         out["saving_ci_ns"] = [full[1][0] * per, full[1][1] * per]
         out["saving_percent"] = 100.0 * full[0] * per / wall0
     out["warnings"] = _warnings(out, raw, raw_small)
+    if hidden is not None:
+        out["warnings"].append(
+            "the wall's noise hides every delay of the ladder, but the device did not wait for "
+            "launches (its events): device-bound; the slope is the wait's")
     if cpu and split is None and out["bound"] in ("mixed", "undetermined"):
         out["warnings"].append(
             "a CPU device: its threads share the cores with the host's launch calls and with "

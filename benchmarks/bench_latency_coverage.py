@@ -2,19 +2,19 @@
 reproducibility of the slope over repeated runs, on one device (PoCL here).
 
     nice -n 10 .venv/bin/python benchmarks/bench_latency_coverage.py [--device pocl]
-        [--runs 20] [--repeat-runs 7] [--rounds 20] [--md]
+        [--runs 20] [--repeat-runs 7] [--rounds 20] [--default-workers --no-pin] [--md]
 
-Two synthetic captures as ``bench_latency.py`` writes them (a launch-bound range of 200
+Two synthetic captures (``tests/latency_synth.py``: a launch-bound range of 200
 one-work-item launches: its host loop is the wall, the slope is 1; a device-bound range
-of ``--spin-n`` launches that each spin past the largest delay: the slope is 0), and one
-range of a shared capture (``--range``).  Each range is exported once and the C++ runner
-built once; then ``replay.cpp --latency`` runs ``--runs`` times (``--repeat-runs`` for
-the shared range), each run's ladder read by ``cltui.latency.fit.sensitivity`` and, for
-comparison, by the estimator before issue 29 (least squares on the round means,
-:func:`ols_before`).  PoCL runs with one worker thread (``POCL_MAX_PTHREAD_COUNT=1``, as
-``bench_latency.py``): with its default one per core, the host's busy-wait takes a core
-from the "device" on this 2-core machine, so a device-bound range is not device-bound any
-more (``--default-workers`` measures that case too, without a goal).
+of ``--spin-n`` launches that each spin past the largest wait, 20 x 16,000 LCG steps by
+default: the slope is 0), and one range of a shared capture (``--range``).  Each range is
+exported once and the C++ runner built once; then ``replay.cpp --latency`` runs ``--runs``
+times (``--repeat-runs`` for the shared range), each run's ladder and busy passes read by
+``cltui.latency.fit.sensitivity`` and, for comparison, by the wall's slope alone and by
+the estimator before issue 29 (least squares on the round means, :func:`ols_before`).
+Without ``--default-workers`` PoCL runs with one worker thread pinned to core 0 and the
+host loop on core 1 (as ``bench_latency.py``); ``--default-workers --no-pin`` runs PoCL as
+a user has it (a thread per core, sharing them with the host loop and everything else).
 
 Goals: each planted range classified right in >= 95 % of the runs, its interval holding
 the planted slope (1 or 0), and the 40 ns line within its physical bound (40 ns x
@@ -211,7 +211,8 @@ def render(res: dict[str, Any]) -> list[str]:
         f"{' '.join(f'{x:.2f}' for x in res['load_at_start'])} at the start, "
         f"{' '.join(f'{x:.2f}' for x in res['load_at_end'])} at the end: other engineers' "
         "work on this shared 2-core machine; PoCL worker threads: "
-        f"{res['pocl_workers']}; raw JSON in "
+        f"{res['pocl_workers']}{', pinned' if res.get('pinned') else ', not pinned'}; "
+        f"{res['launch_bound']['rounds']} rounds a run; raw JSON in "
         "`benchmarks/results/latency_coverage_pocl.json`). Each range exported once, then "
         "`replay.cpp --latency` run again and again (each run its own rounds of every delay, "
         "0 to 20 us per launch: from 2 us a sleep, below a busy-wait), each run's ladder read "
@@ -298,9 +299,10 @@ def _prose(res: dict[str, Any]) -> list[str]:
     if rep:
         out += _wrap(
             f"Reproducibility: of {len(rep)} runs of {res['repeat']['capture']} "
-            f"{res['repeat']['range']}, {nm} said `not measurable` (the injected time per pass "
-            "below what the rounds resolve of the wall's noise under this load); the "
-            "least-squares fit before issue 29 gave "
+            f"{res['repeat']['range']}, {nm} said `not measurable`"
+            + (" (the injected time per pass below what the rounds resolve of the wall's noise "
+               "under this load)" if nm else "")
+            + "; the least-squares fit before issue 29 gave "
             f"{', '.join(f'{v:.2f}' for v in old_r)} on the same data, each stated as a "
             "figure.")
     return out

@@ -13,8 +13,8 @@ Intercept Layer's log, Replay folders, Pre dumps) into a temp folder:
 
 The Post dumps are what a device writes (numpy models of the kernels), so the replay
 reloads nothing inside the range.  On PoCL the benchmark gives PoCL one worker thread
-(``POCL_MAX_PTHREAD_COUNT=1``): the host's busy-wait would otherwise take a core from the
-"device".
+(``POCL_MAX_PTHREAD_COUNT=1``): the host loop would otherwise share its cores with the
+"device" (``bench_latency_coverage.py --default-workers`` measures that case).
 
 Each goes through ``cltui.latency.measure`` (the Python engine, the C++ runner, its floor
 and the delay ladder, side by side in one run).  Goals: the C++ runner's host time per

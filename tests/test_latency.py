@@ -261,7 +261,7 @@ def test_a_planted_launch_cost_is_recovered_on_pocl(tmp_path: Path) -> None:
     """A launch-bound range (200 one-work-item launches back to back: the host loop is the
     wall, so every injected ns adds one) through the C++ runner's ladder on PoCL: launch-
     bound, its interval holds the planted slope 1 (clipped: on this 2-core machine the
-    busy-wait can also slow PoCL's threads, which the flag names), the 40 ns line within
+    host's launch calls and PoCL's threads share cores, which the flag names), the 40 ns line within
     40 ns x 200.  Delays up to 50 us, so the injected time stands above a loaded
     machine's noise."""
     path = write_capture(synth_launch_bound(200), tmp_path / "lb")

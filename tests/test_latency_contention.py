@@ -1,8 +1,9 @@
-"""``cltui latency`` on a device whose own time grows while the host busy-waits (a CPU device
-sharing cores with the host loop): the launch sensitivity is the device's wait for launches
-(busy passes, an event per launch), never above the wall's slope; the wall's growth beyond
-it is named as the device's own (contention), not launch cost.  The estimator on planted
-ladders (pure) and a planted device-bound range on the real PoCL device."""
+"""``cltui latency`` on a device whose own time grows as the host waits more per launch (a CPU
+device sharing cores with the host loop, on a busy machine): the launch sensitivity is the
+device's wait for launches (busy passes, an event per launch), never above the wall's
+slope; the wall's growth beyond it is named as the device's own (contention), not launch
+cost.  The estimator on planted ladders (pure) and a planted device-bound range on the real
+PoCL device."""
 
 from __future__ import annotations
 
@@ -38,7 +39,7 @@ def _planted(
     """The ladder (timed passes) and the busy ladder (an event per launch, ``event`` ns of
     host time more per launch) of a range whose wall is the larger of its host loop
     (``host`` per launch, the delay ``slower`` times over: its launch calls slow as the
-    busy-wait grows) and its device time (``device``, growing ``own`` ns per injected ns:
+    wait grows) and its device time (``device``, growing ``own`` ns per injected ns:
     contention); the device waits for the host by the host loop's excess; drift per round,
     Gaussian noise."""
     gen = np.random.default_rng(seed)
@@ -61,7 +62,7 @@ def _planted(
 
 
 def test_a_device_slowed_by_the_host_loop_is_device_bound() -> None:
-    """The device's time grows 0.5 ns per injected ns (it shares cores with the busy-wait)
+    """The device's time grows 0.5 ns per injected ns (it shares cores with the host loop)
     and it never waits for a launch: the wall's slope says mixed (what it said before), the
     wait says 0: device-bound, and the contention line names the 0.5 as the device's own."""
     timed, busy = _planted(3000.0, 400_000.0, own=0.5)
@@ -82,7 +83,7 @@ def test_a_device_slowed_by_the_host_loop_is_device_bound() -> None:
 
 
 def test_launch_bound_with_slowed_launch_calls_stays_launch_bound() -> None:
-    """The host loop is the wall and its launch calls slow as the busy-wait grows (1.4 ns
+    """The host loop is the wall and its launch calls slow as the wait grows (1.4 ns
     per injected ns): the device waits for every launch, so the wait's slope is 1.4 too:
     launch-bound, clipped to 1, flagged as the host's own calls slowing; no contention line
     (the device's own time did not grow)."""

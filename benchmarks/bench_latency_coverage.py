@@ -267,6 +267,16 @@ def render(res: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _spread(runs: list[dict[str, Any]], key: str, clipped: bool = False) -> str:
+    vals = [min(max(x[key], 0.0), 1.0) if clipped else x[key] for x in runs
+            if x.get(key) is not None]  # fmt: skip
+    return f"{max(vals) - min(vals):.2f}" if vals else "-"
+
+
+def _f2(v: float) -> str:
+    return f"{v:.2f}"
+
+
 def _med(values: list[float]) -> str:
     return f"{statistics.median(values):.2f}" if values else "-"
 
@@ -288,6 +298,20 @@ def _prose(res: dict[str, Any]) -> list[str]:
                 f"{min(walls):.1f} to {max(walls):.1f} ms a pass from run to run. The wall's "
                 f"slope alone read {c['wall_right']}/{c['n']} right. ") if raw and wall and \
             walls else f"{name}: no slope in any run. "
+        wrong = [x for x in runs if x["bound"] != c["want"]]
+        waited = [x for x in wrong if x.get("ci95_wait") and x["ci95_wait"][0] > 0]
+        if wrong and key == "device_bound":
+            text += (f"Of the {len(wrong)} runs read otherwise ("
+                     f"{', '.join(x['bound'] for x in wrong)}), in {len(waited)} the device's "
+                     "events show it waited for launches (the wait's interval above 0, its "
+                     f"slope {', '.join(_f2(x['slope_wait']) for x in waited)}): the host "
+                     "thread lost its core for milliseconds or woke late from a sleep, so "
+                     "the range was not device-bound at the largest waits in those runs. ")
+        hidden = sum(1 for x in runs if x.get("slope_wall") is None
+                     and x.get("slope_wait") is not None)  # fmt: skip
+        if hidden:
+            text += (f"In {hidden} runs the wall's noise hid every delay and the device's "
+                     "wait (below 0.2) carried the reading. ")
         if c["named"]:
             text += (f"In {c['named']} runs the wall grew beyond the device's wait and the "
                      "output named it (contention: the device's own time grew, not launch "
@@ -304,7 +328,10 @@ def _prose(res: dict[str, Any]) -> list[str]:
                "under this load)" if nm else "")
             + "; the least-squares fit before issue 29 gave "
             f"{', '.join(f'{v:.2f}' for v in old_r)} on the same data, each stated as a "
-            "figure.")
+            f"figure. Spread of the slope over the {len(rep)} runs: {_spread(rep, 'slope')} now, "
+            f"{_spread(rep, 'slope_wall', True)} with the wall's slope alone, "
+            f"{max(old_r) - min(old_r):.2f} by least squares (steadier, but unclipped and "
+            "blind to the noise: it states a figure where the wall's noise hides the delays).")
     return out
 
 

@@ -13,8 +13,8 @@ Intercept Layer's log, Replay folders, Pre dumps) into a temp folder:
 
 The Post dumps are what a device writes (numpy models of the kernels), so the replay
 reloads nothing inside the range.  On PoCL the benchmark gives PoCL one worker thread
-(``POCL_MAX_PTHREAD_COUNT=1``): the host's busy-wait would otherwise take a core from the
-"device".
+(``POCL_MAX_PTHREAD_COUNT=1``): the host loop would otherwise share its cores with the
+"device" (``bench_latency_coverage.py --default-workers`` measures that case).
 
 Each goes through ``cltui.latency.measure`` (the Python engine, the C++ runner, its floor
 and the delay ladder, side by side in one run).  Goals: the C++ runner's host time per
@@ -36,31 +36,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from cltui.capture import open_capture  # noqa: E402
 from cltui.capture.ranges import parse_range  # noqa: E402
 from cltui.latency.measure import Options, measure  # noqa: E402
-from tests.analysis_synth import Arg, Launch, SynthCapture, write_capture  # noqa: E402
-
-SOURCE = """\
-__kernel void tiny(__global uint *a)
-{
-    a[get_global_id(0)] += 1u;
-}
-
-__kernel void spin(__global uint *a, int iters)
-{
-    uint i = get_global_id(0);
-    uint x = a[i] + i;
-    for (int k = 0; k < iters; ++k)
-        x = x * 1103515245u + 12345u;
-    a[i] = x;
-}
-"""
+from tests.analysis_synth import write_capture  # noqa: E402
+from tests.latency_synth import synth_device_bound, synth_launch_bound  # noqa: E402
 
 SHARED = Path(os.environ.get("CLTUI_SHARED", ROOT.parent / "shared")).resolve()
 # the shared captures' ranges that replay (as in benchmarks/results/h200/COMMANDS.md)
@@ -73,43 +56,6 @@ CAPTURE_RANGES = [
     ("images_svm_pocl", "0-8"),
 ]
 GOALS = {"cpp_over_floor": 1.1, "launch_bound_slope": 0.8, "device_bound_slope": 0.1}
-
-
-def _tiny(st: dict[str, Any], _a: list[Any]) -> None:
-    st["A"][0] += np.uint32(1)
-
-
-def _lcg_power(n: int) -> tuple[int, int]:
-    """x -> A x + C (mod 2^32): the LCG step applied n times (by squaring)."""
-    mul, add = 1, 0
-    base_m, base_a = 1103515245, 12345
-    while n:
-        if n & 1:
-            mul, add = (base_m * mul) % 2**32, (base_m * add + base_a) % 2**32
-        base_m, base_a = (base_m * base_m) % 2**32, (base_m * base_a + base_a) % 2**32
-        n >>= 1
-    return mul, add
-
-
-def _spin(st: dict[str, Any], a: list[Any]) -> None:
-    mul, add = _lcg_power(int(a[1]))
-    x = st["A"].astype(np.uint64) + np.arange(len(st["A"]), dtype=np.uint64)
-    st["A"][:] = ((x * mul + add) % 2**32).astype(np.uint32)
-
-
-def synth_launch_bound(n: int) -> SynthCapture:
-    """``n`` one-work-item launches; the Post dumps as a device writes them (no reload)."""
-    a = np.zeros(64, dtype=np.uint32)
-    launches = [Launch("tiny", [Arg("buf", "A")], 1, None, _tiny) for _ in range(n)]
-    return SynthCapture(SOURCE, {"A": a}, launches)
-
-
-def synth_device_bound(n: int, width: int, iters: int) -> SynthCapture:
-    """``n`` launches of ``spin`` over ``width`` work-items, ``iters`` steps each."""
-    a = np.zeros(width, dtype=np.uint32)
-    launches = [Launch("spin", [Arg("buf", "A"), Arg("int", iters)], width, None, _spin)
-                for _ in range(n)]  # fmt: skip
-    return SynthCapture(SOURCE, {"A": a}, launches)
 
 
 def capture_path(name: str, root: Path, tmp: Path) -> tuple[Path | None, str]:

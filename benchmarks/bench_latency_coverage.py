@@ -2,19 +2,19 @@
 reproducibility of the slope over repeated runs, on one device (PoCL here).
 
     nice -n 10 .venv/bin/python benchmarks/bench_latency_coverage.py [--device pocl]
-        [--runs 20] [--repeat-runs 7] [--rounds 20] [--md]
+        [--runs 20] [--repeat-runs 7] [--rounds 20] [--default-workers --no-pin] [--md]
 
-Two synthetic captures as ``bench_latency.py`` writes them (a launch-bound range of 200
+Two synthetic captures (``tests/latency_synth.py``: a launch-bound range of 200
 one-work-item launches: its host loop is the wall, the slope is 1; a device-bound range
-of ``--spin-n`` launches that each spin past the largest delay: the slope is 0), and one
-range of a shared capture (``--range``).  Each range is exported once and the C++ runner
-built once; then ``replay.cpp --latency`` runs ``--runs`` times (``--repeat-runs`` for
-the shared range), each run's ladder read by ``cltui.latency.fit.sensitivity`` and, for
-comparison, by the estimator before issue 29 (least squares on the round means,
-:func:`ols_before`).  PoCL runs with one worker thread (``POCL_MAX_PTHREAD_COUNT=1``, as
-``bench_latency.py``): with its default one per core, the host's busy-wait takes a core
-from the "device" on this 2-core machine, so a device-bound range is not device-bound any
-more (``--default-workers`` measures that case too, without a goal).
+of ``--spin-n`` launches that each spin past the largest wait, 20 x 16,000 LCG steps by
+default: the slope is 0), and one range of a shared capture (``--range``).  Each range is
+exported once and the C++ runner built once; then ``replay.cpp --latency`` runs ``--runs``
+times (``--repeat-runs`` for the shared range), each run's ladder and busy passes read by
+``cltui.latency.fit.sensitivity`` and, for comparison, by the wall's slope alone and by
+the estimator before issue 29 (least squares on the round means, :func:`ols_before`).
+Without ``--default-workers`` PoCL runs with one worker thread pinned to core 0 and the
+host loop on core 1 (as ``bench_latency.py``); ``--default-workers --no-pin`` runs PoCL as
+a user has it (a thread per core, sharing them with the host loop and everything else).
 
 Goals: each planted range classified right in >= 95 % of the runs, its interval holding
 the planted slope (1 or 0), and the 40 ns line within its physical bound (40 ns x
@@ -96,11 +96,16 @@ def runs_of(path: Path, rng: str, device: str, n: int, rounds: int, tmp: Path) -
         launches = int(res["launches"])
         ladder = [(int(p["delay_ns"]), p["passes"]["injected_ns"], p["passes"]["wall_ns"])
                   for p in res["ladder"]]  # fmt: skip
-        s = fit.sensitivity(ladder, launches, str(dev["name"]), cpu)
+        s = fit.sensitivity(ladder, launches, str(dev["name"]), cpu, fit.busy_ladder(res))
         out.append({
             "bound": s["bound"], "slope": s["slope"], "ci95": s["ci95"],
             "slope_raw": s["slope_raw"], "ci95_raw": s["ci95_raw"], "flag": s["flag"],
             "slope_small": s["slope_small"], "noise_ns": s["noise_ns"],
+            "slope_wall": s["slope_wall"], "ci95_wall": s["ci95_wall"],
+            "slope_wait": s["slope_wait"], "ci95_wait": s["ci95_wait"],
+            "contention": s["contention"], "bound_wall": fit.bound_of(*fit.clip(
+                s["slope_wall"], s["ci95_wall"])) if s["slope_wall"] is not None
+                and s["ci95_wall"] else None,
             "saving_ns": s["saving_ns"], "saving_ci_ns": s["saving_ci_ns"],
             "saving_bound_ns": s["saving_bound_ns"], "line": s["line"],
             "warnings": s["warnings"], "outliers": s["outliers"], "passes": s["passes"],
@@ -117,8 +122,8 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--repeat-runs", type=int, default=7)
     ap.add_argument("--rounds", type=int, default=50, help="as cltui latency's --repeat")
-    ap.add_argument("--spin-n", type=int, default=200)
-    ap.add_argument("--spin-iters", type=int, default=800)
+    ap.add_argument("--spin-n", type=int, default=20)
+    ap.add_argument("--spin-iters", type=int, default=16000)
     ap.add_argument("--range", default="pyopencl_lib_pocl:14-38")
     ap.add_argument("--md", action="store_true")
     ap.add_argument("--md-only", action="store_true")
@@ -139,9 +144,8 @@ def main() -> None:
     if args.md_only:
         write_md(render(json.loads(RESULTS.read_text())))
         return
-    from bench_latency import synth_device_bound, synth_launch_bound
-
     from tests.analysis_synth import write_capture
+    from tests.latency_synth import synth_device_bound, synth_launch_bound
 
     name, rng = args.range.split(":")
     res: dict[str, Any] = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
@@ -184,9 +188,12 @@ def _cover(r: dict[str, Any]) -> dict[str, Any]:
                          else (x["ols_before"] < 0.2)))  # fmt: skip
     old_over = sum(1 for x in runs if x["ols_before"] is not None
                    and max(x["ols_before"], 0.0) > 1.0)  # fmt: skip
+    wall_right = sum(1 for x in runs if x.get("bound_wall") == want)
+    named = sum(1 for x in runs if x.get("contention"))
     flags = sum(1 for x in runs if x["flag"])
     return {"want": want, "n": len(runs), "right": right, "held": held, "in_bound": in_bound,
-            "old_right": old_right, "old_over": old_over, "flags": flags}  # fmt: skip
+            "old_right": old_right, "old_over": old_over, "flags": flags,
+            "wall_right": wall_right, "named": named}  # fmt: skip
 
 
 def _pct(k: int, n: int) -> str:
@@ -204,17 +211,22 @@ def render(res: dict[str, Any]) -> list[str]:
         f"{' '.join(f'{x:.2f}' for x in res['load_at_start'])} at the start, "
         f"{' '.join(f'{x:.2f}' for x in res['load_at_end'])} at the end: other engineers' "
         "work on this shared 2-core machine; PoCL worker threads: "
-        f"{res['pocl_workers']}; raw JSON in "
+        f"{res['pocl_workers']}{', pinned' if res.get('pinned') else ', not pinned'}; "
+        f"{res['launch_bound']['rounds']} rounds a run; raw JSON in "
         "`benchmarks/results/latency_coverage_pocl.json`). Each range exported once, then "
         "`replay.cpp --latency` run again and again (each run its own rounds of every delay, "
-        "0 to 20 us per launch), each run's ladder read by `cltui latency`'s estimator "
-        "(Theil-Sen over rung medians paired by round, clipped to 0..1) and, on the same "
-        "data, by the one before issue 29 (least squares on the round means)."
+        "0 to 20 us per launch: from 2 us a sleep, below a busy-wait), each run's ladder read "
+        "by `cltui latency`'s estimator (Theil-Sen over rung medians paired by round: the "
+        "lesser of the wall's slope and that of the time the device waited for launches, "
+        "from the busy passes' events; clipped to 0..1) and, on the same data, by the wall's "
+        "slope alone (the estimator of the session before) and by the one before issue 29 "
+        "(least squares on the round means)."
     )
     lines += ["| range | runs | classified right (goal >= 95 %) | 95 % interval holds the planted "
               "slope | 40 ns line within 40 ns x launches (goal: every run) | flagged (slope "
-              "outside 0..1) | before: classified right | before: saving over its bound |",
-              "|---|---|---|---|---|---|---|---|"]  # fmt: skip
+              "outside 0..1) | contention named | the wall's slope alone: classified right | "
+              "least squares: classified right | least squares: saving over its bound |",
+              "|---|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
     for key, title in (("launch_bound", "launch-bound, 200 x tiny (planted slope 1)"),
                        ("device_bound", "device-bound, "
                         f"{res['device_bound'].get('shape', 'spin')} (planted slope 0)")):
@@ -223,7 +235,8 @@ def render(res: dict[str, Any]) -> list[str]:
         ok_b = "met" if c["in_bound"] == c["n"] else "**MISSED**"
         lines.append(f"| {title} | {c['n']} | {_pct(c['right'], c['n'])} {ok} | "
                      f"{_pct(c['held'], c['n'])} | {_pct(c['in_bound'], c['n'])} {ok_b} | "
-                     f"{c['flags']} | {_pct(c['old_right'], c['n'])} | {c['old_over']} |")
+                     f"{c['flags']} | {c['named']} | {_pct(c['wall_right'], c['n'])} | "
+                     f"{_pct(c['old_right'], c['n'])} | {c['old_over']} |")
     rep = res["repeat"]
     runs = rep["runs"]
     sl = [x["slope"] for x in runs if x["slope"] is not None]
@@ -238,6 +251,12 @@ def render(res: dict[str, Any]) -> list[str]:
         lines.append(f"| now | {', '.join(f'{v:.2f}' for v in sl)} | {statistics.median(sl):.2f} "
                      f"| {max(sl) - min(sl):.2f} | "
                      f"{', '.join(f'{n} {b}' for b, n in sorted(bounds.items()))} |")
+    wl = [x["slope_wall"] for x in runs if x.get("slope_wall") is not None]
+    if wl:
+        wc = [min(max(v, 0.0), 1.0) for v in wl]
+        lines.append(f"| the wall's slope alone (clipped; same data) | "
+                     f"{', '.join(f'{v:.2f}' for v in wc)} | {statistics.median(wc):.2f} | "
+                     f"{max(wc) - min(wc):.2f} | - |")
     if old:
         lines.append(f"| before (least squares, same data) | {', '.join(f'{v:.2f}' for v in old)} "
                      f"| {statistics.median(old):.2f} | {max(old) - min(old):.2f} | - |")
@@ -248,53 +267,71 @@ def render(res: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _spread(runs: list[dict[str, Any]], key: str, clipped: bool = False) -> str:
+    vals = [min(max(x[key], 0.0), 1.0) if clipped else x[key] for x in runs
+            if x.get(key) is not None]  # fmt: skip
+    return f"{max(vals) - min(vals):.2f}" if vals else "-"
+
+
+def _f2(v: float) -> str:
+    return f"{v:.2f}"
+
+
+def _med(values: list[float]) -> str:
+    return f"{statistics.median(values):.2f}" if values else "-"
+
+
 def _prose(res: dict[str, Any]) -> list[str]:
     """What the tables say, from the same figures."""
-    lb, db, rep = res["launch_bound"]["runs"], res["device_bound"]["runs"], res["repeat"]["runs"]
-    raw = [x["slope_raw"] for x in lb if x["slope_raw"] is not None]
-    dsl = [x["slope"] for x in db if x["slope"] is not None]
-    walls = [x["wall_ns"] / 1e6 for x in db if x["wall_ns"]]
-    old_d = [x["ols_before"] for x in db if x["ols_before"] is not None]
+    out: list[str] = []
+    for key, name in (("launch_bound", "Launch-bound"), ("device_bound", "Device-bound")):
+        runs, c = res[key]["runs"], _cover(res[key])
+        raw = [x["slope_raw"] for x in runs if x["slope_raw"] is not None]
+        wall = [x["slope_wall"] for x in runs if x.get("slope_wall") is not None]
+        wait = [x["slope_wait"] for x in runs if x.get("slope_wait") is not None]
+        walls = [x["wall_ns"] / 1e6 for x in runs if x["wall_ns"]]
+        verdict = "met" if c["right"] >= 0.95 * c["n"] else "MISSED"
+        text = (f"{name}: {verdict}, {c['right']}/{c['n']} read {c['want']}. Unclipped slope "
+                f"{min(raw):.2f} to {max(raw):.2f} (median {_med(raw)}); the wall's own slope "
+                f"median {_med(wall)} ({min(wall):.2f} to {max(wall):.2f}), the device's wait "
+                f"for launches median {_med(wait)}; the wall at no delay "
+                f"{min(walls):.1f} to {max(walls):.1f} ms a pass from run to run. The wall's "
+                f"slope alone read {c['wall_right']}/{c['n']} right. ") if raw and wall and \
+            walls else f"{name}: no slope in any run. "
+        wrong = [x for x in runs if x["bound"] != c["want"]]
+        waited = [x for x in wrong if x.get("ci95_wait") and x["ci95_wait"][0] > 0]
+        if wrong and key == "device_bound":
+            text += (f"Of the {len(wrong)} runs read otherwise ("
+                     f"{', '.join(x['bound'] for x in wrong)}), in {len(waited)} the device's "
+                     "events show it waited for launches (the wait's interval above 0, its "
+                     f"slope {', '.join(_f2(x['slope_wait']) for x in waited)}): the host "
+                     "thread lost its core for milliseconds or woke late from a sleep, so "
+                     "the range was not device-bound at the largest waits in those runs. ")
+        hidden = sum(1 for x in runs if x.get("slope_wall") is None
+                     and x.get("slope_wait") is not None)  # fmt: skip
+        if hidden:
+            text += (f"In {hidden} runs the wall's noise hid every delay and the device's "
+                     "wait (below 0.2) carried the reading. ")
+        if c["named"]:
+            text += (f"In {c['named']} runs the wall grew beyond the device's wait and the "
+                     "output named it (contention: the device's own time grew, not launch "
+                     "cost).")
+        out += _wrap(text)
+    rep = res["repeat"]["runs"]
     nm = sum(1 for x in rep if x["bound"] == "not measurable")
     old_r = [x["ols_before"] for x in rep if x["ols_before"] is not None]
-    out: list[str] = []
-    if raw and max(raw) > 1.0:
-        out += _wrap(
-            f"Launch-bound: unclipped slopes {min(raw):.2f} to {max(raw):.2f} (median "
-            f"{statistics.median(raw):.2f}): above 1, most likely because on this loaded 2-core "
-            "machine the busy-wait also takes CPU from the rest of the pass (the launch calls, "
-            "PoCL's thread); clipped to 1, with the contention flag where the whole interval "
-            "is above 1. Before, the same "
-            "data gave a 40 ns line above its physical bound (40 ns x 200 launches = 8 us) in "
-            "every run.")
-    right = sum(1 for x in db if x["bound"] == "device-bound")
-    if dsl and walls and old_d and right < 0.95 * len(db):
-        out += _wrap(
-            "Device-bound: MISSED in this run. "
-            f"Both estimators read the planted range as mixed (median slope "
-            f"{statistics.median(dsl):.2f} now, {statistics.median(old_d):.2f} before, on the "
-            f"same data), and its wall ran {min(walls):.0f} to {max(walls):.0f} ms from run to run "
-            "for the same work: PoCL's one worker thread got a fraction of a core while the load "
-            "average stood at "
-            f"{min(res['load_at_start'][0], res['load_at_end'][0]):.0f}-"
-            f"{max(res['load_at_start'][0], res['load_at_end'][0]):.0f} on 2 cores, and every "
-            "ns the host busy-waits is a ns of CPU the device's thread does not get. That "
-            "growth is contention, and real on this machine (a host that spent less per launch "
-            "would leave more CPU to this CPU device), but it is not launch cost: the ladder "
-            "alone cannot tell the two apart. `cltui latency` now says so on a CPU device "
-            "(\"part of this slope can be contention\"); telling them apart needs the "
-            "kernels' own durations at a delay (a staged pass with a delay: not measured yet). "
-            "The same kind of range read -0.05 at load 1-2 (section Launch latency); the H200 "
-            "figures are where device-bound is physical.")
     if rep:
         out += _wrap(
             f"Reproducibility: of {len(rep)} runs of {res['repeat']['capture']} "
-            f"{res['repeat']['range']}, {nm} said `not measurable` (the 20 us rung injects "
-            f"{20 * res['repeat']['launches']} us a pass, below what 50 rounds resolve of a "
-            "wall whose noise was up to a few ms a pass under this load) and the others agree "
-            "within their intervals; the least-squares fit before gave "
+            f"{res['repeat']['range']}, {nm} said `not measurable`"
+            + (" (the injected time per pass below what the rounds resolve of the wall's noise "
+               "under this load)" if nm else "")
+            + "; the least-squares fit before issue 29 gave "
             f"{', '.join(f'{v:.2f}' for v in old_r)} on the same data, each stated as a "
-            "figure.")
+            f"figure. Spread of the slope over the {len(rep)} runs: {_spread(rep, 'slope')} now, "
+            f"{_spread(rep, 'slope_wall', True)} with the wall's slope alone, "
+            f"{max(old_r) - min(old_r):.2f} by least squares (steadier, but unclipped and "
+            "blind to the noise: it states a figure where the wall's noise hides the delays).")
     return out
 
 

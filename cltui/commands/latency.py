@@ -21,7 +21,8 @@ from cltui.commands.output import format_option
 @click.option("--repeat", type=click.IntRange(3, 100000), default=50, show_default=True,
               help="Timing repetitions per runner (and rounds of the floor and each delay).")
 @click.option("--delays", default="0,50,200,1000,5000,20000", show_default=True,
-              help="Host busy-wait before each launch (ns), for the sensitivity fit.")
+              help="Host wait before each launch (ns; a sleep from 2 us, a busy-wait below), for "
+                   "the sensitivity fit.")
 @click.option("--no-native", is_flag=True,
               help="Only the Python engine (no C++ runner: no floor, no sensitivity).")
 @click.option("--timeout", type=float, default=120.0, show_default=True,

@@ -271,7 +271,8 @@ def _native_figures(
         ladder = [(int(p["delay_ns"]), p["passes"]["injected_ns"], p["passes"]["wall_ns"])
                   for p in nat_ok.get("ladder", [])]  # fmt: skip
         cpu = "CPU" in str(dev.get("type", "")).upper()
-        res["sensitivity"] = fit.sensitivity(ladder, n, str(dev["name"]), cpu)
+        res["sensitivity"] = fit.sensitivity(ladder, n, str(dev["name"]), cpu,
+                                             fit.busy_ladder(nat_ok))  # fmt: skip
     engine_passes = res["engine"]["launches"] // max(n, 1) if res["engine"] else 0
     loops: dict[str, Sequence[float]] = {
         "Python engine": engine_loops, "C++ runner": (timed or {}).get("loop_ns") or [],

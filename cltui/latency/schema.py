@@ -89,7 +89,10 @@ class Sensitivity(TypedDict):
     ``measurable`` false (``bound`` "not measurable") when no delay injects more per pass
     than the wall's noise (``noise_ns``); the saving never above ``saving_bound_ns``
     (40 ns x launches); hyperfine-style ``outliers`` among the ladder's ``passes`` and the
-    ``warnings`` the figures carry."""
+    ``warnings`` the figures carry.  With the busy passes (an event per launch) ``slope_wall``
+    is the wall's own slope (unclipped), ``slope_wait`` that of the time the device waited
+    for launches, the slope the lesser of the two, and ``contention`` what the wall's growth
+    beyond the wait says (the device's own time grew), else None."""
 
     ladder: list[LadderPoint]
     small_max_ns: int
@@ -107,6 +110,11 @@ class Sensitivity(TypedDict):
     slope_raw: float | None
     ci95_raw: list[float] | None
     flag: str | None
+    slope_wall: float | None
+    ci95_wall: list[float] | None
+    slope_wait: float | None
+    ci95_wait: list[float] | None
+    contention: str | None
     noise_ns: float | None
     measurable: bool
     saving_bound_ns: float

@@ -4,6 +4,7 @@ against the floor, the delay ladder and the sensitivity line."""
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 
 from cltui.latency.schema import DeviceLatency, LatencyReport, Sensitivity, StageSummary
@@ -102,9 +103,19 @@ def sensitivity_lines(s: Sensitivity | None, device: str) -> list[str]:
     if s["slope"] is None:
         slope = "not measurable" if s["bound"] == "not measurable" else "-"
         lines.append(f"  slope (wall on injected time, whole ladder): {slope}")
-    else:
+    elif s.get("slope_wait") is None:
         lines.append(f"  slope (wall on injected time, whole ladder; Theil-Sen, clipped to 0..1): "
                      f"{s['slope']:.3f}{_ci(s['ci95'])} -> {s['bound']}")  # fmt: skip
+    else:
+        lines += [f"  slope (the device's wait for launches, at most the wall's; clipped to "
+                  f"0..1): {s['slope']:.3f}{_ci(s['ci95'])} -> {s['bound']}",
+                  f"    the wall on injected time: {s['slope_wall'] or 0.0:.3f}"
+                  f"{_ci(s.get('ci95_wall'))}",
+                  f"    the device's wait for launches (an event per launch): "
+                  f"{s['slope_wait']:.3f}{_ci(s.get('ci95_wait'))}"]  # fmt: skip
+    if s.get("contention"):
+        lines += textwrap.wrap(str(s["contention"]), 98, initial_indent="  ",
+                               subsequent_indent="    ")  # fmt: skip
     if s.get("flag"):
         lines.append(f"  flag: {s['flag']} (unclipped {s['slope_raw']:.3f}{_ci(s['ci95_raw'])})")
     if s["slope_small"] is not None:

@@ -27,7 +27,12 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
+
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 #ifndef CLTUI_BUNDLE_DIR
 #define CLTUI_BUNDLE_DIR "."

@@ -8,8 +8,12 @@
 // times it: no event, the queue without profiling, as an application runs), one staged pass
 // (an event per launch on the profiling queue: the stages of every launch, and what the
 // events cost), one pass of the floor, one of the floor on the profiling queue (what
-// profiling alone costs) and one timed pass per --delays value (a busy-wait before each
-// launch), the order shuffled each round (a fixed seed) so that a drift of the machine
+// profiling alone costs), one timed pass per --delays value (a wait before each launch: a
+// sleep from 2 us, a busy-wait below, see spin()) and one busy pass per --delays value (the
+// same wait, an event per launch on the profiling queue: the time the device waited for a
+// launch, so that cltui latency can tell launch cost from the device's own time growing, as
+// a CPU device's does when its cores are busy; the events of a busy pass are not in the
+// stage figures), the order shuffled each round (a fixed seed) so that a drift of the machine
 // spreads over all of them and no pass always follows the same one (on PoCL the pass right
 // after the 20 us ladder pass ran ~30x slower: with a rotation that was always the runner's).
 // cltui latency reads the JSON.
@@ -62,14 +66,70 @@ inline std::string floor_text(const std::vector<PassTime>& passes, size_t launch
 struct LatencyRun {
     std::vector<PassTime> runner, staged, floor, floor_profiling;
     std::vector<std::vector<PassTime>> ladder;  // per --delays value
+    std::vector<std::vector<PassTime>> busy;    // per --delays value: with the device's time
 };
+
+inline void Replayer::take_device_busy(PassTime& t) {
+    std::vector<std::pair<cl_ulong, cl_ulong>> spans;  // START..END, in launch order
+    std::vector<cl_ulong> queued;
+    bool any = false, all = true;
+    for (auto it = events_.begin(); it != events_.end();) {
+        if (it->pass != pass_) {
+            ++it;
+            continue;
+        }
+        any = true;
+        cl_ulong q = 0, st = 0, en = 0;
+        cl_int a = clGetEventProfilingInfo(it->ev, CL_PROFILING_COMMAND_QUEUED, sizeof q, &q,
+                                           nullptr);
+        cl_int b = clGetEventProfilingInfo(it->ev, CL_PROFILING_COMMAND_START, sizeof st, &st,
+                                           nullptr);
+        cl_int c = clGetEventProfilingInfo(it->ev, CL_PROFILING_COMMAND_END, sizeof en, &en,
+                                           nullptr);
+        if (a != CL_SUCCESS || b != CL_SUCCESS || c != CL_SUCCESS || en < st || q == 0 ||
+            q > st) {  // (a driver without a QUEUED time: not measured)
+            all = false;
+        } else {
+            spans.emplace_back(st, en);
+            queued.push_back(q);
+        }
+        clReleaseEvent(it->ev);
+        it = events_.erase(it);
+    }
+    if (!any || !all) return;
+    // waiting for a launch: it was queued only after the launch before had ended, so the
+    // device's gap from that end to its start is the launch's (its wake-up included); a gap
+    // before a launch queued in time is the device's own (an in-order queue; one clock)
+    double wait = 0;
+    for (size_t k = 1; k < spans.size(); ++k)
+        if (queued[k] > spans[k - 1].second && spans[k].first > spans[k - 1].second)
+            wait += static_cast<double>(spans[k].first - spans[k - 1].second);
+    std::sort(spans.begin(), spans.end());
+    double busy = 0;
+    cl_ulong lo = 0, hi = 0;
+    bool open = false;
+    for (const auto& sp : spans) {
+        if (open && sp.first <= hi) {
+            hi = std::max(hi, sp.second);
+            continue;
+        }
+        if (open) busy += static_cast<double>(hi - lo);
+        lo = sp.first;
+        hi = sp.second;
+        open = true;
+    }
+    if (open) busy += static_cast<double>(hi - lo);
+    t.device_ns = busy;
+    t.wait_ns = wait;
+}
 
 // --latency: rounds of (runner timed, runner staged, floor, floor profiling, each delay),
 // the order shuffled per round.
 inline LatencyRun measure_latency(Replayer& r, const Options& opt) {
     LatencyRun run;
     run.ladder.resize(opt.delays.size());
-    const size_t kinds = 4 + opt.delays.size();
+    run.busy.resize(opt.delays.size());
+    const size_t kinds = 4 + 2 * opt.delays.size();
     r.keep_rows = true;
     std::vector<size_t> order(kinds);
     for (size_t k = 0; k < kinds; ++k) order[k] = k;
@@ -89,9 +149,14 @@ inline LatencyRun measure_latency(Replayer& r, const Options& opt) {
                 run.floor.push_back(r.floor_once(0, true));
             } else if (which == 3) {
                 run.floor_profiling.push_back(r.floor_once(0, false));
-            } else {
+            } else if (which < 4 + opt.delays.size()) {
                 run.ladder[which - 4].push_back(
                     r.run_once(false, Pass::timed_pass(opt.delays[which - 4])));
+            } else {
+                const size_t d = which - 4 - opt.delays.size();
+                PassTime t = r.run_once(false, Pass::staged_pass(opt.delays[d]));
+                r.take_device_busy(t);
+                run.busy[d].push_back(t);
             }
         }
     }
@@ -99,15 +164,21 @@ inline LatencyRun measure_latency(Replayer& r, const Options& opt) {
     return run;
 }
 
-inline std::string passes_json(const std::vector<PassTime>& passes) {
-    std::vector<double> loop, wall, injected;
+// A pass kind's figures; device_ns only where its passes measured the device's busy time.
+inline std::string passes_json(const std::vector<PassTime>& passes, bool device = false) {
+    std::vector<double> loop, wall, injected, busy, wait;
     for (const auto& p : passes) {
         loop.push_back(p.loop_ns);
         wall.push_back(p.wall_ns);
         injected.push_back(p.injected_ns);
+        busy.push_back(p.device_ns);
+        wait.push_back(p.wait_ns);
     }
     return "{\"loop_ns\": " + nums_json(loop) + ", \"wall_ns\": " + nums_json(wall) +
-           ", \"injected_ns\": " + nums_json(injected) + "}";
+           ", \"injected_ns\": " + nums_json(injected) +
+           (device ? ", \"device_ns\": " + nums_json(busy) + ", \"wait_ns\": " + nums_json(wait)
+                   : std::string()) +
+           "}";
 }
 
 inline std::string latency_json(const Replayer& r, const LatencyRun& run, const Options& opt,
@@ -126,6 +197,10 @@ inline std::string latency_json(const Replayer& r, const LatencyRun& run, const 
     for (size_t i = 0; i < run.ladder.size(); ++i)
         o << (i ? ", " : "") << "{\"delay_ns\": " << opt.delays[i]
           << ", \"passes\": " << passes_json(run.ladder[i]) << "}";
+    o << "], \"busy_ladder\": [";
+    for (size_t i = 0; i < run.busy.size(); ++i)
+        o << (i ? ", " : "") << "{\"delay_ns\": " << opt.delays[i]
+          << ", \"passes\": " << passes_json(run.busy[i], true) << "}";
     o << "], \"rows\": [";
     for (size_t i = 0; i < r.rows.size(); ++i) {
         const LaunchRow& w = r.rows[i];

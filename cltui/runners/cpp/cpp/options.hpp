@@ -19,7 +19,7 @@ struct Options {
     int repeat = 1;
     bool floor = false;              // --floor: the bare launch loop only (cpp/latency.hpp)
     bool latency = false;            // --latency: runner, floor and delays side by side (JSON)
-    long long delay_ns = 0;          // --delay-ns: busy-wait before each timed launch
+    long long delay_ns = 0;          // --delay-ns: wait before each timed launch (spin())
     std::vector<long long> delays{0, 50, 200, 1000, 5000, 20000};  // --delays (--latency)
     std::string out_dir;
     std::string cases, cases_file;  // --choose-device-cases, --match-device-cases, --compare-cases,
@@ -56,11 +56,12 @@ const char* kUsage =
     "  --floor           after the validation pass, time N passes of the bare launch loop\n"
     "                    (the same kernels, arguments set once, no event, nothing else, on a\n"
     "                    queue without profiling): this driver's floor of host time per launch\n"
-    "  --delay-ns N      busy-wait N ns on the host before each launch of the timing passes\n"
+    "  --delay-ns N      wait N ns on the host before each launch of the timing passes (a\n"
+    "                    sleep from 2 us, so a CPU device keeps its cores; a busy-wait below)\n"
     "  --latency         JSON on stdout: N rounds, each a timed and a staged pass of this\n"
     "                    runner, one of the floor (also on the profiling queue) and one per\n"
     "                    --delays value\n"
-    "                    (ns of busy-wait before each launch, no profiling; default\n"
+    "                    (ns of wait before each launch, no profiling; default\n"
     "                    0,50,200,1000,5000,20000), every launch's stages\n";
 
 // --delays 0,50,200: non-negative nanoseconds, at least one.

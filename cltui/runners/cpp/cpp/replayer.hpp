@@ -41,7 +41,7 @@ struct StepOutcome {
     std::vector<Finding> cannot_run;  // not launched: it cannot run on this device, and why
 };
 
-// How a timing pass runs: a host busy-wait before each launch, whether its launches keep an
+// How a timing pass runs: a host wait before each launch, whether its launches keep an
 // event (profiling) for the stage timing, and whether its loop time is the runner's host time.
 // A timing repetition of --repeat is two passes: a timed one (no event, the queue without
 // profiling: as an application runs; its loop time is loop_ns) and a staged one (an event per
@@ -70,15 +70,31 @@ struct Pass {
 };
 
 // What a timing pass took: the launch loop's host time, the wall time to the queue drained,
-// and the busy-wait really spent (ns).
+// the wait before its launches really spent and, for a busy pass (an event per launch), the
+// device's busy time (the union of its kernels' START..END) and the time it waited for
+// launches (a launch queued only after the one before had ended: from that end to its
+// start) (ns; -1: not measured).
 struct PassTime {
-    double loop_ns = 0, wall_ns = 0, injected_ns = 0;
+    double loop_ns = 0, wall_ns = 0, injected_ns = 0, device_ns = -1, wait_ns = -1;
 };
 
-// Busy-wait about ns nanoseconds on this thread; the time really spent (ns).
+// Waits of at least this long sleep; shorter ones busy-wait (no sleep is that short).
+constexpr long long SLEEP_FROM_NS = 2000;
+
+// Wait about ns nanoseconds on this thread before a launch; the time really spent (ns).  A
+// wait of SLEEP_FROM_NS or more sleeps to its deadline (then busy-waits what is left), so the
+// thread gives its core away: on a CPU device the host's wait does not take cores from the
+// device's threads (a busy-wait did: the device slowed as the delay grew, which read as
+// launch cost); a sleep can overshoot (a loaded machine wakes the thread late), and the time
+// really spent is what is counted.
 inline double spin(long long ns) {
+#ifdef __linux__
+    static const bool slack = prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL) == 0;
+    (void)slack;  // timer slack 1 ns (the default 50 us would round every sleep up)
+#endif
     auto t0 = std::chrono::steady_clock::now();
     auto until = t0 + std::chrono::nanoseconds(ns);
+    if (ns >= SLEEP_FROM_NS) std::this_thread::sleep_until(until);
     auto t = t0;
     while ((t = std::chrono::steady_clock::now()) < until) {
     }
@@ -172,6 +188,12 @@ class Replayer {
 
     // Profiling information of every launch, gathered after the runs.
     void collect_timing();
+
+    // The last timing pass's events taken out (not in the stage figures) and released: into
+    // t, the time the device was busy with its kernels (the union of their START..END) and
+    // the time it waited for the host (left -1 when the pass kept no event or the driver
+    // gave no times) (cpp/latency.hpp).
+    void take_device_busy(PassTime& t);
 
     // The pre-flight's findings: every step that cannot run on this device, and why.
     std::vector<Finding> findings() const {

@@ -132,7 +132,7 @@ class HostRunner:
         """Connect, check what the runner needs, send the bundle, build the C++ runner."""
         self.say(0.0, "connecting")
         self._check(self.t.connect(self.cancel), "connect", connecting=True)
-        self.owner = start_keeper(self.t, min(self.s.timeout, 30.0))
+        self.owner = start_keeper(self.t, min(self.s.timeout, 30.0), self.cancel)
         has_bundle = self._probe()
         self.say(0.1, "sending the bundle" if not has_bundle else "the bundle is cached")
         out.sync, failed = sync(self.t, self.bundle, self.host.workdir, has_bundle=has_bundle,

@@ -180,7 +180,7 @@ def _lost(r: HostRunner, dev: Device, res: CommandResult, rc: int | None, seen: 
     at = seen.running
     where = f"while enqueue {at} ran" if at is not None else (
         f"after enqueue {seen.finished[-1]['enqueue']}" if seen.finished
-        else WAITING if seen.busy and not seen.out_dir else "before any enqueue ran")
+        else WAITING if seen.busy else "before any enqueue ran")
     tail = [ln for ln in res.err.splitlines()
             if not ln.startswith(("@@", _STEP, "replay: enqueue "))][-20:]
     lost = link_dead or r.t.dead or (

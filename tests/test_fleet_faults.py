@@ -7,9 +7,10 @@ sshd process and no scratch folder behind (here and on the host; a folder a dead
 is swept by the next run).
 
 The faults are planted in the runner: a ``sitecustomize`` on the runner's ``PYTHONPATH``
-watches its stderr, and when the runner says ``replay: enqueue N`` (before N runs; the
-steps before N have been streamed) it writes a marker file and then hangs (``exec sleep``),
-crashes (SIGSEGV) or waits a few seconds for the test to cut or freeze the link.
+watches its stderr, and when the runner has said ``replay: enqueue N`` (a whole line, before
+N runs; the steps before N have been streamed) it writes a marker file and then hangs (``exec
+sleep``), crashes (SIGSEGV) or waits a few seconds for the test to cut or freeze the link
+(once cltui has said it heard of enqueue N: a line on its way would be lost with the link).
 """
 
 from __future__ import annotations
@@ -17,8 +18,10 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import pty
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -43,13 +46,15 @@ _at, _how, _mark = os.environ["FAULT_AT"], os.environ["FAULT_HOW"], os.environ["
 _key = "replay: enqueue %s (" % _at
 class _Err:
     def __init__(self, inner):
-        self._inner = inner
-    def write(self, s):
+        self._inner, self._line = inner, ""
+    def write(self, s):  # (print writes the text, then its newline: fire on the whole line)
         n = self._inner.write(s)
-        if _key in s:
+        self._line += s
+        if "\\n" not in self._line:
+            return n
+        done, _, self._line = self._line.rpartition("\\n")
+        if _key in done:
             self._inner.flush()
-            if _how not in ("hang", "segv"):  # the line reaches cltui before the test acts
-                time.sleep(2)
             with open(_mark, "w") as f:
                 f.write(repr(time.time()))
             if _how == "hang":
@@ -104,15 +109,17 @@ def farm(ssh_hosts: Callable[[list[HostSpec]], SshHosts], tmp_path_factory: pyte
 
 
 def _inventory(farm: Farm, name: str,
-               lines: list[tuple[str, str, dict[str, str]]]) -> Path:
+               lines: list[tuple[str, str, dict[str, str]]], work: str = "") -> Path:
     """``[(inventory name, sshd host, extra vars)]`` -> an inventory; one work folder per
-    sshd host."""
+    sshd host, under the test's own (``work``, default the inventory's name: a folder one
+    test leaves is not another's failure)."""
     hosts, root = farm.hosts, farm.root
+    work = work or Path(name).stem
     out = ["[lab]"]
     for inv_name, sshd, extra in lines:
         more = " ".join(f"{k}={json.dumps(v)}" for k, v in extra.items())
         out.append(f"{inv_name} ansible_host=127.0.0.1 ansible_port={hosts[sshd].port} "
-                   f"cltui_workdir={root / 'work' / sshd} {more}")
+                   f"cltui_workdir={root / 'work' / work / sshd} {more}")
     out += ["", "[lab:vars]", f'ansible_ssh_common_args="-F {hosts.config}"',
             f"ansible_python_interpreter={PY}"]
     inv = root / name
@@ -120,10 +127,46 @@ def _inventory(farm: Farm, name: str,
     return inv
 
 
-def _start(farm: Farm, inv: Path, *args: str) -> subprocess.Popen[str]:
+def _start(farm: Farm, inv: Path, *args: str, stderr: int = subprocess.PIPE
+           ) -> subprocess.Popen[str]:
     return subprocess.Popen([PY, "-m", "cltui", "fleet", str(farm.bundle), "--hosts", str(inv),
                              "--device", "pocl", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=farm.env)  # fmt: skip
+                            stderr=stderr, text=True, env=farm.env)  # fmt: skip
+
+
+def _start_on_a_terminal(farm: Farm, inv: Path, *args: str
+                         ) -> tuple[subprocess.Popen[str], list[str]]:
+    """:func:`_start` with its stderr on a terminal, where cltui says each enqueue as it
+    hears of it from the host; the lines it said so far (read by a thread)."""
+    master, slave = pty.openpty()
+    try:
+        proc = _start(farm, inv, *args, stderr=slave)
+    finally:
+        os.close(slave)
+    said: list[str] = []
+
+    def read() -> None:
+        buf = b""
+        with contextlib.suppress(OSError):  # EIO: the terminal's last writer went
+            while chunk := os.read(master, 4096):
+                *lines, buf = (buf + chunk).split(b"\n")
+                said.extend(ln.decode("utf-8", "replace").rstrip("\r") for ln in lines)
+        os.close(master)
+
+    threading.Thread(target=read, daemon=True).start()
+    return proc, said
+
+
+def _heard(said: list[str], what: str, proc: subprocess.Popen[str], limit: float = 120,
+           host: str = "") -> None:
+    """Wait until cltui has said ``what`` (of ``host``: its progress line ``host: ...``):
+    the host's line reached it (the runner writing it is not enough, it may still be on its
+    way when the test acts); a hang bound."""
+    head = f"{host}: " if host else ""
+    end = time.monotonic() + limit
+    while not any(ln.startswith(head) and what in ln[len(head):] for ln in said):
+        assert proc.poll() is None and time.monotonic() < end, (what, said[-20:])
+        time.sleep(0.1)
 
 
 def _wait_mark(mark: Path, proc: subprocess.Popen[str], limit: float = 300) -> float:
@@ -144,12 +187,12 @@ def _signal_sessions(hosts: SshHosts, name: str, sig: int) -> None:
             os.kill(pid, sig)
 
 
-def _nothing_left(farm: Farm, *markers: str,
+def _nothing_left(farm: Farm, inv: Path, *markers: str,
                   scratch: bool = True) -> None:
-    """No ssh of the run here, no sshd session and no runner there, no scratch folder
-    (``scratch``: a dead link's are swept by the next run instead); polled a while, as
-    sshd ends its sessions after the client went."""
-    hosts, root = farm.hosts, farm.root
+    """No ssh of the run here, no sshd session and no runner there, no scratch folder in the
+    work folders of the run of ``inv`` (``scratch``: a dead link's are swept by the next run
+    instead); polled a while, as sshd ends its sessions after the client went."""
+    hosts, root = farm.hosts, farm.root / "work" / inv.stem
     end = time.monotonic() + 30
     while True:
         ssh = subprocess.run(["pgrep", "-f", str(hosts.config)], capture_output=True,
@@ -157,9 +200,9 @@ def _nothing_left(farm: Farm, *markers: str,
         sessions = [p for h in ("a", "b", "c") for p in hosts[h].sessions()]
         left = [m for m in markers if subprocess.run(["pgrep", "-f", m],
                                                      capture_output=True).returncode == 0]
-        folders = [str(p) for p in (root / "work").glob("*/*")
+        folders = [str(p) for p in root.glob("*/*")
                    if p.name.startswith(("out.", "incoming."))] if scratch else []
-        folders += [str(p) for p in (root / "work").glob("*/builds/.tmp.*")] if scratch else []
+        folders += [str(p) for p in root.glob("*/builds/.tmp.*")] if scratch else []
         if not (ssh or sessions or left or folders):
             return
         if time.monotonic() > end:
@@ -169,17 +212,18 @@ def _nothing_left(farm: Farm, *markers: str,
 
 
 def _finish(proc: subprocess.Popen[str], fault_at: float, timeout: float,
-            codes: tuple[int, ...]) -> tuple[str, str]:
-    """The run's output once it ended; it must end within ``timeout`` + SLACK s of the
+            codes: tuple[int, ...], slack: float = SLACK) -> tuple[str, str]:
+    """The run's output once it ended; it must end within ``timeout`` + ``slack`` s of the
     fault (a hang bound: a run that waits on a dead link many times over misses it)."""
     try:
-        out, err = proc.communicate(timeout=timeout + SLACK + 60)
+        out, err = proc.communicate(timeout=timeout + slack + 60)
     except subprocess.TimeoutExpired:
         proc.kill()
         raise AssertionError(f"the run did not end: {proc.communicate()}") from None
     took = time.time() - fault_at
+    err = err or ""  # (None: it went to a terminal)
     assert proc.returncode in codes, (proc.returncode, out[-3000:], err[-3000:])
-    assert took < timeout + SLACK, f"the fault cost {took:.1f} s for --timeout {timeout:g}"
+    assert took < timeout + slack, f"the fault cost {took:.1f} s for --timeout {timeout:g}"
     return out, err
 
 
@@ -213,7 +257,7 @@ def test_a_hang_keeps_the_finished_steps_and_kills_the_runner(
     col, cells = _column(json.loads(out), "h")
     _kept(col, cells, "hang")
     assert col["verdict"]["status"] == "fail"
-    _nothing_left(farm, f"sleep {sleep}")
+    _nothing_left(farm, inv, f"sleep {sleep}")
 
 
 def test_a_device_crash_keeps_the_finished_steps(
@@ -229,7 +273,7 @@ def test_a_device_crash_keeps_the_finished_steps(
     assert "SIGSEGV" in col["error"] and f"enqueue {AT}" in col["error"]
     xml = junit.read_text()
     assert 'type="device-crash"' in xml and "<skipped" in xml
-    _nothing_left(farm)
+    _nothing_left(farm, inv)
 
 
 def test_a_connection_lost_mid_run_is_named_and_keeps_the_finished_steps(
@@ -238,17 +282,19 @@ def test_a_connection_lost_mid_run_is_named_and_keeps_the_finished_steps(
     hosts = farm.hosts
     py, mark, _sleep = _planted(farm.root, "cut", "6")
     inv = _inventory(farm, "cut.ini", [("x", "b", {"ansible_python_interpreter": str(py)})])
-    proc = _start(farm, inv, "--json", "--timeout", "60")
+    keep = farm.root / "cut-artifacts"
+    proc, said = _start_on_a_terminal(farm, inv, "--timeout", "60", "--artifacts", str(keep))
     fired = _wait_mark(mark, proc)
+    _heard(said, f": enqueue {AT} (", proc)
     _signal_sessions(hosts, "b", signal.SIGKILL)  # the host's end of the connection dies
-    out, _err = _finish(proc, fired, 60, codes=(3,))
-    rep = json.loads(out)
+    _finish(proc, fired, 60, codes=(3,))
+    rep = json.loads((keep / "report.json").read_text())
     col, cells = _column(rep, "x")
     _kept(col, cells, "connection-lost")
     assert col["verdict"]["status"] == "incomplete" and rep["verdict"]["status"] == "incomplete"
     assert "connection lost while enqueue 3 ran" in col["error"]
-    _nothing_left(farm, scratch=False)
-    _swept_by_the_next_run(farm, "b")
+    _nothing_left(farm, inv, scratch=False)
+    _swept_by_the_next_run(farm, inv, "b")
 
 
 def test_a_frozen_host_costs_the_timeout_and_no_more(
@@ -257,34 +303,41 @@ def test_a_frozen_host_costs_the_timeout_and_no_more(
     hosts = farm.hosts
     py, mark, _sleep = _planted(farm.root, "frozen", "6")
     inv = _inventory(farm, "frozen.ini", [("f", "c", {"ansible_python_interpreter": str(py)})])
-    proc = _start(farm, inv, "--json", "--timeout", "10")
+    keep = farm.root / "frozen-artifacts"
+    # --timeout under ssh's own 15 s (ServerAlive): cltui's timeout finds the frozen host; a
+    # bound that a loaded machine keeps (the timeout, a kill that waits 4 s, the clean-up and
+    # the exit took 20.5 s there) and a run that waits on the dead link again (the kill, the
+    # clean-up: 3 x --timeout) misses
+    proc, said = _start_on_a_terminal(farm, inv, "--timeout", "10", "--artifacts", str(keep))
     fired = _wait_mark(mark, proc)
+    _heard(said, f": enqueue {AT} (", proc)
     _signal_sessions(hosts, "c", signal.SIGSTOP)  # the host freezes: no answer, no close
     try:
-        out, _err = _finish(proc, fired, 10, codes=(3,))
+        _finish(proc, fired, 10, codes=(3,), slack=1.5 * SLACK)
     finally:
         _signal_sessions(hosts, "c", signal.SIGCONT)
-    col, cells = _column(json.loads(out), "f")
+    col, cells = _column(json.loads((keep / "report.json").read_text()), "f")
     _kept(col, cells, "connection-lost")
     assert "the host stopped answering" in col["error"]
-    _nothing_left(farm, scratch=False)
-    _swept_by_the_next_run(farm, "c")
+    _nothing_left(farm, inv, scratch=False)
+    _swept_by_the_next_run(farm, inv, "c")
 
 
-def _swept_by_the_next_run(farm: Farm, sshd: str) -> None:
+def _swept_by_the_next_run(farm: Farm, dead: Path, sshd: str) -> None:
     """A dead link's scratch folder (the outputs) stays there, owned by the run's keeper
-    there, which ends once sshd notices the link went; the next run sweeps it."""
+    there, which ends once sshd notices the link went; the next run (in the work folder of
+    the run of ``dead``) sweeps it."""
     owners = [(d / ".cltui-owner").read_text().split("@")[0]
-              for d in (farm.root / "work" / sshd).glob("out.*")]
+              for d in (farm.root / "work" / dead.stem / sshd).glob("out.*")]
     end = time.monotonic() + 30
     while any(Path(f"/proc/{pid}").exists() for pid in owners):
         assert time.monotonic() < end, f"the keeper outlived the run: {owners}"
         time.sleep(0.2)
-    inv = _inventory(farm, f"next-{sshd}.ini", [("n", sshd, {})])
+    inv = _inventory(farm, f"next-{sshd}.ini", [("n", sshd, {})], work=dead.stem)
     proc = _start(farm, inv, "--json", "--timeout", "60")
     out, err = proc.communicate(timeout=300)
     assert proc.returncode == 0, (out[-2000:], err[-2000:])
-    _nothing_left(farm)
+    _nothing_left(farm, dead)
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
@@ -292,26 +345,25 @@ def test_an_interrupt_prints_what_finished(
     farm: Farm, sig: int,
 ) -> None:
     py, mark, sleep = _planted(farm.root, f"int{int(sig)}", "hang")
-    inv = _inventory(farm, "int.ini", [
+    inv = _inventory(farm, f"int{int(sig)}.ini", [
         ("done", "a", {}), ("stuck", "b", {"ansible_python_interpreter": str(py)})])
-    proc = _start(farm, inv, "--timeout", "300")
+    proc, said = _start_on_a_terminal(farm, inv, "--timeout", "300")
     fired = _wait_mark(mark, proc)
-    assert proc.stderr is not None
-    for line in proc.stderr:  # the other host finished: it says so
-        if line.startswith("done: done"):
-            break
-    else:
-        raise AssertionError(f"the run ended early: {proc.communicate()}")
+    _heard(said, f": enqueue {AT} (", proc, host="stuck")  # cltui knows where it hangs
+    _heard(said, "done", proc, host="done")  # the other host finished: it says so
     proc.send_signal(sig)
-    out, err = _finish(proc, max(fired, time.time()), 0, codes=(130,))
-    assert "interrupted" in err
+    out, _err = _finish(proc, max(fired, time.time()), 0, codes=(130,))
+    end = time.monotonic() + 30  # (the terminal's last lines, read by a thread)
+    while not any("interrupted" in ln for ln in said):
+        assert time.monotonic() < end, said[-10:]
+        time.sleep(0.1)
     lines = out.splitlines()
     done = [ln for ln in lines if ln.startswith("done:")]
     stuck = [ln for ln in lines if ln.startswith("stuck:")]
     assert done and "PASS: 7/7 kernel enqueues replayed" in done[0], out
     assert stuck and "3/7 kernel enqueues replayed" in stuck[0], out
     assert f"cancelled while enqueue {AT} ran" in stuck[0], out
-    _nothing_left(farm, f"sleep {sleep}")
+    _nothing_left(farm, inv, f"sleep {sleep}")
 
 
 def test_one_machine_listed_twice_is_two_hosts_and_leaves_nothing(
@@ -325,4 +377,4 @@ def test_one_machine_listed_twice_is_two_hosts_and_leaves_nothing(
     rep = json.loads(out)
     assert [h["status"] for h in rep["hosts"]] == ["ok", "ok"]
     assert all(h["bytes_received"] > 0 for h in rep["hosts"])
-    _nothing_left(farm)
+    _nothing_left(farm, inv)

@@ -244,7 +244,11 @@ def test_latency_json_on_pocl(chain: Path, tmp_path: Path) -> None:
     sens = dev["sensitivity"]
     assert sens is not None and [p["delay_ns"] for p in sens["ladder"]] == [0, 1000, 20000]
     assert sens["ladder"][2]["injected_ns_per_launch"] >= 20000
-    assert sens["line"].startswith("removing 40 ns per launch would save about")
+    if sens["bound"] == fit.NOT_MEASURABLE:  # a loaded machine's noise hides the ladder
+        assert sens["line"].startswith("removing 40 ns per launch: not measurable on"), sens
+        assert "more --repeat or a quieter machine" in sens["line"]
+    else:
+        assert sens["line"].startswith("removing 40 ns per launch would save about"), sens
     for stage in STAGES[:4]:
         assert dev["engine"]["stages"][stage] is not None
     cap = rep["capture_timing"]

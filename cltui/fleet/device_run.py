@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import secrets
 import shlex
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
@@ -29,6 +30,9 @@ __all__ = ["DeviceRun", "replay_device"]
 _TRACE = re.compile(r"replay: enqueue (\d+) \((\d+)/(\d+)\)")
 _STEP = "replay: step "
 KILL_WAIT = 4.0  # seconds a kill or a probe may wait on the link
+# where a run ended that never got the device (cltui.fleet.lock): another fleet, or another
+# column of this one (one machine listed twice), held it
+WAITING = "while waiting for the device (another cltui fleet or column held its lock)"
 
 
 @dataclass
@@ -53,6 +57,7 @@ class _Seen:
 
     pid: str = ""
     out_dir: str = ""
+    busy: bool = False  # it waited for the device's lock (the runner starts after it)
     traced: list[int] = field(default_factory=list)
     finished: list[StepResult] = field(default_factory=list)
 
@@ -69,14 +74,18 @@ def replay_device(r: HostRunner, dev: Device, i: int, n: int) -> DeviceRun:
     """Replay the bundle on ``dev`` (the ``i``-th of ``n``) through ``r``'s transport."""
     tag = f"{dev['id']} {dev['name']}"
     r.say(0.2 + 0.8 * i / max(1, n), f"replaying on {tag}")
+    # the outputs' folder is named here, and removed at the end whatever the script did: a
+    # cancel races the device's lock (the script may make it after its kill was decided)
+    out = f"out.{secrets.token_hex(8)}"
+    r.t.remove_at_close.append(f"{r.w}/{out}")
     script = r.script(
         'echo "@@pid $$" >&2',
         WATCHDOG,
         f"cd {r.b} || exit 97",
         *lock_lines(dev, r.s.lock_wait),  # one fleet per device at a time (cltui.fleet.lock)
-        'O=$(mktemp -d "$W/out.XXXXXX") || exit 97',
+        f'O="$W/{out}"; mkdir -m 700 "$O" || exit 97',
         mark("O", r.owner),
-        'echo "@@out $O" >&2',  # said before the runner starts: removed whatever ends it
+        'echo "@@out $O" >&2',  # where the outputs lie (fetched from there)
         f"{r.runner_cmd()} --json --trace --stream --device {shlex.quote(dev['id'])} "
         f'--out "$O" {r.tol_args(dev)} > "$O/.result.json"',
         'rc=$?; echo "@@rc $rc"',
@@ -93,6 +102,7 @@ def replay_device(r: HostRunner, dev: Device, i: int, n: int) -> DeviceRun:
         elif text.startswith("@@out ") and not seen.out_dir:
             seen.out_dir = text[6:].strip()
         elif text.startswith(BUSY):
+            seen.busy = True
             r.say(None, f"{tag}: waiting: another cltui fleet holds the device "
                   f"({text[len(BUSY):].strip()} s)")
         elif text.startswith(_STEP):
@@ -149,8 +159,6 @@ def _device_run(r: HostRunner, dev: Device, res: CommandResult, seen: _Seen, lin
         fault = _own_fault(result)
     else:
         result, fault = _lost(r, dev, res, rc, seen, link_dead)
-    if out_dir:
-        r.t.remove_at_close.append(out_dir)
     unlocked = [ln[len(NOLOCK):] for ln in res.err.splitlines() if ln.startswith(NOLOCK)]
     if unlocked:
         result.setdefault("notes", []).append(f"the device was not locked: {unlocked[0]}")
@@ -172,7 +180,7 @@ def _lost(r: HostRunner, dev: Device, res: CommandResult, rc: int | None, seen: 
     at = seen.running
     where = f"while enqueue {at} ran" if at is not None else (
         f"after enqueue {seen.finished[-1]['enqueue']}" if seen.finished
-        else "before any enqueue ran")
+        else WAITING if seen.busy else "before any enqueue ran")
     tail = [ln for ln in res.err.splitlines()
             if not ln.startswith(("@@", _STEP, "replay: enqueue "))][-20:]
     lost = link_dead or r.t.dead or (

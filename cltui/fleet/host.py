@@ -132,7 +132,7 @@ class HostRunner:
         """Connect, check what the runner needs, send the bundle, build the C++ runner."""
         self.say(0.0, "connecting")
         self._check(self.t.connect(self.cancel), "connect", connecting=True)
-        self.owner = start_keeper(self.t, min(self.s.timeout, 30.0))
+        self.owner = start_keeper(self.t, min(self.s.timeout, 30.0), self.cancel)
         self.send(out, has_bundle=self._probe())
 
     def send(self, out: HostOutcome, *, has_bundle: bool = False) -> None:

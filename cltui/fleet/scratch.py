@@ -47,9 +47,9 @@ def mark(var: str, owner: str) -> str:
     return f'echo {owner} > "${var}/{OWNER_FILE}"'
 
 
-def start_keeper(t: Transport, wait: float) -> str:
+def start_keeper(t: Transport, wait: float, cancel: CancelToken | None = None) -> str:
     """Start the transport's keeper; its ``PID@HOST`` ("" when it said none within ``wait``
-    seconds).  :meth:`Transport.close` stops it."""
+    seconds, or ``cancel`` came first).  :meth:`Transport.close` stops it."""
     said: list[str] = []
     ready = threading.Event()
     stop = CancelToken()
@@ -71,6 +71,8 @@ def start_keeper(t: Transport, wait: float) -> str:
         th.join(timeout=15)
 
     t.closers.append(close)
+    if cancel is not None:  # a cancel while waiting (a link that froze) ends the wait
+        cancel.on_cancel(ready.set)
     ready.wait(wait)
     owner = said[0] if said else ""
     return owner if _OWNER.match(owner) else ""

@@ -96,7 +96,8 @@ class Transport:
         self.bytes_sent = 0
         self.bytes_received = 0
         self.dead = False  # the link stopped answering: nothing more waits on it
-        self.remove_at_close: list[str] = []  # the host's scratch folders of this run
+        self.remove_at_close: list[str] = []  # the host's scratch folders of this run (shell
+        # words: a work folder under ~ is "$HOME"/...)
         self.closers: list[Callable[[], None]] = []  # run by close() (the run's keeper)
         self._lock = threading.Lock()
         template = host.transport or "ssh {host}"
@@ -185,7 +186,7 @@ class Transport:
         """Remove the run's scratch folders on the host, run the closers (the run's keeper,
         see :mod:`cltui.fleet.scratch`), then stop the multiplexed connection (ssh)."""
         if self.remove_at_close and not self.dead:  # a dead link: the next run sweeps them
-            folders = " ".join(shlex.quote(d) for d in self.remove_at_close)
+            folders = " ".join(self.remove_at_close)
             res = self.run(f"rm -rf -- {folders}", timeout=CLEANUP_S)
             self.dead = self.dead or res.timed_out
         self.remove_at_close = []

@@ -25,11 +25,11 @@ from cltui.process import lifecycle
 from cltui.progress import CancelToken, ProgressEvent
 from cltui.replay.experiment.report import AbReport
 from cltui.replay.experiment.variant import ProgramChange, VariantError
-from cltui.tui.range_commands import refuse_without_kernels, selection
 from cltui.tui.screens.ab_results import AbResultsScreen
 from cltui.tui.screens.experiment_dialog import ExperimentDialog, ExperimentRequest
 from cltui.tui.screens.replay_progress import ProgressScreen, TaskControl, TaskFailed
 from cltui.tui.screens.sweep import SweepScreen
+from cltui.tui.selection import refuse_without_kernels, selection
 
 if TYPE_CHECKING:
     from textual.app import App

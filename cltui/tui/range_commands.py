@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from textual.app import App
 from textual.binding import Binding
@@ -29,6 +29,7 @@ from cltui.tui.screens.findings import FindingsScreen, check_task
 from cltui.tui.screens.replay_dialog import ReplayDialog, ReplayRequest
 from cltui.tui.screens.replay_progress import ProgressScreen, ReplayOutcome, replay_task
 from cltui.tui.screens.results import ReplayResultsScreen
+from cltui.tui.selection import refuse_without_kernels, selection
 from cltui.tui.widgets.source_pane import SourcePane
 
 if TYPE_CHECKING:
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
     from cltui.export import ExportResult
     from cltui.latency.measure import Measured, Options
     from cltui.tui.screens.main import MainScreen
+    from cltui.tui.screens.remembered_state import RememberedState
 
 __all__ = [
     "RANGE_COMMANDS",
@@ -77,12 +79,6 @@ class RangeCommand:
                        tooltip=self.description)  # fmt: skip
 
 
-def selection(screen: MainScreen) -> tuple[Capture, EnqueueRange] | None:
-    """The screen's capture and its selected range (the list's one :class:`EnqueueRange`)."""
-    cap, rng = screen.capture, screen.enqueue_list.selected_range
-    return None if cap is None or rng is None else (cap, rng)
-
-
 def on_selection(action: RangeAction) -> Start:
     """A start that hands the selection to ``action`` (``make_app``'s ``replay``/``export``)."""
 
@@ -94,25 +90,20 @@ def on_selection(action: RangeAction) -> Start:
     return start
 
 
+@runtime_checkable
+class Browser(Protocol):
+    """The browser screen as a range command sees the screen it starts from (the
+    :class:`~cltui.tui.screens.main.MainScreen`, which imports this module for its keys)."""
+
+    remembered: RememberedState | None
+
+    def jump_to(self, number: int) -> bool: ...
+
+
 def _goto(app: AnyApp) -> Callable[[int], object] | None:
     """``jump_to`` of the browser screen the action starts from (``g`` in the result screens)."""
-    from cltui.tui.screens.main import MainScreen
-
     origin = app.screen
-    return origin.jump_to if isinstance(origin, MainScreen) else None
-
-
-def refuse_without_kernels(app: AnyApp, what: str, capture: Capture, rng: EnqueueRange) -> bool:
-    """Whether the range has no kernel enqueue to work on (said at once, in a notification,
-    with the plan's own words: before the dialog, not after its start)."""
-    from cltui.replay.plan import PlanError, kernel_numbers
-
-    try:
-        kernel_numbers(capture, rng)
-    except PlanError as exc:
-        app.notify(f"{what}: {exc}", severity="warning", timeout=8)
-        return True
-    return False
+    return origin.jump_to if isinstance(origin, Browser) else None
 
 
 def start_replay(app: AnyApp, capture: Capture, rng: EnqueueRange) -> None:
@@ -120,10 +111,8 @@ def start_replay(app: AnyApp, capture: Capture, rng: EnqueueRange) -> None:
     if refuse_without_kernels(app, "Replay", capture, rng):
         return
     goto = _goto(app)
-    from cltui.tui.screens.main import MainScreen
-
     origin = app.screen
-    remembered = origin.remembered if isinstance(origin, MainScreen) else None
+    remembered = origin.remembered if isinstance(origin, Browser) else None
     settings = remembered.replay if remembered is not None else None
     dialog = ReplayDialog(capture, rng, settings)
 

@@ -21,7 +21,7 @@ class KeysFooter(Footer):
     """Footer with the help key first, and an ellipsis where the keys that do not fit are."""
 
     DEFAULT_CSS = """
-    KeysFooter > #footer-more {
+    KeysFooter > .footer-more {
         width: 1;
         display: none;
     }
@@ -32,7 +32,9 @@ class KeysFooter(Footer):
         first = [w for w in keys if getattr(w, "action", None) == HELP_ACTION]
         yield from first
         yield from (w for w in keys if w not in first)
-        yield Static("…", id="footer-more")
+        # a class, not an id: the footer recomposes when the bindings change, and a second
+        # recompose may mount its ellipsis before the first one's is removed (DuplicateIds)
+        yield Static("…", classes="footer-more")
         self.call_after_refresh(self._fit)
 
     def on_resize(self, event: events.Resize) -> None:
@@ -43,7 +45,7 @@ class KeysFooter(Footer):
     def _keys(self) -> list[Widget]:
         """The keys laid out from the left (the palette's key is docked at the right)."""
         return [w for w in self.children
-                if w.id != "footer-more" and not w.has_class("-command-palette")]
+                if not w.has_class("footer-more") and not w.has_class("-command-palette")]
 
     def _fit(self) -> None:
         """Hide the keys that do not fit whole, and show the ellipsis if any is hidden."""
@@ -65,6 +67,5 @@ class KeysFooter(Footer):
         self._more(True)
 
     def _more(self, shown: bool) -> None:
-        more = self.query("#footer-more")
-        if more:
-            more.first().display = shown
+        for more in self.query(".footer-more"):
+            more.display = shown

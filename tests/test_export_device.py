@@ -56,8 +56,13 @@ def _need(device: str) -> None:
 
 
 def _env() -> dict[str, str]:
-    """No PYTHONPATH: the bundle must not import cltui."""
+    """No PYTHONPATH: the bundle must not import cltui.  One PoCL thread: heat2d's
+    heat_boundary has a write-write race (two work-groups write its corner elements, see
+    tests/test_replay_devices.py and ``cltui explain``), so with PoCL's threads the value kept
+    depends on their order, which a loaded machine changes (seen: one runner -5 where the
+    capture has 0); one thread runs the work-groups in order, as the capture kept them."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["POCL_MAX_PTHREAD_COUNT"] = "1"
     return env
 
 
@@ -155,7 +160,7 @@ def run_py(bundle: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 def run_cpp(exe: Path, bundle: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [str(exe), *args], cwd=bundle, capture_output=True, text=True, timeout=300
+        [str(exe), *args], cwd=bundle, capture_output=True, text=True, env=_env(), timeout=300
     )
 
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import shutil
 import sys
 import tempfile
 import time
@@ -38,18 +37,12 @@ from cltui.fleet.inventory import Host  # noqa: E402
 from cltui.fleet.job import run_fleet  # noqa: E402
 from cltui.progress import ProgressEvent  # noqa: E402
 from cltui.replay.devices import select_devices  # noqa: E402
+from tests.fleet_setup import icd_folder  # noqa: E402
 from tests.sshd_hosts import HostSpec, start_hosts  # noqa: E402
 
 SHARED = Path(os.environ.get("CLTUI_SHARED", ROOT.parent / "shared")).resolve()
 TITLE = "## Fleet --explain: a column's first divergence explained on its hosts (issue 30)"
 RUN = re.compile(r"^explain (\S+): (\S+) on (\S+)$")
-
-
-def _icd(root: Path, name: str) -> Path:
-    d = root / f"icd_{name}"
-    d.mkdir()
-    shutil.copy(f"/etc/OpenCL/vendors/{name}.icd", d)
-    return d
 
 
 def main() -> int:
@@ -60,8 +53,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="bench-fleet-explain-") as tmp:
         root = Path(tmp)
         os.environ["XDG_CACHE_HOME"] = str(root / "xdg")
-        specs = [HostSpec("pocl", env={"OCL_ICD_VENDORS": str(_icd(root, "pocl"))}),
-                 HostSpec("grind", env={"OCL_ICD_VENDORS": str(_icd(root, "oclgrind"))})]
+        specs = [HostSpec("pocl", env={"OCL_ICD_VENDORS": str(icd_folder(root, "pocl"))}),
+                 HostSpec("grind", env={"OCL_ICD_VENDORS": str(icd_folder(root, "oclgrind"))})]
         farm = start_hosts(root / "sshd", specs)
         try:
             hosts = [Host(name=h.name, address=h.host, port=h.port,

@@ -29,7 +29,7 @@ from cltui.tui.screens.ab_results import AbResultsScreen
 from cltui.tui.screens.experiment_dialog import ExperimentDialog, ExperimentRequest
 from cltui.tui.screens.replay_progress import ProgressScreen, TaskControl, TaskFailed
 from cltui.tui.screens.sweep import SweepScreen
-from cltui.tui.selection import refuse_without_kernels, selection
+from cltui.tui.selection import selection, selection_with_kernels
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -93,12 +93,10 @@ def _edit(app: App[Any], text: str, name: str) -> str | None:
 def start_experiment(app: App[Any], screen: MainScreen, program: ProgramChange | None = None,
                      *, kernel: str | None = None) -> None:  # fmt: skip
     """``X``: the dialog, then an A/B or a sweep of the selected range."""
-    picked = selection(screen)
+    picked = selection_with_kernels(app, "Experiment", screen)
     if picked is None:
         return
     cap, rng = picked
-    if refuse_without_kernels(app, "Experiment", cap, rng):
-        return
 
     def chosen(req: ExperimentRequest | None) -> None:
         if req is None:

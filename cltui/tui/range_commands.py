@@ -29,7 +29,7 @@ from cltui.tui.screens.findings import FindingsScreen, check_task
 from cltui.tui.screens.replay_dialog import ReplayDialog, ReplayRequest
 from cltui.tui.screens.replay_progress import ProgressScreen, ReplayOutcome, replay_task
 from cltui.tui.screens.results import ReplayResultsScreen
-from cltui.tui.selection import refuse_without_kernels, selection
+from cltui.tui.selection import refuse_without_kernels, selection, selection_with_kernels
 from cltui.tui.widgets.source_pane import SourcePane
 
 if TYPE_CHECKING:
@@ -213,12 +213,10 @@ def start_latency(app: AnyApp, screen: MainScreen, options: Options | None = Non
     picks) -> the latency screen."""
     from cltui.tui.screens.latency import LatencyScreen, latency_task
 
-    picked = selection(screen)
+    picked = selection_with_kernels(app, "Latency", screen)
     if picked is None:
         return
     cap, rng = picked
-    if refuse_without_kernels(app, "Latency", cap, rng):
-        return
     title = f"Launch latency of {rng}"
 
     def done(measured: Measured | None) -> None:

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from cltui.capture.ranges import EnqueueRange
     from cltui.tui.screens.main import MainScreen
 
-__all__ = ["refuse_without_kernels", "selection"]
+__all__ = ["refuse_without_kernels", "selection", "selection_with_kernels"]
 
 AnyApp = App[Any]
 
@@ -35,3 +35,12 @@ def refuse_without_kernels(app: AnyApp, what: str, capture: Capture, rng: Enqueu
         app.notify(f"{what}: {exc}", severity="warning", timeout=8)
         return True
     return False
+
+
+def selection_with_kernels(app: AnyApp, what: str,
+                           screen: MainScreen) -> tuple[Capture, EnqueueRange] | None:  # fmt: skip
+    """:func:`selection`, None (said) when it has no kernel enqueue for ``what`` to work on."""
+    picked = selection(screen)
+    if picked is None or refuse_without_kernels(app, what, *picked):
+        return None
+    return picked

@@ -94,6 +94,10 @@ def details_current(app: Any) -> bool:
     """Whether the main screen (if any) shows the details of the enqueue under its cursor."""
     if not isinstance(app, CltuiApp):
         return True
+    from cltui.tui.widgets.keys_footer import KeysFooter
+
+    if any(f.fit_pending for f in app.screen.query(KeysFooter)):
+        return False  # the footer shows its keys cut mid-key until it is fitted
     main = app.main
     return not main.is_mounted or main.details_current
 

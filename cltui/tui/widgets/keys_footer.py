@@ -35,12 +35,21 @@ class KeysFooter(Footer):
         # a class, not an id: the footer recomposes when the bindings change, and a second
         # recompose may mount its ellipsis before the first one's is removed (DuplicateIds)
         yield Static("…", classes="footer-more")
+        self._refit()
+
+    @property
+    def fit_pending(self) -> bool:
+        """Whether the keys are laid out but not fitted yet (the fit runs after a refresh)."""
+        return getattr(self, "_fit_pending", False)
+
+    def _refit(self) -> None:
+        self._fit_pending = True
         self.call_after_refresh(self._fit)
 
     def on_resize(self, event: events.Resize) -> None:
         for key in self._keys():  # laid out again at full width, then fitted
             key.display = True
-        self.call_after_refresh(self._fit)
+        self._refit()
 
     def _keys(self) -> list[Widget]:
         """The keys laid out from the left (the palette's key is docked at the right)."""
@@ -49,6 +58,7 @@ class KeysFooter(Footer):
 
     def _fit(self) -> None:
         """Hide the keys that do not fit whole, and show the ellipsis if any is hidden."""
+        self._fit_pending = False
         docked = sum(w.outer_size.width for w in self.children
                      if w.has_class("-command-palette") and w.display)
         room = self.size.width - docked

@@ -90,7 +90,13 @@ def test_loading(snap_compare: Compare, pyocl_pocl: Path) -> None:
         raise CaptureError("cancelled")
 
     async def before(pilot: Pilot[Any]) -> None:
+        from cltui.tui.widgets.keys_footer import KeysFooter
+
         await pilot.pause(0.1)
+        for _ in range(500):  # the footer fits its keys after their layout (a hang bound)
+            if not any(f.fit_pending for f in pilot.app.screen.query(KeysFooter)):
+                break
+            await pilot.pause(0.01)
 
     app = make_app(pyocl_pocl, opener=slow_open)
     assert snap_compare(app, terminal_size=SMALL, run_before=before)

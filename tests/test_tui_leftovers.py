@@ -156,3 +156,22 @@ async def test_the_latency_screens_scrollbar_draws_no_block_glyphs(
             glyphs = "".join(s.text for line in bar.render_lines(bar.region.reset_offset)
                              for s in line)
             assert not set(glyphs) & set("▁▂▃▄▅▆▇"), (y, glyphs)
+
+
+@aio
+async def test_the_footer_is_fitted_again_after_its_keys_are_recomposed(pyocl_pocl: Path) -> None:
+    """A change of bindings recomposes the footer: its fit ran before the new keys were laid
+    out (their widths 0 fit any room), so they were shown cut mid-key (a CI failure)."""
+    from cltui.tui.widgets.keys_footer import KeysFooter
+
+    async with make_app(pyocl_pocl).run_test(size=(60, 20)) as pilot:
+        screen = await wait_loaded(pilot)
+        await settle(pilot)
+        assert screen.query_one(KeysFooter).display
+        for i in range(3):
+            screen.refresh_bindings()
+            await pilot.pause()
+            screen.refresh_bindings()
+            await settle(pilot)
+            line = _screen_line(pilot, 19).split("▏")[0].rstrip()
+            assert line.endswith("…") and "?" in line, (i, line)

@@ -15,6 +15,7 @@ from textual.widgets import Footer, Static
 __all__ = ["KeysFooter"]
 
 HELP_ACTION = "help"
+_LAYOUT_TRIES = 100  # refreshes to wait for the keys' first layout (then fit as they are)
 
 
 class KeysFooter(Footer):
@@ -42,9 +43,9 @@ class KeysFooter(Footer):
         """Whether the keys are laid out but not fitted yet (the fit runs after a refresh)."""
         return getattr(self, "_fit_pending", False)
 
-    def _refit(self) -> None:
+    def _refit(self, tries: int = 0) -> None:
         self._fit_pending = True
-        self.call_after_refresh(self._fit)
+        self.call_after_refresh(self._fit, tries)
 
     def on_resize(self, event: events.Resize) -> None:
         for key in self._keys():  # laid out again at full width, then fitted
@@ -56,13 +57,18 @@ class KeysFooter(Footer):
         return [w for w in self.children
                 if not w.has_class("footer-more") and not w.has_class("-command-palette")]
 
-    def _fit(self) -> None:
+    def _fit(self, tries: int = 0) -> None:
         """Hide the keys that do not fit whole, and show the ellipsis if any is hidden."""
+        keys = self._keys()
+        if tries < _LAYOUT_TRIES and any(k.display and not k.outer_size.width for k in keys):
+            # a recompose's keys are mounted but not laid out yet: their widths would sum to
+            # less than the room, and once laid out they would be cut mid-key
+            self._refit(tries + 1)
+            return
         self._fit_pending = False
         docked = sum(w.outer_size.width for w in self.children
                      if w.has_class("-command-palette") and w.display)
         room = self.size.width - docked
-        keys = self._keys()
         if not all(k.display for k in keys):  # fitted already (a resize shows them all again)
             self._more(True)
             return

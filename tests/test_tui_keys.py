@@ -49,7 +49,19 @@ async def settled_until(pilot: Pilot[Any], cond: Callable[[], bool], bound: floa
         await settle(pilot)
         if cond():
             return
-        assert time.monotonic() < end, "the burst never settled"
+        assert time.monotonic() < end, f"the burst never settled: {_where(pilot)}"
+
+
+def _where(pilot: Pilot[Any]) -> str:
+    """What the app shows, for a failure's message."""
+    app = pilot.app
+    assert isinstance(app, CltuiApp)
+    view = app.main.query(BufferView)
+    ctype = view.first().ctype if view else None
+    hex_mode = view.first().hex_mode if view else None
+    return (f"screens {[type(s).__name__ for s in app.screen_stack]}, focus {app.focused!r}, "
+            f"filter {app.main.name_filter!r}, state {app.main.state()}, "
+            f"buffer type {ctype.name if ctype else None}, hex {hex_mode}")
 
 
 @aio

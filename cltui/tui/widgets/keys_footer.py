@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from textual import events
 from textual.app import ComposeResult
+from textual.geometry import Size
 from textual.widget import Widget
 from textual.widgets import Footer, Static
 
 __all__ = ["KeysFooter"]
 
 HELP_ACTION = "help"
-_LAYOUT_TRIES = 100  # refreshes to wait for the keys' first layout (then fit as they are)
+_ANY = Size(0, 0)  # a key's width is its own text's: it depends on no container
 
 
 class KeysFooter(Footer):
@@ -43,9 +44,9 @@ class KeysFooter(Footer):
         """Whether the keys are laid out but not fitted yet (the fit runs after a refresh)."""
         return getattr(self, "_fit_pending", False)
 
-    def _refit(self, tries: int = 0) -> None:
+    def _refit(self) -> None:
         self._fit_pending = True
-        self.call_after_refresh(self._fit, tries)
+        self.call_after_refresh(self._fit)
 
     def on_resize(self, event: events.Resize) -> None:
         for key in self._keys():  # laid out again at full width, then fitted
@@ -57,27 +58,22 @@ class KeysFooter(Footer):
         return [w for w in self.children
                 if not w.has_class("footer-more") and not w.has_class("-command-palette")]
 
-    def _fit(self, tries: int = 0) -> None:
+    def _fit(self) -> None:
         """Hide the keys that do not fit whole, and show the ellipsis if any is hidden."""
-        keys = self._keys()
-        if tries < _LAYOUT_TRIES and any(k.display and not k.outer_size.width for k in keys):
-            # a recompose's keys are mounted but not laid out yet: their widths would sum to
-            # less than the room, and once laid out they would be cut mid-key
-            self._refit(tries + 1)
-            return
         self._fit_pending = False
-        docked = sum(w.outer_size.width for w in self.children
+        keys = self._keys()
+        docked = sum(_width(w) for w in self.children
                      if w.has_class("-command-palette") and w.display)
         room = self.size.width - docked
         if not all(k.display for k in keys):  # fitted already (a resize shows them all again)
             self._more(True)
             return
-        if not room or sum(k.outer_size.width for k in keys) <= room:
+        if not room or sum(_width(k) for k in keys) <= room:
             self._more(False)
             return
         used = 0
         for key in keys:
-            width = key.outer_size.width
+            width = _width(key)
             key.display = used + width <= room - 1
             used += width if key.display else room  # once one is cut, the rest are too
         self._more(True)
@@ -85,3 +81,11 @@ class KeysFooter(Footer):
     def _more(self, shown: bool) -> None:
         for more in self.query(".footer-more"):
             more.display = shown
+
+
+def _width(widget: Widget) -> int:
+    """The width a key takes in the footer's row, measured from its text and styles: not its
+    laid-out size, which a recompose's new keys do not have yet (they read 0 and so seemed to
+    fit, and were then shown cut mid-key)."""
+    styles = widget.styles
+    return widget.get_content_width(_ANY, _ANY) + styles.gutter.width + styles.margin.width

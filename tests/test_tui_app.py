@@ -86,8 +86,13 @@ async def settle(pilot: Pilot[Any], bound: float = 60) -> None:
         await pilot.pause()
         idle = not any(w.state in (WorkerState.PENDING, WorkerState.RUNNING)
                        for w in pilot.app.workers)
-        if (idle and details_current(pilot.app)) or time.monotonic() > end:
+        if idle and details_current(pilot.app):
             return
+        assert time.monotonic() < end, (
+            f"the app did not settle in {bound} s (a hang): workers "
+            f"{[(w.name, w.state.name) for w in pilot.app.workers]}, "
+            f"details current {details_current(pilot.app)}"
+        )
 
 
 def details_current(app: Any) -> bool:

@@ -11,6 +11,15 @@ import click
 
 from cltui.capture.safeopen import MAX_SOURCE, read_text_limited
 from cltui.commands._common import fail
+from cltui.commands.options import (
+    arg_tol_option,
+    arg_tolerances,
+    device_option,
+    mode_option,
+    range_of,
+    timeout_option,
+    tolerance_options,
+)
 
 if TYPE_CHECKING:
     from cltui.capture.capture import Capture
@@ -26,17 +35,11 @@ def common_options(f: F) -> F:
     """The options every experiment command takes (devices, mode, tolerances, the kernel);
     each takes its own formats (:func:`cltui.commands.output.format_option`)."""
     opts = [
-        click.option("--device", "-d", "devices", multiple=True,
-                     help="P:D index or name substring (pocl, oclgrind); repeat for several."),
-        click.option("--mode", type=click.Choice(["chain", "isolated", "strict"]),
-                     default="chain", show_default=True, help="As for cltui replay."),
-        click.option("--atol", type=float, default=None, help="Absolute tolerance (floats)."),
-        click.option("--rtol", type=float, default=None, help="Relative tolerance (floats)."),
-        click.option("--ulp", type=click.IntRange(0), default=None, help="ULP tolerance."),
-        click.option("--arg-tol", "arg_tol", multiple=True, metavar="I:KEY=V[,KEY=V]",
-                     help="Tolerance for argument I only, e.g. 0:ulp=2."),
-        click.option("--timeout", type=float, default=60.0, show_default=True,
-                     help="Seconds without progress before a device is declared hung."),
+        device_option(),
+        mode_option(),
+        tolerance_options(),
+        arg_tol_option(),
+        timeout_option(),
         click.option("--kernel", default=None, metavar="NAME|N",
                      help="Work sizes, scalars and program changes apply to this kernel "
                      "(a name, or an enqueue number for sizes and scalars) only."),
@@ -51,19 +54,11 @@ def load_plan(
     arg_tol: tuple[str, ...], quiet: bool,
 ) -> tuple[Capture, Manifest, ArgTolerance, EnqueueRange]:  # fmt: skip
     """The capture, its plan of RANGE and the range (bad input: exit 2)."""
-    from cltui.capture.ranges import RangeError, parse_range
     from cltui.commands._common import load_capture
     from cltui.replay.engine.compare import Tolerance
     from cltui.replay.plan import PlanError, build_plan
-    from cltui.replay.tolerance import parse_arg_tolerances
 
-    try:
-        rng = parse_range(range_text)
-        per_arg = parse_arg_tolerances(arg_tol)
-    except RangeError as exc:
-        fail(str(exc))
-    except ValueError as exc:
-        fail(f"bad --arg-tol {exc}")
+    rng, per_arg = range_of(range_text), arg_tolerances(arg_tol)
     cap = load_capture(dumpdir, quiet=quiet)
     atol, rtol, ulp = tol
     try:

@@ -169,12 +169,6 @@ class BufferView(RowCursorView):
         self.virtual_size = Size(event.size.width, self.row_count + 1)
         self.scroll_to_cursor()
 
-    def on_focus(self) -> None:
-        self.refresh()
-
-    def on_blur(self) -> None:
-        self.refresh()
-
     def render_line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width
         if self.pre is None and self.post is None:

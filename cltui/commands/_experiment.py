@@ -10,16 +10,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from cltui.capture.safeopen import MAX_SOURCE, read_text_limited
+from cltui.commands import options
 from cltui.commands._common import fail
-from cltui.commands.options import (
-    arg_tol_option,
-    arg_tolerances,
-    device_option,
-    mode_option,
-    range_of,
-    timeout_option,
-    tolerance_options,
-)
 
 if TYPE_CHECKING:
     from cltui.capture.capture import Capture
@@ -35,11 +27,11 @@ def common_options(f: F) -> F:
     """The options every experiment command takes (devices, mode, tolerances, the kernel);
     each takes its own formats (:func:`cltui.commands.output.format_option`)."""
     opts = [
-        device_option(),
-        mode_option(),
-        tolerance_options(),
-        arg_tol_option(),
-        timeout_option(),
+        options.device_option(),
+        options.mode_option(),
+        options.tolerance_options(),
+        options.arg_tol_option(),
+        options.timeout_option(),
         click.option("--kernel", default=None, metavar="NAME|N",
                      help="Work sizes, scalars and program changes apply to this kernel "
                      "(a name, or an enqueue number for sizes and scalars) only."),
@@ -55,17 +47,10 @@ def load_plan(
 ) -> tuple[Capture, Manifest, ArgTolerance, EnqueueRange]:  # fmt: skip
     """The capture, its plan of RANGE and the range (bad input: exit 2)."""
     from cltui.commands._common import load_capture
-    from cltui.replay.engine.compare import Tolerance
-    from cltui.replay.plan import PlanError, build_plan
 
-    rng, per_arg = range_of(range_text), arg_tolerances(arg_tol)
+    rng, per_arg = options.range_of(range_text), options.arg_tolerances(arg_tol)
     cap = load_capture(dumpdir, quiet=quiet)
-    atol, rtol, ulp = tol
-    try:
-        plan = build_plan(cap, rng, mode, Tolerance(atol or 0.0, rtol or 0.0, ulp or 0), per_arg)
-    except PlanError as exc:
-        fail(str(exc))
-    return cap, plan.to_manifest(), per_arg, rng
+    return cap, options.plan_of(cap, rng, mode, tol, per_arg).to_manifest(), per_arg, rng
 
 
 def chosen_devices(cap: Capture, rng: EnqueueRange, devices: tuple[str, ...],

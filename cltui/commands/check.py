@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from cltui.commands import options
 from cltui.commands._common import (
     EXIT_INCOMPLETE,
     EXIT_INTERRUPTED,
@@ -16,7 +17,6 @@ from cltui.commands._common import (
     fail,
     load_capture,
 )
-from cltui.commands.options import mode_option, range_of, timeout_option
 from cltui.commands.output import format_option
 
 if TYPE_CHECKING:
@@ -38,8 +38,9 @@ _KIND_TEXT = {
 @click.command("check")
 @click.argument("dumpdir", type=click.Path())
 @click.argument("range_text", metavar="RANGE")
-@mode_option(default="isolated")
-@timeout_option(300.0, "Seconds without progress before the run is declared hung.", minimum=1.0)
+@options.mode_option(default="isolated")
+@options.timeout_option(300.0, "Seconds without progress before the run is declared hung.",
+                        minimum=1.0)  # fmt: skip
 @format_option("text", "json", "junit")
 def check_cmd(dumpdir: str, range_text: str, mode: str, timeout: float, fmt: str) -> None:
     """Replay RANGE (12, 12-40, 12-, 12-40/kernel) on Oclgrind with its checks.
@@ -55,7 +56,7 @@ def check_cmd(dumpdir: str, range_text: str, mode: str, timeout: float, fmt: str
     """
     from cltui.analysis.check import CheckError, run_check
 
-    rng = range_of(range_text)
+    rng = options.range_of(range_text)
     quiet = fmt != "text"  # stdout is the report
     cap = load_capture(dumpdir, quiet=quiet)
 

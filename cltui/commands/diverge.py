@@ -4,23 +4,23 @@ from __future__ import annotations
 
 import click
 
+from cltui.commands import options
 from cltui.commands._common import EXIT_MISMATCH, EXIT_OK, echo, fail, load_capture
-from cltui.commands.options import device_option, range_of, tolerance_options
 from cltui.commands.output import format_option
 
 
 @click.command("diverge")
 @click.argument("dump_a", type=click.Path(path_type=str))
 @click.argument("dump_b", type=click.Path(path_type=str))
-@tolerance_options(zero=True)
+@options.tolerance_options(zero=True)
 @click.option("--range", "range_text", default=None, metavar="RANGE",
               help="Only compare these enqueues of DUMP_A (12, 12-40, 12-).")
 @click.option("--all", "show_all", is_flag=True, help="List identical enqueues too.")
 @click.option("--explain", "explain", is_flag=True,
               help="Also explain the first divergent kernel enqueue (cltui explain): replay it "
                    "from DUMP_A's inputs on two devices here.")
-@device_option(help="With --explain: the two devices (twice); default: the device each capture "
-                   "was made on.")
+@options.device_option(help="With --explain: the two devices (twice); default: the device "
+                       "each capture was made on.")  # fmt: skip
 @format_option("text", "json", "junit")
 def diverge_cmd(dump_a: str, dump_b: str, atol: float, rtol: float, ulp: int,
                 range_text: str | None, show_all: bool, explain: bool,
@@ -46,7 +46,7 @@ def diverge_cmd(dump_a: str, dump_b: str, atol: float, rtol: float, ulp: int,
         fail(f"--explain compares two devices: give -d twice or not at all (got {len(devices)})")
     first = last = None
     if range_text:
-        rng = range_of(range_text)
+        rng = options.range_of(range_text)
         if rng.kernel:
             fail("diverge --range takes enqueue numbers only (no /KERNEL filter)")
         first, last = rng.first, rng.last

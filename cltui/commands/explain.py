@@ -9,8 +9,8 @@ from typing import Any
 
 import click
 
+from cltui.commands import options
 from cltui.commands._common import echo, fail, load_capture
-from cltui.commands.options import device_option, timeout_option
 from cltui.commands.output import format_option
 from cltui.errors import EXIT_INCOMPLETE, EXIT_MISMATCH, EXIT_OK, CltuiError
 
@@ -21,10 +21,10 @@ _EXIT = {"diverges": EXIT_MISMATCH, "order-dependent": EXIT_MISMATCH, "no-diverg
 @click.command("explain")
 @click.argument("dumpdir", type=click.Path())
 @click.argument("enqueue", type=int)
-@device_option(required=True,
+@options.device_option(required=True,
               help="The two devices: P:D index or name substring (pocl, oclgrind), twice; "
               "once: whether that device's runs agree (order dependence, races).")
-@timeout_option(minimum=1.0)
+@options.timeout_option(minimum=1.0)
 @click.option("--markdown", "markdown_file", type=click.Path(dir_okay=False), default=None,
               metavar="FILE", help="Also write the report as Markdown (for a bug report).")
 @click.option("--bundle", "with_bundle", is_flag=True,

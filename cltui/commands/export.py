@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from cltui.commands import options
 from cltui.commands._common import echo, emit_json, fail, tolerance_given
-from cltui.commands.options import mode_option, range_of, tolerance_options
 from cltui.process import lifecycle
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     show_default=True,
     help="Replay programs to include: python, cpp or both (comma-separated).",
 )
-@mode_option()
+@options.mode_option()
 @click.option("--force", is_flag=True, help="Replace an existing OUTDIR (or --tar FILE).")
 @click.option(
     "--tar",
@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     default=None,
     help="Write the bundle as a tar archive to FILE, or to stdout with '-'.",
 )
-@tolerance_options(what="Default ")
+@options.tolerance_options(what="Default ")
 @click.option(
     "--include-dir",
     "include_dirs",
@@ -111,7 +111,7 @@ def export_cmd(
 
     if outdir is None and tar is None:
         fail("give the bundle folder with -o OUTDIR (or --tar FILE|-)")
-    rng = range_of(range_text)
+    rng = options.range_of(range_text)
     try:
         chosen = parse_langs(langs)
     except ExportError as exc:

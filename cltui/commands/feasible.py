@@ -9,15 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from cltui.commands import options
 from cltui.commands._common import EXIT_INCOMPLETE, EXIT_OK, echo, fail
-from cltui.commands.options import (
-    MODE_HELP,
-    device_option,
-    mode_option,
-    positive_timeout,
-    range_of,
-    timeout_option,
-)
 from cltui.commands.output import format_option
 
 if TYPE_CHECKING:
@@ -29,10 +22,10 @@ if TYPE_CHECKING:
 @click.command("feasible")
 @click.argument("path", type=click.Path())
 @click.argument("range_text", metavar="[RANGE]", required=False)
-@device_option()
+@options.device_option()
 @click.option("--all-devices", "all_devices", is_flag=True, help="Check every device here.")
-@mode_option(help=f"The replay mode of the plan (a capture only). {MODE_HELP}")
-@timeout_option()
+@options.mode_option(help=f"The replay mode of the plan (a capture only). {options.MODE_HELP}")
+@options.timeout_option()
 @format_option("text", "json", "junit", what="the result")
 def feasible_cmd(
     path: str,
@@ -59,7 +52,7 @@ def feasible_cmd(
     from cltui.replay.junit import feasible_junit
 
     as_json = fmt != "text"  # (quiet: stdout is the report)
-    positive_timeout(timeout)
+    options.positive_timeout(timeout)
     bundle = feasibility.is_bundle(path)
     range_of: tuple[Capture, EnqueueRange] | None = None
     if bundle:
@@ -108,7 +101,7 @@ def _capture_plan(
     from cltui.commands._common import load_capture
     from cltui.replay.plan import PlanError, build_plan
 
-    rng = range_of(range_text)
+    rng = options.range_of(range_text)
     cap = load_capture(path, quiet=quiet)
     try:
         plan = build_plan(cap, rng, mode).to_manifest()

@@ -8,15 +8,16 @@ from pathlib import Path
 
 import click
 
+from cltui.commands import options
 from cltui.commands._common import echo, fail, load_capture
-from cltui.commands.options import DEVICE_HELP, device_option, range_of, timeout_option
 from cltui.commands.output import format_option
 
 
 @click.command("latency")
 @click.argument("dumpdir", type=click.Path())
 @click.argument("range_text", metavar="RANGE")
-@device_option(help=f"{DEVICE_HELP} Default: the capture's device by the replay rule.")
+@options.device_option(
+    help=f"{options.DEVICE_HELP} Default: the capture's device by the replay rule.")
 @click.option("--repeat", type=click.IntRange(3, 100000), default=50, show_default=True,
               help="Timing repetitions per runner (and rounds of the floor and each delay).")
 @click.option("--delays", default="0,50,200,1000,5000,20000", show_default=True,
@@ -24,7 +25,7 @@ from cltui.commands.output import format_option
                    "the sensitivity fit.")
 @click.option("--no-native", is_flag=True,
               help="Only the Python engine (no C++ runner: no floor, no sensitivity).")
-@timeout_option(120.0)
+@options.timeout_option(120.0)
 @click.option("--trace", "trace_file", type=click.Path(dir_okay=False), default=None,
               help="Also write a Chrome trace-event / Perfetto JSON of the capture and the "
               "replays here (as --format trace writes it).")
@@ -56,7 +57,7 @@ def latency_cmd(
     from cltui.latency.trace import trace_json
 
     as_json = fmt != "text"  # (quiet: stdout is the report)
-    rng = range_of(range_text)
+    rng = options.range_of(range_text)
     try:
         ladder = sorted({int(x) for x in delays.split(",") if x.strip()})
     except ValueError:

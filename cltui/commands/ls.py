@@ -7,8 +7,8 @@ import sys
 
 import click
 
+from cltui.commands import options
 from cltui.commands._common import fail, load_capture, row_json
-from cltui.commands.options import range_of
 from cltui.text.escape import escape_controls
 from cltui.text.units import fmt_ns
 
@@ -27,7 +27,7 @@ def ls_cmd(dumpdir: str, pattern: str | None, regex: bool, rng: str | None, as_j
     """List enqueues of DUMPDIR: number, kind, kernel, sizes, device time, data."""
     first = last = None
     if rng:
-        spec = range_of(rng)
+        spec = options.range_of(rng)
         first, last = spec.first, spec.last
         if spec.kernel and not pattern:
             pattern = spec.kernel

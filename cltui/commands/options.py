@@ -12,8 +12,10 @@ import click
 from cltui.commands._common import fail
 
 if TYPE_CHECKING:
+    from cltui.capture.capture import Capture
     from cltui.capture.ranges import EnqueueRange
     from cltui.replay.engine.schema import ArgTolerance
+    from cltui.replay.plan import Plan
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -92,3 +94,19 @@ def arg_tolerances(specs: tuple[str, ...]) -> ArgTolerance:
         return parse_arg_tolerances(specs)
     except ValueError as exc:
         fail(f"bad --arg-tol {exc}")
+
+
+def plan_of(
+    cap: Capture, rng: EnqueueRange, mode: str,
+    tol: tuple[float | None, float | None, int | None], per_arg: ArgTolerance,
+) -> Plan:  # fmt: skip
+    """The plan of RANGE in ``mode`` with ``--atol/--rtol/--ulp`` (unset: 0) and ``--arg-tol``;
+    a range the plan refuses is one line and exit 2."""
+    from cltui.replay.engine.compare import Tolerance
+    from cltui.replay.plan import PlanError, build_plan
+
+    atol, rtol, ulp = tol
+    try:
+        return build_plan(cap, rng, mode, Tolerance(atol or 0.0, rtol or 0.0, ulp or 0), per_arg)
+    except PlanError as exc:
+        fail(str(exc))

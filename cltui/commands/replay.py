@@ -19,23 +19,13 @@ if TYPE_CHECKING:
     from cltui.replay.engine.schema import ArgTolerance, Device, DeviceChoice, Manifest, Report
     from cltui.replay.runner import ReplayJob
 
-from cltui.commands import _common
+from cltui.commands import _common, options
 from cltui.commands._common import (
     EXIT_BAD_INPUT,
     EXIT_MISMATCH,
     echo,
     fail,
     import_ahead,
-)
-from cltui.commands.options import (
-    arg_tol_option,
-    arg_tolerances,
-    device_option,
-    mode_option,
-    positive_timeout,
-    range_of,
-    timeout_option,
-    tolerance_options,
 )
 from cltui.commands.output import format_option
 from cltui.commands.replay_text import print_report
@@ -44,8 +34,8 @@ from cltui.commands.replay_text import print_report
 @click.command("replay")
 @click.argument("dumpdir", type=click.Path())
 @click.argument("range_text", metavar="RANGE")
-@device_option()
-@mode_option()
+@options.device_option()
+@options.mode_option()
 @click.option(
     "--repeat",
     type=click.IntRange(1, 100000),
@@ -53,9 +43,9 @@ from cltui.commands.replay_text import print_report
     show_default=True,
     help="Launch the range N times (inputs restored) for timing statistics.",
 )
-@tolerance_options()
-@arg_tol_option()
-@timeout_option()
+@options.tolerance_options()
+@options.arg_tol_option()
+@options.timeout_option()
 @click.option(
     "--outputs",
     type=click.Path(file_okay=False),
@@ -92,8 +82,8 @@ def replay_cmd(
     input, 3 when nothing failed but something was skipped, unchecked or not replayed.
     With --probe, also 1 when an output varies across the repetitions.
     """
-    rng, per_arg = range_of(range_text), arg_tolerances(arg_tol)
-    positive_timeout(timeout)
+    rng, per_arg = options.range_of(range_text), options.arg_tolerances(arg_tol)
+    options.positive_timeout(timeout)
     with child_ahead("cltui.replay.runner") as ahead:  # while the capture opens
         _replay(dumpdir, rng, per_arg, devices, mode, repeat, (atol, rtol, ulp), timeout,
                 outputs, probe, fmt, ahead)  # fmt: skip
@@ -107,16 +97,10 @@ def _replay(
     from cltui.commands._common import load_capture
     from cltui.replay import runner
     from cltui.replay.engine import choice_line
-    from cltui.replay.engine.compare import Tolerance
-    from cltui.replay.plan import PlanError, build_plan
 
     as_json = fmt != "text"  # (quiet: stdout is the report)
     cap = load_capture(dumpdir, quiet=as_json)
-    atol, rtol, ulp = tol
-    try:
-        plan = build_plan(cap, rng, mode, Tolerance(atol or 0.0, rtol or 0.0, ulp or 0), per_arg)
-    except PlanError as exc:
-        fail(str(exc))
+    plan = options.plan_of(cap, rng, mode, tol, per_arg)
     chosen, choice = _choose_devices(cap, rng, devices, ahead, timeout)
     echo(f"device: {choice_line(chosen, choice)}", err=True)
     manifest = plan.to_manifest()

@@ -6,14 +6,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from cltui.commands import options
 from cltui.commands._common import EXIT_MISMATCH, EXIT_OK, echo, fail, load_capture
-from cltui.commands.options import (
-    MODE_HELP,
-    mode_option,
-    range_of,
-    timeout_option,
-    tolerance_options,
-)
 from cltui.commands.output import format_option
 
 if TYPE_CHECKING:
@@ -33,9 +27,9 @@ if TYPE_CHECKING:
               "that is not a simulator (stderr says which and why).")
 @click.option("--against", default="capture", show_default=True, metavar="capture|DEVICE",
               help="Compare with the capture's Post dumps, or with the same replay on DEVICE.")
-@mode_option(help=f"How each tried set is replayed. {MODE_HELP}")
-@tolerance_options(zero=True)
-@timeout_option(minimum=1.0)
+@options.mode_option(help=f"How each tried set is replayed. {options.MODE_HELP}")
+@options.tolerance_options(zero=True)
+@options.timeout_option(minimum=1.0)
 @click.option("--export", "export_dir", type=click.Path(), default=None, metavar="OUTDIR",
               help="Export the smallest failing set as a replay bundle (as `cltui export`).")
 @click.option("--force", is_flag=True, help="Replace an existing --export folder.")
@@ -57,7 +51,7 @@ def shrink_cmd(dumpdir: str, range_text: str, device: str | None, against: str, 
     from cltui.replay.engine.compare import Tolerance
 
     as_json = fmt != "text"  # (quiet: stdout is the report)
-    rng = range_of(range_text)
+    rng = options.range_of(range_text)
     cap = load_capture(dumpdir, quiet=as_json)
     dev, choice, other = _devices(cap, rng, device, against)
 

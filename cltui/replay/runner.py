@@ -69,33 +69,26 @@ class ReplayJob:
     """One replay of a plan on one or more devices (each in its own child process)."""
 
     def __init__(
-        self,
-        plan: Manifest,
-        data_root: str | Path,
-        devices: Sequence[Mapping[str, object]],
-        *,
-        repeat: int = 1,
-        tolerance: ToleranceSpec | None = None,
-        arg_tolerance: ArgTolerance | None = None,
-        timeout: float = DEFAULT_TIMEOUT,
-        save_dir: str | Path | None = None,
-        probe: bool = False,
-        binary_cache: str | Path | None = None,
-        timeline: bool = False,
-        ahead: Child | None = None,
-    ) -> None:
+        self, plan: Manifest, devices: Sequence[Mapping[str, object]],
+        **kw: Unpack[StartOptions],
+    ) -> None:  # fmt: skip
+        """The job, started at once (see :func:`start` for the options)."""
+        root = kw.get("data_root")
+        cache = kw.get("binary_cache", True)
         self.plan = plan
-        self._ahead = ahead  # the first device's child, started ahead of its job
-        self.timeline = timeline
-        self.probe = probe
-        self.binary_cache = binary_cache
-        self.data_root = str(data_root)
+        self._ahead = kw.get("ahead")  # the first device's child, started ahead of its job
+        self.timeline = kw.get("timeline", False)
+        self.probe = kw.get("probe", False)
+        self.binary_cache = default_binary_cache() if cache is True else (cache or None)
+        self.data_root = str(root if root is not None
+                             else plan.get("source", {}).get("capture", "."))  # fmt: skip
         # the devices as listed (``devices.list_devices``: pyopencl's, as the schema says)
         self.devices = [cast(Device, d) for d in devices]
-        self.repeat = max(int(repeat), 1)
-        self.tolerance: ToleranceSpec = tolerance or {}
-        self.arg_tolerance: ArgTolerance = arg_tolerance or {}
-        self.timeout = float(timeout)
+        self.repeat = max(int(kw.get("repeat", 1)), 1)
+        self.tolerance: ToleranceSpec = kw.get("tolerance") or {}
+        self.arg_tolerance: ArgTolerance = kw.get("arg_tolerance") or {}
+        self.timeout = float(kw.get("timeout", DEFAULT_TIMEOUT))
+        save_dir = kw.get("save_dir")
         self.save_dir = Path(save_dir) if save_dir else lifecycle.temp_dir("replay")
         self.report: Report | None = None
         self._cancel = CancelToken()
@@ -107,6 +100,10 @@ class ReplayJob:
         self._results: list[DeviceResult] = []  # the devices that ended
         self._current: tuple[Device, Progress] | None = None  # the device running, its events
         self.callback_error: Exception | None = None
+        if (callback := kw.get("callback")) is not None:
+            self._pumped = True
+            threading.Thread(target=_pump, args=(self, callback), name="cltui-replay",
+                             daemon=True).start()  # fmt: skip
 
     # ---- public
     def cancel(self) -> None:
@@ -269,7 +266,7 @@ def default_binary_cache() -> Path | None:
 
 
 class StartOptions(TypedDict, total=False):
-    """The keywords of :func:`start` (and :func:`run`)."""
+    """The keywords of :func:`start`, :func:`run` and :class:`ReplayJob`."""
 
     data_root: str | Path | None
     repeat: int
@@ -285,20 +282,7 @@ class StartOptions(TypedDict, total=False):
 
 
 def start(
-    plan: Manifest,
-    devices: Sequence[Mapping[str, object]],
-    *,
-    data_root: str | Path | None = None,
-    repeat: int = 1,
-    tolerance: ToleranceSpec | None = None,
-    arg_tolerance: ArgTolerance | None = None,
-    timeout: float = DEFAULT_TIMEOUT,
-    save_dir: str | Path | None = None,
-    callback: Callback | None = None,
-    probe: bool = False,
-    binary_cache: str | Path | bool | None = True,
-    timeline: bool = False,
-    ahead: Child | None = None,
+    plan: Manifest, devices: Sequence[Mapping[str, object]], **kw: Unpack[StartOptions]
 ) -> ReplayJob:
     """Start a replay; with ``callback`` the events are delivered from a background thread.
 
@@ -314,26 +298,7 @@ def start(
     ``ahead``: the first device's child, started ahead of its job
     (:func:`cltui.process.child.start_ahead`).
     """
-    root = data_root if data_root is not None else plan.get("source", {}).get("capture", ".")
-    job = ReplayJob(
-        plan,
-        root,
-        devices,
-        repeat=repeat,
-        tolerance=tolerance,
-        arg_tolerance=arg_tolerance,
-        timeout=timeout,
-        save_dir=save_dir,
-        probe=probe,
-        binary_cache=default_binary_cache() if binary_cache is True else (binary_cache or None),
-        timeline=timeline,
-        ahead=ahead,
-    )
-    if callback is not None:
-        job._pumped = True
-        threading.Thread(target=_pump, args=(job, callback), name="cltui-replay",
-                         daemon=True).start()  # fmt: skip
-    return job
+    return ReplayJob(plan, devices, **kw)
 
 
 def _pump(job: ReplayJob, callback: Callback) -> None:

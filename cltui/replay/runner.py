@@ -40,6 +40,7 @@ from cltui.process import lifecycle
 from cltui.process.child import (
     Child,
     Event,
+    Running,
     connect,
     exit_now,
     keep_log,
@@ -92,8 +93,7 @@ class ReplayJob:
         self.save_dir = Path(save_dir) if save_dir else lifecycle.temp_dir("replay")
         self.report: Report | None = None
         self._cancel = CancelToken()
-        self._child: Child | None = None
-        self._lock = threading.Lock()
+        self._running = Running()
         self._events: Iterator[Event] | None = None
         self._done = threading.Event()
         self._pumped = False  # a callback thread consumes the events
@@ -109,16 +109,13 @@ class ReplayJob:
     def cancel(self) -> None:
         """Stop now: the running child is killed, remaining devices are skipped."""
         self._cancel.cancel()
-        with self._lock:
-            child = self._child
-        if child is not None:
-            child.kill()
+        self._running.kill()
 
     @property
     def child_pid(self) -> int | None:
         """The process id of the running child (None between devices)."""
-        with self._lock:
-            return None if self._child is None else self._child.proc.pid
+        child = self._running.child
+        return None if child is None else child.proc.pid
 
     def cleanup(self) -> None:
         """Remove the outputs folder (replayed bytes, job files) once nothing needs them."""
@@ -224,14 +221,9 @@ class ReplayJob:
             res = failed(dev, "error", f"cannot start the replay process: {exc}", None)
             yield {"type": "device_done", "device": dev["id"], "result": res}
             return
-        with self._lock:
-            self._child = proc
-        try:
-            with proc:  # also when the consumer drops the iterator: no child is left behind
-                yield from self._watch(dev, proc)
-        finally:
-            with self._lock:
-                self._child = None
+        # also when the consumer drops the iterator: no child is left behind
+        with self._running.holding(proc), proc:
+            yield from self._watch(dev, proc)
 
     def _watch(self, dev: Device, proc: Child) -> Iterator[Event]:
         seen = Progress()

@@ -6,14 +6,13 @@ rows are computed from numpy arrays exactly as the real index serves them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 import numpy as np
 import numpy.typing as npt
 
-from cltui.capture.capture import find_positions
+from cltui.capture.capture import FindFilters, find_positions
 from cltui.capture.model import DeviceTime, Enqueue, EnqueueKind, EnqueueRow, Problem, Program
 
 KERNELS = ["heat_stencil", "heat_boundary", "heat_diffnorm_stage1"]
@@ -78,25 +77,10 @@ class SyntheticCapture:
         return Enqueue(row=row, line=row.function, queue=None, event=None, global_offset=None)
 
     def find(
-        self,
-        kernel: str | None = None,
-        *,
-        regex: bool = False,
-        kinds: Sequence[EnqueueKind] | None = None,
-        first: int | None = None,
-        last: int | None = None,
+        self, kernel: str | None = None, **filters: Unpack[FindFilters]
     ) -> npt.NDArray[np.int64]:
-        return find_positions(
-            self.numbers,
-            self.kinds,
-            self.kernel_ids,
-            self.kernel_names,
-            kernel,
-            regex=regex,
-            kinds=kinds,
-            first=first,
-            last=last,
-        )
+        return find_positions(self.numbers, self.kinds, self.kernel_ids, self.kernel_names,
+                              kernel, **filters)  # fmt: skip
 
     @property
     def programs(self) -> list[Program]:

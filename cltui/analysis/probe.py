@@ -15,7 +15,7 @@ repetition of the engine also reads back the checked outputs
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -138,18 +138,22 @@ def _u8(b: Bytes) -> npt.NDArray[np.uint8]:
     return np.frombuffer(b, dtype=np.uint8)
 
 
+def saved_outputs(result: Mapping[str, Any]) -> Iterator[tuple[Any, Any, str]]:
+    """(step, check, file) of every output one engine result saved (``checks[].output``)."""
+    for st in result.get("steps", []):
+        for c in st.get("checks", []):
+            if path := c.get("output"):
+                yield st, c, str(path)
+
+
 def outputs_of(result: Mapping[str, Any]) -> dict[OutputKey, npt.NDArray[np.uint8]]:
     """The outputs one engine result saved (``checks[].output`` files), by (enqueue, mem)."""
     out: dict[OutputKey, npt.NDArray[np.uint8]] = {}
-    for st in result.get("steps", []):
-        for c in st.get("checks", []):
-            path = c.get("output")
-            if not path:
-                continue
-            try:
-                out[(int(st["enqueue"]), str(c["mem"]))] = np.fromfile(path, dtype=np.uint8)
-            except OSError:
-                continue
+    for st, c, path in saved_outputs(result):
+        try:
+            out[(int(st["enqueue"]), str(c["mem"]))] = np.fromfile(path, dtype=np.uint8)
+        except OSError:
+            continue
     return out
 
 

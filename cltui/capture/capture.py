@@ -20,7 +20,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict
 
 import numpy as np
 import numpy.typing as npt
@@ -46,6 +46,8 @@ from cltui.capture.replayfolder import ReplayFolder, read_replay_folder
 from cltui.capture.summary import CaptureInfo, capture_info
 
 if TYPE_CHECKING:
+    from typing import Unpack
+
     from cltui.capture.signature import KernelSignature
 
 
@@ -339,26 +341,11 @@ class Capture:
 
     # ------------------------------------------------------------------ find
     def find(
-        self,
-        kernel: str | None = None,
-        *,
-        regex: bool = False,
-        kinds: Sequence[EnqueueKind] | None = None,
-        first: int | None = None,
-        last: int | None = None,
+        self, kernel: str | None = None, **filters: Unpack[FindFilters]
     ) -> npt.NDArray[np.int64]:
         """Positions of enqueues matching a kernel-name substring/regex, kinds, number range."""
-        return find_positions(
-            self.numbers,
-            self.kinds,
-            self.kernel_ids,
-            self.kernel_names,
-            kernel,
-            regex=regex,
-            kinds=kinds,
-            first=first,
-            last=last,
-        )
+        return find_positions(self.numbers, self.kinds, self.kernel_ids, self.kernel_names,
+                              kernel, **filters)  # fmt: skip
 
     # ------------------------------------------------------------------ programs
     @property
@@ -468,20 +455,27 @@ class Capture:
             self.log.close()
 
 
+class FindFilters(TypedDict, total=False):
+    """What :meth:`Capture.find` and :func:`find_positions` take beside the kernel name."""
+
+    regex: bool  # the kernel name is a regular expression (else a substring)
+    kinds: Sequence[EnqueueKind] | None  # only these kinds of enqueue
+    first: int | None  # enqueue numbers from ...
+    last: int | None  # ... to (inclusive)
+
+
 def find_positions(
     numbers: npt.NDArray[np.int64],
     kinds_arr: npt.NDArray[np.uint8],
     kernel_ids: npt.NDArray[np.int32],
     kernel_names: Sequence[str],
     kernel: str | None = None,
-    *,
-    regex: bool = False,
-    kinds: Sequence[EnqueueKind] | None = None,
-    first: int | None = None,
-    last: int | None = None,
+    **filters: Unpack[FindFilters],
 ) -> npt.NDArray[np.int64]:
     """Positions (into the index arrays) matching a kernel-name substring or regex, kinds
     and an enqueue-number range: one vectorised pass over the arrays."""
+    regex, kinds = filters.get("regex", False), filters.get("kinds")
+    first, last = filters.get("first"), filters.get("last")
     mask = np.ones(len(numbers), dtype=bool)
     if kernel:
         if regex:

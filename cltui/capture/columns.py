@@ -9,6 +9,7 @@ import numpy as np
 import numpy.typing as npt
 
 from cltui.capture import log as li
+from cltui.capture.log.index import ROW_ARRAYS, take_rows
 from cltui.capture.recovery import Recovery
 
 
@@ -104,10 +105,4 @@ class IndexColumns:
         return out
 
     def _reorder(self, order: npt.NDArray[np.intp]) -> None:
-        self.numbers = self.numbers[order]
-        self.offsets = self.offsets[order]
-        self.kinds = self.kinds[order]
-        self.kernel_ids = self.kernel_ids[order]
-        self.device_times = self.device_times[order]
-        self.function_ids = self.function_ids[order]
-        self.recovered = self.recovered[order]
+        take_rows(self, order, (*ROW_ARRAYS, "recovered"))

@@ -199,21 +199,7 @@ def _strip_attributes(toks: list[str], match: dict[int, int], start: int, end: i
 
 def _collect_attributes(toks: list[str], attrs: dict[str, str]) -> None:
     # toks: inside the outer parens: ( name(args), name2 )
-    depth = 0
-    cur: list[str] = []
-    items: list[list[str]] = []
-    for t in toks[1:-1] if toks and toks[0] == "(" else toks:
-        if t == "(":
-            depth += 1
-        elif t == ")":
-            depth -= 1
-        if t == "," and depth == 0:
-            items.append(cur)
-            cur = []
-        else:
-            cur.append(t)
-    items.append(cur)
-    for item in items:
+    for item in _split_commas(toks[1:-1] if toks and toks[0] == "(" else toks):
         if not item:
             continue
         name = item[0].strip("_") if item[0].startswith("__") else item[0]

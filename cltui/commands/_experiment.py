@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from cltui.capture.safeopen import MAX_SOURCE, read_text_limited
+from cltui.commands import options
 from cltui.commands._common import fail
 
 if TYPE_CHECKING:
@@ -26,17 +27,11 @@ def common_options(f: F) -> F:
     """The options every experiment command takes (devices, mode, tolerances, the kernel);
     each takes its own formats (:func:`cltui.commands.output.format_option`)."""
     opts = [
-        click.option("--device", "-d", "devices", multiple=True,
-                     help="P:D index or name substring (pocl, oclgrind); repeat for several."),
-        click.option("--mode", type=click.Choice(["chain", "isolated", "strict"]),
-                     default="chain", show_default=True, help="As for cltui replay."),
-        click.option("--atol", type=float, default=None, help="Absolute tolerance (floats)."),
-        click.option("--rtol", type=float, default=None, help="Relative tolerance (floats)."),
-        click.option("--ulp", type=click.IntRange(0), default=None, help="ULP tolerance."),
-        click.option("--arg-tol", "arg_tol", multiple=True, metavar="I:KEY=V[,KEY=V]",
-                     help="Tolerance for argument I only, e.g. 0:ulp=2."),
-        click.option("--timeout", type=float, default=60.0, show_default=True,
-                     help="Seconds without progress before a device is declared hung."),
+        options.device_option(),
+        options.mode_option(),
+        options.tolerance_options(),
+        options.arg_tol_option(),
+        options.timeout_option(),
         click.option("--kernel", default=None, metavar="NAME|N",
                      help="Work sizes, scalars and program changes apply to this kernel "
                      "(a name, or an enqueue number for sizes and scalars) only."),
@@ -51,26 +46,11 @@ def load_plan(
     arg_tol: tuple[str, ...], quiet: bool,
 ) -> tuple[Capture, Manifest, ArgTolerance, EnqueueRange]:  # fmt: skip
     """The capture, its plan of RANGE and the range (bad input: exit 2)."""
-    from cltui.capture.ranges import RangeError, parse_range
     from cltui.commands._common import load_capture
-    from cltui.replay.engine.compare import Tolerance
-    from cltui.replay.plan import PlanError, build_plan
-    from cltui.replay.tolerance import parse_arg_tolerances
 
-    try:
-        rng = parse_range(range_text)
-        per_arg = parse_arg_tolerances(arg_tol)
-    except RangeError as exc:
-        fail(str(exc))
-    except ValueError as exc:
-        fail(f"bad --arg-tol {exc}")
+    rng, per_arg = options.range_of(range_text), options.arg_tolerances(arg_tol)
     cap = load_capture(dumpdir, quiet=quiet)
-    atol, rtol, ulp = tol
-    try:
-        plan = build_plan(cap, rng, mode, Tolerance(atol or 0.0, rtol or 0.0, ulp or 0), per_arg)
-    except PlanError as exc:
-        fail(str(exc))
-    return cap, plan.to_manifest(), per_arg, rng
+    return cap, options.plan_of(cap, rng, mode, tol, per_arg).to_manifest(), per_arg, rng
 
 
 def chosen_devices(cap: Capture, rng: EnqueueRange, devices: tuple[str, ...],

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from cltui.commands import options
 from cltui.commands._common import (
     EXIT_INCOMPLETE,
     EXIT_INTERRUPTED,
@@ -37,13 +38,9 @@ _KIND_TEXT = {
 @click.command("check")
 @click.argument("dumpdir", type=click.Path())
 @click.argument("range_text", metavar="RANGE")
-@click.option(
-    "--mode", type=click.Choice(["isolated", "chain", "strict"]), default="isolated",
-    show_default=True,
-    help="isolated: each kernel from its own captured inputs; chain: carry state through.",
-)
-@click.option("--timeout", type=click.FloatRange(min=1.0), default=300.0, show_default=True,
-              help="Seconds without progress before the run is declared hung.")
+@options.mode_option(default="isolated")
+@options.timeout_option(300.0, "Seconds without progress before the run is declared hung.",
+                        minimum=1.0)  # fmt: skip
 @format_option("text", "json", "junit")
 def check_cmd(dumpdir: str, range_text: str, mode: str, timeout: float, fmt: str) -> None:
     """Replay RANGE (12, 12-40, 12-, 12-40/kernel) on Oclgrind with its checks.
@@ -58,12 +55,8 @@ def check_cmd(dumpdir: str, range_text: str, mode: str, timeout: float, fmt: str
     input, 130 when interrupted.
     """
     from cltui.analysis.check import CheckError, run_check
-    from cltui.capture.ranges import RangeError, parse_range
 
-    try:
-        rng = parse_range(range_text)
-    except RangeError as exc:
-        fail(str(exc))
+    rng = options.range_of(range_text)
     quiet = fmt != "text"  # stdout is the report
     cap = load_capture(dumpdir, quiet=quiet)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from cltui.commands import options
 from cltui.commands._common import EXIT_MISMATCH, EXIT_OK, echo, fail, load_capture
 from cltui.commands.output import format_option
 
@@ -11,21 +12,15 @@ from cltui.commands.output import format_option
 @click.command("diverge")
 @click.argument("dump_a", type=click.Path(path_type=str))
 @click.argument("dump_b", type=click.Path(path_type=str))
-@click.option("--atol", type=float, default=0.0, show_default=True,
-              help="Absolute tolerance for floating point elements.")
-@click.option("--rtol", type=float, default=0.0, show_default=True,
-              help="Relative tolerance for floating point elements.")
-@click.option("--ulp", type=int, default=0, show_default=True,
-              help="Tolerance in units in the last place.")
+@options.tolerance_options(zero=True)
 @click.option("--range", "range_text", default=None, metavar="RANGE",
               help="Only compare these enqueues of DUMP_A (12, 12-40, 12-).")
 @click.option("--all", "show_all", is_flag=True, help="List identical enqueues too.")
 @click.option("--explain", "explain", is_flag=True,
               help="Also explain the first divergent kernel enqueue (cltui explain): replay it "
                    "from DUMP_A's inputs on two devices here.")
-@click.option("--device", "-d", "devices", multiple=True,
-              help="With --explain: the two devices (twice); default: the device each capture "
-                   "was made on.")
+@options.device_option(help="With --explain: the two devices (twice); default: the device "
+                       "each capture was made on.")  # fmt: skip
 @format_option("text", "json", "junit")
 def diverge_cmd(dump_a: str, dump_b: str, atol: float, rtol: float, ulp: int,
                 range_text: str | None, show_all: bool, explain: bool,
@@ -45,20 +40,13 @@ def diverge_cmd(dump_a: str, dump_b: str, atol: float, rtol: float, ulp: int,
     from cltui.replay.engine.compare import Tolerance
 
     as_json = fmt != "text"  # (quiet: stdout is the report)
-    if atol < 0 or rtol < 0 or ulp < 0:
-        fail("tolerances must not be negative")
     if devices and not explain:
         fail("-d/--device goes with --explain")
     if explain and len(devices) not in (0, 2):
         fail(f"--explain compares two devices: give -d twice or not at all (got {len(devices)})")
-    from cltui.capture.ranges import RangeError, parse_range
-
     first = last = None
     if range_text:
-        try:
-            rng = parse_range(range_text)
-        except RangeError as exc:
-            fail(str(exc))
+        rng = options.range_of(range_text)
         if rng.kernel:
             fail("diverge --range takes enqueue numbers only (no /KERNEL filter)")
         first, last = rng.first, rng.last

@@ -11,6 +11,7 @@ from cltui.text.units import fmt_ns
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from cltui.replay.engine.schema import CheckResult
     from cltui.replay.experiment.report import AbDevice, AbReport
     from cltui.replay.experiment.stats import Diff
 
@@ -40,20 +41,12 @@ def _device(con: Console, dev: AbDevice) -> None:
     table = Table(title=f"{name}: A = the capture's configuration, B = the variant")
     for col in ("enqueue", "kernel", "argument", "A", "B"):
         table.add_column(col, overflow="fold")
-    checks: dict[tuple[int, str], list[str]] = {}
-    order: list[tuple[int, str, str]] = []
-    for k, side in enumerate((dev["a"], dev["b"])):
-        for ran in side["result"].get("steps", []):
-            for c in ran["checks"]:
-                key = (ran["enqueue"], c["label"])
-                if key not in checks:
-                    checks[key] = ["-", "-"]
-                    order.append((ran["enqueue"], ran["kernel"] or "?", c["label"]))
-                style = _STYLE.get(c["status"], "")
-                checks[key][k] = f"[{style}]{_short(c)}[/]" if style else _short(c)
-    for enq, kernel, label in order:
-        table.add_row(str(enq), kernel, label, *checks[(enq, label)])
-    if order:
+    from cltui.replay.experiment.report import paired_checks
+
+    rows = paired_checks(dev)
+    for enq, kernel, label, *sides in rows:
+        table.add_row(str(enq), kernel, label, *(_check_cell(c) for c in sides))
+    if rows:
         con.print(table)
     timing = Table(title="device time per run (median), B - A with its 95% interval")
     for col in ("enqueue", "kernel", "A", "B", "B - A", "reading"):
@@ -65,6 +58,13 @@ def _device(con: Console, dev: AbDevice) -> None:
     from cltui.replay.experiment.report import noise_text
 
     con.print(noise_text(dev), markup=False, highlight=False)
+
+
+def _check_cell(c: CheckResult | None) -> str:
+    if c is None:
+        return "-"
+    style = _STYLE.get(c["status"], "")
+    return f"[{style}]{_short(c)}[/]" if style else _short(c)
 
 
 def _diff_cells(d: Diff) -> list[str]:

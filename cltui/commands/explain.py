@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from cltui.commands import options
 from cltui.commands._common import echo, fail, load_capture
 from cltui.commands.output import format_option
 from cltui.errors import EXIT_INCOMPLETE, EXIT_MISMATCH, EXIT_OK, CltuiError
@@ -20,11 +21,10 @@ _EXIT = {"diverges": EXIT_MISMATCH, "order-dependent": EXIT_MISMATCH, "no-diverg
 @click.command("explain")
 @click.argument("dumpdir", type=click.Path())
 @click.argument("enqueue", type=int)
-@click.option("--device", "-d", "devices", multiple=True, required=True,
+@options.device_option(required=True,
               help="The two devices: P:D index or name substring (pocl, oclgrind), twice; "
               "once: whether that device's runs agree (order dependence, races).")
-@click.option("--timeout", type=click.FloatRange(min=1.0), default=60.0, show_default=True,
-              help="Seconds without progress before a device is declared hung.")
+@options.timeout_option(minimum=1.0)
 @click.option("--markdown", "markdown_file", type=click.Path(dir_okay=False), default=None,
               metavar="FILE", help="Also write the report as Markdown (for a bug report).")
 @click.option("--bundle", "with_bundle", is_flag=True,

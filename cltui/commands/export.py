@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from cltui.commands import options
 from cltui.commands._common import echo, emit_json, fail, tolerance_given
 from cltui.process import lifecycle
 
@@ -41,14 +42,7 @@ if TYPE_CHECKING:
     show_default=True,
     help="Replay programs to include: python, cpp or both (comma-separated).",
 )
-@click.option(
-    "--mode",
-    type=click.Choice(["chain", "isolated", "strict"]),
-    default="chain",
-    show_default=True,
-    help="chain: carry state, reload at host-side changes; isolated: each kernel from its "
-    "own Pre dumps; strict: never reload.",
-)
+@options.mode_option()
 @click.option("--force", is_flag=True, help="Replace an existing OUTDIR (or --tar FILE).")
 @click.option(
     "--tar",
@@ -57,9 +51,7 @@ if TYPE_CHECKING:
     default=None,
     help="Write the bundle as a tar archive to FILE, or to stdout with '-'.",
 )
-@click.option("--atol", type=float, default=None, help="Default absolute tolerance (floats).")
-@click.option("--rtol", type=float, default=None, help="Default relative tolerance (floats).")
-@click.option("--ulp", type=click.IntRange(0), default=None, help="Default ULP tolerance.")
+@options.tolerance_options(what="Default ")
 @click.option(
     "--include-dir",
     "include_dirs",
@@ -114,16 +106,15 @@ def export_cmd(
     .hpp, .cl, .clh, .inc ..., at most 1 MiB) outside system and credentials folders; each
     one is listed with its host path.
     """
-    from cltui.capture.ranges import RangeError, parse_range
     from cltui.commands._common import load_capture
     from cltui.export import ExportError, parse_langs
 
     if outdir is None and tar is None:
         fail("give the bundle folder with -o OUTDIR (or --tar FILE|-)")
+    rng = options.range_of(range_text)
     try:
-        rng = parse_range(range_text)
         chosen = parse_langs(langs)
-    except (RangeError, ExportError) as exc:
+    except ExportError as exc:
         fail(str(exc))
     to_stdout = tar == "-"
     if to_stdout and sys.stdout.isatty():

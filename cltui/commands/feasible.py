@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from cltui.commands import options
 from cltui.commands._common import EXIT_INCOMPLETE, EXIT_OK, echo, fail
 from cltui.commands.output import format_option
 
@@ -21,13 +22,10 @@ if TYPE_CHECKING:
 @click.command("feasible")
 @click.argument("path", type=click.Path())
 @click.argument("range_text", metavar="[RANGE]", required=False)
-@click.option("--device", "-d", "devices", multiple=True,
-              help="P:D index or name substring; repeat for several devices.")  # fmt: skip
+@options.device_option()
 @click.option("--all-devices", "all_devices", is_flag=True, help="Check every device here.")
-@click.option("--mode", type=click.Choice(["chain", "isolated", "strict"]), default="chain",
-              show_default=True, help="The replay mode of the plan (a capture only).")  # fmt: skip
-@click.option("--timeout", type=float, default=60.0, show_default=True,
-              help="Seconds without progress before a device's check is called hung.")
+@options.mode_option(help=f"The replay mode of the plan (a capture only). {options.MODE_HELP}")
+@options.timeout_option()
 @format_option("text", "json", "junit", what="the result")
 def feasible_cmd(
     path: str,
@@ -54,8 +52,7 @@ def feasible_cmd(
     from cltui.replay.junit import feasible_junit
 
     as_json = fmt != "text"  # (quiet: stdout is the report)
-    if timeout <= 0:
-        fail("--timeout must be positive")
+    options.positive_timeout(timeout)
     bundle = feasibility.is_bundle(path)
     range_of: tuple[Capture, EnqueueRange] | None = None
     if bundle:
@@ -101,14 +98,10 @@ def _bundle_plan(path: str) -> tuple[Manifest, str, dict[str, Any]]:
 def _capture_plan(
     path: str, range_text: str, mode: str, quiet: bool
 ) -> tuple[Capture, EnqueueRange, Manifest, dict[str, Any]]:
-    from cltui.capture.ranges import RangeError, parse_range
     from cltui.commands._common import load_capture
     from cltui.replay.plan import PlanError, build_plan
 
-    try:
-        rng = parse_range(range_text)
-    except RangeError as exc:
-        fail(str(exc))
+    rng = options.range_of(range_text)
     cap = load_capture(path, quiet=quiet)
     try:
         plan = build_plan(cap, rng, mode).to_manifest()

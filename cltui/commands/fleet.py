@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from cltui.commands import output
+from cltui.commands import options, output
 from cltui.commands._common import echo, fail, tolerance_given
 from cltui.commands.output import format_option
 
@@ -52,15 +52,13 @@ if TYPE_CHECKING:
 @click.option("--runner", type=click.Choice(["python", "cpp"]), default=None,
               help="The bundle's runner on every host (default: the host's cltui_runner, "
               "else python).")
-@click.option("--device", "-d", "devices", multiple=True,
-              help="P:D index or name substring on every host (default: the host's "
-              "cltui_devices, else every device); repeat for several.")
+@options.device_option(help="P:D index or name substring on every host (default: the host's "
+                       "cltui_devices, else every device); repeat for several.")  # fmt: skip
 @click.option("--jobs", type=click.IntRange(1, 256), default=8, show_default=True,
               help="Hosts at a time.")
-@click.option("--timeout", type=float, default=120.0, show_default=True,
-              help="Seconds a host may go without progress (connecting, sending, building, "
-              "replaying) before it is declared hung; also how long a Slurm job may stay "
-              "pending.")
+@options.timeout_option(120.0, help="Seconds a host may go without progress (connecting, "
+                        "sending, building, replaying) before it is declared hung; also how long a "
+                        "Slurm job may stay pending.")  # fmt: skip
 @click.option("--retry-flaky", "retry_flaky", type=click.IntRange(0, 20), default=0,
               metavar="N", help="Run a column that differs again, up to N times: a result "
               "that changes between runs is FLAKY (a failure), never a pass.")
@@ -68,13 +66,9 @@ if TYPE_CHECKING:
               show_default=True, help="Seconds to wait for a device that another cltui "
               "fleet is using (one fleet per device at a time); then its column is an error. "
               "0: refuse at once.")
-@click.option("--mode", type=click.Choice(["chain", "isolated", "strict"]), default="chain",
-              show_default=True, help="The export's mode (DUMPDIR RANGE only).")
-@click.option("--atol", type=float, default=None, help="Absolute tolerance (floats).")
-@click.option("--rtol", type=float, default=None, help="Relative tolerance (floats).")
-@click.option("--ulp", type=click.IntRange(0), default=None, help="ULP tolerance (floats).")
-@click.option("--arg-tol", "arg_tol", multiple=True, metavar="I:KEY=V[,KEY=V]",
-              help="Tolerance for argument I only, e.g. 0:ulp=2.")
+@options.mode_option(help=f"The export's mode (DUMPDIR RANGE only). {options.MODE_HELP}")
+@options.tolerance_options()
+@options.arg_tol_option()
 @click.option("--explain", "explain", is_flag=True,
               help="Also explain each column's first divergence from the reference column "
               "(cltui explain: where, why and which line), its runs replayed on both "
@@ -135,17 +129,13 @@ def fleet_cmd(
              "--list-hosts INVENTORY")
     known = _baseline(baseline)
     keep = _artifacts_dir(artifacts)
-    per_arg = _arg_tol(arg_tol)
+    per_arg = options.arg_tolerances(arg_tol)
     cap, rng = None, None
     if range_text is not None:  # a capture that is none fails first, as for every command
-        from cltui.capture.ranges import RangeError, parse_range
         from cltui.commands._common import load_capture
 
         cap = load_capture(source, quiet=as_json)
-        try:
-            rng = parse_range(range_text)
-        except RangeError as exc:
-            fail(str(exc))
+        rng = options.range_of(range_text)
     from cltui.commands.fleet_hosts import chosen_hosts
 
     hosts = (chosen_hosts(inventory, limit) if inventory else []) + _slurm_kinds(slurm)
@@ -185,15 +175,6 @@ def _slurm_kinds(specs: tuple[str, ...]) -> list[Host]:
         return kind_hosts(specs)
     except ValueError as exc:
         fail(str(exc))
-
-
-def _arg_tol(specs: tuple[str, ...]) -> ArgTolerance:
-    from cltui.replay.tolerance import parse_arg_tolerances
-
-    try:
-        return parse_arg_tolerances(specs)
-    except ValueError as exc:
-        fail(f"bad --arg-tol {exc}")
 
 
 def _bundle(

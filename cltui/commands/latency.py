@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from cltui.commands import options
 from cltui.commands._common import echo, fail, load_capture
 from cltui.commands.output import format_option
 
@@ -15,9 +16,8 @@ from cltui.commands.output import format_option
 @click.command("latency")
 @click.argument("dumpdir", type=click.Path())
 @click.argument("range_text", metavar="RANGE")
-@click.option("--device", "-d", "devices", multiple=True,
-              help="P:D index or name substring; repeat for several devices "
-                   "(default: the capture's device by the replay rule).")  # fmt: skip
+@options.device_option(
+    help=f"{options.DEVICE_HELP} Default: the capture's device by the replay rule.")
 @click.option("--repeat", type=click.IntRange(3, 100000), default=50, show_default=True,
               help="Timing repetitions per runner (and rounds of the floor and each delay).")
 @click.option("--delays", default="0,50,200,1000,5000,20000", show_default=True,
@@ -25,8 +25,7 @@ from cltui.commands.output import format_option
                    "the sensitivity fit.")
 @click.option("--no-native", is_flag=True,
               help="Only the Python engine (no C++ runner: no floor, no sensitivity).")
-@click.option("--timeout", type=float, default=120.0, show_default=True,
-              help="Seconds without progress before a device is declared hung.")
+@options.timeout_option(120.0)
 @click.option("--trace", "trace_file", type=click.Path(dir_okay=False), default=None,
               help="Also write a Chrome trace-event / Perfetto JSON of the capture and the "
               "replays here (as --format trace writes it).")
@@ -51,7 +50,6 @@ def latency_cmd(
     Exit 0 when every device was measured, 1 when one failed, 2 on bad input, 3 when
     launches of the range cannot run on a device (INCOMPLETE: not launched, named) or the
     plan skips or the log lost enqueues of the range (INCOMPLETE, counted)."""
-    from cltui.capture.ranges import RangeError, parse_range
     from cltui.commands import output
     from cltui.latency.junit import latency_junit
     from cltui.latency.measure import LatencyError, Options, measure
@@ -59,11 +57,9 @@ def latency_cmd(
     from cltui.latency.trace import trace_json
 
     as_json = fmt != "text"  # (quiet: stdout is the report)
+    rng = options.range_of(range_text)
     try:
-        rng = parse_range(range_text)
         ladder = sorted({int(x) for x in delays.split(",") if x.strip()})
-    except RangeError as exc:
-        fail(str(exc))
     except ValueError:
         fail(f"bad --delays {delays!r} (nanoseconds, comma-separated)")
     if not ladder or ladder[0] < 0:

@@ -7,6 +7,7 @@ import sys
 
 import click
 
+from cltui.commands import options
 from cltui.commands._common import fail, load_capture, row_json
 from cltui.text.escape import escape_controls
 from cltui.text.units import fmt_ns
@@ -24,14 +25,9 @@ def fmt_size(size: tuple[int, ...] | None) -> str:
 @click.option("--json", "as_json", is_flag=True, help="A JSON array of rows (docs/cli-json.md).")
 def ls_cmd(dumpdir: str, pattern: str | None, regex: bool, rng: str | None, as_json: bool) -> None:
     """List enqueues of DUMPDIR: number, kind, kernel, sizes, device time, data."""
-    from cltui.capture.ranges import RangeError, parse_range
-
     first = last = None
     if rng:
-        try:
-            spec = parse_range(rng)
-        except RangeError as exc:
-            fail(str(exc))
+        spec = options.range_of(rng)
         first, last = spec.first, spec.last
         if spec.kernel and not pattern:
             pattern = spec.kernel

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from cltui.replay.engine.schema import ArgTolerance, Device, DeviceChoice, Manifest, Report
     from cltui.replay.runner import ReplayJob
 
-from cltui.commands import _common
+from cltui.commands import _common, options
 from cltui.commands._common import (
     EXIT_BAD_INPUT,
     EXIT_MISMATCH,
@@ -31,43 +31,11 @@ from cltui.commands.output import format_option
 from cltui.commands.replay_text import print_report
 
 
-def _parse_inputs(
-    range_text: str, arg_tol: tuple[str, ...], timeout: float
-) -> tuple[EnqueueRange, ArgTolerance]:
-    """RANGE and the --arg-tol specs parsed; bad input is one line and exit 2."""
-    from cltui.capture.ranges import RangeError, parse_range
-    from cltui.replay.tolerance import parse_arg_tolerances
-
-    try:
-        rng = parse_range(range_text)
-        per_arg = parse_arg_tolerances(arg_tol)
-    except RangeError as exc:
-        fail(str(exc))
-    except ValueError as exc:
-        fail(f"bad --arg-tol {exc}")
-    if timeout <= 0:
-        fail("--timeout must be positive")
-    return rng, per_arg
-
-
 @click.command("replay")
 @click.argument("dumpdir", type=click.Path())
 @click.argument("range_text", metavar="RANGE")
-@click.option(
-    "--device",
-    "-d",
-    "devices",
-    multiple=True,
-    help="P:D index or name substring (pocl, oclgrind); repeat for several devices.",
-)
-@click.option(
-    "--mode",
-    type=click.Choice(["chain", "isolated", "strict"]),
-    default="chain",
-    show_default=True,
-    help="chain: carry state, reload at host-side changes; isolated: each kernel from its "
-    "own Pre dumps; strict: never reload.",
-)
+@options.device_option()
+@options.mode_option()
 @click.option(
     "--repeat",
     type=click.IntRange(1, 100000),
@@ -75,23 +43,9 @@ def _parse_inputs(
     show_default=True,
     help="Launch the range N times (inputs restored) for timing statistics.",
 )
-@click.option("--atol", type=float, default=None, help="Absolute tolerance (floats).")
-@click.option("--rtol", type=float, default=None, help="Relative tolerance (floats).")
-@click.option("--ulp", type=click.IntRange(0), default=None, help="ULP tolerance (floats).")
-@click.option(
-    "--arg-tol",
-    "arg_tol",
-    multiple=True,
-    metavar="I:KEY=V[,KEY=V]",
-    help="Tolerance for argument I only, e.g. 0:ulp=2.",
-)
-@click.option(
-    "--timeout",
-    type=float,
-    default=60.0,
-    show_default=True,
-    help="Seconds without progress before a device is declared hung.",
-)
+@options.tolerance_options()
+@options.arg_tol_option()
+@options.timeout_option()
 @click.option(
     "--outputs",
     type=click.Path(file_okay=False),
@@ -128,7 +82,8 @@ def replay_cmd(
     input, 3 when nothing failed but something was skipped, unchecked or not replayed.
     With --probe, also 1 when an output varies across the repetitions.
     """
-    rng, per_arg = _parse_inputs(range_text, arg_tol, timeout)
+    rng, per_arg = options.range_of(range_text), options.arg_tolerances(arg_tol)
+    options.positive_timeout(timeout)
     with child_ahead("cltui.replay.runner") as ahead:  # while the capture opens
         _replay(dumpdir, rng, per_arg, devices, mode, repeat, (atol, rtol, ulp), timeout,
                 outputs, probe, fmt, ahead)  # fmt: skip
@@ -142,16 +97,10 @@ def _replay(
     from cltui.commands._common import load_capture
     from cltui.replay import runner
     from cltui.replay.engine import choice_line
-    from cltui.replay.engine.compare import Tolerance
-    from cltui.replay.plan import PlanError, build_plan
 
     as_json = fmt != "text"  # (quiet: stdout is the report)
     cap = load_capture(dumpdir, quiet=as_json)
-    atol, rtol, ulp = tol
-    try:
-        plan = build_plan(cap, rng, mode, Tolerance(atol or 0.0, rtol or 0.0, ulp or 0), per_arg)
-    except PlanError as exc:
-        fail(str(exc))
+    plan = options.plan_of(cap, rng, mode, tol, per_arg)
     chosen, choice = _choose_devices(cap, rng, devices, ahead, timeout)
     echo(f"device: {choice_line(chosen, choice)}", err=True)
     manifest = plan.to_manifest()

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from cltui.commands import options
 from cltui.commands._common import EXIT_MISMATCH, EXIT_OK, echo, fail, load_capture
 from cltui.commands.output import format_option
 
@@ -26,20 +27,9 @@ if TYPE_CHECKING:
               "that is not a simulator (stderr says which and why).")
 @click.option("--against", default="capture", show_default=True, metavar="capture|DEVICE",
               help="Compare with the capture's Post dumps, or with the same replay on DEVICE.")
-@click.option(
-    "--mode", type=click.Choice(["chain", "strict", "isolated"]), default="chain",
-    show_default=True,
-    help="How each tried set is replayed: chain reloads from the capture where it shows a "
-    "host-side change, strict never reloads, isolated runs each kernel on its own.",
-)
-@click.option("--atol", type=click.FloatRange(min=0.0), default=0.0, show_default=True,
-              help="Absolute tolerance (floats).")
-@click.option("--rtol", type=click.FloatRange(min=0.0), default=0.0, show_default=True,
-              help="Relative tolerance (floats).")
-@click.option("--ulp", type=click.IntRange(0), default=0, show_default=True,
-              help="ULP tolerance (floats).")
-@click.option("--timeout", type=click.FloatRange(min=1.0), default=60.0, show_default=True,
-              help="Seconds without progress before a replay is declared hung.")
+@options.mode_option(help=f"How each tried set is replayed. {options.MODE_HELP}")
+@options.tolerance_options(zero=True)
+@options.timeout_option(minimum=1.0)
 @click.option("--export", "export_dir", type=click.Path(), default=None, metavar="OUTDIR",
               help="Export the smallest failing set as a replay bundle (as `cltui export`).")
 @click.option("--force", is_flag=True, help="Replace an existing --export folder.")
@@ -57,15 +47,11 @@ def shrink_cmd(dumpdir: str, range_text: str, device: str | None, against: str, 
     """
     from cltui.analysis.junit import shrink_junit
     from cltui.analysis.shrink import ShrinkError, Trial, shrink
-    from cltui.capture.ranges import RangeError, parse_range
     from cltui.commands import output
     from cltui.replay.engine.compare import Tolerance
 
     as_json = fmt != "text"  # (quiet: stdout is the report)
-    try:
-        rng = parse_range(range_text)
-    except RangeError as exc:
-        fail(str(exc))
+    rng = options.range_of(range_text)
     cap = load_capture(dumpdir, quiet=as_json)
     dev, choice, other = _devices(cap, rng, device, against)
 

@@ -28,31 +28,32 @@ _USER = re.compile(r"[A-Za-z0-9_.][A-Za-z0-9_.@-]*\Z")
 _FIELD = re.compile(r"\{\{|\}\}|\{([^{}]*)\}")
 
 
+_OPTION = "starts with '-' (it would be read as an option)"
+
+
 def bad_host(value: str) -> str | None:
     """Why ``value`` cannot be a host name or address (None: it can)."""
-    if value.startswith("-"):
-        return "starts with '-' (it would be read as an option)"
-    if not _HOST.match(value):
-        return "is not a host name (letters, digits and _ . : % - only)"
-    return None
+    return _bad(value, _HOST, "is not a host name (letters, digits and _ . : % - only)")
 
 
 def bad_user(value: str) -> str | None:
     """Why ``value`` cannot be a user name (None: it can)."""
-    if value.startswith("-"):
-        return "starts with '-' (it would be read as an option)"
-    if not _USER.match(value):
-        return "is not a user name (letters, digits and _ . @ - only)"
-    return None
+    return _bad(value, _USER, "is not a user name (letters, digits and _ . @ - only)")
 
 
 def bad_workdir(value: str) -> str | None:
     """Why ``value`` cannot be a host's workdir (None: it can)."""
     if value.startswith("-"):
-        return "starts with '-' (it would be read as an option)"
+        return _OPTION
     if any(c in value for c in "\n\r\0"):
         return "holds a line break or a NUL"
     return None
+
+
+def _bad(value: str, pattern: re.Pattern[str], why: str) -> str | None:
+    if value.startswith("-"):
+        return _OPTION
+    return None if pattern.match(value) else why
 
 
 def _quote_state(text: str, end: int) -> str:

@@ -42,7 +42,7 @@ from cltui.process import lifecycle
 from cltui.progress import CancelToken
 
 __all__ = [
-    "AHEAD", "Child", "connect", "exit_now", "read_job", "sender", "start_ahead", "tail",
+    "AHEAD", "Child", "Running", "connect", "exit_now", "read_job", "sender", "start_ahead", "tail",
     "use_ahead",
 ]  # fmt: skip
 
@@ -215,6 +215,34 @@ class Child:
     def stderr_tail(self, limit: int = 2000) -> str:
         """The last ``limit`` bytes the child wrote outside its event pipe."""
         return tail(self.err_path, limit)
+
+
+class Running:
+    """The child a job runs now (none between children): held while it runs, read and
+    killed from other threads (a job's ``cancel``)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._child: Child | None = None
+
+    @contextlib.contextmanager
+    def holding(self, child: Child) -> Iterator[Child]:
+        with self._lock:
+            self._child = child
+        try:
+            yield child
+        finally:
+            with self._lock:
+                self._child = None
+
+    @property
+    def child(self) -> Child | None:
+        with self._lock:
+            return self._child
+
+    def kill(self) -> None:
+        if (child := self.child) is not None:
+            child.kill()
 
 
 def start_ahead(module: str, err_path: Path) -> Child | None:

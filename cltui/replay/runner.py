@@ -40,6 +40,7 @@ from cltui.process import lifecycle
 from cltui.process.child import (
     Child,
     Event,
+    Running,
     connect,
     exit_now,
     keep_log,
@@ -69,59 +70,52 @@ class ReplayJob:
     """One replay of a plan on one or more devices (each in its own child process)."""
 
     def __init__(
-        self,
-        plan: Manifest,
-        data_root: str | Path,
-        devices: Sequence[Mapping[str, object]],
-        *,
-        repeat: int = 1,
-        tolerance: ToleranceSpec | None = None,
-        arg_tolerance: ArgTolerance | None = None,
-        timeout: float = DEFAULT_TIMEOUT,
-        save_dir: str | Path | None = None,
-        probe: bool = False,
-        binary_cache: str | Path | None = None,
-        timeline: bool = False,
-        ahead: Child | None = None,
-    ) -> None:
+        self, plan: Manifest, devices: Sequence[Mapping[str, object]],
+        **kw: Unpack[StartOptions],
+    ) -> None:  # fmt: skip
+        """The job, started at once (see :func:`start` for the options)."""
+        root = kw.get("data_root")
+        cache = kw.get("binary_cache", True)
         self.plan = plan
-        self._ahead = ahead  # the first device's child, started ahead of its job
-        self.timeline = timeline
-        self.probe = probe
-        self.binary_cache = binary_cache
-        self.data_root = str(data_root)
+        self._ahead = kw.get("ahead")  # the first device's child, started ahead of its job
+        self.timeline = kw.get("timeline", False)
+        self.probe = kw.get("probe", False)
+        self.binary_cache = default_binary_cache() if cache is True else (cache or None)
+        self.data_root = str(root if root is not None
+                             else plan.get("source", {}).get("capture", "."))  # fmt: skip
         # the devices as listed (``devices.list_devices``: pyopencl's, as the schema says)
         self.devices = [cast(Device, d) for d in devices]
-        self.repeat = max(int(repeat), 1)
-        self.tolerance: ToleranceSpec = tolerance or {}
-        self.arg_tolerance: ArgTolerance = arg_tolerance or {}
-        self.timeout = float(timeout)
+        self.repeat = max(int(kw.get("repeat", 1)), 1)
+        self.tolerance: ToleranceSpec = kw.get("tolerance") or {}
+        self.arg_tolerance: ArgTolerance = kw.get("arg_tolerance") or {}
+        self.timeout = float(kw.get("timeout", DEFAULT_TIMEOUT))
+        save_dir = kw.get("save_dir")
         self.save_dir = Path(save_dir) if save_dir else lifecycle.temp_dir("replay")
         self.report: Report | None = None
         self._cancel = CancelToken()
-        self._child: Child | None = None
-        self._lock = threading.Lock()
+        self._running = Running()
         self._events: Iterator[Event] | None = None
         self._done = threading.Event()
         self._pumped = False  # a callback thread consumes the events
         self._results: list[DeviceResult] = []  # the devices that ended
         self._current: tuple[Device, Progress] | None = None  # the device running, its events
         self.callback_error: Exception | None = None
+        if (callback := kw.get("callback")) is not None:
+            self._pumped = True
+            threading.Thread(target=_pump, args=(self, callback), name="cltui-replay",
+                             daemon=True).start()  # fmt: skip
 
     # ---- public
     def cancel(self) -> None:
         """Stop now: the running child is killed, remaining devices are skipped."""
         self._cancel.cancel()
-        with self._lock:
-            child = self._child
-        if child is not None:
-            child.kill()
+        self._running.kill()
 
     @property
     def child_pid(self) -> int | None:
         """The process id of the running child (None between devices)."""
-        with self._lock:
-            return None if self._child is None else self._child.proc.pid
+        child = self._running.child
+        return None if child is None else child.proc.pid
 
     def cleanup(self) -> None:
         """Remove the outputs folder (replayed bytes, job files) once nothing needs them."""
@@ -227,14 +221,9 @@ class ReplayJob:
             res = failed(dev, "error", f"cannot start the replay process: {exc}", None)
             yield {"type": "device_done", "device": dev["id"], "result": res}
             return
-        with self._lock:
-            self._child = proc
-        try:
-            with proc:  # also when the consumer drops the iterator: no child is left behind
-                yield from self._watch(dev, proc)
-        finally:
-            with self._lock:
-                self._child = None
+        # also when the consumer drops the iterator: no child is left behind
+        with self._running.holding(proc), proc:
+            yield from self._watch(dev, proc)
 
     def _watch(self, dev: Device, proc: Child) -> Iterator[Event]:
         seen = Progress()
@@ -269,7 +258,7 @@ def default_binary_cache() -> Path | None:
 
 
 class StartOptions(TypedDict, total=False):
-    """The keywords of :func:`start` (and :func:`run`)."""
+    """The keywords of :func:`start`, :func:`run` and :class:`ReplayJob`."""
 
     data_root: str | Path | None
     repeat: int
@@ -285,20 +274,7 @@ class StartOptions(TypedDict, total=False):
 
 
 def start(
-    plan: Manifest,
-    devices: Sequence[Mapping[str, object]],
-    *,
-    data_root: str | Path | None = None,
-    repeat: int = 1,
-    tolerance: ToleranceSpec | None = None,
-    arg_tolerance: ArgTolerance | None = None,
-    timeout: float = DEFAULT_TIMEOUT,
-    save_dir: str | Path | None = None,
-    callback: Callback | None = None,
-    probe: bool = False,
-    binary_cache: str | Path | bool | None = True,
-    timeline: bool = False,
-    ahead: Child | None = None,
+    plan: Manifest, devices: Sequence[Mapping[str, object]], **kw: Unpack[StartOptions]
 ) -> ReplayJob:
     """Start a replay; with ``callback`` the events are delivered from a background thread.
 
@@ -314,26 +290,7 @@ def start(
     ``ahead``: the first device's child, started ahead of its job
     (:func:`cltui.process.child.start_ahead`).
     """
-    root = data_root if data_root is not None else plan.get("source", {}).get("capture", ".")
-    job = ReplayJob(
-        plan,
-        root,
-        devices,
-        repeat=repeat,
-        tolerance=tolerance,
-        arg_tolerance=arg_tolerance,
-        timeout=timeout,
-        save_dir=save_dir,
-        probe=probe,
-        binary_cache=default_binary_cache() if binary_cache is True else (binary_cache or None),
-        timeline=timeline,
-        ahead=ahead,
-    )
-    if callback is not None:
-        job._pumped = True
-        threading.Thread(target=_pump, args=(job, callback), name="cltui-replay",
-                         daemon=True).start()  # fmt: skip
-    return job
+    return ReplayJob(plan, devices, **kw)
 
 
 def _pump(job: ReplayJob, callback: Callback) -> None:

@@ -122,11 +122,17 @@ def line_lines(report: dict[str, Any]) -> list[str]:
         out.append(f"  {_verdict(sec)}")
     if sec.get("walk"):
         out += [f"  {x}" for x in _walk_lines(sec["walk"], names)]
-    if sec.get("per_item"):
-        out.append(f"  first difference per traced work-item: {_per_line(sec)}")
-    out.append(f"  {_traced(sec)}")
+    return out + [f"  {x}" for x in _closing(sec, names)]
+
+
+def _closing(sec: dict[str, Any], names: tuple[str, str]) -> list[str]:
+    """The section's last sentences, either medium's: the first difference per traced
+    work-item, what was traced, outputs that are the same."""
+    out = [f"first difference per traced work-item: {_per_line(sec)}"] if sec.get("per_item") \
+        else []  # fmt: skip
+    out.append(_traced(sec))
     if sec.get("same_outputs"):
-        out.append(f"  {_same(sec, names)}")
+        out.append(_same(sec, names))
     return out
 
 
@@ -192,9 +198,4 @@ def line_markdown(report: dict[str, Any]) -> list[str]:
         out += [f"- {_verdict(sec)}"]
     if sec.get("walk"):
         out += ["", "```", *_walk_lines(sec["walk"], names), "```", ""]
-    if sec.get("per_item"):
-        out.append(f"- First difference per traced work-item: {_per_line(sec)}")
-    out.append(f"- {_traced(sec)[:1].upper()}{_traced(sec)[1:]}")
-    if sec.get("same_outputs"):
-        out.append(f"- {_same(sec, names)[:1].upper()}{_same(sec, names)[1:]}")
-    return out
+    return out + [f"- {x[:1].upper()}{x[1:]}" for x in _closing(sec, names)]

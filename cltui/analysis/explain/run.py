@@ -15,6 +15,7 @@ import numpy.typing as npt
 
 from cltui.analysis.explain.causes import REVERSED, Rebuild, rebuilds
 from cltui.analysis.explain.linearfilter import linear_samplers
+from cltui.analysis.probe import saved_outputs
 from cltui.capture.capture import Capture
 from cltui.capture.confine import read_bytes_inside
 from cltui.capture.model import EnqueueKind
@@ -219,15 +220,11 @@ def _outputs(ev: dict[str, Any]) -> Outputs:
         what = res.get("status") or "error"
         return Outputs(error=f"{what}: {res.get('error') or 'no result'}")
     out = Outputs()
-    for st in res.get("steps", []):
-        for c in st.get("checks", []):
-            path = c.get("output")
-            if not path:
-                continue
-            try:
-                out.data[str(c["mem"])] = np.fromfile(str(path), dtype=np.uint8)
-            except OSError as exc:
-                out.error = f"output of {c['mem']} not read back: {exc.strerror or exc}"
+    for _st, c, path in saved_outputs(res):
+        try:
+            out.data[str(c["mem"])] = np.fromfile(path, dtype=np.uint8)
+        except OSError as exc:
+            out.error = f"output of {c['mem']} not read back: {exc.strerror or exc}"
     if not out.data and out.error is None:
         out.error = "no output was read back"
     return out

@@ -7,48 +7,9 @@
 and displays one value.  Pure: stdlib + numpy.
 """
 
-from cltui.capture.cltypes.layout import (
-    BUILTINS,
-    POINTER_SIZE,
-    PREFERRED_BUILTINS,
-    TYPE_KEYWORDS,
-    VECTOR_WIDTHS,
-    CType,
-    Field,
-    Kind,
-    TypeParseError,
-    array_of,
-    lookup,
-    make_record,
-    pointer_to,
-    unknown,
-    vector_dtype,
-    vector_of,
-)
-from cltui.capture.cltypes.parse import TypeParser, parse_type, tokenize_type
-from cltui.capture.cltypes.values import Value, decode_value, format_value
+from cltui.capture.cltypes import layout, parse, values
+from cltui.capture.cltypes.layout import *  # noqa: F403  (the names of each __all__)
+from cltui.capture.cltypes.parse import *  # noqa: F403
+from cltui.capture.cltypes.values import *  # noqa: F403
 
-__all__ = [
-    "BUILTINS",
-    "POINTER_SIZE",
-    "PREFERRED_BUILTINS",
-    "TYPE_KEYWORDS",
-    "VECTOR_WIDTHS",
-    "CType",
-    "Field",
-    "Kind",
-    "TypeParseError",
-    "TypeParser",
-    "Value",
-    "array_of",
-    "decode_value",
-    "format_value",
-    "lookup",
-    "make_record",
-    "parse_type",
-    "pointer_to",
-    "tokenize_type",
-    "unknown",
-    "vector_dtype",
-    "vector_of",
-]
+__all__ = [*layout.__all__, *parse.__all__, *values.__all__]

@@ -4,9 +4,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import os
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from cltui.capture.confine import open_inside
 from cltui.capture.files.listing import (
@@ -31,6 +33,8 @@ from cltui.capture.names import (
     parse_setkernelarg_name,
     too_large_number,
 )
+
+_P = TypeVar("_P")
 
 __all__ = [
     "DumpIndex",
@@ -238,20 +242,27 @@ def _scan_dump_folder(folder: Path, root: Path, problems: list[Problem]) -> dict
     return dict(sorted(out.items()))
 
 
-def _scan_mapunmap(root: Path, problems: list[Problem]) -> list[tuple[str, ParsedMapUnmapName]]:
-    """(path, parsed name) of every ``memDumpCreateMapUnmap/`` file, in listing order."""
-    out: list[tuple[str, ParsedMapUnmapName]] = []
-    for entry in scandir(root / "memDumpCreateMapUnmap", problems, root):
+def _parsed_entries(
+    root: Path, folder: str, what: str, parse: Callable[[str], _P | None], problems: list[Problem]
+) -> Iterator[tuple[os.DirEntry[str], _P]]:
+    """Every regular file of ``root/folder`` whose name ``parse`` reads, with what it read;
+    any other entry is a problem (not a regular file, or an unrecognised ``what``)."""
+    for entry in scandir(root / folder, problems, root):
         if (kind := not_regular(entry)) is not None:
             problems.append(not_regular_problem(kind, rel(Path(entry.path), root)))
             continue
-        pm = parse_mapunmap_name(entry.name) if is_file(entry) else None
-        if pm is None:
-            msg = unrecognised("map/unmap dump name", entry.name)
-            problems.append(Problem(msg, rel(Path(entry.path), root)))
+        parsed = parse(entry.name) if is_file(entry) else None
+        if parsed is None:
+            problems.append(Problem(unrecognised(what, entry.name), rel(Path(entry.path), root)))
             continue
-        out.append((entry.path, pm))
-    return out
+        yield entry, parsed
+
+
+def _scan_mapunmap(root: Path, problems: list[Problem]) -> list[tuple[str, ParsedMapUnmapName]]:
+    """(path, parsed name) of every ``memDumpCreateMapUnmap/`` file, in listing order."""
+    found = _parsed_entries(root, "memDumpCreateMapUnmap", "map/unmap dump name",
+                            parse_mapunmap_name, problems)  # fmt: skip
+    return [(entry.path, pm) for entry, pm in found]
 
 
 def _probe_hashes(
@@ -285,15 +296,9 @@ def _scan_setkernelarg(
 ) -> dict[int, dict[tuple[str, int], Path]]:
     """``SetKernelArg/`` files: enqueue number at set time -> (kernel, arg index) -> file."""
     ska: dict[int, dict[tuple[str, int], Path]] = {}
-    for entry in scandir(root / "SetKernelArg", problems, root):
-        if (kind := not_regular(entry)) is not None:
-            problems.append(not_regular_problem(kind, rel(Path(entry.path), root)))
-            continue
-        ps = parse_setkernelarg_name(entry.name) if is_file(entry) else None
-        if ps is None:
-            msg = unrecognised("SetKernelArg file name", entry.name)
-            problems.append(Problem(msg, rel(Path(entry.path), root)))
-            continue
+    found = _parsed_entries(root, "SetKernelArg", "SetKernelArg file name",
+                            parse_setkernelarg_name, problems)  # fmt: skip
+    for entry, ps in found:
         ska.setdefault(ps.enqueue, {})[(ps.kernel, ps.arg)] = Path(entry.path)
     return dict(sorted(ska.items()))
 

@@ -30,6 +30,7 @@ from cltui.capture.log.grammar import (
 )
 from cltui.capture.log.index import (
     LogIndex,
+    take_rows,
 )
 from cltui.capture.log.parallel import (
     _pieces,
@@ -240,17 +241,8 @@ def _drop_build_log_rows(
         return n
     if (idx.device_times[~keep, 0] >= 0).any():
         dev.early = False  # device times of non-enqueues: count them as the log does
-    _keep_rows(idx, keep)
+    take_rows(idx, keep)
     return len(idx.numbers)
-
-
-def _keep_rows(idx: LogIndex, keep: npt.NDArray[np.bool_]) -> None:
-    idx.numbers = idx.numbers[keep]
-    idx.offsets = idx.offsets[keep]
-    idx.kinds = idx.kinds[keep]
-    idx.function_ids = idx.function_ids[keep]
-    idx.kernel_ids = idx.kernel_ids[keep]
-    idx.device_times = idx.device_times[keep]
 
 
 def _replay_rare(idx: LogIndex, rare: list[_Rare], skip_spans: list[tuple[int, int]]) -> None:
@@ -306,7 +298,7 @@ def _drop_duplicates(
         return len(nums)
     _keep_first_intact(idx, dup, dup_sorted, order, set(by_order))
     _report_duplicates(idx, dup)
-    _keep_rows(idx, ~dup)
+    take_rows(idx, ~dup)
     return len(idx.numbers)
 
 

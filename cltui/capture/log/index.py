@@ -58,6 +58,18 @@ RELEASED_KINDS = {
 }
 
 
+# the per-enqueue arrays of an index (one entry per enqueue, log order): LogIndex's, and
+# IndexColumns' beside its own ``recovered``
+ROW_ARRAYS = ("numbers", "offsets", "kinds", "function_ids", "kernel_ids", "device_times")
+
+
+def take_rows(index: object, rows: npt.NDArray[np.bool_] | npt.NDArray[np.intp],
+              arrays: tuple[str, ...] = ROW_ARRAYS) -> None:  # fmt: skip
+    """Keep the ``rows`` (a mask, or an order) of each per-enqueue array of ``index``."""
+    for name in arrays:
+        setattr(index, name, getattr(index, name)[rows])
+
+
 @dataclass
 class LogIndex:
     """The result of one scan; arrays are in log order (one entry per enqueue)."""

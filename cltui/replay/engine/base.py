@@ -8,7 +8,7 @@ import statistics
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict
 
 import numpy as np
 import numpy.typing as npt
@@ -182,3 +182,18 @@ class EngineOptions:
     probe: bool = False
     binary_cache: Path | None = None
     timeline: bool = False
+
+
+class EngineKeywords(TypedDict, total=False):
+    """The keyword options of :class:`.core.Engine` and :func:`.core.run_plan`, one list for
+    both (each becomes a field of :class:`EngineOptions`)."""
+
+    progress: EventSink | None  # every engine event (None: none is sent)
+    hasher: Hasher | None  # the capture's hash of a buffer (hash-only dumps)
+    tolerance: ToleranceSpec | None  # merged over the plan's
+    arg_tolerance: dict[int, ToleranceSpec] | None  # per argument index
+    save_dir: str | Path | None  # keep the replayed outputs here
+    probe: bool  # every timing repetition reads the checked objects back (needs save_dir)
+    binary_cache: str | Path | None  # programs built from source keep their binary here
+    shared: Shared | None  # a context and queue several engines share
+    timeline: bool  # the timing repetitions keep every launch

@@ -15,9 +15,9 @@ from .base import (
     PLAN_FORMAT,
     PLAN_VERSION,
     EngineError,
+    EngineKeywords,
     EngineOptions,
     EventSink,
-    Hasher,
     HostArray,
     Loader,
     Shared,
@@ -44,11 +44,12 @@ from .schema import (
     ProbeResult,
     StepSpec,
     TimelineResult,
-    ToleranceSpec,
 )
 from .timeline import timeline_launches
 
 if TYPE_CHECKING:
+    from typing import Unpack
+
     import pyopencl as cl
 
 
@@ -95,36 +96,26 @@ class Engine:
     is the one list every part adds its notes to."""
 
     def __init__(
-        self,
-        plan: Manifest,
-        device: Device,
-        loader: Loader,
-        *,
-        progress: EventSink | None = None,
-        hasher: Hasher | None = None,
-        tolerance: ToleranceSpec | None = None,
-        arg_tolerance: dict[int, ToleranceSpec] | None = None,
-        save_dir: str | Path | None = None,
-        probe: bool = False,
-        binary_cache: str | Path | None = None,
-        shared: Shared | None = None,
-        timeline: bool = False,
+        self, plan: Manifest, device: Device, loader: Loader, **kw: Unpack[EngineKeywords]
     ) -> None:
         if plan.get("format") != PLAN_FORMAT or int(plan.get("version", 0)) > PLAN_VERSION:
             raise EngineError(
                 f"not a replay plan this engine reads (format {plan.get('format')!r}, "
                 f"version {plan.get('version')!r})"
             )
+        probe, save_dir, cache = kw.get("probe", False), kw.get("save_dir"), kw.get("binary_cache")
         if probe and not save_dir:
             raise EngineError("probing outputs needs a folder to save them in")
         self.opts = EngineOptions(
-            plan=plan, device=device, loader=loader, progress=progress or (lambda _e: None),
-            tol=Tolerance.from_dict(plan.get("tolerance")).merged(tolerance), hasher=hasher,
-            arg_tol=arg_tolerance or {}, save_dir=Path(save_dir) if save_dir else None,
-            probe=probe, binary_cache=Path(binary_cache) if binary_cache else None,
-            timeline=timeline and not probe,
+            plan=plan, device=device, loader=loader,
+            progress=kw.get("progress") or (lambda _e: None),
+            tol=Tolerance.from_dict(plan.get("tolerance")).merged(kw.get("tolerance")),
+            hasher=kw.get("hasher"), arg_tol=kw.get("arg_tolerance") or {},
+            save_dir=Path(save_dir) if save_dir else None, probe=probe,
+            binary_cache=Path(cache) if cache else None,
+            timeline=kw.get("timeline", False) and not probe,
         )  # fmt: skip
-        self.shared = shared
+        self.shared = kw.get("shared")
         self.notes: list[str] = []
         self.preflight = Preflight(self.opts)
         self.programs = Programs(self.opts, self.notes, self.preflight)
@@ -346,21 +337,11 @@ class Engine:
 
 
 def run_plan(
-    plan: Manifest,
-    device: Device,
-    loader: Loader,
-    *,
-    repeat: int = 1,
-    progress: EventSink | None = None,
-    hasher: Hasher | None = None,
-    tolerance: ToleranceSpec | None = None,
-    arg_tolerance: dict[int, ToleranceSpec] | None = None,
-    save_dir: str | Path | None = None,
-    probe: bool = False,
-    binary_cache: str | Path | None = None,
-    timeline: bool = False,
-) -> EngineResult:
-    """Prepare and run ``plan`` on ``device``; errors become ``result['error']``.
+    plan: Manifest, device: Device, loader: Loader, *, repeat: int = 1,
+    **kw: Unpack[EngineKeywords],
+) -> EngineResult:  # fmt: skip
+    """Prepare and run ``plan`` on ``device`` (the options: :class:`.base.EngineKeywords`, as
+    for :class:`Engine`); errors become ``result['error']``.
 
     ``probe``: every timing repetition also reads back the checked objects (see
     :meth:`Engine._probe_repetitions`; needs ``save_dir``); the result gains ``probe``.
@@ -369,11 +350,7 @@ def run_plan(
     ``timeline``: the timing repetitions keep every launch (the result gains ``timeline``:
     :meth:`Engine.timeline_launches`).
     """
-    eng = Engine(
-        plan, device, loader, progress=progress, hasher=hasher, tolerance=tolerance,
-        arg_tolerance=arg_tolerance, save_dir=save_dir, probe=probe, binary_cache=binary_cache,
-        timeline=timeline,
-    )  # fmt: skip
+    eng = Engine(plan, device, loader, **kw)
     import pyopencl as cl
 
     try:

@@ -11,14 +11,13 @@ that crashes or hangs on a point gives that point a result with status ``crash``
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from cltui.process import lifecycle
-from cltui.process.child import Child, Event, use_ahead
+from cltui.process.child import Child, Event, Running, use_ahead
 from cltui.progress import CancelToken
 from cltui.replay.engine.schema import ArgTolerance, Device, Manifest, ToleranceSpec
 from cltui.replay.experiment.worker import MODULE
@@ -68,18 +67,14 @@ class ExperimentJob:
         self.binary_cache = str(binary_cache) if binary_cache else None
         self.cancel_token = CancelToken()
         self._ahead = ahead  # a child started ahead of its job: the first device's
-        self._child: Child | None = None
-        self._lock = threading.Lock()
+        self._running = Running()
         self.workdir = lifecycle.temp_dir("experiment")
         self._status = ""  # how the last child ended ("" when it ended well)
         self._stderr = ""  # the last child's stderr tail
 
     def cancel(self) -> None:
         self.cancel_token.cancel()
-        with self._lock:
-            child = self._child
-        if child is not None:
-            child.kill()
+        self._running.kill()
 
     @property
     def cancelled(self) -> bool:
@@ -160,27 +155,21 @@ class ExperimentJob:
         except OSError as exc:
             self._status = f"cannot start the experiment process: {exc}"
             return
-        with self._lock:
-            self._child = proc
-        try:
-            with proc:
-                done = False
-                for ev in proc.events(self.timeout, self.cancel_token):
-                    if ev.get("type") == "point_start":
-                        running.append(str(ev["id"]))
-                    elif ev.get("type") in ("point", "validated"):
-                        ev["device"] = dev["id"]
-                        yield ev
-                    done = ev.get("type") == "done"
-                self._status = proc.status
-                rc = proc.finish(reported=done and not self._status)
-                if not self._status and rc:
-                    cause, what = lifecycle.exit_cause(rc)
-                    self._status = f"{cause}: {what}"
-                self._stderr = proc.stderr_tail()
-        finally:
-            with self._lock:
-                self._child = None
+        with self._running.holding(proc), proc:
+            done = False
+            for ev in proc.events(self.timeout, self.cancel_token):
+                if ev.get("type") == "point_start":
+                    running.append(str(ev["id"]))
+                elif ev.get("type") in ("point", "validated"):
+                    ev["device"] = dev["id"]
+                    yield ev
+                done = ev.get("type") == "done"
+            self._status = proc.status
+            rc = proc.finish(reported=done and not self._status)
+            if not self._status and rc:
+                cause, what = lifecycle.exit_cause(rc)
+                self._status = f"{cause}: {what}"
+            self._stderr = proc.stderr_tail()
 
     def _crashed(self, dev: Device, pid: str, why: str | None = None,
                  status: str | None = None) -> Event:  # fmt: skip

@@ -10,12 +10,15 @@ floor (:mod:`.noise`); the per-step rows are a family of tests, their intervals 
 
 from __future__ import annotations
 
-from typing import Any, TypedDict, cast
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from cltui.replay.engine import verdict
 from cltui.replay.engine.schema import Device, DeviceResult, Manifest, Verdict, VerdictCounts
 from cltui.replay.experiment.noise import Floor
 from cltui.replay.experiment.stats import Diff, family_level, paired
+
+if TYPE_CHECKING:
+    from cltui.replay.engine.schema import CheckResult
 
 __all__ = [
     "AbDevice", "AbReport", "Side", "ab_report", "noise_text", "point_verdict", "range_times",
@@ -184,3 +187,22 @@ def ab_report(base: Manifest, plan: Manifest, events: list[dict[str, Any]],
         "repeat": repeat,
         "devices": rows,
     }
+
+
+def paired_checks(
+    dev: AbDevice,
+) -> list[tuple[int, str, str, CheckResult | None, CheckResult | None]]:
+    """(enqueue, kernel, argument, A's check, B's check) per checked argument, in the order A
+    then B name them (a side that has no such check: ``None``); the CLI's and the app's rows."""
+    cells: dict[tuple[int, str], list[CheckResult | None]] = {}  # [A's, B's]
+    order: list[tuple[int, str, str]] = []
+    for k, side in enumerate((dev["a"], dev["b"])):
+        for ran in side["result"].get("steps", []):
+            for c in ran["checks"]:
+                key = (ran["enqueue"], c["label"])
+                if key not in cells:
+                    cells[key] = [None, None]
+                    order.append((ran["enqueue"], ran["kernel"] or "?", c["label"]))
+                cells[key][k] = c
+    return [(e, kern, label, cells[(e, label)][0], cells[(e, label)][1])
+            for e, kern, label in order]  # fmt: skip

@@ -15,7 +15,7 @@ from textual.widgets import DataTable, Footer, Static
 
 from cltui.replay.check_text import check_cell
 from cltui.replay.engine.schema import CheckResult
-from cltui.replay.experiment.report import AbDevice, AbReport
+from cltui.replay.experiment.report import AbDevice, AbReport, paired_checks
 from cltui.replay.experiment.stats import Diff
 from cltui.text.escape import escape_controls
 from cltui.text.units import fmt_ns
@@ -35,18 +35,8 @@ def _cell(c: CheckResult | None) -> Text:
 
 def check_rows(dev: AbDevice) -> list[tuple[str, str, str, Text, Text]]:
     """(enqueue, kernel, argument, A, B) per checked argument (pure)."""
-    cells: dict[tuple[int, str], list[CheckResult | None]] = {}
-    order: list[tuple[int, str, str]] = []
-    for k, side in enumerate((dev["a"], dev["b"])):
-        for ran in side["result"].get("steps", []):
-            for c in ran["checks"]:
-                key = (ran["enqueue"], c["label"])
-                if key not in cells:
-                    cells[key] = [None, None]
-                    order.append((ran["enqueue"], ran["kernel"] or "?", c["label"]))
-                cells[key][k] = c
-    return [(str(e), escape_controls(kern), escape_controls(label), _cell(cells[(e, label)][0]),
-             _cell(cells[(e, label)][1])) for e, kern, label in order]  # fmt: skip
+    return [(str(e), escape_controls(kern), escape_controls(label), _cell(a), _cell(b))
+            for e, kern, label, a, b in paired_checks(dev)]  # fmt: skip
 
 
 def _signed(ns: float | None) -> str:

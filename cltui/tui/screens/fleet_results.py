@@ -20,14 +20,13 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import DataTable, Static
+from textual.widgets import DataTable
 
 from cltui.fleet.matrix import cell_style, cell_text
 from cltui.progress import ProgressEvent
 from cltui.tui.screens.replay_progress import TaskControl, TaskFailed
-from cltui.tui.widgets.keys_footer import KeysFooter
+from cltui.tui.screens.results import results_layout
 
 if TYPE_CHECKING:
     from cltui.analysis.explain.run import Runs
@@ -147,11 +146,9 @@ class FleetResultsScreen(Screen[None]):
         self.request = request
 
     def compose(self) -> ComposeResult:
-        yield Static(self.summary(), id="results-summary")
-        with VerticalScroll(id="results-notes"):
-            yield Static(self.notes(), id="results-notes-text")
-        yield DataTable(id="results-table", cursor_type="cell", zebra_stripes=True)
-        yield KeysFooter()
+        table: DataTable[Text] = DataTable(id="results-table", cursor_type="cell",
+                                           zebra_stripes=True)  # fmt: skip
+        yield from results_layout(self.summary(), self.notes(), table)
 
     def on_mount(self) -> None:
         table = cast(DataTable[Text], self.query_one(DataTable))

@@ -14,8 +14,9 @@ not both: ticking both says so.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 from rich.text import Text
 from textual import on, work
@@ -40,6 +41,8 @@ if TYPE_CHECKING:
     from cltui.capture.ranges import EnqueueRange
     from cltui.fleet.discover import HostDevices
     from cltui.replay.plan import Plan
+
+_N = TypeVar("_N", int, float)
 
 __all__ = [
     "MODES",
@@ -90,31 +93,30 @@ class ReplayRequest:
     hosts: dict[str, tuple[str, ...]] = field(default_factory=dict)  # host -> ticked P:D ids
 
 
+def _field(name: str, text: str, default: _N, kind: Callable[[str], _N], what: str) -> _N:
+    """A text field's value (empty: ``default``); ``ValueError`` names the field."""
+    text = text.strip()
+    if not text:
+        return default
+    try:
+        return kind(text)
+    except ValueError:
+        raise ValueError(f"{name}: {text!r} is not {what}") from None
+
+
 def parse_replay_fields(
     atol: str, rtol: str, ulp: str, repeat: str, timeout: str
 ) -> tuple[Tolerance, int, float]:
     """The dialog's text fields -> (tolerance, repeat, timeout); ``ValueError`` names the field."""
 
     def number(name: str, text: str, default: float) -> float:
-        text = text.strip()
-        if not text:
-            return default
-        try:
-            value = float(text)
-        except ValueError:
-            raise ValueError(f"{name}: {text!r} is not a number") from None
+        value = _field(name, text, default, float, "a number")
         if not value >= 0 or value == float("inf"):
             raise ValueError(f"{name}: must be a finite number >= 0")
         return value
 
     def integer(name: str, text: str, default: int, low: int) -> int:
-        text = text.strip()
-        if not text:
-            return default
-        try:
-            value = int(text)
-        except ValueError:
-            raise ValueError(f"{name}: {text!r} is not a whole number") from None
+        value = _field(name, text, default, int, "a whole number")
         if value < low:
             raise ValueError(f"{name}: must be at least {low}")
         return value

@@ -49,6 +49,16 @@ _ACTIONS = {
 }
 
 
+
+def results_layout(summary: Text | str, notes: Text | str, table: DataTable[Any]) -> ComposeResult:
+    """A results screen's layout (the replay's and the fleet's): the summary, the notes
+    (scrolling), the table, the keys."""
+    yield Static(summary, id="results-summary")
+    with VerticalScroll(id="results-notes"):
+        yield Static(notes, id="results-notes-text")
+    yield table
+    yield KeysFooter()
+
 class ReplayResultsScreen(Screen[None]):
     """The report of one replay; ``enter`` opens the three-way diff of the row."""
 
@@ -75,11 +85,8 @@ class ReplayResultsScreen(Screen[None]):
         self.goto = goto
 
     def compose(self) -> ComposeResult:
-        yield Static(self.summary(), id="results-summary")
-        with VerticalScroll(id="results-notes"):
-            yield Static(self.notes_text(), id="results-notes-text")
-        yield RowTable(id="results-table", cursor_type="row", zebra_stripes=True)
-        yield KeysFooter()
+        table = RowTable(id="results-table", cursor_type="row", zebra_stripes=True)
+        yield from results_layout(self.summary(), self.notes_text(), table)
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)

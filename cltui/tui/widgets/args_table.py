@@ -92,12 +92,6 @@ class ArgsTable(RowCursorView):
     def on_resize(self, event: events.Resize) -> None:
         self.virtual_size = Size(event.size.width, self.row_count + 1)
 
-    def on_focus(self) -> None:
-        self.refresh()
-
-    def on_blur(self) -> None:
-        self.refresh()
-
     # ------------------------------------------------------------- rendering
     def render_line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width

@@ -142,19 +142,19 @@ class BufferView(RowCursorView):
         if self.pre is None or self.post is None:
             self.notify("Needs both a Pre and a Post dump", severity="warning", timeout=3)
             return
-        self._find_change(self.cursor, direction, self.row_bytes)
+        self._find_row(self.pre, self.post, self.cursor, direction, self.row_bytes)
 
-    @work(thread=True, exclusive=True, group="buffer-change", exit_on_error=False)
-    def _find_change(self, start_row: int, direction: int, row_bytes: int) -> None:
-        """The next row (in ``direction``) whose bytes differ between Pre and Post."""
-        assert self.pre is not None and self.post is not None
+    @work(thread=True, exclusive=True, group="buffer-find", exit_on_error=False)
+    def _find_row(self, a: Bytes, b: Bytes, start_row: int, direction: int, row_bytes: int,
+                  size_difference_counts: bool = False) -> None:  # fmt: skip
+        """The next row (in ``direction``) whose bytes differ between ``a`` and ``b`` (Pre
+        and Post here; the captured and the replayed Post in the diff view)."""
         worker = get_current_worker()
-        found = next_changed_row(
-            self.pre, self.post, start_row, direction, row_bytes, worker_token(worker)
-        )
+        found = next_changed_row(a, b, start_row, direction, row_bytes, worker_token(worker),
+                                 size_difference_counts=size_difference_counts)  # fmt: skip
         if worker.is_cancelled:
             return
-        if found is None:
+        if found is None or found >= self.row_count:
             self.post_message(self.ChangeNotFound(direction))
         else:
             self.app.call_from_thread(self.move_cursor, found)
@@ -168,12 +168,6 @@ class BufferView(RowCursorView):
         self._cache.clear()
         self.virtual_size = Size(event.size.width, self.row_count + 1)
         self.scroll_to_cursor()
-
-    def on_focus(self) -> None:
-        self.refresh()
-
-    def on_blur(self) -> None:
-        self.refresh()
 
     def render_line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width

@@ -12,10 +12,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 from rich.segment import Segment
-from textual import work
 from textual.binding import Binding, BindingType
 from textual.strip import Strip
-from textual.worker import get_current_worker
 
 from cltui.capture.cltypes import CType
 from cltui.tui.format import ellipsize
@@ -24,9 +22,7 @@ from cltui.tui.widgets.buffer_view import (
     BufferView,
     Bytes,
     _changed_rows,
-    next_changed_row,
 )
-from cltui.tui.workers import worker_token
 
 __all__ = ["DiffView"]
 
@@ -98,27 +94,8 @@ class DiffView(BufferView):
         if self.post is None or self.replayed is None:
             self.notify("Needs the captured and the replayed Post", severity="warning", timeout=3)
             return
-        self._find_mismatch(self.cursor, direction, self.row_bytes)
-
-    @work(thread=True, exclusive=True, group="diff-mismatch", exit_on_error=False)
-    def _find_mismatch(self, start_row: int, direction: int, row_bytes: int) -> None:
-        assert self.post is not None and self.replayed is not None
-        worker = get_current_worker()
-        found = next_changed_row(
-            self.post,
-            self.replayed,
-            start_row,
-            direction,
-            row_bytes,
-            worker_token(worker),
-            size_difference_counts=True,
-        )
-        if worker.is_cancelled:
-            return
-        if found is None or found >= self.row_count:
-            self.post_message(self.ChangeNotFound(direction))
-        else:
-            self.app.call_from_thread(self.move_cursor, found)
+        self._find_row(self.post, self.replayed, self.cursor, direction, self.row_bytes,
+                       size_difference_counts=True)
 
     def on_buffer_view_change_not_found(self, message: BufferView.ChangeNotFound) -> None:
         message.stop()

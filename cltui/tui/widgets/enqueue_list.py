@@ -319,12 +319,6 @@ class EnqueueList(RowCursorView):
         self.virtual_size = Size(event.size.width, self._row_count() + 1)
         self.scroll_to_cursor()
 
-    def on_focus(self) -> None:
-        self.refresh()
-
-    def on_blur(self) -> None:
-        self.refresh()
-
     def _columns(self, width: int) -> tuple[int, int, int, int]:
         """Widths of (number, kind, kernel, geometry); time is 9 and data 4."""
         geometry = 17 if width >= 100 else 13

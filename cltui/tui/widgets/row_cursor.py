@@ -121,6 +121,12 @@ class RowCursorView(ScrollView, can_focus=True):
         elif line >= top + rows:
             self.scroll_to(y=line - rows + 1, animate=False, immediate=True, force=force)
 
+    def on_focus(self) -> None:  # the cursor row is drawn as focused or not
+        self.refresh()
+
+    def on_blur(self) -> None:
+        self.refresh()
+
     def on_click(self, event: events.Click) -> None:
         line = event.y - self.HEADER_ROWS
         if line >= 0:

@@ -6,6 +6,7 @@ import fcntl
 import os
 import shutil
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -28,6 +29,31 @@ def capture_path(name: str) -> Path:
     if not p.is_dir():
         pytest.skip(f"shared capture {name} not found under {CAPTURES}")
     return p
+
+
+RUN_CACHE_VARS = ("XDG_CACHE_HOME", "POCL_CACHE_DIR")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _run_cache(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Iterator[None]:
+    """One cache folder for the whole run, never the user's ``~/.cache``: cltui's caches
+    (program binaries, the C++ runner's build), pyopencl's and PoCL's compiled kernels.  The
+    xdist workers share it (a run compiles each kernel once), and so do the sshd hosts
+    (``POCL_CACHE_DIR``, tests/sshd_hosts.py): each host farm's own ``HOME`` used to compile
+    every kernel again with LLVM (pyopencl_lib's programs: about 20 CPU s cold, 3 warm)."""
+    base = tmp_path_factory.getbasetemp()
+    if worker_id != "master":
+        base = base.parent  # shared by the workers of one run
+    cache = base / "run-cache"
+    (cache / "pocl").mkdir(parents=True, exist_ok=True)
+    saved = {k: os.environ.get(k) for k in RUN_CACHE_VARS}
+    os.environ.update(XDG_CACHE_HOME=str(cache), POCL_CACHE_DIR=str(cache / "pocl"))
+    yield
+    for k, v in saved.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
 
 
 @pytest.fixture(autouse=True)

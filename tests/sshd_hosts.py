@@ -145,7 +145,9 @@ def _sshd_config(d: Path, port: int, host_key: Path, spec: HostSpec, home: Path)
     ]  # fmt: skip
     tmp = d / "tmp"  # each host a machine of its own: its own TMPDIR (the fleet's device locks)
     tmp.mkdir(exist_ok=True)
-    env = {"HOME": str(home), "TMPDIR": str(tmp), **spec.env}
+    # the run's PoCL kernel cache (tests/conftest.py): a host's own HOME would compile again
+    pocl = {k: os.environ[k] for k in ("POCL_CACHE_DIR",) if k in os.environ}
+    env = {"HOME": str(home), "TMPDIR": str(tmp), **pocl, **spec.env}
     lines.append("SetEnv " + " ".join(f'"{k}={v}"' for k, v in env.items()))
     cfg = d / "sshd_config"
     cfg.write_text("\n".join(lines) + "\n")

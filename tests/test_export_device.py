@@ -8,7 +8,6 @@ capturing platform and give the same verdict for every check.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
@@ -23,7 +22,6 @@ import pytest
 from cltui.capture import open_capture
 from cltui.capture.names import sanitize_component
 from cltui.export import export_range
-from cltui.runners.build import build_commands
 from tests.conftest import (
     LIKE_HERE,
     binaries_made_here,
@@ -110,26 +108,19 @@ def bundles(
 
 
 @pytest.fixture(scope="session")
-def cpp_replay(images_svm: Path, tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
-    """The C++ replay, configured and built with CMake from a bundle's own files, once per
-    test session (pytest-xdist workers share it through a lock in the common temp folder)."""
+def cpp_replay() -> Path:
+    """The C++ replay, built once per test run by the one recipe ``cltui latency`` uses
+    (:func:`cltui.latency.native.build_runner`: the runner's files, a bundle's byte for byte,
+    CMake, Release) into the run's cache (tests/conftest.py), where the xdist workers and the
+    latency tests find it (under a lock): one build a run, not one per user."""
+    from cltui.latency.native import NativeError, build_runner
+
     if shutil.which("cmake") is None or shutil.which("c++") is None:
         pytest.skip("cmake or a C++ compiler is not installed")
-    base = tmp_path_factory.getbasetemp()
-    if worker_id != "master":
-        base = base.parent  # shared by the workers of one run
-    shared = base / "cltui-export-cpp"
-    shared.mkdir(exist_ok=True)
-    exe = shared / "build" / "replay"
-    with (shared / "lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not exe.is_file():
-            src = shared / "bundle"
-            shutil.rmtree(src, ignore_errors=True)
-            export_range(open_capture(images_svm), "0-8", src)
-            for cmd in build_commands(str(src), str(shared / "build"), "2"):
-                proc = subprocess.run(cmd, capture_output=True, text=True)
-                assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    try:
+        exe = build_runner()
+    except NativeError as exc:
+        pytest.fail(str(exc))
     assert exe.is_file()
     return exe
 

@@ -1,5 +1,5 @@
 """Hosts that share one work folder (an NFS home, one machine listed twice): four hosts fill
-one cold cache at once, twenty times over.  Each makes the bundle whole there and at once
+one cold cache at once, six times over (``CLTUI_STRESS_ROUNDS=N`` for a soak).  Each makes the bundle whole there and at once
 reads it back whole (every file against SHA256SUMS), while the others are still writing:
 a reader never sees half a bundle, writers of the same content agree (one tree, nothing
 nested in it, no temporary folder left).  Through plain local shell transports (``sh -c
@@ -7,6 +7,7 @@ nested in it, no temporary folder left).  Through plain local shell transports (
 
 from __future__ import annotations
 
+import os
 import shutil
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -22,7 +23,8 @@ from cltui.fleet.transport import Transport
 
 pytestmark = [pytest.mark.child, pytest.mark.slow]
 
-HOSTS, ROUNDS = 4, 20
+HOSTS = 4
+ROUNDS = int(os.environ.get("CLTUI_STRESS_ROUNDS", "6"))  # a soak: CLTUI_STRESS_ROUNDS=100
 
 
 @pytest.fixture(scope="module")

@@ -1,9 +1,10 @@
 """Hosts that share one work folder (an NFS home, one machine listed twice): four hosts fill
-one cold cache at once, six times over (``CLTUI_STRESS_ROUNDS=N`` for a soak).  Each makes the bundle whole there and at once
-reads it back whole (every file against SHA256SUMS), while the others are still writing:
-a reader never sees half a bundle, writers of the same content agree (one tree, nothing
-nested in it, no temporary folder left).  Through plain local shell transports (``sh -c
-{cmd}``): the host's side of the cache is the shell script ssh would carry."""
+one cold cache at once, six times over (``CLTUI_STRESS_ROUNDS=N`` for a soak).  Each makes
+the bundle whole there and at once reads it back whole (every file against SHA256SUMS),
+while the others are still writing: a reader never sees half a bundle, writers of the same
+content agree (one tree, nothing nested in it, no temporary folder left).  Through plain
+local shell transports (``sh -c {cmd}``): the host's side of the cache is the shell script
+ssh would carry."""
 
 from __future__ import annotations
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -113,3 +114,35 @@ async def test_help_and_palette_name_the_history_keys(pyocl_pocl: Path) -> None:
         assert isinstance(pilot.app.screen, HelpScreen)
         titles = [c.title for c in pilot.app.get_system_commands(screen)]
         assert {"Last writer", "Next reader", "History", "Copy", "Save"} <= set(titles)
+
+
+@aio
+async def test_no_following_notice_once_the_history_is_shown(pyocl_pocl: Path) -> None:
+    """The "Following the object…" notice is for a history still being worked out: a worker
+    that ends only after its answer is shown (a loaded machine) let the notice's timer put it
+    over the history screen (a snapshot caught it).  Here the worker's thread is held 1 s
+    after the history is shown, past the notice's 0.4 s."""
+    said = Said()
+    async with make_app(pyocl_pocl).run_test(size=SIZE, message_hook=said) as pilot:
+        screen = await wait_loaded(pilot)
+        await jump(pilot, 22)
+        await pilot.press("3", "full_stop")
+        await settle(pilot)
+        app = pilot.app
+        real = app.call_from_thread
+
+        def then_hold(callback, *args, **kwargs):  # type: ignore[no-untyped-def]
+            out = real(callback, *args, **kwargs)
+            if getattr(callback, "__name__", "") == "_act":
+                time.sleep(1.0)  # the history is shown; its worker is not finished yet
+            return out
+
+        app.call_from_thread = then_hold  # type: ignore[method-assign]
+        await pilot.press("H")
+        for _ in range(300):  # a hang bound
+            if isinstance(app.screen, HistoryScreen):
+                break
+            await pilot.pause(0.02)
+        assert isinstance(app.screen, HistoryScreen)
+        await _wait_history(pilot, screen)
+        assert not [t for t in said.texts if t.startswith("Following")], said.texts

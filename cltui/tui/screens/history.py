@@ -9,6 +9,7 @@ worker: the browser never waits on it.
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING, ClassVar, Literal
 
 from textual import on
@@ -77,6 +78,8 @@ def start_history(screen: MainScreen, what: HistoryWhat) -> None:
         screen.notify("A recovered enqueue: the log does not hold it", severity="warning")
         return
 
+    answered = threading.Event()  # the work's answer is in (before it is shown)
+
     def compute() -> None:
         from textual.worker import get_current_worker
 
@@ -92,15 +95,17 @@ def start_history(screen: MainScreen, what: HistoryWhat) -> None:
         except HistoryUnavailable as exc:
             screen.app.call_from_thread(screen.notify, str(exc), severity="warning", timeout=6)
             return
+        finally:
+            answered.set()
         if not worker.is_cancelled:
             screen.app.call_from_thread(_act, screen, what, history, offset)
 
-    worker = screen.run_worker(
-        compute, thread=True, group="history", exclusive=True, exit_on_error=False
-    )
+    screen.run_worker(compute, thread=True, group="history", exclusive=True, exit_on_error=False)
 
     def slow() -> None:  # said only when it takes a while (a buffer of a long run)
-        if not worker.is_finished:
+        # (not the worker's state: it ends only after its answer is shown, so a timer that
+        # fired in between put the notice over the history it was waiting for)
+        if not answered.is_set():
             screen.notify("Following the object through the log…", timeout=3)
 
     screen.set_timer(0.4, slow)

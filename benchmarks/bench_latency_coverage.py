@@ -47,12 +47,15 @@ RESULTS = ROOT / "benchmarks" / "results" / "latency_coverage_pocl.json"
 TITLE = "## Latency sensitivity: coverage and reproducibility (issue 29, PoCL)"
 
 
+TAG_NAMES = {"h200": "NVIDIA H200"}  # a tag's section title names its device (replaced in place)
+
+
 def _tagged(tag: str) -> None:
     """Another device's results file and section (``--tag h200``), the PoCL ones kept."""
     global RESULTS, TITLE
     if tag != "pocl":
         RESULTS = RESULTS.with_name(f"latency_coverage_{tag}.json")
-        TITLE = TITLE.replace(", PoCL)", f", {tag})")
+        TITLE = TITLE.replace(", PoCL)", f", {TAG_NAMES.get(tag, tag)})")
 SHARED = Path(os.environ.get("CLTUI_SHARED", ROOT.parent / "shared")).resolve() / "captures"
 DELAYS = (0, 50, 200, 1000, 5000, 20000)
 

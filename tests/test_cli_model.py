@@ -144,3 +144,19 @@ def test_open_accepts_a_dumpdir_split_per_process(
     assert started == [tmp_path / "app"]
     r = CliRunner().invoke(main, ["open", str(tmp_path / "nothing")])
     assert r.exit_code == 2 and "nothing does not exist" in r.output
+
+
+def test_every_timeout_must_be_positive(images_svm: Path, tmp_path: Path) -> None:
+    """``--timeout 0`` (or less) is bad input for every command that takes one: ``try``,
+    ``sweep`` and ``latency`` took it, and a 0 s hang detector gives up on every device."""
+    variant = tmp_path / "v.json"
+    variant.write_text("{}")
+    cap = str(images_svm)
+    for args in (["replay", cap, "0"], ["feasible", cap, "0"], ["check", cap, "0"],
+                 ["shrink", cap, "0"], ["explain", cap, "0"], ["latency", cap, "0"],
+                 ["try", cap, "0", str(variant)], ["sweep", cap, "0", "--param", "N=1,2"],
+                 ["fleet", cap, "0", "--hosts", str(tmp_path / "none")]):  # fmt: skip
+        for value in ("0", "-1", "nan"):
+            code, out, err = run(*args, "--timeout", value)
+            assert code == 2 and "--timeout" in err and "Traceback" not in err, (args, value, err)
+            assert out == "", (args, value)

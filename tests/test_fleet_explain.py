@@ -136,7 +136,7 @@ def test_e_in_the_fleet_results_explains_the_cursor_column_on_its_hosts(
     from cltui.tui.app import make_app
     from cltui.tui.screens.explain import ExplainScreen
     from cltui.tui.screens.fleet_results import FleetResultsScreen
-    from cltui.tui.screens.replay_dialog import ReplayRequest
+    from cltui.tui.screens.replay_request import ReplayRequest
     from tests.conftest import copy_capture
     from tests.test_tui_replay import SIZE, loaded, wait_for
 

@@ -142,8 +142,8 @@ def test_result_rows_for_the_tui(images_svm: Path, tmp_path: Path) -> None:
     from cltui.replay.devices import select_devices
     from cltui.replay.plan import build_plan
     from cltui.tui.result_rows import result_rows
-    from cltui.tui.screens.replay_dialog import ReplayRequest
     from cltui.tui.screens.replay_progress import ReplayOutcome
+    from cltui.tui.screens.replay_request import ReplayRequest
 
     plan = build_plan(open_capture(images_svm), parse_range("0-3"))
     devs = select_devices(["pocl", "oclgrind"])

@@ -275,8 +275,8 @@ def test_hash_only_dumps_are_compared_by_hash(images_svm: Path, tmp_path: Path) 
     assert not report["ok"]
     # the results screen shows the hash verdict where a value check shows its first difference
     from cltui.tui.result_rows import COLUMNS, result_rows
-    from cltui.tui.screens.replay_dialog import ReplayRequest
     from cltui.tui.screens.replay_progress import ReplayOutcome
+    from cltui.tui.screens.replay_request import ReplayRequest
 
     outcome = ReplayOutcome(report, plan.manifest, ReplayRequest(dev), "2-3", tmp_path)
     first = COLUMNS.index("first difference")

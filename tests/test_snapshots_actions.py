@@ -25,8 +25,8 @@ from cltui.tui.app import CltuiApp, make_app
 from cltui.tui.screens.diff import DiffScreen, ctype_for
 from cltui.tui.screens.export_dialog import ExportDialog
 from cltui.tui.screens.findings import FindingsScreen
-from cltui.tui.screens.replay_dialog import ReplayRequest
 from cltui.tui.screens.replay_progress import ProgressScreen, ReplayOutcome, TaskControl
+from cltui.tui.screens.replay_request import ReplayRequest
 from cltui.tui.screens.results import ReplayResultsScreen
 
 pytestmark = pytest.mark.child  # every test starts a process (tests/tiers.py)

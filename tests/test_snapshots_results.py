@@ -13,8 +13,8 @@ from textual.pilot import Pilot
 from cltui.replay.engine.compare import Tolerance
 from cltui.tui.app import make_app
 from cltui.tui.result_rows import result_rows
-from cltui.tui.screens.replay_dialog import ReplayRequest
 from cltui.tui.screens.replay_progress import ReplayOutcome
+from cltui.tui.screens.replay_request import ReplayRequest
 from cltui.tui.screens.results import ReplayResultsScreen
 from tests.test_snapshots import LARGE, Compare, _settle
 from tests.test_snapshots_actions import DEVICES, _loaded

@@ -12,7 +12,8 @@ import pytest
 from textual.widgets import Input, Label, SelectionList
 
 from cltui.tui.app import make_app
-from cltui.tui.screens.replay_dialog import CANNOT_MARK, feasibility_line
+from cltui.tui.screens.replay_dialog import CANNOT_MARK
+from cltui.tui.screens.replay_request import feasibility_line
 from tests.test_feasible_device import big_local  # noqa: F401  (a fixture)
 from tests.test_tui_replay import (
     SIZE,

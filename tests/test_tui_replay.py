@@ -22,12 +22,9 @@ from cltui.replay.engine.compare import Tolerance
 from cltui.tui.app import CltuiApp, make_app
 from cltui.tui.screens.diff import DiffScreen
 from cltui.tui.screens.main import MainScreen
-from cltui.tui.screens.replay_dialog import (
-    ReplayDialog,
-    parse_arg_tolerances,
-    parse_replay_fields,
-)
+from cltui.tui.screens.replay_dialog import ReplayDialog
 from cltui.tui.screens.replay_progress import ProgressScreen, TaskControl, TaskFailed
+from cltui.tui.screens.replay_request import parse_arg_tolerances, parse_replay_fields
 from cltui.tui.screens.results import ReplayResultsScreen
 from cltui.tui.widgets.diff_view import DiffView
 from tests.said import Said

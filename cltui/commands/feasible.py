@@ -52,7 +52,6 @@ def feasible_cmd(
     from cltui.replay.junit import feasible_junit
 
     as_json = fmt != "text"  # (quiet: stdout is the report)
-    options.positive_timeout(timeout)
     bundle = feasibility.is_bundle(path)
     range_of: tuple[Capture, EnqueueRange] | None = None
     if bundle:

@@ -4,6 +4,7 @@ mode and 300 s, ``shrink``'s zero tolerances) says so through the parameters."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -65,15 +66,21 @@ def arg_tol_option() -> Callable[[F], F]:
 def timeout_option(
     default: float = 60.0, help: str = HUNG_HELP, minimum: float | None = None
 ) -> Callable[[F], F]:
-    """``--timeout`` in seconds (``minimum``: refused below it by click; without one, the
-    command refuses a value that is not positive: :func:`positive_timeout`)."""
-    kind = float if minimum is None else click.FloatRange(min=minimum)
-    return click.option("--timeout", type=kind, default=default, show_default=True, help=help)
+    """``--timeout`` in seconds: a finite number, at least ``minimum`` or else positive;
+    anything else is refused by click (exit 2) for every command (``try``/``sweep`` and
+    ``latency`` took 0, and a NaN passed every command's check)."""
 
+    def check(_ctx: click.Context, _param: click.Parameter, value: float) -> float:
+        ok = math.isfinite(value) and (value >= minimum if minimum is not None else value > 0)
+        if not ok:
+            raise click.BadParameter(
+                f"{value} is not a number of seconds "
+                + (f">= {minimum:g}" if minimum is not None else "> 0")
+            )
+        return value
 
-def positive_timeout(timeout: float) -> None:
-    if timeout <= 0:
-        fail("--timeout must be positive")
+    return click.option("--timeout", type=float, default=default, show_default=True,
+                        help=help, callback=check)  # fmt: skip
 
 
 def range_of(text: str) -> EnqueueRange:

@@ -83,7 +83,6 @@ def replay_cmd(
     With --probe, also 1 when an output varies across the repetitions.
     """
     rng, per_arg = options.range_of(range_text), options.arg_tolerances(arg_tol)
-    options.positive_timeout(timeout)
     with child_ahead("cltui.replay.runner") as ahead:  # while the capture opens
         _replay(dumpdir, rng, per_arg, devices, mode, repeat, (atol, rtol, ulp), timeout,
                 outputs, probe, fmt, ahead)  # fmt: skip

@@ -26,8 +26,9 @@ from cltui.tui.screens.export_dialog import (
     export_task,
 )
 from cltui.tui.screens.findings import FindingsScreen, check_task
-from cltui.tui.screens.replay_dialog import ReplayDialog, ReplayRequest
+from cltui.tui.screens.replay_dialog import ReplayDialog
 from cltui.tui.screens.replay_progress import ProgressScreen, ReplayOutcome, replay_task
+from cltui.tui.screens.replay_request import ReplayRequest
 from cltui.tui.screens.results import ReplayResultsScreen
 from cltui.tui.selection import refuse_without_kernels, selection, selection_with_kernels
 from cltui.tui.widgets.source_pane import SourcePane

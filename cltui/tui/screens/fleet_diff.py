@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from cltui.capture.capture import Capture
     from cltui.replay.engine.schema import CheckResult, Manifest, Report
     from cltui.tui.screens.fleet_results import FleetResultsScreen
-    from cltui.tui.screens.replay_dialog import ReplayRequest
+    from cltui.tui.screens.replay_request import ReplayRequest
 
 __all__ = ["DiffUnavailable", "cell_diff", "save_fleet"]
 

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from cltui.fleet.host import RunSettings
     from cltui.fleet.inventory import Host
     from cltui.replay.engine.schema import ToleranceSpec
-    from cltui.tui.screens.replay_dialog import ReplayRequest
+    from cltui.tui.screens.replay_request import ReplayRequest
 
 __all__ = ["FleetResultsScreen", "fleet_task"]
 

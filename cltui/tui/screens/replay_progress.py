@@ -35,7 +35,7 @@ from cltui.errors import CltuiError
 from cltui.process import lifecycle
 from cltui.progress import CancelToken, ProgressEvent
 from cltui.replay.engine.schema import Manifest, Report
-from cltui.tui.screens.replay_dialog import ReplayRequest
+from cltui.tui.screens.replay_request import ReplayRequest
 
 if TYPE_CHECKING:
     from cltui.capture.capture import Capture

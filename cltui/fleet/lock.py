@@ -41,14 +41,18 @@ def lock_lines(dev: Device, wait: float) -> list[str]:
     return [
         f'LK="${{TMPDIR:-/tmp}}/{LOCK_NAME}"; LF="$LK/{lock_key(dev)}.lock"',
         "if command -v flock >/dev/null 2>&1; then",
-        '  (umask 0; mkdir -p -m 1777 "$LK"; : >> "$LF") 2>/dev/null',
-        '  if [ -r "$LF" ] && [ ! -L "$LF" ]; then exec 9<"$LF"',
+        # created only where nothing is (noclobber: made with O_EXCL, as no link is followed):
+        # the folder is everyone's, as /tmp, and a FIFO another user put there would block
+        # the open, a link would make its target; then opened only if it is a regular file
+        '  (umask 0; set -C; mkdir -p -m 1777 "$LK"; [ -e "$LF" ] || [ -L "$LF" ] || : > "$LF"'
+        ") 2>/dev/null",
+        '  if [ -f "$LF" ] && [ -r "$LF" ] && [ ! -L "$LF" ]; then exec 9<"$LF"',
         f"    if ! flock -n 9; then echo '{BUSY}0' >&2; n=0",
         f"      while [ $n -lt {limit} ] && ! flock -w 5 9; do n=$((n+5)); "
         f"echo \"{BUSY}$n\" >&2; done",
         f"      flock -n 9 || exit {RC_BUSY}",
         "    fi",
-        f"  else echo \"{NOLOCK}cannot open $LF\" >&2; fi",
+        f"  else echo \"{NOLOCK}cannot open $LF (not a readable regular file)\" >&2; fi",
         f"else echo '{NOLOCK}no flock on the host' >&2; fi",
     ]
 

@@ -159,8 +159,13 @@ def test_a_planted_device_bound_range_is_device_bound_on_pocl(tmp_path: Path) ->
     sens = rep["devices"][0]["sensitivity"]
     assert sens is not None and sens["slope_wait"] is not None, sens
     assert sens["ci95_wait"] is not None
-    if sens["bound"] != "device-bound":  # only where the device really waited for launches
-        assert sens["bound"] != "launch-bound", sens
+    assert sens["bound"] != "launch-bound", sens
+    if sens["bound"] == "not measurable":
+        # the wall's noise hid even the largest delay (twice, with 4 test workers on the 2
+        # cores): the truthful "within noise", said with the noise it measured
+        assert not sens["measurable"] and sens["noise_ns"], sens
+        assert "not measurable" in sens["line"], sens["line"]
+    elif sens["bound"] != "device-bound":  # only where the device really waited for launches
         assert sens["ci95_wait"][1] >= 0.2 and sens["slope_wait"] > 0.0, sens
     if sens["slope"] is not None and sens["slope_wall"] is not None:
         assert sens["slope"] <= max(sens["slope_wall"], 0.0) + 1e-9

@@ -1,7 +1,8 @@
 """The edge cases both runners are held to: the Python engine (compare.py, the layer's hash,
-device-name matching) and replay.cpp (its --compare-cases, --hash-cases and --name-cases test
-options) run over the same files in tests/fixtures and must give what each case expects, and
-the same as each other.  (The device rule's cases: test_device_default.py.)
+device-name matching, a build log's rule) and replay.cpp (its --compare-cases, --hash-cases,
+--name-cases and --build-log-cases test options) run over the same files in tests/fixtures and
+must give what each case expects, and the same as each other.  (The device rule's cases:
+test_device_default.py.)
 
 The plan mode (chain / isolated / strict) has no cases here: it is decided in Python when the
 plan is built (cltui/replay/modes.py); replay.cpp only runs the plan it is given."""
@@ -17,6 +18,7 @@ from typing import Any
 import pytest
 
 from cltui.capture.hashing import cli_hash64
+from cltui.replay.engine.buildlog import at_source, build_errors, first_build_error, log_lines
 from cltui.replay.engine.builds import _pick_binary
 from cltui.replay.engine.choice import name_likeness, name_tokens
 from cltui.replay.engine.compare import Tolerance, _fmt, compare_bytes
@@ -36,6 +38,7 @@ def _cases(name: str) -> tuple[Path, list[dict[str, Any]]]:
 COMPARE_FILE, COMPARE = _cases("compare_cases.json")
 HASH_FILE, HASHES = _cases("hash_cases.json")
 NAME_FILE, NAMES = _cases("name_cases.json")
+BUILD_LOG_FILE, BUILD_LOGS = _cases("build_log_cases.json")
 
 
 def _ids(cases: list[dict[str, Any]]) -> list[str]:
@@ -79,6 +82,7 @@ def cpp_results(cpp_replay: Path) -> dict[str, dict[str, dict[str, Any]]]:
         ("--compare-cases", COMPARE_FILE, COMPARE),
         ("--hash-cases", HASH_FILE, HASHES),
         ("--name-cases", NAME_FILE, NAMES),
+        ("--build-log-cases", BUILD_LOG_FILE, BUILD_LOGS),
     ):
         got = _run_cpp(cpp_replay, option, path)
         assert len(got) == len(cases), option
@@ -218,3 +222,51 @@ def test_replay_cpp_matches_the_same_device_names(
     case: dict[str, Any], cpp_results: dict[str, dict[str, dict[str, Any]]]
 ) -> None:
     _expect(case, cpp_results["--name-cases"][case["case"]])
+
+
+# --------------------------------------------------------------------------- build logs
+
+
+def _py_build_log(case: dict[str, Any]) -> dict[str, Any]:
+    log, name = case["log"], case["name"]
+    return {"lines": [at_source(ln, name) for ln in log_lines(log)],
+            "errors": build_errors(log), "first_error": first_build_error(log)}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", BUILD_LOGS, ids=_ids(BUILD_LOGS))
+def test_the_engine_reads_the_shared_build_logs(case: dict[str, Any]) -> None:
+    _expect(case, _py_build_log(case))
+
+
+@pytest.mark.parametrize("case", BUILD_LOGS, ids=_ids(BUILD_LOGS))
+def test_replay_cpp_reads_the_same_build_logs_alike(
+    case: dict[str, Any], cpp_results: dict[str, dict[str, dict[str, Any]]]
+) -> None:
+    _expect(case, cpp_results["--build-log-cases"][case["case"]])
+
+
+LONG = 300_000  # replay.cpp's std::regex overflowed its stack from about 64 KB on
+
+
+@pytest.mark.child
+@pytest.mark.cmake
+def test_a_long_build_log_line_costs_one_pass_in_both_runners(
+    cpp_replay: Path, tmp_path: Path
+) -> None:
+    """A kernel whose failing line is long (a generated table, a minified source) gives a
+    build log line as long: both runners rewrite its position, and neither crashes."""
+    log = "a" * LONG + " input.cl:1:2: error: x\n" + "b/" * LONG + "\n"
+    case = {"case": "long", "log": log, "name": "k.cl"}
+    path = tmp_path / "long_cases.json"
+    path.write_text(json.dumps([case]), encoding="utf-8")
+    (got,) = _run_cpp(cpp_replay, "--build-log-cases", path)
+    want = _py_build_log(case)
+    assert want["lines"][0] == "a" * LONG + " k.cl:1:2: error: x"
+    assert got == want
+
+
+def test_the_build_log_cases_cover_both_drivers_and_the_cut() -> None:
+    logs = " ".join(c["log"] for c in BUILD_LOGS)
+    assert "tempfile_" in logs and "input.cl" in logs and "<stdin>" in logs
+    assert any(len(c["expect"]["first_error"].encode()) == 200 for c in BUILD_LOGS)
+    assert any(c["expect"]["lines"] == [c["log"].rstrip("\n")] for c in BUILD_LOGS)  # unchanged

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...text.shellwords import split_words
 from .base import EngineError, EngineOptions, Shared, _cl_msg
-from .buildlog import at_source, build_errors
+from .buildlog import at_source, build_errors, log_lines
 from .choice import most_alike
 from .feasible import build_findings, source_needs
 from .schema import BuildInfo, ProgramSpec
@@ -148,7 +148,7 @@ class Programs:
         except EngineError:
             return False
         name = self._source_name(info)  # the log's positions, in the program's own file
-        log = "\n".join(at_source(ln, name) for ln in (self.build_log or error).splitlines())
+        log = "".join(at_source(ln, name) + "\n" for ln in log_lines(self.build_log or error))
         found = build_findings(self.plan, pid, source_needs(text), facts, log)
         index = {int(s["enqueue"]): i for i, s in enumerate(self.plan["steps"])}
         for f in found:

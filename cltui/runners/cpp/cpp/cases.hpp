@@ -10,6 +10,7 @@
 //   --feasibility-cases FILE    the feasibility rule (cpp/feasible.hpp)
 //   --verdict-cases FILE        the verdict rule (cpp/verdict.hpp)
 //   --plan-cases FILE           the plan reader (cpp/plan.hpp; printed by cpp/reading.hpp)
+//   --build-log-cases FILE      a build log's lines, errors and positions (cpp/feasible.hpp)
 // Part of replay.cpp (see its head): one file of the C++ replay, included once.
 #pragma once
 
@@ -288,6 +289,30 @@ inline int print_feasibility(const std::string& path) {
     return 0;
 }
 
+// --build-log-cases FILE: [{"log", "name"}] -> [{"lines": at_source of each line,
+// "errors", "first_error"}].
+inline int print_build_logs(const std::string& path) {
+    Json cases = read_cases(path);
+    auto list = [](const std::vector<std::string>& v) {
+        std::string out = "[";
+        for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + json_str(v[i]);
+        return out + "]";
+    };
+    std::cout << "[";
+    for (size_t n = 0; n < cases.arr.size(); ++n) {
+        const Json& c = cases.arr[n];
+        const std::string& log = c.at("log").as_str();
+        std::vector<std::string> lines;
+        std::istringstream in(log);
+        for (std::string ln; std::getline(in, ln);) lines.push_back(at_source(ln, c.at("name").as_str()));
+        std::cout << (n ? ",\n " : "") << "{\"lines\": " << list(lines)
+                  << ", \"errors\": " << list(build_errors(log))
+                  << ", \"first_error\": " << json_str(first_build_error(log)) << "}";
+    }
+    std::cout << "]\n";
+    return 0;
+}
+
 inline int print_cases(const std::string& kind, const std::string& path) {
     if (kind == "feasibility-cases") return print_feasibility(path);
     if (kind == "verdict-cases") return print_verdicts(path);
@@ -297,6 +322,7 @@ inline int print_cases(const std::string& kind, const std::string& path) {
     if (kind == "compare-cases") return print_comparisons(path);
     if (kind == "hash-cases") return print_hashes(path);
     if (kind == "plan-cases") return print_readings(path);
+    if (kind == "build-log-cases") return print_build_logs(path);
     return print_names(path);
 }
 

@@ -6,7 +6,6 @@
 // Part of replay.cpp (see its head): one file of the C++ replay, included once.
 #pragma once
 
-#include <regex>
 #include <set>
 #include <sstream>
 
@@ -381,62 +380,109 @@ inline std::vector<std::string> source_needs(const std::string& source) {
     return out;
 }
 
+// A build log's rule, the same as cltui/replay/engine/buildlog.py (held by
+// tests/fixtures/build_log_cases.json): lines split at '\n' (getline), ASCII blanks stripped,
+// ASCII case folded, a first error cut at 200 bytes (never inside a UTF-8 character).
+inline bool log_blank(char c) {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
+inline std::string log_strip(const std::string& t) {
+    size_t a = 0, b = t.size();
+    while (a < b && log_blank(t[a])) ++a;
+    while (b > a && log_blank(t[b - 1])) --b;
+    return t.substr(a, b - a);
+}
+
+inline std::string log_fold(std::string t) {
+    for (auto& ch : t)
+        if (ch >= 'A' && ch <= 'Z') ch = static_cast<char>(ch - 'A' + 'a');
+    return t;
+}
+
 // The lines of a build log that say "error" (any case), stripped.
 inline std::vector<std::string> build_errors(const std::string& log) {
     std::vector<std::string> out;
     std::istringstream lines(log);
     for (std::string ln; std::getline(lines, ln);) {
-        size_t a = ln.find_first_not_of(" \t\r\f\v");
-        if (a == std::string::npos) continue;
-        ln = ln.substr(a, ln.find_last_not_of(" \t\r\f\v") - a + 1);
-        std::string low = ln;
-        for (auto& ch : low) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-        if (low.find("error") != std::string::npos) out.push_back(ln);
+        ln = log_strip(ln);
+        if (!ln.empty() && log_fold(ln).find("error") != std::string::npos) out.push_back(ln);
     }
     return out;
 }
 
-// The first line of a build log that says "error" (else its first line), at most 200 chars.
+// The first line of a build log that says "error" (else its first line), at most 200 bytes.
 inline std::string first_build_error(const std::string& log) {
     std::vector<std::string> errors = build_errors(log);
     std::string first = errors.empty() ? std::string() : errors[0];
     if (first.empty()) {
         std::istringstream lines(log);
         for (std::string ln; std::getline(lines, ln);) {
-            size_t a = ln.find_first_not_of(" \t\r\f\v");
-            if (a == std::string::npos) continue;
-            first = ln.substr(a, ln.find_last_not_of(" \t\r\f\v") - a + 1);
-            break;
+            first = log_strip(ln);
+            if (!first.empty()) break;
         }
     }
     if (first.empty()) first = "build failed";
-    first = first.substr(0, 200);
-    while (!first.empty() && std::isspace(static_cast<unsigned char>(first.back()))) first.pop_back();
-    return first;
+    if (first.size() > 200) {
+        size_t cut = 200;  // not inside a character: back to the start of the one cut
+        while (cut > 0 && (static_cast<unsigned char>(first[cut]) & 0xC0) == 0x80) --cut;
+        first.resize(cut);
+    }
+    return log_strip(first);
+}
+
+// Whether a path's last part is a source the driver compiled: NAME.cl, NAME.c, NAME.h,
+// <stdin> or <source>.
+inline bool log_source_name(const std::string& token) {
+    size_t slash = token.rfind('/');
+    std::string base = slash == std::string::npos ? token : token.substr(slash + 1);
+    if (base == "<stdin>" || base == "<source>") return true;
+    for (const char* ext : {".cl", ".c", ".h"}) {
+        std::string e(ext);
+        if (base.size() > e.size() && base.compare(base.size() - e.size(), e.size(), e) == 0)
+            return true;
+    }
+    return false;
 }
 
 // A build log line with the compiler's position in the driver's temp file (PoCL's kernel
 // cache tempfile_XXXXXX.cl, Oclgrind's input.cl) given as the same line and column of the
 // program's own source file: PoCL's "error: FILE:L:C: what" becomes "NAME:L:C: error: what".
+// The first FILE:L:C: after the line's start or a blank, found in one pass (std::regex, used
+// before, overflowed the stack on a 64 KB line and took a sixth of the runner's build).
 inline std::string at_source(const std::string& line, const std::string& name) {
-    static const std::regex pos(
-        R"((?:^|\s)((?:[^\s:]*/)?(?:[^\s:/]+\.(?:cl|c|h)|<stdin>|<source>)):(\d+):(\d+):)");
-    std::smatch m;
-    if (!std::regex_search(line, m, pos)) return line;
-    std::string where = name + ":" + m[2].str() + ":" + m[3].str() + ":";
-    size_t start = static_cast<size_t>(m.position(1));
-    size_t end = static_cast<size_t>(m.position(0) + m.length(0));
-    auto strip = [](std::string t) {
-        size_t a = t.find_first_not_of(" \t");
-        if (a == std::string::npos) return std::string();
-        return t.substr(a, t.find_last_not_of(" \t") - a + 1);
+    const size_t n = line.size();
+    auto digits = [&](size_t i) {
+        while (i < n && line[i] >= '0' && line[i] <= '9') ++i;
+        return i;
     };
-    std::string before = strip(line.substr(0, start)), after = strip(line.substr(end));
-    std::string low = before;
-    for (auto& ch : low) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    while (!low.empty() && low.back() == ':') low.pop_back();
-    if (low == "error") return where + " error: " + after;
-    return strip(before + " " + where + " " + after);
+    size_t s = 0;
+    while (s < n) {
+        if (s > 0 && !log_blank(line[s - 1])) {
+            ++s;
+            continue;
+        }
+        size_t e = s;
+        while (e < n && line[e] != ':' && !log_blank(line[e])) ++e;
+        if (s < e && e < n && line[e] == ':' && log_source_name(line.substr(s, e - s))) {
+            size_t a = e + 1, b = digits(a);
+            if (a < b && b < n && line[b] == ':') {
+                size_t c = digits(b + 1);
+                if (b + 1 < c && c < n && line[c] == ':') {
+                    std::string where = name + ":" + line.substr(a, b - a) + ":" +
+                                        line.substr(b + 1, c - b - 1) + ":";
+                    std::string before = log_strip(line.substr(0, s));
+                    std::string after = log_strip(line.substr(c + 1));
+                    std::string low = log_fold(before);
+                    while (!low.empty() && low.back() == ':') low.pop_back();
+                    if (low == "error") return where + " error: " + after;
+                    return log_strip(before + " " + where + " " + after);
+                }
+            }
+        }
+        s = e > s ? e : s + 1;
+    }
+    return line;
 }
 
 // A program that did not build, explained by what its source needs and the device lacks and

@@ -12,8 +12,8 @@ from typing import Any, Unpack
 import numpy as np
 import numpy.typing as npt
 
-from cltui.capture.capture import FindFilters, find_positions
 from cltui.capture.model import DeviceTime, Enqueue, EnqueueKind, EnqueueRow, Problem, Program
+from cltui.capture.query import FindFilters, find_positions
 
 KERNELS = ["heat_stencil", "heat_boundary", "heat_diffnorm_stage1"]
 

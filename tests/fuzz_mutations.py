@@ -641,6 +641,7 @@ def exercise(path: Path) -> list[Finding]:
     from cltui.capture.ranges import EnqueueRange
     from cltui.commands import info as info_cmd
     from cltui.commands import show as show_cmd
+    from cltui.commands import show_text
     from cltui.commands._common import _json_default, row_json
     from cltui.commands.ls import fmt_size
     from cltui.replay.plan import PlanError, build_plan
@@ -684,7 +685,7 @@ def exercise(path: Path) -> list[Finding]:
                             Finding("traceback", f"{m.group(1)} (decode: wrapped)", p[:500])
                         )
                 emit(data)
-                show_cmd._print_human(data)
+                show_text.print_text(data)
             # info and info --json
             data = cap.info()
             data["problems"] = [str(p) for p in cap.problems]
@@ -815,6 +816,7 @@ def _worker(conn: Connection, work: str, verify: bool, bases: tuple[str, ...]) -
     resource.setrlimit(resource.RLIMIT_AS, (WORKER_MEMORY, WORKER_MEMORY))
     import cltui.commands.info
     import cltui.commands.show
+    import cltui.commands.show_text
     import cltui.replay.plan  # noqa: F401  (imported before the first input's clock starts)
 
     runner = Runner(Path(work), verify)

@@ -182,7 +182,7 @@ def test_markdown_with_the_minimal_bundle(tmp_path: Path) -> None:
     md = tmp_path / "out" / "report.md"
     md.parent.mkdir()
     code, rep = _explain(cap, 0, "--markdown", str(md), "--bundle")
-    assert code == 1 and rep["why"]["cause"] == "image-write"
+    assert code == 1 and rep["why"]["cause"] == "image-write", rep
     text = md.read_text()
     assert "## Why" in text and "## Attached" in text and "`report_bundle/`" in text
     assert (tmp_path / "out" / "report_bundle" / "replay.py").is_file()

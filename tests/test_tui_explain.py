@@ -77,7 +77,7 @@ def test_image_output_gets_a_heat_map_over_the_picture(tmp_path: Path) -> None:
     cap = open_capture(planted_synth.write("image_nan", tmp_path / "cap"))
     runs, report = explain_with_runs(cap, 0, select_devices(["pocl", "oclgrind"]))
     text = map_text(runs, report)
-    assert "heat map over the picture (64 x 16" in text.plain
+    assert "heat map over the picture (64 x 16" in text.plain, report
     assert text.plain.count("▀") == 64 * 8  # 16 texel rows, two a character
     assert any("rgb(2" in str(s.style).split(" on ")[0] for s in text.spans)  # red cells
 

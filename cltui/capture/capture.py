@@ -18,9 +18,8 @@ import mmap
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -33,7 +32,6 @@ from cltui.capture.decode import decode_enqueue
 from cltui.capture.files import DumpIndex
 from cltui.capture.files.report import Report
 from cltui.capture.model import (
-    CaptureError,
     DeviceTime,
     Enqueue,
     EnqueueKind,
@@ -41,6 +39,7 @@ from cltui.capture.model import (
     Problem,
     Program,
 )
+from cltui.capture.query import FindFilters, find_positions
 from cltui.capture.recovery import RecoveredEnqueue, Recovery, recover
 from cltui.capture.replayfolder import ReplayFolder, read_replay_folder
 from cltui.capture.summary import CaptureInfo, capture_info
@@ -453,44 +452,3 @@ class Capture:
     def close(self) -> None:
         if self.log is not None:
             self.log.close()
-
-
-class FindFilters(TypedDict, total=False):
-    """What :meth:`Capture.find` and :func:`find_positions` take beside the kernel name."""
-
-    regex: bool  # the kernel name is a regular expression (else a substring)
-    kinds: Sequence[EnqueueKind] | None  # only these kinds of enqueue
-    first: int | None  # enqueue numbers from ...
-    last: int | None  # ... to (inclusive)
-
-
-def find_positions(
-    numbers: npt.NDArray[np.int64],
-    kinds_arr: npt.NDArray[np.uint8],
-    kernel_ids: npt.NDArray[np.int32],
-    kernel_names: Sequence[str],
-    kernel: str | None = None,
-    **filters: Unpack[FindFilters],
-) -> npt.NDArray[np.int64]:
-    """Positions (into the index arrays) matching a kernel-name substring or regex, kinds
-    and an enqueue-number range: one vectorised pass over the arrays."""
-    regex, kinds = filters.get("regex", False), filters.get("kinds")
-    first, last = filters.get("first"), filters.get("last")
-    mask = np.ones(len(numbers), dtype=bool)
-    if kernel:
-        if regex:
-            try:
-                rx = re.compile(kernel)
-            except re.error as e:
-                raise CaptureError(f"bad regular expression {kernel!r}: {e}") from None
-            ids = [i for i, k in enumerate(kernel_names) if rx.search(k)]
-        else:
-            ids = [i for i, k in enumerate(kernel_names) if kernel in k]
-        mask &= np.isin(kernel_ids, np.array(ids, dtype=np.int32))
-    if kinds is not None:
-        mask &= np.isin(kinds_arr, np.array([int(k) for k in kinds], dtype=np.uint8))
-    if first is not None:
-        mask &= numbers >= first
-    if last is not None:
-        mask &= numbers <= last
-    return np.flatnonzero(mask).astype(np.int64)

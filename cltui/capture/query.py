@@ -20,18 +20,23 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol, TypedDict
 
 import numpy as np
 import numpy.typing as npt
 
 from cltui.capture.model import CaptureError, EnqueueKind
 
+if TYPE_CHECKING:
+    from typing import Unpack
+
 __all__ = [
     "FILTER_HELP",
     "SORT_KEYS",
     "Columns",
+    "FindFilters",
     "Query",
+    "find_positions",
     "parse_query",
     "sort_positions",
     "work_items_of",
@@ -255,3 +260,45 @@ def sort_positions(
     signed = -values if descending else values
     order = np.lexsort((signed, missing))  # stable: ties keep the positions' order
     return positions[order]
+
+
+class FindFilters(TypedDict, total=False):
+    """What :meth:`~cltui.capture.capture.Capture.find` and :func:`find_positions` take beside
+    the kernel name."""
+
+    regex: bool  # the kernel name is a regular expression (else a substring)
+    kinds: Sequence[EnqueueKind] | None  # only these kinds of enqueue
+    first: int | None  # enqueue numbers from ...
+    last: int | None  # ... to (inclusive)
+
+
+def find_positions(
+    numbers: npt.NDArray[np.int64],
+    kinds_arr: npt.NDArray[np.uint8],
+    kernel_ids: npt.NDArray[np.int32],
+    kernel_names: Sequence[str],
+    kernel: str | None = None,
+    **filters: Unpack[FindFilters],
+) -> npt.NDArray[np.int64]:
+    """Positions (into the index arrays) matching a kernel-name substring or regex, kinds
+    and an enqueue-number range: one vectorised pass over the arrays."""
+    regex, kinds = filters.get("regex", False), filters.get("kinds")
+    first, last = filters.get("first"), filters.get("last")
+    mask = np.ones(len(numbers), dtype=bool)
+    if kernel:
+        if regex:
+            try:
+                rx = re.compile(kernel)
+            except re.error as e:
+                raise CaptureError(f"bad regular expression {kernel!r}: {e}") from None
+            ids = [i for i, k in enumerate(kernel_names) if rx.search(k)]
+        else:
+            ids = [i for i, k in enumerate(kernel_names) if kernel in k]
+        mask &= np.isin(kernel_ids, np.array(ids, dtype=np.int32))
+    if kinds is not None:
+        mask &= np.isin(kinds_arr, np.array([int(k) for k in kinds], dtype=np.uint8))
+    if first is not None:
+        mask &= numbers >= first
+    if last is not None:
+        mask &= numbers <= last
+    return np.flatnonzero(mask).astype(np.int64)

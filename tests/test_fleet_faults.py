@@ -187,6 +187,20 @@ def _signal_sessions(hosts: SshHosts, name: str, sig: int) -> None:
             os.kill(pid, sig)
 
 
+def _freeze_host(hosts: SshHosts, name: str, sig: int) -> None:
+    """Stop (or continue) a whole host: its daemon first, so that no connection made while its
+    sessions are being stopped escapes (under load a fleet's liveness probe once got a new
+    session that answered, and the frozen host read as a hang), then its sessions, twice, for
+    one forked while they were listed."""
+    daemon = hosts[name].proc
+    if daemon is not None and sig == signal.SIGSTOP:
+        os.kill(daemon.pid, sig)
+    for _ in range(2):
+        _signal_sessions(hosts, name, sig)
+    if daemon is not None and sig == signal.SIGCONT:
+        os.kill(daemon.pid, sig)
+
+
 def _nothing_left(farm: Farm, inv: Path, *markers: str,
                   scratch: bool = True) -> None:
     """No ssh of the run here, no sshd session and no runner there, no scratch folder in the
@@ -311,11 +325,11 @@ def test_a_frozen_host_costs_the_timeout_and_no_more(
     proc, said = _start_on_a_terminal(farm, inv, "--timeout", "10", "--artifacts", str(keep))
     fired = _wait_mark(mark, proc)
     _heard(said, f": enqueue {AT} (", proc)
-    _signal_sessions(hosts, "c", signal.SIGSTOP)  # the host freezes: no answer, no close
+    _freeze_host(hosts, "c", signal.SIGSTOP)  # the host freezes: no answer, no close
     try:
         _finish(proc, fired, 10, codes=(3,), slack=1.5 * SLACK)
     finally:
-        _signal_sessions(hosts, "c", signal.SIGCONT)
+        _freeze_host(hosts, "c", signal.SIGCONT)
     col, cells = _column(json.loads((keep / "report.json").read_text()), "f")
     _kept(col, cells, "connection-lost")
     assert "the host stopped answering" in col["error"]

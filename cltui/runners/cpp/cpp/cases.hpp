@@ -160,12 +160,14 @@ inline int print_hashes(const std::string& path) {
     return 0;
 }
 
-inline std::string tokens_json(const std::string& name) {
+// A JSON list of strings.
+inline std::string strings_json(const std::vector<std::string>& v) {
     std::string out = "[";
-    auto words = name_tokens(name);
-    for (size_t i = 0; i < words.size(); ++i) out += (i ? ", " : "") + json_str(words[i]);
+    for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + json_str(v[i]);
     return out + "]";
 }
+
+inline std::string tokens_json(const std::string& name) { return strings_json(name_tokens(name)); }
 
 // pick_binary's choice in replay.py's words: "binary", "binary made on NAME", "" for none.
 inline std::string pick_json(const BinaryPick& pick) {
@@ -293,11 +295,6 @@ inline int print_feasibility(const std::string& path) {
 // "errors", "first_error"}].
 inline int print_build_logs(const std::string& path) {
     Json cases = read_cases(path);
-    auto list = [](const std::vector<std::string>& v) {
-        std::string out = "[";
-        for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + json_str(v[i]);
-        return out + "]";
-    };
     std::cout << "[";
     for (size_t n = 0; n < cases.arr.size(); ++n) {
         const Json& c = cases.arr[n];
@@ -305,8 +302,8 @@ inline int print_build_logs(const std::string& path) {
         std::vector<std::string> lines;
         std::istringstream in(log);
         for (std::string ln; std::getline(in, ln);) lines.push_back(at_source(ln, c.at("name").as_str()));
-        std::cout << (n ? ",\n " : "") << "{\"lines\": " << list(lines)
-                  << ", \"errors\": " << list(build_errors(log))
+        std::cout << (n ? ",\n " : "") << "{\"lines\": " << strings_json(lines)
+                  << ", \"errors\": " << strings_json(build_errors(log))
                   << ", \"first_error\": " << json_str(first_build_error(log)) << "}";
     }
     std::cout << "]\n";

@@ -55,6 +55,22 @@ def test_the_cli_names_the_build_error_at_the_source_line(tmp_path: Path) -> Non
     assert not report["devices"][0].get("cannot_run")
 
 
+def test_a_failed_build_leaves_no_temp_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                            ) -> None:
+    """pyopencl saves the source of a failed build as a temp file it never removes (where
+    the driver has no build cache of its own: Oclgrind): the engine removes it."""
+    _need("oclgrind")
+    cap = _broken_capture(tmp_path / "cap")
+    temp = tmp_path / "temp"  # the replay child's temp folder
+    temp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(temp))
+    res = CliRunner().invoke(main, ["replay", str(cap), "0-1", "-d", "oclgrind", "--json"])
+    dev = json.loads(res.stdout)["devices"][0]
+    assert dev.get("cannot_run"), dev  # Oclgrind has no half: the failed build says so
+    assert "saved" not in json.dumps(dev)
+    assert not list(temp.iterdir())
+
+
 def test_both_runners_name_the_build_error_at_the_source_line(
     tmp_path: Path,
     cpp_replay: Path,  # noqa: F811 (the fixture)

@@ -4,10 +4,15 @@ captured binary of the device named most alike.  The :class:`Programs` part of
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 import shlex
+import stat
+import tempfile
 import time
 import warnings
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...text.shellwords import split_words
@@ -18,8 +23,6 @@ from .feasible import build_findings, source_needs
 from .schema import BuildInfo, ProgramSpec
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     import pyopencl as cl
 
     from .preflight import Preflight
@@ -82,6 +85,24 @@ def _pick_binary(binaries: list[dict[str, str]], device: str) -> tuple[dict[str,
     if i is None:
         return None, ""
     return binaries[i], f"binary made on {made_on[i]}"
+
+
+_SAVED = re.compile(r"\(source saved as ([^\n]+\.cl)\)")
+
+
+def drop_saved_source(message: str) -> None:
+    """Remove the temp file pyopencl saved a failed build's source in and never removes
+    (where the driver has no build cache of its own: Oclgrind); ``message`` is its error's.
+    Only a regular file named like Python's temp files in the temp folder."""
+    m = _SAVED.search(message)
+    if m is None:
+        return
+    path = Path(m.group(1))
+    if path.parent != Path(tempfile.gettempdir()) or not re.fullmatch(r"tmp\w+\.cl", path.name):
+        return
+    with contextlib.suppress(OSError):
+        if stat.S_ISREG(path.lstat().st_mode):
+            path.unlink()
 
 
 def _cause_lines(message: str) -> list[str]:
@@ -194,6 +215,7 @@ class Programs:
                 warnings.simplefilter("ignore")
                 prg.build(options=options)
         except cl.Error as exc:
+            drop_saved_source(str(exc))
             raise self._build_error(pid, info, how, prg, exc) from None
         if how == "source":
             self._cache_store(key, prg)

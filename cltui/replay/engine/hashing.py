@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .base import EngineOptions, HostArray, Shared, _cl_msg
+from .builds import drop_saved_source
 
 if TYPE_CHECKING:
     import pyopencl as cl
@@ -78,7 +79,11 @@ class DeviceHash:
         if self._hash_kernel is None:
             with warnings.catch_warnings():  # compiler chatter is not a replay problem
                 warnings.simplefilter("ignore")
-                prg = cl.Program(self.ctx, HASH64_SOURCE).build()
+                try:
+                    prg = cl.Program(self.ctx, HASH64_SOURCE).build()
+                except cl.Error as exc:
+                    drop_saved_source(str(exc))
+                    raise
             self._hash_kernel = cl.Kernel(prg, "cltui_hash64")
         words = (host.size + 3) // 4
         state = np.array(HASH64_SEED, dtype=np.uint32)

@@ -91,7 +91,9 @@ def replay_device(r: HostRunner, dev: Device, i: int, n: int) -> DeviceRun:
         'rc=$?; echo "@@rc $rc"',
         "if command -v sha256sum >/dev/null 2>&1; then SUM=sha256sum; "
         'else SUM="shasum -a 256"; fi',
-        '(cd "$O" && for f in *; do [ -f "$f" ] && $SUM "$f"; done)',
+        # one sum over every output ("./" first: a name read as an option cannot be one)
+        '(cd "$O" && set -- && for f in *; do [ -f "$f" ] && set -- "$@" "./$f"; done',
+        '  [ $# -eq 0 ] || $SUM "$@")',
         'echo "@@json"; cat "$O/.result.json"',
     )
     seen = _Seen()
@@ -147,7 +149,7 @@ def _device_run(r: HostRunner, dev: Device, res: CommandResult, seen: _Seen, lin
         if ln.startswith("@@rc "):
             rc = int(ln[5:]) if ln[5:].strip().isdigit() else None
         elif len(parts := ln.split()) == 2 and len(parts[0]) == 64:
-            sums[parts[1]] = parts[0]
+            sums[parts[1].removeprefix("./")] = parts[0]
     parsed: Any = None
     try:
         parsed = json.loads(body) if body.strip() else None

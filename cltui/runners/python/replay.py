@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shlex
 import sys
 from collections.abc import Callable, Mapping
@@ -40,6 +41,8 @@ from pathlib import Path
 from typing import cast
 
 HERE = Path(__file__).resolve().parent
+# no BLAS call here: numpy's OpenBLAS threads would only spin beside the kernels being timed
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 sys.path.insert(0, str(HERE / "lib"))  # first: the bundle's cltui, whatever else is installed
 
 try:

@@ -100,7 +100,8 @@ def test_cancel_in_the_app_returns_what_finished(
                 pilot.app.screen, ReplayDialog), 300)
             if machines == "one-stuck-first":  # the done host waits for the device's lock
                 await wait_for(pilot, lambda: any(
-                    w.startswith("done: ") and "waiting: " in w for w in said), 120)
+                    w.startswith("done: ") and "waiting: another column of this fleet" in w
+                    for w in said), 120)  # its own fleet holds the lock, and it says so
             else:  # the other host finishes meanwhile (it has no fault): its result
                 await wait_for(pilot, finished, 120)
             await pilot.pause(1)

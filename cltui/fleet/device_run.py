@@ -14,7 +14,15 @@ import shlex
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
-from cltui.fleet.lock import BUSY, NOLOCK, RC_BUSY, busy_reason, lock_lines
+from cltui.fleet.lock import (
+    BUSY,
+    NOLOCK,
+    RC_BUSY,
+    busy_reason,
+    lock_lines,
+    parse_busy,
+    waiting_note,
+)
 from cltui.fleet.scratch import mark
 from cltui.fleet.transport import WATCHDOG, CommandResult
 from cltui.process import lifecycle
@@ -58,6 +66,7 @@ class _Seen:
     pid: str = ""
     out_dir: str = ""
     busy: bool = False  # it waited for the device's lock (the runner starts after it)
+    holder: str = ""  # the run id the lock's holder wrote (cltui.fleet.lock), last said
     traced: list[int] = field(default_factory=list)
     finished: list[StepResult] = field(default_factory=list)
 
@@ -82,7 +91,7 @@ def replay_device(r: HostRunner, dev: Device, i: int, n: int) -> DeviceRun:
         'echo "@@pid $$" >&2',
         WATCHDOG,
         f"cd {r.b} || exit 97",
-        *lock_lines(dev, r.s.lock_wait),  # one fleet per device at a time (cltui.fleet.lock)
+        *lock_lines(dev, r.s.lock_wait, r.s.run_id),  # one fleet a device (cltui.fleet.lock)
         f'O="$W/{out}"; mkdir -m 700 "$O" || exit 97',
         mark("O", r.owner),
         'echo "@@out $O" >&2',  # where the outputs lie (fetched from there)
@@ -105,8 +114,8 @@ def replay_device(r: HostRunner, dev: Device, i: int, n: int) -> DeviceRun:
             seen.out_dir = text[6:].strip()
         elif text.startswith(BUSY):
             seen.busy = True
-            r.say(None, f"{tag}: waiting: another cltui fleet holds the device "
-                  f"({text[len(BUSY):].strip()} s)")
+            seconds, seen.holder = parse_busy(text)
+            r.say(None, f"{tag}: {waiting_note(seconds, seen.holder, r.s.run_id)}")
         elif text.startswith(_STEP):
             try:
                 step = json.loads(text[len(_STEP) :])
@@ -190,7 +199,7 @@ def _lost(r: HostRunner, dev: Device, res: CommandResult, rc: int | None, seen: 
     if res.cancelled:
         status, fault, err = "cancelled", "cancelled", f"cancelled {where}"
     elif rc is None and res.rc == RC_BUSY:  # the script's own exit, before the runner
-        status, fault, err = "error", "error", busy_reason(r.s.lock_wait)
+        status, fault, err = "error", "error", busy_reason(r.s.lock_wait, seen.holder, r.s.run_id)
     elif lost:
         how = ("the host stopped answering" if res.timed_out or link_dead
                else f"ssh ended: {tail[-1] if tail else 'exit 255'}")

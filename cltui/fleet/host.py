@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+import secrets
 import shlex
 import time
 from collections.abc import Callable, Sequence
@@ -54,6 +55,8 @@ class RunSettings:
     tolerance: ToleranceSpec = field(default_factory=lambda: cast(ToleranceSpec, {}))
     lock_wait: float = 600.0  # seconds to wait for a device another fleet holds (lock.py)
     retry_flaky: int = 0  # runs again of a column that differs (cltui.fleet.flaky)
+    # this fleet's run, as its device locks name their holder (cltui.fleet.lock)
+    run_id: str = field(default_factory=lambda: secrets.token_hex(8))
 
 
 @dataclass

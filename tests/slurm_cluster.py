@@ -5,7 +5,9 @@
 ``slurm.conf`` of its own under ROOT: the system's Slurm and munge configuration are never
 read or touched.  Client commands find it through ``SLURM_CONF`` (:attr:`Cluster.env`).
 Each partition's jobs get the environment its ``TaskProlog`` exports (``partitions``: name ->
-``{VAR: VALUE}``; ``down`` names partitions whose jobs stay pending).
+``{VAR: VALUE}``; ``down`` names partitions whose jobs stay pending), every job ``TMPDIR``
+``ROOT/tmp`` (a machine of its own: a fleet's device locks live there, not in the /tmp that
+another test run on this machine shares).
 
     cluster = start_cluster(tmp_path, {"pocl": {"OCL_ICD_VENDORS": "/x"}}, down=("closed",))
     subprocess.run(["sinfo"], env={**os.environ, **cluster.env})
@@ -145,9 +147,13 @@ def _conf(root: Path, partitions: Sequence[str], down: Sequence[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _prolog(partitions: Mapping[str, Mapping[str, str]]) -> str:
-    """The TaskProlog: each partition's variables, as ``export`` lines slurmstepd reads."""
+def _prolog(partitions: Mapping[str, Mapping[str, str]], tmp: Path) -> str:
+    """The TaskProlog: ``TMPDIR`` and each partition's variables, as ``export`` lines
+    slurmstepd reads."""
     out = ["#!/bin/sh", 'case "$SLURM_JOB_PARTITION" in']
+    # the cluster is a machine of its own: its jobs' TMPDIR (where a fleet's device locks
+    # live) is the cluster's, not the test machine's /tmp that another test run shares
+    out.insert(1, f"echo {shlex.quote(f'export TMPDIR={tmp}')}")
     for name, env in partitions.items():
         exports = "; ".join(f"echo {shlex.quote(f'export {k}={v}')}" for k, v in env.items())
         out.append(f"  {shlex.quote(name)}) {exports or ':'} ;;")
@@ -173,7 +179,7 @@ def _wait(what: str, ok: object, procs: Sequence[subprocess.Popen[bytes]], root:
 def start_cluster(root: Path, partitions: Mapping[str, Mapping[str, str]],
                   down: Sequence[str] = ()) -> Cluster:
     """Start munged, slurmctld and slurmd under ``root``; stop them on any failure."""
-    for d in ("munge", "state", "spool"):
+    for d in ("munge", "state", "spool", "tmp"):
         (root / d).mkdir(mode=0o700, parents=True, exist_ok=True)
     key = root / "munge" / "munge.key"
     key.write_bytes(os.urandom(1024))
@@ -181,7 +187,7 @@ def start_cluster(root: Path, partitions: Mapping[str, Mapping[str, str]],
     conf = root / "slurm.conf"
     conf.write_text(_conf(root, list(partitions), down))
     prolog = root / "taskprolog.sh"
-    prolog.write_text(_prolog(partitions))
+    prolog.write_text(_prolog(partitions, root / "tmp"))
     prolog.chmod(0o755)
     cluster = Cluster(root, conf)
     env = {**os.environ, "SLURM_CONF": str(conf)}

@@ -81,7 +81,8 @@ def test_the_python_runner_on_six_hosts_gives_one_matrix(
         _line("down", hosts["down"].port, work),
         _line("nopy", hosts["both"].port, work, ansible_python_interpreter=str(nopy)),
         f"local cltui_transport='env FLEET_HOST={{host}} sh -c {{cmd}}' "
-        f"cltui_workdir={work / 'local'} cltui_env='OCL_ICD_VENDORS={root / 'icd_pocl'}'",
+        f"cltui_workdir={work / 'local'} cltui_env='OCL_ICD_VENDORS={root / 'icd_pocl'} "
+        f"TMPDIR={work}'",  # a machine of its own: its device locks not in the shared /tmp
     ], "six.ini")  # fmt: skip
     junit = root / "fleet.xml"
     proc = fleet(str(images_svm), "0-8", "--hosts", str(inv), "--json", "--junit", str(junit),

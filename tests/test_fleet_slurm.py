@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from cltui.fleet.lock import LOCK_NAME
 from tests.fleet_setup import PY, REPO, icd_folder, run_fleet
 from tests.schemas import validate
 from tests.sshd_hosts import HostSpec, SshHosts
@@ -120,6 +121,9 @@ def test_slurm_gives_the_matrix_ssh_gives(
     # the bundle was staged once, from here: no job sent it
     assert all(h["sent"]["cached"] and h["sent"]["bytes"] == 0 for h in slurm["hosts"])
     assert lab.queue_empties() == []
+    # the jobs took their device locks in the cluster's TMPDIR, not in the /tmp another test
+    # run on this machine shares (two runs side by side waited for each other's devices)
+    assert list((lab.cluster.root / "tmp" / LOCK_NAME).glob("*.lock"))
 
     # the same two kinds from the command line, progress saying where they ran
     proc = lab.fleet(str(images_svm), "0-8", "--slurm", "pocl", "--slurm", "partition=ocl",

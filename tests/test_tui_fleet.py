@@ -31,7 +31,8 @@ def test_the_replay_dialog_runs_the_range_on_an_inventorys_hosts(
     inv = tmp_path / "lab.ini"
     inv.write_text(
         f"here cltui_transport='sh -c {{cmd}}' cltui_workdir={tmp_path / 'work'} "
-        f"cltui_env='OCL_ICD_VENDORS={icd}' ansible_python_interpreter={sys.executable}\n"
+        f"cltui_env='OCL_ICD_VENDORS={icd} TMPDIR={tmp_path}' "  # its locks: not in /tmp
+        f"ansible_python_interpreter={sys.executable}\n"
         "gone ansible_host=127.0.0.1 ansible_port=1 ansible_ssh_common_args='-F /dev/null'\n"
     )
 
@@ -146,7 +147,8 @@ def test_enter_on_a_differing_cell_opens_the_three_way_diff_from_the_kept_output
     inv = tmp_path / "lab.ini"
     inv.write_text(
         f"sim cltui_transport='sh -c {{cmd}}' cltui_workdir={tmp_path / 'work'} "
-        f"cltui_env='OCL_ICD_VENDORS={icd}' ansible_python_interpreter={sys.executable}\n")
+        f"cltui_env='OCL_ICD_VENDORS={icd} TMPDIR={tmp_path}' "  # its locks: not in /tmp
+        f"ansible_python_interpreter={sys.executable}\n")
 
     async def run() -> None:
         async with make_app(images_svm).run_test(size=SIZE) as pilot:

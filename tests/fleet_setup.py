@@ -5,10 +5,13 @@ is given, and the app's replay dialog listing an inventory's hosts."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +33,40 @@ CACHE_HOME: dict[str, str] = {}  # XDG_CACHE_HOME of the fleet runs: the module'
 def own_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
     """A module that imports this fixture runs its fleets with a cache of its own."""
     CACHE_HOME["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("xdg-cache"))
+
+
+_SLEEPS = itertools.count()
+
+
+def own_sleep(seconds: int) -> tuple[str, list[str]]:
+    """A ``sleep`` (a planted hung runner) that no other test, and no other suite running
+    beside this one, runs: the command, and the ``pgrep`` argv that finds it (and only it:
+    the fraction of a second it adds is this worker's pid and a count)."""
+    tag = f"{os.getpid()}{next(_SLEEPS):04d}"
+    return f"sleep {seconds}.{tag}", ["pgrep", "-f", rf"sleep {seconds}\.{tag}$"]
+
+
+def stuck_report(proc: subprocess.Popen[str], said: list[str] | None = None) -> str:
+    """Where a ``cltui fleet`` that did not end is stuck, for the failure's message: its
+    signal state (which signals it blocks, ignores, catches), every thread's stack (SIGABRT
+    makes its faulthandler print them: started with ``PYTHONFAULTHANDLER=1``), its output and
+    the last lines it said on a terminal (``said``).  The process is gone afterwards."""
+    status = ""
+    try:
+        with open(f"/proc/{proc.pid}/status") as f:
+            status = " ".join(ln.strip() for ln in f if ln.startswith(("State", "Sig")))
+    except OSError as e:
+        status = f"(no status: {e})"
+    proc.send_signal(signal.SIGABRT)
+    try:
+        out, err = proc.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+    time.sleep(0.5)  # a terminal's reader takes the last lines
+    tail = "\n".join((said or [])[-80:])
+    return (f"{status}\nstdout {(out or '')[-3000:]!r}\nstderr:\n{(err or '')[-6000:]}"
+            f"\nsaid:\n{tail}")
 
 
 def icd_folder(root: Path, name: str) -> Path:

@@ -25,6 +25,7 @@ from tests.fleet_setup import (
     fleet_env,
     icd_folder,
     own_cache,  # noqa: F401  (autouse: the module's fleet cache)
+    own_sleep,
 )
 from tests.schemas import validate
 from tests.sshd_hosts import HostSpec, SshHosts
@@ -227,7 +228,8 @@ def test_cannot_run_crash_and_hang_are_cells_with_their_reasons(
     export_bundle(images_svm, "0-8", base)
     bundle = _widen_local_size(base, root / "bundle-wide")
     crash = _wrapper(root, "python-crash", '[ "$1" = replay.py ] && kill -SEGV $$')
-    hang = _wrapper(root, "python-hang", '[ "$1" = replay.py ] && exec sleep 617')
+    sleep, find_sleep = own_sleep(617)
+    hang = _wrapper(root, "python-hang", f'[ "$1" = replay.py ] && exec {sleep}')
     ocl = f"OCL_ICD_VENDORS={root / 'icd_oclgrind'}"
     inv = _inventory(farm, [
         _line("ocl", hosts["ocl"].port, work, cltui_env=ocl),
@@ -261,7 +263,7 @@ def test_cannot_run_crash_and_hang_are_cells_with_their_reasons(
     print_fleet(rep)  # the text report of the same run: the line first and last
     text = capsys.readouterr().out.splitlines()
     assert "1 kernel enqueue cannot run on 1 device" in text[0] and text[-1] == text[0]
-    leftover = subprocess.run(["pgrep", "-f", "sleep 617"], capture_output=True, text=True)
+    leftover = subprocess.run(find_sleep, capture_output=True, text=True)
     assert leftover.stdout.strip() == "", "the hung runner was left running on the host"
     root_x = ET.parse(junit).getroot()
     suite = {s.get("name"): s for s in root_x.findall("testsuite")}[cols["ocl"]["id"]]
@@ -286,7 +288,8 @@ def test_sigterm_cancels_every_host_and_kills_the_runner_on_the_host(
     import signal
 
     hosts, root = farm
-    hang = _wrapper(root, "python-hang-2", '[ "$1" = replay.py ] && exec sleep 619')
+    sleep, find_sleep = own_sleep(619)
+    hang = _wrapper(root, "python-hang-2", f'[ "$1" = replay.py ] && exec {sleep}')
     inv = _inventory(farm, [_line("hang", hosts["pocl"].port, root / "work5",
                                   ansible_python_interpreter=str(hang))], "cancel.ini")
     proc = subprocess.Popen([PY, "-m", "cltui", "fleet", str(images_svm), "0-3", "--hosts",
@@ -302,5 +305,5 @@ def test_sigterm_cancels_every_host_and_kills_the_runner_on_the_host(
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, (out, err)
     assert "interrupted" in err
-    leftover = subprocess.run(["pgrep", "-f", "sleep 619"], capture_output=True, text=True)
+    leftover = subprocess.run(find_sleep, capture_output=True, text=True)
     assert leftover.stdout.strip() == "", "the cancelled runner was left running on the host"

@@ -30,7 +30,7 @@ from typing import Any
 
 import pytest
 
-from tests.fleet_setup import PY, REPO, export_bundle
+from tests.fleet_setup import PY, REPO, export_bundle, own_sleep, stuck_report
 from tests.schemas import validate
 from tests.sshd_hosts import HostSpec, SshHosts
 
@@ -79,7 +79,7 @@ def _planted(root: Path, name: str, how: str) -> tuple[Path, Path, str]:
     (site / "sitecustomize.py").write_text(_SITE)
     mark = root / f"{name}.fault"
     mark.unlink(missing_ok=True)
-    sleep = str(600 + abs(hash(name)) % 300)
+    sleep = own_sleep(600 + abs(hash(name)) % 300)[0].split()[1]  # this worker's own
     p = root / f"python-{name}"
     p.write_text("#!/bin/sh\n"
                  f'[ "$1" = replay.py ] && export PYTHONPATH={site} FAULT_AT={AT} '
@@ -102,7 +102,7 @@ def farm(ssh_hosts: Callable[[list[HostSpec]], SshHosts], tmp_path_factory: pyte
          images_svm: Path) -> Farm:
     root = tmp_path_factory.mktemp("faults")
     hosts = ssh_hosts([HostSpec("a"), HostSpec("b"), HostSpec("c")])
-    env = {**os.environ, "PYTHONPATH": str(REPO),
+    env = {**os.environ, "PYTHONPATH": str(REPO), "PYTHONFAULTHANDLER": "1",  # see stuck_report
            "XDG_CACHE_HOME": str(tmp_path_factory.mktemp("xdg"))}
     bundle = export_bundle(images_svm, RANGE, root / "bundle", env)
     return Farm(hosts, root, env, bundle)
@@ -226,14 +226,14 @@ def _nothing_left(farm: Farm, inv: Path, *markers: str,
 
 
 def _finish(proc: subprocess.Popen[str], fault_at: float, timeout: float,
-            codes: tuple[int, ...], slack: float = SLACK) -> tuple[str, str]:
+            codes: tuple[int, ...], slack: float = SLACK,
+            said: list[str] | None = None) -> tuple[str, str]:
     """The run's output once it ended; it must end within ``timeout`` + ``slack`` s of the
     fault (a hang bound: a run that waits on a dead link many times over misses it)."""
     try:
         out, err = proc.communicate(timeout=timeout + slack + 60)
     except subprocess.TimeoutExpired:
-        proc.kill()
-        raise AssertionError(f"the run did not end: {proc.communicate()}") from None
+        raise AssertionError(f"the run did not end: {stuck_report(proc, said)}") from None
     took = time.time() - fault_at
     err = err or ""  # (None: it went to a terminal)
     assert proc.returncode in codes, (proc.returncode, out[-3000:], err[-3000:])
@@ -366,7 +366,7 @@ def test_an_interrupt_prints_what_finished(
     _heard(said, f": enqueue {AT} (", proc, host="stuck")  # cltui knows where it hangs
     _heard(said, "done", proc, host="done")  # the other host finished: it says so
     proc.send_signal(sig)
-    out, _err = _finish(proc, max(fired, time.time()), 0, codes=(130,))
+    out, _err = _finish(proc, max(fired, time.time()), 0, codes=(130,), said=said)
     end = time.monotonic() + 30  # (the terminal's last lines, read by a thread)
     while not any("interrupted" in ln for ln in said):
         assert time.monotonic() < end, said[-10:]

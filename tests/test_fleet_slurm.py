@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from cltui.fleet.lock import LOCK_NAME
-from tests.fleet_setup import PY, REPO, icd_folder, run_fleet
+from tests.fleet_setup import PY, REPO, icd_folder, own_sleep, run_fleet, stuck_report
 from tests.schemas import validate
 from tests.sshd_hosts import HostSpec, SshHosts
 
@@ -38,6 +38,7 @@ class Lab:
     def env(self) -> dict[str, str]:
         return {**os.environ, **self.cluster.env, "PYTHONPATH": str(REPO),
                 "HOME": str(self.home), "XDG_CACHE_HOME": str(self.home / ".cache"),
+                "PYTHONFAULTHANDLER": "1",  # a run that does not end says where: stuck_report
                 "PATH": f"{Path(PY).parent}:{os.environ.get('PATH', '')}"}  # python3: ours
 
     def fleet(self, *args: str, codes: tuple[int, ...]) -> subprocess.CompletedProcess[str]:
@@ -198,7 +199,10 @@ def test_ctrl_c_cancels_every_job(lab: Lab, images_svm: Path, sig: signal.Signal
         jobs = lab.cluster.jobs()
         assert len(jobs) == 2 and any("RUNNING" in j for j in jobs), (jobs, seen)
         proc.send_signal(sig)
-        out, err = proc.communicate(timeout=BOUND)
+        try:
+            out, err = proc.communicate(timeout=BOUND)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"the run did not end: {stuck_report(proc)}") from None
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -250,7 +254,8 @@ def test_a_crash_and_a_hang_in_a_job_are_cells_and_the_jobs_end(
     lab: Lab, images_svm: Path
 ) -> None:
     crash = _wrapper(lab, "python-crash", '[ "$1" = replay.py ] && kill -SEGV $$')
-    hang = _wrapper(lab, "python-hang", '[ "$1" = replay.py ] && exec sleep 631')
+    sleep, find_sleep = own_sleep(631)
+    hang = _wrapper(lab, "python-hang", f'[ "$1" = replay.py ] && exec {sleep}')
     inv = lab.inventory("bad.ini", [
         f"crash cltui_slurm_partition=pocl ansible_python_interpreter={crash}",
         f"hang cltui_slurm_partition=pocl ansible_python_interpreter={hang}",
@@ -262,5 +267,5 @@ def test_a_crash_and_a_hang_in_a_job_are_cells_and_the_jobs_end(
     assert "SIGSEGV" in cols["crash"]["error"]
     assert "no progress within 8 s" in cols["hang"]["error"]
     assert lab.queue_empties() == []
-    left = subprocess.run(["pgrep", "-f", "sleep 631"], capture_output=True, text=True)
+    left = subprocess.run(find_sleep, capture_output=True, text=True)
     assert left.stdout.strip() == "", "the hung runner outlived its job"

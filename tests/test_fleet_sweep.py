@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from cltui.process import lifecycle
-from tests.fleet_setup import PY, REPO
+from tests.fleet_setup import PY, REPO, own_sleep
 from tests.sshd_hosts import HostSpec, SshHosts
 
 pytestmark = [pytest.mark.device, pytest.mark.slow, pytest.mark.child]
@@ -47,7 +47,8 @@ def test_a_killed_fleet_runs_remote_folders_are_swept_by_the_next_run(
     shutil.copy(src, icd / src.name)
     hosts = ssh_hosts([HostSpec("pocl", env={"OCL_ICD_VENDORS": str(icd)})])
     hang = tmp_path / "python-hang"
-    hang.write_text(f'#!/bin/sh\n[ "$1" = replay.py ] && exec sleep 621\nexec {PY} "$@"\n')
+    sleep, find_sleep = own_sleep(621)
+    hang.write_text(f'#!/bin/sh\n[ "$1" = replay.py ] && exec {sleep}\nexec {PY} "$@"\n')
     hang.chmod(0o755)
     work = tmp_path / "work"
 
@@ -60,13 +61,13 @@ def test_a_killed_fleet_runs_remote_folders_are_swept_by_the_next_run(
 
     short = Path(tempfile.mkdtemp(prefix="fsw-", dir="/tmp"))  # ssh's socket path limit
     try:
-        _run(short, tmp_path, images_svm, work, inventory, hang)
+        _run(short, tmp_path, images_svm, work, inventory, hang, find_sleep)
     finally:
         shutil.rmtree(short, ignore_errors=True)
 
 
 def _run(short: Path, tmp_path: Path, images_svm: Path, work: Path,
-         inventory: Callable[[str, str], Path], hang: Path) -> None:
+         inventory: Callable[[str, str], Path], hang: Path, find_sleep: list[str]) -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO), "TMPDIR": str(short),
            "XDG_CACHE_HOME": str(tmp_path / "cache")}
     proc = subprocess.Popen([PY, "-m", "cltui", "fleet", str(images_svm), "0-3", "--hosts",
@@ -91,7 +92,7 @@ def _run(short: Path, tmp_path: Path, images_svm: Path, work: Path,
     assert host == os.uname().nodename
     # the keeper's stdin closed with cltui: it ends on the host (so does the hung runner)
     _wait(lambda: not _alive(int(pid)), "the keeper's end")
-    _wait(lambda: subprocess.run(["pgrep", "-f", "sleep 621"], capture_output=True).returncode,
+    _wait(lambda: subprocess.run(find_sleep, capture_output=True).returncode,
           "the hung runner's end")
     for sock in short.glob("cltui-fleet-p*/*"):  # the killed run's ssh master
         subprocess.run(["ssh", "-o", f"ControlPath={sock}", "-O", "exit", "x"],

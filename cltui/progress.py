@@ -21,12 +21,15 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from .errors import Cancelled
 
-__all__ = ["CancelToken", "ProgressEvent", "ProgressFn", "fraction_of", "no_progress"]
+__all__ = [
+    "CancelToken", "ProgressEvent", "ProgressFn", "fraction_of", "no_progress", "wait_until_set",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,3 +103,14 @@ class CancelToken:
                 self._hooks.append(hook)
                 return
         hook()
+
+
+def wait_until_set(done: threading.Event, poll: float = 0.05) -> None:
+    """Block until ``done`` is set, where ctrl-c may raise (the main thread): polls
+    ``is_set``, which takes no lock, between sleeps, so the ``KeyboardInterrupt`` can come
+    out of any point and the next call still waits.  Not ``done.wait``: it enters its
+    Condition through a Python ``__enter__``, and a signal handler that raises right after
+    the lock's C ``__enter__`` returned leaves the lock held (CPython issues 74174 and
+    148874), so the next wait and the worker's ``set`` block forever."""
+    while not done.is_set():
+        time.sleep(poll)

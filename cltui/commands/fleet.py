@@ -245,7 +245,7 @@ def _run(bundle: Path, hosts: list[Host], settings: RunSettings, jobs: int,
     SIGTERM cancels it (hosts stop, their scratch folders go) and its report keeps what
     finished."""
     from cltui.fleet.job import run_fleet
-    from cltui.progress import CancelToken
+    from cltui.progress import CancelToken, wait_until_set
 
     token = CancelToken()
     box: dict[str, Any] = {}
@@ -272,7 +272,7 @@ def _run(bundle: Path, hosts: list[Host], settings: RunSettings, jobs: int,
     interrupted = False
     while not finished.is_set():
         try:
-            finished.wait(0.2)
+            wait_until_set(finished)  # (not finished.wait: ctrl-c may leave its lock held)
         except KeyboardInterrupt:  # the hosts stop (bounded), then what finished is said
             if interrupted:  # twice: no more waiting (the ssh masters stop at exit)
                 fail("interrupted twice: stopped without waiting for the hosts", 130)

@@ -19,6 +19,7 @@ from textual.widgets._footer import FooterKey
 
 from cltui.tui.app import CltuiApp, make_app
 from cltui.tui.screens.help import HelpScreen, bindings_table
+from cltui.tui.widgets.buffer_pane import BufferPane
 from cltui.tui.widgets.buffer_view import BufferView
 from tests.ptyterm import PtyTerm
 from tests.test_tui_app import SIZE, aio, jump, settle, wait_loaded
@@ -41,7 +42,8 @@ def burst(pilot: Pilot[Any], text: str) -> None:
         driver.send_message(events.Key(key, ch if ch.isprintable() else None))
 
 
-async def settled_until(pilot: Pilot[Any], cond: Callable[[], bool], bound: float = 60) -> None:
+async def settled_until(pilot: Pilot[Any], cond: Callable[[], bool], bound: float = 60,
+                        notices: list[str] | None = None) -> None:
     """Settle until ``cond`` holds: a loaded machine may need more than one round for a
     burst that opens and closes dialogs (``bound`` seconds: a hang detector, no timing)."""
     end = time.monotonic() + bound
@@ -49,19 +51,39 @@ async def settled_until(pilot: Pilot[Any], cond: Callable[[], bool], bound: floa
         await settle(pilot)
         if cond():
             return
-        assert time.monotonic() < end, f"the burst never settled: {_where(pilot)}"
+        assert time.monotonic() < end, f"the burst never settled: {_where(pilot, notices)}"
 
 
-def _where(pilot: Pilot[Any]) -> str:
-    """What the app shows, for a failure's message."""
+def record_notices(app: CltuiApp) -> list[str]:
+    """The notices the app shows from now on (their text), for a failure's message."""
+    notices: list[str] = []
+    notify = app.notify
+
+    def recording(message: str, *args: Any, **kwargs: Any) -> None:
+        notices.append(str(message))
+        notify(message, *args, **kwargs)
+
+    app.notify = recording  # type: ignore[method-assign]
+    return notices
+
+
+def _where(pilot: Pilot[Any], notices: list[str] | None = None) -> str:
+    """What the app shows, for a failure's message: its screens, focus, list and buffer view,
+    the buffer's format field and what it was given, and the notices since ``notices``
+    started recording (a format the field did not take says why there)."""
     app = pilot.app
     assert isinstance(app, CltuiApp)
     view = app.main.query(BufferView)
     ctype = view.first().ctype if view else None
     hex_mode = view.first().hex_mode if view else None
+    panes = app.main.query(BufferPane)
+    field = (f", format field {panes.first().query_one('#buffer-format', Input).value!r} "
+             f"(pending {panes.first().pending_format!r}, shows {panes.first().shown_key})"
+             if panes else "")
     return (f"screens {[type(s).__name__ for s in app.screen_stack]}, focus {app.focused!r}, "
             f"filter {app.main.name_filter!r}, state {app.main.state()}, "
-            f"buffer type {ctype.name if ctype else None}, hex {hex_mode}")
+            f"buffer type {ctype.name if ctype else None}, hex {hex_mode}{field}"
+            + (f", notices {notices}" if notices is not None else ""))
 
 
 @aio
@@ -93,11 +115,14 @@ async def test_a_burst_through_dialogs(pyocl_pocl: Path) -> None:
             pilot, lambda: screen.name_filter == "axpb"
             and "filter 'axpb'" in screen.state()["status"]
         )
+        assert isinstance(pilot.app, CltuiApp)
+        notices = record_notices(pilot.app)
         burst(pilot, "/\x01\x0b\r:14\r3fint\rx")
         view = screen.query_one(BufferView)
         await settled_until(
             pilot, lambda: screen.name_filter == "" and screen.state()["cursor"] == 14
-            and view.ctype is not None and view.ctype.name == "int" and view.hex_mode
+            and view.ctype is not None and view.ctype.name == "int" and view.hex_mode,
+            notices=notices,
         )
 
 

@@ -62,6 +62,11 @@ class BufferPane(Vertical):
         yield BufferView(id="buffer-view")
 
     @property
+    def shown_key(self) -> tuple[Any, ...] | None:
+        """(enqueue number, argument index) of what the pane shows (None: nothing yet)."""
+        return self._shown[1:] if self._shown is not None else None
+
+    @property
     def view(self) -> BufferView:
         return self.query_one(BufferView)
 

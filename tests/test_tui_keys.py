@@ -106,6 +106,46 @@ async def test_a_burst_after_f_lands_in_the_format_field(pyocl_pocl: Path) -> No
 
 
 @aio
+async def test_a_long_handler_does_not_let_the_next_key_past_a_moving_focus(
+    pyocl_pocl: Path,
+) -> None:
+    """The app spends 0.4 CPU s in one handler while ``f`` is on its way to moving the focus
+    to the format field (a decode's details drawn, a collection; under load): the keys behind
+    it still wait for the focus, so ``int`` lands in the field.  (The gate counted that
+    handler's CPU against the key's wait, let ``i`` through to the list while ``f`` was still
+    travelling, and the field got ``nt``: the end state of a burst through dialogs that
+    failed side by side.)"""
+    seen: list[events.Key] = []
+    f_key = events.Key("f", "f")
+
+    def hook(message: object) -> None:
+        if message is f_key:
+            seen.append(f_key)
+            if len(seen) == 2:  # the gate let f through (it held it first): a long handler
+                end = time.thread_time() + 0.4
+                while time.thread_time() < end:
+                    pass
+
+    async with make_app(pyocl_pocl).run_test(size=SIZE, message_hook=hook) as pilot:
+        screen = await wait_loaded(pilot)
+        await jump(pilot, 14)
+        await pilot.press("3")
+        await settle(pilot)
+        assert isinstance(pilot.app, CltuiApp)
+        notices = record_notices(pilot.app)
+        driver = pilot.app._driver
+        assert driver is not None
+        driver.send_message(f_key)
+        burst(pilot, "int\rx")
+        view = screen.query_one(BufferView)
+        await settled_until(
+            pilot, lambda: view.ctype is not None and view.ctype.name == "int" and view.hex_mode,
+            notices=notices, bound=20,
+        )
+        assert len(seen) >= 2
+
+
+@aio
 async def test_a_burst_through_dialogs(pyocl_pocl: Path) -> None:
     """Keys typed ahead into dialogs that are still opening, and past their enter."""
     async with make_app(pyocl_pocl).run_test(size=SIZE) as pilot:

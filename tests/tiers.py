@@ -14,6 +14,8 @@
 - **Groups.** A test that uses a module-scoped fixture (not an autouse one) gets the
   ``xdist_group`` of its module: with ``--dist loadgroup`` (``./dev test``) one worker runs
   them and sets the fixture up once; every other test goes to whichever worker is free.
+- **ctrl-c.** A suite started with SIGINT ignored handles it again (:func:`hear_ctrl_c`): the
+  ignore would reach every child, and the tests that interrupt one would hang.
 - ``CLTUI_TEST_SPAWNLOG=FILE`` appends ``nodeid<TAB>processes`` for every test that started
   one (to find the tests a mark is missing on).
 """
@@ -132,6 +134,18 @@ def pytest_configure(config: pytest.Config) -> None:
     for name, what in MARKS.items():
         config.addinivalue_line("markers", f"{name}: {what}")
     install()
+    hear_ctrl_c()
+
+
+def hear_ctrl_c() -> None:
+    """SIGINT handled again in this process, so that the children the tests start hear it:
+    a suite started with SIGINT ignored (``cmd &`` in a script or a subshell, without job
+    control) hands the ignore down to every child, and the tests that press ctrl-c on a
+    fleet saw it not end (its SigIgn in /proc had SIGINT: two side-by-side rounds failed 7
+    tests each so).  A handler (not SIG_DFL, where Python raises no KeyboardInterrupt) is
+    reset to the default in each child at exec, and Python installs its own there."""
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 # fixtures that start processes for every test of a scope (so no test records them): a test

@@ -115,12 +115,12 @@ async def test_a_long_handler_does_not_let_the_next_key_past_a_moving_focus(
     handler's CPU against the key's wait, let ``i`` through to the list while ``f`` was still
     travelling, and the field got ``nt``: the end state of a burst through dialogs that
     failed side by side.)"""
-    seen: list[events.Key] = []
-    f_key = events.Key("f", "f")
+    seen: list[object] = []
 
     def hook(message: object) -> None:
-        if message is f_key:
-            seen.append(f_key)
+        if isinstance(message, events.Key) and message.key == "f" and (
+                not seen or message is seen[0]):
+            seen.append(message)
             if len(seen) == 2:  # the gate let f through (it held it first): a long handler
                 end = time.thread_time() + 0.4
                 while time.thread_time() < end:
@@ -133,10 +133,7 @@ async def test_a_long_handler_does_not_let_the_next_key_past_a_moving_focus(
         await settle(pilot)
         assert isinstance(pilot.app, CltuiApp)
         notices = record_notices(pilot.app)
-        driver = pilot.app._driver
-        assert driver is not None
-        driver.send_message(f_key)
-        burst(pilot, "int\rx")
+        burst(pilot, "fint\rx")
         view = screen.query_one(BufferView)
         await settled_until(
             pilot, lambda: view.ctype is not None and view.ctype.name == "int" and view.hex_mode,

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -38,12 +39,17 @@ def own_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
 _SLEEPS = itertools.count()
 
 
+def own_sleep_arg(seconds: int) -> str:
+    """The argument of a ``sleep`` that no other test, and no other suite running beside this
+    one, gives: ``seconds`` and a fraction of this worker's pid and a count."""
+    return f"{seconds}.{os.getpid()}{next(_SLEEPS):04d}"
+
+
 def own_sleep(seconds: int) -> tuple[str, list[str]]:
-    """A ``sleep`` (a planted hung runner) that no other test, and no other suite running
-    beside this one, runs: the command, and the ``pgrep`` argv that finds it (and only it:
-    the fraction of a second it adds is this worker's pid and a count)."""
-    tag = f"{os.getpid()}{next(_SLEEPS):04d}"
-    return f"sleep {seconds}.{tag}", ["pgrep", "-f", rf"sleep {seconds}\.{tag}$"]
+    """A ``sleep`` (a planted hung runner) of :func:`own_sleep_arg`: the command, and the
+    ``pgrep`` argv that finds it (and only it)."""
+    arg = own_sleep_arg(seconds)
+    return f"sleep {arg}", ["pgrep", "-f", rf"sleep {re.escape(arg)}$"]
 
 
 def stuck_report(proc: subprocess.Popen[str], said: list[str] | None = None) -> str:

@@ -30,7 +30,7 @@ from typing import Any
 
 import pytest
 
-from tests.fleet_setup import PY, REPO, export_bundle, own_sleep, stuck_report
+from tests.fleet_setup import PY, REPO, export_bundle, own_sleep_arg, stuck_report
 from tests.schemas import validate
 from tests.sshd_hosts import HostSpec, SshHosts
 
@@ -79,7 +79,7 @@ def _planted(root: Path, name: str, how: str) -> tuple[Path, Path, str]:
     (site / "sitecustomize.py").write_text(_SITE)
     mark = root / f"{name}.fault"
     mark.unlink(missing_ok=True)
-    sleep = own_sleep(600 + abs(hash(name)) % 300)[0].split()[1]  # this worker's own
+    sleep = own_sleep_arg(600 + abs(hash(name)) % 300)  # this worker's own
     p = root / f"python-{name}"
     p.write_text("#!/bin/sh\n"
                  f'[ "$1" = replay.py ] && export PYTHONPATH={site} FAULT_AT={AT} '

@@ -19,6 +19,7 @@ from cltui.analysis.explain.rewrite import (
     without_contraction,
 )
 from cltui.cli import main
+from tests.explain_cli import explain_json
 from tests.schemas import validate
 
 
@@ -97,19 +98,12 @@ PLANTED = {
 }
 
 
-def _explain(capture: Path, enqueue: int, *extra: str) -> tuple[int, Any]:
-    res = CliRunner().invoke(main, ["explain", str(capture), str(enqueue), "-d", "pocl",
-                                    "-d", "oclgrind", "--json", *extra])  # fmt: skip
-    return res.exit_code, json.loads(res.stdout) if res.stdout.strip() else res.output
-
-
 @pytest.mark.child
 @pytest.mark.device
 @pytest.mark.parametrize("enqueue", sorted(PLANTED))
 def test_explain_names_the_planted_cause(planted: Path, enqueue: int) -> None:
     cause, within, words = PLANTED[enqueue]
-    code, rep = _explain(planted, enqueue)
-    validate(rep, "cli.schema.json", "explain")
+    code, rep = explain_json(planted, enqueue)
     assert code == 1 and rep["verdict"]["status"] == "diverges", rep["verdict"]
     assert rep["why"]["cause"] == cause, rep["why"]
     assert rep["why"]["within_spec"] is within
@@ -124,7 +118,7 @@ def test_explain_names_the_planted_cause(planted: Path, enqueue: int) -> None:
 @pytest.mark.child
 @pytest.mark.device
 def test_explain_reports_every_subnormal_flushed(planted: Path) -> None:
-    _, rep = _explain(planted, 10)
+    _, rep = explain_json(planted, 10)
     m = rep["where"][0]["map"]
     assert m["differ"] == 4096 and m["pattern"]["kind"] == "all"
     assert {e["a"] for e in m["worst"]} == {0.0}  # PoCL flushed them; Oclgrind did not
@@ -135,11 +129,10 @@ def test_explain_reports_every_subnormal_flushed(planted: Path) -> None:
 @pytest.mark.device
 def test_explain_control_and_markdown(planted: Path, tmp_path: Path) -> None:
     md = tmp_path / "report.md"
-    code, rep = _explain(planted, 16, "--markdown", str(md))
-    validate(rep, "cli.schema.json", "explain")
+    code, rep = explain_json(planted, 16, "--markdown", str(md))
     assert code == 0 and rep["verdict"]["line"].startswith("NO DIVERGENCE")
     assert rep["where"] == [] and "## Why" not in md.read_text()
-    code, _ = _explain(planted, 1, "--markdown", str(md))
+    code, _ = explain_json(planted, 1, "--markdown", str(md))
     text = md.read_text()
     assert code == 1 and "## Where: arg 3" in text and "| element | A | B | capture |" in text
     assert "Cause: contraction" in text

@@ -4,9 +4,7 @@ kernel's line) and the pyopencl library's sin_kernel (1 ULP apart on Oclgrind)."
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -15,7 +13,7 @@ from cltui.analysis.explain.instrument import instrument
 from cltui.analysis.explain.line import parse_items
 from cltui.cli import main
 from tests.conftest import capture_path
-from tests.schemas import validate
+from tests.explain_cli import explain_json, line_of
 
 KERNEL = """
 float twice(float x) { float y = x * 2.0f; y += 1.0f; return y; }
@@ -62,12 +60,6 @@ def test_items_are_global_ids() -> None:
         parse_items(["a,b"])
 
 
-def _explain(capture: Path, enqueue: int, *extra: str) -> tuple[int, Any]:
-    res = CliRunner().invoke(main, ["explain", str(capture), str(enqueue), "-d", "pocl",
-                                    "-d", "oclgrind", "--json", *extra])  # fmt: skip
-    return res.exit_code, json.loads(res.stdout) if res.stdout.strip() else res.output
-
-
 # enqueue -> the README's first diverging line (enqueue 4: sin on line 7, where it agrees
 # exp on line 8)
 PLANTED_LINES = {1: (8, "f"), 4: (7, "s"), 7: (6, "n"), 10: (6, "u")}
@@ -77,9 +69,8 @@ PLANTED_LINES = {1: (8, "f"), 4: (7, "s"), 7: (6, "n"), 10: (6, "u")}
 @pytest.mark.device
 @pytest.mark.parametrize("enqueue", sorted(PLANTED_LINES))
 def test_explain_names_the_planted_line(planted: Path, enqueue: int) -> None:
-    code, rep = _explain(planted, enqueue)
-    validate(rep, "cli.schema.json", "explain")
-    line = rep["line"]
+    code, rep = explain_json(planted, enqueue)
+    line = line_of(rep)
     assert code == 1 and line["status"] == "found", line["text"]
     assert (line["site"]["line"], line["site"]["target"]) == PLANTED_LINES[enqueue]
     first = line["first"]
@@ -106,12 +97,12 @@ def test_explain_line_text_markdown_and_given_items(planted: Path, tmp_path: Pat
 @pytest.mark.child
 @pytest.mark.device
 def test_explain_line_control_and_relaxed_division(planted: Path) -> None:
-    code, rep = _explain(planted, 16)
-    assert code == 0 and rep["line"]["status"] == "no-divergence"
+    code, rep = explain_json(planted, 16)
+    assert code == 0 and line_of(rep)["status"] == "no-divergence"
     # a counting trace keeps PoCL from vectorising, and its scalar division is exact: the
     # dense trace (no counter, no branch, no operands) computes the original's outputs
-    _, rep = _explain(planted, 13)
-    line = rep["line"]
+    _, rep = explain_json(planted, 13)
+    line = line_of(rep)
     assert line["status"] == "found" and line["site"]["line"] == 6, line["text"]
     assert line["recording"].startswith("dense") and line["first"]["earlier_agree"] is True
     assert line["same_outputs"] == {"a": True, "b": True}
@@ -121,8 +112,8 @@ def test_explain_line_control_and_relaxed_division(planted: Path) -> None:
 @pytest.mark.child
 @pytest.mark.device
 def test_explain_line_of_the_pyopencl_sin_kernel() -> None:
-    code, rep = _explain(capture_path("pyopencl_lib_pocl"), 22)
-    line = rep["line"]
+    code, rep = explain_json(capture_path("pyopencl_lib_pocl"), 22)
+    line = line_of(rep)
     assert code == 1 and line["status"] == "found", line["text"]
     assert line["site"]["line"] == 18 and line["site"]["expr"] == "sin(y[i])"
     assert line["first"]["operands_equal"] is True
@@ -133,9 +124,8 @@ def test_explain_line_of_the_pyopencl_sin_kernel() -> None:
 def test_explain_line_through_images_local_memory_and_barriers() -> None:
     images = capture_path("images_svm_pocl")
     # a read through a LINEAR sampler: the devices' filtering differs by up to 2 ULP
-    code, rep = _explain(images, 2)
-    validate(rep, "cli.schema.json", "explain")
-    line = rep["line"]
+    code, rep = explain_json(images, 2)
+    line = line_of(rep)
     assert code == 1 and line["status"] == "found", line["text"]
     assert line["site"]["line"] == 12 and line["site"]["expr"] == "read_imagef(src, s, uv)"
     assert line["site"]["type"] == "float4" and line["first"]["operands_equal"] is True
@@ -145,8 +135,8 @@ def test_explain_line_through_images_local_memory_and_barriers() -> None:
     # image reads and writes, __local memory and a barrier: the instrumented kernels compute
     # the original's outputs on both devices, and the traces agree
     for enqueue, items, sites in ((0, "1,1 2,3", 6), (6, "1 2 200", 4)):
-        code, rep = _explain(images, enqueue, "--items", items)
-        line = rep["line"]
+        code, rep = explain_json(images, enqueue, "--items", items)
+        line = line_of(rep)
         assert code == 0 and line["status"] == "no-difference", line["text"]
         assert line["same_outputs"] == {"a": True, "b": True} and line["sites"] == sites
         assert line["text"] == "the traced statements agree for every chosen work-item"

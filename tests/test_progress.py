@@ -104,10 +104,11 @@ def _wait_with_event_wait(done: threading.Event, interrupted: Callable[[], None]
             interrupted()
 
 
-def _interrupt_after(loop: Loop, k: int, bound: float = 5) -> str:
+def _interrupt_after(loop: Loop, k: int, bound: float = 30) -> str:
     """Run ``loop`` with a KeyboardInterrupt raised as the ``k``-th C call inside it returns
     (a signal handler runs at that point: the eval loop's check after a call), the work
-    ending once it was interrupted: "ended", "stuck" (after ``bound`` s) or what it raised."""
+    ending once it was interrupted: "ended", "stuck" (after ``bound`` s: a hang detector,
+    generous; 5 s passed once in a fast tier on a loaded machine) or what it raised."""
     done = threading.Event()
     raised: list[BaseException] = []
 
@@ -134,6 +135,7 @@ def _interrupt_after(loop: Loop, k: int, bound: float = 5) -> str:
     th.join(bound)
     if th.is_alive():  # stuck: free it (the lock left held, then the work's set)
         cond: Any = done._cond  # type: ignore[attr-defined]
+        cond.acquire(blocking=False)  # taken now if nobody held it (it was only slow)
         cond.release()
         th.join(5)
         return "stuck"

@@ -35,12 +35,12 @@ __kernel void twice(__global int *a)
 """
 
 
-def _broken_capture(root: Path) -> Path:
+def _broken_capture(root: Path, source: str = BROKEN) -> Path:
     def sim(st: dict[str, np.ndarray], a: list[str]) -> None:
         st[a[0]][:] *= 2
 
     launch = Launch("twice", [Arg("buf", "A")], 8, 8, sim)
-    spec = SynthCapture(BROKEN, {"A": np.arange(8, dtype=np.int32)}, [launch, launch])
+    spec = SynthCapture(source, {"A": np.arange(8, dtype=np.int32)}, [launch, launch])
     return write_capture(spec, root)
 
 

@@ -15,6 +15,7 @@ from cltui.analysis.explain.imagewrite import CONVERT, spec_image_writes
 from cltui.analysis.explain.order import REVERSED_PREFIX, atomics_called, reversed_order
 from cltui.cli import main
 from tests import planted_synth
+from tests.explain_cli import explain_json, line_of
 from tests.schemas import validate
 
 
@@ -44,26 +45,10 @@ def test_atomics_are_found_in_code_only() -> None:
     assert atomics_called(src) == ["atomic_cmpxchg", "atom_inc"]
 
 
-def _explain(capture: Path, enqueue: int, *extra: str) -> tuple[int, Any]:
-    res = CliRunner().invoke(main, ["explain", str(capture), str(enqueue), "-d", "pocl",
-                                    "-d", "oclgrind", "--json", *extra])  # fmt: skip
-    rep = json.loads(res.stdout) if res.stdout.strip() else res.output
-    validate(rep, "cli.schema.json", "explain")
-    return res.exit_code, rep
-
-
-def _explain_one(capture: Path, enqueue: int) -> tuple[int, Any]:
-    res = CliRunner().invoke(main, ["explain", str(capture), str(enqueue), "-d", "pocl",
-                                    "--json"])  # fmt: skip
-    rep = json.loads(res.stdout) if res.stdout.strip() else res.output
-    validate(rep, "cli.schema.json", "explain")
-    return res.exit_code, rep
-
-
 @pytest.mark.child
 @pytest.mark.device
 def test_image_write_conversion_outside_the_specification_on_oclgrind(tmp_path: Path) -> None:
-    code, rep = _explain(planted_synth.write("image_nan", tmp_path / "cap"), 0)
+    code, rep = explain_json(planted_synth.write("image_nan", tmp_path / "cap"), 0)
     assert code == 1 and rep["verdict"]["status"] == "diverges", rep["verdict"]
     why = rep["why"]
     assert why["cause"] == "image-write" and "image format's conversion" in why["text"]
@@ -80,7 +65,7 @@ def test_image_write_conversion_outside_the_specification_on_oclgrind(tmp_path: 
 @pytest.mark.child
 @pytest.mark.device
 def test_local_race_differs_between_runs_on_one_device(tmp_path: Path) -> None:
-    code, rep = _explain(planted_synth.write("local_race", tmp_path / "cap"), 0)
+    code, rep = explain_json(planted_synth.write("local_race", tmp_path / "cap"), 0)
     # both devices run the work-items in order and agree; the reverse order does not
     assert code == 0 and rep["verdict"]["status"] == "no-divergence", rep["verdict"]
     why = rep["why"]
@@ -97,7 +82,7 @@ def test_local_race_differs_between_runs_on_one_device(tmp_path: Path) -> None:
     assert {(w["line"], w["statement"]) for w in tile["writes"]} == {(5, "tile[l % 8] = in[i]")}
     assert "is written by work-item (1) alone, on line 7: out[i] = tile[(l + 1) % 8] * 2.0f" in \
         race["elements"][1]["text"]
-    assert rep["line"]["status"] == "race" and len(rep["line"]["items"]) == 8
+    assert line_of(rep)["status"] == "race" and len(line_of(rep)["items"]) == 8
     assert why["cause"] == "order dependence" and why["within_spec"] is True
     assert why["order"] == {"a": True, "b": True}
     assert why["order_runs"] == {"a": "the work-items in reverse order"} | {
@@ -109,7 +94,7 @@ def test_local_race_differs_between_runs_on_one_device(tmp_path: Path) -> None:
 @pytest.mark.child
 @pytest.mark.device
 def test_work_group_order_reduction_is_order_dependent(tmp_path: Path) -> None:
-    code, rep = _explain(planted_synth.write("group_sum", tmp_path / "cap"), 0)
+    code, rep = explain_json(planted_synth.write("group_sum", tmp_path / "cap"), 0)
     assert code in (0, 1)  # whether the devices' sums differ this time depends on the order
     why = rep["why"]
     assert why["cause"] == "order dependence" and why["within_spec"] is True
@@ -121,7 +106,7 @@ def test_work_group_order_reduction_is_order_dependent(tmp_path: Path) -> None:
 @pytest.mark.child
 @pytest.mark.device
 def test_heat2d_write_write_race_gets_a_cause(heat2d: Path) -> None:
-    code, rep = _explain(heat2d, 122397)  # heat_boundary: two work-items write each corner
+    code, rep = explain_json(heat2d, 122397)  # heat_boundary: two work-items write each corner
     assert code == 0 and rep["why"]["cause"] == "order dependence", rep["verdict"]
     assert rep["why"]["order_runs"]["a"] == "the work-items in reverse order", rep["why"]
     assert "2 of 4,096 elements; first: element 63" in rep["why"]["text"]
@@ -136,7 +121,7 @@ def test_heat2d_write_write_race_gets_a_cause(heat2d: Path) -> None:
     assert rep["why"]["text"].startswith("order dependence") and "a write-write race: element " \
         "63 of un__base (arg 0, buffer 0001) is written by 2 work-items" in rep["why"]["text"]
     # and which line: the racing writes (the devices agree, so nothing else to trace)
-    line = rep["line"]
+    line = line_of(rep)
     assert line["status"] == "race" and line["items"] == [[0, 0, 0], [63, 0, 0]]
     assert {(w["line"], w["element"]) for w in line["writes"]} == {(36, 63), (37, 63), (37, 4032),
                                                                     (35, 4032)}  # fmt: skip
@@ -149,7 +134,7 @@ def test_heat2d_write_write_race_gets_a_cause(heat2d: Path) -> None:
         "on line 36: un[i*nx + nx-1] = t_right (-5.0); work-item (63) (work-group (1)) on " \
         "line 37: un[i] = 0.0f (0.0)" in res.output
     assert "  36 |     un[i*nx + nx-1] = t_right;\n" in res.output
-    code, one = _explain_one(heat2d, 122397)
+    code, one = explain_json(heat2d, 122397, devices=("pocl",))
     assert code == 1 and list(one["devices"]) == ["a"] and one["where"] == []
     assert one["verdict"]["status"] == "order-dependent" and one["line"]["status"] == "race"
     assert one["why"]["race"]["elements"][0]["writes"] == e63["writes"]
@@ -181,7 +166,7 @@ def test_markdown_with_the_minimal_bundle(tmp_path: Path) -> None:
     cap = planted_synth.write("image_nan", tmp_path / "cap")
     md = tmp_path / "out" / "report.md"
     md.parent.mkdir()
-    code, rep = _explain(cap, 0, "--markdown", str(md), "--bundle")
+    code, rep = explain_json(cap, 0, "--markdown", str(md), "--bundle")
     assert code == 1 and rep["why"]["cause"] == "image-write", rep
     text = md.read_text()
     assert "## Why" in text and "## Attached" in text and "`report_bundle/`" in text
@@ -242,14 +227,35 @@ def test_linear_reads_are_filtered_in_the_kernel() -> None:
     assert linear_reads(src, "k", {}) == (src, 0)
 
 
+def test_an_address_is_placed_in_the_base_its_operand_names() -> None:
+    """Oclgrind numbers each address space's buffers from 2**48: the ``__local`` tile and
+    the first global buffer start at one address, and the walk placed tile's element 5 in
+    ``a`` (it did not once pyopencl's cache was out of the way, which allocated another
+    global buffer first)."""
+    from cltui.analysis.explain.source import Base
+    from cltui.analysis.explain.walk import locate
+
+    plan = {"steps": [{"args": [{"index": 0, "kind": "buffer", "mem": "m0"}]}],
+            "memory": {"m0": {"size": 4096}}}
+    runs: Any = type("Runs", (), {"plan": plan})()
+    bases = [Base("a", 0, None), Base("tile", None, 256)]
+    both = {0: 1 << 48, 1: 1 << 48}
+    addr = (1 << 48) + 20
+    assert locate(runs, bases, both, addr, "tile[(l + 32) % 64]") == (1, 20)
+    assert locate(runs, bases, both, addr, "a[i]") == (0, 20)
+    assert locate(runs, bases, both, addr, "*(p + 5)") is None  # two bases, no name: unknown
+    assert locate(runs, bases, {0: 1 << 48, 1: 1 << 40}, addr, "p[5]") == (0, 20)  # one holds it
+    assert locate(runs, bases, both, (1 << 48) + 300, "tile[75]") == (0, 300)  # past tile
+
+
 @pytest.mark.child
 @pytest.mark.device
 def test_the_walk_follows_a_local_value_to_the_work_item_that_computed_it(tmp_path: Path) -> None:
     """local_neighbour: work-item 37's output differs because the value it reads from
     ``__local`` memory does; work-item 5 computed it (a ``mad``, fused on one device only)."""
     cap = planted_synth.write("local_neighbour", tmp_path / "cap")
-    code, rep = _explain(cap, 0)
-    line = rep["line"]
+    code, rep = explain_json(cap, 0)
+    line = line_of(rep)
     assert code == 1 and line["status"] == "upstream", line["text"]
     assert line["item"] == [37, 0, 0] and line["site"]["line"] == 9
     walk = line["walk"]

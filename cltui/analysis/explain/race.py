@@ -137,7 +137,8 @@ def _upstream(runs: Runs, dev: Device, element: dict[str, Any], timeout: float,
     found: list[tuple[Target, str]] = []
     for slot, op in enumerate(site.operands, start=1):
         addr = got[0].operands.get((site.id, 0, slot)) if got and op.memory else None
-        at = locate(runs, inst.bases, got[0].bases, addr) if addr is not None else None
+        at = locate(runs, inst.bases, got[0].bases, addr, op.text) if addr is not None \
+            else None
         if at is not None:
             base = inst.bases[at[0]]
             local = arg_size(runs, base)[1]

@@ -16,6 +16,7 @@ The section is a plain dict (``line.walk`` of the report, see ``docs/cli.schema.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from cltui.analysis.explain.instrument import Instrumented, InstrumentError, Site
@@ -41,6 +42,7 @@ __all__ = ["MAX_STEPS", "arg_size", "element_size", "locate", "walk_upstream", "
 
 MAX_STEPS = 4  # work-items the walk traces
 _DTYPES = {"float": "float32", "double": "float64", "half": "float16"}
+_ROOT = re.compile(r"[\s(*&]*([A-Za-z_]\w*)")  # the variable an operand reads through
 
 
 def _vt(kind: str, lo: int, hi: int) -> str:
@@ -68,11 +70,14 @@ def arg_size(runs: Runs, base: Base) -> tuple[int | None, bool]:
     return (int(mem["size"]) if mem and mem.get("size") else None), False
 
 
-def locate(runs: Runs, bases: list[Base], got: dict[int, int],
-            addr: int) -> tuple[int, int] | None:  # fmt: skip
-    """(base, byte offset) of an address: the base it lies in (None: private memory or not
-    a recorded base)."""
-    best: tuple[int, int] | None = None
+def locate(runs: Runs, bases: list[Base], got: dict[int, int], addr: int,
+           operand: str = "") -> tuple[int, int] | None:  # fmt: skip
+    """(base, byte offset) of an address: the base it lies in (None: private memory, not a
+    recorded base, or more than one base at the same distance that ``operand`` does not
+    settle).  Address spaces may share numbers: Oclgrind counts each space's buffers from
+    2**48, so a ``__local`` array and the first global buffer start at one address; the
+    base ``operand`` names (``tile[i]``: tile) is the one it reads."""
+    inside: list[tuple[int, int]] = []
     for k, b in enumerate(bases):
         at = got.get(k)
         if at is None or addr < at:
@@ -80,9 +85,15 @@ def locate(runs: Runs, bases: list[Base], got: dict[int, int],
         size, _ = arg_size(runs, b)
         if size is not None and addr >= at + size:
             continue
-        if best is None or addr - at < best[1]:
-            best = (k, addr - at)
-    return best
+        inside.append((k, addr - at))
+    root = _ROOT.match(operand)
+    named = [c for c in inside if root is not None and bases[c[0]].name == root.group(1)]
+    if len(named) == 1:
+        return named[0]
+    nearest = sorted(inside, key=lambda c: c[1])
+    if len(nearest) > 1 and nearest[0][1] == nearest[1][1]:
+        return None
+    return nearest[0] if nearest else None
 
 
 def _group(runs: Runs, item: Item) -> Item:
@@ -143,7 +154,7 @@ class _Walker:
             mine = got[index] if index < len(got) else None
             addr = mine.operands.get((site.id, f["iteration"], slot)) if mine else None
             where.append(None if addr is None or mine is None else
-                         locate(runs, inst.bases, mine.bases, addr))  # fmt: skip
+                         locate(runs, inst.bases, mine.bases, addr, op.text))  # fmt: skip
         if where[0] is None or where[0] != where[1]:
             why = ("private memory, or memory the kernel's parameters do not name"
                    if where[0] is None and where[1] is None else

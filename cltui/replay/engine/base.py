@@ -5,10 +5,11 @@ imported where it is used)."""
 from __future__ import annotations
 
 import statistics
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import numpy as np
 import numpy.typing as npt
@@ -34,6 +35,25 @@ PLAN_FORMAT = "cltui-replay-plan"
 PINNED_MIN_BYTES = 0
 
 PLAN_VERSION = 1
+
+_BUILDS = threading.Lock()
+
+
+def build_program(prg: cl.Program, options: str = "") -> cl.Program:
+    """``prg.build(options)``, one build at a time in this process, never through
+    pyopencl's cache of source builds (the engine keeps its own, written atomically).
+
+    pyopencl's cache holds a lock file while it builds.  A process killed in a build
+    (Oclgrind's crash, a timeout's kill, ctrl-c) left it behind, and every later build on
+    Oclgrind (PoCL caches its own builds) waited a minute and failed: a replay said "hang:
+    the build did not finish within 60 s", explain ``KeyError: 'PYOPENCL_CACHE_FAILURE_FATAL'``
+    (how pyopencl reports any failure of its cache).  That lock also kept two builds of one
+    process apart, and Oclgrind dies of a SIGSEGV on two at once (a sweep's build-ahead
+    thread beside its run): :data:`_BUILDS` does that now."""
+    off: Any = False  # pyopencl's "no cache" (typed str | None)
+    with _BUILDS:
+        built: cl.Program = prg.build(options=options, cache_dir=off)
+    return built
 
 Loader = Callable[[str], npt.NDArray[np.uint8]]
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...text.shellwords import split_words
-from .base import EngineError, EngineOptions, Shared, _cl_msg
+from .base import EngineError, EngineOptions, Shared, _cl_msg, build_program
 from .buildlog import at_source, build_errors, log_lines
 from .choice import most_alike
 from .feasible import build_findings, source_needs
@@ -213,7 +213,7 @@ class Programs:
                 prg = cl.Program(self.ctx, [self.dev], [bytes(self.loader(data))])
             with warnings.catch_warnings():  # compiler chatter is not a replay problem
                 warnings.simplefilter("ignore")
-                prg.build(options=options)
+                build_program(prg, options)
         except cl.Error as exc:
             drop_saved_source(str(exc))
             raise self._build_error(pid, info, how, prg, exc) from None
@@ -339,7 +339,7 @@ class Programs:
             prg = cl.Program(self.ctx, [self.dev], [binary])
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                prg.build(options=options)
+                build_program(prg, options)
         except (cl.Error, ValueError, RuntimeError):  # stale or foreign: build from source
             return None
         return prg

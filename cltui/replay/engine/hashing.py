@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .base import EngineOptions, HostArray, Shared, _cl_msg
+from .base import EngineOptions, HostArray, Shared, _cl_msg, build_program
 from .builds import drop_saved_source
 
 if TYPE_CHECKING:
@@ -80,7 +80,7 @@ class DeviceHash:
             with warnings.catch_warnings():  # compiler chatter is not a replay problem
                 warnings.simplefilter("ignore")
                 try:
-                    prg = cl.Program(self.ctx, HASH64_SOURCE).build()
+                    prg = build_program(cl.Program(self.ctx, HASH64_SOURCE))
                 except cl.Error as exc:
                     drop_saved_source(str(exc))
                     raise

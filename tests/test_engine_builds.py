@@ -1,0 +1,71 @@
+"""How the engine builds a program (cltui.replay.engine.base.build_program): never through
+pyopencl's cache of source builds, and one build at a time in a process."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from cltui.cli import main
+from tests.test_build_errors import _broken_capture
+from tests.test_export_device import _need
+
+pytestmark = [pytest.mark.device, pytest.mark.child]
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# two threads, ten builds each: Oclgrind dies of a SIGSEGV on two clBuildProgram at once
+# (every time here with a plain ``prg.build``): a sweep's build-ahead thread beside its run
+TWO_THREADS = """
+import threading
+import pyopencl as cl
+from cltui.replay.engine.base import build_program
+ctx = cl.Context([d for p in cl.get_platforms() if "Oclgrind" in p.name
+                  for d in p.get_devices()])
+src = "__kernel void k%d(__global float *a) { a[get_global_id(0)] = mad(a[0], a[1], a[2]); }"
+def work(i):
+    for j in range(10):
+        build_program(cl.Program(ctx, src % (100 * i + j)))
+threads = [threading.Thread(target=work, args=(i,)) for i in range(2)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+print("built")
+"""
+
+
+def test_two_threads_build_one_at_a_time_on_oclgrind() -> None:
+    _need("oclgrind")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    res = subprocess.run([sys.executable, "-c", TWO_THREADS], env=env, capture_output=True,
+                         text=True, timeout=300)  # fmt: skip
+    assert res.returncode == 0 and res.stdout.strip() == "built", (res.returncode, res.stderr)
+
+
+def test_pyopencl_s_own_cache_never_fails_a_replay(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """The engine keeps its own cache of binaries and builds past pyopencl's.  pyopencl's
+    cache (of source builds on Oclgrind; PoCL caches its own) failed every replay once it
+    failed: a lock file left by a process killed in a build made each later build wait a
+    minute and fail with ``KeyError: 'PYOPENCL_CACHE_FAILURE_FATAL'`` (explain's runs in a
+    suite under load; the CI of stop 39).  Here its folder cannot be made (it fails at once
+    the same way)."""
+    _need("oclgrind")
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / "pyopencl").write_text("a file where pyopencl wants its cache folder")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
+    monkeypatch.delenv("PYOPENCL_CACHE_FAILURE_FATAL", raising=False)
+    twice = "__kernel void twice(__global int *a) { int i = get_global_id(0); a[i] *= 2; }\n"
+    cap = _broken_capture(tmp_path / "cap", twice)
+    res = CliRunner().invoke(main, ["replay", str(cap), "0-1", "-d", "oclgrind", "--json"])
+    dev = json.loads(res.stdout)["devices"][0]
+    assert res.exit_code == 0 and not dev.get("error"), dev
+    assert list((cache / "cltui" / "binaries").iterdir())  # the engine's own cache has it

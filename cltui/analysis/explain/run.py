@@ -154,8 +154,9 @@ def _run(plan: Manifest, root: str, kernel: str, program: str, options: str,
     checks = [dict(c) for c in plan["steps"][0]["checks"]]
     runs: dict[str, dict[str, Outputs]] = {p: {} for p in [BASE_ID, *(q.id for q in points)]}
     cancelled = collect(plan, points, devices, root, timeout, runs, cancel, report)
-    # a device whose process crashed runs once more (Oclgrind now and then dies of a
-    # SIGSEGV on a run that passes the next time); a second crash is what is reported
+    # a device whose process crashed runs once more (Oclgrind died now and then of a
+    # SIGSEGV on a run that passed the next time: two builds at once, which
+    # engine.base.build_program now keeps apart); a second crash is what is reported
     crashed = [d for d in devices if any(
         (o := r.get(d["id"])) is not None and (o.error or "").startswith("crash")
         for r in runs.values())]  # fmt: skip

@@ -1,14 +1,17 @@
-"""The suite's own set-up (tests/tiers.py): what its children inherit."""
+"""The suite's own set-up (tests/tiers.py): what its children inherit, and what a killed run
+left running."""
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
-from tests.tiers import hear_ctrl_c
+from tests.tiers import _start_time, hear_ctrl_c, sweep_killed_runs
 
 pytestmark = pytest.mark.child  # it starts a process (tests/tiers.py)
 
@@ -33,3 +36,49 @@ def test_a_child_hears_ctrl_c_even_when_the_suite_was_started_ignoring_it() -> N
         assert _child_hears() == "default"
     finally:
         signal.signal(signal.SIGINT, before)
+
+
+def test_a_killed_run_s_processes_end_when_the_next_run_starts(tmp_path: Path) -> None:
+    """Four runs' folders, each with a process whose environment names it (a session below
+    a test's sshd: its HOME): the run whose owners are all gone loses it, and the daemon it
+    noted; this run's own, one whose owner lives (a suite side by side) and an unclaimed one
+    keep theirs, and so does a process that only names the dead run on its command line (a
+    user's ``less``) or has the pid of a noted daemon with another start."""
+    root = tmp_path / "pytest-of-me"
+    runs = {name: root / f"pytest-{k}" for k, name in enumerate(
+        ("dead", "beside", "unclaimed", "mine"))}  # fmt: skip
+    for run in runs.values():
+        (run / "sshd0" / "home").mkdir(parents=True)
+    ended = subprocess.Popen(["true"])
+    ended.wait()
+    (runs["dead"] / f"owner-{ended.pid}-0").touch()
+    (runs["beside"] / f"owner-{os.getpid()}-{_start_time(os.getpid())}").touch()
+    (runs["mine"] / f"owner-{os.getpid()}-{_start_time(os.getpid())}").touch()
+    procs = {name: subprocess.Popen(["sleep", "300"], env={
+        **os.environ, "HOME": str(run / "sshd0" / "home")}) for name, run in runs.items()}
+    reader = subprocess.Popen(["sh", "-c", "sleep 300", str(runs["dead"] / "log")])
+    # a daemon a fixture handed over (tiers.hand_over), noted in its run's folder: an sshd
+    # writes its title over its environment
+    daemons = {name: subprocess.Popen(["sleep", "301"]) for name in ("dead", "beside")}
+    for name, d in daemons.items():
+        (runs[name] / f"daemon-{d.pid}-{_start_time(d.pid)}").touch()
+    (runs["dead"] / f"daemon-{reader.pid}-0").touch()  # that pid, another process
+    try:
+        killed = sweep_killed_runs(root, runs["mine"])
+        assert procs["dead"].wait(timeout=60) == -signal.SIGKILL
+        assert daemons["dead"].wait(timeout=60) == -signal.SIGKILL
+        assert sorted(int(k.split()[0]) for k in killed) == sorted(
+            [procs["dead"].pid, daemons["dead"].pid]), killed
+        assert all(p.poll() is None for n, p in procs.items() if n != "dead")
+        assert reader.poll() is None and daemons["beside"].poll() is None
+    finally:
+        for p in [*procs.values(), *daemons.values(), reader]:
+            p.kill()
+            p.wait()
+
+
+def test_this_run_is_claimed_and_named_to_its_children() -> None:
+    run = Path(os.environ["CLTUI_TEST_RUN"])
+    assert run.is_dir() and list(run.glob(f"owner-{os.getpid()}-*"))
+    env = subprocess.run(["env"], capture_output=True, text=True, timeout=60).stdout
+    assert f"CLTUI_TEST_RUN={run}/" in env.splitlines()

@@ -16,6 +16,10 @@
   them and sets the fixture up once; every other test goes to whichever worker is free.
 - **ctrl-c.** A suite started with SIGINT ignored handles it again (:func:`hear_ctrl_c`): the
   ignore would reach every child, and the tests that interrupt one would hang.
+- **Killed runs.** A run that is killed never tears its fixtures down: its sshd hosts, munged
+  and Slurm daemons and their sessions go on.  Each pytest process marks its run's folder as
+  its own (:func:`claim_run`); a run's start ends what a run whose every owner is gone left
+  running (:func:`sweep_killed_runs`), a run side by side with it untouched.
 - ``CLTUI_TEST_SPAWNLOG=FILE`` appends ``nodeid<TAB>processes`` for every test that started
   one (to find the tests a mark is missing on).
 """
@@ -27,6 +31,7 @@ import os
 import signal
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -42,6 +47,7 @@ GRACE_S = 5.0  # a hang detector's margin, not a timing claim
 
 _spawned: list[tuple[int, str]] = []  # (pid, how) since the current test's setup began
 _recording = False
+_claimed: Path | None = None  # this run's folder (claim_run)
 
 
 def fast_tier() -> bool:
@@ -59,8 +65,14 @@ def _note(pid: int, how: str) -> None:
 
 def hand_over(pid: int) -> None:
     """A process a test started for a fixture of a wider scope (a test module's sshd hosts,
-    which the ``ssh_hosts`` fixture stops at the module's end): not the test's to end."""
+    which the ``ssh_hosts`` fixture stops at the module's end): not the test's to end.  It
+    is noted in the run's folder (``daemon-PID-START``): a run killed before the fixture
+    stopped it leaves it to the next run's sweep (:func:`sweep_killed_runs`; an sshd writes
+    its title over its environment, where ``CLTUI_TEST_RUN`` would be)."""
     _spawned[:] = [(p, how) for p, how in _spawned if p != pid]
+    if _claimed is not None:
+        with contextlib.suppress(OSError):
+            (_claimed / f"daemon-{pid}-{_start_time(pid)}").touch()
 
 
 def _wrap(owner: Any, name: str, how: str) -> None:
@@ -223,3 +235,75 @@ def _process_guard(request: pytest.FixtureRequest) -> Iterator[None]:
             os.waitpid(pid, 0)
     if problems:
         pytest.fail("; ".join(problems), pytrace=False)
+
+
+def _start_time(pid: int) -> str | None:
+    """When a process started (clock ticks since boot, /proc/PID/stat), None when it is gone
+    (a pid used again belongs to a process with another start)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[-1].split()[19].decode()
+    except (OSError, IndexError):
+        return None
+
+
+def claim_run(run: Path) -> None:
+    """Mark ``run`` (a run's base folder) as this pytest process's (``owner-PID-START``), and
+    name it in ``CLTUI_TEST_RUN`` for every process the tests start."""
+    global _claimed
+    pid = os.getpid()
+    (run / f"owner-{pid}-{_start_time(pid)}").touch()
+    os.environ["CLTUI_TEST_RUN"] = f"{run}/"
+    _claimed = run
+
+
+def _started_by(pid: int, folders: list[bytes]) -> bool:
+    """Whether a process's environment names one of ``folders``: ``CLTUI_TEST_RUN``, or a
+    session below a test's sshd (its HOME is the host's).  Not its command line or working
+    folder: a user's ``less`` of a test's log is not the test's."""
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            env = f.read(1 << 20)
+    except OSError:
+        return False
+    return any(f in env for f in folders)
+
+
+def sweep_killed_runs(root: Path, mine: Path) -> list[str]:
+    """Kill what the runs under ``root`` (pytest's ``pytest-of-USER``) left running once every
+    process that claimed them is gone; ``mine`` and unclaimed runs are left alone.  What
+    was killed (pid and command line)."""
+    dead: list[bytes] = []
+    daemons: set[int] = set()
+    for run in root.glob("pytest-*"):
+        if run.is_symlink() or run == mine or not run.is_dir():
+            continue
+        owners = [o.name.split("-")[1:] for o in run.glob("owner-*-*")]
+        if owners and all(_start_time(int(pid)) != start for pid, start in owners):
+            dead.append(os.fsencode(run) + b"/")
+            daemons |= {int(pid) for pid, start in (d.name.split("-")[1:] for d in
+                        run.glob("daemon-*-*")) if _start_time(int(pid)) == start}  # fmt: skip
+    killed: list[str] = []
+    if not dead:
+        return killed
+    me = os.getpid()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == me:
+            continue
+        if int(entry) not in daemons and not _started_by(int(entry), dead):
+            continue
+        what = _cmdline(int(entry))
+        with contextlib.suppress(OSError):
+            os.kill(int(entry), signal.SIGKILL)
+            killed.append(f"{entry} {what}")
+    return killed
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _killed_runs_swept(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> None:
+    """This run claimed; what killed runs left running, ended (see the module doc)."""
+    run = tmp_path_factory.getbasetemp()
+    if worker_id != "master":
+        run = run.parent  # the workers' folders are in the run's
+    claim_run(run)
+    sweep_killed_runs(run.parent, run)

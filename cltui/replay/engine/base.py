@@ -48,12 +48,13 @@ def build_program(prg: cl.Program, options: str = "") -> cl.Program:
     Oclgrind (PoCL caches its own builds) waited a minute and failed: a replay said "hang:
     the build did not finish within 60 s", explain ``KeyError: 'PYOPENCL_CACHE_FAILURE_FATAL'``
     (how pyopencl reports any failure of its cache).  That lock also kept two builds of one
-    process apart, and Oclgrind dies of a SIGSEGV on two at once (a sweep's build-ahead
-    thread beside its run): :data:`_BUILDS` does that now."""
+    process apart, and Oclgrind dies of a SIGSEGV on two at once (a sweep builds its next
+    programs in a thread while the base's build runs): :data:`_BUILDS` does that now."""
     off: Any = False  # pyopencl's "no cache" (typed str | None)
     with _BUILDS:
         built: cl.Program = prg.build(options=options, cache_dir=off)
     return built
+
 
 Loader = Callable[[str], npt.NDArray[np.uint8]]
 

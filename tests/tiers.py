@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import time
 from collections.abc import Iterator
@@ -269,6 +270,12 @@ def _started_by(pid: int, folders: list[bytes]) -> bool:
     return any(f in env for f in folders)
 
 
+def _noted(run: Path, what: str) -> list[tuple[int, str]]:
+    """The processes noted in ``run`` as ``WHAT-PID-START``: (pid, start)."""
+    found = (re.fullmatch(rf"{what}-(\d+)-(\w+)", f.name) for f in run.glob(f"{what}-*"))
+    return [(int(m[1]), m[2]) for m in found if m]
+
+
 def sweep_killed_runs(root: Path, mine: Path) -> list[str]:
     """Kill what the runs under ``root`` (pytest's ``pytest-of-USER``) left running once every
     process that claimed them is gone; ``mine`` and unclaimed runs are left alone.  What
@@ -278,11 +285,10 @@ def sweep_killed_runs(root: Path, mine: Path) -> list[str]:
     for run in root.glob("pytest-*"):
         if run.is_symlink() or run == mine or not run.is_dir():
             continue
-        owners = [o.name.split("-")[1:] for o in run.glob("owner-*-*")]
-        if owners and all(_start_time(int(pid)) != start for pid, start in owners):
+        owners = _noted(run, "owner")
+        if owners and all(_start_time(pid) != start for pid, start in owners):
             dead.append(os.fsencode(run) + b"/")
-            daemons |= {int(pid) for pid, start in (d.name.split("-")[1:] for d in
-                        run.glob("daemon-*-*")) if _start_time(int(pid)) == start}  # fmt: skip
+            daemons |= {pid for pid, start in _noted(run, "daemon") if _start_time(pid) == start}
     killed: list[str] = []
     if not dead:
         return killed

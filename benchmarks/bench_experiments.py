@@ -126,7 +126,7 @@ def _plans(rng: str, local: list[str], options: list[str], defines: list[str],
            tmp: Path) -> list[dict]:  # fmt: skip
     from cltui.capture import open_capture
     from cltui.capture.ranges import parse_range
-    from cltui.replay.experiment.apply import apply_variant
+    from cltui.replay.experiment.apply import apply_variant, changes_nothing
     from cltui.replay.experiment.sweep import SweepSpec, points
     from cltui.replay.experiment.variant import parse_size
     from cltui.replay.plan import build_plan
@@ -134,7 +134,10 @@ def _plans(rng: str, local: list[str], options: list[str], defines: list[str],
     base = build_plan(open_capture(CAPTURE), parse_range(rng)).to_manifest()
     spec = SweepSpec(rng, local=tuple(parse_size(v) for v in local), options=tuple(options),
                      defines=(("BENCH_D", tuple(defines)),) if defines else ())
-    return [dict(apply_variant(base, v, CAPTURE, tmp)) for v in points(spec)]
+    # as the sweep runs them: a point that is the capture's own configuration is not run
+    # again (the capture's row stands for it; commands.sweep.same_dropped)
+    plans = [(v, apply_variant(base, v, CAPTURE, tmp)) for v in points(spec)]
+    return [dict(plan) for v, plan in plans if v.empty or not changes_nothing(base, plan)]
 
 
 class Run:

@@ -73,13 +73,14 @@ def _where(pilot: Pilot[Any], notices: list[str] | None = None) -> str:
     started recording (a format the field did not take says why there)."""
     app = pilot.app
     assert isinstance(app, CltuiApp)
-    view = app.main.query(BufferView)
-    ctype = view.first().ctype if view else None
-    hex_mode = view.first().hex_mode if view else None
+    views = app.main.query(BufferView)
+    view = views.first() if views else None
+    ctype = view.ctype if view else None
+    hex_mode = view.hex_mode if view else None
     panes = app.main.query(BufferPane)
-    field = (f", format field {panes.first().query_one('#buffer-format', Input).value!r} "
-             f"(pending {panes.first().pending_format!r}, shows {panes.first().shown_key})"
-             if panes else "")
+    pane = panes.first() if panes else None
+    field = (f", format field {pane.query_one('#buffer-format', Input).value!r} "
+             f"(pending {pane.pending_format!r}, shows {pane.shown_key})" if pane else "")
     return (f"screens {[type(s).__name__ for s in app.screen_stack]}, focus {app.focused!r}, "
             f"filter {app.main.name_filter!r}, state {app.main.state()}, "
             f"buffer type {ctype.name if ctype else None}, hex {hex_mode}{field}"

@@ -148,7 +148,8 @@ def test_a_planted_device_bound_range_is_device_bound_on_pocl(tmp_path: Path) ->
     load): the busy passes measure the device's wait for launches, and the range reads
     device-bound whatever the wall's slope did (PoCL's threads get less of the cores here),
     unless those events show that the device really waited for launches (on a loaded
-    machine the host thread can lose its core for milliseconds, a sleep wakes late); the
+    machine the host thread can lose its core for milliseconds, a sleep wakes late) or the
+    noise hides the answer (``undetermined``, its interval from below 0.2 to above 0.8); the
     slope never above the wall's; the 40 ns line within 40 ns x 20."""
     path = write_capture(synth_device_bound(20, 64, 16000), tmp_path / "db")
     code, out = _run([str(path), "0-19", "-d", "pocl", "--repeat", "12",
@@ -165,6 +166,11 @@ def test_a_planted_device_bound_range_is_device_bound_on_pocl(tmp_path: Path) ->
         # cores): the truthful "within noise", said with the noise it measured
         assert not sens["measurable"] and sens["noise_ns"], sens
         assert "not measurable" in sens["line"], sens["line"]
+    elif sens["bound"] == "undetermined":
+        # the wait's interval reaches both below 0.2 and above 0.8 (seen once under the
+        # suite with process accounting on): the noise hides the answer, and it says so
+        assert sens["ci95"] is not None and sens["ci95"][0] < 0.2 < 0.8 < sens["ci95"][1], sens
+        assert "95 % CI" in sens["line"], sens["line"]
     elif sens["bound"] != "device-bound":  # only where the device really waited for launches
         assert sens["ci95_wait"][1] >= 0.2 and sens["slope_wait"] > 0.0, sens
     if sens["slope"] is not None and sens["slope_wall"] is not None:

@@ -7,7 +7,9 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -82,3 +84,39 @@ def test_this_run_is_claimed_and_named_to_its_children() -> None:
     assert run.is_dir() and list(run.glob(f"owner-{os.getpid()}-*"))
     env = subprocess.run(["env"], capture_output=True, text=True, timeout=60).stdout
     assert f"CLTUI_TEST_RUN={run}/" in env.splitlines()
+
+
+
+def test_the_cost_log_counts_a_test_s_children_and_the_summary_adds_it_by_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``CLTUI_TEST_COSTLOG``: a test that runs a child for a CPU second has that second in
+    the children's column, not its own; scripts/suite_cost.py adds the log up by file."""
+    from scripts.suite_cost import main
+    from tests.tiers import pytest_runtest_protocol
+
+    log = tmp_path / "cost.tsv"
+    monkeypatch.setenv("CLTUI_TEST_COSTLOG", str(log))
+    spin = ("import time; t = time.process_time()\n"
+            "while time.process_time() - t < 1.0: pass")
+
+    def run(nodeid: str, body: Callable[[], object]) -> None:
+        item = SimpleNamespace(nodeid=nodeid)
+        hook = pytest_runtest_protocol(item, None)  # type: ignore[arg-type]
+        next(hook)
+        body()
+        with pytest.raises(StopIteration):
+            next(hook)
+
+    run("tests/test_a.py::test_child",
+        lambda: subprocess.run([sys.executable, "-c", spin], check=True, timeout=60))
+    run("tests/test_b.py::test_alone", lambda: None)
+    rows = {r.split("\t")[0]: [float(v) for v in r.split("\t")[1:]]
+            for r in log.read_text().splitlines()}
+    wall, own, kids = rows["tests/test_a.py::test_child"]
+    assert kids >= 0.9 and own < kids and wall >= 0.9 * kids, rows
+    assert rows["tests/test_b.py::test_alone"][2] < 0.1, rows
+    assert main([str(log), "5"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("2 tests: "), lines
+    assert lines[2].endswith("tests/test_a.py") and lines[3].endswith("tests/test_b.py"), lines

@@ -22,6 +22,10 @@
   running (:func:`sweep_killed_runs`), a run side by side with it untouched.
 - ``CLTUI_TEST_SPAWNLOG=FILE`` appends ``nodeid<TAB>processes`` for every test that started
   one (to find the tests a mark is missing on).
+- ``CLTUI_TEST_COSTLOG=FILE`` appends ``nodeid<TAB>wall<TAB>cpu<TAB>children's cpu`` (seconds,
+  setup to teardown) for every test: the worker's own CPU time (its threads included) and
+  that of the children it reaped meanwhile (replay children, CLI runs, CMake; not what sshd
+  or Slurm daemons run for it).  ``scripts/suite_cost.py FILE`` adds it up by file.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import resource
 import signal
 import time
 from collections.abc import Iterator
@@ -148,6 +153,24 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line("markers", f"{name}: {what}")
     install()
     hear_ctrl_c()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    log = os.environ.get("CLTUI_TEST_COSTLOG")
+    if not log:
+        yield
+        return
+    wall, cpu, kids = time.monotonic(), time.process_time(), _children_cpu()
+    yield
+    with open(log, "a", encoding="utf-8") as f:
+        f.write(f"{item.nodeid}\t{time.monotonic() - wall:.3f}\t"
+                f"{time.process_time() - cpu:.3f}\t{_children_cpu() - kids:.3f}\n")
+
+
+def _children_cpu() -> float:
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
 
 
 def hear_ctrl_c() -> None:

@@ -25,7 +25,8 @@
 - ``CLTUI_TEST_COSTLOG=FILE`` appends ``nodeid<TAB>wall<TAB>cpu<TAB>children's cpu`` (seconds,
   setup to teardown) for every test: the worker's own CPU time (its threads included) and
   that of the children it reaped meanwhile (replay children, CLI runs, CMake; not what sshd
-  or Slurm daemons run for it).  ``scripts/suite_cost.py FILE`` adds it up by file.
+  or Slurm daemons run for it; a module fixture's daemons count for the test whose teardown
+  ends them).  ``scripts/suite_cost.py FILE`` adds it up by file.
 """
 
 from __future__ import annotations

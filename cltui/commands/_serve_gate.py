@@ -7,32 +7,48 @@ refused, 403) and carry the run's token (``?token=`` in the printed URL, then th
 gets on that first load: 401 without it, compared in constant time).  A client that sends no
 ``Origin`` is no browser page (browsers always send it on a websocket): it still needs the token.
 At most ``max_sessions`` apps run at once; one more websocket is told so and closed (code 1013)
-without starting a process.  The page is cltui's copy of textual-serve's, fetching nothing from
-another host, and the server keeps no access log (the token travels in the query string).
+without starting a process.  A session whose tab has closed keeps its place until its app has
+ended; one more websocket that comes meanwhile (a tab closed, then another reloaded) waits for
+that place, up to :data:`CLOSING_WAIT_S`, instead of being refused.  The page is cltui's
+copy of textual-serve's, fetching nothing from another host, and the server keeps no access
+log (the token travels in the query string).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hmac
 import logging
 import signal
 import sys
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from aiohttp import WSCloseCode, web
 from aiohttp.web_runner import GracefulExit
+from textual_serve.app_service import AppService
 from textual_serve.server import Server
 
-__all__ = ["Gate", "GatedServer", "announced_origin"]
+__all__ = ["CLOSING_WAIT_S", "Gate", "GatedServer", "Place", "announced_origin"]
 
 TOKEN_PARAM = "token"
 PAGE_DIR = Path(__file__).resolve().parent / "serve_page"
 DEFAULT_PORTS = {"http": 80, "https": 443}
 _Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 log = logging.getLogger("cltui.serve")
+CLOSING_WAIT_S = 10.0  # how long one more tab waits for a closed tab's app to end
+
+
+class Place:
+    """One session's place in the count; ``closing`` once its tab has gone (its app ends)."""
+
+    closing = False
+
+
+_PLACE: ContextVar[Place | None] = ContextVar("cltui_serve_place", default=None)
 
 
 def announced_origin(url: str) -> tuple[str, str, int]:
@@ -66,6 +82,8 @@ class Gate:
         self._token = token.encode()
         self.max_sessions = max_sessions
         self.sessions = 0
+        self.closing = 0  # of the sessions: those whose tab has gone, their app still ending
+        self._changed: asyncio.Condition | None = None  # made in the server's event loop
         # Browsers scope cookies by host name, not port: one name per port keeps two servers apart.
         self.cookie = f"cltui-serve-{self.port}"
         ws_origin = self.origin.replace("http", "ws", 1)
@@ -74,6 +92,42 @@ class Gate:
                     "style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self'; "
                     f"connect-src 'self' {ws_origin}; frame-ancestors 'none'; base-uri 'none'; "
                     "form-action 'none'")
+
+    def _condition(self) -> asyncio.Condition:
+        if self._changed is None:
+            self._changed = asyncio.Condition()
+        return self._changed
+
+    async def enter(self) -> Place | None:
+        """A place for one more session, or None: at the limit it waits (up to
+        :data:`CLOSING_WAIT_S`) only while a session whose tab has gone is ending its app."""
+        changed = self._condition()
+        loop = asyncio.get_running_loop()
+        end = loop.time() + CLOSING_WAIT_S
+        async with changed:
+            while self.sessions >= self.max_sessions:
+                left = end - loop.time()
+                if not self.closing or left <= 0:
+                    return None
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(changed.wait(), left)
+            self.sessions += 1
+            return Place()
+
+    def tab_gone(self, place: Place) -> None:
+        """The session's websocket has ended: its app is being stopped."""
+        if not place.closing:
+            place.closing = True
+            self.closing += 1
+
+    async def leave(self, place: Place) -> None:
+        """The session's app has ended: its place is free."""
+        changed = self._condition()
+        async with changed:
+            self.sessions -= 1
+            if place.closing:
+                self.closing -= 1
+            changed.notify_all()
 
     def host_ok(self, host: str | None) -> bool:
         return host is not None and _host_port(host, self.scheme) == (self.host, self.port)
@@ -154,7 +208,8 @@ class GatedServer(Server):
 
     async def handle_websocket(self, request: web.Request) -> web.WebSocketResponse:
         gate = self.gate
-        if gate.sessions >= gate.max_sessions:
+        place = await gate.enter()
+        if place is None:
             text = (f"cltui serve: {gate.sessions} sessions are open, the most it runs at once "
                     "(--max-sessions): close a tab, then reload this one")
             log.info("%s", text.replace("cltui serve: ", "cltui serve: refused a session: "))
@@ -163,11 +218,23 @@ class GatedServer(Server):
             await ws.send_bytes(f"\r\n{text}\r\n".encode())
             await ws.close(code=WSCloseCode.TRY_AGAIN_LATER, message=b"too many sessions")
             return ws
-        gate.sessions += 1
+        token = _PLACE.set(place)
         try:
             return await super().handle_websocket(request)
         finally:
-            gate.sessions -= 1
+            _PLACE.reset(token)
+            await gate.leave(place)
+
+    async def _process_messages(self, websocket: web.WebSocketResponse,
+                                app_service: AppService) -> None:
+        """textual-serve's, and once the tab has gone, the session's place is marked closing
+        (its app is stopped next; one more tab may wait for the place)."""
+        try:
+            await super()._process_messages(websocket, app_service)
+        finally:
+            place = _PLACE.get()
+            if place is not None:
+                self.gate.tab_gone(place)
 
     def serve(self, debug: bool = False) -> None:
         """textual-serve's ``serve`` without an access log (a request line holds the token)."""

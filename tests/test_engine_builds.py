@@ -69,3 +69,28 @@ def test_pyopencl_s_own_cache_never_fails_a_replay(tmp_path: Path,
     dev = json.loads(res.stdout)["devices"][0]
     assert res.exit_code == 0 and not dev.get("error"), dev
     assert list((cache / "cltui" / "binaries").iterdir())  # the engine's own cache has it
+
+
+@pytest.mark.parametrize("device", ["pocl", "oclgrind"])
+def test_a_program_is_built_with_exactly_its_captured_options(device: str) -> None:
+    """As the C++ runner builds it: pyopencl's ``Program.build`` added its own
+    ``-I .../pyopencl/cl`` to every build (and ``-D PYOPENCL_USING_OCLGRIND`` on Oclgrind),
+    options the captured application never gave."""
+    _need(device)
+    import pyopencl as cl
+
+    from cltui.replay.engine.base import build_program
+
+    key = {"pocl": "portable computing language", "oclgrind": "oclgrind"}[device]
+    (plat,) = [p for p in cl.get_platforms() if key in p.name.lower()]
+    ctx = cl.Context(plat.get_devices()[:1])
+    src = "__kernel void k(__global int *a) { a[0] = X; }"
+    prg = build_program(cl.Program(ctx, src), "-D X=3")
+    options = prg.get_build_info(ctx.devices[0], cl.program_build_info.OPTIONS)
+    assert options == "-D X=3"
+    out = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 4)
+    queue = cl.CommandQueue(ctx)
+    prg.k(queue, (1,), None, out)
+    got = bytearray(4)
+    cl.enqueue_copy(queue, got, out).wait()
+    assert int.from_bytes(got, "little") == 3

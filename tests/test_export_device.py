@@ -230,6 +230,31 @@ def test_python_and_cpp_pass_on_pocl_and_agree(
     assert [s["enqueue"] for s in py[0]["steps"]] == [s["enqueue"] for s in manifest["steps"]]
 
 
+def test_both_runners_build_the_same_programs_on_pocl(
+    bundles: Bundles, cpp_replay: Path, tmp_path: Path
+) -> None:
+    """PoCL keys its cache of builds on the source and the options: after the Python runner,
+    the C++ runner of the same bundle compiles nothing new.  Before, pyopencl added its own
+    ``-I`` to every Python build, and each kernel was compiled once per runner."""
+    _need("pocl")
+    bundle = bundles.get("pyocl_pocl", "22-34")
+    cache = tmp_path / "pocl-cache"
+
+    def built() -> list[str]:
+        return sorted(p.name for p in cache.rglob("*.so"))
+
+    env = {**_env(), "POCL_CACHE_DIR": str(cache)}
+    py = subprocess.run([PY, "replay.py", "--device", "pocl"], cwd=bundle, env=env,
+                        capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert py.returncode == 0, py.stdout + py.stderr
+    after_python = built()
+    assert after_python
+    cpp = subprocess.run([str(cpp_replay), "--device", "pocl"], cwd=bundle, env=env,
+                         capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert cpp.returncode == 0, cpp.stdout + cpp.stderr
+    assert built() == after_python
+
+
 def test_heat2d_host_write_is_reloaded_and_reported(bundles: Bundles, cpp_replay: Path) -> None:
     _need("pocl")
     bundle = bundles.get("heat2d", "122396-122411")

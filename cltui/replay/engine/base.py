@@ -4,6 +4,7 @@ imported where it is used)."""
 
 from __future__ import annotations
 
+import shlex
 import statistics
 import threading
 from collections.abc import Callable
@@ -40,8 +41,18 @@ _BUILDS = threading.Lock()
 
 
 def build_program(prg: cl.Program, options: str = "") -> cl.Program:
-    """``prg.build(options)``, one build at a time in this process, never through
-    pyopencl's cache of source builds (the engine keeps its own, written atomically).
+    """Build ``prg`` with exactly ``options`` (the captured ones, as the C++ runner does), one
+    build at a time in this process, never through pyopencl's cache of source builds (the
+    engine keeps its own, written atomically).
+
+    ``Program.build`` appends pyopencl's own ``-I .../pyopencl/cl`` to every build, and
+    ``-D PYOPENCL_USING_OCLGRIND`` on Oclgrind (its random123 headers then leave out 64-bit
+    ``mul_hi``): a program the captured application never built, and not the one the C++
+    runner builds from the same bundle.  PoCL keys its cache of builds on the options, so
+    each kernel was also compiled twice, once per runner.  The program is built through the
+    object ``Program`` wraps, with ``options`` (shell words, as the engine quotes them) given
+    to the driver as ``Program.build`` gives them, its words joined by spaces; where a
+    pyopencl lacks that object, through ``Program.build``.
 
     pyopencl's cache holds a lock file while it builds.  A process killed in a build
     (Oclgrind's crash, a timeout's kill, ctrl-c) left it behind, and every later build on
@@ -50,10 +61,28 @@ def build_program(prg: cl.Program, options: str = "") -> cl.Program:
     (how pyopencl reports any failure of its cache).  That lock also kept two builds of one
     process apart, and Oclgrind dies of a SIGSEGV on two at once (a sweep builds its next
     programs in a thread while the base's build runs): :data:`_BUILDS` does that now."""
-    off: Any = False  # pyopencl's "no cache" (typed str | None)
+    raw = _wrapped_program(prg)
     with _BUILDS:
-        built: cl.Program = prg.build(options=options, cache_dir=off)
-    return built
+        if raw is None:
+            off: Any = False  # pyopencl's "no cache" (typed str | None)
+            built: cl.Program = prg.build(options=options, cache_dir=off)
+            return built
+        raw.build(" ".join(shlex.split(options)).encode(), None)  # as Program.build passes them
+    return prg
+
+
+def _wrapped_program(prg: cl.Program) -> Any:
+    """The ``_cl._Program`` a ``Program`` wraps (made from its source here, as
+    ``Program.build`` does), or None where this pyopencl keeps it elsewhere."""
+    import warnings
+
+    getter = getattr(prg, "_get_prg", None)
+    if getter is None:
+        return None
+    with warnings.catch_warnings():  # "pre-build attribute access defeats compiler caching"
+        warnings.simplefilter("ignore")
+        raw = getter()
+    return raw if callable(getattr(raw, "build", None)) else None
 
 
 Loader = Callable[[str], npt.NDArray[np.uint8]]

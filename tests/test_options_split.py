@@ -39,3 +39,21 @@ def test_real_options() -> None:
     assert _split_options(text) == shlex.split(text)
     opts = parse_build_options(text)
     assert ("D", "B", "x y") in opts.macros and "/opt/my dir" in opts.include_dirs
+
+
+def test_include_options_is_the_one_walk_over_minus_i() -> None:
+    """The export (folders to bundle) and the engine (folders that exist here) walk the same
+    words: ``-I DIR`` and ``-IDIR`` are folders, in place; a trailing ``-I`` is a word."""
+    from cltui.export.includes import split_include_options
+    from cltui.replay.engine.builds import _build_options
+    from cltui.text.shellwords import include_options
+
+    words = _split_options("-D A=1 -I /x -I'/my dir' -cl-mad-enable -Iinc -I")
+    assert include_options(words) == [
+        ("-D", None), ("A=1", None), ("-I", "/x"), ("-I", "/my dir"),
+        ("-cl-mad-enable", None), ("-I", "inc"), ("-I", None)]  # fmt: skip
+    assert split_include_options("-D A=1 -I /x -Iinc -O2") == (["/x", "inc"], ["-D", "A=1", "-O2"])
+    here = "/tmp"  # a folder that exists: kept in its place; one that does not: dropped
+    options, notes = _build_options(f"-D A=1 -I {here} -I /no/such/dir -O2")
+    assert options == f"-D A=1 -I {here} -O2"
+    assert notes == ["include path /no/such/dir does not exist here: dropped"]

@@ -37,7 +37,7 @@ from typing import Any
 from cltui.capture.confine import read_host_header
 from cltui.capture.names import sanitize_component
 from cltui.capture.ranges import EnqueueRange
-from cltui.text.shellwords import split_words
+from cltui.text.shellwords import include_options, split_words
 
 _INCLUDE_RE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"\r\n]+)[>"]', re.MULTILINE)
 MAX_HEADERS = 500
@@ -79,22 +79,8 @@ class IncludeSet:
 
 def split_include_options(options: str) -> tuple[list[str], list[str]]:
     """(``-I`` folders in order, the other options as words)."""
-    words = split_words(options)
-    dirs: list[str] = []
-    rest: list[str] = []
-    i = 0
-    while i < len(words):
-        w = words[i]
-        if w == "-I" and i + 1 < len(words):
-            dirs.append(words[i + 1])
-            i += 2
-        elif w.startswith("-I") and len(w) > 2:
-            dirs.append(w[2:])
-            i += 1
-        else:
-            rest.append(w)
-            i += 1
-    return dirs, rest
+    parts = include_options(split_words(options))
+    return [d for _w, d in parts if d is not None], [w for w, d in parts if d is None]
 
 
 def strip_include_options(options: str, dirs: list[str]) -> str:

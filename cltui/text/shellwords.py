@@ -53,3 +53,23 @@ def split_words(text: str) -> list[str]:
     """:func:`shell_split`, or plain whitespace words where the quoting is broken."""
     words = shell_split(text)
     return words if words is not None else text.split()
+
+
+def include_options(words: list[str]) -> list[tuple[str, str | None]]:
+    """A build's option words, each as ``(word, None)``, except an include folder (``-I DIR``
+    or ``-IDIR``), which is ``("-I", DIR)``: the one walk over ``-I`` that the export (which
+    folders to bundle) and the engine (which folders exist here) share."""
+    out: list[tuple[str, str | None]] = []
+    i = 0
+    while i < len(words):
+        w = words[i]
+        if w == "-I" and i + 1 < len(words):
+            out.append(("-I", words[i + 1]))
+            i += 2
+        elif w.startswith("-I") and len(w) > 2:
+            out.append(("-I", w[2:]))
+            i += 1
+        else:
+            out.append((w, None))
+            i += 1
+    return out

@@ -15,7 +15,7 @@ import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ...text.shellwords import split_words
+from ...text.shellwords import include_options, split_words
 from .base import EngineError, EngineOptions, Shared, _cl_msg, build_program
 from .buildlog import at_source, build_errors, log_lines
 from .choice import most_alike
@@ -30,22 +30,11 @@ if TYPE_CHECKING:
 
 def _build_options(options: str) -> tuple[str, list[str]]:
     """Captured options with include paths that do not exist here mapped or dropped."""
-    parts = split_words(options)
     out: list[str] = []
     notes: list[str] = []
-    i = 0
-    while i < len(parts):
-        p = parts[i]
-        path = None
-        if p == "-I" and i + 1 < len(parts):
-            path = parts[i + 1]
-            i += 2
-        elif p.startswith("-I") and len(p) > 2:
-            path = p[2:]
-            i += 1
-        else:
-            out.append(p)
-            i += 1
+    for word, path in include_options(split_words(options)):
+        if path is None:
+            out.append(word)
             continue
         if os.path.isdir(path):
             out += ["-I", path]

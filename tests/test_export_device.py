@@ -237,22 +237,46 @@ def test_both_runners_build_the_same_programs_on_pocl(
     the C++ runner of the same bundle compiles nothing new.  Before, pyopencl added its own
     ``-I`` to every Python build, and each kernel was compiled once per runner."""
     _need("pocl")
-    bundle = bundles.get("pyocl_pocl", "22-34")
     cache = tmp_path / "pocl-cache"
 
     def built() -> list[str]:
         return sorted(p.name for p in cache.rglob("*.so"))
 
     env = {**_env(), "POCL_CACHE_DIR": str(cache)}
-    py = subprocess.run([PY, "replay.py", "--device", "pocl"], cwd=bundle, env=env,
-                        capture_output=True, text=True, timeout=300)  # fmt: skip
-    assert py.returncode == 0, py.stdout + py.stderr
-    after_python = built()
-    assert after_python
-    cpp = subprocess.run([str(cpp_replay), "--device", "pocl"], cwd=bundle, env=env,
-                         capture_output=True, text=True, timeout=300)  # fmt: skip
-    assert cpp.returncode == 0, cpp.stdout + cpp.stderr
-    assert built() == after_python
+    for rng in ("22-34", "0-5"):  # 0-5: random123's headers, from the bundle's own folder
+        bundle = bundles.get("pyocl_pocl", rng)
+        py = subprocess.run([PY, "replay.py", "--device", "pocl"], cwd=bundle, env=env,
+                            capture_output=True, text=True, timeout=300)  # fmt: skip
+        assert py.returncode == 0, py.stdout + py.stderr
+        after_python = built()
+        assert after_python
+        cpp = subprocess.run([str(cpp_replay), "--device", "pocl"], cwd=bundle, env=env,
+                             capture_output=True, text=True, timeout=300)  # fmt: skip
+        assert cpp.returncode == 0, cpp.stdout + cpp.stderr
+        assert built() == after_python, rng
+
+
+@pytest.mark.parametrize("device", ["pocl", "oclgrind"])
+def test_a_bundle_in_a_folder_with_a_space_builds_its_includes(
+    bundles: Bundles, cpp_replay: Path, tmp_path: Path, device: str
+) -> None:
+    """Run from its folder, as its README says, a bundle under ``My Bundles`` builds the
+    programs that include its bundled headers in both runners: PoCL reads no header from an
+    ``-I`` folder with a space in its name (quoted or not), and Oclgrind crashed on the bare
+    one the Python runner gave (SIGSEGV); the folders are named relative to the current
+    folder.  From the C++ runner's build folder too (``cd build && ./replay --bundle ..``)."""
+    _need(device)
+    bundle = tmp_path / "My Bundles" / "rng bundle"
+    shutil.copytree(bundles.get("pyocl_pocl", "0-5"), bundle)
+    build = bundle / "build"
+    build.mkdir()
+    py = run_py(bundle, "--device", device)
+    cpp = run_cpp(cpp_replay, bundle, "--device", device)
+    up = subprocess.run([str(cpp_replay), "--bundle", "..", "--device", device], cwd=build,
+                        capture_output=True, text=True, env=_env(), timeout=300)  # fmt: skip
+    for run in (py, cpp, up):
+        assert run.returncode == 0, run.stdout + run.stderr
+        assert "PASS: 5/5 kernel enqueues replayed" in run.stdout, run.stdout
 
 
 def test_heat2d_host_write_is_reloaded_and_reported(bundles: Bundles, cpp_replay: Path) -> None:

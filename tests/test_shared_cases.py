@@ -1,7 +1,8 @@
 """The edge cases both runners are held to: the Python engine (compare.py, the layer's hash,
-device-name matching, a build log's rule) and replay.cpp (its --compare-cases, --hash-cases,
---name-cases and --build-log-cases test options) run over the same files in tests/fixtures and
-must give what each case expects, and the same as each other.  (The device rule's cases:
+device-name matching, a build log's rule, how an include folder is named to the driver) and
+replay.cpp (its --compare-cases, --hash-cases, --name-cases, --build-log-cases and
+--include-path-cases test options) run over the same files in tests/fixtures and must give
+what each case expects, and the same as each other.  (The device rule's cases:
 test_device_default.py.)
 
 The plan mode (chain / isolated / strict) has no cases here: it is decided in Python when the
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import shlex
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -39,6 +41,7 @@ COMPARE_FILE, COMPARE = _cases("compare_cases.json")
 HASH_FILE, HASHES = _cases("hash_cases.json")
 NAME_FILE, NAMES = _cases("name_cases.json")
 BUILD_LOG_FILE, BUILD_LOGS = _cases("build_log_cases.json")
+INCLUDE_FILE, INCLUDES = _cases("include_path_cases.json")
 
 
 def _ids(cases: list[dict[str, Any]]) -> list[str]:
@@ -83,6 +86,7 @@ def cpp_results(cpp_replay: Path) -> dict[str, dict[str, dict[str, Any]]]:
         ("--hash-cases", HASH_FILE, HASHES),
         ("--name-cases", NAME_FILE, NAMES),
         ("--build-log-cases", BUILD_LOG_FILE, BUILD_LOGS),
+        ("--include-path-cases", INCLUDE_FILE, INCLUDES),
     ):
         got = _run_cpp(cpp_replay, option, path)
         assert len(got) == len(cases), option
@@ -270,3 +274,25 @@ def test_the_build_log_cases_cover_both_drivers_and_the_cut() -> None:
     assert "tempfile_" in logs and "input.cl" in logs and "<stdin>" in logs
     assert any(len(c["expect"]["first_error"].encode()) == 200 for c in BUILD_LOGS)
     assert any(c["expect"]["lines"] == [c["log"].rstrip("\n")] for c in BUILD_LOGS)  # unchanged
+
+
+# --------------------------------------------------------------------------- include folders
+
+
+def _py_include(case: dict[str, Any]) -> dict[str, Any]:
+    from cltui.replay.engine.base import driver_options, include_spelling
+
+    spelled = include_spelling(case["path"], case["cwd"])
+    return {"spelled": spelled, "option": driver_options(f"-I {shlex.quote(spelled)}")}
+
+
+@pytest.mark.parametrize("case", INCLUDES, ids=_ids(INCLUDES))
+def test_the_engine_names_the_shared_include_folders(case: dict[str, Any]) -> None:
+    _expect(case, _py_include(case))
+
+
+@pytest.mark.parametrize("case", INCLUDES, ids=_ids(INCLUDES))
+def test_replay_cpp_names_the_same_include_folders_alike(
+    case: dict[str, Any], cpp_results: dict[str, dict[str, dict[str, Any]]]
+) -> None:
+    _expect(case, cpp_results["--include-path-cases"][case["case"]])

@@ -9,7 +9,6 @@ Also what a bundle folder holds for it: its plan (``manifest.json``, include fol
 from __future__ import annotations
 
 import json
-import shlex
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -19,6 +18,7 @@ from cltui.errors import CltuiError
 from cltui.process import lifecycle
 from cltui.process.child import Child, connect, exit_now, sender
 from cltui.progress import CancelToken
+from cltui.replay.engine.base import add_bundle_includes
 from cltui.replay.engine.schema import Device, Feasibility, Manifest
 from cltui.replay.engine.verify import BundleRefused, verify_bundle
 
@@ -42,11 +42,7 @@ def load_bundle(path: str | Path) -> Manifest:
         plan: Manifest = verify_bundle(root)
     except BundleRefused as exc:
         raise BundleError(f"{root}: {exc}") from None
-    for prog in plan.get("programs", {}).values():
-        extra = [f"-I {shlex.quote(str(root / d))}" for d in prog.get("include_dirs", [])]
-        if extra:
-            # the bundle's folders first: its headers win over a captured folder's
-            prog["options"] = " ".join([*extra, prog.get("options") or ""]).strip()
+    add_bundle_includes(plan, root)
     return plan
 
 

@@ -69,7 +69,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .base import PLAN_FORMAT, PLAN_VERSION, STAGES, EngineError, Shared
+    from .base import PLAN_FORMAT, PLAN_VERSION, STAGES, EngineError, Shared, add_bundle_includes
     from .choice import (
         SIMULATORS,
         choice_line,
@@ -88,7 +88,8 @@ if TYPE_CHECKING:
 # name -> its module; imported on first use (PEP 562): a process that only lists the devices
 # or reads verdicts does not import the launch loops, and ``engine.schema`` costs itself only
 _HOME = {
-    **dict.fromkeys(("PLAN_FORMAT", "PLAN_VERSION", "STAGES", "EngineError", "Shared"), "base"),
+    **dict.fromkeys(("PLAN_FORMAT", "PLAN_VERSION", "STAGES", "EngineError", "Shared",
+                     "add_bundle_includes"), "base"),
     **dict.fromkeys(("SIMULATORS", "choice_line", "choose_device", "is_simulator", "most_alike",
                      "name_likeness", "name_tokens", "user_choice"), "choice"),
     **dict.fromkeys(("Engine", "check_feasible", "dir_loader", "open_shared", "run_plan"),
@@ -119,6 +120,7 @@ __all__ = [
     "Engine",
     "EngineError",
     "Shared",
+    "add_bundle_includes",
     "check_feasible",
     "choice_line",
     "choose_device",

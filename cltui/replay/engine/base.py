@@ -4,6 +4,7 @@ imported where it is used)."""
 
 from __future__ import annotations
 
+import os
 import shlex
 import statistics
 import threading
@@ -50,9 +51,9 @@ def build_program(prg: cl.Program, options: str = "") -> cl.Program:
     ``mul_hi``): a program the captured application never built, and not the one the C++
     runner builds from the same bundle.  PoCL keys its cache of builds on the options, so
     each kernel was also compiled twice, once per runner.  The program is built through the
-    object ``Program`` wraps, with ``options`` (shell words, as the engine quotes them) given
-    to the driver as ``Program.build`` gives them, its words joined by spaces; where a
-    pyopencl lacks that object, through ``Program.build``.
+    object ``Program`` wraps, with ``options`` (shell words, as the engine quotes them)
+    spelled by :func:`driver_options`; where a pyopencl lacks that object, through
+    ``Program.build``.
 
     pyopencl's cache holds a lock file while it builds.  A process killed in a build
     (Oclgrind's crash, a timeout's kill, ctrl-c) left it behind, and every later build on
@@ -67,8 +68,46 @@ def build_program(prg: cl.Program, options: str = "") -> cl.Program:
             off: Any = False  # pyopencl's "no cache" (typed str | None)
             built: cl.Program = prg.build(options=options, cache_dir=off)
             return built
-        raw.build(" ".join(shlex.split(options)).encode(), None)  # as Program.build passes them
+        raw.build(driver_options(options).encode(), None)
     return prg
+
+
+def _plain(word: str) -> bool:
+    """A word a driver reads whole without quotes: no white space, no double quote."""
+    return not any(c.isspace() or c == '"' for c in word)
+
+
+def driver_options(options: str) -> str:
+    """The engine's options (shell words) as the driver gets them: the words joined by
+    spaces, a word with a space in double quotes (Oclgrind crashes on a bare one, and
+    clang-based drivers read the quotes; pyopencl joined them bare)."""
+    return " ".join(w if _plain(w) else f'"{w}"' for w in shlex.split(options))
+
+
+def include_spelling(path: str, cwd: str) -> str:
+    """How a bundle's include folder (``path``, absolute and normal) is named to the driver
+    from the current folder ``cwd``: ``path`` itself where it has no space, else the folder
+    relative to ``cwd`` where that has none, else ``path`` (quoted by
+    :func:`driver_options`).  PoCL finds no header in an ``-I`` folder with a space in its
+    name, quoted or not (a bundle under ``~/My Bundles`` failed every build with includes),
+    and Oclgrind crashes on an unquoted one.  The C++ runner spells it the same
+    (``include_spelling`` in cpp/setup.hpp; tests/fixtures/include_path_cases.json)."""
+    if _plain(path):
+        return path
+    rel = os.path.relpath(path, cwd)
+    return rel if _plain(rel) else path
+
+
+def add_bundle_includes(plan: Manifest, root: Path, cwd: str | None = None) -> None:
+    """Each program's bundled include folders (``include_dirs``, under ``root``) made
+    ``-I`` options before the program's own: the bundle's headers win over a captured
+    folder's.  What a bundle's replay.py and ``cltui feasible`` do to a verified plan."""
+    here = cwd if cwd is not None else os.getcwd()
+    for prog in plan.get("programs", {}).values():
+        dirs = [os.path.abspath(os.path.join(root, d)) for d in prog.get("include_dirs", [])]
+        extra = [f"-I {shlex.quote(include_spelling(d, here))}" for d in dirs]
+        if extra:
+            prog["options"] = " ".join([*extra, prog.get("options") or ""]).strip()
 
 
 def _wrapped_program(prg: cl.Program) -> Any:

@@ -34,7 +34,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shlex
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -67,13 +66,10 @@ EXIT_OK, EXIT_MISMATCH, EXIT_USAGE, EXIT_DEVICE = 0, 1, 2, 1
 def load_manifest(root: Path) -> Manifest:
     """The plan, once the bundle has verified itself (engine.verify_bundle: the manifest
     against manifest.schema.json, every path inside the bundle, every data file's size and
-    sha256), with each program's bundled include folders turned into ``-I`` options."""
+    sha256), with each program's bundled include folders turned into ``-I`` options
+    (engine.add_bundle_includes)."""
     plan = engine.verify_bundle(root)
-    for prog in plan.get("programs", {}).values():
-        extra = [f"-I {shlex.quote(str(root / d))}" for d in prog.get("include_dirs", [])]
-        if extra:
-            # the bundle's folders first: its headers win over a captured folder's
-            prog["options"] = " ".join([*extra, prog.get("options") or ""]).strip()
+    engine.add_bundle_includes(plan, root)
     return plan
 
 

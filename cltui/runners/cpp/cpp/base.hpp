@@ -99,6 +99,29 @@ inline std::string join(const std::string& dir, const std::string& rel) {
     return dir + "/" + rel;
 }
 
+// A word a driver reads whole without quotes: no white space, no double quote.
+inline bool plain_word(const std::string& w) {
+    for (char c : w)
+        if (std::isspace(static_cast<unsigned char>(c)) || c == '"') return false;
+    return true;
+}
+
+// How a bundle's include folder (path: absolute and normal) is named to the driver from the
+// current folder cwd: the path where it has no space, else the folder relative to cwd where
+// that has none, else the path (then quoted).  PoCL finds no header in an -I folder with a
+// space, quoted or not; Oclgrind crashes on an unquoted one.  The Python engine's rule
+// (engine/base.py include_spelling), held by tests/fixtures/include_path_cases.json.
+inline std::string include_spelling(const std::string& path, const std::string& cwd) {
+    if (plain_word(path)) return path;
+    std::string rel = std::filesystem::path(path).lexically_relative(cwd).string();
+    return !rel.empty() && plain_word(rel) ? rel : path;
+}
+
+// "-I DIR" for the driver, DIR in double quotes where it is not a plain word.
+inline std::string include_option(const std::string& dir) {
+    return plain_word(dir) ? "-I " + dir : "-I \"" + dir + "\"";
+}
+
 inline std::vector<unsigned char> from_hex(const std::string& hex) {
     std::vector<unsigned char> out(hex.size() / 2);
     for (size_t i = 0; i < out.size(); ++i)

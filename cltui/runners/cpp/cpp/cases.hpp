@@ -310,6 +310,20 @@ inline int print_build_logs(const std::string& path) {
     return 0;
 }
 
+// --include-path-cases: how each include folder is named to the driver from a current folder.
+inline int print_include_paths(const std::string& path) {
+    Json cases = read_cases(path);
+    std::cout << "[";
+    for (size_t n = 0; n < cases.arr.size(); ++n) {
+        const Json& c = cases.arr[n];
+        std::string spelled = include_spelling(c.at("path").as_str(), c.at("cwd").as_str());
+        std::cout << (n ? ",\n " : "") << "{\"spelled\": " << json_str(spelled)
+                  << ", \"option\": " << json_str(include_option(spelled)) << "}";
+    }
+    std::cout << "]\n";
+    return 0;
+}
+
 inline int print_cases(const std::string& kind, const std::string& path) {
     if (kind == "feasibility-cases") return print_feasibility(path);
     if (kind == "verdict-cases") return print_verdicts(path);
@@ -320,6 +334,7 @@ inline int print_cases(const std::string& kind, const std::string& path) {
     if (kind == "hash-cases") return print_hashes(path);
     if (kind == "plan-cases") return print_readings(path);
     if (kind == "build-log-cases") return print_build_logs(path);
+    if (kind == "include-path-cases") return print_include_paths(path);
     return print_names(path);
 }
 

@@ -24,7 +24,8 @@ struct Options {
     std::string out_dir;
     std::string cases, cases_file;  // --choose-device-cases, --match-device-cases, --compare-cases,
                                     // --hash-cases,
-                                    // --name-cases, --build-log-cases FILE (cltui's
+                                    // --name-cases, --build-log-cases, --include-path-cases
+                                    // FILE (cltui's
                                     // tests; see cpp/cases.hpp)
     bool have_atol = false, have_rtol = false, have_ulp = false;
     double atol = 0, rtol = 0;
@@ -125,7 +126,8 @@ inline Options parse_args(int argc, char** argv) {
                        a == "--compare-cases" ||
                        a == "--hash-cases" || a == "--name-cases" ||
                        a == "--feasibility-cases" || a == "--verdict-cases" ||
-                       a == "--plan-cases" || a == "--build-log-cases") {
+                       a == "--plan-cases" || a == "--build-log-cases" ||
+                       a == "--include-path-cases") {
                 o.cases = a.substr(2);
                 o.cases_file = need(i);
             } else if (a == "--atol") {

@@ -203,14 +203,17 @@ inline cl_program Replayer::create_from_binary(const ProgramDesc& p, std::string
 }
 
 // clBuildProgram with the bundle's include folders first (its headers win over a captured
-// folder's) and the program's options; a failed build prints the build log on stderr.
+// folder's; named as include_spelling says) and the program's options, one space between
+// (the Python engine's string, so that PoCL's cache of builds serves both runners); a failed
+// build prints the build log on stderr.
 inline void Replayer::build_program(const ProgramDesc& p, cl_program prog, const std::string& how) {
     std::string options;
+    const std::string cwd = std::filesystem::current_path().string();
     for (const auto& inc : p.include_dirs) {
-        std::string dir = join(bundle_, inc);
-        options += dir.find(' ') == std::string::npos ? "-I " + dir + " " : "-I \"" + dir + "\" ";
+        std::string dir = std::filesystem::absolute(join(bundle_, inc)).lexically_normal().string();
+        options += (options.empty() ? "" : " ") + include_option(include_spelling(dir, cwd));
     }
-    options += p.options;
+    if (!p.options.empty()) options += (options.empty() ? "" : " ") + p.options;
     cl_int err = clBuildProgram(prog, 1, &dev_.device, options.c_str(), nullptr, nullptr);
     if (err == CL_SUCCESS) return;
     size_t n = 0;

@@ -9,7 +9,9 @@ h1) must give the same words.
 from __future__ import annotations
 
 import shlex
+from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -57,3 +59,21 @@ def test_include_options_is_the_one_walk_over_minus_i() -> None:
     options, notes = _build_options(f"-D A=1 -I {here} -I /no/such/dir -O2")
     assert options == f"-D A=1 -I {here} -O2"
     assert notes == ["include path /no/such/dir does not exist here: dropped"]
+
+
+def test_a_captured_include_folder_with_a_space_is_named_from_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PoCL reads no header from an ``-I`` folder with a space in its name: one that exists
+    here is named relative to the current folder where that has none (include_spelling)."""
+    from cltui.replay.engine.base import driver_options
+    from cltui.replay.engine.builds import _build_options
+
+    inc = tmp_path / "my headers" / "inc"
+    inc.mkdir(parents=True)
+    monkeypatch.chdir(tmp_path / "my headers")
+    options, _notes = _build_options(f"-D A=1 -I {shlex.quote(str(inc))}")
+    assert driver_options(options) == "-D A=1 -I inc"
+    monkeypatch.chdir(tmp_path)  # only through the space from here: the path, quoted
+    options, _notes = _build_options(f"-I {shlex.quote(str(inc))}")
+    assert driver_options(options) == f'-I "{inc}"'

@@ -72,7 +72,7 @@ def build_program(prg: cl.Program, options: str = "") -> cl.Program:
     return prg
 
 
-def _plain(word: str) -> bool:
+def plain_word(word: str) -> bool:
     """A word a driver reads whole without quotes: no white space, no double quote."""
     return not any(c.isspace() or c == '"' for c in word)
 
@@ -81,7 +81,7 @@ def driver_options(options: str) -> str:
     """The engine's options (shell words) as the driver gets them: the words joined by
     spaces, a word with a space in double quotes (Oclgrind crashes on a bare one, and
     clang-based drivers read the quotes; pyopencl joined them bare)."""
-    return " ".join(w if _plain(w) else f'"{w}"' for w in shlex.split(options))
+    return " ".join(w if plain_word(w) else f'"{w}"' for w in shlex.split(options))
 
 
 def include_spelling(path: str, cwd: str) -> str:
@@ -92,10 +92,10 @@ def include_spelling(path: str, cwd: str) -> str:
     name, quoted or not (a bundle under ``~/My Bundles`` failed every build with includes),
     and Oclgrind crashes on an unquoted one.  The C++ runner spells it the same
     (``include_spelling`` in cpp/setup.hpp; tests/fixtures/include_path_cases.json)."""
-    if _plain(path):
+    if plain_word(path):
         return path
     rel = os.path.relpath(path, cwd)
-    return rel if _plain(rel) else path
+    return rel if plain_word(rel) else path
 
 
 def add_bundle_includes(plan: Manifest, root: Path, cwd: str | None = None) -> None:

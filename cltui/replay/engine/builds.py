@@ -16,7 +16,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...text.shellwords import include_options, split_words
-from .base import EngineError, EngineOptions, Shared, _cl_msg, build_program
+from .base import (
+    EngineError,
+    EngineOptions,
+    Shared,
+    _cl_msg,
+    build_program,
+    include_spelling,
+    plain_word,
+)
 from .buildlog import at_source, build_errors, log_lines
 from .choice import most_alike
 from .feasible import build_findings, source_needs
@@ -29,19 +37,22 @@ if TYPE_CHECKING:
 
 
 def _build_options(options: str) -> tuple[str, list[str]]:
-    """Captured options with include paths that do not exist here mapped or dropped."""
+    """Captured options with include paths that do not exist here mapped or dropped; a
+    folder with a space named as :func:`.base.include_spelling` says."""
     out: list[str] = []
     notes: list[str] = []
+    here = os.getcwd()
     for word, path in include_options(split_words(options)):
         if path is None:
             out.append(word)
             continue
         if os.path.isdir(path):
-            out += ["-I", path]
+            spelled = path if plain_word(path) else include_spelling(os.path.abspath(path), here)
+            out += ["-I", spelled]
             continue
         local = _local_include(path)
         if local is not None:
-            out += ["-I", local]
+            out += ["-I", include_spelling(local, here)]
             notes.append(f"include path {path} mapped to {local}")
         else:
             notes.append(f"include path {path} does not exist here: dropped")

@@ -279,6 +279,9 @@ def _headers(manifest: Manifest) -> list[str]:
         for h in copied:
             where = _ORIGINS.get(str(h.get("origin")), _code(h.get("origin")))
             add(f"- {_code(h['bundle_path'])} from {where}: {_code(h['host_path'])}")
+        add("\nWhere this folder's path has a space, run the programs from it (or from "
+            "`build/`): PoCL reads no header from an include folder whose name has a space, "
+            "and both programs then name `kernels/include/` relative to the current folder.")
         add("")
     if refused or missing:
         add("Not in the bundle (it may not build from source where the compiler does not find "

@@ -91,7 +91,7 @@ def include_spelling(path: str, cwd: str) -> str:
     :func:`driver_options`).  PoCL finds no header in an ``-I`` folder with a space in its
     name, quoted or not (a bundle under ``~/My Bundles`` failed every build with includes),
     and Oclgrind crashes on an unquoted one.  The C++ runner spells it the same
-    (``include_spelling`` in cpp/setup.hpp; tests/fixtures/include_path_cases.json)."""
+    (``include_spelling`` in cpp/base.hpp; tests/fixtures/include_path_cases.json)."""
     if plain_word(path):
         return path
     rel = os.path.relpath(path, cwd)

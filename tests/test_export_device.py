@@ -279,6 +279,25 @@ def test_a_bundle_in_a_folder_with_a_space_builds_its_includes(
         assert "PASS: 5/5 kernel enqueues replayed" in run.stdout, run.stdout
 
 
+def test_a_bundle_with_a_space_runs_from_a_current_folder_that_is_gone(
+    bundles: Bundles, cpp_replay: Path, tmp_path: Path
+) -> None:
+    """Both runners name an include folder relative to the current folder only where they
+    can read it: started in a folder that was removed, they name it by its path (quoted),
+    which Oclgrind reads, instead of failing on the missing folder."""
+    _need("oclgrind")
+    bundle = tmp_path / "My Bundles" / "rng bundle"
+    shutil.copytree(bundles.get("pyocl_pocl", "0-5"), bundle)
+    gone = tmp_path / "gone"
+    for argv in ([PY, str(bundle / "replay.py")], [str(cpp_replay), "--bundle", str(bundle)]):
+        gone.mkdir()
+        script = 'cd "$1" && rmdir "$1" && shift && exec "$@"'
+        run = subprocess.run(["sh", "-c", script, "sh", str(gone), *argv, "--device", "oclgrind"],
+                             capture_output=True, text=True, env=_env(), timeout=300)  # fmt: skip
+        assert run.returncode == 0, run.stdout + run.stderr
+        assert "PASS: 5/5 kernel enqueues replayed" in run.stdout, run.stdout + run.stderr
+
+
 def test_heat2d_host_write_is_reloaded_and_reported(bundles: Bundles, cpp_replay: Path) -> None:
     _need("pocl")
     bundle = bundles.get("heat2d", "122396-122411")

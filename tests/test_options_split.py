@@ -77,3 +77,18 @@ def test_a_captured_include_folder_with_a_space_is_named_from_here(
     monkeypatch.chdir(tmp_path)  # only through the space from here: the path, quoted
     options, _notes = _build_options(f"-I {shlex.quote(str(inc))}")
     assert driver_options(options) == f'-I "{inc}"'
+
+
+def test_a_current_folder_that_is_gone_names_no_relative_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cltui.replay.engine.base import include_spelling
+    from cltui.replay.engine.builds import _build_options
+
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    assert include_spelling("/tmp/b x/inc") == "/tmp/b x/inc"
+    assert include_spelling("/opt/inc") == "/opt/inc"
+    assert _build_options("-D A=1 -I inc -I '/no such/dir'")[0] == "-D A=1"

@@ -84,17 +84,22 @@ def driver_options(options: str) -> str:
     return " ".join(w if plain_word(w) else f'"{w}"' for w in shlex.split(options))
 
 
-def include_spelling(path: str, cwd: str) -> str:
-    """How a bundle's include folder (``path``, absolute and normal) is named to the driver
-    from the current folder ``cwd``: ``path`` itself where it has no space, else the folder
-    relative to ``cwd`` where that has none, else ``path`` (quoted by
-    :func:`driver_options`).  PoCL finds no header in an ``-I`` folder with a space in its
-    name, quoted or not (a bundle under ``~/My Bundles`` failed every build with includes),
-    and Oclgrind crashes on an unquoted one.  The C++ runner spells it the same
-    (``include_spelling`` in cpp/base.hpp; tests/fixtures/include_path_cases.json)."""
+def include_spelling(path: str, cwd: str | None = None) -> str:
+    """How an include folder is named to the driver from the current folder (``cwd``, else
+    the process's): ``path`` itself where it has no space, else the folder relative to the
+    current folder where that has none, else ``path`` (quoted by :func:`driver_options`).
+    PoCL finds no header in an ``-I`` folder with a space in its name, quoted or not (a
+    bundle under ``~/My Bundles`` failed every build with includes), and Oclgrind crashes on
+    an unquoted one.  A current folder that is gone names no relative folder.  The C++
+    runner spells it the same (``include_spelling`` in cpp/base.hpp;
+    tests/fixtures/include_path_cases.json)."""
     if plain_word(path):
         return path
-    rel = os.path.relpath(path, cwd)
+    try:
+        here = os.getcwd() if cwd is None else cwd
+    except OSError:  # the current folder was removed
+        return path
+    rel = os.path.relpath(os.path.normpath(os.path.join(here, path)), here)
     return rel if plain_word(rel) else path
 
 
@@ -102,10 +107,9 @@ def add_bundle_includes(plan: Manifest, root: Path, cwd: str | None = None) -> N
     """Each program's bundled include folders (``include_dirs``, under ``root``) made
     ``-I`` options before the program's own: the bundle's headers win over a captured
     folder's.  What a bundle's replay.py and ``cltui feasible`` do to a verified plan."""
-    here = cwd if cwd is not None else os.getcwd()
     for prog in plan.get("programs", {}).values():
-        dirs = [os.path.abspath(os.path.join(root, d)) for d in prog.get("include_dirs", [])]
-        extra = [f"-I {shlex.quote(include_spelling(d, here))}" for d in dirs]
+        dirs = [os.path.join(root, d) for d in prog.get("include_dirs", [])]
+        extra = [f"-I {shlex.quote(include_spelling(d, cwd))}" for d in dirs]
         if extra:
             prog["options"] = " ".join([*extra, prog.get("options") or ""]).strip()
 

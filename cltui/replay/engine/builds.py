@@ -23,7 +23,6 @@ from .base import (
     _cl_msg,
     build_program,
     include_spelling,
-    plain_word,
 )
 from .buildlog import at_source, build_errors, log_lines
 from .choice import most_alike
@@ -41,18 +40,16 @@ def _build_options(options: str) -> tuple[str, list[str]]:
     folder with a space named as :func:`.base.include_spelling` says."""
     out: list[str] = []
     notes: list[str] = []
-    here = os.getcwd()
     for word, path in include_options(split_words(options)):
         if path is None:
             out.append(word)
             continue
         if os.path.isdir(path):
-            spelled = path if plain_word(path) else include_spelling(os.path.abspath(path), here)
-            out += ["-I", spelled]
+            out += ["-I", include_spelling(path)]
             continue
         local = _local_include(path)
         if local is not None:
-            out += ["-I", include_spelling(local, here)]
+            out += ["-I", include_spelling(local)]
             notes.append(f"include path {path} mapped to {local}")
         else:
             notes.append(f"include path {path} does not exist here: dropped")

@@ -106,15 +106,26 @@ inline bool plain_word(const std::string& w) {
     return true;
 }
 
-// How a bundle's include folder (path: absolute and normal) is named to the driver from the
-// current folder cwd: the path where it has no space, else the folder relative to cwd where
-// that has none, else the path (then quoted).  PoCL finds no header in an -I folder with a
-// space, quoted or not; Oclgrind crashes on an unquoted one.  The Python engine's rule
+// How an include folder (path: absolute and normal) is named to the driver from the current
+// folder cwd: the path where it has no space, else the folder relative to cwd where that has
+// none, else the path (then quoted).  PoCL finds no header in an -I folder with a space,
+// quoted or not; Oclgrind crashes on an unquoted one.  The Python engine's rule
 // (engine/base.py include_spelling), held by tests/fixtures/include_path_cases.json.
 inline std::string include_spelling(const std::string& path, const std::string& cwd) {
     if (plain_word(path)) return path;
     std::string rel = std::filesystem::path(path).lexically_relative(cwd).string();
     return !rel.empty() && plain_word(rel) ? rel : path;
+}
+
+// The same from the process's current folder; a current folder that is gone (or a folder
+// that cannot be made absolute) names no relative folder.
+inline std::string include_spelling(const std::string& dir) {
+    std::error_code ec;
+    std::string path = std::filesystem::absolute(dir, ec).lexically_normal().string();
+    if (ec) return dir;
+    if (plain_word(path)) return path;
+    std::string cwd = std::filesystem::current_path(ec).string();
+    return ec ? path : include_spelling(path, cwd);
 }
 
 // "-I DIR" for the driver, DIR in double quotes where it is not a plain word.

@@ -208,11 +208,8 @@ inline cl_program Replayer::create_from_binary(const ProgramDesc& p, std::string
 // build prints the build log on stderr.
 inline void Replayer::build_program(const ProgramDesc& p, cl_program prog, const std::string& how) {
     std::string options;
-    const std::string cwd = std::filesystem::current_path().string();
-    for (const auto& inc : p.include_dirs) {
-        std::string dir = std::filesystem::absolute(join(bundle_, inc)).lexically_normal().string();
-        options += (options.empty() ? "" : " ") + include_option(include_spelling(dir, cwd));
-    }
+    for (const auto& inc : p.include_dirs)
+        options += (options.empty() ? "" : " ") + include_option(include_spelling(join(bundle_, inc)));
     if (!p.options.empty()) options += (options.empty() ? "" : " ") + p.options;
     cl_int err = clBuildProgram(prog, 1, &dev_.device, options.c_str(), nullptr, nullptr);
     if (err == CL_SUCCESS) return;

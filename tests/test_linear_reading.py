@@ -22,6 +22,9 @@ from cltui.capture.names import (
     parse_setkernelarg_name,
     too_large_number,
 )
+from cltui.replay.engine.base import driver_options
+from cltui.replay.engine.builds import _build_options
+from cltui.text.shellwords import include_options
 
 from .conftest import capture_path
 from .hang import bounded
@@ -163,6 +166,10 @@ def test_quadratic_helpers_are_linear() -> None:
         "skeleton of 500k comment openers": lambda: pre.skeletonize("/*" * 500_000),
         "skeleton of 200k top-level blocks": lambda: pre.skeletonize("{}" * 200_000),
         "the masked source of 300k escaped quotes": lambda: sig.kernel_span('"\\' * 300_000, "k"),
+        "the driver's options of a 4 MB word": lambda: driver_options(
+            _build_options("-D X=" + "(" * (4 * MB) + " -I /x")[0]
+        ),
+        "the -I walk over 1M words": lambda: include_options(["-I", "d", "-Ie"] * 350_000),
     }
     for desc, fn in cases.items():
         bounded(desc, fn)

@@ -17,6 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ...errors import CltuiError
+from ...text.shellwords import split_words
 from .schema import (
     Device,
     Manifest,
@@ -80,8 +81,9 @@ def plain_word(word: str) -> bool:
 def driver_options(options: str) -> str:
     """The engine's options (shell words) as the driver gets them: the words joined by
     spaces, a word with a space in double quotes (Oclgrind crashes on a bare one, and
-    clang-based drivers read the quotes; pyopencl joined them bare)."""
-    return " ".join(w if plain_word(w) else f'"{w}"' for w in shlex.split(options))
+    clang-based drivers read the quotes; pyopencl joined them bare).  Split by the linear
+    splitter (``shlex.split`` is quadratic in a long word: 6.6 s for one of 1 MB)."""
+    return " ".join(w if plain_word(w) else f'"{w}"' for w in split_words(options))
 
 
 def include_spelling(path: str, cwd: str | None = None) -> str:

@@ -4,16 +4,18 @@ left running."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
-from tests.tiers import _start_time, hear_ctrl_c, sweep_killed_runs
+from tests.tiers import SNAPSHOT_NOTE, _start_time, hear_ctrl_c, sweep_killed_runs
 
 pytestmark = pytest.mark.child  # it starts a process (tests/tiers.py)
 
@@ -77,6 +79,42 @@ def test_a_killed_run_s_processes_end_when_the_next_run_starts(tmp_path: Path) -
         for p in [*procs.values(), *daemons.values(), reader]:
             p.kill()
             p.wait()
+
+
+def test_a_killed_run_s_snapshot_folder_is_removed_by_the_next_run(tmp_path: Path) -> None:
+    """The snapshot plugin's folder in the temp folder, noted in the run's folder: a dead
+    run's is removed; a run beside's kept; a note that names a folder outside the temp
+    folder, or a link, removes nothing."""
+    root = tmp_path / "pytest-of-me"
+    runs = {name: root / f"pytest-{k}" for k, name in enumerate(
+        ("dead", "beside", "outside", "link", "mine"))}  # fmt: skip
+    ended = subprocess.Popen(["true"])
+    ended.wait()
+    tmp = Path(tempfile.gettempdir())
+    folders = {name: Path(tempfile.mkdtemp(dir=tmp)) for name in ("dead", "beside", "target")}
+    outside = tmp_path / "tmpkeep"
+    outside.mkdir()
+    link = tmp / f"tmplink-{os.getpid()}"
+    link.symlink_to(folders["target"])
+    notes = {"dead": folders["dead"], "beside": folders["beside"], "outside": outside,
+             "link": link}  # fmt: skip
+    try:
+        for name, run in runs.items():
+            run.mkdir(parents=True)
+            alive = name in ("beside", "mine")
+            pid = os.getpid() if alive else ended.pid
+            (run / f"owner-{pid}-{_start_time(pid) if alive else 0}").touch()
+            if name in notes:
+                (run / SNAPSHOT_NOTE).write_text(str(notes[name]))
+        sweep_killed_runs(root, runs["mine"])
+        assert not folders["dead"].exists()
+        assert not (runs["dead"] / SNAPSHOT_NOTE).exists()
+        assert folders["beside"].is_dir() and (runs["beside"] / SNAPSHOT_NOTE).exists()
+        assert outside.is_dir() and folders["target"].is_dir() and link.is_symlink()
+    finally:
+        link.unlink()
+        for folder in folders.values():
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def test_this_run_is_claimed_and_named_to_its_children() -> None:

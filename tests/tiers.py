@@ -19,7 +19,8 @@
 - **Killed runs.** A run that is killed never tears its fixtures down: its sshd hosts, munged
   and Slurm daemons and their sessions go on.  Each pytest process marks its run's folder as
   its own (:func:`claim_run`); a run's start ends what a run whose every owner is gone left
-  running (:func:`sweep_killed_runs`), a run side by side with it untouched.
+  running (:func:`sweep_killed_runs`), a run side by side with it untouched, and removes
+  the snapshot plugin's folder in ``/tmp`` that it noted (:func:`note_snapshot_folder`).
 - ``CLTUI_TEST_SPAWNLOG=FILE`` appends ``nodeid<TAB>processes`` for every test that started
   one (to find the tests a mark is missing on).
 - ``CLTUI_TEST_COSTLOG=FILE`` appends ``nodeid<TAB>wall<TAB>cpu<TAB>children's cpu`` (seconds,
@@ -35,6 +36,7 @@ import contextlib
 import os
 import re
 import resource
+import shutil
 import signal
 import time
 from collections.abc import Iterator
@@ -282,6 +284,36 @@ def claim_run(run: Path) -> None:
     _claimed = run
 
 
+SNAPSHOT_NOTE = "snapshot-folder"  # in a run's folder: the snapshot plugin's folder in /tmp
+
+
+def note_snapshot_folder(run: Path) -> None:
+    """Note in ``run`` the folder pytest-textual-snapshot made for this run's snapshots
+    (``mkdtemp`` in the temp folder, named in ``TEXTUAL_SNAPSHOT_TEMPDIR``; the plugin removes
+    it at the run's end): a run killed before that leaves it to the next run's sweep."""
+    folder = os.environ.get("TEXTUAL_SNAPSHOT_TEMPDIR")
+    if folder and _claimed is not None:
+        with contextlib.suppress(OSError):
+            (run / SNAPSHOT_NOTE).write_text(folder)
+
+
+def _remove_snapshot_folder(run: Path) -> None:
+    """A dead run's snapshot folder, removed: only a ``tmp*`` folder right in the temp
+    folder (what ``mkdtemp`` makes), not a link, whatever the note says."""
+    import tempfile
+
+    try:
+        folder = Path((run / SNAPSHOT_NOTE).read_text()[:4096])
+    except (OSError, UnicodeDecodeError):
+        return
+    tmp = Path(tempfile.gettempdir())
+    if (folder.parent == tmp and folder.name.startswith("tmp") and not folder.is_symlink()
+            and folder.is_dir()):  # fmt: skip
+        shutil.rmtree(folder, ignore_errors=True)
+    with contextlib.suppress(OSError):
+        (run / SNAPSHOT_NOTE).unlink()
+
+
 def _started_by(pid: int, folders: list[bytes]) -> bool:
     """Whether a process's environment names one of ``folders``: ``CLTUI_TEST_RUN``, or a
     session below a test's sshd (its HOME is the host's).  Not its command line or working
@@ -314,6 +346,8 @@ def sweep_killed_runs(root: Path, mine: Path) -> list[str]:
             dead.append(os.fsencode(run) + b"/")
             daemons |= {pid for pid, start in _noted(run, "daemon") if _start_time(pid) == start}
     killed: list[str] = []
+    for run in dead:
+        _remove_snapshot_folder(Path(os.fsdecode(run)))
     if not dead:
         return killed
     me = os.getpid()
@@ -336,4 +370,5 @@ def _killed_runs_swept(tmp_path_factory: pytest.TempPathFactory, worker_id: str)
     if worker_id != "master":
         run = run.parent  # the workers' folders are in the run's
     claim_run(run)
+    note_snapshot_folder(run)
     sweep_killed_runs(run.parent, run)

@@ -7,10 +7,14 @@
    configuration it builds each program (a dict cache per (source, options), as one would
    write it), creates and uploads the buffers, sets the arguments, runs the range once with
    a read-back and a comparison after each kernel, then ``repeat - 1`` timed runs with the
-   inputs restored.  Configurations per second; goal cltui / loop >= 0.8.  On a small
-   kernel (pyopencl_lib_pocl 23) and a 10-kernel chained range (22-31).
+   inputs restored (device time from the queue's profiling); then, as the sweep confirms
+   its best, the ``TOP`` fastest correct configurations again beside the capture's own,
+   checked, then timed in turns (A B B A ...).  Configurations per second; goal cltui /
+   loop >= 0.8.  On a small kernel (pyopencl_lib_pocl 23) and a 10-kernel chained range
+   (22-31).
 2. The run.py way: the same loop, one fresh process per configuration (python, pyopencl,
-   a context, the builds, PoCL's own cache warm).  Goal cltui / one-per-process >= 20x.
+   a context, the builds, PoCL's own cache warm; no confirmation runs).  Goal cltui /
+   one-per-process >= 20x.
 3. A against A: ``cltui try`` machinery (one child, A and an unchanged B timed in turns)
    TRIALS times; the share of trials whose 95 % interval of the range's difference holds
    zero.  Goal >= 95 %.
@@ -65,12 +69,12 @@ job = json.load(open(sys.argv[1]))
 root = job["root"]
 plat = next(p for p in cl.get_platforms() if "Portable" in p.name)
 dev = plat.get_devices()[0]
-ctx = cl.Context([dev]); q = cl.CommandQueue(ctx)
+ctx = cl.Context([dev])
+q = cl.CommandQueue(ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
 built = {}
 def data(plan, key):
     return np.fromfile(root + "/" + plan["data"][key]["path"], dtype=np.uint8)
-ok = 0
-for plan in job["plans"]:
+def setup(plan):
     progs = {}
     for pid, spec in plan["programs"].items():
         ref = plan["data"][spec["source"]]
@@ -99,10 +103,13 @@ for plan in job["plans"]:
         for ld in st["loads"]:
             inputs.append((bufs[ld["mem"]], data(plan, ld["data"])))
         kernels.append((k, tuple(st["global"]), tuple(st["local"]) if st["local"] else None))
-    def restore():
-        for b, h in inputs:
-            cl.enqueue_copy(q, b, h)
-    restore()
+    return plan, bufs, inputs, kernels
+def restore(s):
+    for b, h in s[2]:
+        cl.enqueue_copy(q, b, h)
+def checked(s):
+    plan, bufs, _inputs, kernels = s
+    restore(s)
     good = True
     for st, (k, g, l) in zip(plan["steps"], kernels):
         cl.enqueue_nd_range_kernel(q, k, g, l)
@@ -111,19 +118,42 @@ for plan in job["plans"]:
             cl.enqueue_copy(q, out, bufs[c["mem"]])
             good = good and np.array_equal(out, data(plan, c["data"]))
     q.finish()
-    for _ in range(job["repeat"] - 1):
-        restore(); q.finish()
-        for k, g, l in kernels:
-            cl.enqueue_nd_range_kernel(q, k, g, l)
-        q.finish()
+    return good
+def timed(s):
+    restore(s); q.finish()
+    evs = [cl.enqueue_nd_range_kernel(q, k, g, l) for k, g, l in s[3]]
+    q.finish()
+    return sum(e.profile.end - e.profile.start for e in evs)
+medians = {}
+ok = 0
+for i, plan in enumerate(job["plans"]):
+    s = setup(plan)
+    good = checked(s)
+    times = sorted(timed(s) for _ in range(job["repeat"] - 1))
+    if good and times:
+        medians[i] = times[len(times) // 2]
     ok += good
     print("config", good, flush=True)
-print(json.dumps({"configs": len(job["plans"]), "ok": ok}))
+# the sweep's confirmation: the fastest correct points again beside the capture's own,
+# checked, then timed in turns (A B B A ...: the order reverses each round)
+base = job.get("base")
+confirmed = 0
+if base is not None and job.get("top"):
+    top = sorted((t, i) for i, t in medians.items() if i != base)[:job["top"]]
+    sides = [setup(job["plans"][base])] + [setup(job["plans"][i]) for _t, i in top]
+    good = [checked(s) for s in sides]
+    paired = [[] for _ in sides]
+    for r in range(job["repeat"] - 1):
+        for k in (range(len(sides)) if r % 2 == 0 else range(len(sides) - 1, -1, -1)):
+            paired[k].append(timed(sides[k]))
+    confirmed = sum(good[1:]) if good[0] else 0
+print(json.dumps({"configs": len(job["plans"]), "ok": ok, "confirmed": confirmed}))
 '''
 
 
 def _plans(rng: str, local: list[str], options: list[str], defines: list[str],
-           tmp: Path) -> list[dict]:  # fmt: skip
+           tmp: Path) -> tuple[list[dict], int | None]:  # fmt: skip
+    """The sweep's plans, as it runs them, and which is the capture's own configuration."""
     from cltui.capture import open_capture
     from cltui.capture.ranges import parse_range
     from cltui.replay.experiment.apply import apply_variant, changes_nothing
@@ -137,7 +167,9 @@ def _plans(rng: str, local: list[str], options: list[str], defines: list[str],
     # as the sweep runs them: a point that is the capture's own configuration is not run
     # again (the capture's row stands for it; commands.sweep.same_dropped)
     plans = [(v, apply_variant(base, v, CAPTURE, tmp)) for v in points(spec)]
-    return [dict(plan) for v, plan in plans if v.empty or not changes_nothing(base, plan)]
+    kept = [(v, dict(plan)) for v, plan in plans if v.empty or not changes_nothing(base, plan)]
+    own = [i for i, (v, _plan) in enumerate(kept) if v.empty]
+    return [plan for _v, plan in kept], own[0] if own else None
 
 
 class Run:
@@ -179,9 +211,12 @@ def _best(runs: list[Run]) -> dict[str, float | None]:
 
 def sweep_part(rng: str, local: list[str], options: list[str], repeat: int, tmp: Path,
                one_per_process: bool, defines: list[str] | None = None) -> dict:  # fmt: skip
-    plans = _plans(rng, local, options, defines or [], tmp)
+    from cltui.replay.experiment.runs import TOP
+
+    plans, base = _plans(rng, local, options, defines or [], tmp)
     job = tmp / f"loop_{rng}.json"
-    job.write_text(json.dumps({"root": str(CAPTURE), "plans": plans, "repeat": repeat}))
+    job.write_text(json.dumps({"root": str(CAPTURE), "plans": plans, "repeat": repeat,
+                               "base": base, "top": TOP}))  # fmt: skip
     script = tmp / "loop.py"
     script.write_text(LOOP)
     sweep = [PY, "-m", "cltui", "sweep", str(CAPTURE), rng, "-d", "pocl", "--repeat",
@@ -240,7 +275,7 @@ def _turns(sides: dict[str, tuple[list[str], dict[str, str], str, Path]],
 def replay_part(rng: str, tmp: Path) -> dict:
     """``cltui replay CAPTURE rng -d pocl``, end to end, against the loop running the range's
     plan once (a run with its read-backs and comparisons, no timing repetitions)."""
-    plans = _plans(rng, [], [], [], tmp)[:1]  # the capture's own configuration
+    plans = _plans(rng, [], [], [], tmp)[0][:1]  # the capture's own configuration
     job = tmp / f"replay_{rng}.json"
     job.write_text(json.dumps({"root": str(CAPTURE), "plans": plans, "repeat": 1}))
     script = tmp / "loop.py"

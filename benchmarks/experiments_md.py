@@ -106,16 +106,18 @@ def render(res: dict[str, Any]) -> str:
         "configurations (the sweep's own plans as JSON: per configuration the programs built "
         "once per (source, options), the buffers created and uploaded, the arguments set, one "
         "run with a read-back and comparison after each kernel, then 9 timed runs with the "
-        "inputs restored), and against one process per configuration (the same loop, a fresh "
-        "python each). Each side warmed twice, then the best of "
+        "inputs restored; then, as the sweep confirms its best, the three fastest correct "
+        "configurations again beside the capture's own, checked, then timed in turns), and "
+        "against one process per configuration (the same loop, a fresh python each, without "
+        "the confirmation). Each side warmed twice, then the best of "
         f"{run.get('turns', 3)}, the sides taking turns, "
         "with Python's bytecode cache on (as an installed cltui). *Steady* is configurations "
         "per second between the first and the last row (start-up left out); *end to end* "
         "counts the whole process."),
         *_sweep_rows(res), "",
         *_wrap(f"Start-up, the best of {run.get('turns', 3)} (*first row*: from the process's "
-               "start to its first configuration's line; *before*: the commit before the "
-               f"start-up work, {run.get('before_rev', 'when run')}, in the same turns):"),
+               "start to its first configuration's line; *before*: the commit before this "
+               f"run's change, {run.get('before_rev', 'when run')}, in the same turns):"),
         *_startup_rows(res), "",
     ]  # fmt: skip
     rep = res.get("replay")

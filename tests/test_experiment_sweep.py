@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -57,14 +58,41 @@ def _sweep(*args: str) -> tuple[int, dict, str]:
     return res.exit_code, report, res.stderr
 
 
+def _count_workers(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """The experiment processes started from now on (each one's Popen)."""
+    import subprocess
+
+    from cltui.process import child
+
+    started: list[Any] = []
+    real = subprocess.Popen
+
+    def popen(args: Any, *a: Any, **kw: Any) -> Any:
+        proc = real(args, *a, **kw)
+        if "cltui.replay.experiment.worker" in args:
+            started.append(proc)
+        return proc
+
+    monkeypatch.setattr(child.subprocess, "Popen", popen)
+    return started
+
+
 @pytest.mark.child
 @pytest.mark.device
 @pytest.mark.usefixtures("_pocl")
-def test_sweep_finds_correct_local_sizes_and_resumes(pyocl_pocl: Path, tmp_path: Path) -> None:
+def test_sweep_finds_correct_local_sizes_and_resumes(
+    pyocl_pocl: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    workers = _count_workers(monkeypatch)
     results = tmp_path / "results.jsonl"
     code, report, _err = _sweep(str(pyocl_pocl), "23", "--local", "32,64,8192",
                                 "--results", str(results))  # fmt: skip
     assert code == 0
+    # one process ran the points and then confirmed the best two (it was two before)
+    assert len(workers) == 1, workers
+    assert {k.split("/", 1)[1] for k in report["confirmed"]} == {
+        r["id"] for r in report["rows"] if r["label"] in ("local 32", "local 64")}
+    assert all(c["status"] == "pass" for c in report["confirmed"].values()), report["confirmed"]
     status = {r["label"]: r["status"] for r in report["rows"]}
     assert status == {"capture": "pass", "local 32": "pass", "local 64": "pass",
                       "local 8192": "refused"}  # fmt: skip
@@ -151,12 +179,45 @@ def test_a_point_that_hangs_is_named_and_the_sweep_goes_on(pyocl_pocl: Path,
         Variant("23", sizes=(SizeChange("*", local_size=(64,)),)),
     ]  # fmt: skip
     plans = {point_id(v): apply_variant(base, v, pyocl_pocl, tmp_path) for v in pts}
-    run = SweepRun(SweepSpec("23"), pyocl_pocl, pts, plans, select_devices(["pocl"]), [], None,
-                   repeat=3, timeout=8.0)  # fmt: skip  (8 s: a loaded machine's build is no hang)
-    rows = list(run.rows())
+    # 8 s: a loaded machine's build is no hang
+    with SweepRun(SweepSpec("23"), pyocl_pocl, pts, plans, select_devices(["pocl"]), [], None,
+                  repeat=3, timeout=8.0) as run:  # fmt: skip
+        rows = list(run.rows())
+        # the process started after the hang confirms: the capture's and local 64, paired
+        confirmed = run.confirm()
     assert [r["status"] for r in rows] == ["pass", "hang", "pass"]
     assert "did not finish within 8 s" in rows[1]["why"]
     assert rows[2]["label"] == "local 64"
+    assert [(k.split("/", 1)[1], c["status"]) for k, c in confirmed.items()] == [
+        (rows[2]["id"], "pass")], confirmed
+
+
+@pytest.mark.child
+@pytest.mark.device
+@pytest.mark.usefixtures("_pocl")
+def test_a_sweep_not_confirmed_ends_its_process_when_closed(
+    pyocl_pocl: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sweep's process waits to confirm; closed without a confirmation (an interrupted
+    sweep), it ends by itself (its stdin closed, no kill)."""
+    from cltui.capture import open_capture
+    from cltui.capture.ranges import parse_range
+    from cltui.replay.devices import select_devices
+    from cltui.replay.experiment.apply import apply_variant
+    from cltui.replay.experiment.runs import SweepRun
+    from cltui.replay.experiment.variant import SizeChange, Variant
+    from cltui.replay.plan import build_plan
+
+    workers = _count_workers(monkeypatch)
+    base = build_plan(open_capture(pyocl_pocl), parse_range("23")).to_manifest()
+    pts = [Variant("23"), Variant("23", sizes=(SizeChange("*", local_size=(64,)),))]
+    plans = {point_id(v): apply_variant(base, v, pyocl_pocl, tmp_path) for v in pts}
+    run = SweepRun(SweepSpec("23"), pyocl_pocl, pts, plans, select_devices(["pocl"]), [], None,
+                   repeat=3)  # fmt: skip
+    assert [r["status"] for r in run.rows()] == ["pass", "pass"]
+    assert len(workers) == 1 and workers[0].poll() is None  # waiting for its confirmation
+    run.close()
+    assert workers[0].wait(timeout=60) == 0
 
 
 @pytest.mark.child

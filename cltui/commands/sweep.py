@@ -236,6 +236,8 @@ def _run(spec: SweepSpec, root: Any, pts: list[Variant], plans: dict[str, Manife
     except KeyboardInterrupt:
         cancel.cancel()
         return run.done, True, {}
+    finally:
+        run.close()  # a sweep process still waiting to confirm ends
     return run.done, False, confirmed
 
 

@@ -19,6 +19,10 @@ and lists the devices (one ``devices`` event: the parent chooses from that list,
 devices are listed once, in the process that needs pyopencl anyway, and the parent
 imports no pyopencl), then reads its job file's path from its stdin
 (:meth:`Child.give_job`; end of input: it exits, nothing asked).
+
+A child started with ``more`` waits, once its job is done, for one more on its stdin
+(:func:`next_job`): a sweep's child confirms the sweep's best points in the process, and with
+the context and programs, the sweep already has (:meth:`Child.release`: no more comes).
 """
 
 from __future__ import annotations
@@ -42,8 +46,8 @@ from cltui.process import lifecycle
 from cltui.progress import CancelToken
 
 __all__ = [
-    "AHEAD", "Child", "Running", "connect", "exit_now", "read_job", "sender", "start_ahead", "tail",
-    "use_ahead",
+    "AHEAD", "Child", "Running", "connect", "exit_now", "next_job", "read_job", "sender",
+    "start_ahead", "tail", "use_ahead",
 ]  # fmt: skip
 
 Event = dict[str, Any]
@@ -57,7 +61,8 @@ class Child:
     """One running child process; use as a context manager (it is killed on the way out).
 
     ``env`` adds variables to the child's environment (a value of None removes one).
-    ``job_path`` None: started ahead of its job (:func:`start_ahead`).
+    ``job_path`` None: started ahead of its job (:func:`start_ahead`).  ``more``: its stdin
+    stays open for another job (:meth:`give_job`, :func:`next_job`).
     Raises ``OSError`` when the process cannot start.
     """
 
@@ -68,9 +73,11 @@ class Child:
         err_path: Path,
         *,
         env: Mapping[str, str | None] | None = None,
+        more: bool = False,
     ) -> None:
         self.module = module
         self.err_path = err_path
+        self.scratch: Path | None = None  # a folder of its own (its stderr), removed with it
         self.status = ""  # "" | "hang" | "cancelled", once events() has ended
         self.reported = False  # finish(reported=True) left it to end on its own
         environ = dict(os.environ)
@@ -88,7 +95,7 @@ class Child:
             with open(err_path, "wb") as err:
                 self.proc = subprocess.Popen(
                     [sys.executable, "-m", module, str(job_path or AHEAD), str(write_fd)],
-                    stdin=subprocess.DEVNULL if job_path else subprocess.PIPE,
+                    stdin=subprocess.DEVNULL if job_path and not more else subprocess.PIPE,
                     stdout=err,
                     stderr=err,
                     pass_fds=(write_fd,),
@@ -151,19 +158,34 @@ class Child:
                 return listed if isinstance(listed, list) and not event.get("error") else None
         return None
 
-    def give_job(self, job_path: Path) -> bool:
-        """A child started ahead: its job (the file's path on its stdin); False when it is
-        gone (the caller starts another)."""
+    def give_job(self, job_path: Path, more: bool = False) -> bool:
+        """A child started ahead, or waiting for one more job: its job (the file's path on
+        its stdin, closed then unless ``more``); False when it is gone (the caller starts
+        another)."""
         if self.proc.stdin is None or self.proc.poll() is not None:
             return False
         try:
             self.proc.stdin.write(f"{job_path}\n".encode())
             self.proc.stdin.flush()
         except (OSError, ValueError):  # it died; or a kill() from another thread closed it
+            self._close_stdin()
             return False
-        finally:
+        if not more:
             self._close_stdin()
         return True
+
+    def release(self) -> None:
+        """A child waiting for one more job that will not come: its stdin closed, it ends on
+        its own (reaped on a thread); its folder removed."""
+        self._close_stdin()
+        self.finish(reported=True)
+        self.forget_files()
+
+    def forget_files(self) -> None:
+        """Remove the folder of its own (:attr:`scratch`), its stderr read or not needed."""
+        if self.scratch is not None:
+            lifecycle.remove(self.scratch)
+            self.scratch = None
 
     def events(self, timeout: float, cancel: CancelToken | None = None) -> Iterator[Event]:
         """The child's events until it closes its pipe (it ended or crashed), it sends
@@ -254,11 +276,13 @@ def start_ahead(module: str, err_path: Path) -> Child | None:
         return None
 
 
-def use_ahead(ahead: Child | None, job_path: Path) -> Child | None:
-    """``ahead`` (a child started ahead, or None) given its job ``job_path``; None when
-    there is none or it is gone (killed: the caller starts one the usual way)."""
-    if ahead is not None and not ahead.give_job(job_path):
+def use_ahead(ahead: Child | None, job_path: Path, more: bool = False) -> Child | None:
+    """``ahead`` (a child started ahead or waiting for one more job, or None) given its job
+    ``job_path`` (``more``: and then another); None when there is none or it is gone
+    (killed: the caller starts one the usual way)."""
+    if ahead is not None and not ahead.give_job(job_path, more):
         ahead.kill()
+        ahead.forget_files()
         return None
     return ahead
 
@@ -281,6 +305,13 @@ def read_job(
         ahead(send)
     gc.freeze()  # what start-up made stays: later collections leave it out
     gc.enable()
+    line = sys.stdin.readline().strip()
+    return json.loads(Path(line).read_text()) if line else None
+
+
+def next_job() -> Any:
+    """In a child started with ``more``, its job done: the next job (JSON, from the file
+    named on stdin); None when the parent closed stdin (:meth:`Child.release`)."""
     line = sys.stdin.readline().strip()
     return json.loads(Path(line).read_text()) if line else None
 

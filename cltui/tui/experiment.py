@@ -167,13 +167,22 @@ def sweep_task(cap: Capture, rng: EnqueueRange, req: ExperimentRequest) -> Any:
                          cancel=cancel)  # fmt: skip
 
         def rows() -> Iterator[Row]:
+            ended = False
             try:
                 yield from sweep.rows()
+                ended = True
             finally:
-                lifecycle.remove(tmp)
+                if not ended:  # no summary follows
+                    sweep.close()
+                    lifecycle.remove(tmp)
 
         def summary(done: list[Row], interrupted: bool) -> dict[str, Any]:
-            confirmed = {} if interrupted else sweep.confirm()  # the top few, paired
+            # the plans' changed sources (tmp) are read again by the confirmation
+            try:
+                confirmed = {} if interrupted else sweep.confirm()  # the top few, paired
+            finally:
+                sweep.close()
+                lifecycle.remove(tmp)
             return summarize(req.spec, cap.path, pts, done, [d["id"] for d in devices], None, 0,
                              None, "sweep-best", interrupted or cancel.is_set(),
                              confirmed)  # fmt: skip

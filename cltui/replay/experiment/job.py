@@ -6,11 +6,14 @@
 that crashes or hangs on a point gives that point a result with status ``crash``/``hang``
 (its name, its stderr's tail) and, in a sweep, a new child goes on with the points left.
 ``cancel()`` (any thread) kills the running child; the points done so far stay done.
+``keep``: the last device's child, its job done, waits for one more (:meth:`take_kept`, then
+``ahead`` of the next job: a sweep's confirmation runs in the sweep's process).
 """
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,6 +56,7 @@ class ExperimentJob:
         binary_cache: str | Path | None = None,
         ahead: Child | None = None,
         save_dir: str | Path | None = None,
+        keep: bool = False,
     ) -> None:
         self.base = base
         self.save_dir = str(save_dir) if save_dir else None  # per device: save_dir/<dev>/<id>/
@@ -67,6 +71,8 @@ class ExperimentJob:
         self.binary_cache = str(binary_cache) if binary_cache else None
         self.cancel_token = CancelToken()
         self._ahead = ahead  # a child started ahead of its job: the first device's
+        self.keep = keep
+        self._kept: Child | None = None  # the last device's child, waiting for one more job
         self._running = Running()
         self.workdir = lifecycle.temp_dir("experiment")
         self._status = ""  # how the last child ended ("" when it ended well)
@@ -83,7 +89,27 @@ class ExperimentJob:
     def cleanup(self) -> None:
         if self._ahead is not None:  # never used (cancelled before it ran)
             self._ahead.kill()
+        if self._kept is not None:  # not taken
+            self._kept.release()
+            self._kept = None
         lifecycle.remove(self.workdir)
+
+    def take_kept(self) -> Child | None:
+        """The last device's child (``keep``), its job done and well, waiting for one more
+        (give it as the next job's ``ahead``, or :meth:`Child.release` it); its stderr moves
+        to a folder of its own (this job's goes with :meth:`cleanup`).  None when there is
+        none (it crashed, hung, was cancelled, or none ran)."""
+        kept, self._kept = self._kept, None
+        if kept is not None:
+            folder = lifecycle.temp_dir("experiment")
+            try:
+                os.replace(kept.err_path, folder / kept.err_path.name)  # it writes on there
+            except OSError:
+                kept.release()
+                lifecycle.remove(folder)
+                return None
+            kept.err_path, kept.scratch = folder / kept.err_path.name, folder
+        return kept
 
     def events(self) -> Iterator[Event]:
         """Every device in turn; per device, its points as they end."""
@@ -145,31 +171,47 @@ class ExperimentJob:
             "save_dir": (f"{self.save_dir}/{dev['id'].replace(':', '_')}"
                          if self.save_dir else None),
         }  # fmt: skip
+        more = self.keep and dev is self.devices[-1]
+        job["more"] = more
         job_path = self.workdir / f"job_{tag}.json"
         job_path.write_text(json.dumps(job))
         err_path = self.workdir / f"stderr_{tag}.txt"
         self._status = ""
-        proc, self._ahead = use_ahead(self._ahead, job_path), None
+        proc, self._ahead = use_ahead(self._ahead, job_path, more), None
         try:
-            proc = proc or Child(MODULE, job_path, err_path)
+            proc = proc or Child(MODULE, job_path, err_path, more=more)
         except OSError as exc:
             self._status = f"cannot start the experiment process: {exc}"
             return
-        with self._running.holding(proc), proc:
-            done = False
-            for ev in proc.events(self.timeout, self.cancel_token):
-                if ev.get("type") == "point_start":
-                    running.append(str(ev["id"]))
-                elif ev.get("type") in ("point", "validated"):
-                    ev["device"] = dev["id"]
-                    yield ev
-                done = ev.get("type") == "done"
-            self._status = proc.status
-            rc = proc.finish(reported=done and not self._status)
-            if not self._status and rc:
-                cause, what = lifecycle.exit_cause(rc)
-                self._status = f"{cause}: {what}"
-            self._stderr = proc.stderr_tail()
+        kept = False
+        try:
+            with self._running.holding(proc):
+                done = False
+                for ev in proc.events(self.timeout, self.cancel_token):
+                    if ev.get("type") == "point_start":
+                        running.append(str(ev["id"]))
+                    elif ev.get("type") in ("point", "validated"):
+                        ev["device"] = dev["id"]
+                        yield ev
+                    done = ev.get("type") == "done"
+                    if done and more:
+                        break  # it waits for one more job: its pipe stays open
+                self._status = proc.status
+                if done and more:  # kept for one more job, or told none comes
+                    if not self._status and not self.cancelled:
+                        self._kept, kept = proc, True
+                    else:
+                        proc.release()
+                    return
+                rc = proc.finish(reported=done and not self._status)
+                if not self._status and rc:
+                    cause, what = lifecycle.exit_cause(rc)
+                    self._status = f"{cause}: {what}"
+                self._stderr = proc.stderr_tail()
+        finally:
+            if not kept:
+                proc.kill()
+                proc.forget_files()
 
     def _crashed(self, dev: Device, pid: str, why: str | None = None,
                  status: str | None = None) -> Event:  # fmt: skip

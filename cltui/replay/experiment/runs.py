@@ -117,7 +117,15 @@ def _ab_events(base: Manifest, plan: Manifest, devices: Sequence[Device], root: 
 
 class SweepRun:
     """Every point not done yet on each device; :meth:`rows` yields each row as it ends
-    (appended to the results file); ``done`` holds every row (those read back too)."""
+    (appended to the results file); ``done`` holds every row (those read back too).  Then
+    :meth:`confirm`, or :meth:`close` (or ``with``): each device's sweep process waits for
+    its confirmation until one of them."""
+
+    def __enter__(self) -> SweepRun:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def __init__(self, spec: SweepSpec, root: str | Path, points: list[Variant],
                  plans: dict[str, Manifest], devices: Sequence[Device], done: list[Row],
@@ -138,6 +146,7 @@ class SweepRun:
         self.cancel = cancel or CancelToken()
         self.by_id = {point_id(v): v for v in points}
         self.ahead = ahead  # the first child, started ahead of its job
+        self._kept: dict[str, Child] = {}  # per device, its sweep's child: it confirms too
 
     @property
     def total(self) -> int:
@@ -158,7 +167,8 @@ class SweepRun:
                 continue
             job = ExperimentJob(None, todo, [dev], self.root, repeat=self.repeat,
                                 arg_tolerance=self.arg_tolerance, timeout=self.timeout,
-                                binary_cache=_cache(), ahead=self.ahead)  # fmt: skip
+                                binary_cache=_cache(), ahead=self.ahead,
+                                keep="capture" in self.plans)  # fmt: skip
             self.ahead = None
             self.cancel.on_cancel(job.cancel)
             try:
@@ -169,14 +179,29 @@ class SweepRun:
                         if self.results is not None and row["status"] != "cancelled":
                             append_row(self.results, row)
                         yield row
+                if (kept := job.take_kept()) is not None:
+                    self._kept[dev["id"]] = kept
             finally:
                 job.cancel()
                 job.cleanup()
 
+    def close(self) -> None:
+        """The sweep's children still waiting to confirm, told none comes (they end)."""
+        while self._kept:
+            self._kept.popitem()[1].release()
+
     def confirm(self, top: int = TOP) -> dict[str, Confirmed]:
         """The ``top`` fastest correct points that change something, per device, run again
         beside the capture's own configuration in one process, timed in turns (paired: the
-        rows of a resumed sweep were timed in other sessions); keyed ``device/point``."""
+        rows of a resumed sweep were timed in other sessions); keyed ``device/point``.  A
+        device's sweep process runs them (its context and programs kept) where it is still
+        there, else a new one.  The sweep's processes end (:meth:`close`)."""
+        try:
+            return self._confirm(top)
+        finally:
+            self.close()
+
+    def _confirm(self, top: int) -> dict[str, Confirmed]:
         out: dict[str, Confirmed] = {}
         base = self.plans.get("capture")
         if base is None:
@@ -193,7 +218,8 @@ class SweepRun:
             job = ExperimentJob(base, [Point(r["id"], self.plans[r["id"]]) for r in good], [dev],
                                 self.root, repeat=self.repeat, interleave=True,
                                 arg_tolerance=self.arg_tolerance, timeout=self.timeout,
-                                binary_cache=_cache())  # fmt: skip
+                                binary_cache=_cache(),
+                                ahead=self._kept.pop(dev["id"], None))  # fmt: skip
             self.cancel.on_cancel(job.cancel)
             events: dict[str, dict[str, Any]] = {}
             try:

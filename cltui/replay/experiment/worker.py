@@ -6,7 +6,9 @@ needs no base run), ``points`` ([{id, plan}]), ``repeat`` (runs per plan: the fi
 the others time), ``interleave`` (A and its points time in turns, A B B A ...: an A/B run,
 a sweep's confirmation of its top few), ``tolerance``, ``arg_tolerance``, ``binary_cache``,
 ``save_dir`` (optional: each point's replayed outputs are saved under ``save_dir/<id>/``, its
-checks' ``output`` names them).
+checks' ``output`` names them), ``more`` (true: once done, it reads one more job's path on its
+stdin, :func:`cltui.process.child.next_job`, and runs it in the same context: a sweep, then
+its confirmation).
 
 Events (one JSON line each, on the runner's pipe, :mod:`cltui.process.child`): ``point_start``
 {id}; ``point`` {id, result (the engine's result of the validation run), times (per step,
@@ -22,7 +24,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 
-from cltui.process.child import connect, exit_now, sender
+from cltui.process.child import connect, exit_now, next_job, sender
 from cltui.replay.ahead import read_job
 
 if TYPE_CHECKING:
@@ -44,6 +46,15 @@ class _Run:
         self.shared = engine.open_shared(self.device)
         self.repeat = max(int(job.get("repeat", 1)), 1)
         self.loaded: dict[str, Any] = {}  # the capture's files, mapped once for every plan
+
+    def again(self, job: dict[str, Any]) -> _Run:
+        """The next job of this child (``more``): on the same device it keeps the context, the
+        programs built and the mapped files (a sweep's confirmation of its best points)."""
+        if job.get("device") != self.device or job.get("data_root") != self.job["data_root"]:
+            return _Run(job, self.send)
+        self.job = job
+        self.repeat = max(int(job.get("repeat", 1)), 1)
+        return self
 
     def engine(self, plan: dict[str, Any], quiet: bool = False, pid: str | None = None) -> Any:
         from pathlib import Path
@@ -163,11 +174,16 @@ def _child(job_path: str, fd: int) -> int:
         out.close()
         return 0
     run = _Run(job, send)
-    if job.get("interleave"):
-        run.ab()
-    else:
-        run.sweep()
-    send({"type": "done"})
+    while True:
+        if run.job.get("interleave"):
+            run.ab()
+        else:
+            run.sweep()
+        send({"type": "done"})
+        nxt = next_job() if run.job.get("more") else None
+        if nxt is None:
+            break
+        run = run.again(nxt)
     out.close()
     return 0
 

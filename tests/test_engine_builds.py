@@ -8,13 +8,14 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
 from cltui.cli import main
 from tests.test_build_errors import _broken_capture
-from tests.test_export_device import _need
+from tests.test_export_device import _need, cpp_replay  # noqa: F401 (fixture)
 
 pytestmark = [pytest.mark.device, pytest.mark.child]
 
@@ -94,3 +95,39 @@ def test_a_program_is_built_with_exactly_its_captured_options(device: str) -> No
     got = bytearray(4)
     cl.enqueue_copy(queue, got, out).wait()
     assert int.from_bytes(got, "little") == 3
+
+
+def test_captured_options_reach_the_driver_as_written_in_both_runners(
+    tmp_path: Path, cpp_replay: Path  # noqa: F811 (the fixture)
+) -> None:
+    """``-D C='a'``: the application's driver got a character literal (97).  The Python
+    runner re-spelled the captured options as shell words (``-D C=a``: a name, the build
+    failed) where the C++ runner passed them as captured; both pass them as captured now,
+    in ``cltui replay`` and in a bundle, on PoCL and on Oclgrind."""
+    import numpy as np
+
+    from cltui.capture import open_capture
+    from cltui.export import export_range
+    from tests.analysis_synth import Arg, Launch, SynthCapture, write_capture
+    from tests.test_export_device import run_cpp, run_py
+
+    def sim(st: dict[str, Any], a: list[str]) -> None:
+        st[a[0]][:] = 97 + 5
+
+    src = "__kernel void put(__global int *a) { a[get_global_id(0)] = C + W; }\n"
+    spec = SynthCapture(src, {"A": np.zeros(8, dtype=np.int32)},
+                        [Launch("put", [Arg("buf", "A")], 8, 8, sim)],
+                        options="-D C='a'  -D W=\"(2+3)\"")  # fmt: skip
+    cap = write_capture(spec, tmp_path / "cap")
+    for device in ("pocl", "oclgrind"):
+        _need(device)
+        res = CliRunner().invoke(main, ["replay", str(cap), "0", "-d", device, "--json"])
+        report = json.loads(res.stdout)
+        assert res.exit_code == 0, report["devices"][0].get("error")
+        assert report["verdict"]["status"] == "pass", report["verdict"]
+    bundle = tmp_path / "bundle"
+    export_range(open_capture(cap), "0", bundle)
+    for proc in (run_py(bundle, "--json", "--device", "pocl"),
+                 run_cpp(cpp_replay, bundle, "--json", "--device", "pocl")):  # fmt: skip
+        (res,) = json.loads(proc.stdout)
+        assert proc.returncode == 0 and res["error"] is None, (proc.stderr, res["error"])

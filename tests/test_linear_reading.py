@@ -22,14 +22,22 @@ from cltui.capture.names import (
     parse_setkernelarg_name,
     too_large_number,
 )
-from cltui.replay.engine.base import driver_options
 from cltui.replay.engine.builds import _build_options
-from cltui.text.shellwords import include_options
+from cltui.replay.experiment.apply import edit_options
+from cltui.replay.experiment.variant import Variant
+from cltui.text.shellwords import include_options, replace_spans
 
 from .conftest import capture_path
 from .hang import bounded
 
 MB = 1 << 20
+
+
+def _edit_options(text: str) -> str:
+    """A variant that removes an option, adds one and defines a macro the text defines."""
+    return edit_options(text, Variant("0", options_add=("-cl-fast-relaxed-math",),
+                                      options_remove=("-cl-mad-enable",),
+                                      defines=(("A", "2"),)))  # fmt: skip
 
 
 def _linked_copy(root: Path, work: Path, log: bytes) -> Path:
@@ -166,8 +174,14 @@ def test_quadratic_helpers_are_linear() -> None:
         "skeleton of 500k comment openers": lambda: pre.skeletonize("/*" * 500_000),
         "skeleton of 200k top-level blocks": lambda: pre.skeletonize("{}" * 200_000),
         "the masked source of 300k escaped quotes": lambda: sig.kernel_span('"\\' * 300_000, "k"),
-        "the driver's options of a 4 MB word": lambda: driver_options(
-            _build_options("-D X=" + "(" * (4 * MB) + " -I /x")[0]
+        "the driver's options of a 4 MB word": lambda: _build_options(
+            "-D X=" + "(" * (4 * MB) + " -I /x -I '/a b'"
+        ),
+        "a variant's options over 200k words": lambda: _edit_options(
+            "-D A=1 -cl-mad-enable " * 100_000
+        ),
+        "200k include folders dropped": lambda: replace_spans(
+            "-I a " * 200_000, [(5 * i, 5 * i + 3, None) for i in range(200_000)]
         ),
         "the -I walk over 1M words": lambda: include_options(["-I", "d", "-Ie"] * 350_000),
     }

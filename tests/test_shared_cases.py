@@ -1,7 +1,8 @@
 """The edge cases both runners are held to: the Python engine (compare.py, the layer's hash,
-device-name matching, a build log's rule, how an include folder is named to the driver) and
-replay.cpp (its --compare-cases, --hash-cases, --name-cases, --build-log-cases and
---include-path-cases test options) run over the same files in tests/fixtures and must give
+device-name matching, a build log's rule, how an include folder is named to the driver, the
+text a bundle's program is built with) and replay.cpp (its --compare-cases, --hash-cases,
+--name-cases, --build-log-cases, --include-path-cases and --build-option-cases test options)
+run over the same files in tests/fixtures and must give
 what each case expects, and the same as each other.  (The device rule's cases:
 test_device_default.py.)
 
@@ -12,7 +13,6 @@ from __future__ import annotations
 
 import json
 import math
-import shlex
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -42,6 +42,7 @@ HASH_FILE, HASHES = _cases("hash_cases.json")
 NAME_FILE, NAMES = _cases("name_cases.json")
 BUILD_LOG_FILE, BUILD_LOGS = _cases("build_log_cases.json")
 INCLUDE_FILE, INCLUDES = _cases("include_path_cases.json")
+BUILD_OPTION_FILE, BUILD_OPTIONS = _cases("build_option_cases.json")
 
 
 def _ids(cases: list[dict[str, Any]]) -> list[str]:
@@ -87,6 +88,7 @@ def cpp_results(cpp_replay: Path) -> dict[str, dict[str, dict[str, Any]]]:
         ("--name-cases", NAME_FILE, NAMES),
         ("--build-log-cases", BUILD_LOG_FILE, BUILD_LOGS),
         ("--include-path-cases", INCLUDE_FILE, INCLUDES),
+        ("--build-option-cases", BUILD_OPTION_FILE, BUILD_OPTIONS),
     ):
         got = _run_cpp(cpp_replay, option, path)
         assert len(got) == len(cases), option
@@ -280,10 +282,11 @@ def test_the_build_log_cases_cover_both_drivers_and_the_cut() -> None:
 
 
 def _py_include(case: dict[str, Any]) -> dict[str, Any]:
-    from cltui.replay.engine.base import driver_options, include_spelling
+    from cltui.replay.engine.base import include_spelling
+    from cltui.text.shellwords import include_option
 
     spelled = include_spelling(case["path"], case["cwd"])
-    return {"spelled": spelled, "option": driver_options(f"-I {shlex.quote(spelled)}")}
+    return {"spelled": spelled, "option": include_option(spelled)}
 
 
 @pytest.mark.parametrize("case", INCLUDES, ids=_ids(INCLUDES))
@@ -296,3 +299,30 @@ def test_replay_cpp_names_the_same_include_folders_alike(
     case: dict[str, Any], cpp_results: dict[str, dict[str, dict[str, Any]]]
 ) -> None:
     _expect(case, cpp_results["--include-path-cases"][case["case"]])
+
+
+# --------------------------------------------------------------------------- build options
+
+
+@pytest.mark.parametrize("case", BUILD_OPTIONS, ids=_ids(BUILD_OPTIONS))
+def test_the_engine_gives_the_driver_the_shared_build_options(case: dict[str, Any]) -> None:
+    """What a bundle's program is built with: its include folders, then its options as they
+    are (the Python runner re-spelled them as shell words before: quotes, spacing)."""
+    import os
+
+    from cltui.replay.engine.base import add_bundle_includes
+    from cltui.replay.engine.builds import _build_options
+
+    plan: Any = {"programs": {"p": {"options": case["options"],
+                                    "include_dirs": case["include_dirs"]}}}  # fmt: skip
+    assert os.path.isabs(case["bundle"])
+    add_bundle_includes(plan, Path(case["bundle"]), case["cwd"])
+    # then the engine's own pass (captured folders mapped): none of these folders is here
+    _expect(case, {"driver": _build_options(plan["programs"]["p"]["options"])[0]})
+
+
+@pytest.mark.parametrize("case", BUILD_OPTIONS, ids=_ids(BUILD_OPTIONS))
+def test_replay_cpp_gives_the_driver_the_same_build_options(
+    case: dict[str, Any], cpp_results: dict[str, dict[str, dict[str, Any]]]
+) -> None:
+    _expect(case, cpp_results["--build-option-cases"][case["case"]])

@@ -37,7 +37,7 @@ from typing import Any
 from cltui.capture.confine import read_host_header
 from cltui.capture.names import sanitize_component
 from cltui.capture.ranges import EnqueueRange
-from cltui.text.shellwords import include_options, split_words
+from cltui.text.shellwords import include_options, include_spans, replace_spans, split_words
 
 _INCLUDE_RE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"\r\n]+)[>"]', re.MULTILINE)
 MAX_HEADERS = 500
@@ -84,16 +84,13 @@ def split_include_options(options: str) -> tuple[list[str], list[str]]:
 
 
 def strip_include_options(options: str, dirs: list[str]) -> str:
-    """``options`` with the ``-I <dir>`` of each of ``dirs`` removed, the rest verbatim.
-
-    The driver gets the captured text unchanged (quoting included) apart from those folders.
+    """``options`` with the ``-I <dir>`` of each of ``dirs`` removed, the rest verbatim
+    (the one walk over ``-I``, :func:`~cltui.text.shellwords.include_spans`, however the
+    folder is quoted).  The driver gets the captured text unchanged apart from those folders.
     """
-    out = options
-    for d in dirs:
-        path = re.escape(d)
-        pattern = rf"(^|\s)-I\s*(?:{path}|'{path}'|\"{path}\")(?=\s|$)"
-        out = re.sub(pattern, " ", out)
-    return out.strip() if out != options else options
+    gone = set(dirs)
+    cuts = [(start, end, None) for start, end, d in include_spans(options) if d in gone]
+    return replace_spans(options, cuts) if cuts else options
 
 
 def pyopencl_cl_dir() -> Path | None:

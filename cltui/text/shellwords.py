@@ -8,19 +8,24 @@ and an exported bundle ships it (``lib/cltui/text/``) with the engine.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
-__all__ = ["shell_split", "split_words"]
+__all__ = [
+    "driver_join", "include_option", "include_options", "include_spans", "plain_word",
+    "replace_spans", "shell_split", "spans_of", "split_words", "word_spans",
+]  # fmt: skip
 
 _SH_RE = re.compile(r"""[ \t\r\n]+|[^ \t\r\n'"\\]+|'[^']*'|"(?:[^"\\]|\\.)*"|\\.""", re.DOTALL)
 _SH_DQ_ESC = re.compile(r'\\(["\\])')
 
 
-def shell_split(text: str) -> list[str] | None:
-    """``shlex.split(text)`` in one pass; None where shlex raises (an open quote, a final
-    ``\\``)."""
-    out: list[str] = []
+def word_spans(text: str) -> list[tuple[int, int, str]] | None:
+    """Each word of ``text`` as ``(start, end, value)``: where it is written in ``text`` and
+    what ``shlex.split`` makes of it; None where shlex raises (an open quote, a final ``\\``).
+    One pass."""
+    out: list[tuple[int, int, str]] = []
     word: list[str] = []
-    in_word = False
+    start = -1
     pos = 0
     n = len(text)
     while pos < n:
@@ -28,14 +33,16 @@ def shell_split(text: str) -> list[str] | None:
         if m is None:
             return None
         t = m.group()
-        pos = m.end()
         c = t[0]
         if c in " \t\r\n":
-            if in_word:
-                out.append("".join(word))
-                word, in_word = [], False
+            if start >= 0:
+                out.append((start, pos, "".join(word)))
+                word, start = [], -1
+            pos = m.end()
             continue
-        in_word = True
+        if start < 0:
+            start = pos
+        pos = m.end()
         if c == "'":
             word.append(t[1:-1])
         elif c == '"':
@@ -44,15 +51,29 @@ def shell_split(text: str) -> list[str] | None:
             word.append(t[1])
         else:
             word.append(t)
-    if in_word:
-        out.append("".join(word))
+    if start >= 0:
+        out.append((start, n, "".join(word)))
     return out
+
+
+def shell_split(text: str) -> list[str] | None:
+    """``shlex.split(text)`` in one pass; None where shlex raises (an open quote, a final
+    ``\\``)."""
+    spans = word_spans(text)
+    return None if spans is None else [w for _s, _e, w in spans]
+
+
+def spans_of(text: str) -> list[tuple[int, int, str]]:
+    """:func:`word_spans`, or plain whitespace words where the quoting is broken."""
+    spans = word_spans(text)
+    if spans is not None:
+        return spans
+    return [(m.start(), m.end(), m.group()) for m in re.finditer(r"\S+", text)]
 
 
 def split_words(text: str) -> list[str]:
     """:func:`shell_split`, or plain whitespace words where the quoting is broken."""
-    words = shell_split(text)
-    return words if words is not None else text.split()
+    return [w for _s, _e, w in spans_of(text)]
 
 
 def include_options(words: list[str]) -> list[tuple[str, str | None]]:
@@ -73,3 +94,63 @@ def include_options(words: list[str]) -> list[tuple[str, str | None]]:
             out.append((w, None))
             i += 1
     return out
+
+
+def plain_word(word: str) -> bool:
+    """A word a driver reads whole without quotes: no white space, no double quote."""
+    return not any(c.isspace() or c == '"' for c in word)
+
+
+def driver_join(words: list[str]) -> str:
+    """Option words as a driver's text: joined by one space, a word that is not plain in
+    double quotes (Oclgrind crashes on a bare space, and clang-based drivers read the
+    quotes).  Only for words cltui adds or changes: captured text goes to the driver as
+    captured (:func:`cut_spans`, :func:`replace_spans`)."""
+    return " ".join(w if plain_word(w) else f'"{w}"' for w in words)
+
+
+def include_option(folder: str) -> str:
+    """``-I FOLDER`` as the driver gets it (the C++ runner's ``include_option``)."""
+    return driver_join(["-I", folder])
+
+
+def include_spans(text: str) -> list[tuple[int, int, str]]:
+    """Where ``text`` (a build's options) names an include folder (``-I DIR`` or ``-IDIR``):
+    ``(start, end, DIR)``, the walk of :func:`include_options` over the text as written."""
+    spans = spans_of(text)
+    out: list[tuple[int, int, str]] = []
+    i = 0
+    while i < len(spans):
+        start, end, w = spans[i]
+        if w == "-I" and i + 1 < len(spans):
+            out.append((start, spans[i + 1][1], spans[i + 1][2]))
+            i += 2
+            continue
+        if w.startswith("-I") and len(w) > 2:
+            out.append((start, end, w[2:]))
+        i += 1
+    return out
+
+
+def replace_spans(text: str, edits: Sequence[tuple[int, int, str | None]]) -> str:
+    """``text`` with each ``(start, end)`` span (in order, not overlapping) replaced by its
+    new text; None removes it with the white space before it (after it, at the start).
+    Everything else stays as written."""
+    out: list[str] = []
+    pos = 0
+    written = False  # a word is in ``out``
+    for start, end, new in edits:
+        gap = text[pos:start]
+        written = written or bool(gap.strip())
+        if new is None:
+            if written:
+                out.append(gap.rstrip())
+            else:
+                out.append(gap)
+                end = len(text) - len(text[end:].lstrip())
+        else:
+            out += [gap, new]
+            written = written or bool(new.strip())
+        pos = end
+    out.append(text[pos:])
+    return "".join(out)

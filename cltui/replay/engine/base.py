@@ -5,7 +5,6 @@ imported where it is used)."""
 from __future__ import annotations
 
 import os
-import shlex
 import statistics
 import threading
 from collections.abc import Callable
@@ -17,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ...errors import CltuiError
-from ...text.shellwords import split_words
+from ...text.shellwords import include_option, plain_word
 from .schema import (
     Device,
     Manifest,
@@ -43,18 +42,17 @@ _BUILDS = threading.Lock()
 
 
 def build_program(prg: cl.Program, options: str = "") -> cl.Program:
-    """Build ``prg`` with exactly ``options`` (the captured ones, as the C++ runner does), one
-    build at a time in this process, never through pyopencl's cache of source builds (the
-    engine keeps its own, written atomically).
+    """Build ``prg`` with exactly ``options``, the text the driver gets (the captured text,
+    as the C++ runner passes it; see :func:`add_bundle_includes` and
+    :mod:`.builds`), one build at a time in this process, never through pyopencl's cache of
+    source builds (the engine keeps its own, written atomically).
 
     ``Program.build`` appends pyopencl's own ``-I .../pyopencl/cl`` to every build, and
     ``-D PYOPENCL_USING_OCLGRIND`` on Oclgrind (its random123 headers then leave out 64-bit
     ``mul_hi``): a program the captured application never built, and not the one the C++
     runner builds from the same bundle.  PoCL keys its cache of builds on the options, so
     each kernel was also compiled twice, once per runner.  The program is built through the
-    object ``Program`` wraps, with ``options`` (shell words, as the engine quotes them)
-    spelled by :func:`driver_options`; where a pyopencl lacks that object, through
-    ``Program.build``.
+    object ``Program`` wraps; where a pyopencl lacks that object, through ``Program.build``.
 
     pyopencl's cache holds a lock file while it builds.  A process killed in a build
     (Oclgrind's crash, a timeout's kill, ctrl-c) left it behind, and every later build on
@@ -69,27 +67,14 @@ def build_program(prg: cl.Program, options: str = "") -> cl.Program:
             off: Any = False  # pyopencl's "no cache" (typed str | None)
             built: cl.Program = prg.build(options=options, cache_dir=off)
             return built
-        raw.build(driver_options(options).encode(), None)
+        raw.build(options.encode(), None)
     return prg
-
-
-def plain_word(word: str) -> bool:
-    """A word a driver reads whole without quotes: no white space, no double quote."""
-    return not any(c.isspace() or c == '"' for c in word)
-
-
-def driver_options(options: str) -> str:
-    """The engine's options (shell words) as the driver gets them: the words joined by
-    spaces, a word with a space in double quotes (Oclgrind crashes on a bare one, and
-    clang-based drivers read the quotes; pyopencl joined them bare).  Split by the linear
-    splitter (``shlex.split`` is quadratic in a long word: 6.6 s for one of 1 MB)."""
-    return " ".join(w if plain_word(w) else f'"{w}"' for w in split_words(options))
 
 
 def include_spelling(path: str, cwd: str | None = None) -> str:
     """How an include folder is named to the driver from the current folder (``cwd``, else
     the process's): ``path`` itself where it has no space, else the folder relative to the
-    current folder where that has none, else ``path`` (quoted by :func:`driver_options`).
+    current folder where that has none, else ``path`` (quoted by :func:`include_option`).
     PoCL finds no header in an ``-I`` folder with a space in its name, quoted or not (a
     bundle under ``~/My Bundles`` failed every build with includes), and Oclgrind crashes on
     an unquoted one.  A current folder that is gone names no relative folder.  The C++
@@ -105,15 +90,24 @@ def include_spelling(path: str, cwd: str | None = None) -> str:
     return rel if plain_word(rel) else path
 
 
+def bundle_options(options: str, dirs: list[str], cwd: str | None = None) -> str:
+    """What the driver gets for a bundle's program: its include folders (absolute, in order)
+    as ``-I`` options, one space between, then its options as they are, after one more
+    space.  The C++ runner's ``Setup`` makes the same text (tests/fixtures/
+    build_option_cases.json)."""
+    words = [include_option(include_spelling(d, cwd)) for d in dirs]
+    return " ".join([*words, options] if options else words)
+
+
 def add_bundle_includes(plan: Manifest, root: Path, cwd: str | None = None) -> None:
     """Each program's bundled include folders (``include_dirs``, under ``root``) made
-    ``-I`` options before the program's own: the bundle's headers win over a captured
-    folder's.  What a bundle's replay.py and ``cltui feasible`` do to a verified plan."""
+    ``-I`` options before the program's own (:func:`bundle_options`): the bundle's headers
+    win over a captured folder's.  What a bundle's replay.py and ``cltui feasible`` do to a
+    verified plan."""
     for prog in plan.get("programs", {}).values():
         dirs = [os.path.join(root, d) for d in prog.get("include_dirs", [])]
-        extra = [f"-I {shlex.quote(include_spelling(d, cwd))}" for d in dirs]
-        if extra:
-            prog["options"] = " ".join([*extra, prog.get("options") or ""]).strip()
+        if dirs:
+            prog["options"] = bundle_options(prog.get("options") or "", dirs, cwd)
 
 
 def _wrapped_program(prg: cl.Program) -> Any:

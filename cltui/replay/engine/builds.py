@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import shlex
 import stat
 import tempfile
 import time
@@ -15,7 +14,7 @@ import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ...text.shellwords import include_options, split_words
+from ...text.shellwords import include_option, include_spans, replace_spans
 from .base import (
     EngineError,
     EngineOptions,
@@ -36,24 +35,25 @@ if TYPE_CHECKING:
 
 
 def _build_options(options: str) -> tuple[str, list[str]]:
-    """Captured options with include paths that do not exist here mapped or dropped; a
-    folder with a space named as :func:`.base.include_spelling` says."""
-    out: list[str] = []
+    """Captured options with an include folder that does not exist here mapped to this
+    machine's (pyopencl's headers), and one with a space named as
+    :func:`.base.include_spelling` says; the rest of the text as captured, a folder that is
+    not here included (drivers pass over it; the C++ runner passes the same text)."""
     notes: list[str] = []
-    for word, path in include_options(split_words(options)):
-        if path is None:
-            out.append(word)
-            continue
+    edits: list[tuple[int, int, str | None]] = []
+    for start, end, path in include_spans(options):
         if os.path.isdir(path):
-            out += ["-I", include_spelling(path)]
+            spelled = include_spelling(path)
+            if spelled != path:
+                edits.append((start, end, include_option(spelled)))
             continue
         local = _local_include(path)
         if local is not None:
-            out += ["-I", include_spelling(local)]
+            edits.append((start, end, include_option(include_spelling(local))))
             notes.append(f"include path {path} mapped to {local}")
         else:
-            notes.append(f"include path {path} does not exist here: dropped")
-    return " ".join(shlex.quote(x) for x in out), notes
+            notes.append(f"include path {path} does not exist here: given as captured")
+    return replace_spans(options, edits), notes
 
 
 def _local_include(path: str) -> str | None:
@@ -298,11 +298,7 @@ class Programs:
             src,
         ):
             h.update(str(part).encode("utf-8", "replace") + b"\0")
-        parts = split_words(options)
-        for i, part in enumerate(parts):
-            folder = parts[i + 1] if part == "-I" and i + 1 < len(parts) else None
-            if folder is None and part.startswith("-I") and len(part) > 2:
-                folder = part[2:]
+        for _start, _end, folder in include_spans(options):
             if folder:
                 h.update(self._include_stamp(folder))
         return h.hexdigest()

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import shlex
 import struct
 from pathlib import Path
 
@@ -22,7 +21,7 @@ from cltui.replay.engine.schema import ArgSpec, Manifest, StepSpec
 from cltui.replay.experiment.params import overriding_site, set_param
 from cltui.replay.experiment.patch import apply_patch
 from cltui.replay.experiment.variant import ALL, SizeChange, Variant, VariantError
-from cltui.text.shellwords import split_words
+from cltui.text.shellwords import driver_join, replace_spans, spans_of, split_words
 
 __all__ = ["apply_variant", "changes_nothing", "program_id", "program_source", "programs_of"]
 
@@ -194,30 +193,53 @@ def edit_options(
     options: str, variant: Variant, extra: tuple[tuple[str, str], ...] = ()
 ) -> str:
     """Build options with the variant's removals, additions and defines (``extra``: more
-    defines, the parameters a program's source does not define)."""
-    words = split_words(variant.options_replace if variant.options_replace is not None
-                        else options)  # fmt: skip
+    defines, the parameters a program's source does not define).  What is not removed
+    stays as written (the driver gets the captured text); what is added follows it, joined
+    as :func:`~cltui.text.shellwords.driver_join` spells it."""
+    text = variant.options_replace if variant.options_replace is not None else options
     for gone in variant.options_remove:
-        drop = split_words(gone)
-        words = _without(words, drop)
-    words += [w for opt in variant.options_add for w in split_words(opt)]
+        text = _cut(text, _runs(spans_of(text), split_words(gone)))
+    added = [w for opt in variant.options_add for w in split_words(opt)]
     for key, value in (*variant.defines, *extra):
-        words = _undefine(words, key)
-        words += ["-D", f"{key}={value}" if value else key]
-    return " ".join(shlex.quote(w) for w in words)
+        text = _cut(text, _define_spans(spans_of(text), key))
+        added = [*_undefine(added, key), "-D", f"{key}={value}" if value else key]
+    if not added:
+        return text
+    kept = text.rstrip()
+    return f"{kept} {driver_join(added)}" if kept.strip() else driver_join(added)
 
 
-def _without(words: list[str], drop: list[str]) -> list[str]:
-    """``words`` without each run equal to ``drop``."""
+def _cut(text: str, spans: list[tuple[int, int]]) -> str:
+    return replace_spans(text, [(start, end, None) for start, end in spans]) if spans else text
+
+
+def _runs(spans: list[tuple[int, int, str]], drop: list[str]) -> list[tuple[int, int]]:
+    """Where ``spans`` hold a run of words equal to ``drop``: (start, end), not overlapping."""
+    out: list[tuple[int, int]] = []
     if not drop:
-        return words
-    out: list[str] = []
+        return out
     i = 0
-    while i < len(words):
-        if words[i : i + len(drop)] == drop:
+    while i < len(spans):
+        if [w for _s, _e, w in spans[i : i + len(drop)]] == drop:
+            out.append((spans[i][0], spans[i + len(drop) - 1][1]))
             i += len(drop)
             continue
-        out.append(words[i])
+        i += 1
+    return out
+
+
+def _define_spans(spans: list[tuple[int, int, str]], key: str) -> list[tuple[int, int]]:
+    """Where ``spans`` define ``key``: ``-D key``, ``-Dkey``, ``-D key=...``, ``-Dkey=...``."""
+    out: list[tuple[int, int]] = []
+    i = 0
+    while i < len(spans):
+        start, end, w = spans[i]
+        if w == "-D" and i + 1 < len(spans) and spans[i + 1][2].split("=", 1)[0] == key:
+            out.append((start, spans[i + 1][1]))
+            i += 2
+            continue
+        if w.startswith("-D") and w[2:].split("=", 1)[0] == key:
+            out.append((start, end))
         i += 1
     return out
 

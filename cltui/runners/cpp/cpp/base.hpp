@@ -133,6 +133,20 @@ inline std::string include_option(const std::string& dir) {
     return plain_word(dir) ? "-I " + dir : "-I \"" + dir + "\"";
 }
 
+// The driver's text for a bundle's program: its include folders (absolute, in order; named
+// as include_spelling says from cwd, else from the current folder) as -I options, one
+// space between, then the program's options as they are, after one more space. The Python
+// engine's bundle_options (engine/base.py); held by tests/fixtures/build_option_cases.json.
+inline std::string bundle_options(const std::string& options, const std::vector<std::string>& dirs,
+                                  const std::string* cwd = nullptr) {
+    std::string out;
+    for (const auto& d : dirs)
+        out += (out.empty() ? "" : " ") +
+               include_option(cwd ? include_spelling(d, *cwd) : include_spelling(d));
+    if (!options.empty()) out += (out.empty() ? "" : " ") + options;
+    return out;
+}
+
 inline std::vector<unsigned char> from_hex(const std::string& hex) {
     std::vector<unsigned char> out(hex.size() / 2);
     for (size_t i = 0; i < out.size(); ++i)

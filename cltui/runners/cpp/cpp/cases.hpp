@@ -324,6 +324,22 @@ inline int print_include_paths(const std::string& path) {
     return 0;
 }
 
+// --build-option-cases: the driver's text for a bundle's program (bundle_options).
+inline int print_build_options(const std::string& path) {
+    Json cases = read_cases(path);
+    std::cout << "[";
+    for (size_t n = 0; n < cases.arr.size(); ++n) {
+        const Json& c = cases.arr[n];
+        std::vector<std::string> dirs;
+        for (const Json& d : c.at("include_dirs").arr) dirs.push_back(join(c.at("bundle").as_str(), d.as_str()));
+        std::string cwd = c.at("cwd").as_str();
+        std::cout << (n ? ",\n " : "") << "{\"driver\": "
+                  << json_str(bundle_options(c.at("options").as_str(), dirs, &cwd)) << "}";
+    }
+    std::cout << "]\n";
+    return 0;
+}
+
 inline int print_cases(const std::string& kind, const std::string& path) {
     if (kind == "feasibility-cases") return print_feasibility(path);
     if (kind == "verdict-cases") return print_verdicts(path);
@@ -335,6 +351,7 @@ inline int print_cases(const std::string& kind, const std::string& path) {
     if (kind == "plan-cases") return print_readings(path);
     if (kind == "build-log-cases") return print_build_logs(path);
     if (kind == "include-path-cases") return print_include_paths(path);
+    if (kind == "build-option-cases") return print_build_options(path);
     return print_names(path);
 }
 

@@ -24,7 +24,8 @@ struct Options {
     std::string out_dir;
     std::string cases, cases_file;  // --choose-device-cases, --match-device-cases, --compare-cases,
                                     // --hash-cases,
-                                    // --name-cases, --build-log-cases, --include-path-cases
+                                    // --name-cases, --build-log-cases, --include-path-cases,
+                                    // --build-option-cases
                                     // FILE (cltui's
                                     // tests; see cpp/cases.hpp)
     bool have_atol = false, have_rtol = false, have_ulp = false;
@@ -127,7 +128,7 @@ inline Options parse_args(int argc, char** argv) {
                        a == "--hash-cases" || a == "--name-cases" ||
                        a == "--feasibility-cases" || a == "--verdict-cases" ||
                        a == "--plan-cases" || a == "--build-log-cases" ||
-                       a == "--include-path-cases") {
+                       a == "--include-path-cases" || a == "--build-option-cases") {
                 o.cases = a.substr(2);
                 o.cases_file = need(i);
             } else if (a == "--atol") {

@@ -203,14 +203,13 @@ inline cl_program Replayer::create_from_binary(const ProgramDesc& p, std::string
 }
 
 // clBuildProgram with the bundle's include folders first (its headers win over a captured
-// folder's; named as include_spelling says) and the program's options, one space between
-// (the Python engine's string, so that PoCL's cache of builds serves both runners); a failed
-// build prints the build log on stderr.
+// folder's) and the program's options as they are (bundle_options: the Python engine's
+// string, so that PoCL's cache of builds serves both runners); a failed build prints the
+// build log on stderr.
 inline void Replayer::build_program(const ProgramDesc& p, cl_program prog, const std::string& how) {
-    std::string options;
-    for (const auto& inc : p.include_dirs)
-        options += (options.empty() ? "" : " ") + include_option(include_spelling(join(bundle_, inc)));
-    if (!p.options.empty()) options += (options.empty() ? "" : " ") + p.options;
+    std::vector<std::string> dirs;
+    for (const auto& inc : p.include_dirs) dirs.push_back(join(bundle_, inc));
+    std::string options = bundle_options(p.options, dirs);
     cl_int err = clBuildProgram(prog, 1, &dev_.device, options.c_str(), nullptr, nullptr);
     if (err == CL_SUCCESS) return;
     size_t n = 0;

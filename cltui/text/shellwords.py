@@ -8,7 +8,7 @@ and an exported bundle ships it (``lib/cltui/text/``) with the engine.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 __all__ = [
     "driver_join", "include_option", "include_options", "include_spans", "plain_word",
@@ -76,24 +76,26 @@ def split_words(text: str) -> list[str]:
     return [w for _s, _e, w in spans_of(text)]
 
 
-def include_options(words: list[str]) -> list[tuple[str, str | None]]:
-    """A build's option words, each as ``(word, None)``, except an include folder (``-I DIR``
-    or ``-IDIR``), which is ``("-I", DIR)``: the one walk over ``-I`` that the export (which
-    folders to bundle) and the engine (which folders exist here) share."""
-    out: list[tuple[str, str | None]] = []
+def _include_walk(words: list[str]) -> Iterator[tuple[int, int, str | None]]:
+    """The one walk over ``-I``: each word as ``(i, i + 1, None)``, except an include folder,
+    ``-I DIR`` ``(i, i + 2, DIR)`` or ``-IDIR`` ``(i, i + 1, DIR)``; a trailing ``-I`` is a
+    word."""
     i = 0
     while i < len(words):
         w = words[i]
         if w == "-I" and i + 1 < len(words):
-            out.append(("-I", words[i + 1]))
+            yield i, i + 2, words[i + 1]
             i += 2
-        elif w.startswith("-I") and len(w) > 2:
-            out.append(("-I", w[2:]))
-            i += 1
-        else:
-            out.append((w, None))
-            i += 1
-    return out
+            continue
+        yield i, i + 1, w[2:] if w.startswith("-I") and len(w) > 2 else None
+        i += 1
+
+
+def include_options(words: list[str]) -> list[tuple[str, str | None]]:
+    """A build's option words, each as ``(word, None)``, except an include folder (``-I DIR``
+    or ``-IDIR``), which is ``("-I", DIR)``: the walk that the export (which folders to
+    bundle) and the engine (which folders exist here) share."""
+    return [("-I", d) if d is not None else (words[i], None) for i, _j, d in _include_walk(words)]
 
 
 def plain_word(word: str) -> bool:
@@ -118,18 +120,8 @@ def include_spans(text: str) -> list[tuple[int, int, str]]:
     """Where ``text`` (a build's options) names an include folder (``-I DIR`` or ``-IDIR``):
     ``(start, end, DIR)``, the walk of :func:`include_options` over the text as written."""
     spans = spans_of(text)
-    out: list[tuple[int, int, str]] = []
-    i = 0
-    while i < len(spans):
-        start, end, w = spans[i]
-        if w == "-I" and i + 1 < len(spans):
-            out.append((start, spans[i + 1][1], spans[i + 1][2]))
-            i += 2
-            continue
-        if w.startswith("-I") and len(w) > 2:
-            out.append((start, end, w[2:]))
-        i += 1
-    return out
+    walk = _include_walk([w for _s, _e, w in spans])
+    return [(spans[i][0], spans[j - 1][1], d) for i, j, d in walk if d is not None]
 
 
 def replace_spans(text: str, edits: Sequence[tuple[int, int, str | None]]) -> str:

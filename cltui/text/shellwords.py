@@ -1,4 +1,7 @@
-"""Build options split into words the way ``shlex.split`` does, in linear time.
+"""Build options split into words the way ``shlex.split`` does, in linear time, with where
+each word is written (:func:`word_spans`), so that an edit (an include folder mapped or cut,
+a variant's removal) changes its own words and leaves the rest of the captured text as the
+application gave it to its driver (:func:`replace_spans`).
 
 ``shlex`` grows each word one character at a time (quadratic in a long word), and build
 options come from an untrusted capture.  Standard library only: the replay engine imports it,
@@ -17,6 +20,7 @@ __all__ = [
 
 _SH_RE = re.compile(r"""[ \t\r\n]+|[^ \t\r\n'"\\]+|'[^']*'|"(?:[^"\\]|\\.)*"|\\.""", re.DOTALL)
 _SH_DQ_ESC = re.compile(r'\\(["\\])')
+_WHITE = re.compile(r"\s*")
 
 
 def word_spans(text: str) -> list[tuple[int, int, str]] | None:
@@ -107,7 +111,7 @@ def driver_join(words: list[str]) -> str:
     """Option words as a driver's text: joined by one space, a word that is not plain in
     double quotes (Oclgrind crashes on a bare space, and clang-based drivers read the
     quotes).  Only for words cltui adds or changes: captured text goes to the driver as
-    captured (:func:`cut_spans`, :func:`replace_spans`)."""
+    captured, edited in place (:func:`replace_spans`)."""
     return " ".join(w if plain_word(w) else f'"{w}"' for w in words)
 
 
@@ -139,7 +143,8 @@ def replace_spans(text: str, edits: Sequence[tuple[int, int, str | None]]) -> st
                 out.append(gap.rstrip())
             else:
                 out.append(gap)
-                end = len(text) - len(text[end:].lstrip())
+                white = _WHITE.match(text, end)  # linear: the white space after it only
+                end = white.end() if white else end
         else:
             out += [gap, new]
             written = written or bool(new.strip())

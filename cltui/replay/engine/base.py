@@ -93,8 +93,8 @@ def include_spelling(path: str, cwd: str | None = None) -> str:
 def bundle_options(options: str, dirs: list[str], cwd: str | None = None) -> str:
     """What the driver gets for a bundle's program: its include folders (absolute, in order)
     as ``-I`` options, one space between, then its options as they are, after one more
-    space.  The C++ runner's ``Setup`` makes the same text (tests/fixtures/
-    build_option_cases.json)."""
+    space.  The C++ runner's ``bundle_options`` (cpp/base.hpp) makes the same text
+    (tests/fixtures/build_option_cases.json)."""
     words = [include_option(include_spelling(d, cwd)) for d in dirs]
     return " ".join([*words, options] if options else words)
 

@@ -123,9 +123,33 @@ def test_a_variant_that_hangs_is_killed_and_named(pyocl_pocl: Path, tmp_path: Pa
     validate(report, "cli.schema.json", "try")
     dev = report["devices"][0]
     assert dev["b"]["result"]["status"] == "hang"
-    assert report["verdict"]["line"].startswith("FAIL: hang: did not finish within 3 s")
+    assert dev["b"]["result"]["failed_enqueue"] == 23
+    assert report["verdict"]["line"].startswith(
+        "FAIL: hang: enqueue 23 did not finish within 3 s")
     # A was checked before B hung the process: its checks stand
     assert dev["a"]["verdict"]["status"] == "pass"
+
+
+def test_a_variant_that_crashes_names_its_enqueue_and_keeps_what_it_checked(
+    pyocl_pocl: Path, tmp_path: Path
+) -> None:
+    """B's kernel at 23 writes far outside its buffer: the process dies of SIGSEGV on it;
+    the line names enqueue 23 and where its stack went, and 22 (checked before) counts."""
+    src = (pyocl_pocl / "CLI_0017_9C70697D_source.cl").read_text()
+    assert src.count(LINE) == 1
+    wild = tmp_path / "wild.cl"
+    wild.write_text(src.replace(LINE, "            z[i + (1L << 40)] = a*x[i] + b;\n"))
+    res = CliRunner().invoke(main, ["try", str(pyocl_pocl), "22-24", "--source",
+                                    f"p17={wild}", "-d", "pocl", "--repeat", "3"])
+    assert res.exit_code == 1, res.output
+    head = [x for x in res.stdout.splitlines() if not x.startswith(("device:", "A and B"))]
+    assert head[0].startswith("FAIL: crash: enqueue 23 crashed the driver (SIGSEGV); "
+                              "1/3 kernel enqueues replayed, 2/7 outputs checked "
+                              "(2 equal, 5 unchecked)"), res.stdout
+    said = next(x for x in head if " B: enqueue 23 crashed the driver (SIGSEGV)" in x)
+    log = Path(said.split("the experiment process's output: ", 1)[1].rstrip(")"))
+    assert "Segmentation fault" in log.read_text()  # the stack: never on the screen
+    assert "Traceback" not in res.stdout and "Fatal Python error" not in res.stdout
 
 
 def test_the_noise_floor_is_calibrated_once_per_device(

@@ -36,8 +36,11 @@ def _device(con: Console, dev: AbDevice) -> None:
     name = f"{dev['device']['id']} {dev['device']['name']}"
     for tag, side in (("A", dev["a"]), ("B", dev["b"])):
         res = side["result"]
-        if res.get("error"):
-            con.print(f"{name} {tag}: {res['error']}", markup=False, highlight=False)
+        if res.get("error"):  # one line: the child's stack and messages are in its log
+            log = res.get("stderr_log")
+            said = f" (the experiment process's output: {log})" if log else ""
+            con.print(f"{name} {tag}: {res['error']}{said}", soft_wrap=True, markup=False,
+                      highlight=False)  # fmt: skip
     table = Table(title=f"{name}: A = the capture's configuration, B = the variant")
     for col in ("enqueue", "kernel", "argument", "A", "B"):
         table.add_column(col, overflow="fold")

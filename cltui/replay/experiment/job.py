@@ -20,11 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from cltui.process import lifecycle
-from cltui.process.child import Child, Event, Running, use_ahead
+from cltui.process.child import Child, Event, Running, keep_log, use_ahead
 from cltui.progress import CancelToken
 from cltui.replay.engine.schema import ArgTolerance, Device, Manifest, ToleranceSpec
 from cltui.replay.experiment.worker import MODULE
-from cltui.replay.outcome import failed
+from cltui.replay.outcome import Progress, failed
 
 __all__ = ["ExperimentJob", "Point"]
 
@@ -77,6 +77,9 @@ class ExperimentJob:
         self.workdir = lifecycle.temp_dir("experiment")
         self._status = ""  # how the last child ended ("" when it ended well)
         self._stderr = ""  # the last child's stderr tail
+        self._log: str | None = None  # a copy of the whole stderr of a child that crashed
+        self._seen = Progress()  # what the last point's events said (its enqueue, its steps)
+        self._timing = False  # the last point had been checked and was being timed
 
     def cancel(self) -> None:
         self.cancel_token.cancel()
@@ -176,7 +179,7 @@ class ExperimentJob:
         job_path = self.workdir / f"job_{tag}.json"
         job_path.write_text(json.dumps(job))
         err_path = self.workdir / f"stderr_{tag}.txt"
-        self._status = ""
+        self._status, self._log = "", None
         proc, self._ahead = use_ahead(self._ahead, job_path, more), None
         try:
             proc = proc or Child(MODULE, job_path, err_path, more=more)
@@ -188,6 +191,7 @@ class ExperimentJob:
             with self._running.holding(proc):
                 done = False
                 for ev in proc.events(self.timeout, self.cancel_token):
+                    self._see(ev)
                     if ev.get("type") == "point_start":
                         running.append(str(ev["id"]))
                     elif ev.get("type") in ("point", "validated"):
@@ -208,23 +212,52 @@ class ExperimentJob:
                     cause, what = lifecycle.exit_cause(rc)
                     self._status = f"{cause}: {what}"
                 self._stderr = proc.stderr_tail()
+                if self._stderr and self._status not in ("", "cancelled"):
+                    log = keep_log(proc.err_path, f"experiment-{dev.get('id', '')}-crash")
+                    self._log = str(log) if log is not None else None
         finally:
             if not kept:
                 proc.kill()
                 proc.forget_files()
 
+    def _see(self, ev: Event) -> None:
+        """Note what a point's events say: the enqueue running, the steps checked, the
+        timing begun (what a crash or a hang of its process is named by)."""
+        et = ev.get("type")
+        if et == "point_start":
+            self._seen, self._timing = Progress(), False
+        elif et == "timing":
+            self._timing = True
+        if et in ("step", "step_done", "build"):
+            self._seen.see(ev)
+
     def _crashed(self, dev: Device, pid: str, why: str | None = None,
                  status: str | None = None) -> Event:  # fmt: skip
+        """The result of point ``pid`` whose process crashed, hung or was cancelled (``why``
+        given: a point it did not reach): what it was doing, the steps it finished."""
         if status is None:
             status = "cancelled" if self.cancelled else (
                 "hang" if self._status == "hang" else "crash")
+        seen = self._seen if why is None else Progress()
         if why is None:
-            why = {
-                "hang": f"did not finish within {self.timeout:g} s: the process was killed",
-                "cancelled": "cancelled",
-            }.get(status, f"the process died ({self._status or 'no result'})")
-        res: Any = failed(dev, status, why, None)
+            why = self._why(status, "the timing runs" if self._timing else seen.where)
+        res: Any = failed(dev, status, why, seen.running, seen.finished)
         if self._stderr and status == "crash":
             res["stderr"] = self._stderr
+            if self._log is not None:
+                res["stderr_log"] = self._log
         return {"type": "point", "device": dev["id"], "id": pid, "result": res, "times": []}
+
+    def _why(self, status: str, where: str) -> str:
+        """What ended the point's process, and where it was (as a replay says it)."""
+        if status == "hang":
+            return f"{where} did not finish within {self.timeout:g} s: the process was killed"
+        if status == "cancelled":
+            return f"cancelled ({where})"
+        cause, _, what = self._status.partition(": ")
+        if cause == "fault":
+            return f"{where} crashed the driver ({what})"
+        if cause == "killed":
+            return f"the process was killed ({what}) from outside while {where} ran"
+        return f"the process stopped with {what or 'no result'} ({where})"
 

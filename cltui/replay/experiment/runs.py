@@ -239,6 +239,8 @@ class SweepRun:
         err = res.get("error")
         if res.get("status") in ("crash", "hang", "cancelled"):
             err = f"{res['status']}: {err}"
+            if res.get("stderr_log"):  # the stack and the driver's messages
+                err += f" (the process's output: {res['stderr_log']})"
         times = range_times(ev.get("times") or [])
         return row_of(ev["id"], self.by_id[ev["id"]], dev["id"], dict(verdict),
                       ev.get("refused"), times, err)  # fmt: skip

@@ -14,7 +14,10 @@ Events (one JSON line each, on the runner's pipe, :mod:`cltui.process.child`): `
 {id}; ``point`` {id, result (the engine's result of the validation run), times (per step,
 the device time of each timing repetition, ns), refused (why the device refuses the point's
 work sizes, or absent)}; ``validated`` (an A/B's A once checked, the same fields: what the
-parent reports for A when B crashes or hangs the process); ``done``.  The id of A is
+parent reports for A when B crashes or hangs the process); ``timing`` {id} (the point, or
+the A/B's last, was checked and its timing runs begin); ``done``; and the engine's progress
+(``build``, ``step``, ``step_done``) while a point is checked: what names an enqueue that
+crashes or hangs the process, and keeps the steps checked before it.  The id of A is
 ``"A"``.  A sweep's programs are built ahead, in a thread, in the order the points run
 (``engine.Shared`` keeps them).
 """
@@ -97,6 +100,7 @@ class _Run:
 
     def time_alone(self, eng: Any, ev: dict[str, Any]) -> None:
         if eng is not None and self.repeat > 1:
+            self.send({"type": "timing", "id": ev["id"]})  # a crash from here is the timing's
             eng.repeat_launches(self.repeat - 1)
             ev["times"] = [ts[1:] for ts in eng.launch_times()]
 
@@ -107,6 +111,8 @@ class _Run:
         a, ev_a = self.validate(BASE_ID, base)
         self.send({**ev_a, "type": "validated"})  # kept by the parent if B kills the process
         sides = [(a, ev_a)] + [self.validate(p["id"], p["plan"]) for p in self.job["points"]]
+        if self.repeat > 1:
+            self.send({"type": "timing", "id": sides[-1][1]["id"]})
         for r in range(self.repeat - 1):  # neither always runs first
             for eng, _ev in sides if r % 2 == 0 else sides[::-1]:
                 if eng is not None:

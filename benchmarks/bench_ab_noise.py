@@ -58,8 +58,8 @@ def run(trials: int, repeat: int, rng: str) -> dict[str, Any]:
     before_steps: list[str] = []
     rel: list[float] = []
     for _ in range(trials):
-        events = runs._ab_events(base, base, devs, CAPTURE, repeat, None, 60.0, None, None,
-                                 None)  # fmt: skip
+        events, _ = runs._ab_events(base, base, devs, CAPTURE, repeat, None, 60.0, None,
+                                    None, None)  # fmt: skip
         dev = ab_report(base, base, events, devs, repeat, {devs[0]["id"]: floor})["devices"][0]
         lines.append(dev["timing"]["reading"])
         steps += [st["timing"]["reading"] for st in dev["steps"]]
@@ -98,6 +98,9 @@ def render(r: dict[str, Any]) -> list[str]:
     rel = sorted(abs(x) for x in r["relative_diffs"])
     p95 = rel[int(0.95 * (len(rel) - 1))] * 100 if rel else float("nan")
     fl = r["floor"]
+    n = max(int(r["trials"]), 1)
+    sd = (0.05 * 0.95 / n) ** 0.5 * 100  # the binomial spread of a 5 % rate over n runs
+    spread = f"{5 - 2 * sd:.0f} to {5 + 2 * sd:.0f} % over {n} runs, two standard deviations"
     return [
         TITLE, "",
         *_wrap(
@@ -125,11 +128,13 @@ def render(r: dict[str, Any]) -> list[str]:
         "",
         *_wrap(
             "Without the floor, the range's 95 % interval left zero in "
-            f"{r['before_verdict_false_positive'] * 100:.0f} % of the no-op runs (as a 95 % "
-            f"interval should), and {r['before_step_false_positive'] * 100:.1f} % of the per-step "
-            "rows read faster or slower (ten rows a report: on average one such row every other "
-            "report). With it, a no-op change reads `within noise` "
-            "in the verdict line and in the step rows. The price is power: on this machine a "
+            f"{r['before_verdict_false_positive'] * 100:.0f} % of the no-op runs (a 95 % "
+            f"interval leaves it in about 5 %: {spread}), and "
+            f"{r['before_step_false_positive'] * 100:.1f} % of the per-step rows read faster or "
+            f"slower (ten rows a report: {r['before_step_false_positive'] * 10:.1f} such rows a "
+            f"report on average). With it, {fp * 100:.0f} % of the verdict lines and "
+            f"{r['step_false_positive'] * 100:.1f} % of the step rows read anything but "
+            "`within noise`. The price is power: on this machine a "
             f"change smaller than {fl['min_effect'] * 100:.1f} % of the range's time reads "
             "`within noise` even where its interval leaves zero (one A/A's reach, about twice "
             "the 95th percentile of the no-op differences here); `--min-effect PCT` sets another "

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -14,6 +13,7 @@ from click.testing import CliRunner
 from cltui.cli import main
 from cltui.replay.experiment.sweep import SweepSpec, load_results, point_id, points
 from cltui.replay.experiment.variant import VariantError
+from tests.experiment_workers import count_workers
 from tests.schemas import validate
 
 
@@ -58,32 +58,13 @@ def _sweep(*args: str) -> tuple[int, dict, str]:
     return res.exit_code, report, res.stderr
 
 
-def _count_workers(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
-    """The experiment processes started from now on (each one's Popen)."""
-    import subprocess
-
-    from cltui.process import child
-
-    started: list[Any] = []
-    real = subprocess.Popen
-
-    def popen(args: Any, *a: Any, **kw: Any) -> Any:
-        proc = real(args, *a, **kw)
-        if "cltui.replay.experiment.worker" in args:
-            started.append(proc)
-        return proc
-
-    monkeypatch.setattr(child.subprocess, "Popen", popen)
-    return started
-
-
 @pytest.mark.child
 @pytest.mark.device
 @pytest.mark.usefixtures("_pocl")
 def test_sweep_finds_correct_local_sizes_and_resumes(
     pyocl_pocl: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    workers = _count_workers(monkeypatch)
+    workers = count_workers(monkeypatch)
     results = tmp_path / "results.jsonl"
     code, report, _err = _sweep(str(pyocl_pocl), "23", "--local", "32,64,8192",
                                 "--results", str(results))  # fmt: skip
@@ -208,7 +189,7 @@ def test_a_sweep_not_confirmed_ends_its_process_when_closed(
     from cltui.replay.experiment.variant import SizeChange, Variant
     from cltui.replay.plan import build_plan
 
-    workers = _count_workers(monkeypatch)
+    workers = count_workers(monkeypatch)
     base = build_plan(open_capture(pyocl_pocl), parse_range("23")).to_manifest()
     pts = [Variant("23"), Variant("23", sizes=(SizeChange("*", local_size=(64,)),))]
     plans = {point_id(v): apply_variant(base, v, pyocl_pocl, tmp_path) for v in pts}

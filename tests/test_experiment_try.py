@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from cltui.cli import main
+from tests.experiment_workers import count_workers
 from tests.schemas import validate
 
 pytestmark = [pytest.mark.device, pytest.mark.child]
@@ -161,10 +162,13 @@ def test_the_noise_floor_is_calibrated_once_per_device(
     monkeypatch.setenv("CLTUI_CACHE_DIR", str(tmp_path / "cache"))
     patch = tmp_path / "same.patch"
     patch.write_text(SAME)
+    workers = count_workers(monkeypatch)
     res = CliRunner().invoke(main, ["try", str(pyocl_pocl), "23", "--patch", str(patch),
                                     "-d", "pocl", "--repeat", "8"])  # fmt: skip
     assert res.exit_code == 0, res.output
     assert "calibrating the A/B noise floor" in res.stderr
+    # the calibration's process went on to the A/B (it was two processes)
+    assert len(workers) == 1, workers
     assert "noise floor: " in res.stdout and "(A/A calibration on this device" in res.stdout
     kept = json.loads((tmp_path / "cache" / "ab-noise.json").read_text())
     (entry,) = kept.values()

@@ -73,10 +73,14 @@ def run_ab(base: Manifest, plan: Manifest, devices: Sequence[Device], root: str 
     if todo:
         report(ProgressEvent(0.0, f"calibrating the A/B noise floor on {len(todo)} device(s): "
                              f"A against A, {repeat} runs (once per device, kept)"))
-        aa = _ab_events(base, base, todo, root, repeat, arg_tolerance, timeout, cancel, None,
-                        ahead)  # fmt: skip
-        ahead = None
+        # the A/B's first device calibrates last: its process goes on to the A/B, its
+        # context and programs kept (another device's opens that device's context)
+        todo.sort(key=lambda d: d["id"] == devices[0]["id"])
+        aa, ahead = _ab_events(base, base, todo, root, repeat, arg_tolerance, timeout, cancel,
+                               None, ahead, keep=True)  # fmt: skip
         if cancel is not None and cancel.is_set():
+            if ahead is not None:
+                ahead.release()
             return None
         for row in ab_report(base, base, aa, todo, repeat)["devices"]:
             if row["a"]["verdict"]["status"] != "pass":
@@ -85,8 +89,8 @@ def run_ab(base: Manifest, plan: Manifest, devices: Sequence[Device], root: str 
             if got is not None:
                 noise.store(row["device"], got)
                 floors[row["device"]["id"]] = got
-    events = _ab_events(base, plan, devices, root, repeat, arg_tolerance, timeout, cancel,
-                        report, ahead)  # fmt: skip
+    events, _ = _ab_events(base, plan, devices, root, repeat, arg_tolerance, timeout, cancel,
+                           report, ahead)  # fmt: skip
     if cancel is not None and cancel.is_set():
         return None
     return ab_report(base, plan, events, list(devices), repeat, floors)
@@ -94,15 +98,17 @@ def run_ab(base: Manifest, plan: Manifest, devices: Sequence[Device], root: str 
 
 def _ab_events(base: Manifest, plan: Manifest, devices: Sequence[Device], root: str | Path,
                repeat: int, arg_tolerance: ArgTolerance | None, timeout: float,
-               cancel: CancelToken | None, report: ProgressFn | None,
-               ahead: Child | None) -> list[dict[str, Any]]:  # fmt: skip
-    """The point events of one A/B job (B = ``plan``) over ``devices``."""
+               cancel: CancelToken | None, report: ProgressFn | None, ahead: Child | None,
+               keep: bool = False) -> tuple[list[dict[str, Any]], Child | None]:  # fmt: skip
+    """The point events of one A/B job (B = ``plan``) over ``devices``; with ``keep``, the
+    last device's process, its job done and well, waiting for one more (else None)."""
     job = ExperimentJob(base, [Point("B", plan)], devices, root, repeat=repeat, interleave=True,
                         arg_tolerance=arg_tolerance, timeout=timeout,
-                        binary_cache=_cache(), ahead=ahead)  # fmt: skip
+                        binary_cache=_cache(), ahead=ahead, keep=keep)  # fmt: skip
     if cancel is not None:
         cancel.on_cancel(job.cancel)
     events: list[dict[str, Any]] = []
+    kept = None
     try:
         for n, ev in enumerate(job.events()):
             if ev["type"] == "device" and report is not None:
@@ -110,9 +116,10 @@ def _ab_events(base: Manifest, plan: Manifest, devices: Sequence[Device], root: 
                                      f"A and B on {ev['device']} {ev['name']}: {repeat} runs"))
             elif ev["type"] == "point":
                 events.append(ev)
+        kept = job.take_kept()
     finally:
         job.cleanup()
-    return events
+    return events, kept
 
 
 class SweepRun:

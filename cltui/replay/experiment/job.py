@@ -4,7 +4,9 @@
 ``ExperimentJob(...).events()`` yields ``{"type": "point", "device", "id", "result",
 "times", "refused"}`` as each point ends (and ``device`` when a device starts).  A child
 that crashes or hangs on a point gives that point a result with status ``crash``/``hang``
-(its name, its stderr's tail) and, in a sweep, a new child goes on with the points left.
+(where it was, from the engine's events: the enqueue running, the steps checked before it,
+the timing runs; its stderr's tail and the whole in a kept log) and, in a sweep, a new child
+goes on with the points left.
 ``cancel()`` (any thread) kills the running child; the points done so far stay done.
 ``keep``: the last device's child, its job done, waits for one more (:meth:`take_kept`, then
 ``ahead`` of the next job: a sweep's confirmation runs in the sweep's process).
@@ -242,7 +244,7 @@ class ExperimentJob:
         if why is None:
             why = self._why(status, "the timing runs" if self._timing else seen.where)
         res: Any = failed(dev, status, why, seen.running, seen.finished)
-        if self._stderr and status == "crash":
+        if self._stderr and status in ("crash", "hang"):  # as a replay's result has them
             res["stderr"] = self._stderr
             if self._log is not None:
                 res["stderr_log"] = self._log

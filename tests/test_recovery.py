@@ -214,6 +214,25 @@ def test_coldcache_replays_14_38_on_pocl(coldcache: Path) -> None:
     assert len(checks) >= 46 and all(c["status"] == "equal" for c in checks)
 
 
+@pytest.mark.child
+@pytest.mark.device
+def test_a_sweep_of_a_recovered_range_says_so_in_its_line(coldcache: Path,
+                                                          tmp_path: Path) -> None:  # fmt: skip
+    """The sweep's verdict line leads with its finding, then what the log lost of the range:
+    the kernel enqueues recovered from the files, and the enqueues lost (no point can then
+    be fully checked)."""
+    pytest.importorskip("pyopencl")
+    res = CliRunner().invoke(main, ["sweep", str(coldcache), "14-24", "--local", "64",
+                                    "-d", "pocl", "--repeat", "2", "--json"])  # fmt: skip
+    assert res.exit_code == 1, res.output
+    line = json.loads(res.stdout)["verdict"]["line"]
+    assert line == (
+        "NO CORRECT VARIANT: 2 runs (1 fail, 1 incomplete); 9 of the range's 9 kernel enqueues "
+        "recovered (the log lost them: replayed from the files that survived); 2 enqueues of "
+        "the range lost with the log: no point can be fully checked (each is incomplete at "
+        "best)"), line
+
+
 # ------------------------------------------------------------------- damaged copies
 
 

@@ -180,7 +180,7 @@ def sweep_cmd(dumpdir: str, range_text: str, local: tuple[str, ...], glob: tuple
         finally:
             lifecycle.remove(workdir)
     summary = summarize(spec, cap.path, pts, rows, [d["id"] for d in chosen], budget, seed,
-                        path, save, interrupted, confirmed)  # fmt: skip
+                        path, save, interrupted, confirmed, base)  # fmt: skip
     report = _report(summary)
     output.emit(report, fmt)
     _files(report, csv_path, plot_path, as_json)

@@ -185,7 +185,7 @@ def sweep_task(cap: Capture, rng: EnqueueRange, req: ExperimentRequest) -> Any:
                 lifecycle.remove(tmp)
             return summarize(req.spec, cap.path, pts, done, [d["id"] for d in devices], None, 0,
                              None, "sweep-best", interrupted or cancel.is_set(),
-                             confirmed)  # fmt: skip
+                             confirmed, base)  # fmt: skip
 
         return sweep.total, rows(), summary
 

@@ -278,14 +278,35 @@ def _confirmed(base: Manifest, dev: Device, events: dict[str, dict[str, Any]],
     return out
 
 
+def _damage(base: Manifest | None) -> str:
+    """What the log lost of the range, for the sweep's line (as a replay's verdict counts it):
+    the kernel enqueues recovered from the files that survived, the enqueues lost."""
+    from cltui.replay.engine.verdicts import scope_counts
+
+    if base is None:
+        return ""
+    scope = scope_counts(base)
+    out = ""
+    if scope["recovered"]:
+        out += (f"; {scope['recovered']} of the range's {scope['kernels']} kernel enqueues "
+                "recovered (the log lost them: replayed from the files that survived)")
+    if scope["lost"]:
+        n = scope["lost"]
+        out += (f"; {n} enqueue{'s' if n != 1 else ''} of the range lost with the log: no "
+                "point can be fully checked (each is incomplete at best)")
+    return out
+
+
 def summarize(spec: SweepSpec, root: Any, pts: list[Variant], rows: list[Row],
               devices: list[str], budget: int | None, seed: int, path: Path | None,
               save: str | None, interrupted: bool,
-              confirmed: dict[str, Confirmed] | None = None) -> dict[str, Any]:  # fmt: skip
+              confirmed: dict[str, Confirmed] | None = None,
+              base: Manifest | None = None) -> dict[str, Any]:  # fmt: skip
     """The report: counts, the ranking, the others, and the best variant: among the points
     re-measured side by side with the capture's own configuration (``confirmed``, see
     :meth:`SweepRun.confirm`), the one measurably faster by the most; saved as ``save`` with
-    what it got (device, driver, date, verdict, timing)."""
+    what it got (device, driver, date, verdict, timing).  ``base`` (the capture's plan): the
+    line says what of the range the log lost (enqueues recovered from the files, or lost)."""
     from cltui.replay.experiment.sweep import rank
     from cltui.text.units import fmt_ns
 
@@ -329,6 +350,7 @@ def summarize(spec: SweepSpec, root: Any, pts: list[Variant], rows: list[Row],
                 f"{fmt_ns(vs['b'])} against {fmt_ns(vs['a'])} over {vs['n']} paired runs, "
                 f"{again} point{'s' if again != 1 else ''} re-measured)"
                 f" ({len(rows)} runs: {parts})")  # fmt: skip
+    line += _damage(base)
     if elsewhere:
         line += (f"; {elsewhere} row{'s' if elsewhere != 1 else ''} of the results file "
                  "belong to points outside this grid (kept there, left out here)")

@@ -100,6 +100,8 @@ def verdict(plan: Manifest, result: DeviceResult) -> Verdict:
     c["unchecked"] = c["outputs"] - c["checked"]
     err = result.get("error")
     state = str(result.get("status") or "")
+    lost = c["lost"]
+    lost_head = f"{lost} enqueue{'s' if lost != 1 else ''} of the range lost with the log"
     status: VerdictStatus
     if err and state in ("crash", "hang"):
         status, head = "fail", f"{state}: {err}"
@@ -117,12 +119,13 @@ def verdict(plan: Manifest, result: DeviceResult) -> Verdict:
         or c["transfers_replayed"] < c["transfers"] or c["replayed"] < len(steps)
         or c["cannot_run"] or c["after_cannot_run"]
     ):  # fmt: skip
-        lost = c["lost"]
-        lost_head = f"{lost} enqueue{'s' if lost != 1 else ''} of the range lost with the log"
         heads = [lost_head if lost else "", _cannot_run_head(result)]
         status, head = "incomplete", "; ".join(h for h in heads if h)
+        lost = 0  # it leads the line already
     else:
         status, head = "pass", ""
+    if lost:  # a finding, a fault or an error first, then what the log lost of the range
+        head = f"{head}; {lost_head}"
     counts = cast(VerdictCounts, c)  # every key of VERDICT_COUNTS
     return {"status": status, "line": _verdict_line(status, head, c), "counts": counts}
 

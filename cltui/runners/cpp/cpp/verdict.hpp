@@ -133,6 +133,8 @@ inline Verdict make_verdict(const Plan& plan, const std::vector<StepOutcome>& ou
                 {"transfers", plan.transfers}, {"transfers_replayed", plan.transfers_replayed},
                 {"cannot_run", t.cannot_run},  {"after_cannot_run", t.after_cannot_run}};
     std::string head;
+    std::string lost_head = std::to_string(plan.lost) + " enqueue" + (plan.lost != 1 ? "s" : "") +
+                            " of the range lost with the log";
     if (!error.empty()) {
         v.status = "error";
         head = error;
@@ -146,13 +148,14 @@ inline Verdict make_verdict(const Plan& plan, const std::vector<StepOutcome>& ou
                t.after_cannot_run) {
         v.status = "incomplete";
         if (plan.lost)  // lost enqueues lead the line, whatever file names them
-            head = std::to_string(plan.lost) + " enqueue" + (plan.lost != 1 ? "s" : "") +
-                   " of the range lost with the log";
+            head = lost_head;
         std::string cr = cannot_run_head(outcomes);
         if (!cr.empty()) head += (head.empty() ? "" : "; ") + cr;
     } else {
         v.status = "pass";
     }
+    // a finding or an error first, then what the log lost of the range
+    if (plan.lost && v.status != "incomplete") head += "; " + lost_head;
     std::string upper = v.status;
     for (auto& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
     std::string account = verdict_account(plan, v, t);

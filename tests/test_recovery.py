@@ -233,6 +233,23 @@ def test_a_sweep_of_a_recovered_range_says_so_in_its_line(coldcache: Path,
         "best)"), line
 
 
+@pytest.mark.child
+@pytest.mark.device
+def test_a_try_of_a_range_with_lost_enqueues_is_incomplete_not_failed(coldcache: Path) -> None:
+    """A variant whose every check is equal on a range the log lost part of: INCOMPLETE (exit
+    3), said as such; and A's note says why it does not pass."""
+    pytest.importorskip("pyopencl")
+    res = CliRunner().invoke(main, ["try", str(coldcache), "14-24", "--options=-cl-mad-enable",
+                                    "-d", "pocl", "--repeat", "3", "--json"])  # fmt: skip
+    assert res.exit_code == 3, res.output
+    line = json.loads(res.stdout)["verdict"]["line"]
+    assert line == (
+        "INCOMPLETE: 2 enqueues of the range lost with the log; 9/9 kernel enqueues replayed "
+        "(9 recovered), 19/19 outputs checked (19 equal) | the variant is not fully checked "
+        "(its timing is not a result) | note: the capture's own configuration does not pass "
+        "on 1:0 (incomplete)"), line
+
+
 # ------------------------------------------------------------------- damaged copies
 
 

@@ -161,8 +161,12 @@ def ab_verdict(devices: list[AbDevice]) -> Verdict:
                            else diff_text(d["timing"]) for d in devices)  # fmt: skip
         line = f"{head} | the variant against the capture's configuration: {timing}"
     else:
-        line = f"{head} | the variant does not pass its checks (its timing is not a result)"
-    bad_a = [d["device"]["id"] for d in devices if d["a"]["verdict"]["status"] != "pass"]
+        why = {"incomplete": "the variant is not fully checked",
+               "error": "the variant did not run"}.get(vb["status"],
+                                                       "the variant does not pass its checks")
+        line = f"{head} | {why} (its timing is not a result)"
+    bad_a = [f"{d['device']['id']} ({d['a']['verdict']['status']})" for d in devices
+             if d["a"]["verdict"]["status"] != "pass"]  # fmt: skip
     if bad_a:
         line += f" | note: the capture's own configuration does not pass on {', '.join(bad_a)}"
     return {"status": vb["status"], "line": line, "counts": vb["counts"]}

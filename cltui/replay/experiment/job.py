@@ -82,6 +82,7 @@ class ExperimentJob:
         self._log: str | None = None  # a copy of the whole stderr of a child that crashed
         self._seen = Progress()  # what the last point's events said (its enqueue, its steps)
         self._timing = False  # the last point had been checked and was being timed
+        self._building_ahead: str | None = None  # the point whose programs are built ahead
 
     def cancel(self) -> None:
         self.cancel_token.cancel()
@@ -128,24 +129,37 @@ class ExperimentJob:
         base = self.base
         left = list(self.points)
         attempt = 0
+        build_ahead = True  # off once a fault came while two things ran (see below)
         while not self.cancelled and (base is not None or left):
             attempt += 1
             done: set[str] = set()
             running: list[str] = []
             validated: dict[str, Event] = {}
-            for ev in self._child_events(dev, base, left, attempt, running):
+            for ev in self._child_events(dev, base, left, attempt, running, build_ahead):
                 if ev.get("type") == "validated":
                     validated[str(ev["id"])] = {**ev, "type": "point", "times": []}
                 elif ev.get("type") == "point":
                     done.add(str(ev["id"]))
                     yield ev
+            crashed = running[-1] if running and running[-1] not in done else None
+            ahead = self._building_ahead if self._building_ahead not in done else None
+            if crashed is not None and ahead is not None and ahead != crashed:
+                # the fault came while one point ran and a later one's programs were built:
+                # either may be its cause; the points left run again, one thing at a time
+                build_ahead = False
+                if "A" in done:
+                    base = None
+                left = [p for p in left if p.id not in done]
+                continue
             if "A" in done or (base is not None and running and running[0] != "A"):
                 base = None
-            crashed = running[-1] if running and running[-1] not in done else None
+            if crashed is None and ahead is not None:  # it waited on that point's build
+                crashed, self._seen, self._timing = ahead, Progress(building="its programs "
+                                                                    "(built ahead)"), False
             if crashed is None:  # all done, or a child that ran nothing more: no retry
-                why = self._status or "the process ended before it ran"
+                why = self._not_reached(running)
                 for pid in [p.id for p in left if p.id not in done]:
-                    yield self._crashed(dev, pid, why)
+                    yield self._crashed(dev, pid, why, "cancelled" if self.cancelled else "error")
                 return
             yield self._crashed(dev, crashed)
             done.add(crashed)
@@ -164,7 +178,7 @@ class ExperimentJob:
 
     def _child_events(
         self, dev: Device, base: Manifest | None, left: list[Point], attempt: int,
-        running: list[str],
+        running: list[str], build_ahead: bool = True,
     ) -> Iterator[Event]:  # fmt: skip
         tag = f"{dev['id'].replace(':', '_')}_{attempt}"
         job = {
@@ -172,7 +186,7 @@ class ExperimentJob:
             "points": [{"id": p.id, "plan": p.plan} for p in left], "repeat": self.repeat,
             "interleave": self.interleave, "tolerance": self.tolerance,
             "arg_tolerance": {str(k): v for k, v in self.arg_tolerance.items()},
-            "binary_cache": self.binary_cache,
+            "binary_cache": self.binary_cache, "build_ahead": build_ahead,
             "save_dir": (f"{self.save_dir}/{dev['id'].replace(':', '_')}"
                          if self.save_dir else None),
         }  # fmt: skip
@@ -181,7 +195,7 @@ class ExperimentJob:
         job_path = self.workdir / f"job_{tag}.json"
         job_path.write_text(json.dumps(job))
         err_path = self.workdir / f"stderr_{tag}.txt"
-        self._status, self._log = "", None
+        self._status, self._log, self._building_ahead = "", None, None
         proc, self._ahead = use_ahead(self._ahead, job_path, more), None
         try:
             proc = proc or Child(MODULE, job_path, err_path, more=more)
@@ -230,6 +244,10 @@ class ExperimentJob:
             self._seen, self._timing = Progress(), False
         elif et == "timing":
             self._timing = True
+        elif et == "ahead":
+            self._building_ahead = str(ev["id"])
+        elif et == "ahead_done":
+            self._building_ahead = None
         if et in ("step", "step_done", "build"):
             self._seen.see(ev)
 
@@ -249,6 +267,19 @@ class ExperimentJob:
             if self._log is not None:
                 res["stderr_log"] = self._log
         return {"type": "point", "device": dev["id"], "id": pid, "result": res, "times": []}
+
+    def _not_reached(self, running: list[str]) -> str:
+        """Why the points a process never started have no result (it ended between points,
+        or before its first)."""
+        where = f"after {running[-1]}" if running else "before its first point"
+        if self._status == "hang":
+            return (f"not reached: the process made no progress {where} within "
+                    f"{self.timeout:g} s and was killed")  # fmt: skip
+        cause, _, what = self._status.partition(": ")
+        if cause in ("fault", "killed", "exit"):
+            return f"not reached: the process {'crashed' if cause == 'fault' else 'ended'} " \
+                   f"{where} ({what})"
+        return f"not reached: {self._status or 'the process ended before it ran'}"
 
     def _why(self, status: str, where: str) -> str:
         """What ended the point's process, and where it was (as a replay says it)."""

@@ -15,7 +15,9 @@ Events (one JSON line each, on the runner's pipe, :mod:`cltui.process.child`): `
 the device time of each timing repetition, ns), refused (why the device refuses the point's
 work sizes, or absent)}; ``validated`` (an A/B's A once checked, the same fields: what the
 parent reports for A when B crashes or hangs the process); ``timing`` {id} (the point, or
-the A/B's last, was checked and its timing runs begin); ``done``; and the engine's progress
+the A/B's last, was checked and its timing runs begin); ``ahead`` and ``ahead_done`` {id}
+(a sweep point's programs built ahead, in a thread, unless the job's ``build_ahead`` is
+false); ``done``; and the engine's progress
 (``build``, ``step``, ``step_done``) while a point is checked: what names an enqueue that
 crashes or hangs the process, and keeps the steps checked before it.  The id of A is
 ``"A"``.  A sweep's programs are built ahead, in a thread, in the order the points run
@@ -129,7 +131,9 @@ class _Run:
 
         points = self.job["points"]
         ahead = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cltui-build-ahead")
-        builds: list[Future[None]] = [ahead.submit(self._build, p["plan"]) for p in points]
+        builds: list[Future[None] | None] = [
+            ahead.submit(self._build, p["id"], p["plan"]) for p in points
+        ] if self.job.get("build_ahead", True) else [None] * len(points)
         try:
             if self.job.get("base") is not None:
                 eng, ev = self.validate(BASE_ID, self.job["base"])
@@ -137,7 +141,8 @@ class _Run:
                 self.send(ev)
                 del eng
             for point, built in zip(points, builds, strict=True):
-                built.result()
+                if built is not None:
+                    built.result()
                 eng, ev = self.validate(point["id"], point["plan"])
                 self.time_alone(eng, ev)
                 self.send(ev)
@@ -145,13 +150,16 @@ class _Run:
         finally:
             ahead.shutdown(wait=False, cancel_futures=True)
 
-    def _build(self, plan: dict[str, Any]) -> None:
+    def _build(self, pid: str, plan: dict[str, Any]) -> None:
         """Build a point's programs into the shared context (a failure is left for the
-        point's own run to report)."""
-        try:
+        point's own run to report); ``ahead`` and ``ahead_done`` tell the parent, which
+        names a fault that comes meanwhile by both things that ran."""
+        from contextlib import suppress
+
+        self.send({"type": "ahead", "id": pid})
+        with suppress(Exception):
             self.engine(plan, quiet=True).build()
-        except Exception:
-            return
+        self.send({"type": "ahead_done", "id": pid})
 
 
 def _failed(eng: Any, exc: Exception) -> dict[str, Any]:

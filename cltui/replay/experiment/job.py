@@ -143,22 +143,24 @@ class ExperimentJob:
                     yield ev
             crashed = running[-1] if running and running[-1] not in done else None
             ahead = self._building_ahead if self._building_ahead not in done else None
+            left = [p for p in left if p.id not in done]
+            if "A" in done:
+                base = None
             if crashed is not None and ahead is not None and ahead != crashed:
                 # the fault came while one point ran and a later one's programs were built:
                 # either may be its cause; the points left run again, one thing at a time
                 build_ahead = False
-                if "A" in done:
-                    base = None
-                left = [p for p in left if p.id not in done]
                 continue
-            if "A" in done or (base is not None and running and running[0] != "A"):
+            if base is not None and running and running[0] != "A":
                 base = None
             if crashed is None and ahead is not None:  # it waited on that point's build
                 crashed, self._seen, self._timing = ahead, Progress(building="its programs "
                                                                     "(built ahead)"), False
+            if crashed is None and done and left and not self.cancelled:
+                continue  # it ended between points (a crash as one was freed): a new one goes on
             if crashed is None:  # all done, or a child that ran nothing more: no retry
                 why = self._not_reached(running)
-                for pid in [p.id for p in left if p.id not in done]:
+                for pid in [p.id for p in left]:
                     yield self._crashed(dev, pid, why, "cancelled" if self.cancelled else "error")
                 return
             yield self._crashed(dev, crashed)

@@ -83,6 +83,7 @@ class ExperimentJob:
         self._seen = Progress()  # what the last point's events said (its enqueue, its steps)
         self._timing = False  # the last point had been checked and was being timed
         self._building_ahead: str | None = None  # the point whose programs are built ahead
+        self._waiting_for: str | None = None  # the point whose build ahead the child awaits
 
     def cancel(self) -> None:
         self.cancel_token.cancel()
@@ -142,18 +143,19 @@ class ExperimentJob:
                     done.add(str(ev["id"]))
                     yield ev
             crashed = running[-1] if running and running[-1] not in done else None
-            ahead = self._building_ahead if self._building_ahead not in done else None
+            ahead = self._building_ahead
+            waited = ahead is not None and crashed is None and self._waiting_for == ahead
             left = [p for p in left if p.id not in done]
             if "A" in done:
                 base = None
-            if crashed is not None and ahead is not None and ahead != crashed:
-                # the fault came while one point ran and a later one's programs were built:
-                # either may be its cause; the points left run again, one thing at a time
+            if ahead is not None and not waited and self._status and not self.cancelled:
+                # it ended while a point ran (or was freed) and a later point's programs were
+                # built: either may be the cause; the points left run again, one at a time
                 build_ahead = False
                 continue
             if base is not None and running and running[0] != "A":
                 base = None
-            if crashed is None and ahead is not None:  # it waited on that point's build
+            if waited:  # nothing ran but that point's build
                 crashed, self._seen, self._timing = ahead, Progress(building="its programs "
                                                                     "(built ahead)"), False
             if crashed is None and done and left and not self.cancelled:
@@ -197,7 +199,7 @@ class ExperimentJob:
         job_path = self.workdir / f"job_{tag}.json"
         job_path.write_text(json.dumps(job))
         err_path = self.workdir / f"stderr_{tag}.txt"
-        self._status, self._log, self._building_ahead = "", None, None
+        self._status, self._log, self._building_ahead, self._waiting_for = "", None, None, None
         proc, self._ahead = use_ahead(self._ahead, job_path, more), None
         try:
             proc = proc or Child(MODULE, job_path, err_path, more=more)
@@ -243,7 +245,9 @@ class ExperimentJob:
         timing begun (what a crash or a hang of its process is named by)."""
         et = ev.get("type")
         if et == "point_start":
-            self._seen, self._timing = Progress(), False
+            self._seen, self._timing, self._waiting_for = Progress(), False, None
+        elif et == "waiting":
+            self._waiting_for = str(ev["id"])
         elif et == "timing":
             self._timing = True
         elif et == "ahead":

@@ -17,7 +17,8 @@ work sizes, or absent)}; ``validated`` (an A/B's A once checked, the same fields
 parent reports for A when B crashes or hangs the process); ``timing`` {id} (the point, or
 the A/B's last, was checked and its timing runs begin); ``ahead`` and ``ahead_done`` {id}
 (a sweep point's programs built ahead, in a thread, unless the job's ``build_ahead`` is
-false); ``done``; and the engine's progress
+false); ``waiting`` {id} (nothing runs but that point's build ahead); ``done``; and the
+engine's progress
 (``build``, ``step``, ``step_done``) while a point is checked: what names an enqueue that
 crashes or hangs the process, and keeps the steps checked before it.  The id of A is
 ``"A"``.  A sweep's programs are built ahead, in a thread, in the order the points run
@@ -142,6 +143,8 @@ class _Run:
                 del eng
             for point, built in zip(points, builds, strict=True):
                 if built is not None:
+                    if not built.done():  # a fault from here on is that build's
+                        self.send({"type": "waiting", "id": point["id"]})
                     built.result()
                 eng, ev = self.validate(point["id"], point["plan"])
                 self.time_alone(eng, ev)

@@ -8,7 +8,8 @@ a sweep's confirmation of its top few), ``tolerance``, ``arg_tolerance``, ``bina
 ``save_dir`` (optional: each point's replayed outputs are saved under ``save_dir/<id>/``, its
 checks' ``output`` names them), ``more`` (true: once done, it reads one more job's path on its
 stdin, :func:`cltui.process.child.next_job`, and runs it in the same context: a sweep, then
-its confirmation).
+its confirmation; an A/A calibration, then the A/B), ``build_ahead`` (false: a sweep builds
+each point's programs as it runs, after a fault that a build ahead may have caused).
 
 Events (one JSON line each, on the runner's pipe, :mod:`cltui.process.child`): ``point_start``
 {id}; ``point`` {id, result (the engine's result of the validation run), times (per step,
@@ -18,11 +19,10 @@ parent reports for A when B crashes or hangs the process); ``timing`` {id} (the 
 the A/B's last, was checked and its timing runs begin); ``ahead`` and ``ahead_done`` {id}
 (a sweep point's programs built ahead, in a thread, unless the job's ``build_ahead`` is
 false); ``waiting`` {id} (nothing runs but that point's build ahead); ``done``; and the
-engine's progress
-(``build``, ``step``, ``step_done``) while a point is checked: what names an enqueue that
-crashes or hangs the process, and keeps the steps checked before it.  The id of A is
-``"A"``.  A sweep's programs are built ahead, in a thread, in the order the points run
-(``engine.Shared`` keeps them).
+engine's progress (``build``, ``step``, ``step_done``) while a point is checked: what names
+an enqueue that crashes or hangs the process, and keeps the steps checked before it.  The
+id of A is ``"A"``.  A sweep's programs are built ahead, in a thread, in the order the points
+run (``engine.Shared`` keeps them).
 """
 
 from __future__ import annotations

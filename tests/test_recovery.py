@@ -214,18 +214,22 @@ def test_coldcache_replays_14_38_on_pocl(coldcache: Path) -> None:
     assert len(checks) >= 46 and all(c["status"] == "equal" for c in checks)
 
 
+def _line_on_pocl(coldcache: Path, command: str, *args: str, code: int) -> str:
+    """``cltui COMMAND COLDCACHE 14-24 ARGS -d pocl --json``'s verdict line (exit ``code``)."""
+    pytest.importorskip("pyopencl")
+    res = CliRunner().invoke(main, [command, str(coldcache), "14-24", *args, "-d", "pocl",
+                                    "--json"])  # fmt: skip
+    assert res.exit_code == code, res.output
+    return str(json.loads(res.stdout)["verdict"]["line"])
+
+
 @pytest.mark.child
 @pytest.mark.device
-def test_a_sweep_of_a_recovered_range_says_so_in_its_line(coldcache: Path,
-                                                          tmp_path: Path) -> None:  # fmt: skip
+def test_a_sweep_of_a_recovered_range_says_so_in_its_line(coldcache: Path) -> None:
     """The sweep's verdict line leads with its finding, then what the log lost of the range:
     the kernel enqueues recovered from the files, and the enqueues lost (no point can then
     be fully checked)."""
-    pytest.importorskip("pyopencl")
-    res = CliRunner().invoke(main, ["sweep", str(coldcache), "14-24", "--local", "64",
-                                    "-d", "pocl", "--repeat", "2", "--json"])  # fmt: skip
-    assert res.exit_code == 1, res.output
-    line = json.loads(res.stdout)["verdict"]["line"]
+    line = _line_on_pocl(coldcache, "sweep", "--local", "64", "--repeat", "2", code=1)
     assert line == (
         "NO CORRECT VARIANT: 2 runs (1 fail, 1 incomplete); 9 of the range's 9 kernel enqueues "
         "recovered (the log lost them: replayed from the files that survived); 2 enqueues of "
@@ -238,11 +242,7 @@ def test_a_sweep_of_a_recovered_range_says_so_in_its_line(coldcache: Path,
 def test_a_try_of_a_range_with_lost_enqueues_is_incomplete_not_failed(coldcache: Path) -> None:
     """A variant whose every check is equal on a range the log lost part of: INCOMPLETE (exit
     3), said as such; and A's note says why it does not pass."""
-    pytest.importorskip("pyopencl")
-    res = CliRunner().invoke(main, ["try", str(coldcache), "14-24", "--options=-cl-mad-enable",
-                                    "-d", "pocl", "--repeat", "3", "--json"])  # fmt: skip
-    assert res.exit_code == 3, res.output
-    line = json.loads(res.stdout)["verdict"]["line"]
+    line = _line_on_pocl(coldcache, "try", "--options=-cl-mad-enable", "--repeat", "3", code=3)
     assert line == (
         "INCOMPLETE: 2 enqueues of the range lost with the log; 9/9 kernel enqueues replayed "
         "(9 recovered), 19/19 outputs checked (19 equal) | the variant is not fully checked "

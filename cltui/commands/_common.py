@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from cltui.capture.capture import Capture
     from cltui.capture.model import EnqueueRow
     from cltui.replay.engine.schema import ToleranceSpec
@@ -51,6 +53,20 @@ def echo(text: str = "", err: bool = False) -> None:
     from cltui.text.escape import escape_controls
 
     click.echo(escape_controls(text, keep_newlines=True), err=err)
+
+
+def text_console(**kw: Any) -> Console:
+    """A rich console on stdout for a text report.  A reader that leaves early (``| head``)
+    ends cltui with 141, as every command says it (:data:`~cltui.errors.EXIT_BROKEN_PIPE`,
+    through ``cli``'s handler): rich's own way exits 1, which reads as FAIL."""
+    from rich.console import Console
+
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:
+            self.quiet = True
+            raise BrokenPipeError
+
+    return _Console(**kw)
 
 
 def escape_tree(value: Any) -> Any:

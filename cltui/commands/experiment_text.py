@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from cltui.commands._common import echo, escape_tree
+from cltui.commands._common import echo, escape_tree, text_console
 from cltui.commands.replay_text import _STYLE, _short
 from cltui.text.units import fmt_ns
 
@@ -19,9 +19,7 @@ if TYPE_CHECKING:
 def print_ab(report: AbReport) -> None:
     """The verdict line, the changes, per device the checks of A and B side by side and the
     timing difference per enqueue and for the range."""
-    from rich.console import Console
-
-    con = Console()
+    con = text_console()
     report = escape_tree(report)
     con.print(report["verdict"]["line"], soft_wrap=True, markup=False, highlight=False)
     for line in report["variant"].get("lines", []):
@@ -108,10 +106,9 @@ def _paired_text(d: Diff | None) -> str:
 
 def print_sweep(summary: dict[str, Any]) -> None:
     """The ranking of a sweep's correct points (fastest first), then the others."""
-    from rich.console import Console
     from rich.table import Table
 
-    con = Console()
+    con = text_console()
     summary = escape_tree(summary)
     table = Table(title="correct configurations, fastest first (the range's device time: "
                         "median, 95% interval)")  # fmt: skip

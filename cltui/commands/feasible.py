@@ -148,12 +148,11 @@ def _devices(
 def _print(results: list[Feasibility], line: str) -> None:
     """The verdict line first, then a table per device: each enqueue that cannot run, its kind
     and why; the line again after the tables when there is one (a long output ends with it)."""
-    from rich.console import Console
     from rich.table import Table
 
-    from cltui.commands._common import escape_tree
+    from cltui.commands._common import escape_tree, text_console
 
-    con = Console()
+    con = text_console()
     con.print(line, markup=False, highlight=False)
     tables = False
     for r in escape_tree(results):

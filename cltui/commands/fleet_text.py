@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from cltui.commands._common import echo, escape_tree
+from cltui.commands._common import echo, escape_tree, text_console
 from cltui.fleet.matrix import cell_style, cell_text
 
 
@@ -45,13 +45,12 @@ def pages(widths: list[int], room: int) -> list[range]:
 def print_fleet(report: Mapping[str, Any]) -> None:
     """The report as text: the matrix as wide as the terminal (``$COLUMNS``, 80 for a
     pipe), rows that differ anywhere first, the device columns paged when they do not fit."""
-    from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
 
     rep = escape_tree(report)
     echo(rep["verdict"]["line"])
-    console = Console(highlight=False)
+    console = text_console(highlight=False)
     cols = rep["columns"]
     if cols:
         rows = sorted(rep["rows"], key=lambda r: all(c["status"] in GOOD for c in r["cells"]))

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
 
     from cltui.replay.engine.schema import CheckResult, DeviceResult, Manifest, Report
 
-from cltui.commands._common import escape_tree
+from cltui.commands._common import escape_tree, text_console
 from cltui.replay.check_text import check_cell
 from cltui.text.units import fmt_ns
 
@@ -30,9 +30,7 @@ def _short(c: CheckResult) -> str:
 
 def print_report(report: Report, manifest: Manifest) -> None:
     """Rich tables: checks per enqueue x argument x device, host changes, timing."""
-    from rich.console import Console
-
-    con = Console()
+    con = text_console()
     report, manifest = escape_tree(report), escape_tree(manifest)  # names from the capture
     _print_header(con, report)
     _print_results(con, report["devices"])

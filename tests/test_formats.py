@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 from cltui.cli import main
 from tests.analysis_synth import chain_capture, write_capture
-from tests.test_experiment_try import BROKEN
+from tests.test_experiment_try import BROKEN, LINE
 from tests.test_feasible_device import big_local  # noqa: F401  (a fixture)
 
 VERDICT_COMMANDS = ["replay", "check", "try", "sweep", "feasible", "diverge", "explain",
@@ -100,6 +100,31 @@ def test_try_junit_a_broken_variant_fails_its_enqueue(pyocl_pocl: Path, tmp_path
     assert "arg 0 (buffer 0015)" in fail.get("message", "")
     verdict = suite.find("properties/property[@name='verdict']")
     assert verdict is not None and verdict.get("value", "").startswith("FAIL")
+
+
+@pytest.mark.child
+@pytest.mark.device
+def test_try_junit_a_crash_fails_its_enqueue_and_the_rest_is_not_reached(
+    pyocl_pocl: Path, tmp_path: Path
+) -> None:
+    """B's kernel at 23 of 22-24 writes far outside its buffer (SIGSEGV): as a replay's
+    JUnit, 22 passes, 23 is a failure typed ``crash``, 24 is skipped, not reached (it was
+    left out, and the crash was an error case of its own)."""
+    src = (pyocl_pocl / "CLI_0017_9C70697D_source.cl").read_text()
+    wild = tmp_path / "wild.cl"
+    wild.write_text(src.replace(LINE, "            z[i + (1L << 40)] = a*x[i] + b;\n"))
+    res = CliRunner().invoke(main, ["try", str(pyocl_pocl), "22-24", "--source", f"p17={wild}",
+                                    "-d", "pocl", "--repeat", "3", "--format", "junit"])
+    assert res.exit_code == 1, res.output
+    (suite,) = _junit(res.stdout).findall("testsuite")
+    assert _outcomes(suite) == {"enqueue 22 sin_kernel": [], "enqueue 23": ["failure"],
+                                "enqueue 24": ["skipped"], "timing": []}, _outcomes(suite)
+    fail = suite.find("testcase[@name='enqueue 23']/failure")
+    assert fail is not None and fail.get("type") == "crash"
+    assert fail.get("message") == "enqueue 23 crashed the driver (SIGSEGV)"
+    timing = suite.find("testcase[@name='timing']/system-out")
+    assert timing is not None and (timing.text or "").startswith(
+        "B against A: no timing: the variant is FAIL")
 
 
 @pytest.mark.child

@@ -162,7 +162,7 @@ def try_cmd(dumpdir: str, range_text: str, variant_ref: str | None, repeat: int,
             lifecycle.remove(workdir)
     if save:
         _save(cap.path, variant, save, as_json)
-    sys.exit(emit(report, fmt))
+    sys.exit(emit(report, fmt, plan))
 
 
 def _save(path: Any, variant: Variant, name: str, quiet: bool) -> None:
@@ -200,13 +200,14 @@ def run_ab(base: Any, plan: Any, devices: Any, root: Any, repeat: int, per_arg: 
         fail("interrupted", 130)
 
 
-def emit(report: Any, fmt: str) -> int:
-    """Print the report in the format chosen; its exit code (the variant's verdict)."""
+def emit(report: Any, fmt: str, plan: Any) -> int:
+    """Print the report (``plan``: the variant's) in the format chosen; its exit code (the
+    variant's verdict)."""
     from cltui.commands import output
     from cltui.commands.experiment_text import print_ab
     from cltui.replay.engine import verdict_exit
     from cltui.replay.experiment.junit import ab_junit
 
     output.emit(output.Report(report, lambda: print_ab(report),
-                              junit=lambda: ab_junit(report)), fmt)
+                              junit=lambda: ab_junit(report, plan)), fmt)
     return verdict_exit(str(report["verdict"]["status"]))

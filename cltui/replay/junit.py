@@ -147,6 +147,18 @@ def _device_suite(device: Mapping[str, Any], plan: Mapping[str, Any], scope: lis
     dev = device.get("device") or {}
     suite, classname = device_suite(dev, "replay", ("driver", str(dev.get("driver", ""))),
                                     ("verdict", device["verdict"]["line"]))  # fmt: skip
+    result_cases(suite, classname, device, device["verdict"], plan, scope)
+    suite.system_out = "\n".join([device["verdict"]["line"], *device.get("notes", [])])
+    return suite
+
+
+def result_cases(suite: Suite, classname: str, device: Mapping[str, Any],
+                 verdict: Mapping[str, Any], plan: Mapping[str, Any],
+                 scope: list[int]) -> None:  # fmt: skip
+    """A device result's cases: one per kernel enqueue of the range (``scope``): replayed,
+    skipped by the plan, the one a fault or an error came at, or not reached; one for the
+    enqueues lost with the log and one for host transfers not replayed when there are any
+    (what the ``verdict`` counts)."""
     steps = {int(s["enqueue"]): s for s in device.get("steps") or []}
     error = device.get("error")
     failed_at = device.get("failed_enqueue")
@@ -170,7 +182,7 @@ def _device_suite(device: Mapping[str, Any], plan: Mapping[str, Any], scope: lis
         else:
             suite.cases.append(Case(f"enqueue {n}", classname, "skipped", "no result",
                                     type="not-reached"))
-    counts = device["verdict"]["counts"]
+    counts = verdict["counts"]
     if counts.get("lost"):
         runs = ", ".join(f"{r['first']}-{r['last']}" if r["first"] != r["last"] else str(r["first"])
                          for r in plan.get("lost") or [])  # fmt: skip
@@ -181,19 +193,21 @@ def _device_suite(device: Mapping[str, Any], plan: Mapping[str, Any], scope: lis
         suite.cases.append(Case("host transfers", classname, "skipped",
                                 f"{missed} of {counts['transfers']} host transfers not replayed",
                                 type="not-replayed"))
-    suite.system_out = "\n".join([device["verdict"]["line"], *device.get("notes", [])])
-    return suite
+
+
+def scope_of(manifest: Mapping[str, Any]) -> list[int]:
+    """The kernel enqueues of a plan's range (its steps, for a plan written before scopes)."""
+    scope_kernels = (manifest.get("scope") or {}).get("kernels")
+    if scope_kernels is None:
+        return [int(s["enqueue"]) for s in manifest.get("steps", [])]
+    return [int(k["enqueue"]) for k in scope_kernels]
 
 
 def replay_junit(report: Mapping[str, Any], manifest: Mapping[str, Any]) -> str:
     """A replay report as JUnit XML: a suite per device, a case per kernel enqueue of the
     range (replayed, skipped or not reached), and one for lost enqueues and for host
     transfers not replayed when there are any."""
-    scope_kernels = (manifest.get("scope") or {}).get("kernels")
-    if scope_kernels is None:
-        scope = [int(s["enqueue"]) for s in manifest.get("steps", [])]
-    else:
-        scope = [int(k["enqueue"]) for k in scope_kernels]
+    scope = scope_of(manifest)
     plan = dict(report.get("plan") or {})
     plan.setdefault("skipped", manifest.get("skipped", []))
     plan.setdefault("lost", manifest.get("lost", []))

@@ -1,15 +1,18 @@
 """``cltui try`` and ``cltui sweep`` as JUnit XML for CI (the one writer,
 :mod:`cltui.replay.junit`).
 
-``try``: a suite per device for the variant (B): a case per kernel enqueue it replayed,
-mapped as a replay's (an output ``different`` from the capture's is a ``failure``, an
-enqueue that could not run an ``error``, an output left unchecked ``skipped``), one
-``error`` case where the variant did not run at all (refused, crashed), and a ``timing``
-case that passes and says in its ``system-out`` what B's time came to against A's (a timing
-reading is not a verdict).  ``sweep``: a suite per device, a case per point: a correct one
-passes (its time the range's median device time); one whose outputs differ, or that crashed
-or hung the device, is a ``failure``; one the device refused (work-group limits), cut short
-or left unchecked ``skipped``; one that could not run an ``error``.  A sweep passes when a
+``try``: a suite per device for the variant (B): a case per kernel enqueue of the range,
+mapped as a replay's (an output ``different`` from the capture's is a ``failure``, and so
+is the enqueue a crash or a hang came at; an enqueue that could not run an ``error``, an
+output left unchecked, an enqueue not reached and the enqueues lost with the log
+``skipped``), one ``error`` case where the device refused the variant's work sizes, and a
+``timing`` case that passes and says in its ``system-out`` what B's time came to against
+A's (a timing reading is not a verdict).
+
+``sweep``: a suite per device, a case per point: a correct one passes (its time the range's
+median device time); one whose outputs differ, or that crashed or hung the device, is a
+``failure``; one the device refused (work-group limits), cut short or left unchecked
+``skipped``; one that could not run an ``error``.  A sweep passes when a
 correct variant is found: the points that came out wrong are failures of their own cases
 all the same (CI sees which configurations break)."""
 
@@ -18,13 +21,23 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from cltui.replay.junit import Case, Outcome, Suite, device_suite, junit_document, step_case
+from cltui.replay.junit import (
+    Case,
+    Outcome,
+    Suite,
+    device_suite,
+    junit_document,
+    result_cases,
+    scope_of,
+)
 
 __all__ = ["ab_junit", "sweep_junit"]
 
 
-def ab_junit(report: Mapping[str, Any]) -> str:
-    """The A/B report of ``cltui try``."""
+def ab_junit(report: Mapping[str, Any], plan: Mapping[str, Any]) -> str:
+    """The A/B report of ``cltui try`` (``plan``: B's): per device the variant's cases as a
+    replay's (each kernel enqueue of the range: replayed, the one a crash or a hang came at,
+    not reached; the lost ones), why it did not run, and its timing against A."""
     from cltui.replay.experiment.report import diff_text, noise_text
 
     suites = []
@@ -34,13 +47,16 @@ def ab_junit(report: Mapping[str, Any]) -> str:
                                         ("verdict", str(b["verdict"]["line"])),
                                         ("capture's own", str(a["verdict"]["line"])))
         res = b.get("result") or {}
-        for step in res.get("steps") or []:
-            suite.cases.append(step_case(step, classname))
-        why = b.get("refused") or res.get("error")
-        if why:
-            kind = "cannot-run" if b.get("refused") else str(res.get("status") or "error")
-            suite.cases.append(Case("the variant", classname, "error", str(why), type=kind))
-        timing = Case("timing", classname, system_out=f"B against A: {diff_text(dev['timing'])}"
+        if b.get("refused"):
+            suite.cases.append(Case("the variant", classname, "error", str(b["refused"]),
+                                    type="cannot-run"))  # fmt: skip
+        else:
+            result_cases(suite, classname, res, b["verdict"], plan, scope_of(plan))
+        reading = diff_text(dev["timing"])
+        if b["verdict"]["status"] != "pass":
+            reading = (f"no timing: the variant is {str(b['verdict']['status']).upper()} "
+                       "(a timing is a result only for a PASS)")
+        timing = Case("timing", classname, system_out=f"B against A: {reading}"
                       f"\n{noise_text(dev)}")  # fmt: skip
         suite.cases.append(timing)
         suite.system_out = "\n".join([str(report["verdict"]["line"]),

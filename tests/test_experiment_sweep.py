@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -226,3 +227,24 @@ def test_opencv_filter_is_correct_only_at_its_own_local_size(opencv: Path) -> No
     assert report["verdict"]["line"].startswith("NO CORRECT VARIANT: only the capture's own")
     assert [r["label"] for r in report["ranking"]] == ["capture"]
     assert report["best"] is None
+
+
+def test_a_confirmation_whose_capture_run_crashed_says_how() -> None:
+    """The capture's own configuration, run again beside the best points, crashed: each point
+    says that it could not be confirmed, and why (the capture's line), not only that it 'did
+    not pass again'."""
+    from cltui.replay.experiment.runs import _confirmed
+    from cltui.replay.outcome import failed
+
+    dev: Any = {"id": "1:0", "name": "d", "platform": "p", "version": "v", "driver": "x"}
+    base: Any = {"steps": [{"enqueue": 1, "kernel": "k", "args": [], "checks": [{"mem": "a"}],
+                            "prechecks": [], "loads": []}],
+                 "scope": {"kernels": [{"enqueue": 1, "kernel": "k", "replayed": True}]}}
+    crashed = failed(dev, "crash", "enqueue 1 crashed the driver (SIGSEGV)", 1)
+    events = {"A": {"type": "point", "id": "A", "result": crashed, "times": []},
+              "p1": {"type": "point", "id": "p1", "result": crashed, "times": []}}
+    out = _confirmed(base, dev, events, {"p1": base})
+    assert out["1:0/p1"]["status"] == "error"
+    assert out["1:0/p1"]["why"] == (
+        "the capture's own configuration did not pass again: FAIL: crash: enqueue 1 crashed "
+        "the driver (SIGSEGV); 0/1 kernel enqueues replayed, 0/1 outputs checked (1 unchecked)")

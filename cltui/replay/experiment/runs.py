@@ -258,14 +258,16 @@ def _confirmed(base: Manifest, dev: Device, events: dict[str, dict[str, Any]],
     """Each point's second run against the capture's, both checked again."""
     info = {k: str(dev.get(k, "")) for k in ("id", "name", "platform", "version", "driver")}
     a = events.get("A")
-    a_ok = a is not None and point_verdict(base, a)[0]["status"] == CORRECT
+    a_verdict = point_verdict(base, a)[0] if a is not None else None
+    a_ok = a_verdict is not None and a_verdict["status"] == CORRECT
     a_times = range_times(a.get("times") or []) if a is not None else []
     out: dict[str, Confirmed] = {}
     for pid, plan in plans.items():
         ev = events.get(pid)
         if ev is None or not a_ok:
-            why = "the capture's own configuration did not pass again" if not a_ok else (
-                "not run again")  # fmt: skip
+            why = ("the capture's own configuration did not pass again: "
+                   f"{a_verdict['line'] if a_verdict is not None else 'no result'}"
+                   if not a_ok else "not run again")  # fmt: skip
             out[f"{dev['id']}/{pid}"] = {"status": "error", "why": why, "diff": paired([], []),
                                           "device": info}  # fmt: skip
             continue

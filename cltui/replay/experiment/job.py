@@ -130,13 +130,13 @@ class ExperimentJob:
         base = self.base
         left = list(self.points)
         attempt = 0
-        build_ahead = True  # off once a fault came while two things ran (see below)
+        alone_first = False  # after a fault that came while two things ran (see below)
         while not self.cancelled and (base is not None or left):
             attempt += 1
             done: set[str] = set()
             running: list[str] = []
             validated: dict[str, Event] = {}
-            for ev in self._child_events(dev, base, left, attempt, running, build_ahead):
+            for ev in self._child_events(dev, base, left, attempt, running, alone_first):
                 if ev.get("type") == "validated":
                     validated[str(ev["id"])] = {**ev, "type": "point", "times": []}
                 elif ev.get("type") == "point":
@@ -148,10 +148,12 @@ class ExperimentJob:
             left = [p for p in left if p.id not in done]
             if "A" in done:
                 base = None
+            alone_first = False
             if ahead is not None and not waited and self._status and not self.cancelled:
                 # it ended while a point ran (or was freed) and a later point's programs were
-                # built: either may be the cause; the points left run again, one at a time
-                build_ahead = False
+                # built: either may be the cause; the first point left runs again with
+                # nothing beside it (then the rest with their builds ahead)
+                alone_first = True
                 continue
             if base is not None and running and running[0] != "A":
                 base = None
@@ -182,7 +184,7 @@ class ExperimentJob:
 
     def _child_events(
         self, dev: Device, base: Manifest | None, left: list[Point], attempt: int,
-        running: list[str], build_ahead: bool = True,
+        running: list[str], alone_first: bool = False,
     ) -> Iterator[Event]:  # fmt: skip
         tag = f"{dev['id'].replace(':', '_')}_{attempt}"
         job = {
@@ -190,7 +192,7 @@ class ExperimentJob:
             "points": [{"id": p.id, "plan": p.plan} for p in left], "repeat": self.repeat,
             "interleave": self.interleave, "tolerance": self.tolerance,
             "arg_tolerance": {str(k): v for k, v in self.arg_tolerance.items()},
-            "binary_cache": self.binary_cache, "build_ahead": build_ahead,
+            "binary_cache": self.binary_cache, "alone_first": alone_first,
             "save_dir": (f"{self.save_dir}/{dev['id'].replace(':', '_')}"
                          if self.save_dir else None),
         }  # fmt: skip

@@ -8,8 +8,8 @@ a sweep's confirmation of its top few), ``tolerance``, ``arg_tolerance``, ``bina
 ``save_dir`` (optional: each point's replayed outputs are saved under ``save_dir/<id>/``, its
 checks' ``output`` names them), ``more`` (true: once done, it reads one more job's path on its
 stdin, :func:`cltui.process.child.next_job`, and runs it in the same context: a sweep, then
-its confirmation; an A/A calibration, then the A/B), ``build_ahead`` (false: a sweep builds
-each point's programs as it runs, after a fault that a build ahead may have caused).
+its confirmation; an A/A calibration, then the A/B), ``alone_first`` (true: a sweep's first
+plan runs with nothing built beside it, after a fault that a build ahead may have caused).
 
 Events (one JSON line each, on the runner's pipe, :mod:`cltui.process.child`): ``point_start``
 {id}; ``point`` {id, result (the engine's result of the validation run), times (per step,
@@ -17,12 +17,12 @@ the device time of each timing repetition, ns), refused (why the device refuses 
 work sizes, or absent)}; ``validated`` (an A/B's A once checked, the same fields: what the
 parent reports for A when B crashes or hangs the process); ``timing`` {id} (the point, or
 the A/B's last, was checked and its timing runs begin); ``ahead`` and ``ahead_done`` {id}
-(a sweep point's programs built ahead, in a thread, unless the job's ``build_ahead`` is
-false); ``waiting`` {id} (nothing runs but that point's build ahead); ``done``; and the
-engine's progress (``build``, ``step``, ``step_done``) while a point is checked: what names
-an enqueue that crashes or hangs the process, and keeps the steps checked before it.  The
-id of A is ``"A"``.  A sweep's programs are built ahead, in a thread, in the order the points
-run (``engine.Shared`` keeps them).
+(a sweep point's programs built ahead, in a thread); ``waiting`` {id} (nothing runs but
+that point's build ahead); ``done``; and the engine's progress (``build``, ``step``,
+``step_done``) while a point is checked: what names an enqueue that crashes or hangs the
+process, and keeps the steps checked before it.  The id of A is ``"A"``.  A sweep's
+programs are built ahead, in a thread, in the order the points run (``engine.Shared`` keeps
+them).
 """
 
 from __future__ import annotations
@@ -127,21 +127,32 @@ class _Run:
             self.send(ev)
 
     def sweep(self) -> None:
-        """A (when asked), then each point alone; their programs built ahead."""
+        """A (when asked), then each point alone; their programs built ahead (with
+        ``alone_first``, only once the first of them has run with nothing beside it)."""
         from concurrent.futures import ThreadPoolExecutor
 
         points = self.job["points"]
         ahead = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cltui-build-ahead")
-        builds: list[Future[None] | None] = [
-            ahead.submit(self._build, p["id"], p["plan"]) for p in points
-        ] if self.job.get("build_ahead", True) else [None] * len(points)
+        builds: list[Future[None] | None] = [None] * len(points)
+
+        def build_ahead(first: int) -> None:
+            for i in range(first, len(points)):
+                builds[i] = ahead.submit(self._build, points[i]["id"], points[i]["plan"])
+
+        alone = bool(self.job.get("alone_first"))
+        if not alone:
+            build_ahead(0)
         try:
             if self.job.get("base") is not None:
                 eng, ev = self.validate(BASE_ID, self.job["base"])
                 self.time_alone(eng, ev)
                 self.send(ev)
                 del eng
-            for point, built in zip(points, builds, strict=True):
+                if alone:
+                    build_ahead(0)
+                    alone = False
+            for i, point in enumerate(points):
+                built = builds[i]
                 if built is not None:
                     if not built.done():  # a fault from here on is that build's
                         self.send({"type": "waiting", "id": point["id"]})
@@ -150,6 +161,9 @@ class _Run:
                 self.time_alone(eng, ev)
                 self.send(ev)
                 del eng
+                if alone:
+                    build_ahead(i + 1)
+                    alone = False
         finally:
             ahead.shutdown(wait=False, cancel_futures=True)
 

@@ -26,18 +26,24 @@ def _fake_worker(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(job_module, "MODULE", "tests.experiment_fake_worker")
 
 
-def test_a_process_that_crashes_between_points_is_followed_by_one_that_goes_on(
+def test_a_process_that_crashes_as_a_point_ends_fails_it_and_a_new_one_goes_on(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    """p1 was reported, then its process aborted (as when its memory is freed): p2 and p3
-    run in a new process (they were 'crash: the process died' before, never run)."""
+    """p1 was reported, then its process aborted before it went on (as when p1's memory is
+    freed, its heap corrupted by p1's kernel): p1 is that crash, not a pass, and p2 and p3
+    run in a new process (before: p1 passed, p2 and p3 'crash: the process died', never
+    run)."""
     monkeypatch.setenv("CLTUI_FAKE_ABORT_AFTER", "p1")
     job = ExperimentJob(None, _points(4), [DEVICE], tmp_path, repeat=1, timeout=60)
     try:
-        got = [(ev["id"], ev["result"]["ok"]) for ev in job.events() if ev["type"] == "point"]
+        got = [(ev["id"], ev["result"].get("status"), ev["result"]["error"])
+               for ev in job.events() if ev["type"] == "point"]  # fmt: skip
     finally:
         job.cleanup()
-    assert got == [("p0", True), ("p1", True), ("p2", True), ("p3", True)]
+    assert got == [
+        ("p0", None, None),
+        ("p1", "crash", "the end of its run (its checks done) crashed the driver (SIGABRT)"),
+        ("p2", None, None), ("p3", None, None)], got
 
 
 def test_a_process_that_ends_before_its_first_point_names_the_points_not_reached(

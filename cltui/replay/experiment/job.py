@@ -84,6 +84,7 @@ class ExperimentJob:
         self._timing = False  # the last point had been checked and was being timed
         self._building_ahead: str | None = None  # the point whose programs are built ahead
         self._waiting_for: str | None = None  # the point whose build ahead the child awaits
+        self._held: str | None = None  # the point reported whose process died past it
 
     def cancel(self) -> None:
         self.cancel_token.cancel()
@@ -202,6 +203,7 @@ class ExperimentJob:
         job_path.write_text(json.dumps(job))
         err_path = self.workdir / f"stderr_{tag}.txt"
         self._status, self._log, self._building_ahead, self._waiting_for = "", None, None, None
+        self._held = None
         proc, self._ahead = use_ahead(self._ahead, job_path, more), None
         try:
             proc = proc or Child(MODULE, job_path, err_path, more=more)
@@ -209,17 +211,25 @@ class ExperimentJob:
             self._status = f"cannot start the experiment process: {exc}"
             return
         kept = False
+        held: Event | None = None  # a point reported, until its process goes on past it
         try:
             with self._running.holding(proc):
                 done = False
                 for ev in proc.events(self.timeout, self.cancel_token):
                     self._see(ev)
-                    if ev.get("type") == "point_start":
+                    et = ev.get("type")
+                    if held is not None and et in ("point", "point_start", "waiting", "done"):
+                        yield held  # its run ended well: its memory freed, the next begun
+                        held = self._held = None
+                    if et == "point_start":
                         running.append(str(ev["id"]))
-                    elif ev.get("type") in ("point", "validated"):
+                    elif et in ("point", "validated"):
                         ev["device"] = dev["id"]
-                        yield ev
-                    done = ev.get("type") == "done"
+                        if et == "validated":
+                            yield ev
+                        else:
+                            held, self._held = ev, str(ev["id"])
+                    done = et == "done"
                     if done and more:
                         break  # it waits for one more job: its pipe stays open
                 self._status = proc.status
@@ -237,6 +247,9 @@ class ExperimentJob:
                 if self._stderr and self._status not in ("", "cancelled"):
                     log = keep_log(proc.err_path, f"experiment-{dev.get('id', '')}-crash")
                     self._log = str(log) if log is not None else None
+                if held is not None and self._status in ("", "cancelled"):
+                    yield held  # else its process died past it: the point's fault (_crashed)
+                    self._held = None
         finally:
             if not kept:
                 proc.kill()
@@ -268,7 +281,9 @@ class ExperimentJob:
                 "hang" if self._status == "hang" else "crash")
         seen = self._seen if why is None else Progress()
         if why is None:
-            why = self._why(status, "the timing runs" if self._timing else seen.where)
+            where = ("the end of its run (its checks done)" if pid == self._held else
+                     "the timing runs" if self._timing else seen.where)  # fmt: skip
+            why = self._why(status, where)
         res: Any = failed(dev, status, why, seen.running, seen.finished)
         if self._stderr and status in ("crash", "hang"):  # as a replay's result has them
             res["stderr"] = self._stderr

@@ -69,32 +69,37 @@ def ended(
     ``rc`` its exit status) and what its events said."""
     where, result, finished = seen.where, seen.result, seen.finished
     if how == "hang":
-        msg = f"{where} did not finish within {timeout:g} s: the replay process was killed"
+        msg = why_ended("hang", "", "", where, timeout, "replay process")
         return failed(dev, "hang", msg, seen.running, finished)
     if how == "cancelled" or (cancelled and result is None):
-        return failed(dev, "cancelled", f"cancelled ({where})", seen.running, finished)
+        return failed(dev, "cancelled", why_ended("cancelled", "", "", where, timeout),
+                      seen.running, finished)  # fmt: skip
     if result is None:
         cause, what = lifecycle.exit_cause(rc)
-        if cause == "fault":
-            return failed(dev, "crash", f"{where} crashed the driver ({what})", seen.running,
-                          finished)  # fmt: skip
-        if cause == "killed":
-            msg = f"the replay process was killed ({what}) from outside while {_during(where)}"
-            return failed(dev, "killed", msg, seen.running, finished)
-        msg = f"the replay process stopped with {what or 'no result'} ({where})"
-        return failed(dev, "crash", msg, seen.running, finished)
+        status = "killed" if cause == "killed" else "crash"
+        msg = why_ended(how, cause, what, where, timeout, "replay process")
+        return failed(dev, status, msg, seen.running, finished)
     result["status"] = (
         "error" if result.get("error") else ("ok" if result.get("ok") else "mismatch")
     )
     return result
 
 
-def _during(where: str) -> str:
-    if where.startswith("enqueue "):
-        return f"{where} ran"
-    if where.startswith("the build of "):
-        return f"{where} ran"
-    return "the replay ran"
+def why_ended(how: str, cause: str, what: str, where: str, timeout: float,
+              process: str = "process") -> str:  # fmt: skip
+    """What ended a child (``how``: the supervisor's ``hang`` or ``cancelled``, else how it
+    exited: ``cause`` and ``what`` of :func:`~cltui.process.lifecycle.exit_cause`) while it
+    was at ``where`` (``enqueue 41``, ``the build of p17``, ...): one line, the replay's and
+    the experiments' alike."""
+    if how == "hang":
+        return f"{where} did not finish within {timeout:g} s: the {process} was killed"
+    if how == "cancelled":
+        return f"cancelled ({where})"
+    if cause == "fault":
+        return f"{where} crashed the driver ({what})"
+    if cause == "killed":
+        return f"the {process} was killed ({what}) from outside while {where} ran"
+    return f"the {process} stopped with {what or 'no result'} ({where})"
 
 
 def partial_step(step: dict[str, Any]) -> StepResult:

@@ -26,7 +26,7 @@ from cltui.process.child import Child, Event, Running, keep_log, use_ahead
 from cltui.progress import CancelToken
 from cltui.replay.engine.schema import ArgTolerance, Device, Manifest, ToleranceSpec
 from cltui.replay.experiment.worker import MODULE
-from cltui.replay.outcome import Progress, failed
+from cltui.replay.outcome import Progress, failed, why_ended
 
 __all__ = ["ExperimentJob", "Point"]
 
@@ -283,7 +283,8 @@ class ExperimentJob:
         if why is None:
             where = ("the end of its run (its checks done)" if pid == self._held else
                      "the timing runs" if self._timing else seen.where)  # fmt: skip
-            why = self._why(status, where)
+            cause, _, what = self._status.partition(": ")
+            why = why_ended(status, cause, what, where, self.timeout)
         res: Any = failed(dev, status, why, seen.running, seen.finished)
         if self._stderr and status in ("crash", "hang"):  # as a replay's result has them
             res["stderr"] = self._stderr
@@ -303,17 +304,3 @@ class ExperimentJob:
             return f"not reached: the process {'crashed' if cause == 'fault' else 'ended'} " \
                    f"{where} ({what})"
         return f"not reached: {self._status or 'the process ended before it ran'}"
-
-    def _why(self, status: str, where: str) -> str:
-        """What ended the point's process, and where it was (as a replay says it)."""
-        if status == "hang":
-            return f"{where} did not finish within {self.timeout:g} s: the process was killed"
-        if status == "cancelled":
-            return f"cancelled ({where})"
-        cause, _, what = self._status.partition(": ")
-        if cause == "fault":
-            return f"{where} crashed the driver ({what})"
-        if cause == "killed":
-            return f"the process was killed ({what}) from outside while {where} ran"
-        return f"the process stopped with {what or 'no result'} ({where})"
-

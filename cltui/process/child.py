@@ -383,12 +383,22 @@ def keep_log(err_path: Path, what: str) -> Path | None:
                      0o600)  # fmt: skip
         with os.fdopen(fd, "wb") as out:
             out.write(data)
-        logs = sorted(folder.glob("*-p*-*.txt"), key=lambda q: q.stat().st_mtime)
-        for old in logs[:-LOGS_KEPT]:
-            old.unlink(missing_ok=True)
     except OSError:
         return None
+    _prune_logs(folder)
     return path
+
+
+def _prune_logs(folder: Path) -> None:
+    """The oldest logs beyond :data:`LOGS_KEPT` removed.  Another cltui may prune the same
+    folder at once: a log gone meanwhile is passed over (it failed the new log before)."""
+    dated = []
+    for log in folder.glob("*-p*-*.txt"):
+        with contextlib.suppress(OSError):
+            dated.append((log.stat().st_mtime, log))
+    for _mtime, old in sorted(dated)[:-LOGS_KEPT]:
+        with contextlib.suppress(OSError):
+            old.unlink()
 
 
 def _pump(fd: int, out: queue.Queue[str | None]) -> None:
